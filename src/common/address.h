@@ -1,0 +1,40 @@
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace adserver {
+
+// A 20-byte EVM address. Value type; comparison is on the bytes, so hex letter case
+// never matters once parsed.
+struct Address {
+  std::array<uint8_t, 20> bytes{};
+  bool operator==(const Address&) const = default;
+  auto operator<=>(const Address&) const = default;
+};
+
+// Parses "0x" + exactly 40 hex digits (either case; "0X" is rejected). Returns nullopt
+// for anything else.
+std::optional<Address> ParseAddress(std::string_view text);
+
+// "0x" + 40 lower-case hex digits.
+std::string FormatAddress(const Address& address);
+
+// Lower-case hex of arbitrary bytes, no prefix.
+std::string HexEncode(const uint8_t* data, size_t size);
+
+struct AddressHash {
+  size_t operator()(const Address& a) const noexcept {
+    // Addresses are uniformly distributed; the first 8 bytes are a good hash.
+    uint64_t h;
+    std::memcpy(&h, a.bytes.data(), sizeof h);
+    return static_cast<size_t>(h);
+  }
+};
+
+}  // namespace adserver

@@ -1,0 +1,52 @@
+#pragma once
+
+// The only logging header. Usage:
+//   ADS_LOG(info, "snapshot published", "campaigns", n, "ms", elapsed);
+// Levels: error (a human must act), warn (degraded but serving), info (lifecycle),
+// debug (off in production). Never log secrets, keys, identity ids or raw wallet lists.
+
+#include <spdlog/spdlog.h>
+
+#include <sstream>
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+
+namespace adserver::log {
+
+namespace detail {
+inline void AppendValue(std::ostringstream& out, const Status& s) { out << s.ToString(); }
+template <typename T>
+void AppendValue(std::ostringstream& out, const T& v) {
+  out << v;
+}
+inline void AppendPairs(std::ostringstream&) {}
+template <typename K, typename V, typename... Rest>
+void AppendPairs(std::ostringstream& out, const K& key, const V& value, const Rest&... rest) {
+  out << ' ' << key << '=';
+  AppendValue(out, value);
+  AppendPairs(out, rest...);
+}
+}  // namespace detail
+
+template <typename... KV>
+std::string Format(std::string_view message, const KV&... kv) {
+  static_assert(sizeof...(KV) % 2 == 0, "ADS_LOG takes key/value pairs");
+  std::ostringstream out;
+  out << message;
+  detail::AppendPairs(out, kv...);
+  return out.str();
+}
+
+// Sets the global level from a name: "debug", "info", "warn", "error", "off".
+void SetLevel(std::string_view level);
+
+}  // namespace adserver::log
+
+#define ADS_LOG(level, ...)                                               \
+  do {                                                                    \
+    if (spdlog::should_log(spdlog::level::level)) {                       \
+      spdlog::log(spdlog::level::level, "{}", ::adserver::log::Format(__VA_ARGS__)); \
+    }                                                                     \
+  } while (0)

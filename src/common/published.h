@@ -1,0 +1,59 @@
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+
+namespace adserver {
+
+// Published<T> holds the current immutable T (a catalog, an activity index) and lets many
+// reader threads take it without a lock on the common path, while one writer publishes new
+// versions. Thread-safe.
+//
+// Readers call Current(): each thread keeps its own cached shared_ptr and compares a version
+// number (one relaxed atomic load); only when a new version was published does the thread take
+// the mutex once to refresh its cache. Old versions live until the last reader drops them.
+template <typename T>
+class Published {
+ public:
+  Published() = default;
+  Published(const Published&) = delete;
+  Published& operator=(const Published&) = delete;
+
+  // Makes `value` the current version. Readers see it on their next Current().
+  void Publish(std::shared_ptr<const T> value) {
+    std::lock_guard<std::mutex> lock(mu_);
+    value_ = std::move(value);
+    version_.fetch_add(1, std::memory_order_release);
+  }
+
+  // The current version (null before the first Publish). The pointer stays valid for as
+  // long as the caller holds it.
+  std::shared_ptr<const T> Current() const {
+    thread_local Cache cache;
+    uint64_t v = version_.load(std::memory_order_acquire);
+    if (cache.owner != this || cache.version != v) {
+      std::lock_guard<std::mutex> lock(mu_);
+      cache.owner = this;
+      cache.version = version_.load(std::memory_order_relaxed);
+      cache.value = value_;
+    }
+    return cache.value;
+  }
+
+  // Version counter: 0 before the first Publish, then incremented by each one.
+  uint64_t version() const { return version_.load(std::memory_order_acquire); }
+
+ private:
+  struct Cache {
+    const Published* owner = nullptr;
+    uint64_t version = 0;
+    std::shared_ptr<const T> value;
+  };
+  mutable std::mutex mu_;
+  std::shared_ptr<const T> value_;
+  std::atomic<uint64_t> version_{0};
+};
+
+}  // namespace adserver

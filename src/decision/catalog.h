@@ -1,0 +1,142 @@
+#pragma once
+
+// The immutable serving catalog: everything a decision needs except wallet activity, laid out
+// for lookups without a store round trip. Built off the request path (ingest/catalog_builder)
+// and published atomically; never mutated after BuildIndexes(). Thread-safe for readers.
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "common/address.h"
+#include "common/crypto.h"
+#include "common/types.h"
+
+namespace adserver::decision {
+
+// Index into Catalog vectors. kNone marks "absent".
+using Index = uint32_t;
+inline constexpr Index kNone = UINT32_MAX;
+
+struct Publisher {
+  int64_t id = 0;
+  std::string name;
+  std::vector<std::string> allowed_origins;  // sorted; empty = any origin
+  std::vector<int64_t> blocked_communities;  // sorted community ids
+  // True when `origin` may call with this publisher's keys.
+  bool AllowsOrigin(std::string_view origin) const;
+  bool BlocksCommunity(int64_t community_id) const;
+};
+
+struct ApiKey {
+  int64_t id = 0;
+  Index publisher = kNone;
+  Sha256Digest hash{};
+  bool test = false;
+};
+
+struct Community {
+  int64_t id = 0;
+  std::string name;
+  std::string logo_url;
+};
+
+struct Ad {
+  int64_t id = 0;
+  std::string id_str;  // decimal id, as served in `adId`
+  Index campaign = kNone;
+  std::string headline;
+  std::string content;
+  std::string cta_url;
+  std::string cta_label;
+  // Image URL per format with an image (index = ImageFormat); empty = none.
+  std::array<std::string, kImageFormatsWithImage> images;
+  uint32_t weight = 1;
+  // Length of `content` in Unicode code points. The earlier API variant only serves content
+  // of fewer than 400 characters (spec 2.2).
+  uint32_t content_chars = 0;
+};
+
+struct Campaign {
+  int64_t id = 0;
+  std::string id_str;  // decimal id, as served in `campaignId`
+  Index community = kNone;
+  int64_t community_id = 0;
+  // Only active campaigns are in the catalog; the schedule is checked per request.
+  std::optional<int64_t> starts_at;  // Unix seconds, inclusive
+  std::optional<int64_t> ends_at;    // Unix seconds, exclusive
+  PricingModel pricing_model = PricingModel::kCpm;
+  Micros bid_micros = 0;
+  // Expected value of one impression in micro-units (CPM bid / 1000, or CPC/CPA bid times the
+  // configured default rate), computed once at build time.
+  double value_micros = 0;
+  std::vector<uint32_t> target_projects;   // project ids (dense, see Catalog::projects)
+  std::vector<uint32_t> exclude_projects;  // sorted
+  std::vector<uint32_t> chains;            // sorted chain ids; empty = any chain
+  std::optional<int32_t> recency_days;
+  // Active ads usable per requested format (index = ImageFormat). NO_IMAGE lists every
+  // active ad. Split by API variant because the earlier variant needs content < 400 chars.
+  std::array<std::vector<Index>, kImageFormatCount> ads_current;
+  std::array<std::vector<Index>, kImageFormatCount> ads_earlier;
+  // Sum of the weights in the lists above (same index), for weighted tie-breaks.
+  std::array<uint64_t, kImageFormatCount> weight_current{};
+  std::array<uint64_t, kImageFormatCount> weight_earlier{};
+};
+
+struct Project {
+  int64_t id = 0;
+  std::string slug;
+  std::string name;
+};
+
+struct ContractKey {
+  int64_t chain_id = 0;
+  Address address;
+  bool operator==(const ContractKey&) const = default;
+};
+struct ContractKeyHash {
+  size_t operator()(const ContractKey& k) const noexcept {
+    return AddressHash{}(k.address) ^ static_cast<size_t>(k.chain_id * 0x9E3779B97F4A7C15ULL);
+  }
+};
+
+// Options applied while building a catalog.
+struct CatalogOptions {
+  // Predicted click rate used to value CPC bids until the decision engine learns real rates.
+  double default_ctr = 0.01;
+  // Predicted conversion rate used to value CPA bids.
+  double default_cvr = 0.001;
+};
+
+class Catalog {
+ public:
+  std::vector<Publisher> publishers;
+  std::vector<ApiKey> api_keys;  // only keys that are not revoked
+  std::vector<Community> communities;
+  std::vector<Campaign> campaigns;  // only status == active
+  std::vector<Ad> ads;              // only active ads of campaigns in `campaigns`
+  // Projects by dense id; project ids are store ids (small positive integers).
+  std::unordered_map<uint32_t, Project> projects;
+  std::unordered_map<ContractKey, uint32_t, ContractKeyHash> contract_to_project;
+
+  // Computes the derived indexes below from the vectors above. Call once, before publishing.
+  void BuildIndexes();
+
+  // The key whose SHA-256 equals `hash` (compared in constant time), or nullptr.
+  const ApiKey* FindKey(const Sha256Digest& hash) const;
+  // Campaign indexes targeting `project_id` (empty span if none).
+  const std::vector<Index>& CampaignsForProject(uint32_t project_id) const;
+  // Active ads (all campaigns) usable for test keys per format and variant; see Ad lists.
+  const std::vector<Index>& SampleAds(ImageFormat format, bool earlier_variant) const;
+
+ private:
+  std::unordered_map<Sha256Digest, Index, DigestHash> key_by_hash_;
+  std::unordered_map<uint32_t, std::vector<Index>> campaigns_by_project_;
+  std::array<std::vector<Index>, kImageFormatCount> sample_current_;
+  std::array<std::vector<Index>, kImageFormatCount> sample_earlier_;
+};
+
+}  // namespace adserver::decision

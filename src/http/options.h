@@ -1,0 +1,32 @@
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+
+namespace adserver::http {
+
+struct ServerOptions {
+  // "HOST:PORT"; port 0 picks a free port (see Server::port()).
+  std::string listen = "127.0.0.1:8080";
+  // Event loops (one thread each); 0 = one per core.
+  int io_threads = 0;
+  // Worker threads for Dispatch::kWorker handlers (admin API).
+  int worker_threads = 2;
+  // Open connections beyond this are closed right after accept.
+  int max_connections = 10000;
+  // Time allowed to receive a complete request header once its first byte arrived.
+  std::chrono::milliseconds header_timeout{10'000};
+  // Time allowed to receive the body after the header.
+  std::chrono::milliseconds body_timeout{10'000};
+  // A keep-alive connection with no request in flight is closed after this.
+  std::chrono::milliseconds idle_timeout{60'000};
+  // Requests served on one connection before it is closed (bounds pipelining abuse).
+  int max_requests_per_connection = 10'000;
+  // Largest request header accepted (431 beyond).
+  size_t max_header_bytes = 16 * 1024;
+  // On shutdown, in-flight requests get this long to finish.
+  std::chrono::milliseconds drain_timeout{10'000};
+};
+
+}  // namespace adserver::http

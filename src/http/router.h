@@ -1,0 +1,60 @@
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "http/message.h"
+
+namespace adserver::http {
+
+// How a route's handler runs.
+enum class Dispatch : uint8_t {
+  // On the event loop that read the request. For handlers that never block (ad serving).
+  kInline,
+  // On the server's worker pool; for handlers that do store I/O (admin API).
+  kWorker,
+};
+
+using Handler = std::function<Response(const Request&)>;
+
+struct RouteOptions {
+  Dispatch dispatch = Dispatch::kInline;
+  // Requests with a larger body get 413.
+  size_t max_body_bytes = 64 * 1024;
+};
+
+// A table of routes. Patterns are literal segments and "{name}" captures, e.g.
+// "/admin/v1/publishers/{id}/keys/{keyId}". A pattern ending in "/*" matches any suffix.
+// Build once before the server starts; immutable and thread-safe afterwards.
+class Router {
+ public:
+  void Add(Method method, std::string pattern, Handler handler, RouteOptions options = {});
+
+  struct Match {
+    const Handler* handler = nullptr;  // null: no route for the method (see status)
+    RouteOptions options;
+    // When handler is null: 404 (no such path) or 405 (path exists, other method).
+    int status = 404;
+    // For 405: the allowed methods, "POST, OPTIONS".
+    std::string allow;
+  };
+  // Matches the request's method and path; fills `request.params` on success.
+  Match Find(Request& request) const;
+
+ private:
+  struct Route {
+    Method method;
+    std::vector<std::string> segments;
+    bool wildcard = false;
+    Handler handler;
+    RouteOptions options;
+  };
+  static bool MatchPath(const Route& route, std::string_view path,
+                        std::vector<std::pair<std::string_view, std::string_view>>* params);
+  std::vector<Route> routes_;
+};
+
+}  // namespace adserver::http

@@ -1,0 +1,43 @@
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+
+#include "common/status.h"
+#include "http/options.h"
+#include "http/router.h"
+
+namespace adserver::http {
+
+// Counters summed over all event loops. Read with relaxed loads for metrics.
+struct ServerStats {
+  std::atomic<uint64_t> connections_accepted{0};
+  std::atomic<uint64_t> connections_rejected{0};  // over max_connections
+  std::atomic<int64_t> connections_open{0};
+  std::atomic<uint64_t> requests{0};
+};
+
+// HTTP/1.1 server on Boost.Asio/Beast: one event loop per thread, each with its own
+// SO_REUSEPORT acceptor on the same port; keep-alive; per-connection header/body/idle
+// timeouts; body limit per route (413); header limit (431); connection cap; 404/405 from the
+// router with the spec's error body. Handlers marked Dispatch::kWorker run on a worker pool.
+// Knows nothing about ads. Start/Stop from one thread; thread-safe otherwise.
+class Server {
+ public:
+  // `router` must outlive the server.
+  static Result<std::unique_ptr<Server>> Create(const ServerOptions& options,
+                                                const Router& router);
+  virtual ~Server() = default;
+
+  // Binds and starts the event loops and workers; returns once listening.
+  virtual Status Start() = 0;
+  // The bound port (useful with port 0). Valid after Start.
+  virtual uint16_t port() const = 0;
+  // Graceful stop: stop accepting, let in-flight requests finish (up to drain_timeout), close
+  // idle connections, join threads. Idempotent.
+  virtual void Stop() = 0;
+  virtual const ServerStats& stats() const = 0;
+};
+
+}  // namespace adserver::http

@@ -1,0 +1,40 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+#include "store/records.h"
+#include "store/store.h"
+
+namespace adserver::ingest {
+
+struct ImportError {
+  size_t line = 0;  // 1-based line number in the input
+  std::string message;
+};
+
+struct ImportSummary {
+  size_t imported = 0;  // rows written
+  size_t rejected = 0;  // rows skipped because they were malformed or unresolvable
+  std::vector<ImportError> errors;  // at most kMaxReportedErrors, first ones
+};
+
+inline constexpr size_t kMaxReportedErrors = 100;
+
+// Imports NDJSON activity lines: {"wallet": "0x..", "project": "<slug>" | "contract": "0x..",
+// "chainId": N, "timestamp": "RFC 3339"}. Each valid line counts as one interaction; lines are
+// aggregated per (wallet, project, chain) and written in one store transaction. Blank lines are
+// skipped; malformed lines are reported and skipped, never abort the import. A `contract`
+// resolves through the projects' contracts on that chain; unknown slugs/contracts are rejected
+// rows. Returns the store's error if the write fails (then nothing was written).
+Result<ImportSummary> ImportActivityNdjson(std::string_view ndjson, store::Store& store);
+
+// RFC 3339 timestamp ("2026-11-01T12:00:00Z", "...+02:00", fractional seconds allowed) to
+// Unix seconds.
+Result<int64_t> ParseRfc3339(std::string_view text);
+// Unix seconds to "YYYY-MM-DDTHH:MM:SSZ".
+std::string FormatRfc3339(int64_t unix_seconds);
+
+}  // namespace adserver::ingest

@@ -1,0 +1,64 @@
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+
+#include "common/published.h"
+#include "common/status.h"
+#include "decision/activity_index.h"
+#include "decision/catalog.h"
+#include "store/store.h"
+
+namespace adserver::ingest {
+
+struct SnapshotOptions {
+  // How often the store's change counters are polled (changes made by other processes on the
+  // same data directory, e.g. the CLI, become visible within this interval plus build time).
+  std::chrono::milliseconds poll_interval{200};
+  decision::CatalogOptions catalog;
+};
+
+// Keeps the published catalog and activity index in step with the store. A background thread
+// polls the store's change counters and rebuilds whatever changed; NotifyChanged() asks for an
+// immediate check (the admin API calls it after each write). Thread-safe.
+class SnapshotPublisher {
+ public:
+  // store, catalogs and activity must outlive this object.
+  SnapshotPublisher(store::Store& store, Published<decision::Catalog>& catalogs,
+                    Published<decision::ActivityIndex>& activity, const SnapshotOptions& options);
+  ~SnapshotPublisher();
+
+  // Builds and publishes both snapshots synchronously (startup). Returns the store's error.
+  Status LoadNow();
+  // Starts the polling thread. Call after LoadNow().
+  void Start();
+  // Wakes the polling thread to check now; returns without waiting.
+  void NotifyChanged();
+  // Rebuilds whatever changed and returns once it is published (used by admin writes so a
+  // change is visible to serving when the admin call returns).
+  Status RefreshNow();
+  // Stops and joins the thread. Idempotent.
+  void Stop();
+
+ private:
+  void Run();
+  Status RefreshLocked();  // REQUIRES: refresh_mu_ held.
+
+  store::Store& store_;
+  Published<decision::Catalog>& catalogs_;
+  Published<decision::ActivityIndex>& activity_;
+  SnapshotOptions options_;
+  std::mutex refresh_mu_;  // serialises rebuilds
+  uint64_t catalog_counter_ = UINT64_MAX;   // guarded by refresh_mu_
+  uint64_t activity_counter_ = UINT64_MAX;  // guarded by refresh_mu_
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;     // guarded by mu_
+  bool wake_ = false;     // guarded by mu_
+  std::thread thread_;
+};
+
+}  // namespace adserver::ingest

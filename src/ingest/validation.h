@@ -1,0 +1,43 @@
+#pragma once
+
+// Validation of inventory records before they reach a store. Each function returns OK or
+// InvalidArgument with one FieldError per problem, using the admin API's JSON field names
+// ("headline", "images.LANDSCAPE", "targeting.projects[2]", ...).
+
+#include <string_view>
+
+#include "common/status.h"
+#include "store/records.h"
+
+namespace adserver::ingest {
+
+inline constexpr size_t kMaxHeadlineChars = 100;
+inline constexpr size_t kMaxContentChars = 400;
+inline constexpr size_t kMaxCtaLabelChars = 25;
+inline constexpr size_t kMaxNameChars = 200;
+inline constexpr size_t kMaxUrlBytes = 2048;
+
+// Number of Unicode code points, or nullopt-equivalent -1 when `s` is not valid UTF-8.
+long Utf8Length(std::string_view s);
+
+// Plain text: valid UTF-8, no control characters, and none of the markup characters of spec
+// 2.5 used as markup (`**`, `__`, a leading "* ", a literal "\n" sequence) nor HTML tags.
+Status ValidatePlainText(std::string_view field, std::string_view text, size_t max_chars);
+
+// Content in the simplified markup of spec 2.5 and nothing else: **bold**, *italic*,
+// __underline__ balanced and not crossing line breaks, bullet lines "* item", line breaks as
+// the two characters "\n"; no HTML tags, no other markdown (links, headings, code, images),
+// no raw control characters; at most kMaxContentChars code points.
+Status ValidateContentMarkup(std::string_view field, std::string_view content);
+
+// Absolute http(s) URL with a host, no whitespace or control characters, at most
+// kMaxUrlBytes.
+Status ValidateHttpUrl(std::string_view field, std::string_view url);
+
+Status ValidatePublisher(const store::PublisherRecord& p);
+Status ValidateCommunity(const store::CommunityRecord& c);
+Status ValidateProject(const store::ProjectRecord& p);
+Status ValidateCampaign(const store::CampaignRecord& c);
+Status ValidateAd(const store::AdRecord& a);
+
+}  // namespace adserver::ingest

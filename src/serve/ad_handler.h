@@ -1,0 +1,48 @@
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "common/clock.h"
+#include "common/published.h"
+#include "decision/activity_index.h"
+#include "decision/catalog.h"
+#include "decision/engine.h"
+#include "http/message.h"
+#include "http/router.h"
+#include "serve/options.h"
+
+namespace adserver::serve {
+
+// Serves POST /v1/ads (current) and POST /api/ads (earlier), and their CORS preflights.
+// Handling is a pure function of (request, catalog, activity, time, rng); Handle() only picks
+// up the current snapshots. Never blocks, never touches a store. Thread-safe.
+class AdHandler {
+ public:
+  // catalogs, activity and clock must outlive the handler.
+  AdHandler(const Published<decision::Catalog>& catalogs,
+            const Published<decision::ActivityIndex>& activity, const Clock& clock,
+            const ServeOptions& options);
+
+  // Registers POST and OPTIONS for /v1/ads and /api/ads.
+  void RegisterRoutes(http::Router& router) const;
+
+  http::Response Handle(const http::Request& request, decision::Variant variant) const;
+  http::Response Preflight(const http::Request& request, decision::Variant variant) const;
+
+  // The pure core. `catalog`/`activity` null means serving is not ready: 503 (current) /
+  // 500 (earlier).
+  http::Response HandleWith(const http::Request& request, decision::Variant variant,
+                            const decision::Catalog* catalog,
+                            const decision::ActivityIndex* activity, int64_t now_seconds,
+                            decision::Rng& rng) const;
+
+ private:
+  const Published<decision::Catalog>& catalogs_;
+  const Published<decision::ActivityIndex>& activity_;
+  const Clock& clock_;
+  ServeOptions options_;
+  mutable std::atomic<uint64_t> sample_counter_{0};
+};
+
+}  // namespace adserver::serve

@@ -1,0 +1,129 @@
+#pragma once
+
+// Plain records persisted by a Store. No behaviour; validation happens in ingest/ before
+// anything reaches a store. Times are Unix seconds; money is integer micro-units.
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/address.h"
+#include "common/crypto.h"
+#include "common/types.h"
+
+namespace adserver::store {
+
+using Id = int64_t;
+
+struct PublisherRecord {
+  Id id = 0;
+  std::string name;
+  // Exact origins ("https://news.example") allowed to call from a browser; empty = any.
+  std::vector<std::string> allowed_origins;
+  std::vector<Id> blocked_communities;
+  int64_t created_at = 0;
+  int64_t updated_at = 0;
+};
+
+struct ApiKeyRecord {
+  Id id = 0;
+  Id publisher_id = 0;
+  // SHA-256 of the full key; the key itself is never stored.
+  Sha256Digest hash{};
+  // First 8 characters of the key ("spk_AbCd"), for operators to recognise it.
+  std::string prefix;
+  bool test = false;
+  int64_t created_at = 0;
+  std::optional<int64_t> revoked_at;
+};
+
+struct CommunityRecord {
+  Id id = 0;
+  std::string name;
+  std::string logo_url;
+  int64_t created_at = 0;
+  int64_t updated_at = 0;
+};
+
+struct ContractRef {
+  int64_t chain_id = 0;
+  Address address;
+  bool operator==(const ContractRef&) const = default;
+};
+
+struct ProjectRecord {
+  Id id = 0;
+  std::string slug;  // unique, [a-z0-9-]
+  std::string name;
+  std::string logo_url;  // may be empty
+  std::string category;  // may be empty
+  std::vector<ContractRef> contracts;  // each (chain_id, address) belongs to one project
+  int64_t created_at = 0;
+  int64_t updated_at = 0;
+};
+
+struct FrequencyCap {
+  int32_t count = 0;
+  int32_t hours = 0;
+  bool operator==(const FrequencyCap&) const = default;
+};
+
+struct CampaignRecord {
+  Id id = 0;
+  Id community_id = 0;
+  std::string name;
+  CampaignStatus status = CampaignStatus::kDraft;
+  std::optional<int64_t> starts_at;
+  std::optional<int64_t> ends_at;
+  PricingModel pricing_model = PricingModel::kCpm;
+  Micros bid_micros = 0;
+  std::optional<Micros> total_budget_micros;
+  std::optional<Micros> daily_budget_micros;
+  std::vector<Id> target_projects;   // project ids; at least one
+  std::vector<Id> exclude_projects;  // project ids
+  std::vector<int64_t> chains;       // chain ids; empty = any chain
+  std::optional<int32_t> recency_days;
+  std::optional<FrequencyCap> frequency_cap;
+  int64_t created_at = 0;
+  int64_t updated_at = 0;
+};
+
+struct AdRecord {
+  Id id = 0;
+  Id campaign_id = 0;
+  std::string headline;
+  std::string content;
+  std::string cta_url;
+  std::string cta_label;
+  // Image URL per format with an image, indexed by ImageFormat (LANDSCAPE, LONG_BANNER,
+  // SHORT_BANNER); empty = no creative in that format.
+  std::array<std::string, kImageFormatsWithImage> images;
+  int32_t weight = 1;
+  AdStatus status = AdStatus::kActive;
+  int64_t created_at = 0;
+  int64_t updated_at = 0;
+};
+
+// One wallet's interactions with one project on one chain.
+struct ActivityRecord {
+  Address wallet;
+  Id project_id = 0;
+  int64_t chain_id = 0;
+  int64_t last_seen = 0;  // Unix seconds of the most recent interaction
+  int64_t count = 0;      // number of interactions
+  bool operator==(const ActivityRecord&) const = default;
+};
+
+// Everything the serving catalog is built from, read in one consistent transaction.
+struct CatalogData {
+  std::vector<PublisherRecord> publishers;
+  std::vector<ApiKeyRecord> api_keys;  // including revoked ones
+  std::vector<CommunityRecord> communities;
+  std::vector<ProjectRecord> projects;
+  std::vector<CampaignRecord> campaigns;
+  std::vector<AdRecord> ads;
+};
+
+}  // namespace adserver::store

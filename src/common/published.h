@@ -33,9 +33,9 @@ class Published {
   std::shared_ptr<const T> Current() const {
     thread_local Cache cache;
     uint64_t v = version_.load(std::memory_order_acquire);
-    if (cache.owner != this || cache.version != v) {
+    if (cache.owner != id_ || cache.version != v) {
       std::lock_guard<std::mutex> lock(mu_);
-      cache.owner = this;
+      cache.owner = id_;
       cache.version = version_.load(std::memory_order_relaxed);
       cache.value = value_;
     }
@@ -47,10 +47,16 @@ class Published {
 
  private:
   struct Cache {
-    const Published* owner = nullptr;
+    uint64_t owner = 0;
     uint64_t version = 0;
     std::shared_ptr<const T> value;
   };
+  static uint64_t NextId() {
+    static std::atomic<uint64_t> next{1};
+    return next.fetch_add(1, std::memory_order_relaxed);
+  }
+  // Unique per instance (never reused, unlike an address), keys the thread-local cache.
+  const uint64_t id_ = NextId();
   mutable std::mutex mu_;
   std::shared_ptr<const T> value_;
   std::atomic<uint64_t> version_{0};

@@ -1,1 +1,109 @@
-// Implementation pending (being written in this change).
+#include "decision/catalog.h"
+
+#include <algorithm>
+
+#include "common/check.h"
+
+namespace adserver::decision {
+
+namespace {
+
+// The earlier API variant serves content of fewer than this many code points (spec 2.2).
+constexpr uint32_t kEarlierMaxContentChars = 400;
+
+const std::vector<Index>& EmptyIndexList() {
+  static const std::vector<Index> kEmpty;
+  return kEmpty;
+}
+
+}  // namespace
+
+bool AdServes(const Ad& ad, ImageFormat format, bool earlier_variant) {
+  if (earlier_variant && ad.content_chars >= kEarlierMaxContentChars) return false;
+  if (format == ImageFormat::kNoImage) return !earlier_variant;
+  return !ad.images[static_cast<size_t>(format)].empty();
+}
+
+bool Publisher::AllowsOrigin(std::string_view origin) const {
+  if (allowed_origins.empty()) return true;
+  return std::find(allowed_origins.begin(), allowed_origins.end(), origin) !=
+         allowed_origins.end();
+}
+
+bool Publisher::BlocksCommunity(int64_t community_id) const {
+  return std::binary_search(blocked_communities.begin(), blocked_communities.end(),
+                            community_id);
+}
+
+void Catalog::BuildAdLists() {
+  for (Campaign& campaign : campaigns) {
+    for (int f = 0; f < kImageFormatCount; ++f) {
+      campaign.ads_current[f].clear();
+      campaign.ads_earlier[f].clear();
+      campaign.weight_current[f] = 0;
+      campaign.weight_earlier[f] = 0;
+    }
+  }
+  for (Index i = 0; i < ads.size(); ++i) {
+    const Ad& ad = ads[i];
+    ADS_CHECK(ad.campaign < campaigns.size()) << "ad " << ad.id << " has no campaign";
+    Campaign& campaign = campaigns[ad.campaign];
+    for (int f = 0; f < kImageFormatCount; ++f) {
+      auto format = static_cast<ImageFormat>(f);
+      if (AdServes(ad, format, /*earlier_variant=*/false)) {
+        campaign.ads_current[f].push_back(i);
+        campaign.weight_current[f] += ad.weight;
+      }
+      if (AdServes(ad, format, /*earlier_variant=*/true)) {
+        campaign.ads_earlier[f].push_back(i);
+        campaign.weight_earlier[f] += ad.weight;
+      }
+    }
+  }
+}
+
+void Catalog::BuildIndexes() {
+  key_by_hash_.clear();
+  key_by_hash_.reserve(api_keys.size());
+  for (Index i = 0; i < api_keys.size(); ++i) key_by_hash_.emplace(api_keys[i].hash, i);
+
+  campaigns_by_project_.clear();
+  for (Index c = 0; c < campaigns.size(); ++c) {
+    for (uint32_t project : campaigns[c].target_projects) {
+      std::vector<Index>& list = campaigns_by_project_[project];
+      // A campaign listing a project twice is indexed once (campaigns are visited in order).
+      if (list.empty() || list.back() != c) list.push_back(c);
+    }
+  }
+  for (auto& [project, list] : campaigns_by_project_) list.shrink_to_fit();
+
+  for (int f = 0; f < kImageFormatCount; ++f) {
+    sample_current_[f].clear();
+    sample_earlier_[f].clear();
+    auto format = static_cast<ImageFormat>(f);
+    for (Index i = 0; i < ads.size(); ++i) {
+      if (AdServes(ads[i], format, /*earlier_variant=*/false)) sample_current_[f].push_back(i);
+      if (AdServes(ads[i], format, /*earlier_variant=*/true)) sample_earlier_[f].push_back(i);
+    }
+  }
+}
+
+const ApiKey* Catalog::FindKey(const Sha256Digest& hash) const {
+  auto it = key_by_hash_.find(hash);
+  if (it == key_by_hash_.end()) return nullptr;
+  const ApiKey& key = api_keys[it->second];
+  // The map compared with ==; confirm in constant time so timing reveals nothing more.
+  return ConstantTimeEqual(key.hash, hash) ? &key : nullptr;
+}
+
+const std::vector<Index>& Catalog::CampaignsForProject(uint32_t project_id) const {
+  auto it = campaigns_by_project_.find(project_id);
+  return it == campaigns_by_project_.end() ? EmptyIndexList() : it->second;
+}
+
+const std::vector<Index>& Catalog::SampleAds(ImageFormat format, bool earlier_variant) const {
+  const auto& lists = earlier_variant ? sample_earlier_ : sample_current_;
+  return lists[static_cast<size_t>(format)];
+}
+
+}  // namespace adserver::decision

@@ -103,6 +103,11 @@ struct ContractKeyHash {
   }
 };
 
+// True when `ad` can be served for `format` in the given API variant: the current variant
+// serves NO_IMAGE with any ad and an image format with an ad that has a creative for it; the
+// earlier variant has no NO_IMAGE and needs content of fewer than 400 code points.
+bool AdServes(const Ad& ad, ImageFormat format, bool earlier_variant);
+
 // Options applied while building a catalog.
 struct CatalogOptions {
   // Predicted click rate used to value CPC bids until the decision engine learns real rates.
@@ -122,6 +127,10 @@ class Catalog {
   std::unordered_map<uint32_t, Project> projects;
   std::unordered_map<ContractKey, uint32_t, ContractKeyHash> contract_to_project;
 
+  // Fills every campaign's ads_current/ads_earlier lists and weight sums from `ads` (each ad's
+  // `campaign` must be a valid index). Call before publishing when the lists were not set by
+  // hand; catalog_builder calls it.
+  void BuildAdLists();
   // Computes the derived indexes below from the vectors above. Call once, before publishing.
   void BuildIndexes();
 

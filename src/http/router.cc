@@ -1,1 +1,110 @@
-// Implementation pending (being written in this change).
+#include "http/router.h"
+
+#include <utility>
+
+#include "common/check.h"
+
+namespace adserver::http {
+namespace {
+
+using Params = std::vector<std::pair<std::string_view, std::string_view>>;
+
+// Name of the path parameter captured by a "{name}" segment, or empty for a literal.
+std::string_view CaptureName(std::string_view segment) {
+  if (segment.size() < 3 || segment.front() != '{' || segment.back() != '}') return {};
+  return segment.substr(1, segment.size() - 2);
+}
+
+constexpr uint32_t Bit(Method m) { return 1u << static_cast<uint32_t>(m); }
+
+// "GET, HEAD, POST" in enum order; HEAD is implied by GET (see Router::Find).
+std::string AllowList(uint32_t methods) {
+  if (methods & Bit(Method::kGet)) methods |= Bit(Method::kHead);
+  std::string allow;
+  for (Method m : {Method::kGet, Method::kHead, Method::kPost, Method::kPut, Method::kPatch,
+                   Method::kDelete, Method::kOptions}) {
+    if ((methods & Bit(m)) == 0) continue;
+    if (!allow.empty()) allow += ", ";
+    allow += MethodName(m);
+  }
+  return allow;
+}
+
+}  // namespace
+
+void Router::Add(Method method, std::string pattern, Handler handler, RouteOptions options) {
+  ADS_CHECK(!pattern.empty() && pattern.front() == '/') << "route must start with '/': " << pattern;
+  ADS_CHECK(handler != nullptr) << "route without handler: " << pattern;
+  ADS_CHECK(method != Method::kOther) << "route for Method::kOther: " << pattern;
+  Route route{.method = method, .segments = {}, .wildcard = false,
+              .handler = std::move(handler), .options = options};
+  std::string_view rest(pattern);
+  while (!rest.empty()) {
+    rest.remove_prefix(1);  // the '/'
+    size_t end = rest.find('/');
+    std::string_view segment = rest.substr(0, end);
+    rest.remove_prefix(segment.size());
+    if (segment == "*") {
+      ADS_CHECK(rest.empty()) << "'*' must be the last segment: " << pattern;
+      route.wildcard = true;
+      break;
+    }
+    route.segments.emplace_back(segment);
+  }
+  routes_.push_back(std::move(route));
+}
+
+bool Router::MatchPath(const Route& route, std::string_view path, Params* params) {
+  std::string_view rest = path;
+  for (const std::string& segment : route.segments) {
+    if (rest.empty() || rest.front() != '/') return false;
+    rest.remove_prefix(1);
+    std::string_view current = rest.substr(0, rest.find('/'));
+    rest.remove_prefix(current.size());
+    std::string_view name = CaptureName(segment);
+    if (name.empty()) {
+      if (current != segment) return false;
+    } else {
+      if (current.empty()) return false;
+      params->emplace_back(name, current);
+    }
+  }
+  if (!route.wildcard) return rest.empty();
+  if (rest.empty() || rest.front() != '/') return false;
+  params->emplace_back("*", rest.substr(1));
+  return true;
+}
+
+Router::Match Router::Find(Request& request) const {
+  Match match;
+  uint32_t allowed = 0;
+  const Route* get_route = nullptr;
+  for (const Route& route : routes_) {
+    request.params.clear();
+    if (!MatchPath(route, request.path, &request.params)) continue;
+    if (route.method == request.method) {
+      match.handler = &route.handler;
+      match.options = route.options;
+      match.status = 200;
+      return match;
+    }
+    if (route.method == Method::kGet && get_route == nullptr) get_route = &route;
+    allowed |= Bit(route.method);
+  }
+  request.params.clear();
+  if (request.method == Method::kHead && get_route != nullptr) {
+    // HEAD runs the GET handler; the server sends its headers without the body.
+    MatchPath(*get_route, request.path, &request.params);
+    match.handler = &get_route->handler;
+    match.options = get_route->options;
+    match.status = 200;
+    return match;
+  }
+  if (allowed != 0) {
+    match.status = 405;
+    match.allow = AllowList(allowed);
+  }
+  return match;
+}
+
+}  // namespace adserver::http

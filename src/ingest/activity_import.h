@@ -4,6 +4,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/clock.h"
 #include "common/status.h"
 #include "store/records.h"
 #include "store/store.h"
@@ -29,7 +30,14 @@ inline constexpr size_t kMaxReportedErrors = 100;
 // skipped; malformed lines are reported and skipped, never abort the import. A `contract`
 // resolves through the projects' contracts on that chain; unknown slugs/contracts are rejected
 // rows. Returns the store's error if the write fails (then nothing was written).
+// Timestamps more than kMaxFutureSkewSeconds after `clock`'s now are rejected rows. The
+// two-argument form uses the system clock. `imported` counts accepted lines (interactions),
+// so imported + rejected is the number of non-blank lines.
+Result<ImportSummary> ImportActivityNdjson(std::string_view ndjson, store::Store& store,
+                                           const Clock& clock);
 Result<ImportSummary> ImportActivityNdjson(std::string_view ndjson, store::Store& store);
+
+inline constexpr int64_t kMaxFutureSkewSeconds = 86400;
 
 // RFC 3339 timestamp ("2026-11-01T12:00:00Z", "...+02:00", fractional seconds allowed) to
 // Unix seconds.

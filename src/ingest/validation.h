@@ -34,6 +34,13 @@ Status ValidateContentMarkup(std::string_view field, std::string_view content);
 // kMaxUrlBytes.
 Status ValidateHttpUrl(std::string_view field, std::string_view url);
 
+// A browser origin exactly as sent in the Origin header: lower-case "http(s)://host[:port]",
+// no path, query or trailing slash.
+Status ValidateOrigin(std::string_view field, std::string_view origin);
+
+// [a-z0-9-]{1,64}.
+bool IsValidProjectSlug(std::string_view slug);
+
 Status ValidatePublisher(const store::PublisherRecord& p);
 Status ValidateCommunity(const store::CommunityRecord& c);
 Status ValidateProject(const store::ProjectRecord& p);

@@ -1,1 +1,346 @@
-// Implementation pending (being written in this change).
+#include "serve/ad_handler.h"
+
+#include <atomic>
+#include <exception>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "common/crypto.h"
+#include "common/json_writer.h"
+#include "common/log.h"
+#include "serve/ad_request.h"
+
+namespace adserver::serve {
+namespace {
+
+using decision::Variant;
+
+constexpr std::string_view kJsonContentType = "application/json; charset=utf-8";
+constexpr size_t kMaxBodyBytes = 64 * 1024;
+constexpr std::string_view kKeyPrefix = "spk_";
+constexpr size_t kKeyLength = 34;
+
+bool IsEarlier(Variant variant) { return variant == Variant::kEarlier; }
+
+char AsciiLower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (AsciiLower(a[i]) != AsciiLower(b[i])) return false;
+  }
+  return true;
+}
+
+std::string_view TrimOws(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+bool IsAlnum(char c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+// "spk_" + exactly 30 characters of [A-Za-z0-9].
+bool IsWellFormedKey(std::string_view key) {
+  if (key.size() != kKeyLength || !key.starts_with(kKeyPrefix)) return false;
+  for (char c : key.substr(kKeyPrefix.size())) {
+    if (!IsAlnum(c)) return false;
+  }
+  return true;
+}
+
+// application/json, media type case-insensitive, any parameters (charset=utf-8, ...).
+bool IsJsonContentType(std::string_view value) {
+  return EqualsIgnoreCase(TrimOws(value.substr(0, value.find(';'))), "application/json");
+}
+
+http::Response JsonResponse(int status, std::string body) {
+  http::Response response;
+  response.status = status;
+  response.headers.reserve(6);
+  response.SetHeader("Cache-Control", "no-store");
+  response.SetHeader("Content-Type", std::string(kJsonContentType));
+  response.body = std::move(body);
+  return response;
+}
+
+http::Response Error(int status, std::string_view message,
+                     const std::vector<FieldError>& details = {}) {
+  return JsonResponse(status, http::ErrorBody(message, details));
+}
+
+// A handler outcome plus whether CORS may expose it to the calling origin.
+struct Outcome {
+  http::Response response;
+  bool expose_to_origin = true;
+};
+
+Outcome KeyError(Variant variant, std::string message) {
+  return {Error(401, IsEarlier(variant) ? "Invalid API key" : "Invalid or missing API key",
+                {FieldError{"x-api-key", std::move(message)}})};
+}
+
+Outcome Unavailable(Variant variant) {
+  return IsEarlier(variant) ? Outcome{Error(500, "Internal server error")}
+                            : Outcome{Error(503, "Serving unavailable")};
+}
+
+// The earlier variant's no-fill 404, optionally telling the SDK to forget its localId.
+http::Response NoAdEarlier(std::optional<std::string_view> local_id) {
+  std::string body;
+  body.reserve(80);
+  JsonObjectWriter writer(body);
+  writer.String("error", "No ad available").Raw("details", "[]");
+  if (local_id) writer.String("localId", *local_id);
+  writer.Close();
+  return JsonResponse(404, std::move(body));
+}
+
+http::Response NoFill(Variant variant) {
+  if (IsEarlier(variant)) return NoAdEarlier(std::nullopt);
+  http::Response response;
+  response.status = 204;
+  response.SetHeader("Cache-Control", "no-store");
+  return response;
+}
+
+// CORS (not in the spec; required by the clients, compatibility.md): /v1/ads is credentialed
+// and echoes the Origin; /api/ads is public and answers "*".
+void AddCors(http::Response& response, const http::Request& request, Variant variant,
+             bool expose_to_origin) {
+  if (IsEarlier(variant)) {
+    response.SetHeader("Access-Control-Allow-Origin", "*");
+    return;
+  }
+  if (!request.HasHeader("Origin")) return;
+  if (expose_to_origin) {
+    response.SetHeader("Access-Control-Allow-Origin", std::string(request.Header("Origin")));
+    response.SetHeader("Access-Control-Allow-Credentials", "true");
+  }
+  response.SetHeader("Vary", "Origin");
+}
+
+// The rules that depend on identity (none exists yet: no identity cookie, no localId store).
+// Returns the response when the request cannot be served from its wallets.
+std::optional<http::Response> CheckWalletPresence(const AdRequest& request) {
+  if (!request.wallets.empty()) return std::nullopt;
+  if (!IsEarlier(request.variant)) {
+    return Error(400, "Invalid request",
+                 {{"walletAddresses",
+                   "walletAddresses is required unless the request carries the identity cookie"}});
+  }
+  // Only `walletAddresses: []` with a localId relaxes the minimum; every localId is unknown.
+  if (request.wallets_present && request.local_id) return NoAdEarlier("WALLET_CACHE_VOID");
+  return Error(400, "Invalid request",
+               {{"walletAddresses", "at least one address is required"}});
+}
+
+std::string AdBody(const AdRequest& request, const decision::Decision& decision) {
+  const decision::Ad& ad = *decision.ad;
+  const decision::Community* community = decision.community;
+  bool earlier = IsEarlier(request.variant);
+  std::string_view image;
+  if (request.format != ImageFormat::kNoImage) {
+    image = ad.images[static_cast<size_t>(request.format)];
+  }
+  std::string body;
+  body.reserve(256 + ad.headline.size() + ad.content.size() + ad.cta_url.size() +
+               ad.cta_label.size() + image.size() +
+               (community ? community->name.size() + community->logo_url.size() : 0) +
+               (request.ad_unit_id ? request.ad_unit_id->size() : 0));
+  JsonObjectWriter writer(body);
+  if (earlier) {
+    size_t matched = decision.matched_wallet < request.wallet_texts.size()
+                         ? decision.matched_wallet
+                         : 0;
+    writer.String("walletAddress", request.wallet_texts[matched]);
+  }
+  writer.String("campaignId", decision.campaign->id_str)
+      .String("adId", ad.id_str)
+      .String("headline", ad.headline)
+      .String("content", ad.content)
+      .String("ctaUrl", ad.cta_url)
+      .String("ctaLabel", ad.cta_label);
+  if (!earlier && image.empty()) {
+    writer.Null("imageUrl");
+  } else {
+    writer.String("imageUrl", image);
+  }
+  writer.String("communityName", community ? std::string_view(community->name) : "")
+      .String("communityLogo", community ? std::string_view(community->logo_url) : "")
+      .String("imageFormat", ImageFormatName(request.format));
+  if (!earlier && request.ad_unit_id) writer.String("adUnitId", *request.ad_unit_id);
+  writer.Close();
+  return body;
+}
+
+// Everything HandleWith needs, bundled so the steps below stay small.
+struct Context {
+  const http::Request& request;
+  Variant variant;
+  const decision::Catalog* catalog;
+  const decision::ActivityIndex* activity;
+  int64_t now_seconds;
+  decision::Rng& rng;
+  const ServeOptions& options;
+  std::atomic<uint64_t>& sample_counter;
+};
+
+// Checks the key and the Origin against the key's publisher. Returns the key, or the
+// response that ends the request.
+std::variant<const decision::ApiKey*, Outcome> Authenticate(const Context& ctx) {
+  std::string_view key = ctx.request.Header("x-api-key");
+  if (key.empty()) return KeyError(ctx.variant, "x-api-key header is required");
+  if (!IsWellFormedKey(key)) {
+    return KeyError(ctx.variant, "x-api-key must be spk_ followed by 30 letters or digits");
+  }
+  // Keys are looked up in the catalog, so an unready catalog is answered before that.
+  if (ctx.catalog == nullptr || ctx.activity == nullptr) return Unavailable(ctx.variant);
+  const decision::ApiKey* api_key = ctx.catalog->FindKey(Sha256(key));
+  if (api_key == nullptr) return KeyError(ctx.variant, "x-api-key is not an active API key");
+  if (api_key->publisher >= ctx.catalog->publishers.size()) return Unavailable(ctx.variant);
+  const decision::Publisher& publisher = ctx.catalog->publishers[api_key->publisher];
+  if (ctx.request.HasHeader("Origin") && !publisher.allowed_origins.empty() &&
+      !publisher.AllowsOrigin(ctx.request.Header("Origin"))) {
+    return Outcome{Error(401, "Origin not allowed for this API key",
+                         {{"Origin", "Origin is not in the allowed origins of this API key"}}),
+                   /*expose_to_origin=*/false};
+  }
+  return api_key;
+}
+
+std::optional<decision::Decision> Choose(const Context& ctx, const decision::ApiKey& key,
+                                         const AdRequest& request) {
+  decision::DecisionRequest decision_request{
+      .wallets = request.wallets,
+      .format = request.format,
+      .variant = ctx.variant,
+      .publisher = &ctx.catalog->publishers[key.publisher],
+      .now_seconds = ctx.now_seconds,
+  };
+  if (key.test) {
+    // Test keys get rotating sample ads without targeting (compatibility.md, Keys).
+    uint64_t counter = ctx.sample_counter.fetch_add(1, std::memory_order_relaxed);
+    return decision::SampleDecision(decision_request, *ctx.catalog, counter);
+  }
+  return decision::Decide(decision_request, *ctx.catalog, *ctx.activity, ctx.rng);
+}
+
+// Check order: key, Origin, Content-Type, body, wallet presence, decision.
+Outcome Serve(const Context& ctx) {
+  auto auth = Authenticate(ctx);
+  if (auto* outcome = std::get_if<Outcome>(&auth)) return std::move(*outcome);
+  const decision::ApiKey& key = *std::get<const decision::ApiKey*>(auth);
+  if (!IsJsonContentType(ctx.request.Header("Content-Type"))) {
+    return {Error(400, "Unsupported Content-Type",
+                  {{"Content-Type", "Content-Type must be application/json"}})};
+  }
+  Result<AdRequest> parsed = ParseAdRequest(ctx.request.body, ctx.variant, ctx.options);
+  if (!parsed.ok()) return {Error(400, parsed.status().message(), parsed.status().details())};
+  if (auto response = CheckWalletPresence(*parsed)) return {std::move(*response)};
+  std::optional<decision::Decision> decision = Choose(ctx, key, *parsed);
+  if (!decision || decision->ad == nullptr || decision->campaign == nullptr) {
+    return {NoFill(ctx.variant)};
+  }
+  return {JsonResponse(200, AdBody(*parsed, *decision))};
+}
+
+// Per-thread tie-break RNG; thread i (in order of first use) is seeded with seed + i.
+decision::Rng& ThreadRng(uint64_t seed) {
+  static std::atomic<uint64_t> next_thread{0};
+  thread_local decision::Rng rng(seed + next_thread.fetch_add(1, std::memory_order_relaxed));
+  return rng;
+}
+
+http::Response WithCors(Outcome outcome, const http::Request& request, Variant variant) {
+  AddCors(outcome.response, request, variant, outcome.expose_to_origin);
+  return std::move(outcome.response);
+}
+
+}  // namespace
+
+AdHandler::AdHandler(const Published<decision::Catalog>& catalogs,
+                     const Published<decision::ActivityIndex>& activity, const Clock& clock,
+                     const ServeOptions& options)
+    : catalogs_(catalogs), activity_(activity), clock_(clock), options_(options) {}
+
+void AdHandler::RegisterRoutes(http::Router& router) const {
+  http::RouteOptions route{.dispatch = http::Dispatch::kInline, .max_body_bytes = kMaxBodyBytes};
+  struct Endpoint {
+    std::string_view path;
+    Variant variant;
+  };
+  for (Endpoint e : {Endpoint{"/v1/ads", Variant::kCurrent}, Endpoint{"/api/ads", Variant::kEarlier}}) {
+    Variant variant = e.variant;
+    router.Add(
+        http::Method::kPost, std::string(e.path),
+        [this, variant](const http::Request& request) { return Handle(request, variant); }, route);
+    router.Add(
+        http::Method::kOptions, std::string(e.path),
+        [this, variant](const http::Request& request) { return Preflight(request, variant); },
+        route);
+  }
+}
+
+http::Response AdHandler::Handle(const http::Request& request, Variant variant) const {
+  std::shared_ptr<const decision::Catalog> catalog;
+  std::shared_ptr<const decision::ActivityIndex> activity;
+  try {
+    catalog = catalogs_.Current();
+    activity = activity_.Current();
+  } catch (const std::exception& e) {
+    ADS_LOG(error, "ad request failed", "error", e.what());
+    return WithCors(Unavailable(variant), request, variant);
+  }
+  return HandleWith(request, variant, catalog.get(), activity.get(), clock_.NowSeconds(),
+                    ThreadRng(options_.rng_seed));
+}
+
+http::Response AdHandler::HandleWith(const http::Request& request, Variant variant,
+                                     const decision::Catalog* catalog,
+                                     const decision::ActivityIndex* activity, int64_t now_seconds,
+                                     decision::Rng& rng) const {
+  Context ctx{request, variant, catalog, activity, now_seconds, rng, options_, sample_counter_};
+  Outcome outcome;
+  try {
+    outcome = Serve(ctx);
+  } catch (const std::exception& e) {
+    ADS_LOG(error, "ad request failed", "error", e.what());
+    outcome = Unavailable(variant);
+  } catch (...) {
+    ADS_LOG(error, "ad request failed", "error", "unknown exception");
+    outcome = Unavailable(variant);
+  }
+  return WithCors(std::move(outcome), request, variant);
+}
+
+http::Response AdHandler::Preflight(const http::Request& request, Variant variant) const {
+  http::Response response;
+  response.status = 204;
+  response.headers.reserve(7);
+  response.SetHeader("Cache-Control", "no-store");
+  if (IsEarlier(variant)) {
+    response.SetHeader("Access-Control-Allow-Origin", "*");
+  } else {
+    // Browsers send no key on a preflight, so the publisher's origin list cannot apply here;
+    // the actual request is checked.
+    if (request.HasHeader("Origin")) {
+      response.SetHeader("Access-Control-Allow-Origin", std::string(request.Header("Origin")));
+      response.SetHeader("Access-Control-Allow-Credentials", "true");
+    }
+    response.SetHeader("Vary", "Origin");
+  }
+  response.SetHeader("Access-Control-Allow-Methods", "POST");
+  response.SetHeader("Access-Control-Allow-Headers", "content-type, x-api-key");
+  response.SetHeader("Access-Control-Max-Age", std::to_string(options_.cors_max_age_seconds));
+  return response;
+}
+
+}  // namespace adserver::serve

@@ -1,1 +1,196 @@
-// Implementation pending (being written in this change).
+#include "store/sqlite/detail/migrations.h"
+
+#include <span>
+#include <string>
+
+#include "common/check.h"
+
+namespace adserver::store::sqlite_detail {
+namespace {
+
+struct Migration {
+  int version;
+  const char* sql;
+};
+
+// Append-only: never edit a migration that has shipped; add a new one instead.
+// Conventions: times are INTEGER Unix seconds, money INTEGER micros, booleans INTEGER 0/1,
+// addresses BLOB(20), key hashes BLOB(32). Child rows keep the caller's list order in
+// `position`. Deleting a project that campaigns reference is refused (ON DELETE RESTRICT).
+constexpr Migration kMigrations[] = {
+    {1, R"sql(
+CREATE TABLE meta (
+  key   TEXT PRIMARY KEY,
+  value INTEGER NOT NULL
+) WITHOUT ROWID;
+INSERT INTO meta (key, value) VALUES ('catalog_version', 0), ('activity_version', 0);
+
+CREATE TABLE publishers (
+  id              INTEGER PRIMARY KEY AUTOINCREMENT,
+  name            TEXT NOT NULL,
+  allowed_origins TEXT NOT NULL DEFAULT '[]',  -- JSON array of strings
+  created_at      INTEGER NOT NULL,
+  updated_at      INTEGER NOT NULL
+);
+
+CREATE TABLE communities (
+  id         INTEGER PRIMARY KEY AUTOINCREMENT,
+  name       TEXT NOT NULL,
+  logo_url   TEXT NOT NULL DEFAULT '',
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+
+CREATE TABLE publisher_blocked_communities (
+  publisher_id INTEGER NOT NULL REFERENCES publishers (id) ON DELETE CASCADE,
+  community_id INTEGER NOT NULL REFERENCES communities (id) ON DELETE CASCADE,
+  position     INTEGER NOT NULL,
+  PRIMARY KEY (publisher_id, community_id)
+) WITHOUT ROWID;
+CREATE INDEX publisher_blocked_communities_by_community
+  ON publisher_blocked_communities (community_id);
+
+CREATE TABLE api_keys (
+  id           INTEGER PRIMARY KEY AUTOINCREMENT,
+  publisher_id INTEGER NOT NULL REFERENCES publishers (id) ON DELETE CASCADE,
+  key_hash     BLOB NOT NULL UNIQUE CHECK (length(key_hash) = 32),
+  prefix       TEXT NOT NULL,
+  test         INTEGER NOT NULL CHECK (test IN (0, 1)),
+  created_at   INTEGER NOT NULL,
+  revoked_at   INTEGER
+);
+CREATE INDEX api_keys_by_publisher ON api_keys (publisher_id);
+
+CREATE TABLE projects (
+  id         INTEGER PRIMARY KEY AUTOINCREMENT,
+  slug       TEXT NOT NULL UNIQUE,
+  name       TEXT NOT NULL,
+  logo_url   TEXT NOT NULL DEFAULT '',
+  category   TEXT NOT NULL DEFAULT '',
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+
+CREATE TABLE project_contracts (
+  project_id INTEGER NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
+  chain_id   INTEGER NOT NULL,
+  address    BLOB NOT NULL CHECK (length(address) = 20),
+  position   INTEGER NOT NULL,
+  PRIMARY KEY (chain_id, address)
+) WITHOUT ROWID;
+CREATE INDEX project_contracts_by_project ON project_contracts (project_id);
+
+CREATE TABLE campaigns (
+  id                  INTEGER PRIMARY KEY AUTOINCREMENT,
+  community_id        INTEGER NOT NULL REFERENCES communities (id) ON DELETE RESTRICT,
+  name                TEXT NOT NULL,
+  status              TEXT NOT NULL CHECK (status IN ('draft', 'active', 'paused', 'ended')),
+  starts_at           INTEGER,
+  ends_at             INTEGER,
+  pricing_model       TEXT NOT NULL CHECK (pricing_model IN ('CPM', 'CPC', 'CPA')),
+  bid_micros          INTEGER NOT NULL,
+  total_budget_micros INTEGER,
+  daily_budget_micros INTEGER,
+  chains              TEXT NOT NULL DEFAULT '',  -- comma-separated chain ids; '' = any chain
+  recency_days        INTEGER,
+  frequency_cap_count INTEGER,
+  frequency_cap_hours INTEGER,
+  created_at          INTEGER NOT NULL,
+  updated_at          INTEGER NOT NULL,
+  CHECK ((frequency_cap_count IS NULL) = (frequency_cap_hours IS NULL))
+);
+CREATE INDEX campaigns_by_community ON campaigns (community_id);
+
+CREATE TABLE campaign_projects (
+  campaign_id INTEGER NOT NULL REFERENCES campaigns (id) ON DELETE CASCADE,
+  project_id  INTEGER NOT NULL REFERENCES projects (id) ON DELETE RESTRICT,
+  kind        TEXT NOT NULL CHECK (kind IN ('target', 'exclude')),
+  position    INTEGER NOT NULL,
+  PRIMARY KEY (campaign_id, project_id, kind)
+) WITHOUT ROWID;
+CREATE INDEX campaign_projects_by_project ON campaign_projects (project_id);
+
+CREATE TABLE ads (
+  id                 INTEGER PRIMARY KEY AUTOINCREMENT,
+  campaign_id        INTEGER NOT NULL REFERENCES campaigns (id) ON DELETE CASCADE,
+  headline           TEXT NOT NULL,
+  content            TEXT NOT NULL,
+  cta_url            TEXT NOT NULL,
+  cta_label          TEXT NOT NULL,
+  image_landscape    TEXT NOT NULL DEFAULT '',
+  image_long_banner  TEXT NOT NULL DEFAULT '',
+  image_short_banner TEXT NOT NULL DEFAULT '',
+  weight             INTEGER NOT NULL,
+  status             TEXT NOT NULL CHECK (status IN ('active', 'paused')),
+  created_at         INTEGER NOT NULL,
+  updated_at         INTEGER NOT NULL
+);
+CREATE INDEX ads_by_campaign ON ads (campaign_id);
+
+CREATE TABLE activity (
+  wallet     BLOB NOT NULL CHECK (length(wallet) = 20),
+  project_id INTEGER NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
+  chain_id   INTEGER NOT NULL,
+  last_seen  INTEGER NOT NULL,
+  count      INTEGER NOT NULL,
+  PRIMARY KEY (wallet, project_id, chain_id)
+) WITHOUT ROWID;
+CREATE INDEX activity_by_project ON activity (project_id);
+)sql"},
+};
+
+Result<int> CurrentVersion(Connection& conn) {
+  ADS_ASSIGN_OR_RETURN(Statement stmt,
+                       conn.Prepare("SELECT COALESCE(MAX(version), 0) FROM schema_migrations"));
+  ADS_ASSIGN_OR_RETURN(bool row, stmt.Step());
+  ADS_CHECK(row) << "aggregate query returned no row";
+  return static_cast<int>(stmt.Int(0));
+}
+
+// Applies the migration after the current version, if any, in one write transaction.
+// Sets `done` when the database is up to date.
+Status ApplyNext(Connection& conn, bool& done) {
+  ADS_ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(conn, Transaction::Kind::kWrite));
+  ADS_ASSIGN_OR_RETURN(int current, CurrentVersion(conn));
+  const int latest = LatestSchemaVersion();
+  if (current > latest) {
+    return InternalError("database schema version " + std::to_string(current) +
+                         " is newer than this binary supports (" + std::to_string(latest) +
+                         "); upgrade adserver");
+  }
+  done = current == latest;
+  if (done) return txn.Commit();
+  const Migration& m = kMigrations[current];  // versions are 1..N in order
+  Status applied = conn.Exec(m.sql);
+  if (!applied.ok()) {
+    return Status(applied.code(), "migration " + std::to_string(m.version) + ": " +
+                                      applied.message());
+  }
+  {
+    ADS_ASSIGN_OR_RETURN(
+        Statement insert,
+        conn.Prepare("INSERT INTO schema_migrations (version, applied_at) "
+                     "VALUES (?1, CAST(strftime('%s', 'now') AS INTEGER))"));
+    ADS_RETURN_IF_ERROR(insert.Bind(1, int64_t{m.version}).Run());
+  }
+  return txn.Commit();
+}
+
+}  // namespace
+
+int LatestSchemaVersion() { return static_cast<int>(std::size(kMigrations)); }
+
+Status ApplyMigrations(Connection& conn) {
+  for (size_t i = 0; i < std::size(kMigrations); ++i) {
+    ADS_CHECK(kMigrations[i].version == static_cast<int>(i) + 1) << "migrations out of order";
+  }
+  ADS_RETURN_IF_ERROR(
+      conn.Exec("CREATE TABLE IF NOT EXISTS schema_migrations ("
+                "version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)"));
+  for (bool done = false; !done;) {
+    ADS_RETURN_IF_ERROR(ApplyNext(conn, done));
+  }
+  return OkStatus();
+}
+
+}  // namespace adserver::store::sqlite_detail

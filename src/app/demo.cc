@@ -1,0 +1,305 @@
+#include "app/demo.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <map>
+#include <random>
+#include <vector>
+
+#include "common/address.h"
+#include "common/crypto.h"
+
+namespace adserver::app {
+namespace {
+
+constexpr char kDemoPublisher[] = "Demo Publisher";
+
+struct DemoContract {
+  int64_t chain_id;
+  const char* address;
+};
+
+struct DemoProject {
+  const char* slug;
+  const char* name;
+  const char* category;
+  std::vector<DemoContract> contracts;
+};
+
+// Real mainnet (and L2) contracts of well-known projects.
+const std::vector<DemoProject>& DemoProjects() {
+  static const std::vector<DemoProject> kProjects = {
+      {"uniswap", "Uniswap", "dex",
+       {{1, "0x3fC91A3afd70395Cd496C647d5a6CC9D4B2b7FAD"},
+        {1, "0x68b3465833fb72A70ecDF485E0e4C7bD8665Fc45"},
+        {1, "0x7a250d5630B4cF539739dF2C5dAcb4c659F2488D"},
+        {1, "0x1f9840a85d5aF5bf1D1762F925BDADdC4201F984"}}},
+      {"aave", "Aave", "lending",
+       {{1, "0x87870Bca3F3fD6335C3F4ce8392D69350B4fA4E2"},
+        {1, "0x7d2768dE32b0b80b7a3454c06BdAc94A69DDc7A9"},
+        {1, "0x7Fc66500c84A76Ad7e9c93437bFc5Ac33E2DDaE9"}}},
+      {"lido", "Lido", "staking",
+       {{1, "0xae7ab96520DE3A18E5e111B5EaAb095312D7fE84"},
+        {1, "0x7f39C581F595B53c5cb19bD0b3f8dA6c935E2Ca0"},
+        {1, "0x5A98FcBEA516Cf06857215779Fd812CA3beF1B32"}}},
+      {"usdc", "USD Coin", "stablecoin",
+       {{1, "0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48"},
+        {8453, "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"}}},
+      {"tether", "Tether USD", "stablecoin", {{1, "0xdAC17F958D2ee523a2206206994597C13D831ec7"}}},
+      {"makerdao", "MakerDAO (DAI)", "stablecoin",
+       {{1, "0x6B175474E89094C44Da98b954EedeAC495271d0F"}}},
+      {"weth", "Wrapped Ether", "token", {{1, "0xC02aaA39b223FE8D0A0e5C4F27eAD9083C756Cc2"}}},
+      {"chainlink", "Chainlink", "oracle", {{1, "0x514910771AF9Ca656af840dff83E8264EcF986CA"}}},
+      {"ens", "Ethereum Name Service", "identity",
+       {{1, "0x253553366Da8546fC250F225fe3d25d0C782303b"},
+        {1, "0x00000000000C2E074eC69A0dFb2997BA6C7d2e1e"},
+        {1, "0xC18360217D8F7Ab5e7c516566761Ea12Ce7F9D72"}}},
+      {"opensea", "OpenSea (Seaport)", "nft",
+       {{1, "0x00000000000000ADc04C56Bf30aC9d3c0aAF14dC"},
+        {1, "0x0000000000000068F116a894984e2DB1123eB395"}}},
+      {"curve", "Curve Finance", "dex",
+       {{1, "0xD533a949740bb3306d119CC777fa900bA034cd52"},
+        {1, "0xbEbc44782C7dB0a1A60Cb6fe97d0b483032FF1C7"}}},
+      {"1inch", "1inch", "dex", {{1, "0x1111111254EEB25477B68fb85Ed929f73A960582"}}},
+      {"compound", "Compound", "lending",
+       {{1, "0xc3d688B66703497DAA19211EEdff47f25384cdc3"},
+        {1, "0xc00e94Cb662C3520282E6f5717214004A7f26888"}}},
+      {"arbitrum", "Arbitrum", "l2", {{42161, "0x912CE59144191C1204E64559FE8253a0e49E6548"}}},
+      {"optimism", "Optimism", "l2", {{10, "0x4200000000000000000000000000000000000042"}}},
+  };
+  return kProjects;
+}
+
+struct DemoCampaign {
+  const char* community;
+  const char* name;
+  PricingModel model;
+  double bid;  // currency units
+  std::vector<const char*> targets;
+  std::vector<const char*> excludes;
+  int recency_days;
+  const char* headline;
+  const char* content;
+  const char* cta_label;
+  const char* cta_url;
+};
+
+const std::vector<DemoCampaign>& DemoCampaigns() {
+  static const std::vector<DemoCampaign> kCampaigns = {
+      {"Aave", "Aave: lend what you swap", PricingModel::kCpm, 9.0, {"uniswap", "curve", "1inch"},
+       {"aave"}, 90, "Put your idle tokens to work",
+       "Supply assets on **Aave** and earn *variable* yield.\\n* No lockups\\n* Withdraw any time",
+       "Open Aave", "https://app.aave.com"},
+      {"Lido", "Lido: stake your ETH", PricingModel::kCpm, 7.5, {"weth", "uniswap", "aave"},
+       {"lido"}, 120, "Liquid staking for ETH",
+       "Stake ETH with **Lido**, keep it liquid as stETH.\\nUse it across __DeFi__.",
+       "Stake now", "https://stake.lido.fi"},
+      {"Uniswap", "Uniswap: swap on L2", PricingModel::kCpc, 0.40, {"usdc", "tether", "makerdao"},
+       {}, 60, "Swap with lower fees",
+       "Trade tokens on **Uniswap** on Arbitrum, Optimism and Base.", "Swap",
+       "https://app.uniswap.org"},
+      {"ENS", "ENS: your web3 name", PricingModel::kCpm, 5.0, {"opensea", "uniswap"}, {"ens"},
+       180, "Claim your .eth name",
+       "One name for all your wallets.\\n* Readable\\n* Portable\\n* *Yours*", "Find a name",
+       "https://app.ens.domains"},
+      {"Chainlink", "Chainlink: build with oracles", PricingModel::kCpm, 4.0,
+       {"aave", "compound", "chainlink"}, {}, 365, "Build on reliable data",
+       "**Chainlink** data feeds power most of DeFi.", "Read the docs",
+       "https://docs.chain.link"},
+  };
+  return kCampaigns;
+}
+
+const char* const kFormatDirs[] = {"LANDSCAPE", "LONG_BANNER", "SHORT_BANNER"};
+
+std::string CreativeUrl(const std::string& base_url, size_t campaign, int format) {
+  return base_url + "/demo/creatives/c" + std::to_string(campaign) + "-" + kFormatDirs[format] +
+         ".svg";
+}
+
+Result<DemoKeys> MintKeys(store::Store& store, store::Id publisher_id, int64_t now) {
+  DemoKeys keys;
+  for (bool test : {false, true}) {
+    std::string key = "spk_" + RandomAlphanumeric(30);
+    store::ApiKeyRecord record;
+    record.publisher_id = publisher_id;
+    record.hash = Sha256(key);
+    record.prefix = key.substr(0, 8);
+    record.test = test;
+    ADS_ASSIGN_OR_RETURN(auto created, store.CreateApiKey(record, now));
+    (void)created;
+    (test ? keys.test_key : keys.live_key) = key;
+  }
+  return keys;
+}
+
+// Deterministic synthetic wallet number `i`.
+Address SyntheticWallet(uint64_t seed, int i) {
+  std::mt19937_64 rng(seed * 1'000'003 + static_cast<uint64_t>(i));
+  Address a;
+  for (size_t b = 0; b < a.bytes.size(); b += 8) {
+    uint64_t v = rng();
+    for (size_t k = 0; k < 8 && b + k < a.bytes.size(); ++k) a.bytes[b + k] = uint8_t(v >> (8 * k));
+  }
+  return a;
+}
+
+Status SeedActivity(store::Store& store, const std::map<std::string, store::ProjectRecord>& projects,
+                    int64_t now, int wallets, uint64_t seed) {
+  std::vector<const store::ProjectRecord*> list;
+  for (const auto& p : DemoProjects()) list.push_back(&projects.at(p.slug));
+  std::mt19937_64 rng(seed);
+  // Zipf-like popularity: project k has weight 1/(k+1).
+  std::vector<double> weights;
+  for (size_t k = 0; k < list.size(); ++k) weights.push_back(1.0 / double(k + 1));
+  std::discrete_distribution<size_t> pick_project(weights.begin(), weights.end());
+  std::uniform_int_distribution<int> n_projects(1, 5), age_days(0, 150), count(1, 40);
+  std::vector<store::ActivityRecord> rows;
+  for (int i = 0; i < wallets; ++i) {
+    Address wallet = SyntheticWallet(seed, i);
+    int n = n_projects(rng);
+    std::vector<size_t> chosen;
+    if (i == 0) chosen = {0, 1};  // the demo wallet: Uniswap and Aave, recently
+    while (static_cast<int>(chosen.size()) < n) {
+      size_t k = pick_project(rng);
+      if (std::find(chosen.begin(), chosen.end(), k) == chosen.end()) chosen.push_back(k);
+    }
+    for (size_t k : chosen) {
+      const store::ProjectRecord& p = *list[k];
+      store::ActivityRecord row;
+      row.wallet = wallet;
+      row.project_id = p.id;
+      row.chain_id = p.contracts.front().chain_id;
+      row.last_seen = now - int64_t(i == 0 ? 1 : age_days(rng)) * 86400;
+      row.count = count(rng);
+      rows.push_back(row);
+    }
+  }
+  return store.RecordActivity(rows);
+}
+
+Result<std::map<std::string, store::ProjectRecord>> SeedProjects(store::Store& store, int64_t now) {
+  std::map<std::string, store::ProjectRecord> out;
+  for (const DemoProject& p : DemoProjects()) {
+    store::ProjectRecord record;
+    record.slug = p.slug;
+    record.name = p.name;
+    record.category = p.category;
+    for (const DemoContract& c : p.contracts) {
+      record.contracts.push_back({c.chain_id, *ParseAddress(c.address)});
+    }
+    ADS_ASSIGN_OR_RETURN(out[p.slug], store.CreateProject(record, now));
+  }
+  return out;
+}
+
+Status SeedCampaigns(store::Store& store, const std::map<std::string, store::ProjectRecord>& projects,
+                     const std::string& base_url, int64_t now) {
+  std::map<std::string, store::Id> communities;
+  for (size_t i = 0; i < DemoCampaigns().size(); ++i) {
+    const DemoCampaign& d = DemoCampaigns()[i];
+    if (!communities.count(d.community)) {
+      store::CommunityRecord c;
+      c.name = d.community;
+      c.logo_url = base_url + "/demo/creatives/logo-" + std::to_string(i) + ".svg";
+      ADS_ASSIGN_OR_RETURN(auto created, store.CreateCommunity(c, now));
+      communities[d.community] = created.id;
+    }
+    store::CampaignRecord c;
+    c.community_id = communities[d.community];
+    c.name = d.name;
+    c.status = CampaignStatus::kActive;
+    c.pricing_model = d.model;
+    c.bid_micros = static_cast<Micros>(std::llround(d.bid * kMicrosPerUnit));
+    c.daily_budget_micros = 500 * kMicrosPerUnit;
+    for (const char* slug : d.targets) c.target_projects.push_back(projects.at(slug).id);
+    for (const char* slug : d.excludes) c.exclude_projects.push_back(projects.at(slug).id);
+    c.recency_days = d.recency_days;
+    c.frequency_cap = store::FrequencyCap{5, 24};
+    ADS_ASSIGN_OR_RETURN(auto campaign, store.CreateCampaign(c, now));
+    store::AdRecord ad;
+    ad.campaign_id = campaign.id;
+    ad.headline = d.headline;
+    ad.content = d.content;
+    ad.cta_url = d.cta_url;
+    ad.cta_label = d.cta_label;
+    for (int f = 0; f < kImageFormatsWithImage; ++f) ad.images[f] = CreativeUrl(base_url, i, f);
+    ADS_ASSIGN_OR_RETURN(auto created_ad, store.CreateAd(ad, now));
+    (void)created_ad;
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+Result<DemoKeys> SeedDemo(store::Store& store, const Clock& clock, const std::string& base_url,
+                          int wallets, uint64_t seed) {
+  const int64_t now = clock.NowSeconds();
+  DemoKeys keys;
+  ADS_ASSIGN_OR_RETURN(auto publishers, store.ListPublishers());
+  auto existing = std::find_if(publishers.begin(), publishers.end(),
+                               [](const auto& p) { return p.name == kDemoPublisher; });
+  if (existing != publishers.end()) {
+    ADS_ASSIGN_OR_RETURN(keys, MintKeys(store, existing->id, now));
+  } else {
+    store::PublisherRecord publisher;
+    publisher.name = kDemoPublisher;
+    ADS_ASSIGN_OR_RETURN(publisher, store.CreatePublisher(publisher, now));
+    ADS_ASSIGN_OR_RETURN(auto projects, SeedProjects(store, now));
+    ADS_RETURN_IF_ERROR(SeedCampaigns(store, projects, base_url, now));
+    ADS_RETURN_IF_ERROR(SeedActivity(store, projects, now, wallets, seed));
+    ADS_ASSIGN_OR_RETURN(keys, MintKeys(store, publisher.id, now));
+  }
+  keys.wallet = FormatAddress(SyntheticWallet(seed, 0));
+  return keys;
+}
+
+void RegisterDemoCreatives(http::Router& router) {
+  router.Add(http::Method::kGet, "/demo/creatives/{name}", [](const http::Request& request) {
+    std::string_view name = request.Param("name");
+    int width = 640, height = 360;
+    if (name.find("LONG_BANNER") != std::string_view::npos) width = 1456, height = 180;
+    if (name.find("SHORT_BANNER") != std::string_view::npos) width = 640, height = 200;
+    if (name.starts_with("logo-")) width = 128, height = 128;
+    // A colour derived from the name so each campaign looks different.
+    uint32_t hue = 0;
+    for (char c : name) hue = hue * 31 + static_cast<unsigned char>(c);
+    // Only [A-Za-z0-9-_.] of the name reaches the SVG text.
+    std::string safe;
+    for (char c : name) {
+      if (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.') safe += c;
+    }
+    http::Response r;
+    r.SetHeader("Content-Type", "image/svg+xml");
+    r.SetHeader("Cache-Control", "public, max-age=3600");
+    r.body = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + std::to_string(width) +
+             "\" height=\"" + std::to_string(height) + "\"><rect width=\"100%\" height=\"100%\" "
+             "fill=\"hsl(" + std::to_string(hue % 360) + ",60%,45%)\"/><text x=\"50%\" y=\"50%\" "
+             "fill=\"white\" font-family=\"sans-serif\" font-size=\"" +
+             std::to_string(std::max(12, height / 8)) +
+             "\" text-anchor=\"middle\" dominant-baseline=\"middle\">adserver demo " + safe +
+             "</text></svg>";
+    return r;
+  });
+}
+
+void PrintDemoBanner(std::ostream& out, const DemoKeys& keys, const std::string& base_url) {
+  out << "\nadserver demo is ready at " << base_url << "\n"
+      << "  live key: " << keys.live_key << "\n"
+      << "  test key: " << keys.test_key << "\n"
+      << "  (keys are stored hashed; these are shown once. Restarting with --demo mints new ones.)\n\n"
+      << "Current variant:\n"
+      << "  curl -i -X POST " << base_url << "/v1/ads -H 'Content-Type: application/json' \\\n"
+      << "    -H 'x-api-key: " << keys.live_key << "' \\\n"
+      << "    -d '{\"walletAddresses\":[\"" << keys.wallet
+      << "\"],\"imageFormat\":\"LANDSCAPE\",\"adUnitId\":\"demo-slot\"}'\n\n"
+      << "Earlier variant:\n"
+      << "  curl -i -X POST " << base_url << "/api/ads -H 'Content-Type: application/json' \\\n"
+      << "    -H 'x-api-key: " << keys.live_key << "' \\\n"
+      << "    -d '{\"walletAddresses\":[\"" << keys.wallet
+      << "\"],\"imageFormat\":\"SHORT_BANNER\"}'\n"
+      << std::endl;
+}
+
+}  // namespace adserver::app

@@ -1,0 +1,76 @@
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "admin/admin_api.h"
+#include "common/clock.h"
+#include "common/published.h"
+#include "common/status.h"
+#include "config/config.h"
+#include "decision/activity_index.h"
+#include "decision/catalog.h"
+#include "http/router.h"
+#include "http/server.h"
+#include "ingest/snapshot_publisher.h"
+#include "serve/ad_handler.h"
+#include "store/store.h"
+
+namespace adserver::app {
+
+// Path of the embedded SQLite database inside a data directory.
+std::string DatabasePath(const std::string& data_dir);
+
+// Opens (creating if missing) the embedded store of a data directory.
+Result<std::unique_ptr<store::Store>> OpenStore(const std::string& data_dir);
+
+// The composition root of `adserver serve`: owns every long-lived object, declared in
+// dependency order so destruction runs in reverse. Start/Stop from one thread.
+class Server {
+ public:
+  // Opens the store, loads the first snapshots and builds routes. Does not listen yet.
+  static Result<std::unique_ptr<Server>> Create(const config::Config& config);
+  ~Server();
+
+  // Listens and starts background snapshot refresh; /readyz answers 200 afterwards.
+  Status Start();
+  uint16_t port() const;
+  // Graceful: stop accepting, drain in-flight requests, stop refresh, close the store.
+  void Stop();
+
+  store::Store& store() { return *store_; }
+  // Rebuilds and publishes snapshots now (after writing to store() directly).
+  Status RefreshSnapshots() { return snapshots_->RefreshNow(); }
+
+  // Registers an extra route before Start (the demo's creative images).
+  http::Router& router() { return router_; }
+
+ private:
+  explicit Server(const config::Config& config) : config_(config) {}
+  Status Init();
+
+  config::Config config_;
+  const Clock& clock_ = SystemClock::Get();
+  std::unique_ptr<store::Store> store_;
+  Published<decision::Catalog> catalogs_;
+  Published<decision::ActivityIndex> activity_;
+  std::unique_ptr<ingest::SnapshotPublisher> snapshots_;
+  std::unique_ptr<serve::AdHandler> ads_;
+  std::unique_ptr<admin::AdminApi> admin_;
+  http::Router router_;
+  std::unique_ptr<http::Server> http_;
+  std::atomic<bool> ready_{false};
+  bool stopped_ = false;
+};
+
+// Runs one admin API call in-process against a data directory (the CLI's admin commands use
+// the exact code the HTTP admin API runs). Returns the HTTP status and body.
+struct AdminCallResult {
+  int status = 0;
+  std::string body;
+};
+Result<AdminCallResult> RunAdminCall(const std::string& data_dir, http::Method method,
+                                     const std::string& target, const std::string& body,
+                                     const std::string& content_type = "application/json");
+
+}  // namespace adserver::app

@@ -1,0 +1,322 @@
+// The one binary, `adserver`, and its subcommands. Only main() exits.
+
+#include <signal.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+
+#include "app/demo.h"
+#include "app/server.h"
+#include "common/crypto.h"
+#include "common/json_writer.h"
+#include "common/log.h"
+#include "common/status.h"
+#include "config/config.h"
+
+namespace adserver::cli {
+namespace {
+
+struct ServeFlags {
+  std::string config_file;
+  std::string data_dir;
+  std::string listen;
+  std::string log_level;
+  std::string ready_file;
+  int io_threads = -1;
+  bool demo = false;
+  int demo_wallets = 3000;
+};
+
+// "127.0.0.1:8080" -> "http://127.0.0.1:8080"; wildcard hosts become 127.0.0.1.
+std::string BaseUrl(const std::string& listen, uint16_t port) {
+  std::string host = listen.substr(0, listen.rfind(':'));
+  if (host.empty() || host == "0.0.0.0" || host == "[::]" || host == "::") host = "127.0.0.1";
+  return "http://" + host + ":" + std::to_string(port);
+}
+
+Status WriteReadyFile(const std::string& path, uint16_t port) {
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp);
+    if (!out) return UnavailableError("cannot write " + tmp);
+    out << port << "\n";
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) return UnavailableError("cannot rename " + tmp);
+  return OkStatus();
+}
+
+Result<config::Config> BuildConfig(const ServeFlags& flags) {
+  std::optional<std::string> file;
+  if (!flags.config_file.empty()) file = flags.config_file;
+  ADS_ASSIGN_OR_RETURN(config::Config c, config::LoadConfig(file, config::ProcessEnvironment()));
+  if (!flags.data_dir.empty()) c.data_dir = flags.data_dir;
+  if (!flags.listen.empty()) c.http.listen = flags.listen;
+  if (!flags.log_level.empty()) c.log_level = flags.log_level;
+  if (flags.io_threads >= 0) c.http.io_threads = flags.io_threads;
+  ADS_RETURN_IF_ERROR(config::Validate(c));
+  return c;
+}
+
+// Blocks SIGTERM/SIGINT in every thread (threads inherit the mask), so that main can wait for
+// them with sigwait and shut down in order.
+sigset_t BlockShutdownSignals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  return set;
+}
+
+Status RunServe(const ServeFlags& flags) {
+  sigset_t signals = BlockShutdownSignals();
+  ADS_ASSIGN_OR_RETURN(config::Config config, BuildConfig(flags));
+  log::SetLevel(config.log_level);
+  ADS_ASSIGN_OR_RETURN(auto server, app::Server::Create(config));
+  if (flags.demo) app::RegisterDemoCreatives(server->router());
+  ADS_RETURN_IF_ERROR(server->Start());
+  if (flags.demo) {
+    std::string base = BaseUrl(config.http.listen, server->port());
+    ADS_ASSIGN_OR_RETURN(app::DemoKeys keys,
+                         app::SeedDemo(server->store(), SystemClock::Get(), base, flags.demo_wallets));
+    ADS_RETURN_IF_ERROR(server->RefreshSnapshots());
+    app::PrintDemoBanner(std::cout, keys, base);
+  }
+  if (!flags.ready_file.empty()) ADS_RETURN_IF_ERROR(WriteReadyFile(flags.ready_file, server->port()));
+  int sig = 0;
+  sigwait(&signals, &sig);
+  ADS_LOG(info, "shutting down", "signal", sig);
+  server->Stop();
+  return OkStatus();
+}
+
+Result<std::string> ReadBodyArg(const std::string& arg) {
+  if (arg.empty() || arg[0] != '@') return arg;
+  std::string path = arg.substr(1);
+  std::istream* in = &std::cin;
+  std::ifstream file;
+  if (path != "-") {
+    file.open(path, std::ios::binary);
+    if (!file) return UnavailableError("cannot read " + path);
+    in = &file;
+  }
+  return std::string(std::istreambuf_iterator<char>(*in), {});
+}
+
+// Runs one admin call in-process and prints the JSON answer. Non-2xx → error.
+Status Call(const std::string& data_dir, http::Method method, const std::string& target,
+            const std::string& body = "", const std::string& content_type = "application/json") {
+  ADS_ASSIGN_OR_RETURN(app::AdminCallResult r,
+                       app::RunAdminCall(data_dir, method, target, body, content_type));
+  std::cout << r.body << std::endl;
+  if (r.status < 200 || r.status >= 300) {
+    return Status(Code::kInvalidArgument, "admin call answered HTTP " + std::to_string(r.status));
+  }
+  return OkStatus();
+}
+
+std::string JsonString(const std::string& s) {
+  std::string out;
+  AppendJsonString(out, s);
+  return out;
+}
+
+std::string JsonStringArray(const std::vector<std::string>& items) {
+  std::string out = "[";
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i) out += ',';
+    AppendJsonString(out, items[i]);
+  }
+  return out + "]";
+}
+
+std::optional<http::Method> ParseMethod(const std::string& name) {
+  static const std::pair<const char*, http::Method> kMethods[] = {
+      {"GET", http::Method::kGet},     {"POST", http::Method::kPost},
+      {"PATCH", http::Method::kPatch}, {"DELETE", http::Method::kDelete},
+      {"PUT", http::Method::kPut}};
+  for (auto [n, m] : kMethods) {
+    if (name == n) return m;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+int Main(int argc, char** argv) {
+  if (!InitCrypto()) {
+    std::cerr << "libsodium failed to initialise\n";
+    return 1;
+  }
+  CLI::App app{"adserver: a self-hosted ad server for web3 publishers"};
+  app.require_subcommand(1);
+  std::string data_dir = "./data";
+  auto add_data = [&](CLI::App* cmd) {
+    cmd->add_option("--data", data_dir, "Data directory (default ./data, or $ADSERVER_DATA)")
+        ->envname("ADSERVER_DATA");
+  };
+  Status status;
+
+  ServeFlags serve;
+  CLI::App* serve_cmd = app.add_subcommand("serve", "Run the HTTP server");
+  serve_cmd->add_option("--config", serve.config_file, "TOML configuration file");
+  serve_cmd->add_option("--data", serve.data_dir, "Data directory (created if missing)");
+  serve_cmd->add_option("--listen", serve.listen, "HOST:PORT to listen on (port 0 = any free)");
+  serve_cmd->add_option("--log-level", serve.log_level, "debug, info, warn, error, off");
+  serve_cmd->add_option("--io-threads", serve.io_threads, "Event loops (0 = one per core)");
+  serve_cmd->add_option("--ready-file", serve.ready_file,
+                        "Write the bound port to this file once serving");
+  serve_cmd->add_flag("--demo", serve.demo, "Seed a demo dataset and print keys and curl examples");
+  serve_cmd->add_option("--demo-wallets", serve.demo_wallets, "Synthetic wallets in the demo");
+  serve_cmd->callback([&] { status = RunServe(serve); });
+
+  // Generic admin call: adserver admin GET /admin/v1/campaigns
+  std::string method_name, target, body, content_type = "application/json";
+  CLI::App* admin_cmd = app.add_subcommand("admin", "Run one admin API call on a data directory");
+  add_data(admin_cmd);
+  admin_cmd->add_option("method", method_name, "GET, POST, PATCH, DELETE")->required();
+  admin_cmd->add_option("path", target, "/admin/v1/...")->required();
+  admin_cmd->add_option("body", body, "JSON body, or @file, or @- for stdin");
+  admin_cmd->add_option("--content-type", content_type, "Body content type");
+  admin_cmd->callback([&] {
+    auto method = ParseMethod(method_name);
+    if (!method) {
+      status = InvalidArgumentError("unknown method " + method_name);
+      return;
+    }
+    Result<std::string> b = ReadBodyArg(body);
+    status = b.ok() ? Call(data_dir, *method, target, *b, content_type) : b.status();
+  });
+
+  // publishers
+  CLI::App* pubs = app.add_subcommand("publishers", "Manage publishers");
+  pubs->require_subcommand(1);
+  std::string name;
+  std::vector<std::string> origins;
+  CLI::App* pub_create = pubs->add_subcommand("create", "Create a publisher");
+  add_data(pub_create);
+  pub_create->add_option("--name", name)->required();
+  pub_create->add_option("--allowed-origin", origins, "Allowed browser origin (repeatable)");
+  pub_create->callback([&] {
+    std::string json = "{\"name\":" + JsonString(name);
+    if (!origins.empty()) json += ",\"allowedOrigins\":" + JsonStringArray(origins);
+    status = Call(data_dir, http::Method::kPost, "/admin/v1/publishers", json + "}");
+  });
+  CLI::App* pub_list = pubs->add_subcommand("list", "List publishers");
+  add_data(pub_list);
+  pub_list->callback([&] { status = Call(data_dir, http::Method::kGet, "/admin/v1/publishers"); });
+
+  // keys
+  CLI::App* keys = app.add_subcommand("keys", "Manage publisher API keys");
+  keys->require_subcommand(1);
+  int64_t publisher_id = 0, key_id = 0;
+  bool test_key = false;
+  CLI::App* key_create = keys->add_subcommand("create", "Create a key (printed once)");
+  add_data(key_create);
+  key_create->add_option("--publisher", publisher_id)->required();
+  key_create->add_flag("--test", test_key, "Test key: sample ads, no events, no budget");
+  key_create->callback([&] {
+    status = Call(data_dir, http::Method::kPost,
+                  "/admin/v1/publishers/" + std::to_string(publisher_id) + "/keys",
+                  test_key ? R"({"test":true})" : R"({"test":false})");
+  });
+  CLI::App* key_list = keys->add_subcommand("list", "List a publisher's keys");
+  add_data(key_list);
+  key_list->add_option("--publisher", publisher_id)->required();
+  key_list->callback([&] {
+    status = Call(data_dir, http::Method::kGet,
+                  "/admin/v1/publishers/" + std::to_string(publisher_id) + "/keys");
+  });
+  CLI::App* key_revoke = keys->add_subcommand("revoke", "Revoke a key at once");
+  add_data(key_revoke);
+  key_revoke->add_option("--publisher", publisher_id)->required();
+  key_revoke->add_option("--key", key_id)->required();
+  key_revoke->callback([&] {
+    status = Call(data_dir, http::Method::kDelete,
+                  "/admin/v1/publishers/" + std::to_string(publisher_id) + "/keys/" +
+                      std::to_string(key_id));
+  });
+
+  // communities, projects, campaigns, ads: create from JSON (the admin API body), list.
+  struct Resource {
+    const char* name;
+    const char* path;
+  };
+  static const Resource kResources[] = {{"communities", "/admin/v1/communities"},
+                                        {"projects", "/admin/v1/projects"},
+                                        {"campaigns", "/admin/v1/campaigns"},
+                                        {"ads", "/admin/v1/ads"}};
+  std::string json_body;
+  std::string resource_id;
+  for (const Resource& r : kResources) {
+    CLI::App* cmd = app.add_subcommand(r.name, std::string("Manage ") + r.name);
+    cmd->require_subcommand(1);
+    CLI::App* create = cmd->add_subcommand("create", "Create from a JSON body (admin API shape)");
+    add_data(create);
+    create->add_option("json", json_body, "JSON body, @file or @-")->required();
+    create->callback([&, r] {
+      Result<std::string> b = ReadBodyArg(json_body);
+      status = b.ok() ? Call(data_dir, http::Method::kPost, r.path, *b) : b.status();
+    });
+    CLI::App* list = cmd->add_subcommand("list", "List");
+    add_data(list);
+    list->callback([&, r] { status = Call(data_dir, http::Method::kGet, r.path); });
+    CLI::App* get = cmd->add_subcommand("get", "Show one");
+    add_data(get);
+    get->add_option("id", resource_id)->required();
+    get->callback([&, r] {
+      status = Call(data_dir, http::Method::kGet, std::string(r.path) + "/" + resource_id);
+    });
+    CLI::App* update = cmd->add_subcommand("update", "Change fields (PATCH with a JSON body)");
+    add_data(update);
+    update->add_option("id", resource_id)->required();
+    update->add_option("json", json_body, "JSON body, @file or @-")->required();
+    update->callback([&, r] {
+      Result<std::string> b = ReadBodyArg(json_body);
+      status = b.ok() ? Call(data_dir, http::Method::kPatch, std::string(r.path) + "/" + resource_id, *b)
+                      : b.status();
+    });
+    CLI::App* del = cmd->add_subcommand("delete", "Delete one");
+    add_data(del);
+    del->add_option("id", resource_id)->required();
+    del->callback([&, r] {
+      status = Call(data_dir, http::Method::kDelete, std::string(r.path) + "/" + resource_id);
+    });
+  }
+
+  // activity import FILE... (NDJSON)
+  CLI::App* activity = app.add_subcommand("activity", "Wallet activity");
+  activity->require_subcommand(1);
+  std::vector<std::string> files;
+  CLI::App* import = activity->add_subcommand("import", "Import NDJSON activity files (- = stdin)");
+  add_data(import);
+  import->add_option("files", files)->required();
+  import->callback([&] {
+    for (const std::string& f : files) {
+      Result<std::string> b = ReadBodyArg("@" + f);
+      status = b.ok() ? Call(data_dir, http::Method::kPost, "/admin/v1/activity", *b,
+                             "application/x-ndjson")
+                      : b.status();
+      if (!status.ok()) return;
+    }
+  });
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  if (!status.ok()) {
+    ADS_LOG(error, "adserver failed", "status", status);
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace adserver::cli
+
+int main(int argc, char** argv) { return adserver::cli::Main(argc, argv); }

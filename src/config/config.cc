@@ -1,0 +1,207 @@
+#include "config/config.h"
+
+#include <fstream>
+#include <sstream>
+#include <toml++/toml.h>
+
+extern char** environ;
+
+namespace adserver::config {
+namespace {
+
+// Reads an integer key into `out`; records an error for a wrong type.
+template <typename T>
+void ReadInt(const toml::table& t, const char* section, const char* key, T& out,
+             std::vector<FieldError>& errors) {
+  const toml::node* n = t.get(key);
+  if (!n) return;
+  if (auto v = n->value<int64_t>()) {
+    out = static_cast<T>(*v);
+  } else {
+    errors.push_back({std::string(section) + "." + key, "must be an integer"});
+  }
+}
+
+void ReadMillis(const toml::table& t, const char* section, const char* key,
+                std::chrono::milliseconds& out, std::vector<FieldError>& errors) {
+  int64_t ms = out.count();
+  ReadInt(t, section, key, ms, errors);
+  out = std::chrono::milliseconds(ms);
+}
+
+void ReadString(const toml::table& t, const char* section, const char* key, std::string& out,
+                std::vector<FieldError>& errors) {
+  const toml::node* n = t.get(key);
+  if (!n) return;
+  if (auto v = n->value<std::string>()) {
+    out = *v;
+  } else {
+    errors.push_back({std::string(section) + "." + key, "must be a string"});
+  }
+}
+
+void CheckKnownKeys(const toml::table& t, const std::string& section,
+                    std::initializer_list<std::string_view> known, std::vector<FieldError>& errors) {
+  for (const auto& [k, v] : t) {
+    bool found = false;
+    for (std::string_view name : known) found = found || k.str() == name;
+    if (!found) {
+      errors.push_back({section.empty() ? std::string(k.str()) : section + "." + std::string(k.str()),
+                        "unknown configuration key"});
+    }
+  }
+}
+
+const toml::table* Section(const toml::table& root, const char* name,
+                           std::vector<FieldError>& errors) {
+  const toml::node* n = root.get(name);
+  if (!n) return nullptr;
+  if (!n->is_table()) {
+    errors.push_back({name, "must be a table"});
+    return nullptr;
+  }
+  return n->as_table();
+}
+
+void ApplyFile(const toml::table& root, Config& c, std::vector<FieldError>& errors) {
+  CheckKnownKeys(root, "", {"data_dir", "log_level", "http", "serve", "snapshots", "admin"},
+                 errors);
+  ReadString(root, "", "data_dir", c.data_dir, errors);
+  ReadString(root, "", "log_level", c.log_level, errors);
+  if (const toml::table* h = Section(root, "http", errors)) {
+    CheckKnownKeys(*h, "http",
+                   {"listen", "io_threads", "worker_threads", "max_connections", "header_timeout_ms",
+                    "body_timeout_ms", "idle_timeout_ms", "max_requests_per_connection",
+                    "max_header_bytes", "drain_timeout_ms"},
+                   errors);
+    ReadString(*h, "http", "listen", c.http.listen, errors);
+    ReadInt(*h, "http", "io_threads", c.http.io_threads, errors);
+    ReadInt(*h, "http", "worker_threads", c.http.worker_threads, errors);
+    ReadInt(*h, "http", "max_connections", c.http.max_connections, errors);
+    ReadMillis(*h, "http", "header_timeout_ms", c.http.header_timeout, errors);
+    ReadMillis(*h, "http", "body_timeout_ms", c.http.body_timeout, errors);
+    ReadMillis(*h, "http", "idle_timeout_ms", c.http.idle_timeout, errors);
+    ReadInt(*h, "http", "max_requests_per_connection", c.http.max_requests_per_connection, errors);
+    ReadInt(*h, "http", "max_header_bytes", c.http.max_header_bytes, errors);
+    ReadMillis(*h, "http", "drain_timeout_ms", c.http.drain_timeout, errors);
+  }
+  if (const toml::table* s = Section(root, "serve", errors)) {
+    CheckKnownKeys(*s, "serve",
+                   {"max_ad_unit_id_bytes", "max_local_id_bytes", "rng_seed", "cors_max_age_seconds"},
+                   errors);
+    ReadInt(*s, "serve", "max_ad_unit_id_bytes", c.serve.max_ad_unit_id_bytes, errors);
+    ReadInt(*s, "serve", "max_local_id_bytes", c.serve.max_local_id_bytes, errors);
+    ReadInt(*s, "serve", "rng_seed", c.serve.rng_seed, errors);
+    ReadInt(*s, "serve", "cors_max_age_seconds", c.serve.cors_max_age_seconds, errors);
+  }
+  if (const toml::table* s = Section(root, "snapshots", errors)) {
+    CheckKnownKeys(*s, "snapshots", {"poll_interval_ms", "default_ctr", "default_cvr"}, errors);
+    ReadMillis(*s, "snapshots", "poll_interval_ms", c.snapshots.poll_interval, errors);
+    for (auto [key, out] : {std::pair{"default_ctr", &c.snapshots.catalog.default_ctr},
+                            std::pair{"default_cvr", &c.snapshots.catalog.default_cvr}}) {
+      if (const toml::node* n = s->get(key)) {
+        if (auto v = n->value<double>()) {
+          *out = *v;
+        } else {
+          errors.push_back({std::string("snapshots.") + key, "must be a number"});
+        }
+      }
+    }
+  }
+  if (const toml::table* a = Section(root, "admin", errors)) {
+    CheckKnownKeys(*a, "admin", {"token", "max_body_bytes"}, errors);
+    ReadString(*a, "admin", "token", c.admin.token, errors);
+    ReadInt(*a, "admin", "max_body_bytes", c.admin.max_body_bytes, errors);
+  }
+}
+
+Status ApplyEnvironment(const Environment& env, Config& c) {
+  auto get = [&](const char* name) -> const std::string* {
+    auto it = env.find(name);
+    return it == env.end() ? nullptr : &it->second;
+  };
+  if (auto* v = get("ADSERVER_DATA")) c.data_dir = *v;
+  if (auto* v = get("ADSERVER_LISTEN")) c.http.listen = *v;
+  if (auto* v = get("ADSERVER_LOG_LEVEL")) c.log_level = *v;
+  if (auto* v = get("ADSERVER_ADMIN_TOKEN_FILE")) {
+    std::ifstream in(*v);
+    if (!in) return UnavailableError("cannot read ADSERVER_ADMIN_TOKEN_FILE");
+    std::string token;
+    std::getline(in, token);
+    c.admin.token = token;
+  }
+  if (auto* v = get("ADSERVER_ADMIN_TOKEN")) c.admin.token = *v;
+  return OkStatus();
+}
+
+}  // namespace
+
+Environment ProcessEnvironment() {
+  Environment env;
+  for (char** e = environ; e && *e; ++e) {
+    std::string_view kv(*e);
+    if (!kv.starts_with("ADSERVER_")) continue;
+    size_t eq = kv.find('=');
+    if (eq == std::string_view::npos) continue;
+    env.emplace(std::string(kv.substr(0, eq)), std::string(kv.substr(eq + 1)));
+  }
+  return env;
+}
+
+Result<Config> LoadConfig(const std::optional<std::string>& path, const Environment& env) {
+  Config c;
+  if (path) {
+    std::ifstream in(*path);
+    if (!in) return UnavailableError("cannot read config file " + *path);
+    std::stringstream text;
+    text << in.rdbuf();
+    toml::parse_result parsed = toml::parse(text.str(), *path);
+    if (!parsed) {
+      std::ostringstream msg;
+      msg << parsed.error().description() << " at line " << parsed.error().source().begin.line;
+      return InvalidArgumentError("config file " + *path + ": " + msg.str());
+    }
+    std::vector<FieldError> errors;
+    ApplyFile(parsed.table(), c, errors);
+    if (!errors.empty()) return InvalidArgumentError("invalid config file " + *path, errors);
+  }
+  ADS_RETURN_IF_ERROR(ApplyEnvironment(env, c));
+  return c;
+}
+
+Status Validate(const Config& c) {
+  std::vector<FieldError> errors;
+  if (c.data_dir.empty()) errors.push_back({"data_dir", "must not be empty"});
+  static constexpr std::string_view kLevels[] = {"trace", "debug", "info", "warn", "error", "off"};
+  bool level_ok = false;
+  for (auto l : kLevels) level_ok = level_ok || c.log_level == l;
+  if (!level_ok) errors.push_back({"log_level", "must be one of trace, debug, info, warn, error, off"});
+  if (c.http.listen.find(':') == std::string::npos) {
+    errors.push_back({"http.listen", "must be HOST:PORT"});
+  }
+  if (c.http.io_threads < 0 || c.http.io_threads > 256) {
+    errors.push_back({"http.io_threads", "must be 0 (one per core) to 256"});
+  }
+  if (c.http.worker_threads < 1 || c.http.worker_threads > 256) {
+    errors.push_back({"http.worker_threads", "must be 1 to 256"});
+  }
+  if (c.http.max_connections < 1) errors.push_back({"http.max_connections", "must be >= 1"});
+  if (c.http.header_timeout.count() <= 0) errors.push_back({"http.header_timeout_ms", "must be > 0"});
+  if (c.http.body_timeout.count() <= 0) errors.push_back({"http.body_timeout_ms", "must be > 0"});
+  if (c.http.idle_timeout.count() <= 0) errors.push_back({"http.idle_timeout_ms", "must be > 0"});
+  if (c.http.max_header_bytes < 1024) errors.push_back({"http.max_header_bytes", "must be >= 1024"});
+  if (c.snapshots.poll_interval.count() <= 0 || c.snapshots.poll_interval.count() > 1000) {
+    errors.push_back({"snapshots.poll_interval_ms", "must be 1 to 1000 (changes must show within 1 s)"});
+  }
+  for (auto [name, rate] : {std::pair{"snapshots.default_ctr", c.snapshots.catalog.default_ctr},
+                            std::pair{"snapshots.default_cvr", c.snapshots.catalog.default_cvr}}) {
+    if (!(rate > 0 && rate <= 1)) errors.push_back({name, "must be in (0, 1]"});
+  }
+  if (!c.admin.token.empty() && c.admin.token.size() < 16) {
+    errors.push_back({"admin.token", "must be at least 16 characters"});
+  }
+  if (!errors.empty()) return InvalidArgumentError("invalid configuration", errors);
+  return OkStatus();
+}
+
+}  // namespace adserver::config

@@ -1,0 +1,43 @@
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+
+#include "admin/admin_api.h"
+#include "common/status.h"
+#include "http/options.h"
+#include "ingest/snapshot_publisher.h"
+#include "serve/options.h"
+
+namespace adserver::config {
+
+// Everything `adserver serve` can be configured with. Each module's options struct keeps its
+// own defaults; this only assembles them.
+struct Config {
+  // Directory holding the embedded store (adserver.db); created if missing.
+  std::string data_dir = "./data";
+  // spdlog level: debug, info, warn, error, off.
+  std::string log_level = "info";
+  http::ServerOptions http;
+  serve::ServeOptions serve;
+  ingest::SnapshotOptions snapshots;
+  admin::AdminOptions admin;
+};
+
+// Environment variables the loader reads (a map so tests can pass their own).
+using Environment = std::map<std::string, std::string>;
+// The process environment, restricted to ADSERVER_* variables.
+Environment ProcessEnvironment();
+
+// Loads defaults, then the TOML file at `path` (if given), then the environment:
+//   ADSERVER_ADMIN_TOKEN, ADSERVER_ADMIN_TOKEN_FILE (token read from that file),
+//   ADSERVER_DATA, ADSERVER_LISTEN, ADSERVER_LOG_LEVEL.
+// Command-line flags are applied by the caller afterwards. Returns InvalidArgument naming the
+// bad key for unknown keys or wrong types in the file, Unavailable if the file can't be read.
+Result<Config> LoadConfig(const std::optional<std::string>& path, const Environment& env);
+
+// Checks ranges and relations; InvalidArgument names the bad field ("http.io_threads").
+Status Validate(const Config& config);
+
+}  // namespace adserver::config

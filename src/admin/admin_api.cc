@@ -1,1 +1,583 @@
-// Implementation pending (being written in this change).
+#include "admin/admin_api.h"
+
+#include <exception>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "admin/detail/json_fields.h"
+#include "admin/detail/records_json.h"
+#include "common/address.h"
+#include "common/check.h"
+#include "common/crypto.h"
+#include "common/log.h"
+#include "ingest/activity_import.h"
+#include "ingest/validation.h"
+
+namespace adserver::admin {
+namespace {
+
+using detail::FieldErrors;
+using detail::Json;
+using detail::JsonResponse;
+using detail::ObjectReader;
+using detail::ProjectNames;
+
+constexpr std::string_view kDisabledMessage = "admin API is disabled (set ADSERVER_ADMIN_TOKEN)";
+
+// ADS_LOG's macro parameter is named `level`, which collides with `spdlog::level::` inside
+// the macro; until common/log.h is fixed, warnings go through log::Format directly.
+template <typename... KV>
+void LogWarn(std::string_view message, const KV&... kv) {
+  spdlog::warn("{}", log::Format(message, kv...));
+}
+
+// What every handler works with. References outlive the AdminApi (see its constructor).
+struct Ctx {
+  store::Store& store;
+  ingest::SnapshotPublisher& snapshots;
+  const Clock& clock;
+};
+
+using HandlerFn = http::Response (*)(Ctx&, const http::Request&);
+
+http::Response Fail(const Status& status) { return http::ErrorResponse(status); }
+
+// Makes a write visible to serving before the call returns; a failed refresh only delays
+// visibility (the background poller retries), so the write still succeeds.
+void Refresh(Ctx& ctx) {
+  Status st = ctx.snapshots.RefreshNow();
+  if (!st.ok()) LogWarn("snapshot refresh after admin write failed", "status", st);
+}
+
+// A positive decimal id ("42"); nullopt for anything else.
+std::optional<store::Id> ParseId(std::string_view text) {
+  if (text.empty() || text.size() > 18) return std::nullopt;
+  store::Id id = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    id = id * 10 + (c - '0');
+  }
+  if (id <= 0) return std::nullopt;
+  return id;
+}
+
+// Case-insensitive media type of a Content-Type value, parameters dropped.
+bool HasMediaType(std::string_view content_type, std::string_view expected) {
+  std::string_view type = content_type.substr(0, content_type.find(';'));
+  while (!type.empty() && type.back() == ' ') type.remove_suffix(1);
+  while (!type.empty() && type.front() == ' ') type.remove_prefix(1);
+  if (type.size() != expected.size()) return false;
+  for (size_t i = 0; i < type.size(); ++i) {
+    char c = type[i];
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    if (c != expected[i]) return false;
+  }
+  return true;
+}
+
+// The request body as a JSON object, or the error response to send. An empty body reads as
+// {} when `allow_empty`.
+std::variant<Json, http::Response> ReadJsonObject(const http::Request& request,
+                                                  bool allow_empty = false) {
+  if (allow_empty && request.body.empty()) return Json::object();
+  if (!HasMediaType(request.Header("Content-Type"), "application/json")) {
+    return http::ErrorResponse(415, "Content-Type must be application/json");
+  }
+  Json body = Json::parse(request.body, nullptr, /*allow_exceptions=*/false);
+  if (body.is_discarded()) return Fail(InvalidArgumentError("request body is not valid JSON"));
+  if (!body.is_object()) return Fail(InvalidArgumentError("request body must be a JSON object"));
+  return body;
+}
+
+bool Authorized(const http::Request& request, const Sha256Digest& token_hash) {
+  std::string_view value = request.Header("Authorization");
+  constexpr std::string_view kScheme = "bearer ";
+  if (value.size() <= kScheme.size() || !HasMediaType(value.substr(0, 6), "bearer") ||
+      value[6] != ' ') {
+    return false;
+  }
+  std::string_view token = value.substr(kScheme.size());
+  while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
+  while (!token.empty() && token.back() == ' ') token.remove_suffix(1);
+  return ConstantTimeEqual(Sha256(token), token_hash);
+}
+
+std::optional<std::string_view> QueryParam(std::string_view query, std::string_view name) {
+  while (!query.empty()) {
+    std::string_view pair = query.substr(0, query.find('&'));
+    query.remove_prefix(std::min(query.size(), pair.size() + 1));
+    size_t eq = pair.find('=');
+    if (pair.substr(0, eq) == name) {
+      return eq == std::string_view::npos ? std::string_view() : pair.substr(eq + 1);
+    }
+  }
+  return std::nullopt;
+}
+
+// Replaces the store's NotFound by one naming the resource and the id from the path.
+template <typename T>
+Result<T> NameNotFound(Result<T> result, std::string_view what, std::string_view id) {
+  if (result.ok() || result.status().code() != Code::kNotFound) return result;
+  return NotFoundError(std::string(what) + " " + std::string(id.substr(0, 64)) + " not found");
+}
+
+template <typename T, typename Get>
+Result<T> FindById(std::string_view param, std::string_view what, Get get) {
+  std::optional<store::Id> id = ParseId(param);
+  if (!id) return NotFoundError(std::string(what) + " " + std::string(param.substr(0, 64)) +
+                                " not found");
+  return NameNotFound<T>(get(*id), what, param);
+}
+
+Status CheckExists(Status looked_up, FieldErrors& errors, std::string field, std::string what) {
+  if (looked_up.code() == Code::kNotFound) {
+    errors.Add(std::move(field), "unknown " + std::move(what));
+    return OkStatus();
+  }
+  return looked_up;
+}
+
+// ---- Resource traits: how each resource maps onto the store. Used by Crud<T> below.
+
+struct NoAux {};
+
+struct PublisherApi {
+  using Record = store::PublisherRecord;
+  using Aux = NoAux;
+  static constexpr std::string_view kName = "publisher";
+  static constexpr std::string_view kPlural = "publishers";
+  static Result<Aux> LoadAux(store::Store&) { return Aux{}; }
+  static Result<Record> Find(store::Store& s, std::string_view param) {
+    return FindById<Record>(param, kName, [&](store::Id id) { return s.GetPublisher(id); });
+  }
+  static Result<std::vector<Record>> List(store::Store& s, const http::Request&) {
+    return s.ListPublishers();
+  }
+  static void Apply(ObjectReader& r, bool creating, const Aux&, Record& rec) {
+    detail::ApplyPublisher(r, creating, rec);
+  }
+  static Status Validate(const Record& rec) { return ingest::ValidatePublisher(rec); }
+  static Status CheckReferences(store::Store& s, const Record& rec, FieldErrors& errors) {
+    if (rec.blocked_communities.empty()) return OkStatus();
+    ADS_ASSIGN_OR_RETURN(std::vector<store::CommunityRecord> communities, s.ListCommunities());
+    for (size_t i = 0; i < rec.blocked_communities.size(); ++i) {
+      bool known = std::any_of(communities.begin(), communities.end(), [&](const auto& c) {
+        return c.id == rec.blocked_communities[i];
+      });
+      if (!known) {
+        errors.Add("blockedCommunities[" + std::to_string(i) + "]", "unknown community");
+      }
+    }
+    return OkStatus();
+  }
+  static Result<Record> Create(store::Store& s, const Record& r, int64_t now) {
+    return s.CreatePublisher(r, now);
+  }
+  static Result<Record> Update(store::Store& s, const Record& r, int64_t now) {
+    return s.UpdatePublisher(r, now);
+  }
+  static Status Delete(store::Store& s, store::Id id) { return s.DeletePublisher(id); }
+  static Json ToJson(const Record& r, const Aux&) { return detail::PublisherToJson(r); }
+};
+
+struct CommunityApi {
+  using Record = store::CommunityRecord;
+  using Aux = NoAux;
+  static constexpr std::string_view kName = "community";
+  static constexpr std::string_view kPlural = "communities";
+  static Result<Aux> LoadAux(store::Store&) { return Aux{}; }
+  static Result<Record> Find(store::Store& s, std::string_view param) {
+    return FindById<Record>(param, kName, [&](store::Id id) { return s.GetCommunity(id); });
+  }
+  static Result<std::vector<Record>> List(store::Store& s, const http::Request&) {
+    return s.ListCommunities();
+  }
+  static void Apply(ObjectReader& r, bool creating, const Aux&, Record& rec) {
+    detail::ApplyCommunity(r, creating, rec);
+  }
+  static Status Validate(const Record& rec) { return ingest::ValidateCommunity(rec); }
+  static Status CheckReferences(store::Store&, const Record&, FieldErrors&) { return OkStatus(); }
+  static Result<Record> Create(store::Store& s, const Record& r, int64_t now) {
+    return s.CreateCommunity(r, now);
+  }
+  static Result<Record> Update(store::Store& s, const Record& r, int64_t now) {
+    return s.UpdateCommunity(r, now);
+  }
+  static Status Delete(store::Store& s, store::Id id) { return s.DeleteCommunity(id); }
+  static Json ToJson(const Record& r, const Aux&) { return detail::CommunityToJson(r); }
+};
+
+struct ProjectApi {
+  using Record = store::ProjectRecord;
+  using Aux = NoAux;
+  static constexpr std::string_view kName = "project";
+  static constexpr std::string_view kPlural = "projects";
+  static Result<Aux> LoadAux(store::Store&) { return Aux{}; }
+  // A numeric id or a slug.
+  static Result<Record> Find(store::Store& s, std::string_view param) {
+    if (ParseId(param)) {
+      return FindById<Record>(param, kName, [&](store::Id id) { return s.GetProject(id); });
+    }
+    if (!ingest::IsValidProjectSlug(param)) {
+      return NotFoundError("project " + std::string(param.substr(0, 64)) + " not found");
+    }
+    return NameNotFound(s.GetProjectBySlug(std::string(param)), kName, param);
+  }
+  static Result<std::vector<Record>> List(store::Store& s, const http::Request&) {
+    return s.ListProjects();
+  }
+  static void Apply(ObjectReader& r, bool creating, const Aux&, Record& rec) {
+    detail::ApplyProject(r, creating, rec);
+  }
+  static Status Validate(const Record& rec) { return ingest::ValidateProject(rec); }
+  static Status CheckReferences(store::Store&, const Record&, FieldErrors&) { return OkStatus(); }
+  static Result<Record> Create(store::Store& s, const Record& r, int64_t now) {
+    return s.CreateProject(r, now);
+  }
+  static Result<Record> Update(store::Store& s, const Record& r, int64_t now) {
+    return s.UpdateProject(r, now);
+  }
+  static Status Delete(store::Store& s, store::Id id) { return s.DeleteProject(id); }
+  static Json ToJson(const Record& r, const Aux&) { return detail::ProjectToJson(r); }
+};
+
+struct CampaignApi {
+  using Record = store::CampaignRecord;
+  using Aux = ProjectNames;
+  static constexpr std::string_view kName = "campaign";
+  static constexpr std::string_view kPlural = "campaigns";
+  static Result<Aux> LoadAux(store::Store& s) {
+    ADS_ASSIGN_OR_RETURN(std::vector<store::ProjectRecord> projects, s.ListProjects());
+    return ProjectNames(projects);
+  }
+  static Result<Record> Find(store::Store& s, std::string_view param) {
+    return FindById<Record>(param, kName, [&](store::Id id) { return s.GetCampaign(id); });
+  }
+  static Result<std::vector<Record>> List(store::Store& s, const http::Request&) {
+    return s.ListCampaigns();
+  }
+  static void Apply(ObjectReader& r, bool creating, const Aux& names, Record& rec) {
+    detail::ApplyCampaign(r, creating, names, rec);
+  }
+  static Status Validate(const Record& rec) { return ingest::ValidateCampaign(rec); }
+  static Status CheckReferences(store::Store& s, const Record& rec, FieldErrors& errors) {
+    return CheckExists(s.GetCommunity(rec.community_id).status(), errors, "communityId",
+                       "community");
+  }
+  static Result<Record> Create(store::Store& s, const Record& r, int64_t now) {
+    return s.CreateCampaign(r, now);
+  }
+  static Result<Record> Update(store::Store& s, const Record& r, int64_t now) {
+    return s.UpdateCampaign(r, now);
+  }
+  static Status Delete(store::Store& s, store::Id id) { return s.DeleteCampaign(id); }
+  static Json ToJson(const Record& r, const Aux& names) {
+    return detail::CampaignToJson(r, names);
+  }
+};
+
+struct AdApi {
+  using Record = store::AdRecord;
+  using Aux = NoAux;
+  static constexpr std::string_view kName = "ad";
+  static constexpr std::string_view kPlural = "ads";
+  static Result<Aux> LoadAux(store::Store&) { return Aux{}; }
+  static Result<Record> Find(store::Store& s, std::string_view param) {
+    return FindById<Record>(param, kName, [&](store::Id id) { return s.GetAd(id); });
+  }
+  // ?campaignId=N filters by campaign.
+  static Result<std::vector<Record>> List(store::Store& s, const http::Request& request) {
+    std::optional<std::string_view> filter = QueryParam(request.query, "campaignId");
+    if (!filter) return s.ListAds(std::nullopt);
+    std::optional<store::Id> campaign_id = ParseId(*filter);
+    if (!campaign_id) {
+      return InvalidFieldError("campaignId", "must be a positive integer campaign id");
+    }
+    return s.ListAds(*campaign_id);
+  }
+  static void Apply(ObjectReader& r, bool creating, const Aux&, Record& rec) {
+    detail::ApplyAd(r, creating, rec);
+  }
+  static Status Validate(const Record& rec) { return ingest::ValidateAd(rec); }
+  static Status CheckReferences(store::Store& s, const Record& rec, FieldErrors& errors) {
+    return CheckExists(s.GetCampaign(rec.campaign_id).status(), errors, "campaignId",
+                       "campaign");
+  }
+  static Result<Record> Create(store::Store& s, const Record& r, int64_t now) {
+    return s.CreateAd(r, now);
+  }
+  static Result<Record> Update(store::Store& s, const Record& r, int64_t now) {
+    return s.UpdateAd(r, now);
+  }
+  static Status Delete(store::Store& s, store::Id id) { return s.DeleteAd(id); }
+  static Json ToJson(const Record& r, const Aux&) { return detail::AdToJson(r); }
+};
+
+// Create, read, list, update (PATCH: merge given fields, validate the result) and delete for
+// one resource described by traits T.
+template <typename T>
+struct Crud {
+  using Record = typename T::Record;
+
+  // Reads `body` onto `record`, then validates the whole record and its references.
+  static Status Decode(Ctx& ctx, const Json& body, bool creating, const typename T::Aux& aux,
+                       Record& record) {
+    FieldErrors errors;
+    ObjectReader reader(body, "", errors);
+    T::Apply(reader, creating, aux, record);
+    errors.AddAll(T::Validate(record));
+    if (errors.empty()) ADS_RETURN_IF_ERROR(T::CheckReferences(ctx.store, record, errors));
+    return errors.ToStatus();
+  }
+
+  static http::Response Create(Ctx& ctx, const http::Request& request) {
+    std::variant<Json, http::Response> body = ReadJsonObject(request);
+    if (auto* error = std::get_if<http::Response>(&body)) return std::move(*error);
+    Result<typename T::Aux> aux = T::LoadAux(ctx.store);
+    if (!aux.ok()) return Fail(aux.status());
+    Record record;
+    Status decoded = Decode(ctx, std::get<Json>(body), /*creating=*/true, *aux, record);
+    if (!decoded.ok()) return Fail(decoded);
+    Result<Record> created = T::Create(ctx.store, record, ctx.clock.NowSeconds());
+    if (!created.ok()) return Fail(created.status());
+    Refresh(ctx);
+    return JsonResponse(201, T::ToJson(*created, *aux));
+  }
+
+  static http::Response Get(Ctx& ctx, const http::Request& request) {
+    Result<Record> record = T::Find(ctx.store, request.Param("id"));
+    if (!record.ok()) return Fail(record.status());
+    Result<typename T::Aux> aux = T::LoadAux(ctx.store);
+    if (!aux.ok()) return Fail(aux.status());
+    return JsonResponse(200, T::ToJson(*record, *aux));
+  }
+
+  static http::Response List(Ctx& ctx, const http::Request& request) {
+    Result<std::vector<Record>> records = T::List(ctx.store, request);
+    if (!records.ok()) return Fail(records.status());
+    Result<typename T::Aux> aux = T::LoadAux(ctx.store);
+    if (!aux.ok()) return Fail(aux.status());
+    Json items = Json::array();
+    for (const Record& r : *records) items.push_back(T::ToJson(r, *aux));
+    return JsonResponse(200, Json{{std::string(T::kPlural), std::move(items)}});
+  }
+
+  static http::Response Patch(Ctx& ctx, const http::Request& request) {
+    std::variant<Json, http::Response> body = ReadJsonObject(request);
+    if (auto* error = std::get_if<http::Response>(&body)) return std::move(*error);
+    Result<Record> record = T::Find(ctx.store, request.Param("id"));
+    if (!record.ok()) return Fail(record.status());
+    Result<typename T::Aux> aux = T::LoadAux(ctx.store);
+    if (!aux.ok()) return Fail(aux.status());
+    Status decoded = Decode(ctx, std::get<Json>(body), /*creating=*/false, *aux, *record);
+    if (!decoded.ok()) return Fail(decoded);
+    Result<Record> updated = T::Update(ctx.store, *record, ctx.clock.NowSeconds());
+    if (!updated.ok()) return Fail(updated.status());
+    Refresh(ctx);
+    return JsonResponse(200, T::ToJson(*updated, *aux));
+  }
+
+  static http::Response Delete(Ctx& ctx, const http::Request& request) {
+    Result<Record> record = T::Find(ctx.store, request.Param("id"));
+    if (!record.ok()) return Fail(record.status());
+    Status deleted = T::Delete(ctx.store, record->id);
+    if (!deleted.ok()) return Fail(deleted);
+    Refresh(ctx);
+    http::Response response;
+    response.status = 204;
+    response.SetHeader("Cache-Control", "no-store");
+    return response;
+  }
+};
+
+// ---- Publisher keys.
+
+http::Response CreateKey(Ctx& ctx, const http::Request& request) {
+  std::variant<Json, http::Response> body = ReadJsonObject(request, /*allow_empty=*/true);
+  if (auto* error = std::get_if<http::Response>(&body)) return std::move(*error);
+  FieldErrors errors;
+  ObjectReader reader(std::get<Json>(body), "", errors);
+  store::ApiKeyRecord key;
+  reader.ReadBool("test", key.test);
+  reader.RejectUnknown();
+  if (!errors.empty()) return Fail(errors.ToStatus());
+  Result<store::PublisherRecord> publisher = PublisherApi::Find(ctx.store, request.Param("id"));
+  if (!publisher.ok()) return Fail(publisher.status());
+  // 34 characters as spec 5.2 requires; only the hash and the prefix are stored.
+  std::string secret = "spk_" + RandomAlphanumeric(30);
+  key.publisher_id = publisher->id;
+  key.hash = Sha256(secret);
+  key.prefix = secret.substr(0, 8);
+  Result<store::ApiKeyRecord> created = ctx.store.CreateApiKey(key, ctx.clock.NowSeconds());
+  if (!created.ok()) return Fail(created.status());
+  Refresh(ctx);
+  Json out = detail::ApiKeyToJson(*created);
+  out["key"] = secret;
+  return JsonResponse(201, out);
+}
+
+http::Response ListKeys(Ctx& ctx, const http::Request& request) {
+  Result<store::PublisherRecord> publisher = PublisherApi::Find(ctx.store, request.Param("id"));
+  if (!publisher.ok()) return Fail(publisher.status());
+  Result<std::vector<store::ApiKeyRecord>> keys = ctx.store.ListApiKeys(publisher->id);
+  if (!keys.ok()) return Fail(keys.status());
+  Json items = Json::array();
+  for (const store::ApiKeyRecord& k : *keys) items.push_back(detail::ApiKeyToJson(k));
+  return JsonResponse(200, Json{{"keys", std::move(items)}});
+}
+
+http::Response RevokeKey(Ctx& ctx, const http::Request& request) {
+  Result<store::PublisherRecord> publisher = PublisherApi::Find(ctx.store, request.Param("id"));
+  if (!publisher.ok()) return Fail(publisher.status());
+  std::string_view key_param = request.Param("keyId");
+  std::optional<store::Id> key_id = ParseId(key_param);
+  Result<store::ApiKeyRecord> revoked =
+      key_id ? NameNotFound(ctx.store.RevokeApiKey(publisher->id, *key_id, ctx.clock.NowSeconds()),
+                            "key", key_param)
+             : Result<store::ApiKeyRecord>(NotFoundError("key not found"));
+  if (!revoked.ok()) return Fail(revoked.status());
+  // Serving must reject the key as soon as this call returns.
+  Refresh(ctx);
+  return JsonResponse(200, detail::ApiKeyToJson(*revoked));
+}
+
+// ---- Activity and reload.
+
+http::Response ImportActivity(Ctx& ctx, const http::Request& request) {
+  std::string_view type = request.Header("Content-Type");
+  if (!HasMediaType(type, "application/x-ndjson") && !HasMediaType(type, "application/jsonl")) {
+    return http::ErrorResponse(415, "Content-Type must be application/x-ndjson");
+  }
+  Result<ingest::ImportSummary> summary =
+      ingest::ImportActivityNdjson(request.body, ctx.store, ctx.clock);
+  if (!summary.ok()) return Fail(summary.status());
+  if (summary->imported > 0) Refresh(ctx);
+  Json errors = Json::array();
+  for (const ingest::ImportError& e : summary->errors) {
+    errors.push_back(Json{{"line", e.line}, {"message", e.message}});
+  }
+  return JsonResponse(200, Json{{"imported", summary->imported},
+                                {"rejected", summary->rejected},
+                                {"errors", std::move(errors)}});
+}
+
+http::Response WalletActivity(Ctx& ctx, const http::Request& request) {
+  std::optional<Address> wallet = ParseAddress(request.Param("wallet"));
+  if (!wallet) {
+    return Fail(InvalidFieldError("wallet", "must be 0x followed by 40 hex digits"));
+  }
+  Result<std::vector<store::ActivityRecord>> rows = ctx.store.ActivityForWallet(*wallet);
+  if (!rows.ok()) return Fail(rows.status());
+  Result<ProjectNames> names = CampaignApi::LoadAux(ctx.store);
+  if (!names.ok()) return Fail(names.status());
+  Json interactions = Json::array();
+  for (const store::ActivityRecord& row : *rows) {
+    interactions.push_back(Json{{"project", names->SlugOf(row.project_id)},
+                                {"chainId", row.chain_id},
+                                {"lastSeen", detail::TimeToJson(row.last_seen)},
+                                {"count", row.count}});
+  }
+  return JsonResponse(200, Json{{"wallet", FormatAddress(*wallet)},
+                                {"interactions", std::move(interactions)}});
+}
+
+http::Response Reload(Ctx& ctx, const http::Request&) {
+  Status st = ctx.snapshots.RefreshNow();
+  if (!st.ok()) return Fail(st);
+  return JsonResponse(200, Json{{"ok", true}});
+}
+
+struct RouteSpec {
+  http::Method method;
+  const char* pattern;
+  HandlerFn handler;
+};
+
+using http::Method;
+template <typename T>
+using C = Crud<T>;
+
+constexpr RouteSpec kRoutes[] = {
+    {Method::kPost, "/admin/v1/publishers", &C<PublisherApi>::Create},
+    {Method::kGet, "/admin/v1/publishers", &C<PublisherApi>::List},
+    {Method::kGet, "/admin/v1/publishers/{id}", &C<PublisherApi>::Get},
+    {Method::kPatch, "/admin/v1/publishers/{id}", &C<PublisherApi>::Patch},
+    {Method::kDelete, "/admin/v1/publishers/{id}", &C<PublisherApi>::Delete},
+    {Method::kPost, "/admin/v1/publishers/{id}/keys", &CreateKey},
+    {Method::kGet, "/admin/v1/publishers/{id}/keys", &ListKeys},
+    {Method::kDelete, "/admin/v1/publishers/{id}/keys/{keyId}", &RevokeKey},
+    {Method::kPost, "/admin/v1/communities", &C<CommunityApi>::Create},
+    {Method::kGet, "/admin/v1/communities", &C<CommunityApi>::List},
+    {Method::kGet, "/admin/v1/communities/{id}", &C<CommunityApi>::Get},
+    {Method::kPatch, "/admin/v1/communities/{id}", &C<CommunityApi>::Patch},
+    {Method::kDelete, "/admin/v1/communities/{id}", &C<CommunityApi>::Delete},
+    {Method::kPost, "/admin/v1/projects", &C<ProjectApi>::Create},
+    {Method::kGet, "/admin/v1/projects", &C<ProjectApi>::List},
+    {Method::kGet, "/admin/v1/projects/{id}", &C<ProjectApi>::Get},
+    {Method::kPatch, "/admin/v1/projects/{id}", &C<ProjectApi>::Patch},
+    {Method::kDelete, "/admin/v1/projects/{id}", &C<ProjectApi>::Delete},
+    {Method::kPost, "/admin/v1/campaigns", &C<CampaignApi>::Create},
+    {Method::kGet, "/admin/v1/campaigns", &C<CampaignApi>::List},
+    {Method::kGet, "/admin/v1/campaigns/{id}", &C<CampaignApi>::Get},
+    {Method::kPatch, "/admin/v1/campaigns/{id}", &C<CampaignApi>::Patch},
+    {Method::kDelete, "/admin/v1/campaigns/{id}", &C<CampaignApi>::Delete},
+    {Method::kPost, "/admin/v1/ads", &C<AdApi>::Create},
+    {Method::kGet, "/admin/v1/ads", &C<AdApi>::List},
+    {Method::kGet, "/admin/v1/ads/{id}", &C<AdApi>::Get},
+    {Method::kPatch, "/admin/v1/ads/{id}", &C<AdApi>::Patch},
+    {Method::kDelete, "/admin/v1/ads/{id}", &C<AdApi>::Delete},
+    {Method::kPost, "/admin/v1/activity", &ImportActivity},
+    {Method::kGet, "/admin/v1/activity/{wallet}", &WalletActivity},
+    {Method::kPost, "/admin/v1/reload", &Reload},
+};
+
+}  // namespace
+
+AdminApi::AdminApi(store::Store& store, ingest::SnapshotPublisher& snapshots, const Clock& clock,
+                   AdminOptions options)
+    : store_(store), snapshots_(snapshots), clock_(clock), options_(std::move(options)) {
+  ADS_CHECK(InitCrypto()) << "libsodium cannot be initialised";
+  if (!options_.token.empty()) token_hash_ = Sha256(options_.token);
+}
+
+namespace {
+
+// Checks the admin token, then runs `handler`.
+http::Response Serve(const AdminOptions& options, const Sha256Digest& token_hash, Ctx ctx,
+                     HandlerFn handler, const http::Request& request) {
+  if (options.token.empty()) return http::ErrorResponse(404, kDisabledMessage);
+  if (!Authorized(request, token_hash)) {
+    http::Response response = http::ErrorResponse(401, "missing or invalid admin token");
+    response.SetHeader("WWW-Authenticate", "Bearer");
+    return response;
+  }
+  try {
+    return handler(ctx, request);
+  } catch (const std::exception& e) {
+    // Handlers return Statuses; this is a last line of defence (e.g. allocation failure).
+    LogWarn("admin handler threw", "path", request.path, "what", e.what());
+    return http::ErrorResponse(500, "internal error");
+  }
+}
+
+}  // namespace
+
+void AdminApi::RegisterRoutes(http::Router& router) {
+  http::RouteOptions options{.dispatch = http::Dispatch::kWorker,
+                             .max_body_bytes = options_.max_body_bytes};
+  for (const RouteSpec& route : kRoutes) {
+    HandlerFn handler = route.handler;
+    router.Add(
+        route.method, route.pattern,
+        [this, handler](const http::Request& request) {
+          return Serve(options_, token_hash_, Ctx{store_, snapshots_, clock_}, handler, request);
+        },
+        options);
+  }
+}
+
+}  // namespace adserver::admin

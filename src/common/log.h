@@ -44,9 +44,17 @@ void SetLevel(std::string_view level);
 
 }  // namespace adserver::log
 
-#define ADS_LOG(level, ...)                                               \
-  do {                                                                    \
-    if (spdlog::should_log(spdlog::level::level)) {                       \
-      spdlog::log(spdlog::level::level, "{}", ::adserver::log::Format(__VA_ARGS__)); \
-    }                                                                     \
+namespace adserver::log::levels {
+inline constexpr auto trace = spdlog::level::trace;
+inline constexpr auto debug = spdlog::level::debug;
+inline constexpr auto info = spdlog::level::info;
+inline constexpr auto warn = spdlog::level::warn;
+inline constexpr auto error = spdlog::level::err;
+}  // namespace adserver::log::levels
+
+#define ADS_LOG(lvl, ...)                                                             \
+  do {                                                                                \
+    if (spdlog::should_log(::adserver::log::levels::lvl)) {                           \
+      spdlog::log(::adserver::log::levels::lvl, "{}", ::adserver::log::Format(__VA_ARGS__)); \
+    }                                                                                 \
   } while (0)

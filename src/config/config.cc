@@ -155,14 +155,16 @@ Result<Config> LoadConfig(const std::optional<std::string>& path, const Environm
     if (!in) return UnavailableError("cannot read config file " + *path);
     std::stringstream text;
     text << in.rdbuf();
-    toml::parse_result parsed = toml::parse(text.str(), *path);
-    if (!parsed) {
+    toml::table parsed;
+    try {
+      parsed = toml::parse(text.str(), *path);
+    } catch (const toml::parse_error& e) {
       std::ostringstream msg;
-      msg << parsed.error().description() << " at line " << parsed.error().source().begin.line;
+      msg << e.description() << " at line " << e.source().begin.line;
       return InvalidArgumentError("config file " + *path + ": " + msg.str());
     }
     std::vector<FieldError> errors;
-    ApplyFile(parsed.table(), c, errors);
+    ApplyFile(parsed, c, errors);
     if (!errors.empty()) return InvalidArgumentError("invalid config file " + *path, errors);
   }
   ADS_RETURN_IF_ERROR(ApplyEnvironment(env, c));

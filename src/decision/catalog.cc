@@ -26,13 +26,11 @@ bool AdServes(const Ad& ad, ImageFormat format, bool earlier_variant) {
 
 bool Publisher::AllowsOrigin(std::string_view origin) const {
   if (allowed_origins.empty()) return true;
-  return std::find(allowed_origins.begin(), allowed_origins.end(), origin) !=
-         allowed_origins.end();
+  return std::find(allowed_origins.begin(), allowed_origins.end(), origin) != allowed_origins.end();
 }
 
 bool Publisher::BlocksCommunity(int64_t community_id) const {
-  return std::binary_search(blocked_communities.begin(), blocked_communities.end(),
-                            community_id);
+  return std::binary_search(blocked_communities.begin(), blocked_communities.end(), community_id);
 }
 
 void Catalog::BuildAdLists() {

@@ -23,14 +23,22 @@ bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
 
 std::string_view MethodName(Method m) {
   switch (m) {
-    case Method::kGet: return "GET";
-    case Method::kHead: return "HEAD";
-    case Method::kPost: return "POST";
-    case Method::kPut: return "PUT";
-    case Method::kPatch: return "PATCH";
-    case Method::kDelete: return "DELETE";
-    case Method::kOptions: return "OPTIONS";
-    case Method::kOther: break;
+    case Method::kGet:
+      return "GET";
+    case Method::kHead:
+      return "HEAD";
+    case Method::kPost:
+      return "POST";
+    case Method::kPut:
+      return "PUT";
+    case Method::kPatch:
+      return "PATCH";
+    case Method::kDelete:
+      return "DELETE";
+    case Method::kOptions:
+      return "OPTIONS";
+    case Method::kOther:
+      break;
   }
   return "OTHER";
 }
@@ -87,13 +95,20 @@ Response ErrorResponse(int status, std::string_view message,
 
 int ToHttpStatus(const Status& status) {
   switch (status.code()) {
-    case Code::kOk: return 200;
-    case Code::kInvalidArgument: return 400;
-    case Code::kNotFound: return 404;
-    case Code::kConflict: return 409;
-    case Code::kUnavailable: return 503;
-    case Code::kDeadlineExceeded: return 504;
-    case Code::kInternal: return 500;
+    case Code::kOk:
+      return 200;
+    case Code::kInvalidArgument:
+      return 400;
+    case Code::kNotFound:
+      return 404;
+    case Code::kConflict:
+      return 409;
+    case Code::kUnavailable:
+      return 503;
+    case Code::kDeadlineExceeded:
+      return 504;
+    case Code::kInternal:
+      return 500;
   }
   return 500;
 }

@@ -28,7 +28,7 @@ struct Request {
   std::string_view target;  // as sent, e.g. "/v1/ads?x=1"
   std::string_view path;    // target without the query
   std::string_view query;   // after '?', may be empty
-  std::vector<Header> headers;
+  std::vector<::adserver::http::Header> headers;
   std::string_view body;
   // Path parameters captured by the route pattern ("{id}" -> ("id", "42")), in order.
   std::vector<std::pair<std::string_view, std::string_view>> params;

@@ -36,8 +36,11 @@ void Router::Add(Method method, std::string pattern, Handler handler, RouteOptio
   ADS_CHECK(!pattern.empty() && pattern.front() == '/') << "route must start with '/': " << pattern;
   ADS_CHECK(handler != nullptr) << "route without handler: " << pattern;
   ADS_CHECK(method != Method::kOther) << "route for Method::kOther: " << pattern;
-  Route route{.method = method, .segments = {}, .wildcard = false,
-              .handler = std::move(handler), .options = options};
+  Route route{.method = method,
+              .segments = {},
+              .wildcard = false,
+              .handler = std::move(handler),
+              .options = options};
   std::string_view rest(pattern);
   while (!rest.empty()) {
     rest.remove_prefix(1);  // the '/'

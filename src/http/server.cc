@@ -1,1 +1,615 @@
-// Implementation pending (being written in this change).
+#include "http/server.h"
+
+#include <algorithm>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <boost/beast/http/write.hpp>
+#include <chrono>
+#include <condition_variable>
+#include <exception>
+#include <future>
+#include <limits>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "common/log.h"
+#include "http/detail/listen_address.h"
+
+namespace adserver::http {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+using tcp = asio::ip::tcp;
+using ErrorCode = boost::system::error_code;
+using ReusePort = asio::detail::socket_option::boolean<SOL_SOCKET, SO_REUSEPORT>;
+
+// Bytes asked for by the read that waits for the first byte of a request.
+constexpr size_t kFirstReadBytes = 4096;
+// Body limit while reading the body of a request that has no route (it gets 404/405).
+constexpr size_t kUnroutedBodyLimit = 64 * 1024;
+// After a response with "Connection: close" the session half-closes and discards input for at
+// most this long (or header_timeout if shorter), so that unread request bytes do not turn the
+// close into a TCP reset that destroys the response before the client reads it.
+constexpr std::chrono::milliseconds kMaxLinger{1000};
+constexpr size_t kMaxLingerBytes = 1 << 20;
+// Once drained, an event loop gets this long to run out of work before it is stopped hard.
+constexpr std::chrono::milliseconds kLoopExitGrace{1000};
+// Delay before accepting again after an accept error (e.g. out of file descriptors).
+constexpr std::chrono::milliseconds kAcceptRetryDelay{50};
+
+// ADS_LOG does not compile yet (its `level` parameter also replaces the `level` namespace in
+// spdlog::level::level, and spdlog calls the error level `err`); log through the same
+// formatter until common/log.h is fixed.
+template <typename... KV>
+void LogError(std::string_view message, const KV&... kv) {
+  spdlog::error("{}", log::Format(message, kv...));
+}
+template <typename... KV>
+void LogWarn(std::string_view message, const KV&... kv) {
+  spdlog::warn("{}", log::Format(message, kv...));
+}
+template <typename... KV>
+void LogInfo(std::string_view message, const KV&... kv) {
+  spdlog::info("{}", log::Format(message, kv...));
+}
+
+std::string_view View(beast::string_view s) { return {s.data(), s.size()}; }
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  return beast::iequals(beast::string_view(a.data(), a.size()),
+                        beast::string_view(b.data(), b.size()));
+}
+
+Method ToMethod(bhttp::verb verb) {
+  switch (verb) {
+    case bhttp::verb::get:
+      return Method::kGet;
+    case bhttp::verb::head:
+      return Method::kHead;
+    case bhttp::verb::post:
+      return Method::kPost;
+    case bhttp::verb::put:
+      return Method::kPut;
+    case bhttp::verb::patch:
+      return Method::kPatch;
+    case bhttp::verb::delete_:
+      return Method::kDelete;
+    case bhttp::verb::options:
+      return Method::kOptions;
+    default:
+      return Method::kOther;
+  }
+}
+
+// Headers the server owns; a handler's values for them are ignored.
+bool IsFramingHeader(std::string_view name) {
+  return EqualsIgnoreCase(name, "Content-Length") || EqualsIgnoreCase(name, "Transfer-Encoding") ||
+         EqualsIgnoreCase(name, "Connection");
+}
+
+// A Beast parse error (as opposed to an I/O error, timeout or end of stream).
+bool IsMalformed(const ErrorCode& ec) {
+  if (ec.category() != bhttp::make_error_code(bhttp::error::bad_method).category()) return false;
+  return ec != bhttp::error::end_of_stream && ec != bhttp::error::partial_message &&
+         ec != bhttp::error::short_read;
+}
+
+class Session;
+
+// One event loop with its acceptor and sessions. All members except `ioc` (post only) are
+// used only on the loop's thread.
+struct Loop {
+  // Declared before `ioc`: sessions destroyed while `ioc` tears down unregister here.
+  std::unordered_set<Session*> sessions;
+  bool draining = false;
+  asio::io_context ioc{1};
+  tcp::acceptor acceptor{ioc};
+  asio::steady_timer accept_retry{ioc};
+  asio::executor_work_guard<asio::io_context::executor_type> work = asio::make_work_guard(ioc);
+  std::promise<void> exited;
+  std::future<void> exited_future = exited.get_future();
+  std::thread thread;
+};
+
+class ServerImpl final : public Server {
+ public:
+  ServerImpl(const ServerOptions& options, const Router& router)
+      : options_(options), router_(router) {}
+  ~ServerImpl() override { Stop(); }
+
+  Status Start() override;
+  uint16_t port() const override { return port_; }
+  void Stop() override;
+  const ServerStats& stats() const override { return stats_; }
+
+  // For sessions.
+  const ServerOptions& options() const { return options_; }
+  const Router& router() const { return router_; }
+  ServerStats& mutable_stats() { return stats_; }
+  asio::thread_pool& workers() { return *workers_; }
+  void OnSessionClosed();
+
+ private:
+  Status Bind(Loop& loop, const tcp::endpoint& endpoint);
+  void Accept(Loop& loop);
+  void OnAccept(Loop& loop, const ErrorCode& ec, tcp::socket socket);
+  static void RunLoop(Loop& loop);
+  static void BeginDrain(Loop& loop);
+  static void CloseAll(Loop& loop);
+  void WaitForDrain();
+  void StopLoops();
+
+  const ServerOptions options_;
+  const Router& router_;
+  ServerStats stats_;
+  std::atomic<bool> stopping_{false};
+  std::mutex drain_mu_;
+  std::condition_variable drained_;
+  std::mutex stop_mu_;
+  bool started_ = false;  // guarded by stop_mu_
+  bool stopped_ = false;  // guarded by stop_mu_
+  uint16_t port_ = 0;
+  std::optional<asio::thread_pool> workers_;
+  // Last: loops (and the sessions their handlers hold) go before anything sessions use.
+  std::vector<std::unique_ptr<Loop>> loops_;
+};
+
+// One connection: reads requests one at a time (so pipelined requests are answered in order),
+// dispatches them and writes the responses. Lives on its loop's thread, kept alive by its
+// pending operations; a kWorker handler holds it while it runs on the pool.
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  Session(ServerImpl& server, Loop& loop, tcp::socket&& socket)
+      : server_(server), loop_(loop), options_(server.options()), stream_(std::move(socket)) {
+    loop_.sessions.insert(this);
+    server_.mutable_stats().connections_open.fetch_add(1, std::memory_order_relaxed);
+    request_.headers.reserve(16);
+    request_.params.reserve(4);
+  }
+  ~Session() {
+    loop_.sessions.erase(this);
+    server_.OnSessionClosed();
+  }
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  void Start() { WaitForRequest(); }
+  // Server is stopping: close now unless a request is in progress (that one finishes and its
+  // response carries "Connection: close").
+  void OnDrain() {
+    if (state_ == State::kIdle || state_ == State::kLingering) Close();
+  }
+  void ForceClose() { Close(); }
+
+ private:
+  enum class State : uint8_t { kIdle, kReading, kHandling, kWriting, kLingering, kClosed };
+
+  void WaitForRequest();
+  void OnFirstBytes(const ErrorCode& ec, size_t bytes);
+  void ReadHeader();
+  void OnHeader(const ErrorCode& ec);
+  void SendContinue();
+  void ReadBody();
+  void OnBody(const ErrorCode& ec);
+  void OnReadError(const ErrorCode& ec);
+  void BuildRequest();
+  void Dispatch();
+  Response Invoke() const;
+  Response RouteError() const;
+  void Respond(Response&& response);
+  void Reject(int status, std::string_view message, std::vector<FieldError> details);
+  void RejectBody();
+  void PrepareResponse(Response&& response, unsigned version, bool keep_alive, bool head);
+  void Write(bool keep_alive);
+  void OnWrite(const ErrorCode& ec, bool keep_alive);
+  void Linger();
+  void DiscardInput();
+  void Close();
+
+  ServerImpl& server_;
+  Loop& loop_;
+  const ServerOptions& options_;
+  beast::tcp_stream stream_;
+  beast::flat_buffer buffer_;
+  std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
+  Request request_;
+  Router::Match match_;
+  size_t body_limit_ = 0;
+  bhttp::response<bhttp::string_body> response_;
+  int served_ = 0;
+  size_t lingered_bytes_ = 0;
+  State state_ = State::kIdle;
+};
+
+void Session::WaitForRequest() {
+  if (loop_.draining) return Close();
+  parser_.emplace();
+  parser_->header_limit(static_cast<uint32_t>(
+      std::min<size_t>(options_.max_header_bytes, std::numeric_limits<uint32_t>::max())));
+  // The route decides the body limit once the header is in (see OnHeader).
+  parser_->body_limit(boost::none);
+  if (buffer_.size() > 0) return ReadHeader();  // pipelined request already buffered
+
+  // The header timeout runs from the first byte; until then the connection is idle.
+  state_ = State::kIdle;
+  stream_.expires_after(options_.idle_timeout);
+  stream_.async_read_some(buffer_.prepare(kFirstReadBytes),
+                          [self = shared_from_this()](const ErrorCode& ec, size_t bytes) {
+                            self->OnFirstBytes(ec, bytes);
+                          });
+}
+
+void Session::OnFirstBytes(const ErrorCode& ec, size_t bytes) {
+  if (ec) return Close();
+  buffer_.commit(bytes);
+  ReadHeader();
+}
+
+void Session::ReadHeader() {
+  state_ = State::kReading;
+  stream_.expires_after(options_.header_timeout);
+  bhttp::async_read_header(
+      stream_, buffer_, *parser_,
+      [self = shared_from_this()](const ErrorCode& ec, size_t) { self->OnHeader(ec); });
+}
+
+void Session::OnHeader(const ErrorCode& ec) {
+  if (ec) return OnReadError(ec);
+  BuildRequest();
+  match_ = server_.router().Find(request_);
+  body_limit_ = match_.handler != nullptr ? match_.options.max_body_bytes : kUnroutedBodyLimit;
+  boost::optional<uint64_t> length = parser_->content_length();
+  if (length && *length > body_limit_) return RejectBody();
+  if (parser_->is_done()) return Dispatch();
+  parser_->body_limit(body_limit_);
+  if (parser_->get().version() >= 11 &&
+      EqualsIgnoreCase(request_.Header("Expect"), "100-continue")) {
+    return SendContinue();
+  }
+  ReadBody();
+}
+
+void Session::SendContinue() {
+  static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+  stream_.expires_after(options_.body_timeout);
+  asio::async_write(stream_, asio::buffer(kContinue.data(), kContinue.size()),
+                    [self = shared_from_this()](const ErrorCode& ec, size_t) {
+                      if (ec) return self->Close();
+                      self->ReadBody();
+                    });
+}
+
+void Session::ReadBody() {
+  stream_.expires_after(options_.body_timeout);
+  bhttp::async_read(stream_, buffer_, *parser_,
+                    [self = shared_from_this()](const ErrorCode& ec, size_t) { self->OnBody(ec); });
+}
+
+void Session::OnBody(const ErrorCode& ec) {
+  if (ec) return OnReadError(ec);
+  const std::string& body = parser_->get().body();
+  request_.body = std::string_view(body.data(), body.size());
+  Dispatch();
+}
+
+void Session::OnReadError(const ErrorCode& ec) {
+  if (ec == bhttp::error::header_limit) {
+    return Reject(431, "Request header too large",
+                  {{"header", "request header exceeds the limit " +
+                                  std::to_string(options_.max_header_bytes) + " bytes"}});
+  }
+  if (ec == bhttp::error::body_limit) return RejectBody();
+  if (IsMalformed(ec)) {
+    return Reject(400, "Malformed HTTP request", {{"request", ec.message()}});
+  }
+  // Timeout, reset or the client closed: nothing useful can be sent.
+  Close();
+}
+
+void Session::BuildRequest() {
+  const auto& message = parser_->get();
+  request_.method = ToMethod(message.method());
+  request_.target = View(message.target());
+  size_t question = request_.target.find('?');
+  request_.path = request_.target.substr(0, question);
+  request_.query = question == std::string_view::npos ? std::string_view()
+                                                      : request_.target.substr(question + 1);
+  request_.headers.clear();
+  for (const auto& field : message) {
+    request_.headers.push_back({View(field.name_string()), View(field.value())});
+  }
+  request_.body = {};
+}
+
+void Session::Dispatch() {
+  server_.mutable_stats().requests.fetch_add(1, std::memory_order_relaxed);
+  state_ = State::kHandling;
+  stream_.expires_never();
+  if (match_.handler == nullptr) return Respond(RouteError());
+  if (match_.options.dispatch == Dispatch::kInline) return Respond(Invoke());
+  // The session (and with it the parser that owns the request bytes) stays alive in the job.
+  // No I/O runs on the connection meanwhile, so the worker has the request to itself.
+  asio::post(
+      server_.workers(), [self = shared_from_this(), executor = stream_.get_executor()]() mutable {
+        Response response = self->Invoke();
+        // Moving `self` into the posted handler drops the session on its own loop.
+        asio::post(executor, [self = std::move(self), response = std::move(response)]() mutable {
+          self->Respond(std::move(response));
+        });
+      });
+}
+
+Response Session::Invoke() const {
+  try {
+    return (*match_.handler)(request_);
+  } catch (const std::exception& e) {
+    LogError("http handler threw", "method", MethodName(request_.method), "what", e.what());
+  } catch (...) {
+    LogError("http handler threw", "method", MethodName(request_.method));
+  }
+  return ErrorResponse(500, "Internal server error");
+}
+
+Response Session::RouteError() const {
+  if (match_.status != 405) return ErrorResponse(404, "Not found");
+  Response response = ErrorResponse(405, "Method not allowed");
+  response.SetHeader("Allow", match_.allow);
+  return response;
+}
+
+void Session::Respond(Response&& response) {
+  if (state_ == State::kClosed) return;  // force-closed while a worker ran the handler
+  const auto& message = parser_->get();
+  ++served_;
+  bool keep_alive =
+      message.keep_alive() && served_ < options_.max_requests_per_connection && !loop_.draining;
+  PrepareResponse(std::move(response), message.version(), keep_alive,
+                  request_.method == Method::kHead);
+  Write(keep_alive);
+}
+
+void Session::Reject(int status, std::string_view message, std::vector<FieldError> details) {
+  server_.mutable_stats().requests.fetch_add(1, std::memory_order_relaxed);
+  unsigned version = parser_->is_header_done() ? parser_->get().version() : 11;
+  PrepareResponse(ErrorResponse(status, message, details), version, /*keep_alive=*/false,
+                  /*head=*/false);
+  Write(/*keep_alive=*/false);
+}
+
+void Session::RejectBody() {
+  Reject(413, "Request body too large",
+         {{"body", "request body exceeds the limit " + std::to_string(body_limit_) + " bytes"}});
+}
+
+void Session::PrepareResponse(Response&& response, unsigned version, bool keep_alive, bool head) {
+  response_ = {};
+  response_.version(version);
+  int status = response.status >= 100 && response.status <= 999 ? response.status : 500;
+  response_.result(static_cast<unsigned>(status));
+  for (auto& [name, value] : response.headers) {
+    if (IsFramingHeader(name)) continue;
+    response_.insert(name, value);
+  }
+  // 1xx, 204 and 304 have no body and no Content-Length (RFC 9110 8.6).
+  bool bodiless = status < 200 || status == 204 || status == 304;
+  if (!bodiless) {
+    response_.content_length(response.body.size());
+    // HEAD: the Content-Length of the GET response, no body.
+    if (!head) response_.body() = std::move(response.body);
+  }
+  response_.keep_alive(keep_alive);
+}
+
+void Session::Write(bool keep_alive) {
+  state_ = State::kWriting;
+  // A client that does not read its response is cut off like one that does not send.
+  stream_.expires_after(options_.body_timeout);
+  bhttp::async_write(stream_, response_,
+                     [self = shared_from_this(), keep_alive](const ErrorCode& ec, size_t) {
+                       self->OnWrite(ec, keep_alive);
+                     });
+}
+
+void Session::OnWrite(const ErrorCode& ec, bool keep_alive) {
+  if (ec) return Close();
+  if (!keep_alive) return Linger();
+  WaitForRequest();
+}
+
+void Session::Linger() {
+  if (loop_.draining) return Close();
+  state_ = State::kLingering;
+  ErrorCode ec;
+  stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+  if (ec) return Close();
+  lingered_bytes_ = 0;
+  stream_.expires_after(std::min<std::chrono::milliseconds>(options_.header_timeout, kMaxLinger));
+  DiscardInput();
+}
+
+void Session::DiscardInput() {
+  buffer_.clear();
+  stream_.async_read_some(buffer_.prepare(kFirstReadBytes),
+                          [self = shared_from_this()](const ErrorCode& ec, size_t bytes) {
+                            self->lingered_bytes_ += bytes;
+                            if (ec || self->lingered_bytes_ > kMaxLingerBytes) return self->Close();
+                            self->DiscardInput();
+                          });
+}
+
+void Session::Close() {
+  if (state_ == State::kClosed) return;
+  state_ = State::kClosed;
+  ErrorCode ec;
+  stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
+  stream_.close();
+}
+
+Status ServerImpl::Start() {
+  std::lock_guard<std::mutex> lock(stop_mu_);
+  if (started_ || stopped_) return InvalidArgumentError("http server already started");
+  ADS_ASSIGN_OR_RETURN(detail::ListenAddress listen, detail::ParseListenAddress(options_.listen));
+  tcp::endpoint endpoint(asio::ip::make_address(listen.host), listen.port);
+
+  int loops = options_.io_threads > 0 ? options_.io_threads
+                                      : static_cast<int>(std::thread::hardware_concurrency());
+  loops = std::max(loops, 1);
+  for (int i = 0; i < loops; ++i) {
+    loops_.push_back(std::make_unique<Loop>());
+    Status bound = Bind(*loops_.back(), endpoint);
+    if (!bound.ok()) {
+      loops_.clear();
+      return bound;
+    }
+    // With port 0 the first bind picks the port; the others share it through SO_REUSEPORT.
+    if (i == 0) endpoint.port(loops_.back()->acceptor.local_endpoint().port());
+  }
+  port_ = endpoint.port();
+  workers_.emplace(static_cast<size_t>(std::max(options_.worker_threads, 1)));
+  for (auto& loop : loops_) {
+    Accept(*loop);
+    loop->thread = std::thread([l = loop.get()] { RunLoop(*l); });
+  }
+  started_ = true;
+  LogInfo("http server listening", "listen", options_.listen, "port", port_, "io_threads", loops,
+          "worker_threads", std::max(options_.worker_threads, 1));
+  return OkStatus();
+}
+
+Status ServerImpl::Bind(Loop& loop, const tcp::endpoint& endpoint) {
+  ErrorCode ec;
+  tcp::acceptor& acceptor = loop.acceptor;
+  acceptor.open(endpoint.protocol(), ec);
+  if (!ec) acceptor.set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) acceptor.set_option(ReusePort(true), ec);
+  if (!ec) acceptor.bind(endpoint, ec);
+  if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
+  if (!ec) return OkStatus();
+  return UnavailableError("cannot listen on " + options_.listen + ": " + ec.message());
+}
+
+void ServerImpl::Accept(Loop& loop) {
+  loop.acceptor.async_accept([this, &loop](const ErrorCode& ec, tcp::socket socket) {
+    OnAccept(loop, ec, std::move(socket));
+  });
+}
+
+void ServerImpl::OnAccept(Loop& loop, const ErrorCode& ec, tcp::socket socket) {
+  if (!loop.acceptor.is_open() || ec == asio::error::operation_aborted) return;
+  if (ec) {
+    LogWarn("http accept failed", "error", ec.message());
+    loop.accept_retry.expires_after(kAcceptRetryDelay);
+    loop.accept_retry.async_wait([this, &loop](const ErrorCode& wait_ec) {
+      if (!wait_ec && loop.acceptor.is_open()) Accept(loop);
+    });
+    return;
+  }
+  ErrorCode ignored;
+  if (stats_.connections_open.load(std::memory_order_relaxed) >= options_.max_connections) {
+    stats_.connections_rejected.fetch_add(1, std::memory_order_relaxed);
+    socket.close(ignored);
+  } else {
+    stats_.connections_accepted.fetch_add(1, std::memory_order_relaxed);
+    socket.set_option(tcp::no_delay(true), ignored);
+    std::make_shared<Session>(*this, loop, std::move(socket))->Start();
+  }
+  Accept(loop);
+}
+
+void ServerImpl::RunLoop(Loop& loop) {
+  for (;;) {
+    try {
+      loop.ioc.run();
+      break;
+    } catch (const std::exception& e) {
+      LogError("http event loop error", "what", e.what());
+    }
+  }
+  loop.exited.set_value();
+}
+
+void ServerImpl::OnSessionClosed() {
+  // seq_cst pairs with Stop(): either it sees the decrement or we see stopping_.
+  stats_.connections_open.fetch_sub(1);
+  if (stopping_.load()) {
+    std::lock_guard<std::mutex> lock(drain_mu_);
+    drained_.notify_all();
+  }
+}
+
+void ServerImpl::BeginDrain(Loop& loop) {
+  loop.draining = true;
+  ErrorCode ignored;
+  loop.acceptor.close(ignored);
+  loop.accept_retry.cancel();
+  // Close() only starts the close; sessions leave the set later from their handlers.
+  for (Session* session : loop.sessions) session->OnDrain();
+}
+
+void ServerImpl::CloseAll(Loop& loop) {
+  for (Session* session : loop.sessions) session->ForceClose();
+}
+
+void ServerImpl::WaitForDrain() {
+  auto deadline = std::chrono::steady_clock::now() + options_.drain_timeout;
+  std::unique_lock<std::mutex> lock(drain_mu_);
+  bool drained =
+      drained_.wait_until(lock, deadline, [this] { return stats_.connections_open.load() == 0; });
+  if (!drained) {
+    LogWarn("http drain timed out; closing connections", "open", stats_.connections_open.load());
+  }
+}
+
+void ServerImpl::StopLoops() {
+  for (auto& loop : loops_) asio::post(loop->ioc, [l = loop.get()] { CloseAll(*l); });
+  // Running handlers cannot be interrupted; their responses go to closed sockets.
+  workers_->join();
+  for (auto& loop : loops_) loop->work.reset();
+  auto deadline = std::chrono::steady_clock::now() + kLoopExitGrace;
+  for (auto& loop : loops_) {
+    if (loop->exited_future.wait_until(deadline) != std::future_status::ready) loop->ioc.stop();
+    loop->thread.join();
+  }
+}
+
+void ServerImpl::Stop() {
+  std::lock_guard<std::mutex> lock(stop_mu_);
+  if (stopped_) return;
+  stopped_ = true;
+  if (!started_) return;
+  stopping_.store(true);
+  for (auto& loop : loops_) asio::post(loop->ioc, [l = loop.get()] { BeginDrain(*l); });
+  WaitForDrain();
+  StopLoops();
+  LogInfo("http server stopped", "port", port_);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Server>> Server::Create(const ServerOptions& options, const Router& router) {
+  ADS_RETURN_IF_ERROR(detail::ParseListenAddress(options.listen).status());
+  if (options.max_connections < 1 || options.max_requests_per_connection < 1) {
+    return InvalidArgumentError("max_connections and max_requests_per_connection must be >= 1");
+  }
+  return std::unique_ptr<Server>(std::make_unique<ServerImpl>(options, router));
+}
+
+}  // namespace adserver::http

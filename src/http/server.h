@@ -26,8 +26,7 @@ struct ServerStats {
 class Server {
  public:
   // `router` must outlive the server.
-  static Result<std::unique_ptr<Server>> Create(const ServerOptions& options,
-                                                const Router& router);
+  static Result<std::unique_ptr<Server>> Create(const ServerOptions& options, const Router& router);
   virtual ~Server() = default;
 
   // Binds and starts the event loops and workers; returns once listening.

@@ -1,1 +1,228 @@
-// Implementation pending (being written in this change).
+#include "ingest/snapshot_publisher.h"
+
+#include <array>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "common/check.h"
+#include "common/log.h"
+#include "ingest/catalog_builder.h"
+
+namespace adserver::ingest {
+
+namespace {
+
+// ADS_LOG does not compile yet (its `level` parameter also replaces the `level` namespace in
+// spdlog::level::level), so this file logs through spdlog with the same formatter.
+
+// An unambiguous byte encoding of CatalogData, hashed to tell whether a catalog rebuild would
+// produce anything new. Every field is included: a change to any of them is a change.
+void Put(std::string& out, std::string_view s);
+void Put(std::string& out, const Address& a);
+void Put(std::string& out, const Sha256Digest& d);
+void Put(std::string& out, const store::ContractRef& c);
+void Put(std::string& out, const store::FrequencyCap& f);
+void Put(std::string& out, const std::array<std::string, kImageFormatsWithImage>& images);
+template <typename T>
+requires std::is_arithmetic_v<T> || std::is_enum_v<T>
+void Put(std::string& out, T v) {
+  auto wide = static_cast<int64_t>(v);
+  out.append(reinterpret_cast<const char*>(&wide), sizeof wide);
+}
+template <typename T>
+void Put(std::string& out, const std::optional<T>& v) {
+  Put(out, v.has_value());
+  if (v) Put(out, *v);
+}
+template <typename T>
+void Put(std::string& out, const std::vector<T>& v) {
+  Put(out, v.size());
+  for (const T& item : v) Put(out, item);
+}
+void Put(std::string& out, std::string_view s) {
+  Put(out, s.size());
+  out.append(s);
+}
+void Put(std::string& out, const Address& a) {
+  out.append(reinterpret_cast<const char*>(a.bytes.data()), a.bytes.size());
+}
+void Put(std::string& out, const Sha256Digest& d) {
+  out.append(reinterpret_cast<const char*>(d.data()), d.size());
+}
+void Put(std::string& out, const store::ContractRef& c) {
+  Put(out, c.chain_id);
+  Put(out, c.address);
+}
+void Put(std::string& out, const store::FrequencyCap& f) {
+  Put(out, f.count);
+  Put(out, f.hours);
+}
+void Put(std::string& out, const std::array<std::string, kImageFormatsWithImage>& images) {
+  for (const std::string& image : images) Put(out, image);
+}
+
+template <typename... T>
+void PutAll(std::string& out, const T&... fields) {
+  (Put(out, fields), ...);
+}
+
+void PutRecords(std::string& out, const store::CatalogData& data) {
+  Put(out, data.publishers.size());
+  for (const auto& p : data.publishers) {
+    PutAll(out, p.id, p.name, p.allowed_origins, p.blocked_communities, p.created_at, p.updated_at);
+  }
+  Put(out, data.api_keys.size());
+  for (const auto& k : data.api_keys) {
+    PutAll(out, k.id, k.publisher_id, k.hash, k.prefix, k.test, k.created_at, k.revoked_at);
+  }
+  Put(out, data.communities.size());
+  for (const auto& c : data.communities) {
+    PutAll(out, c.id, c.name, c.logo_url, c.created_at, c.updated_at);
+  }
+  Put(out, data.projects.size());
+  for (const auto& p : data.projects) {
+    PutAll(out, p.id, p.slug, p.name, p.logo_url, p.category, p.contracts, p.created_at,
+           p.updated_at);
+  }
+}
+
+void PutCampaignsAndAds(std::string& out, const store::CatalogData& data) {
+  Put(out, data.campaigns.size());
+  for (const auto& c : data.campaigns) {
+    PutAll(out, c.id, c.community_id, c.name, c.status, c.starts_at, c.ends_at, c.pricing_model,
+           c.bid_micros, c.total_budget_micros, c.daily_budget_micros, c.target_projects,
+           c.exclude_projects, c.chains, c.recency_days, c.frequency_cap, c.created_at,
+           c.updated_at);
+  }
+  Put(out, data.ads.size());
+  for (const auto& a : data.ads) {
+    PutAll(out, a.id, a.campaign_id, a.headline, a.content, a.cta_url, a.cta_label, a.images,
+           a.weight, a.status, a.created_at, a.updated_at);
+  }
+}
+
+Sha256Digest DigestOf(const store::CatalogData& data) {
+  std::string bytes;
+  PutRecords(bytes, data);
+  PutCampaignsAndAds(bytes, data);
+  return Sha256(bytes);
+}
+
+int64_t MillisSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                               start)
+      .count();
+}
+
+}  // namespace
+
+SnapshotPublisher::SnapshotPublisher(store::Store& store, Published<decision::Catalog>& catalogs,
+                                     Published<decision::ActivityIndex>& activity,
+                                     const SnapshotOptions& options)
+    : store_(store), catalogs_(catalogs), activity_(activity), options_(options) {
+  ADS_CHECK(InitCrypto()) << "libsodium cannot be initialised";
+}
+
+SnapshotPublisher::~SnapshotPublisher() { Stop(); }
+
+Status SnapshotPublisher::LoadNow() {
+  std::lock_guard<std::mutex> lock(refresh_mu_);
+  // Counters are read before the data, so a write racing with the build is seen next time.
+  ADS_ASSIGN_OR_RETURN(uint64_t catalog_counter, store_.ChangeCounter());
+  ADS_ASSIGN_OR_RETURN(uint64_t activity_counter, store_.ActivityChangeCounter());
+  ADS_RETURN_IF_ERROR(RebuildCatalogLocked(catalog_counter, /*force=*/true));
+  return RebuildActivityLocked(activity_counter);
+}
+
+void SnapshotPublisher::Start() {
+  ADS_CHECK(!thread_.joinable()) << "SnapshotPublisher started twice";
+  thread_ = std::thread([this] { Run(); });
+}
+
+void SnapshotPublisher::NotifyChanged() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    wake_ = true;
+  }
+  cv_.notify_one();
+}
+
+Status SnapshotPublisher::RefreshNow() {
+  std::lock_guard<std::mutex> lock(refresh_mu_);
+  return RefreshLocked();
+}
+
+void SnapshotPublisher::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void SnapshotPublisher::Run() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (true) {
+    cv_.wait_for(lock, options_.poll_interval, [this] { return stop_ || wake_; });
+    if (stop_) return;
+    wake_ = false;
+    lock.unlock();
+    Status refreshed = RefreshNow();
+    if (!refreshed.ok()) {
+      spdlog::warn("{}", log::Format("snapshot refresh failed; previous snapshot stays", "status",
+                                     refreshed));
+    }
+    lock.lock();
+  }
+}
+
+Status SnapshotPublisher::RefreshLocked() {
+  ADS_ASSIGN_OR_RETURN(uint64_t catalog_counter, store_.ChangeCounter());
+  ADS_ASSIGN_OR_RETURN(uint64_t activity_counter, store_.ActivityChangeCounter());
+  Status catalog_status;
+  if (catalog_counter != catalog_counter_) {
+    catalog_status = RebuildCatalogLocked(catalog_counter, /*force=*/false);
+  }
+  Status activity_status;
+  if (activity_counter != activity_counter_) {
+    activity_status = RebuildActivityLocked(activity_counter);
+  }
+  return catalog_status.ok() ? activity_status : catalog_status;
+}
+
+Status SnapshotPublisher::RebuildCatalogLocked(uint64_t counter, bool force) {
+  auto start = std::chrono::steady_clock::now();
+  ADS_ASSIGN_OR_RETURN(store::CatalogData data, store_.LoadCatalogData());
+  Sha256Digest digest = DigestOf(data);
+  if (!force && catalog_digest_ == digest) {
+    catalog_counter_ = counter;  // only activity changed
+    return OkStatus();
+  }
+  ADS_ASSIGN_OR_RETURN(std::shared_ptr<const decision::Catalog> catalog,
+                       BuildCatalog(data, options_.catalog));
+  size_t campaigns = catalog->campaigns.size();
+  size_t ads = catalog->ads.size();
+  catalogs_.Publish(std::move(catalog));
+  catalog_counter_ = counter;
+  catalog_digest_ = digest;
+  spdlog::info("{}", log::Format("catalog published", "campaigns", campaigns, "ads", ads, "ms",
+                                 MillisSince(start)));
+  return OkStatus();
+}
+
+Status SnapshotPublisher::RebuildActivityLocked(uint64_t counter) {
+  auto start = std::chrono::steady_clock::now();
+  ADS_ASSIGN_OR_RETURN(std::shared_ptr<const decision::ActivityIndex> index,
+                       BuildActivityIndex(store_));
+  size_t wallets = index->wallet_count();
+  activity_.Publish(std::move(index));
+  activity_counter_ = counter;
+  spdlog::info(
+      "{}", log::Format("activity index published", "wallets", wallets, "ms", MillisSince(start)));
+  return OkStatus();
+}
+
+}  // namespace adserver::ingest

@@ -4,8 +4,10 @@
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <thread>
 
+#include "common/crypto.h"
 #include "common/published.h"
 #include "common/status.h"
 #include "decision/activity_index.h"
@@ -46,18 +48,26 @@ class SnapshotPublisher {
  private:
   void Run();
   Status RefreshLocked();  // REQUIRES: refresh_mu_ held.
+  // Loads catalog data and publishes a new catalog if the data differs from the last one
+  // published (or `force`). REQUIRES: refresh_mu_ held.
+  Status RebuildCatalogLocked(uint64_t counter, bool force);
+  // REQUIRES: refresh_mu_ held.
+  Status RebuildActivityLocked(uint64_t counter);
 
   store::Store& store_;
   Published<decision::Catalog>& catalogs_;
   Published<decision::ActivityIndex>& activity_;
   SnapshotOptions options_;
-  std::mutex refresh_mu_;  // serialises rebuilds
+  std::mutex refresh_mu_;                   // serialises rebuilds
   uint64_t catalog_counter_ = UINT64_MAX;   // guarded by refresh_mu_
   uint64_t activity_counter_ = UINT64_MAX;  // guarded by refresh_mu_
+  // Digest of the CatalogData behind the published catalog. ChangeCounter also moves on
+  // activity writes, so an unchanged digest means "activity only": no catalog is republished.
+  std::optional<Sha256Digest> catalog_digest_;  // guarded by refresh_mu_
   std::mutex mu_;
   std::condition_variable cv_;
-  bool stop_ = false;     // guarded by mu_
-  bool wake_ = false;     // guarded by mu_
+  bool stop_ = false;  // guarded by mu_
+  bool wake_ = false;  // guarded by mu_
   std::thread thread_;
 };
 

@@ -252,6 +252,11 @@ Outcome Serve(const Context& ctx) {
   return {JsonResponse(200, AdBody(*parsed, *decision))};
 }
 
+// Per-request failures are rare faults (a broken snapshot), so each one is logged.
+void LogFailure(std::string_view what) {
+  ADS_LOG(error, "ad request failed", "error", what);
+}
+
 // Per-thread tie-break RNG; thread i (in order of first use) is seeded with seed + i.
 decision::Rng& ThreadRng(uint64_t seed) {
   static std::atomic<uint64_t> next_thread{0};
@@ -296,7 +301,7 @@ http::Response AdHandler::Handle(const http::Request& request, Variant variant) 
     catalog = catalogs_.Current();
     activity = activity_.Current();
   } catch (const std::exception& e) {
-    ADS_LOG(error, "ad request failed", "error", e.what());
+    LogFailure(e.what());
     return WithCors(Unavailable(variant), request, variant);
   }
   return HandleWith(request, variant, catalog.get(), activity.get(), clock_.NowSeconds(),
@@ -312,10 +317,10 @@ http::Response AdHandler::HandleWith(const http::Request& request, Variant varia
   try {
     outcome = Serve(ctx);
   } catch (const std::exception& e) {
-    ADS_LOG(error, "ad request failed", "error", e.what());
+    LogFailure(e.what());
     outcome = Unavailable(variant);
   } catch (...) {
-    ADS_LOG(error, "ad request failed", "error", "unknown exception");
+    LogFailure("unknown exception");
     outcome = Unavailable(variant);
   }
   return WithCors(std::move(outcome), request, variant);

@@ -25,11 +25,10 @@ constexpr std::string_view kFormatsCurrent = "LANDSCAPE, LONG_BANNER, SHORT_BANN
 constexpr std::string_view kFormatsEarlier = "LANDSCAPE, LONG_BANNER, SHORT_BANNER";
 
 simdjson::dom::parser& ThreadParser() {
-  thread_local simdjson::dom::parser parser = [] {
-    simdjson::dom::parser p;
-    (void)p.allocate(kParserCapacity);  // on failure the first parse allocates (or reports)
-    return p;
-  }();
+  thread_local simdjson::dom::parser parser;
+  // If this fails, the first parse allocates (or reports MEMALLOC, answered as malformed).
+  thread_local bool preallocated = parser.allocate(kParserCapacity) == simdjson::SUCCESS;
+  (void)preallocated;
   return parser;
 }
 

@@ -163,14 +163,13 @@ Status ApplyNext(Connection& conn, bool& done) {
   const Migration& m = kMigrations[current];  // versions are 1..N in order
   Status applied = conn.Exec(m.sql);
   if (!applied.ok()) {
-    return Status(applied.code(), "migration " + std::to_string(m.version) + ": " +
-                                      applied.message());
+    return Status(applied.code(),
+                  "migration " + std::to_string(m.version) + ": " + applied.message());
   }
   {
-    ADS_ASSIGN_OR_RETURN(
-        Statement insert,
-        conn.Prepare("INSERT INTO schema_migrations (version, applied_at) "
-                     "VALUES (?1, CAST(strftime('%s', 'now') AS INTEGER))"));
+    ADS_ASSIGN_OR_RETURN(Statement insert,
+                         conn.Prepare("INSERT INTO schema_migrations (version, applied_at) "
+                                      "VALUES (?1, CAST(strftime('%s', 'now') AS INTEGER))"));
     ADS_RETURN_IF_ERROR(insert.Bind(1, int64_t{m.version}).Run());
   }
   return txn.Commit();

@@ -1,1 +1,1059 @@
-// Implementation pending (being written in this change).
+#include "store/sqlite/sqlite_store.h"
+
+#include <charconv>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+
+#include "common/json_writer.h"
+#include "store/sqlite/detail/migrations.h"
+#include "store/sqlite/detail/sqlite_util.h"
+
+namespace adserver::store {
+namespace {
+
+using sqlite_detail::Connection;
+using sqlite_detail::Statement;
+using sqlite_detail::Transaction;
+
+Status Corrupt(std::string_view what, Id id) {
+  return InternalError("corrupt " + std::string(what) + " in row " + std::to_string(id));
+}
+
+Status Missing(std::string_view kind, Id id) {
+  return NotFoundError(std::string(kind) + " " + std::to_string(id) + " not found");
+}
+
+// The single record of a Load*(..., id) result, or NotFound.
+template <typename R>
+Result<R> Single(Result<std::vector<R>> rows, std::string_view kind, Id id) {
+  if (!rows.ok()) return rows.status();
+  if (rows->empty()) return Missing(kind, id);
+  return std::move(rows->front());
+}
+
+// Calls `f()` (returning Status) for every row of `s`.
+template <typename F>
+Status ForEachRow(Statement& s, F&& f) {
+  while (true) {
+    ADS_ASSIGN_OR_RETURN(bool row, s.Step());
+    if (!row) return OkStatus();
+    ADS_RETURN_IF_ERROR(f());
+  }
+}
+
+// `base`, plus `filter` when `id` is set, plus `order`. Parameter ?1 is the id.
+std::string Sql(std::string_view base, std::optional<Id> id, std::string_view filter,
+                std::string_view order) {
+  std::string sql(base);
+  if (id.has_value()) sql.append(" ").append(filter);
+  sql.append(" ").append(order);
+  return sql;
+}
+
+Result<Statement> Query(Connection& c, const std::string& sql, std::optional<Id> id) {
+  ADS_ASSIGN_OR_RETURN(Statement s, c.Prepare(sql));
+  if (id.has_value()) s.Bind(1, *id);
+  return s;
+}
+
+// Runs `sql` (parameter ?1 = parent id filter) and hands each row to `add` together with the
+// record its column 0 points at.
+template <typename R, typename F>
+Status LoadChildren(Connection& c, const std::string& sql, std::optional<Id> id,
+                    std::vector<R>& parents, F&& add) {
+  std::unordered_map<Id, R*> by_id;
+  for (R& r : parents) by_id[r.id] = &r;
+  ADS_ASSIGN_OR_RETURN(Statement s, Query(c, sql, id));
+  return ForEachRow(s, [&]() -> Status {
+    auto it = by_id.find(s.Int(0));
+    return it == by_id.end() ? OkStatus() : add(*it->second, s);
+  });
+}
+
+Status BumpCounter(Connection& c, const char* key) {
+  ADS_ASSIGN_OR_RETURN(Statement s, c.Prepare("UPDATE meta SET value = value + 1 WHERE key = ?1"));
+  return s.Bind(1, std::string_view(key)).Run();
+}
+
+// Runs a single-row DELETE/UPDATE; NotFound when it matched nothing.
+Status RunOnRow(Connection& c, Statement& s, std::string_view kind, Id id) {
+  ADS_RETURN_IF_ERROR(s.Run());
+  return c.Changes() == 0 ? Missing(kind, id) : OkStatus();
+}
+
+Result<bool> Exists(Connection& c, const char* table, Id id) {
+  ADS_ASSIGN_OR_RETURN(Statement s,
+                       c.Prepare(std::string("SELECT 1 FROM ") + table + " WHERE id = ?1"));
+  return s.Bind(1, id).Step();
+}
+
+// Turns a foreign-key Conflict into "<kind> <id> does not exist" when that is the cause.
+Status MissingReference(Connection& c, Status s, const char* table, std::string_view kind, Id id) {
+  if (s.code() != Code::kConflict) return s;
+  Result<bool> exists = Exists(c, table, id);
+  if (exists.ok() && !*exists) {
+    return ConflictError(std::string(kind) + " " + std::to_string(id) + " does not exist");
+  }
+  return s;
+}
+
+// ---- Encodings of list columns.
+
+std::string EncodeOrigins(const std::vector<std::string>& origins) {
+  std::string json = "[";
+  for (size_t i = 0; i < origins.size(); ++i) {
+    if (i > 0) json += ',';
+    AppendJsonString(json, origins[i]);
+  }
+  return json + "]";
+}
+
+std::string EncodeChains(const std::vector<int64_t>& chains) {
+  std::string text;
+  for (size_t i = 0; i < chains.size(); ++i) {
+    if (i > 0) text += ',';
+    text += std::to_string(chains[i]);
+  }
+  return text;
+}
+
+std::optional<std::vector<int64_t>> DecodeChains(std::string_view text) {
+  std::vector<int64_t> chains;
+  while (!text.empty()) {
+    int64_t v = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec != std::errc()) return std::nullopt;
+    chains.push_back(v);
+    text.remove_prefix(end - text.data());
+    if (text.empty()) break;
+    if (text.front() != ',') return std::nullopt;
+    text.remove_prefix(1);
+  }
+  return chains;
+}
+
+// ---- Publishers.
+
+Result<std::vector<PublisherRecord>> LoadPublishers(Connection& c, std::optional<Id> id) {
+  std::vector<PublisherRecord> out;
+  {
+    ADS_ASSIGN_OR_RETURN(Statement s,
+                         Query(c,
+                               Sql("SELECT id, name, created_at, updated_at FROM publishers", id,
+                                   "WHERE id = ?1", "ORDER BY id"),
+                               id));
+    ADS_RETURN_IF_ERROR(ForEachRow(s, [&] {
+      PublisherRecord& p = out.emplace_back();
+      p.id = s.Int(0);
+      p.name = s.Text(1);
+      p.created_at = s.Int(2);
+      p.updated_at = s.Int(3);
+      return OkStatus();
+    }));
+  }
+  ADS_RETURN_IF_ERROR(
+      LoadChildren(c,
+                   Sql("SELECT p.id, j.value FROM publishers p, json_each(p.allowed_origins) j", id,
+                       "WHERE p.id = ?1", "ORDER BY p.id, j.key"),
+                   id, out, [](PublisherRecord& p, Statement& s) {
+                     p.allowed_origins.push_back(s.Text(1));
+                     return OkStatus();
+                   }));
+  ADS_RETURN_IF_ERROR(
+      LoadChildren(c,
+                   Sql("SELECT publisher_id, community_id FROM publisher_blocked_communities", id,
+                       "WHERE publisher_id = ?1", "ORDER BY publisher_id, position"),
+                   id, out, [](PublisherRecord& p, Statement& s) {
+                     p.blocked_communities.push_back(s.Int(1));
+                     return OkStatus();
+                   }));
+  return out;
+}
+
+Status WriteBlockedCommunities(Connection& c, Id publisher_id, const std::vector<Id>& blocked) {
+  {
+    ADS_ASSIGN_OR_RETURN(
+        Statement del,
+        c.Prepare("DELETE FROM publisher_blocked_communities WHERE publisher_id = ?1"));
+    ADS_RETURN_IF_ERROR(del.Bind(1, publisher_id).Run());
+  }
+  ADS_ASSIGN_OR_RETURN(Statement ins,
+                       c.Prepare("INSERT OR IGNORE INTO publisher_blocked_communities "
+                                 "(publisher_id, community_id, position) VALUES (?1, ?2, ?3)"));
+  for (size_t i = 0; i < blocked.size(); ++i) {
+    ins.Reset();
+    Status s = ins.Bind(1, publisher_id).Bind(2, blocked[i]).Bind(3, int64_t(i)).Run();
+    if (!s.ok()) return MissingReference(c, s, "communities", "community", blocked[i]);
+  }
+  return OkStatus();
+}
+
+// ---- API keys.
+
+Result<std::vector<ApiKeyRecord>> LoadApiKeys(Connection& c, std::string_view filter,
+                                              std::optional<Id> id) {
+  std::vector<ApiKeyRecord> out;
+  ADS_ASSIGN_OR_RETURN(
+      Statement s,
+      Query(c,
+            Sql("SELECT id, publisher_id, key_hash, prefix, test, created_at, revoked_at "
+                "FROM api_keys",
+                id, filter, "ORDER BY id"),
+            id));
+  ADS_RETURN_IF_ERROR(ForEachRow(s, [&] {
+    ApiKeyRecord& k = out.emplace_back();
+    k.id = s.Int(0);
+    k.publisher_id = s.Int(1);
+    if (!s.Blob(2, k.hash.data(), k.hash.size())) return Corrupt("api_keys.key_hash", k.id);
+    k.prefix = s.Text(3);
+    k.test = s.Int(4) != 0;
+    k.created_at = s.Int(5);
+    k.revoked_at = s.OptInt(6);
+    return OkStatus();
+  }));
+  return out;
+}
+
+// Names the cause of a Conflict from inserting an api key: missing publisher or duplicate hash.
+Status ApiKeyConflict(Connection& c, Status s, Id publisher_id) {
+  if (s.code() != Code::kConflict) return s;
+  ADS_ASSIGN_OR_RETURN(bool publisher_exists, Exists(c, "publishers", publisher_id));
+  if (!publisher_exists) {
+    return ConflictError("publisher " + std::to_string(publisher_id) + " does not exist");
+  }
+  return ConflictError("an api key with the same hash already exists");
+}
+
+// ---- Communities.
+
+Result<std::vector<CommunityRecord>> LoadCommunities(Connection& c, std::optional<Id> id) {
+  std::vector<CommunityRecord> out;
+  ADS_ASSIGN_OR_RETURN(
+      Statement s, Query(c,
+                         Sql("SELECT id, name, logo_url, created_at, updated_at FROM communities",
+                             id, "WHERE id = ?1", "ORDER BY id"),
+                         id));
+  ADS_RETURN_IF_ERROR(ForEachRow(s, [&] {
+    out.push_back(CommunityRecord{.id = s.Int(0),
+                                  .name = s.Text(1),
+                                  .logo_url = s.Text(2),
+                                  .created_at = s.Int(3),
+                                  .updated_at = s.Int(4)});
+    return OkStatus();
+  }));
+  return out;
+}
+
+// ---- Projects.
+
+Result<std::vector<ProjectRecord>> LoadProjects(Connection& c, std::optional<Id> id) {
+  std::vector<ProjectRecord> out;
+  {
+    ADS_ASSIGN_OR_RETURN(
+        Statement s, Query(c,
+                           Sql("SELECT id, slug, name, logo_url, category, created_at, updated_at "
+                               "FROM projects",
+                               id, "WHERE id = ?1", "ORDER BY id"),
+                           id));
+    ADS_RETURN_IF_ERROR(ForEachRow(s, [&] {
+      ProjectRecord& p = out.emplace_back();
+      p.id = s.Int(0);
+      p.slug = s.Text(1);
+      p.name = s.Text(2);
+      p.logo_url = s.Text(3);
+      p.category = s.Text(4);
+      p.created_at = s.Int(5);
+      p.updated_at = s.Int(6);
+      return OkStatus();
+    }));
+  }
+  ADS_RETURN_IF_ERROR(
+      LoadChildren(c,
+                   Sql("SELECT project_id, chain_id, address FROM project_contracts", id,
+                       "WHERE project_id = ?1", "ORDER BY project_id, position"),
+                   id, out, [](ProjectRecord& p, Statement& s) {
+                     ContractRef& ref = p.contracts.emplace_back();
+                     ref.chain_id = s.Int(1);
+                     if (!s.Blob(2, ref.address.bytes.data(), ref.address.bytes.size())) {
+                       return Corrupt("project_contracts.address", p.id);
+                     }
+                     return OkStatus();
+                   }));
+  return out;
+}
+
+// Conflict for a contract that already has a row: names the project that owns it.
+Status ContractConflict(Connection& c, Id project_id, const ContractRef& ref) {
+  std::string name = std::to_string(ref.chain_id) + ":" + FormatAddress(ref.address);
+  ADS_ASSIGN_OR_RETURN(Statement s, c.Prepare("SELECT p.id, p.slug FROM project_contracts pc "
+                                              "JOIN projects p ON p.id = pc.project_id "
+                                              "WHERE pc.chain_id = ?1 AND pc.address = ?2"));
+  s.Bind(1, ref.chain_id).BindBlob(2, ref.address.bytes.data(), ref.address.bytes.size());
+  ADS_ASSIGN_OR_RETURN(bool row, s.Step());
+  if (!row) return ConflictError("contract " + name + " already exists");
+  if (s.Int(0) == project_id) return ConflictError("contract " + name + " is listed twice");
+  return ConflictError("contract " + name + " already belongs to project '" + s.Text(1) + "'");
+}
+
+Status WriteContracts(Connection& c, Id project_id, const std::vector<ContractRef>& contracts) {
+  {
+    ADS_ASSIGN_OR_RETURN(Statement del,
+                         c.Prepare("DELETE FROM project_contracts WHERE project_id = ?1"));
+    ADS_RETURN_IF_ERROR(del.Bind(1, project_id).Run());
+  }
+  ADS_ASSIGN_OR_RETURN(Statement ins, c.Prepare("INSERT INTO project_contracts "
+                                                "(project_id, chain_id, address, position) "
+                                                "VALUES (?1, ?2, ?3, ?4)"));
+  for (size_t i = 0; i < contracts.size(); ++i) {
+    const ContractRef& ref = contracts[i];
+    ins.Reset();
+    Status s = ins.Bind(1, project_id)
+                   .Bind(2, ref.chain_id)
+                   .BindBlob(3, ref.address.bytes.data(), ref.address.bytes.size())
+                   .Bind(4, int64_t(i))
+                   .Run();
+    if (s.code() == Code::kConflict) return ContractConflict(c, project_id, ref);
+    ADS_RETURN_IF_ERROR(s);
+  }
+  return OkStatus();
+}
+
+Status SlugConflict(Status s, const std::string& slug) {
+  if (s.code() != Code::kConflict) return s;
+  return ConflictError("project slug '" + slug + "' already exists");
+}
+
+// ---- Campaigns.
+
+Result<std::vector<CampaignRecord>> LoadCampaignRows(Connection& c, std::optional<Id> id) {
+  std::vector<CampaignRecord> out;
+  ADS_ASSIGN_OR_RETURN(
+      Statement s,
+      Query(c,
+            Sql("SELECT id, community_id, name, status, starts_at, ends_at, pricing_model, "
+                "bid_micros, total_budget_micros, daily_budget_micros, chains, recency_days, "
+                "frequency_cap_count, frequency_cap_hours, created_at, updated_at FROM campaigns",
+                id, "WHERE id = ?1", "ORDER BY id"),
+            id));
+  ADS_RETURN_IF_ERROR(ForEachRow(s, [&]() -> Status {
+    CampaignRecord& r = out.emplace_back();
+    r.id = s.Int(0);
+    r.community_id = s.Int(1);
+    r.name = s.Text(2);
+    std::optional<CampaignStatus> status = ParseCampaignStatus(s.Text(3));
+    std::optional<PricingModel> pricing = ParsePricingModel(s.Text(6));
+    std::optional<std::vector<int64_t>> chains = DecodeChains(s.Text(10));
+    if (!status || !pricing || !chains) return Corrupt("campaigns", r.id);
+    r.status = *status;
+    r.starts_at = s.OptInt(4);
+    r.ends_at = s.OptInt(5);
+    r.pricing_model = *pricing;
+    r.bid_micros = s.Int(7);
+    r.total_budget_micros = s.OptInt(8);
+    r.daily_budget_micros = s.OptInt(9);
+    r.chains = std::move(*chains);
+    if (!s.IsNull(11)) r.recency_days = static_cast<int32_t>(s.Int(11));
+    if (!s.IsNull(12)) {
+      r.frequency_cap = FrequencyCap{.count = static_cast<int32_t>(s.Int(12)),
+                                     .hours = static_cast<int32_t>(s.Int(13))};
+    }
+    r.created_at = s.Int(14);
+    r.updated_at = s.Int(15);
+    return OkStatus();
+  }));
+  return out;
+}
+
+Result<std::vector<CampaignRecord>> LoadCampaigns(Connection& c, std::optional<Id> id) {
+  ADS_ASSIGN_OR_RETURN(std::vector<CampaignRecord> out, LoadCampaignRows(c, id));
+  ADS_RETURN_IF_ERROR(
+      LoadChildren(c,
+                   Sql("SELECT campaign_id, project_id, kind FROM campaign_projects", id,
+                       "WHERE campaign_id = ?1", "ORDER BY campaign_id, kind, position"),
+                   id, out, [](CampaignRecord& r, Statement& s) {
+                     std::string kind = s.Text(2);
+                     if (kind == "target") {
+                       r.target_projects.push_back(s.Int(1));
+                     } else if (kind == "exclude") {
+                       r.exclude_projects.push_back(s.Int(1));
+                     } else {
+                       return Corrupt("campaign_projects.kind", r.id);
+                     }
+                     return OkStatus();
+                   }));
+  return out;
+}
+
+// Binds ?2.. with every mutable campaign column (?1 is the id for UPDATE, unused by INSERT).
+void BindCampaign(Statement& s, const CampaignRecord& r, int64_t now) {
+  s.Bind(2, r.community_id)
+      .Bind(3, r.name)
+      .Bind(4, CampaignStatusName(r.status))
+      .Bind(5, r.starts_at)
+      .Bind(6, r.ends_at)
+      .Bind(7, PricingModelName(r.pricing_model))
+      .Bind(8, r.bid_micros)
+      .Bind(9, r.total_budget_micros)
+      .Bind(10, r.daily_budget_micros)
+      .Bind(11, EncodeChains(r.chains))
+      .Bind(12, r.recency_days);
+  if (r.frequency_cap.has_value()) {
+    s.Bind(13, int64_t{r.frequency_cap->count}).Bind(14, int64_t{r.frequency_cap->hours});
+  } else {
+    s.BindNull(13).BindNull(14);
+  }
+  s.Bind(15, now);
+}
+
+Status InsertCampaignProjects(Connection& c, Statement& ins, Id campaign_id,
+                              const std::vector<Id>& projects, std::string_view kind) {
+  for (size_t i = 0; i < projects.size(); ++i) {
+    ins.Reset();
+    Status s =
+        ins.Bind(1, campaign_id).Bind(2, projects[i]).Bind(3, kind).Bind(4, int64_t(i)).Run();
+    if (!s.ok()) return MissingReference(c, s, "projects", "project", projects[i]);
+  }
+  return OkStatus();
+}
+
+Status WriteCampaignProjects(Connection& c, const CampaignRecord& r) {
+  {
+    ADS_ASSIGN_OR_RETURN(Statement del,
+                         c.Prepare("DELETE FROM campaign_projects WHERE campaign_id = ?1"));
+    ADS_RETURN_IF_ERROR(del.Bind(1, r.id).Run());
+  }
+  ADS_ASSIGN_OR_RETURN(Statement ins, c.Prepare("INSERT OR IGNORE INTO campaign_projects "
+                                                "(campaign_id, project_id, kind, position) "
+                                                "VALUES (?1, ?2, ?3, ?4)"));
+  ADS_RETURN_IF_ERROR(InsertCampaignProjects(c, ins, r.id, r.target_projects, "target"));
+  return InsertCampaignProjects(c, ins, r.id, r.exclude_projects, "exclude");
+}
+
+// ---- Ads.
+
+constexpr const char* kAdColumns =
+    "SELECT id, campaign_id, headline, content, cta_url, cta_label, image_landscape, "
+    "image_long_banner, image_short_banner, weight, status, created_at, updated_at FROM ads";
+
+Result<std::vector<AdRecord>> LoadAds(Connection& c, std::string_view filter,
+                                      std::optional<Id> id) {
+  std::vector<AdRecord> out;
+  ADS_ASSIGN_OR_RETURN(Statement s, Query(c, Sql(kAdColumns, id, filter, "ORDER BY id"), id));
+  ADS_RETURN_IF_ERROR(ForEachRow(s, [&]() -> Status {
+    AdRecord& a = out.emplace_back();
+    a.id = s.Int(0);
+    a.campaign_id = s.Int(1);
+    a.headline = s.Text(2);
+    a.content = s.Text(3);
+    a.cta_url = s.Text(4);
+    a.cta_label = s.Text(5);
+    for (int f = 0; f < kImageFormatsWithImage; ++f) a.images[f] = s.Text(6 + f);
+    a.weight = static_cast<int32_t>(s.Int(9));
+    std::optional<AdStatus> status = ParseAdStatus(s.Text(10));
+    if (!status) return Corrupt("ads.status", a.id);
+    a.status = *status;
+    a.created_at = s.Int(11);
+    a.updated_at = s.Int(12);
+    return OkStatus();
+  }));
+  return out;
+}
+
+// Binds ?2.. with every mutable ad column (?1 is the id for UPDATE, unused by INSERT).
+void BindAd(Statement& s, const AdRecord& a, int64_t now) {
+  s.Bind(2, a.campaign_id)
+      .Bind(3, a.headline)
+      .Bind(4, a.content)
+      .Bind(5, a.cta_url)
+      .Bind(6, a.cta_label);
+  for (int f = 0; f < kImageFormatsWithImage; ++f) s.Bind(7 + f, a.images[f]);
+  s.Bind(10, int64_t{a.weight}).Bind(11, AdStatusName(a.status)).Bind(12, now);
+}
+
+// ---- Activity.
+
+constexpr const char* kActivityColumns =
+    "SELECT wallet, project_id, chain_id, last_seen, count FROM activity";
+
+Status ReadActivity(const Statement& s, ActivityRecord& r) {
+  r.project_id = s.Int(1);
+  if (!s.Blob(0, r.wallet.bytes.data(), r.wallet.bytes.size())) {
+    return Corrupt("activity.wallet", r.project_id);
+  }
+  r.chain_id = s.Int(2);
+  r.last_seen = s.Int(3);
+  r.count = s.Int(4);
+  return OkStatus();
+}
+
+Status EnableWal(Connection& c) {
+  ADS_ASSIGN_OR_RETURN(Statement s, c.Prepare("PRAGMA journal_mode=WAL"));
+  ADS_ASSIGN_OR_RETURN(bool row, s.Step());
+  std::string mode = row ? s.Text(0) : "";
+  if (mode != "wal") return InternalError("cannot enable WAL mode (journal_mode=" + mode + ")");
+  return OkStatus();
+}
+
+}  // namespace
+
+// ---- Lifecycle and transactions.
+
+SqliteStore::SqliteStore(std::string path, const SqliteOptions& options,
+                         std::unique_ptr<Connection> writer)
+    : path_(std::move(path)),
+      options_(options),
+      shared_connection_(path_.empty() || path_ == ":memory:"),
+      writer_(std::move(writer)) {}
+
+SqliteStore::~SqliteStore() = default;
+
+Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path,
+                                                       const SqliteOptions& options) {
+  ADS_ASSIGN_OR_RETURN(std::unique_ptr<Connection> writer,
+                       Connection::Open(path, options.create_if_missing, options.busy_timeout,
+                                        options.cache_size_kib));
+  if (!path.empty() && path != ":memory:") ADS_RETURN_IF_ERROR(EnableWal(*writer));
+  ADS_RETURN_IF_ERROR(sqlite_detail::ApplyMigrations(*writer));
+  return std::unique_ptr<SqliteStore>(new SqliteStore(path, options, std::move(writer)));
+}
+
+Status SqliteStore::Write(unsigned bump, const std::function<Status(Connection&)>& fn) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Connection& c = *writer_;
+  ADS_ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(c, Transaction::Kind::kWrite));
+  ADS_RETURN_IF_ERROR(fn(c));
+  if (bump & kCatalog) ADS_RETURN_IF_ERROR(BumpCounter(c, "catalog_version"));
+  if (bump & kActivity) ADS_RETURN_IF_ERROR(BumpCounter(c, "activity_version"));
+  return txn.Commit();
+}
+
+namespace {
+Status RunInReadTransaction(Connection& c, const std::function<Status(Connection&)>& fn) {
+  ADS_ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(c, Transaction::Kind::kRead));
+  ADS_RETURN_IF_ERROR(fn(c));
+  return txn.Commit();
+}
+}  // namespace
+
+Status SqliteStore::Read(const std::function<Status(Connection&)>& fn) {
+  if (shared_connection_) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return RunInReadTransaction(*writer_, fn);
+  }
+  ADS_ASSIGN_OR_RETURN(std::unique_ptr<Connection> reader, AcquireReader());
+  Status s = RunInReadTransaction(*reader, fn);
+  // A connection that failed at the I/O level is dropped rather than reused.
+  if (s.code() != Code::kUnavailable) ReleaseReader(std::move(reader));
+  return s;
+}
+
+Result<std::unique_ptr<Connection>> SqliteStore::AcquireReader() {
+  {
+    std::lock_guard<std::mutex> lock(readers_mu_);
+    if (!idle_readers_.empty()) {
+      std::unique_ptr<Connection> conn = std::move(idle_readers_.back());
+      idle_readers_.pop_back();
+      return conn;
+    }
+  }
+  ADS_ASSIGN_OR_RETURN(
+      std::unique_ptr<Connection> conn,
+      Connection::Open(path_, /*create=*/false, options_.busy_timeout, options_.cache_size_kib));
+  ADS_RETURN_IF_ERROR(conn->Exec("PRAGMA query_only=ON"));
+  return conn;
+}
+
+void SqliteStore::ReleaseReader(std::unique_ptr<Connection> conn) {
+  std::lock_guard<std::mutex> lock(readers_mu_);
+  if (static_cast<int>(idle_readers_.size()) < options_.max_idle_read_connections) {
+    idle_readers_.push_back(std::move(conn));
+  }
+}
+
+Result<uint64_t> SqliteStore::ReadCounter(const char* key) {
+  uint64_t value = 0;
+  ADS_RETURN_IF_ERROR(Read([&](Connection& c) -> Status {
+    ADS_ASSIGN_OR_RETURN(Statement s, c.Prepare("SELECT value FROM meta WHERE key = ?1"));
+    ADS_ASSIGN_OR_RETURN(bool row, s.Bind(1, std::string_view(key)).Step());
+    if (!row) return InternalError(std::string("meta counter '") + key + "' is missing");
+    value = static_cast<uint64_t>(s.Int(0));
+    return OkStatus();
+  }));
+  return value;
+}
+
+Result<uint64_t> SqliteStore::ChangeCounter() { return ReadCounter("catalog_version"); }
+Result<uint64_t> SqliteStore::ActivityChangeCounter() { return ReadCounter("activity_version"); }
+
+// ---- Publishers and keys.
+
+Result<PublisherRecord> SqliteStore::CreatePublisher(const PublisherRecord& p, int64_t now) {
+  std::optional<Result<PublisherRecord>> out;
+  ADS_RETURN_IF_ERROR(Write(kCatalog, [&](Connection& c) -> Status {
+    {
+      ADS_ASSIGN_OR_RETURN(Statement s,
+                           c.Prepare("INSERT INTO publishers (name, allowed_origins, created_at, "
+                                     "updated_at) VALUES (?1, ?2, ?3, ?3)"));
+      ADS_RETURN_IF_ERROR(
+          s.Bind(1, p.name).Bind(2, EncodeOrigins(p.allowed_origins)).Bind(3, now).Run());
+    }
+    Id id = c.LastInsertId();
+    ADS_RETURN_IF_ERROR(WriteBlockedCommunities(c, id, p.blocked_communities));
+    out = Single(LoadPublishers(c, id), "publisher", id);
+    return out->status();
+  }));
+  return std::move(*out);
+}
+
+Result<PublisherRecord> SqliteStore::GetPublisher(Id id) {
+  std::optional<Result<PublisherRecord>> out;
+  ADS_RETURN_IF_ERROR(Read([&](Connection& c) {
+    out = Single(LoadPublishers(c, id), "publisher", id);
+    return out->status();
+  }));
+  return std::move(*out);
+}
+
+Result<std::vector<PublisherRecord>> SqliteStore::ListPublishers() {
+  std::vector<PublisherRecord> out;
+  ADS_RETURN_IF_ERROR(Read([&](Connection& c) -> Status {
+    ADS_ASSIGN_OR_RETURN(out, LoadPublishers(c, std::nullopt));
+    return OkStatus();
+  }));
+  return out;
+}
+
+Result<PublisherRecord> SqliteStore::UpdatePublisher(const PublisherRecord& p, int64_t now) {
+  std::optional<Result<PublisherRecord>> out;
+  ADS_RETURN_IF_ERROR(Write(kCatalog, [&](Connection& c) -> Status {
+    {
+      ADS_ASSIGN_OR_RETURN(Statement s,
+                           c.Prepare("UPDATE publishers SET name = ?2, allowed_origins = ?3, "
+                                     "updated_at = ?4 WHERE id = ?1"));
+      s.Bind(1, p.id).Bind(2, p.name).Bind(3, EncodeOrigins(p.allowed_origins)).Bind(4, now);
+      ADS_RETURN_IF_ERROR(RunOnRow(c, s, "publisher", p.id));
+    }
+    ADS_RETURN_IF_ERROR(WriteBlockedCommunities(c, p.id, p.blocked_communities));
+    out = Single(LoadPublishers(c, p.id), "publisher", p.id);
+    return out->status();
+  }));
+  return std::move(*out);
+}
+
+Status SqliteStore::DeletePublisher(Id id) {
+  return Write(kCatalog, [&](Connection& c) -> Status {
+    ADS_ASSIGN_OR_RETURN(Statement s, c.Prepare("DELETE FROM publishers WHERE id = ?1"));
+    s.Bind(1, id);
+    return RunOnRow(c, s, "publisher", id);
+  });
+}
+
+Result<ApiKeyRecord> SqliteStore::CreateApiKey(const ApiKeyRecord& k, int64_t now) {
+  std::optional<Result<ApiKeyRecord>> out;
+  ADS_RETURN_IF_ERROR(Write(kCatalog, [&](Connection& c) -> Status {
+    {
+      ADS_ASSIGN_OR_RETURN(Statement s,
+                           c.Prepare("INSERT INTO api_keys (publisher_id, key_hash, prefix, test, "
+                                     "created_at, revoked_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"));
+      s.Bind(1, k.publisher_id)
+          .BindBlob(2, k.hash.data(), k.hash.size())
+          .Bind(3, k.prefix)
+          .Bind(4, int64_t{k.test})
+          .Bind(5, now)
+          .Bind(6, k.revoked_at);
+      ADS_RETURN_IF_ERROR(ApiKeyConflict(c, s.Run(), k.publisher_id));
+    }
+    Id id = c.LastInsertId();
+    out = Single(LoadApiKeys(c, "WHERE id = ?1", id), "api key", id);
+    return out->status();
+  }));
+  return std::move(*out);
+}
+
+Result<std::vector<ApiKeyRecord>> SqliteStore::ListApiKeys(Id publisher_id) {
+  std::vector<ApiKeyRecord> out;
+  ADS_RETURN_IF_ERROR(Read([&](Connection& c) -> Status {
+    ADS_ASSIGN_OR_RETURN(out, LoadApiKeys(c, "WHERE publisher_id = ?1", publisher_id));
+    return OkStatus();
+  }));
+  return out;
+}
+
+Result<ApiKeyRecord> SqliteStore::RevokeApiKey(Id publisher_id, Id key_id, int64_t now) {
+  std::optional<Result<ApiKeyRecord>> out;
+  ADS_RETURN_IF_ERROR(Write(kCatalog, [&](Connection& c) -> Status {
+    {
+      ADS_ASSIGN_OR_RETURN(Statement s,
+                           c.Prepare("UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?3) "
+                                     "WHERE id = ?1 AND publisher_id = ?2"));
+      ADS_RETURN_IF_ERROR(s.Bind(1, key_id).Bind(2, publisher_id).Bind(3, now).Run());
+      if (c.Changes() == 0) {
+        return NotFoundError("api key " + std::to_string(key_id) + " of publisher " +
+                             std::to_string(publisher_id) + " not found");
+      }
+    }
+    out = Single(LoadApiKeys(c, "WHERE id = ?1", key_id), "api key", key_id);
+    return out->status();
+  }));
+  return std::move(*out);
+}
+
+// ---- Communities.
+
+Result<CommunityRecord> SqliteStore::CreateCommunity(const CommunityRecord& r, int64_t now) {
+  std::optional<Result<CommunityRecord>> out;
+  ADS_RETURN_IF_ERROR(Write(kCatalog, [&](Connection& c) -> Status {
+    {
+      ADS_ASSIGN_OR_RETURN(Statement s,
+                           c.Prepare("INSERT INTO communities (name, logo_url, created_at, "
+                                     "updated_at) VALUES (?1, ?2, ?3, ?3)"));
+      ADS_RETURN_IF_ERROR(s.Bind(1, r.name).Bind(2, r.logo_url).Bind(3, now).Run());
+    }
+    Id id = c.LastInsertId();
+    out = Single(LoadCommunities(c, id), "community", id);
+    return out->status();
+  }));
+  return std::move(*out);
+}
+
+Result<CommunityRecord> SqliteStore::GetCommunity(Id id) {
+  std::optional<Result<CommunityRecord>> out;
+  ADS_RETURN_IF_ERROR(Read([&](Connection& c) {
+    out = Single(LoadCommunities(c, id), "community", id);
+    return out->status();
+  }));
+  return std::move(*out);
+}
+
+Result<std::vector<CommunityRecord>> SqliteStore::ListCommunities() {
+  std::vector<CommunityRecord> out;
+  ADS_RETURN_IF_ERROR(Read([&](Connection& c) -> Status {
+    ADS_ASSIGN_OR_RETURN(out, LoadCommunities(c, std::nullopt));
+    return OkStatus();
+  }));
+  return out;
+}
+
+Result<CommunityRecord> SqliteStore::UpdateCommunity(const CommunityRecord& r, int64_t now) {
+  std::optional<Result<CommunityRecord>> out;
+  ADS_RETURN_IF_ERROR(Write(kCatalog, [&](Connection& c) -> Status {
+    {
+      ADS_ASSIGN_OR_RETURN(Statement s,
+                           c.Prepare("UPDATE communities SET name = ?2, logo_url = ?3, "
+                                     "updated_at = ?4 WHERE id = ?1"));
+      s.Bind(1, r.id).Bind(2, r.name).Bind(3, r.logo_url).Bind(4, now);
+      ADS_RETURN_IF_ERROR(RunOnRow(c, s, "community", r.id));
+    }
+    out = Single(LoadCommunities(c, r.id), "community", r.id);
+    return out->status();
+  }));
+  return std::move(*out);
+}
+
+Status SqliteStore::DeleteCommunity(Id id) {
+  return Write(kCatalog, [&](Connection& c) -> Status {
+    ADS_ASSIGN_OR_RETURN(Statement s, c.Prepare("DELETE FROM communities WHERE id = ?1"));
+    s.Bind(1, id);
+    Status st = RunOnRow(c, s, "community", id);
+    if (st.code() == Code::kConflict) {
+      return ConflictError("community " + std::to_string(id) + " is used by campaigns");
+    }
+    return st;
+  });
+}
+
+// ---- Projects.
+
+Result<ProjectRecord> SqliteStore::CreateProject(const ProjectRecord& p, int64_t now) {
+  std::optional<Result<ProjectRecord>> out;
+  ADS_RETURN_IF_ERROR(Write(kCatalog, [&](Connection& c) -> Status {
+    {
+      ADS_ASSIGN_OR_RETURN(Statement s,
+                           c.Prepare("INSERT INTO projects (slug, name, logo_url, category, "
+                                     "created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?5)"));
+      s.Bind(1, p.slug).Bind(2, p.name).Bind(3, p.logo_url).Bind(4, p.category).Bind(5, now);
+      ADS_RETURN_IF_ERROR(SlugConflict(s.Run(), p.slug));
+    }
+    Id id = c.LastInsertId();
+    ADS_RETURN_IF_ERROR(WriteContracts(c, id, p.contracts));
+    out = Single(LoadProjects(c, id), "project", id);
+    return out->status();
+  }));
+  return std::move(*out);
+}
+
+Result<ProjectRecord> SqliteStore::GetProject(Id id) {
+  std::optional<Result<ProjectRecord>> out;
+  ADS_RETURN_IF_ERROR(Read([&](Connection& c) {
+    out = Single(LoadProjects(c, id), "project", id);
+    return out->status();
+  }));
+  return std::move(*out);
+}
+
+Result<ProjectRecord> SqliteStore::GetProjectBySlug(const std::string& slug) {
+  std::optional<Result<ProjectRecord>> out;
+  ADS_RETURN_IF_ERROR(Read([&](Connection& c) -> Status {
+    ADS_ASSIGN_OR_RETURN(Statement s, c.Prepare("SELECT id FROM projects WHERE slug = ?1"));
+    ADS_ASSIGN_OR_RETURN(bool row, s.Bind(1, slug).Step());
+    if (!row) return NotFoundError("project '" + slug + "' not found");
+    Id id = s.Int(0);
+    out = Single(LoadProjects(c, id), "project", id);
+    return out->status();
+  }));
+  return std::move(*out);
+}
+
+Result<std::vector<ProjectRecord>> SqliteStore::ListProjects() {
+  std::vector<ProjectRecord> out;
+  ADS_RETURN_IF_ERROR(Read([&](Connection& c) -> Status {
+    ADS_ASSIGN_OR_RETURN(out, LoadProjects(c, std::nullopt));
+    return OkStatus();
+  }));
+  return out;
+}
+
+Result<ProjectRecord> SqliteStore::UpdateProject(const ProjectRecord& p, int64_t now) {
+  std::optional<Result<ProjectRecord>> out;
+  ADS_RETURN_IF_ERROR(Write(kCatalog, [&](Connection& c) -> Status {
+    {
+      ADS_ASSIGN_OR_RETURN(Statement s,
+                           c.Prepare("UPDATE projects SET slug = ?2, name = ?3, logo_url = ?4, "
+                                     "category = ?5, updated_at = ?6 WHERE id = ?1"));
+      s.Bind(1, p.id).Bind(2, p.slug).Bind(3, p.name).Bind(4, p.logo_url).Bind(5, p.category);
+      s.Bind(6, now);
+      ADS_RETURN_IF_ERROR(SlugConflict(RunOnRow(c, s, "project", p.id), p.slug));
+    }
+    ADS_RETURN_IF_ERROR(WriteContracts(c, p.id, p.contracts));
+    out = Single(LoadProjects(c, p.id), "project", p.id);
+    return out->status();
+  }));
+  return std::move(*out);
+}
+
+Status SqliteStore::DeleteProject(Id id) {
+  return Write(kCatalog | kActivity, [&](Connection& c) -> Status {
+    ADS_ASSIGN_OR_RETURN(Statement s, c.Prepare("DELETE FROM projects WHERE id = ?1"));
+    s.Bind(1, id);
+    Status st = RunOnRow(c, s, "project", id);
+    if (st.code() != Code::kConflict) return st;
+    ADS_ASSIGN_OR_RETURN(
+        Statement user,
+        c.Prepare("SELECT campaign_id FROM campaign_projects WHERE project_id = ?1 LIMIT 1"));
+    ADS_ASSIGN_OR_RETURN(bool row, user.Bind(1, id).Step());
+    if (!row) return st;
+    return ConflictError("project " + std::to_string(id) + " is referenced by campaign " +
+                         std::to_string(user.Int(0)));
+  });
+}
+
+// ---- Campaigns.
+
+Result<CampaignRecord> SqliteStore::CreateCampaign(const CampaignRecord& r, int64_t now) {
+  std::optional<Result<CampaignRecord>> out;
+  ADS_RETURN_IF_ERROR(Write(kCatalog, [&](Connection& c) -> Status {
+    CampaignRecord stored = r;
+    {
+      ADS_ASSIGN_OR_RETURN(
+          Statement s,
+          c.Prepare("INSERT INTO campaigns (community_id, name, status, starts_at, ends_at, "
+                    "pricing_model, bid_micros, total_budget_micros, daily_budget_micros, "
+                    "chains, recency_days, frequency_cap_count, frequency_cap_hours, "
+                    "created_at, updated_at) VALUES (?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
+                    "?11, ?12, ?13, ?14, ?15, ?15)"));
+      BindCampaign(s, r, now);
+      ADS_RETURN_IF_ERROR(MissingReference(c, s.Run(), "communities", "community", r.community_id));
+    }
+    stored.id = c.LastInsertId();
+    ADS_RETURN_IF_ERROR(WriteCampaignProjects(c, stored));
+    out = Single(LoadCampaigns(c, stored.id), "campaign", stored.id);
+    return out->status();
+  }));
+  return std::move(*out);
+}
+
+Result<CampaignRecord> SqliteStore::GetCampaign(Id id) {
+  std::optional<Result<CampaignRecord>> out;
+  ADS_RETURN_IF_ERROR(Read([&](Connection& c) {
+    out = Single(LoadCampaigns(c, id), "campaign", id);
+    return out->status();
+  }));
+  return std::move(*out);
+}
+
+Result<std::vector<CampaignRecord>> SqliteStore::ListCampaigns() {
+  std::vector<CampaignRecord> out;
+  ADS_RETURN_IF_ERROR(Read([&](Connection& c) -> Status {
+    ADS_ASSIGN_OR_RETURN(out, LoadCampaigns(c, std::nullopt));
+    return OkStatus();
+  }));
+  return out;
+}
+
+Result<CampaignRecord> SqliteStore::UpdateCampaign(const CampaignRecord& r, int64_t now) {
+  std::optional<Result<CampaignRecord>> out;
+  ADS_RETURN_IF_ERROR(Write(kCatalog, [&](Connection& c) -> Status {
+    {
+      ADS_ASSIGN_OR_RETURN(
+          Statement s,
+          c.Prepare("UPDATE campaigns SET community_id = ?2, name = ?3, status = ?4, "
+                    "starts_at = ?5, ends_at = ?6, pricing_model = ?7, bid_micros = ?8, "
+                    "total_budget_micros = ?9, daily_budget_micros = ?10, chains = ?11, "
+                    "recency_days = ?12, frequency_cap_count = ?13, frequency_cap_hours = ?14, "
+                    "updated_at = ?15 WHERE id = ?1"));
+      s.Bind(1, r.id);
+      BindCampaign(s, r, now);
+      ADS_RETURN_IF_ERROR(MissingReference(c, RunOnRow(c, s, "campaign", r.id), "communities",
+                                           "community", r.community_id));
+    }
+    ADS_RETURN_IF_ERROR(WriteCampaignProjects(c, r));
+    out = Single(LoadCampaigns(c, r.id), "campaign", r.id);
+    return out->status();
+  }));
+  return std::move(*out);
+}
+
+Status SqliteStore::DeleteCampaign(Id id) {
+  return Write(kCatalog, [&](Connection& c) -> Status {
+    ADS_ASSIGN_OR_RETURN(Statement s, c.Prepare("DELETE FROM campaigns WHERE id = ?1"));
+    s.Bind(1, id);
+    return RunOnRow(c, s, "campaign", id);
+  });
+}
+
+// ---- Ads.
+
+Result<AdRecord> SqliteStore::CreateAd(const AdRecord& a, int64_t now) {
+  std::optional<Result<AdRecord>> out;
+  ADS_RETURN_IF_ERROR(Write(kCatalog, [&](Connection& c) -> Status {
+    {
+      ADS_ASSIGN_OR_RETURN(
+          Statement s,
+          c.Prepare("INSERT INTO ads (campaign_id, headline, content, cta_url, cta_label, "
+                    "image_landscape, image_long_banner, image_short_banner, weight, status, "
+                    "created_at, updated_at) VALUES (?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
+                    "?11, ?12, ?12)"));
+      BindAd(s, a, now);
+      ADS_RETURN_IF_ERROR(MissingReference(c, s.Run(), "campaigns", "campaign", a.campaign_id));
+    }
+    Id id = c.LastInsertId();
+    out = Single(LoadAds(c, "WHERE id = ?1", id), "ad", id);
+    return out->status();
+  }));
+  return std::move(*out);
+}
+
+Result<AdRecord> SqliteStore::GetAd(Id id) {
+  std::optional<Result<AdRecord>> out;
+  ADS_RETURN_IF_ERROR(Read([&](Connection& c) {
+    out = Single(LoadAds(c, "WHERE id = ?1", id), "ad", id);
+    return out->status();
+  }));
+  return std::move(*out);
+}
+
+Result<std::vector<AdRecord>> SqliteStore::ListAds(std::optional<Id> campaign_id) {
+  std::vector<AdRecord> out;
+  ADS_RETURN_IF_ERROR(Read([&](Connection& c) -> Status {
+    ADS_ASSIGN_OR_RETURN(out, LoadAds(c, "WHERE campaign_id = ?1", campaign_id));
+    return OkStatus();
+  }));
+  return out;
+}
+
+Result<AdRecord> SqliteStore::UpdateAd(const AdRecord& a, int64_t now) {
+  std::optional<Result<AdRecord>> out;
+  ADS_RETURN_IF_ERROR(Write(kCatalog, [&](Connection& c) -> Status {
+    {
+      ADS_ASSIGN_OR_RETURN(
+          Statement s, c.Prepare("UPDATE ads SET campaign_id = ?2, headline = ?3, content = ?4, "
+                                 "cta_url = ?5, cta_label = ?6, image_landscape = ?7, "
+                                 "image_long_banner = ?8, image_short_banner = ?9, weight = ?10, "
+                                 "status = ?11, updated_at = ?12 WHERE id = ?1"));
+      s.Bind(1, a.id);
+      BindAd(s, a, now);
+      ADS_RETURN_IF_ERROR(
+          MissingReference(c, RunOnRow(c, s, "ad", a.id), "campaigns", "campaign", a.campaign_id));
+    }
+    out = Single(LoadAds(c, "WHERE id = ?1", a.id), "ad", a.id);
+    return out->status();
+  }));
+  return std::move(*out);
+}
+
+Status SqliteStore::DeleteAd(Id id) {
+  return Write(kCatalog, [&](Connection& c) -> Status {
+    ADS_ASSIGN_OR_RETURN(Statement s, c.Prepare("DELETE FROM ads WHERE id = ?1"));
+    s.Bind(1, id);
+    return RunOnRow(c, s, "ad", id);
+  });
+}
+
+// ---- Activity.
+
+Status SqliteStore::RecordActivity(const std::vector<ActivityRecord>& rows) {
+  if (rows.empty()) return OkStatus();
+  return Write(kActivity, [&](Connection& c) -> Status {
+    ADS_ASSIGN_OR_RETURN(
+        Statement s,
+        c.Prepare("INSERT INTO activity (wallet, project_id, chain_id, last_seen, count) "
+                  "VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (wallet, project_id, chain_id) "
+                  "DO UPDATE SET last_seen = max(last_seen, excluded.last_seen), "
+                  "count = count + excluded.count"));
+    for (const ActivityRecord& r : rows) {
+      s.Reset();
+      Status st = s.BindBlob(1, r.wallet.bytes.data(), r.wallet.bytes.size())
+                      .Bind(2, r.project_id)
+                      .Bind(3, r.chain_id)
+                      .Bind(4, r.last_seen)
+                      .Bind(5, r.count)
+                      .Run();
+      if (!st.ok()) return MissingReference(c, st, "projects", "project", r.project_id);
+    }
+    return OkStatus();
+  });
+}
+
+Result<std::vector<ActivityRecord>> SqliteStore::ActivityForWallet(const Address& wallet) {
+  std::vector<ActivityRecord> out;
+  ADS_RETURN_IF_ERROR(Read([&](Connection& c) -> Status {
+    ADS_ASSIGN_OR_RETURN(Statement s,
+                         c.Prepare(std::string(kActivityColumns) +
+                                   " WHERE wallet = ?1 ORDER BY wallet, project_id, chain_id"));
+    s.BindBlob(1, wallet.bytes.data(), wallet.bytes.size());
+    return ForEachRow(s, [&] { return ReadActivity(s, out.emplace_back()); });
+  }));
+  return out;
+}
+
+Status SqliteStore::ScanActivity(const std::function<void(const ActivityRecord&)>& fn) {
+  return Read([&](Connection& c) -> Status {
+    ADS_ASSIGN_OR_RETURN(Statement s, c.Prepare(std::string(kActivityColumns) +
+                                                " ORDER BY wallet, project_id, chain_id"));
+    ActivityRecord r;
+    return ForEachRow(s, [&]() -> Status {
+      ADS_RETURN_IF_ERROR(ReadActivity(s, r));
+      fn(r);
+      return OkStatus();
+    });
+  });
+}
+
+// ---- Catalog.
+
+Result<CatalogData> SqliteStore::LoadCatalogData() {
+  CatalogData d;
+  ADS_RETURN_IF_ERROR(Read([&](Connection& c) -> Status {
+    ADS_ASSIGN_OR_RETURN(d.publishers, LoadPublishers(c, std::nullopt));
+    ADS_ASSIGN_OR_RETURN(d.api_keys, LoadApiKeys(c, "", std::nullopt));
+    ADS_ASSIGN_OR_RETURN(d.communities, LoadCommunities(c, std::nullopt));
+    ADS_ASSIGN_OR_RETURN(d.projects, LoadProjects(c, std::nullopt));
+    ADS_ASSIGN_OR_RETURN(d.campaigns, LoadCampaigns(c, std::nullopt));
+    ADS_ASSIGN_OR_RETURN(d.ads, LoadAds(c, "", std::nullopt));
+    return OkStatus();
+  }));
+  return d;
+}
+
+}  // namespace adserver::store

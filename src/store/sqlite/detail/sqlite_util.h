@@ -21,6 +21,13 @@
 
 namespace adserver::store::sqlite_detail {
 
+// ON DELETE RESTRICT is enforced by an internal trigger, so it fails with
+// SQLITE_CONSTRAINT_TRIGGER rather than SQLITE_CONSTRAINT_FOREIGNKEY.
+inline bool IsRestrictViolation(int rc, std::string_view message) {
+  return rc == SQLITE_CONSTRAINT_TRIGGER &&
+         message.find("FOREIGN KEY constraint failed") != std::string_view::npos;
+}
+
 // Maps an SQLite result code (extended codes enabled) to a Status whose message starts with
 // `context`. UNIQUE/PRIMARY KEY/FOREIGN KEY violations -> Conflict; BUSY, LOCKED, CANTOPEN,
 // IOERR -> Unavailable; anything else -> Internal.
@@ -35,7 +42,7 @@ inline Status SqliteStatus(sqlite3* db, int rc, std::string_view context) {
   switch (rc & 0xff) {
     case SQLITE_CONSTRAINT:
       if (rc == SQLITE_CONSTRAINT_UNIQUE || rc == SQLITE_CONSTRAINT_PRIMARYKEY ||
-          rc == SQLITE_CONSTRAINT_FOREIGNKEY) {
+          rc == SQLITE_CONSTRAINT_FOREIGNKEY || IsRestrictViolation(rc, message)) {
         return ConflictError(std::move(message));
       }
       return InternalError(std::move(message));
@@ -97,6 +104,8 @@ class Statement {
     if (rc == SQLITE_DONE) return false;
     return SqliteStatus(sqlite3_db_handle(stmt_), rc, "sqlite");
   }
+  // Rewinds a fully stepped or failed statement so it can run again with new bindings.
+  void Reset() { sqlite3_reset(stmt_); }
   // Steps once, for statements without result rows.
   Status Run() {
     Result<bool> r = Step();

@@ -1,0 +1,103 @@
+#pragma once
+
+// Reading typed fields out of admin request bodies (nlohmann::json) with one FieldError per
+// problem, money conversion, and JSON responses. Module-private to admin/.
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+#include "common/types.h"
+#include "http/message.h"
+
+namespace adserver::admin::detail {
+
+using Json = nlohmann::json;
+
+// Largest accepted amount of money, in currency units (keeps every value with 6 decimals
+// exactly representable as a JSON number: at most 15 significant digits).
+inline constexpr int64_t kMaxMoneyUnits = 999'999'999;
+
+// Field errors of one request, at most one per field (the first one wins). Not thread-safe.
+class FieldErrors {
+ public:
+  void Add(std::string field, std::string message);
+  // Adds the details of a validation status (no-op when ok).
+  void AddAll(const Status& status);
+  bool empty() const { return errors_.empty(); }
+  // InvalidArgument naming the first problem, with every problem as a detail.
+  Status ToStatus() const;
+
+ private:
+  std::vector<FieldError> errors_;
+};
+
+// Money in a JSON number or decimal string ("12.5") to micro-units, exactly: at most 6
+// decimals, not negative, at most kMaxMoneyUnits. Returns nullopt with `*error` set otherwise.
+std::optional<Micros> ParseMoney(const Json& value, std::string* error);
+// Micro-units to a JSON number in currency units (an integer when whole).
+Json MoneyToJson(Micros micros);
+
+// Reads fields of one JSON object, recording errors under "<prefix><key>". Every Read* leaves
+// `out` unchanged when the key is absent or its value is invalid. Not thread-safe.
+class ObjectReader {
+ public:
+  // `object` must be a JSON object and outlive the reader.
+  ObjectReader(const Json& object, std::string prefix, FieldErrors& errors);
+
+  std::string Field(std::string_view key) const { return prefix_ + std::string(key); }
+  void Error(std::string_view key, std::string message) {
+    errors_.Add(Field(key), std::move(message));
+  }
+  FieldErrors& errors() { return errors_; }
+  // The value of `key` (marked as read), or null when absent.
+  const Json* Find(std::string_view key);
+  // Records "is required" for each absent key.
+  void Require(std::initializer_list<std::string_view> keys);
+
+  void ReadString(std::string_view key, std::string& out);
+  // Like ReadString, but JSON null clears the value to "".
+  void ReadOptionalString(std::string_view key, std::string& out);
+  void ReadBool(std::string_view key, bool& out);
+  void ReadInt(std::string_view key, int64_t& out);
+  void ReadInt32(std::string_view key, int32_t& out);
+  // JSON null clears.
+  void ReadOptionalInt32(std::string_view key, std::optional<int32_t>& out);
+  void ReadMoney(std::string_view key, Micros& out);
+  // JSON null clears.
+  void ReadOptionalMoney(std::string_view key, std::optional<Micros>& out);
+  // RFC 3339 string; JSON null clears.
+  void ReadOptionalTime(std::string_view key, std::optional<int64_t>& out);
+  void ReadStringArray(std::string_view key, std::vector<std::string>& out);
+  void ReadIntArray(std::string_view key, std::vector<int64_t>& out);
+  // Calls `fn` with a reader for the nested object (prefix "<key>."). JSON null calls
+  // `on_null` when given and is an error otherwise.
+  void ReadObject(std::string_view key, const std::function<void(ObjectReader&)>& fn,
+                  const std::function<void()>& on_null = nullptr);
+  // Records "unknown field" for every key not read. Read-only fields a client may echo back
+  // from a GET (id, createdAt, updatedAt) are ignored.
+  void RejectUnknown();
+
+ private:
+  const Json& object_;
+  std::string prefix_;
+  FieldErrors& errors_;
+  std::set<std::string, std::less<>> seen_;
+};
+
+// Reads an integer (not a float, not a string) within int64; nullopt when it is none.
+std::optional<int64_t> JsonInt(const Json& value);
+
+// A response with `body` serialised (invalid UTF-8 replaced), Content-Type application/json
+// and Cache-Control no-store.
+http::Response JsonResponse(int status, const Json& body);
+
+}  // namespace adserver::admin::detail

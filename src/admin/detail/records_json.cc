@@ -1,0 +1,312 @@
+#include "admin/detail/records_json.h"
+
+#include <optional>
+#include <utility>
+
+#include "common/address.h"
+#include "ingest/activity_import.h"
+
+namespace adserver::admin::detail {
+namespace {
+
+std::string Indexed(const std::string& field, size_t i) {
+  return field + "[" + std::to_string(i) + "]";
+}
+
+// Reads an enum given by name; `names` lists the accepted values for the error message.
+template <typename E, typename Parse>
+void ReadEnum(ObjectReader& r, std::string_view key, Parse parse, std::string_view names,
+              E& out) {
+  const Json* v = r.Find(key);
+  if (!v) return;
+  std::optional<E> parsed;
+  if (v->is_string()) parsed = parse(v->get_ref<const std::string&>());
+  if (!parsed) return r.Error(key, "must be one of " + std::string(names));
+  out = *parsed;
+}
+
+Json OptionalTimeToJson(const std::optional<int64_t>& t) { return t ? TimeToJson(*t) : Json(); }
+
+Json OptionalStringToJson(const std::string& s) { return s.empty() ? Json() : Json(s); }
+
+void ReadContracts(ObjectReader& r, std::vector<store::ContractRef>& out) {
+  const Json* v = r.Find("contracts");
+  if (!v) return;
+  if (!v->is_array()) return r.Error("contracts", "must be an array of {chainId, address}");
+  std::vector<store::ContractRef> contracts;
+  for (size_t i = 0; i < v->size(); ++i) {
+    std::string field = Indexed(r.Field("contracts"), i);
+    if (!(*v)[i].is_object()) {
+      r.errors().Add(field, "must be an object {chainId, address}");
+      continue;
+    }
+    ObjectReader item((*v)[i], field + ".", r.errors());
+    item.Require({"chainId", "address"});
+    store::ContractRef contract;
+    item.ReadInt("chainId", contract.chain_id);
+    std::string address;
+    item.ReadString("address", address);
+    if (!address.empty()) {
+      std::optional<Address> parsed = ParseAddress(address);
+      if (!parsed) item.Error("address", "must be 0x followed by 40 hex digits");
+      if (parsed) contract.address = *parsed;
+    }
+    item.RejectUnknown();
+    contracts.push_back(contract);
+  }
+  out = std::move(contracts);
+}
+
+// Slugs to ids; an unknown slug becomes id 0 at its index (so indices stay aligned with the
+// request) and an error naming that index.
+void ReadProjectSlugs(ObjectReader& r, std::string_view key, const ProjectNames& names,
+                      std::vector<store::Id>& out) {
+  const Json* v = r.Find(key);
+  if (!v) return;
+  if (!v->is_array()) return r.Error(key, "must be an array of project slugs");
+  std::vector<store::Id> ids;
+  for (size_t i = 0; i < v->size(); ++i) {
+    const Json& item = (*v)[i];
+    std::string field = Indexed(r.Field(key), i);
+    auto it = item.is_string() ? names.ids.find(item.get<std::string>()) : names.ids.end();
+    if (!item.is_string()) {
+      r.errors().Add(field, "must be a project slug");
+    } else if (it == names.ids.end()) {
+      r.errors().Add(field, "unknown project \"" + item.get<std::string>() + "\"");
+    }
+    ids.push_back(it == names.ids.end() ? 0 : it->second);
+  }
+  out = std::move(ids);
+}
+
+void ReadPricing(ObjectReader& p, bool creating, store::CampaignRecord& c) {
+  if (creating) p.Require({"model", "bid"});
+  ReadEnum(p, "model", ParsePricingModel, "CPM, CPC, CPA", c.pricing_model);
+  p.ReadMoney("bid", c.bid_micros);
+  p.RejectUnknown();
+}
+
+void ReadBudget(ObjectReader& b, store::CampaignRecord& c) {
+  b.ReadOptionalMoney("total", c.total_budget_micros);
+  b.ReadOptionalMoney("daily", c.daily_budget_micros);
+  b.RejectUnknown();
+}
+
+void ReadTargeting(ObjectReader& t, bool creating, const ProjectNames& names,
+                   store::CampaignRecord& c) {
+  if (creating) t.Require({"projects"});
+  ReadProjectSlugs(t, "projects", names, c.target_projects);
+  ReadProjectSlugs(t, "excludeProjects", names, c.exclude_projects);
+  t.ReadIntArray("chains", c.chains);
+  t.ReadOptionalInt32("recencyDays", c.recency_days);
+  t.RejectUnknown();
+}
+
+void ReadFrequencyCap(ObjectReader& f, store::CampaignRecord& c) {
+  // A new cap needs both fields; an existing one can be changed field by field.
+  if (!c.frequency_cap) f.Require({"count", "hours"});
+  store::FrequencyCap cap = c.frequency_cap.value_or(store::FrequencyCap{});
+  f.ReadInt32("count", cap.count);
+  f.ReadInt32("hours", cap.hours);
+  f.RejectUnknown();
+  c.frequency_cap = cap;
+}
+
+void ReadImages(ObjectReader& r, store::AdRecord& a) {
+  const Json* v = r.Find("images");
+  if (!v) return;
+  if (!v->is_object()) {
+    return r.Error("images", "must be an object {LANDSCAPE?, LONG_BANNER?, SHORT_BANNER?}");
+  }
+  for (auto it = v->begin(); it != v->end(); ++it) {
+    std::string field = r.Field("images") + "." + it.key();
+    std::optional<ImageFormat> format = ParseImageFormat(it.key());
+    if (!format || *format == ImageFormat::kNoImage) {
+      r.errors().Add(field, "unknown image format (LANDSCAPE, LONG_BANNER or SHORT_BANNER)");
+      continue;
+    }
+    auto& slot = a.images[static_cast<size_t>(*format)];
+    if (it->is_null()) {
+      slot.clear();
+    } else if (it->is_string()) {
+      slot = it->get<std::string>();
+    } else {
+      r.errors().Add(field, "must be an image URL string or null");
+    }
+  }
+}
+
+}  // namespace
+
+ProjectNames::ProjectNames(const std::vector<store::ProjectRecord>& projects) {
+  for (const store::ProjectRecord& p : projects) {
+    ids.emplace(p.slug, p.id);
+    slugs.emplace(p.id, p.slug);
+  }
+}
+
+std::string ProjectNames::SlugOf(store::Id id) const {
+  auto it = slugs.find(id);
+  return it == slugs.end() ? std::to_string(id) : it->second;
+}
+
+Json TimeToJson(int64_t unix_seconds) { return ingest::FormatRfc3339(unix_seconds); }
+
+void ApplyPublisher(ObjectReader& r, bool creating, store::PublisherRecord& p) {
+  if (creating) r.Require({"name"});
+  r.ReadString("name", p.name);
+  r.ReadStringArray("allowedOrigins", p.allowed_origins);
+  r.ReadIntArray("blockedCommunities", p.blocked_communities);
+  r.RejectUnknown();
+}
+
+Json PublisherToJson(const store::PublisherRecord& p) {
+  return Json{{"id", p.id},
+              {"name", p.name},
+              {"allowedOrigins", p.allowed_origins},
+              {"blockedCommunities", p.blocked_communities},
+              {"createdAt", TimeToJson(p.created_at)},
+              {"updatedAt", TimeToJson(p.updated_at)}};
+}
+
+Json ApiKeyToJson(const store::ApiKeyRecord& k) {
+  return Json{{"id", k.id},
+              {"publisherId", k.publisher_id},
+              {"prefix", k.prefix},
+              {"test", k.test},
+              {"createdAt", TimeToJson(k.created_at)},
+              {"revokedAt", OptionalTimeToJson(k.revoked_at)}};
+}
+
+void ApplyCommunity(ObjectReader& r, bool creating, store::CommunityRecord& c) {
+  if (creating) r.Require({"name", "logoUrl"});
+  r.ReadString("name", c.name);
+  r.ReadString("logoUrl", c.logo_url);
+  r.RejectUnknown();
+}
+
+Json CommunityToJson(const store::CommunityRecord& c) {
+  return Json{{"id", c.id},
+              {"name", c.name},
+              {"logoUrl", c.logo_url},
+              {"createdAt", TimeToJson(c.created_at)},
+              {"updatedAt", TimeToJson(c.updated_at)}};
+}
+
+void ApplyProject(ObjectReader& r, bool creating, store::ProjectRecord& p) {
+  if (creating) r.Require({"slug", "name"});
+  r.ReadString("slug", p.slug);
+  r.ReadString("name", p.name);
+  r.ReadOptionalString("logoUrl", p.logo_url);
+  r.ReadOptionalString("category", p.category);
+  ReadContracts(r, p.contracts);
+  r.RejectUnknown();
+}
+
+Json ProjectToJson(const store::ProjectRecord& p) {
+  Json contracts = Json::array();
+  for (const store::ContractRef& c : p.contracts) {
+    contracts.push_back(Json{{"chainId", c.chain_id}, {"address", FormatAddress(c.address)}});
+  }
+  return Json{{"id", p.id},
+              {"slug", p.slug},
+              {"name", p.name},
+              {"logoUrl", OptionalStringToJson(p.logo_url)},
+              {"category", OptionalStringToJson(p.category)},
+              {"contracts", std::move(contracts)},
+              {"createdAt", TimeToJson(p.created_at)},
+              {"updatedAt", TimeToJson(p.updated_at)}};
+}
+
+void ApplyCampaign(ObjectReader& r, bool creating, const ProjectNames& names,
+                   store::CampaignRecord& c) {
+  if (creating) r.Require({"communityId", "name", "status", "pricing", "targeting"});
+  r.ReadInt("communityId", c.community_id);
+  r.ReadString("name", c.name);
+  ReadEnum(r, "status", ParseCampaignStatus, "draft, active, paused, ended", c.status);
+  r.ReadOptionalTime("startsAt", c.starts_at);
+  r.ReadOptionalTime("endsAt", c.ends_at);
+  r.ReadObject("pricing", [&](ObjectReader& p) { ReadPricing(p, creating, c); });
+  r.ReadObject(
+      "budget", [&](ObjectReader& b) { ReadBudget(b, c); },
+      [&] {
+        c.total_budget_micros.reset();
+        c.daily_budget_micros.reset();
+      });
+  r.ReadObject("targeting", [&](ObjectReader& t) { ReadTargeting(t, creating, names, c); });
+  r.ReadObject(
+      "frequencyCap", [&](ObjectReader& f) { ReadFrequencyCap(f, c); },
+      [&] { c.frequency_cap.reset(); });
+  r.RejectUnknown();
+}
+
+Json CampaignToJson(const store::CampaignRecord& c, const ProjectNames& names) {
+  auto slugs = [&](const std::vector<store::Id>& ids) {
+    Json out = Json::array();
+    for (store::Id id : ids) out.push_back(names.SlugOf(id));
+    return out;
+  };
+  auto optional_money = [](const std::optional<Micros>& m) {
+    return m ? MoneyToJson(*m) : Json();
+  };
+  Json cap;
+  if (c.frequency_cap) cap = Json{{"count", c.frequency_cap->count}, {"hours", c.frequency_cap->hours}};
+  return Json{
+      {"id", c.id},
+      {"communityId", c.community_id},
+      {"name", c.name},
+      {"status", CampaignStatusName(c.status)},
+      {"startsAt", OptionalTimeToJson(c.starts_at)},
+      {"endsAt", OptionalTimeToJson(c.ends_at)},
+      {"pricing", {{"model", PricingModelName(c.pricing_model)}, {"bid", MoneyToJson(c.bid_micros)}}},
+      {"budget",
+       {{"total", optional_money(c.total_budget_micros)},
+        {"daily", optional_money(c.daily_budget_micros)}}},
+      {"targeting",
+       {{"projects", slugs(c.target_projects)},
+        {"excludeProjects", slugs(c.exclude_projects)},
+        {"chains", c.chains},
+        {"recencyDays", c.recency_days ? Json(*c.recency_days) : Json()}}},
+      {"frequencyCap", std::move(cap)},
+      {"createdAt", TimeToJson(c.created_at)},
+      {"updatedAt", TimeToJson(c.updated_at)}};
+}
+
+void ApplyAd(ObjectReader& r, bool creating, store::AdRecord& a) {
+  if (creating) r.Require({"campaignId", "headline", "content", "ctaUrl", "ctaLabel", "images"});
+  store::Id campaign_id = a.campaign_id;
+  r.ReadInt("campaignId", campaign_id);
+  if (!creating && campaign_id != a.campaign_id) {
+    r.Error("campaignId", "cannot be changed; create the ad in the other campaign instead");
+  }
+  a.campaign_id = campaign_id;
+  r.ReadString("headline", a.headline);
+  r.ReadString("content", a.content);
+  r.ReadString("ctaUrl", a.cta_url);
+  r.ReadString("ctaLabel", a.cta_label);
+  ReadImages(r, a);
+  r.ReadInt32("weight", a.weight);
+  ReadEnum(r, "status", ParseAdStatus, "active, paused", a.status);
+  r.RejectUnknown();
+}
+
+Json AdToJson(const store::AdRecord& a) {
+  Json images = Json::object();
+  for (int i = 0; i < kImageFormatsWithImage; ++i) {
+    images[std::string(ImageFormatName(static_cast<ImageFormat>(i)))] =
+        OptionalStringToJson(a.images[static_cast<size_t>(i)]);
+  }
+  return Json{{"id", a.id},
+              {"campaignId", a.campaign_id},
+              {"headline", a.headline},
+              {"content", a.content},
+              {"ctaUrl", a.cta_url},
+              {"ctaLabel", a.cta_label},
+              {"images", std::move(images)},
+              {"weight", a.weight},
+              {"status", AdStatusName(a.status)},
+              {"createdAt", TimeToJson(a.created_at)},
+              {"updatedAt", TimeToJson(a.updated_at)}};
+}
+
+}  // namespace adserver::admin::detail

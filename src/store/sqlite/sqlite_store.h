@@ -1,0 +1,122 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "store/records.h"
+#include "store/sqlite/options.h"
+#include "store/store.h"
+
+namespace adserver::store {
+
+namespace sqlite_detail {
+class Connection;
+}  // namespace sqlite_detail
+
+// Store on one SQLite file (WAL mode, foreign keys on, synchronous=NORMAL). Thread-safe.
+//
+// Writes go through one connection guarded by a mutex, each in a BEGIN IMMEDIATE transaction
+// that also bumps a change counter in the `meta` table; reads use a small pool of separate
+// connections, so they see every committed write and never wait behind one. Several processes
+// (the server and the CLI) may open the same file at once: the busy timeout serialises their
+// writes and the counters let each notice the others' commits.
+//
+// Open(":memory:") works for throwaway use; then reads share the write connection, and a
+// ScanActivity callback must not call back into the store.
+class SqliteStore final : public Store {
+ public:
+  // Opens (creating it if allowed) the database at `path` and applies pending migrations.
+  // Unavailable if the file cannot be opened or stays locked beyond options.busy_timeout;
+  // Internal if the schema is newer than this binary knows or a migration fails.
+  static Result<std::unique_ptr<SqliteStore>> Open(const std::string& path,
+                                                   const SqliteOptions& options = {});
+  ~SqliteStore() override;
+  SqliteStore(const SqliteStore&) = delete;
+  SqliteStore& operator=(const SqliteStore&) = delete;
+
+  Result<PublisherRecord> CreatePublisher(const PublisherRecord& p, int64_t now) override;
+  Result<PublisherRecord> GetPublisher(Id id) override;
+  Result<std::vector<PublisherRecord>> ListPublishers() override;
+  Result<PublisherRecord> UpdatePublisher(const PublisherRecord& p, int64_t now) override;
+  Status DeletePublisher(Id id) override;
+
+  Result<ApiKeyRecord> CreateApiKey(const ApiKeyRecord& k, int64_t now) override;
+  Result<std::vector<ApiKeyRecord>> ListApiKeys(Id publisher_id) override;
+  Result<ApiKeyRecord> RevokeApiKey(Id publisher_id, Id key_id, int64_t now) override;
+
+  Result<CommunityRecord> CreateCommunity(const CommunityRecord& c, int64_t now) override;
+  Result<CommunityRecord> GetCommunity(Id id) override;
+  Result<std::vector<CommunityRecord>> ListCommunities() override;
+  Result<CommunityRecord> UpdateCommunity(const CommunityRecord& c, int64_t now) override;
+  Status DeleteCommunity(Id id) override;
+
+  Result<ProjectRecord> CreateProject(const ProjectRecord& p, int64_t now) override;
+  Result<ProjectRecord> GetProject(Id id) override;
+  Result<ProjectRecord> GetProjectBySlug(const std::string& slug) override;
+  Result<std::vector<ProjectRecord>> ListProjects() override;
+  Result<ProjectRecord> UpdateProject(const ProjectRecord& p, int64_t now) override;
+  Status DeleteProject(Id id) override;
+
+  Result<CampaignRecord> CreateCampaign(const CampaignRecord& c, int64_t now) override;
+  Result<CampaignRecord> GetCampaign(Id id) override;
+  Result<std::vector<CampaignRecord>> ListCampaigns() override;
+  Result<CampaignRecord> UpdateCampaign(const CampaignRecord& c, int64_t now) override;
+  Status DeleteCampaign(Id id) override;
+
+  Result<AdRecord> CreateAd(const AdRecord& a, int64_t now) override;
+  Result<AdRecord> GetAd(Id id) override;
+  Result<std::vector<AdRecord>> ListAds(std::optional<Id> campaign_id) override;
+  Result<AdRecord> UpdateAd(const AdRecord& a, int64_t now) override;
+  Status DeleteAd(Id id) override;
+
+  Status RecordActivity(const std::vector<ActivityRecord>& rows) override;
+  Result<std::vector<ActivityRecord>> ActivityForWallet(const Address& wallet) override;
+  // `fn` runs on the calling thread while a read transaction is open; it may call other
+  // methods of this store (except with ":memory:").
+  Status ScanActivity(const std::function<void(const ActivityRecord&)>& fn) override;
+
+  Result<CatalogData> LoadCatalogData() override;
+
+  // The `catalog_version` counter: bumped by every committed write to publishers, keys,
+  // communities, projects, campaigns or ads, from any connection or process.
+  Result<uint64_t> ChangeCounter() override;
+  // The `activity_version` counter: bumped by RecordActivity and DeleteProject.
+  Result<uint64_t> ActivityChangeCounter() override;
+
+ private:
+  using Connection = sqlite_detail::Connection;
+  // Which counters a write transaction bumps.
+  enum Bump : unsigned { kCatalog = 1, kActivity = 2 };
+
+  SqliteStore(std::string path, const SqliteOptions& options, std::unique_ptr<Connection> writer);
+
+  // Runs `fn` inside a write transaction on the writer connection, bumps the `bump` counters
+  // and commits; rolls back if `fn` (or the commit) fails.
+  Status Write(unsigned bump, const std::function<Status(Connection&)>& fn);
+  // Runs `fn` inside a read transaction on a pooled read connection.
+  Status Read(const std::function<Status(Connection&)>& fn);
+
+  // A read connection from the pool, or a new one. Release() puts it back.
+  Result<std::unique_ptr<Connection>> AcquireReader();
+  void ReleaseReader(std::unique_ptr<Connection> conn);
+  Result<uint64_t> ReadCounter(const char* key);
+
+  const std::string path_;
+  const SqliteOptions options_;
+  // True for ":memory:": every call uses the writer connection.
+  const bool shared_connection_;
+
+  std::mutex mu_;
+  std::unique_ptr<Connection> writer_;  // guarded by mu_
+
+  std::mutex readers_mu_;
+  std::vector<std::unique_ptr<Connection>> idle_readers_;  // guarded by readers_mu_
+};
+
+}  // namespace adserver::store

@@ -1,0 +1,215 @@
+// Process-level behaviour of `adserver serve`: health, readiness, graceful SIGTERM, admin API
+// authentication, changes visible to serving within a second, CLI and demo.
+
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "integration/fixture.h"
+
+namespace adserver::testing {
+namespace {
+
+using nlohmann::json;
+using std::chrono::milliseconds;
+using std::chrono::steady_clock;
+
+HttpResult PostAd(HttpClient& client, const std::string& key, const json& body,
+                  const std::string& path = "/v1/ads") {
+  return client.Send("POST", path, {{"x-api-key", key}, {"Content-Type", "application/json"}},
+                     body.dump());
+}
+
+// Polls `cond` until it is true or `deadline` passes; returns whether it became true.
+bool WaitFor(const std::function<bool()>& cond, milliseconds deadline) {
+  auto until = steady_clock::now() + deadline;
+  while (steady_clock::now() < until) {
+    if (cond()) return true;
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  return cond();
+}
+
+TEST(ServerTest, HealthAndReadiness) {
+  ServerProcess server;
+  ASSERT_TRUE(server.Start()) << server.error();
+  HttpClient client("127.0.0.1", server.port());
+  EXPECT_EQ(client.Send("GET", "/healthz", {}, "").status, 200);
+  EXPECT_EQ(client.Send("GET", "/readyz", {}, "").status, 200);
+  EXPECT_EQ(server.Stop(), 0);
+}
+
+TEST(ServerTest, SigtermExitsZeroAndDrainsKeepAliveClients) {
+  ServerProcess server;
+  ASSERT_TRUE(server.Start()) << server.error();
+  HttpClient client("127.0.0.1", server.port());
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(client.Send("GET", "/healthz", {}, "").status, 200);
+  EXPECT_EQ(server.Stop(), 0) << server.Output();
+}
+
+TEST(ServerTest, StartsOnTheSameDataDirectoryAgain) {
+  TempDir dir;
+  std::string data = dir.File("data");
+  {
+    ServerProcess first({.data_dir = data});
+    ASSERT_TRUE(first.Start()) << first.error();
+    EXPECT_EQ(first.Stop(), 0);
+  }
+  ServerProcess second({.data_dir = data});
+  ASSERT_TRUE(second.Start()) << second.error();
+  EXPECT_EQ(second.Stop(), 0);
+}
+
+TEST(ServerTest, BadConfigurationFailsWithNonZeroExit) {
+  ServerProcess server({.extra_args = {"--io-threads", "-5"}});
+  EXPECT_FALSE(server.Start(std::chrono::seconds(10)));
+}
+
+TEST(AdminAuthTest, MissingOrWrongTokenIs401) {
+  ServerProcess server;
+  ASSERT_TRUE(server.Start()) << server.error();
+  HttpClient client("127.0.0.1", server.port());
+  HttpResult none = client.Send("GET", "/admin/v1/publishers", {}, "");
+  EXPECT_EQ(none.status, 401);
+  EXPECT_TRUE(json::parse(none.body).contains("details"));
+  HttpResult wrong =
+      client.Send("GET", "/admin/v1/publishers", {{"Authorization", "Bearer nope-nope-nope-nope"}}, "");
+  EXPECT_EQ(wrong.status, 401);
+  HttpResult right = client.Send("GET", "/admin/v1/publishers",
+                                 {{"Authorization", "Bearer " + server.admin_token()}}, "");
+  EXPECT_EQ(right.status, 200) << right.body;
+}
+
+TEST(AdminAuthTest, AdminApiIsDisabledWithoutAToken) {
+  ServerProcess server({.admin_token = ""});
+  ASSERT_TRUE(server.Start()) << server.error();
+  HttpClient client("127.0.0.1", server.port());
+  HttpResult r = client.Send("GET", "/admin/v1/publishers",
+                             {{"Authorization", "Bearer anything-anything"}}, "");
+  EXPECT_EQ(r.status, 404);
+  EXPECT_NE(r.body.find("ADSERVER_ADMIN_TOKEN"), std::string::npos) << r.body;
+}
+
+class ServingTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(f_.ok()) << f_.error(); }
+  ServingFixture f_;
+};
+
+TEST_F(ServingTest, PausingACampaignIsVisibleWithinOneSecond) {
+  HttpClient client = f_.Client();
+  json req = {{"walletAddresses", {f_.wallets.uniswap}}, {"imageFormat", "LANDSCAPE"}};
+  ASSERT_EQ(PostAd(client, f_.keys.open_live, req).status, 200);
+  auto start = steady_clock::now();
+  HttpResult patch = f_.Admin("PATCH", "/admin/v1/campaigns/" + std::to_string(f_.aave_campaign),
+                              {{"status", "paused"}});
+  ASSERT_EQ(patch.status, 200) << patch.body;
+  EXPECT_TRUE(WaitFor([&] { return PostAd(client, f_.keys.open_live, req).status == 204; },
+                      milliseconds(1000)));
+  EXPECT_LT(steady_clock::now() - start, milliseconds(1000));
+}
+
+TEST_F(ServingTest, RevokingAKeyTakesEffectAtOnce) {
+  HttpClient client = f_.Client();
+  HttpResult created = f_.Admin(
+      "POST", "/admin/v1/publishers/" + std::to_string(f_.keys.open_publisher) + "/keys", json::object());
+  ASSERT_EQ(created.status, 201) << created.body;
+  json key = json::parse(created.body);
+  json req = {{"walletAddresses", {f_.wallets.uniswap}}, {"imageFormat", "LANDSCAPE"}};
+  ASSERT_EQ(PostAd(client, key["key"], req).status, 200);
+  HttpResult revoked = f_.Admin("DELETE", "/admin/v1/publishers/" +
+                                              std::to_string(f_.keys.open_publisher) + "/keys/" +
+                                              std::to_string(key["id"].get<int64_t>()));
+  ASSERT_EQ(revoked.status, 200) << revoked.body;
+  EXPECT_EQ(PostAd(client, key["key"], req).status, 401);
+}
+
+TEST_F(ServingTest, TestKeysRotateSampleAds) {
+  HttpClient client = f_.Client();
+  json req = {{"walletAddresses", {f_.wallets.unknown}}, {"imageFormat", "LANDSCAPE"}};
+  std::set<std::string> ads;
+  for (int i = 0; i < 6; ++i) {
+    HttpResult r = PostAd(client, f_.keys.open_test, req);
+    ASSERT_EQ(r.status, 200) << r.body;
+    ads.insert(json::parse(r.body).value("adId", ""));
+  }
+  EXPECT_GE(ads.size(), 2u);
+}
+
+TEST_F(ServingTest, NewActivityIsTargetableWithinOneSecond) {
+  HttpClient client = f_.Client();
+  std::string wallet = "0x9999999999999999999999999999999999999999";
+  json req = {{"walletAddresses", {wallet}}, {"imageFormat", "LANDSCAPE"}};
+  ASSERT_EQ(PostAd(client, f_.keys.open_live, req).status, 204);
+  std::time_t now = std::time(nullptr);
+  char ts[32];
+  std::strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  json line = {{"wallet", wallet}, {"contract", "0x3fC91A3afd70395Cd496C647d5a6CC9D4B2b7FAD"},
+               {"chainId", 1}, {"timestamp", ts}};
+  HttpResult imported = client.Send(
+      "POST", "/admin/v1/activity",
+      {{"Authorization", "Bearer " + f_.server().admin_token()}, {"Content-Type", "application/x-ndjson"}},
+      line.dump() + "\n{broken\n");
+  ASSERT_EQ(imported.status, 200) << imported.body;
+  json summary = json::parse(imported.body);
+  EXPECT_EQ(summary["imported"], 1);
+  EXPECT_EQ(summary["rejected"], 1);
+  EXPECT_TRUE(WaitFor([&] { return PostAd(client, f_.keys.open_live, req).status == 200; },
+                      milliseconds(1000)));
+}
+
+TEST_F(ServingTest, KeepAliveServesManyRequestsOnOneConnection) {
+  HttpClient client = f_.Client();
+  json req = {{"walletAddresses", {f_.wallets.uniswap}}, {"imageFormat", "SHORT_BANNER"}};
+  for (int i = 0; i < 50; ++i) ASSERT_EQ(PostAd(client, f_.keys.open_live, req).status, 200);
+}
+
+TEST_F(ServingTest, CliWritesAreSeenByTheRunningServer) {
+  HttpClient client = f_.Client();
+  json req = {{"walletAddresses", {f_.wallets.uniswap}}, {"imageFormat", "LANDSCAPE"}};
+  ASSERT_EQ(PostAd(client, f_.keys.open_live, req).status, 200);
+  std::string cmd = AdserverBinary() + " campaigns update --data " + f_.server().data_dir() + " " +
+                    std::to_string(f_.aave_campaign) + " '{\"status\":\"paused\"}' > /dev/null";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  EXPECT_TRUE(WaitFor([&] { return PostAd(client, f_.keys.open_live, req).status == 204; },
+                      milliseconds(1000)));
+}
+
+TEST(DemoTest, DemoPrintsKeysAndItsCurlExampleReturnsAnAd) {
+  ServerProcess server({.extra_args = {"--demo", "--demo-wallets", "500"}});
+  ASSERT_TRUE(server.Start()) << server.error();
+  std::string out = server.Output();
+  auto find_after = [&](const std::string& marker) {
+    size_t at = out.find(marker);
+    return at == std::string::npos ? std::string() : out.substr(at + marker.size(), 34);
+  };
+  std::string key = find_after("live key: ");
+  std::string test_key = find_after("test key: ");
+  ASSERT_EQ(key.size(), 34u) << out;
+  ASSERT_EQ(test_key.size(), 34u) << out;
+  size_t w = out.find("\"walletAddresses\":[\"");
+  ASSERT_NE(w, std::string::npos) << out;
+  std::string wallet = out.substr(w + 20, 42);
+  HttpClient client("127.0.0.1", server.port());
+  for (const char* path : {"/v1/ads", "/api/ads"}) {
+    HttpResult r = PostAd(client, key, {{"walletAddresses", {wallet}}, {"imageFormat", "LANDSCAPE"}},
+                          path);
+    EXPECT_EQ(r.status, 200) << path << " " << r.body;
+  }
+  // The demo serves its creative images.
+  HttpResult live = PostAd(client, key, {{"walletAddresses", {wallet}}, {"imageFormat", "LANDSCAPE"}});
+  std::string image = json::parse(live.body).value("imageUrl", "");
+  size_t path_at = image.find("/demo/");
+  ASSERT_NE(path_at, std::string::npos) << image;
+  HttpResult img = client.Send("GET", image.substr(path_at), {}, "");
+  EXPECT_EQ(img.status, 200);
+  EXPECT_EQ(img.Header("Content-Type"), "image/svg+xml");
+  EXPECT_EQ(server.Stop(), 0);
+}
+
+}  // namespace
+}  // namespace adserver::testing

@@ -1,0 +1,162 @@
+#include "http/router.h"
+
+#include <gtest/gtest.h>
+
+namespace adserver::http {
+namespace {
+
+Handler Returns(int status) {
+  return [status](const Request&) {
+    Response response;
+    response.status = status;
+    return response;
+  };
+}
+
+Request MakeRequest(Method method, std::string_view path) {
+  Request request;
+  request.method = method;
+  request.target = path;
+  request.path = path;
+  return request;
+}
+
+int Call(const Router::Match& match, const Request& request) {
+  return match.handler == nullptr ? -1 : (*match.handler)(request).status;
+}
+
+TEST(RouterTest, MatchesLiteralPathAndMethod) {
+  Router router;
+  router.Add(Method::kPost, "/v1/ads", Returns(201));
+  router.Add(Method::kGet, "/v1/ads", Returns(202));
+  Request post = MakeRequest(Method::kPost, "/v1/ads");
+  EXPECT_EQ(Call(router.Find(post), post), 201);
+  Request get = MakeRequest(Method::kGet, "/v1/ads");
+  EXPECT_EQ(Call(router.Find(get), get), 202);
+}
+
+TEST(RouterTest, CapturesNamedParameters) {
+  Router router;
+  router.Add(Method::kGet, "/admin/v1/publishers/{id}/keys/{keyId}", Returns(200));
+  Request request = MakeRequest(Method::kGet, "/admin/v1/publishers/42/keys/spk_x");
+  Router::Match match = router.Find(request);
+  ASSERT_NE(match.handler, nullptr);
+  EXPECT_EQ(request.Param("id"), "42");
+  EXPECT_EQ(request.Param("keyId"), "spk_x");
+  ASSERT_EQ(request.params.size(), 2u);
+  EXPECT_EQ(request.params[0].first, "id");
+}
+
+TEST(RouterTest, EmptySegmentDoesNotMatchCapture) {
+  Router router;
+  router.Add(Method::kGet, "/a/{id}/b", Returns(200));
+  Request request = MakeRequest(Method::kGet, "/a//b");
+  EXPECT_EQ(router.Find(request).status, 404);
+  EXPECT_TRUE(request.params.empty());
+}
+
+TEST(RouterTest, UnknownPathIs404) {
+  Router router;
+  router.Add(Method::kPost, "/v1/ads", Returns(200));
+  Request request = MakeRequest(Method::kPost, "/v1/adz");
+  Router::Match match = router.Find(request);
+  EXPECT_EQ(match.handler, nullptr);
+  EXPECT_EQ(match.status, 404);
+  EXPECT_TRUE(match.allow.empty());
+}
+
+TEST(RouterTest, WrongMethodIs405WithAllowList) {
+  Router router;
+  router.Add(Method::kOptions, "/v1/ads", Returns(204));
+  router.Add(Method::kPost, "/v1/ads", Returns(200));
+  router.Add(Method::kGet, "/v1/other", Returns(200));
+  Request request = MakeRequest(Method::kDelete, "/v1/ads");
+  Router::Match match = router.Find(request);
+  EXPECT_EQ(match.handler, nullptr);
+  EXPECT_EQ(match.status, 405);
+  EXPECT_EQ(match.allow, "POST, OPTIONS");
+}
+
+TEST(RouterTest, UnknownMethodIs405) {
+  Router router;
+  router.Add(Method::kGet, "/x", Returns(200));
+  Request request = MakeRequest(Method::kOther, "/x");
+  Router::Match match = router.Find(request);
+  EXPECT_EQ(match.status, 405);
+  EXPECT_EQ(match.allow, "GET, HEAD");
+}
+
+TEST(RouterTest, HeadUsesGetRouteUnlessHeadIsRegistered) {
+  Router router;
+  router.Add(Method::kGet, "/items/{id}", Returns(200));
+  router.Add(Method::kGet, "/both", Returns(200));
+  router.Add(Method::kHead, "/both", Returns(299));
+  Request head = MakeRequest(Method::kHead, "/items/7");
+  EXPECT_EQ(Call(router.Find(head), head), 200);
+  EXPECT_EQ(head.Param("id"), "7");
+  Request both = MakeRequest(Method::kHead, "/both");
+  EXPECT_EQ(Call(router.Find(both), both), 299);
+}
+
+TEST(RouterTest, TrailingSlashIsADifferentPath) {
+  Router router;
+  router.Add(Method::kGet, "/v1/ads", Returns(200));
+  router.Add(Method::kGet, "/dir/", Returns(201));
+  Request with_slash = MakeRequest(Method::kGet, "/v1/ads/");
+  EXPECT_EQ(router.Find(with_slash).status, 404);
+  Request without_slash = MakeRequest(Method::kGet, "/dir");
+  EXPECT_EQ(router.Find(without_slash).status, 404);
+  Request dir = MakeRequest(Method::kGet, "/dir/");
+  EXPECT_EQ(Call(router.Find(dir), dir), 201);
+}
+
+TEST(RouterTest, WildcardMatchesAnySuffixButNotTheBarePrefix) {
+  Router router;
+  router.Add(Method::kGet, "/static/*", Returns(200));
+  Request deep = MakeRequest(Method::kGet, "/static/css/site.css");
+  ASSERT_NE(router.Find(deep).handler, nullptr);
+  EXPECT_EQ(deep.Param("*"), "css/site.css");
+  Request empty_suffix = MakeRequest(Method::kGet, "/static/");
+  EXPECT_NE(router.Find(empty_suffix).handler, nullptr);
+  Request bare = MakeRequest(Method::kGet, "/static");
+  EXPECT_EQ(router.Find(bare).status, 404);
+  Request other = MakeRequest(Method::kGet, "/staticx/a");
+  EXPECT_EQ(router.Find(other).status, 404);
+}
+
+TEST(RouterTest, RootPath) {
+  Router router;
+  router.Add(Method::kGet, "/", Returns(200));
+  Request root = MakeRequest(Method::kGet, "/");
+  EXPECT_NE(router.Find(root).handler, nullptr);
+  Request other = MakeRequest(Method::kGet, "/x");
+  EXPECT_EQ(router.Find(other).status, 404);
+}
+
+TEST(RouterTest, FirstMatchingRouteWinsAndCarriesItsOptions) {
+  Router router;
+  router.Add(Method::kGet, "/a/literal", Returns(1),
+             RouteOptions{.dispatch = Dispatch::kWorker, .max_body_bytes = 10});
+  router.Add(Method::kGet, "/a/{name}", Returns(2));
+  Request literal = MakeRequest(Method::kGet, "/a/literal");
+  Router::Match match = router.Find(literal);
+  EXPECT_EQ(Call(match, literal), 1);
+  EXPECT_EQ(match.options.dispatch, Dispatch::kWorker);
+  EXPECT_EQ(match.options.max_body_bytes, 10u);
+  EXPECT_TRUE(literal.params.empty());
+  Request captured = MakeRequest(Method::kGet, "/a/other");
+  EXPECT_EQ(Call(router.Find(captured), captured), 2);
+  EXPECT_EQ(captured.Param("name"), "other");
+}
+
+TEST(RouterTest, MatchesPathNotQuery) {
+  Router router;
+  router.Add(Method::kGet, "/v1/ads", Returns(200));
+  Request request = MakeRequest(Method::kGet, "/v1/ads");
+  request.target = "/v1/ads?x=/y";
+  request.query = "x=/y";
+  EXPECT_NE(router.Find(request).handler, nullptr);
+}
+
+}  // namespace
+}  // namespace adserver::http

@@ -1,0 +1,508 @@
+#include "http/server.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <chrono>
+#include <functional>
+#include <future>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+
+#include "support/http_client.h"
+
+namespace adserver::http {
+namespace {
+
+using adserver::testing::HttpClient;
+using adserver::testing::HttpResult;
+using std::chrono::milliseconds;
+
+constexpr milliseconds kDeadline{5000};
+
+// Polls `condition` until it holds or the deadline passes.
+bool WaitUntil(const std::function<bool()>& condition, milliseconds deadline = kDeadline) {
+  auto end = std::chrono::steady_clock::now() + deadline;
+  while (!condition()) {
+    if (std::chrono::steady_clock::now() > end) return false;
+    std::this_thread::sleep_for(milliseconds(1));
+  }
+  return true;
+}
+
+Response Text(std::string body, int status = 200) {
+  Response response;
+  response.status = status;
+  response.body = std::move(body);
+  return response;
+}
+
+ServerOptions TestOptions() {
+  ServerOptions options;
+  options.listen = "127.0.0.1:0";
+  options.io_threads = 2;
+  options.worker_threads = 2;
+  options.drain_timeout = milliseconds(5000);
+  return options;
+}
+
+void ExpectErrorBody(const HttpResult& result, int status, const std::string& error) {
+  EXPECT_EQ(result.status, status);
+  EXPECT_EQ(result.Header("Content-Type"), "application/json");
+  EXPECT_EQ(result.Header("Cache-Control"), "no-store");
+  EXPECT_EQ(result.Header("Content-Length"), std::to_string(result.body.size()));
+  nlohmann::json body = nlohmann::json::parse(result.body, nullptr, /*allow_exceptions=*/false);
+  ASSERT_TRUE(body.is_object()) << result.body;
+  EXPECT_EQ(body["error"], error);
+  EXPECT_TRUE(body["details"].is_array());
+}
+
+class ServerTest : public ::testing::Test {
+ protected:
+  ServerTest() {
+    router_.Add(Method::kGet, "/hello", [](const Request&) { return Text("hello"); });
+    router_.Add(Method::kGet, "/echo", [](const Request& r) { return Text(std::string(r.query)); });
+    router_.Add(
+        Method::kPost, "/echo", [](const Request& r) { return Text(std::string(r.body)); },
+        RouteOptions{.max_body_bytes = 64});
+    router_.Add(Method::kOptions, "/echo", [](const Request&) { return Text("", 204); });
+    router_.Add(Method::kGet, "/items/{id}",
+                [](const Request& r) { return Text("item " + std::string(r.Param("id"))); });
+    router_.Add(
+        Method::kGet, "/worker/echo", [](const Request& r) { return Text(std::string(r.query)); },
+        RouteOptions{.dispatch = Dispatch::kWorker});
+    router_.Add(Method::kGet, "/throw",
+                [](const Request&) -> Response { throw std::runtime_error("boom"); });
+    router_.Add(
+        Method::kGet, "/worker/throw",
+        [](const Request&) -> Response { throw std::runtime_error("boom"); },
+        RouteOptions{.dispatch = Dispatch::kWorker});
+    router_.Add(Method::kGet, "/headers", [](const Request& r) {
+      Response response = Text(std::string(r.Header("x-test")));
+      response.SetHeader("X-Custom", "1");
+      response.SetHeader("Content-Length", "999");  // ignored: the server frames responses
+      return response;
+    });
+  }
+
+  void StartServer(const ServerOptions& options = TestOptions()) {
+    Result<std::unique_ptr<Server>> server = Server::Create(options, router_);
+    ASSERT_TRUE(server.ok()) << server.status().ToString();
+    server_ = std::move(server).value();
+    Status started = server_->Start();
+    ASSERT_TRUE(started.ok()) << started.ToString();
+    ASSERT_NE(server_->port(), 0);
+  }
+
+  HttpClient Client() { return HttpClient("127.0.0.1", server_->port(), kDeadline); }
+
+  Router router_;
+  std::unique_ptr<Server> server_;
+};
+
+TEST_F(ServerTest, KeepAliveServesSeveralRequestsOnOneConnection) {
+  StartServer();
+  HttpClient client = Client();
+  for (int i = 0; i < 5; ++i) {
+    HttpResult result = client.Get("/echo?i=" + std::to_string(i));
+    ASSERT_TRUE(result.ok()) << result.error;
+    EXPECT_EQ(result.status, 200);
+    EXPECT_EQ(result.body, "i=" + std::to_string(i));
+    EXPECT_EQ(result.Header("Content-Length"), std::to_string(result.body.size()));
+    EXPECT_TRUE(result.keep_alive);
+  }
+  EXPECT_EQ(server_->stats().connections_accepted.load(), 1u);
+  EXPECT_EQ(server_->stats().requests.load(), 5u);
+}
+
+TEST_F(ServerTest, PipelinedRequestsAreAnsweredInOrder) {
+  StartServer();
+  HttpClient client = Client();
+  // The first goes to the worker pool, the others run inline; answers must keep request order.
+  ASSERT_EQ(client.SendRaw("GET /worker/echo?n=1 HTTP/1.1\r\nHost: x\r\n\r\n"
+                           "GET /echo?n=2 HTTP/1.1\r\nHost: x\r\n\r\n"
+                           "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nn=3"),
+            "");
+  for (int i = 1; i <= 3; ++i) {
+    HttpResult result = client.ReadResponse();
+    ASSERT_TRUE(result.ok()) << result.error;
+    EXPECT_EQ(result.status, 200);
+    EXPECT_EQ(result.body, "n=" + std::to_string(i));
+  }
+}
+
+TEST_F(ServerTest, PathParametersReachTheHandler) {
+  StartServer();
+  HttpClient client = Client();
+  EXPECT_EQ(client.Get("/items/42").body, "item 42");
+}
+
+TEST_F(ServerTest, UnknownPathGets404ErrorBody) {
+  StartServer();
+  HttpClient client = Client();
+  HttpResult result = client.Get("/nope");
+  ExpectErrorBody(result, 404, "Not found");
+  EXPECT_TRUE(result.keep_alive);
+  EXPECT_EQ(client.Get("/hello").body, "hello");  // connection still usable
+}
+
+TEST_F(ServerTest, WrongMethodGets405WithAllowHeader) {
+  StartServer();
+  HttpClient client = Client();
+  HttpResult result = client.Send("DELETE", "/echo");
+  ExpectErrorBody(result, 405, "Method not allowed");
+  EXPECT_EQ(result.Header("Allow"), "GET, HEAD, POST, OPTIONS");
+  HttpResult unknown = client.Send("BREW", "/hello");
+  ExpectErrorBody(unknown, 405, "Method not allowed");
+}
+
+TEST_F(ServerTest, BodyForUnknownPathIsConsumedAndConnectionKept) {
+  StartServer();
+  HttpClient client = Client();
+  ExpectErrorBody(client.Post("/nope", "{\"a\":1}"), 404, "Not found");
+  EXPECT_EQ(client.Get("/hello").body, "hello");
+}
+
+TEST_F(ServerTest, ContentLengthOverRouteLimitGets413AndCloses) {
+  StartServer();
+  HttpClient client = Client();
+  HttpResult result = client.Post("/echo", std::string(100, 'x'));
+  ExpectErrorBody(result, 413, "Request body too large");
+  nlohmann::json body = nlohmann::json::parse(result.body);
+  EXPECT_EQ(body["details"][0]["field"], "body");
+  EXPECT_EQ(body["details"][0]["message"], "request body exceeds the limit 64 bytes");
+  EXPECT_FALSE(result.keep_alive);
+}
+
+TEST_F(ServerTest, BodyAtTheLimitIsAccepted) {
+  StartServer();
+  HttpClient client = Client();
+  HttpResult result = client.Post("/echo", std::string(64, 'x'));
+  EXPECT_EQ(result.status, 200);
+  EXPECT_EQ(result.body.size(), 64u);
+}
+
+TEST_F(ServerTest, ChunkedBodyIsDelivered) {
+  StartServer();
+  HttpClient client = Client();
+  ASSERT_EQ(client.SendRaw("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                           "3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n"),
+            "");
+  HttpResult result = client.ReadResponse();
+  EXPECT_EQ(result.status, 200);
+  EXPECT_EQ(result.body, "abcde");
+}
+
+TEST_F(ServerTest, ChunkedBodyOverLimitGets413) {
+  StartServer();
+  HttpClient client = Client();
+  std::string chunk(40, 'y');
+  ASSERT_EQ(client.SendRaw("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                           "28\r\n" +
+                           chunk + "\r\n28\r\n" + chunk + "\r\n0\r\n\r\n"),
+            "");
+  HttpResult result = client.ReadResponse();
+  ExpectErrorBody(result, 413, "Request body too large");
+  EXPECT_FALSE(result.keep_alive);
+}
+
+TEST_F(ServerTest, HugeHeaderGets431) {
+  ServerOptions options = TestOptions();
+  options.max_header_bytes = 1024;
+  StartServer(options);
+  HttpClient client = Client();
+  HttpResult result = client.Get("/hello", {{"X-Big", std::string(4096, 'h')}});
+  ExpectErrorBody(result, 431, "Request header too large");
+  EXPECT_FALSE(result.keep_alive);
+}
+
+TEST_F(ServerTest, MalformedRequestGets400AndCloses) {
+  StartServer();
+  HttpClient client = Client();
+  ASSERT_EQ(client.SendRaw("GET /hello HTTP/1.1\r\nBad Header\r\n\r\n"), "");
+  HttpResult result = client.ReadResponse();
+  ExpectErrorBody(result, 400, "Malformed HTTP request");
+  EXPECT_FALSE(result.keep_alive);
+}
+
+TEST_F(ServerTest, HeaderTimeoutClosesSlowClient) {
+  ServerOptions options = TestOptions();
+  options.header_timeout = milliseconds(100);
+  StartServer(options);
+  HttpClient client = Client();
+  ASSERT_EQ(client.SendRaw("GET /hello HTTP/1.1\r\nHost: x\r\n"), "");  // header never ends
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_TRUE(client.WaitForClose(kDeadline));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, milliseconds(4000));
+  EXPECT_TRUE(WaitUntil([&] { return server_->stats().connections_open.load() == 0; }));
+}
+
+TEST_F(ServerTest, BodyTimeoutClosesSlowUpload) {
+  ServerOptions options = TestOptions();
+  options.body_timeout = milliseconds(100);
+  StartServer(options);
+  HttpClient client = Client();
+  ASSERT_EQ(client.SendRaw("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabc"), "");
+  EXPECT_TRUE(client.WaitForClose(kDeadline));
+}
+
+TEST_F(ServerTest, IdleTimeoutClosesKeepAliveConnection) {
+  ServerOptions options = TestOptions();
+  options.idle_timeout = milliseconds(100);
+  StartServer(options);
+  HttpClient client = Client();
+  ASSERT_EQ(client.Get("/hello").status, 200);
+  EXPECT_TRUE(client.WaitForClose(kDeadline));
+}
+
+TEST_F(ServerTest, ConnectionsOverTheCapAreClosedAfterAccept) {
+  ServerOptions options = TestOptions();
+  options.max_connections = 1;
+  StartServer(options);
+  HttpClient first = Client();
+  ASSERT_EQ(first.Get("/hello").status, 200);
+
+  HttpClient second = Client();
+  ASSERT_EQ(second.Connect(), "");
+  EXPECT_TRUE(second.WaitForClose(kDeadline));
+  EXPECT_EQ(server_->stats().connections_rejected.load(), 1u);
+  EXPECT_EQ(server_->stats().connections_open.load(), 1);
+
+  EXPECT_EQ(first.Get("/hello").status, 200);
+  first.Close();
+  ASSERT_TRUE(WaitUntil([&] { return server_->stats().connections_open.load() == 0; }));
+  HttpClient third = Client();
+  EXPECT_EQ(third.Get("/hello").status, 200);
+}
+
+TEST_F(ServerTest, WorkerRoutesRunOffTheEventLoop) {
+  std::atomic<std::thread::id> inline_thread;
+  std::atomic<std::thread::id> worker_thread;
+  router_.Add(Method::kGet, "/where/inline", [&](const Request&) {
+    inline_thread = std::this_thread::get_id();
+    return Text("inline");
+  });
+  router_.Add(
+      Method::kGet, "/where/worker",
+      [&](const Request&) {
+        worker_thread = std::this_thread::get_id();
+        return Text("worker");
+      },
+      RouteOptions{.dispatch = Dispatch::kWorker});
+  ServerOptions options = TestOptions();
+  options.io_threads = 1;
+  StartServer(options);
+  HttpClient client = Client();
+  EXPECT_EQ(client.Get("/where/inline").body, "inline");
+  EXPECT_EQ(client.Get("/where/worker").body, "worker");
+  EXPECT_EQ(client.Get("/worker/echo?q=1").body, "q=1");
+  EXPECT_NE(inline_thread.load(), std::thread::id());
+  EXPECT_NE(worker_thread.load(), std::thread::id());
+  EXPECT_NE(inline_thread.load(), worker_thread.load());
+  EXPECT_NE(inline_thread.load(), std::this_thread::get_id());
+}
+
+TEST_F(ServerTest, HandlerExceptionGives500AndServerKeepsServing) {
+  StartServer();
+  HttpClient client = Client();
+  ExpectErrorBody(client.Get("/throw"), 500, "Internal server error");
+  ExpectErrorBody(client.Get("/worker/throw"), 500, "Internal server error");
+  EXPECT_EQ(client.Get("/hello").body, "hello");
+}
+
+TEST_F(ServerTest, ResponseHasHandlerHeadersAndCorrectContentLength) {
+  StartServer();
+  HttpClient client = Client();
+  HttpResult result = client.Get("/headers", {{"X-Test", "abc"}});
+  EXPECT_EQ(result.status, 200);
+  EXPECT_EQ(result.body, "abc");
+  EXPECT_EQ(result.Header("Content-Length"), "3");
+  EXPECT_EQ(result.Header("X-Custom"), "1");
+  EXPECT_FALSE(result.HasHeader("Content-Type"));  // none invented
+  EXPECT_FALSE(result.HasHeader("Cache-Control"));
+}
+
+TEST_F(ServerTest, NoContentResponseHasNoBody) {
+  StartServer();
+  HttpClient client = Client();
+  HttpResult result = client.Send("OPTIONS", "/echo");
+  EXPECT_EQ(result.status, 204);
+  EXPECT_TRUE(result.body.empty());
+  EXPECT_EQ(client.Get("/hello").body, "hello");
+}
+
+TEST_F(ServerTest, HeadGetsHeadersWithoutBody) {
+  StartServer();
+  HttpClient client = Client();
+  HttpResult head = client.Send("HEAD", "/hello");
+  ASSERT_TRUE(head.ok()) << head.error;
+  EXPECT_EQ(head.status, 200);
+  EXPECT_EQ(head.Header("Content-Length"), "5");
+  EXPECT_TRUE(head.body.empty());
+  EXPECT_EQ(client.Get("/hello").body, "hello");  // no stray body bytes on the connection
+}
+
+TEST_F(ServerTest, Http10ClosesUnlessKeepAliveIsAsked) {
+  StartServer();
+  HttpClient plain = Client();
+  ASSERT_EQ(plain.SendRaw("GET /hello HTTP/1.0\r\n\r\n"), "");
+  std::string raw = plain.ReadRaw(kDeadline);  // returns when the server closes
+  EXPECT_EQ(raw.rfind("HTTP/1.0 200 OK\r\n", 0), 0u) << raw;
+  EXPECT_NE(raw.find("Content-Length: 5\r\n"), std::string::npos) << raw;
+  EXPECT_EQ(raw.substr(raw.size() - 5), "hello");
+
+  HttpClient keep = Client();
+  ASSERT_EQ(keep.SendRaw("GET /hello HTTP/1.0\r\nConnection: keep-alive\r\n\r\n"), "");
+  HttpResult first = keep.ReadResponse();
+  EXPECT_EQ(first.status, 200);
+  EXPECT_TRUE(first.keep_alive);
+  ASSERT_EQ(keep.SendRaw("GET /echo?x HTTP/1.0\r\nConnection: keep-alive\r\n\r\n"), "");
+  EXPECT_EQ(keep.ReadResponse().body, "x");
+}
+
+TEST_F(ServerTest, ClientConnectionCloseIsHonoured) {
+  StartServer();
+  HttpClient client = Client();
+  HttpResult result = client.Get("/hello", {{"Connection", "close"}});
+  EXPECT_EQ(result.status, 200);
+  EXPECT_FALSE(result.keep_alive);
+  EXPECT_FALSE(client.connected());
+}
+
+TEST_F(ServerTest, ConnectionClosesAfterMaxRequests) {
+  ServerOptions options = TestOptions();
+  options.max_requests_per_connection = 2;
+  StartServer(options);
+  HttpClient client = Client();
+  ASSERT_EQ(client.SendRaw("GET /echo?1 HTTP/1.1\r\nHost: x\r\n\r\n"
+                           "GET /echo?2 HTTP/1.1\r\nHost: x\r\n\r\n"
+                           "GET /echo?3 HTTP/1.1\r\nHost: x\r\n\r\n"),
+            "");
+  HttpResult first = client.ReadResponse();
+  EXPECT_TRUE(first.keep_alive);
+  HttpResult second = client.ReadResponse();
+  EXPECT_EQ(second.body, "2");
+  EXPECT_FALSE(second.keep_alive);
+  EXPECT_FALSE(client.connected());
+}
+
+TEST_F(ServerTest, ExpectContinueGetsInterimResponse) {
+  StartServer();
+  HttpClient client = Client();
+  ASSERT_EQ(client.SendRaw("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n"
+                           "Expect: 100-continue\r\n\r\n"),
+            "");
+  EXPECT_EQ(client.ReadResponse().status, 100);
+  ASSERT_EQ(client.SendRaw("ok"), "");
+  HttpResult result = client.ReadResponse();
+  EXPECT_EQ(result.status, 200);
+  EXPECT_EQ(result.body, "ok");
+}
+
+TEST_F(ServerTest, StopDrainsInFlightWorkerRequestAndClosesIdleConnections) {
+  std::promise<void> started;
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  router_.Add(
+      Method::kGet, "/slow",
+      [&](const Request&) {
+        started.set_value();
+        released.wait();
+        return Text("done");
+      },
+      RouteOptions{.dispatch = Dispatch::kWorker});
+  StartServer();
+
+  HttpClient idle = Client();
+  ASSERT_EQ(idle.Get("/hello").status, 200);
+  HttpResult slow;
+  std::thread requester([&] {
+    HttpClient client("127.0.0.1", server_->port(), kDeadline);
+    slow = client.Get("/slow");
+  });
+  bool handler_started = started.get_future().wait_for(kDeadline) == std::future_status::ready;
+  EXPECT_TRUE(handler_started);
+  std::thread stopper([&] { server_->Stop(); });
+
+  // Draining has begun once the idle keep-alive connection is closed; new ones are refused.
+  EXPECT_TRUE(idle.WaitForClose(kDeadline));
+  HttpClient late = Client();
+  EXPECT_FALSE(late.Get("/hello").ok());
+  release.set_value();
+  requester.join();
+  stopper.join();
+
+  ASSERT_TRUE(slow.ok()) << slow.error;
+  EXPECT_EQ(slow.status, 200);
+  EXPECT_EQ(slow.body, "done");
+  EXPECT_FALSE(slow.keep_alive);
+  EXPECT_EQ(server_->stats().connections_open.load(), 0);
+  server_->Stop();  // idempotent
+}
+
+TEST_F(ServerTest, StopIsIdempotentAndSafeWithoutStart) {
+  Result<std::unique_ptr<Server>> unstarted = Server::Create(TestOptions(), router_);
+  ASSERT_TRUE(unstarted.ok());
+  (*unstarted)->Stop();
+  (*unstarted)->Stop();
+
+  StartServer();
+  HttpClient client = Client();
+  EXPECT_EQ(client.Get("/hello").status, 200);
+  std::thread other([&] { server_->Stop(); });  // e.g. a signal-handling thread
+  other.join();
+  server_->Stop();
+  EXPECT_TRUE(client.WaitForClose(kDeadline));
+  EXPECT_FALSE(server_->Start().ok());
+}
+
+TEST_F(ServerTest, InvalidListenIsInvalidArgument) {
+  ServerOptions options = TestOptions();
+  options.listen = "not-an-address";
+  Result<std::unique_ptr<Server>> server = Server::Create(options, router_);
+  ASSERT_FALSE(server.ok());
+  EXPECT_EQ(server.status().code(), Code::kInvalidArgument);
+}
+
+TEST_F(ServerTest, PortInUseIsUnavailable) {
+  // A socket without SO_REUSEPORT holds the port, so the server's bind must fail.
+  boost::asio::io_context ioc;
+  boost::asio::ip::tcp::acceptor holder(
+      ioc, boost::asio::ip::tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), 0));
+  ServerOptions options = TestOptions();
+  options.listen = "127.0.0.1:" + std::to_string(holder.local_endpoint().port());
+  Result<std::unique_ptr<Server>> server = Server::Create(options, router_);
+  ASSERT_TRUE(server.ok());
+  Status started = (*server)->Start();
+  EXPECT_EQ(started.code(), Code::kUnavailable) << started.ToString();
+}
+
+TEST_F(ServerTest, ManyConnectionsAcrossEventLoops) {
+  ServerOptions options = TestOptions();
+  options.io_threads = 3;
+  StartServer(options);
+  std::vector<std::thread> threads;
+  std::atomic<int> ok{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int c = 0; c < 5; ++c) {
+        HttpClient client("127.0.0.1", server_->port(), kDeadline);
+        for (int i = 0; i < 5; ++i) {
+          std::string query = std::to_string(t) + "-" + std::to_string(c) + "-" + std::to_string(i);
+          HttpResult result = client.Get((i % 2 ? "/worker/echo?" : "/echo?") + query);
+          if (result.status == 200 && result.body == query) ok.fetch_add(1);
+        }
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(ok.load(), 100);
+  EXPECT_EQ(server_->stats().requests.load(), 100u);
+  EXPECT_EQ(server_->stats().connections_accepted.load(), 20u);
+}
+
+}  // namespace
+}  // namespace adserver::http

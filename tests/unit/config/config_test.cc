@@ -1,0 +1,83 @@
+#include "config/config.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "support/temp_dir.h"
+
+namespace adserver::config {
+namespace {
+
+std::string WriteFile(const testing::TempDir& dir, const std::string& text) {
+  std::string path = dir.File("c.toml");
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(ConfigTest, DefaultsAreValid) {
+  Result<Config> c = LoadConfig(std::nullopt, {});
+  ASSERT_TRUE(c.ok());
+  EXPECT_TRUE(Validate(*c).ok());
+  EXPECT_TRUE(c->admin.token.empty());
+}
+
+TEST(ConfigTest, ExampleFileLoadsAndIsValid) {
+  Result<Config> c = LoadConfig(std::string(ADSERVER_EXAMPLE_CONFIG), {});
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_TRUE(Validate(*c).ok()) << Validate(*c).ToString();
+  EXPECT_EQ(c->http.listen, "127.0.0.1:8080");
+}
+
+TEST(ConfigTest, EnvironmentOverridesFile) {
+  testing::TempDir dir;
+  std::string path = WriteFile(dir, "data_dir = \"/from/file\"\n[http]\nlisten = \"1.2.3.4:1\"\n");
+  Result<Config> c = LoadConfig(path, {{"ADSERVER_DATA", "/from/env"},
+                                       {"ADSERVER_ADMIN_TOKEN", "0123456789abcdef"}});
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->data_dir, "/from/env");
+  EXPECT_EQ(c->http.listen, "1.2.3.4:1");
+  EXPECT_EQ(c->admin.token, "0123456789abcdef");
+}
+
+TEST(ConfigTest, UnknownKeysAndWrongTypesNameTheKey) {
+  testing::TempDir dir;
+  Result<Config> c =
+      LoadConfig(WriteFile(dir, "colour = 1\n[http]\nio_threads = \"two\"\n"), {});
+  ASSERT_FALSE(c.ok());
+  std::vector<std::string> fields;
+  for (const auto& d : c.status().details()) fields.push_back(d.field);
+  EXPECT_EQ(fields, (std::vector<std::string>{"colour", "http.io_threads"}));
+}
+
+TEST(ConfigTest, SyntaxErrorIsInvalidArgument) {
+  testing::TempDir dir;
+  Result<Config> c = LoadConfig(WriteFile(dir, "[http\n"), {});
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), Code::kInvalidArgument);
+}
+
+TEST(ConfigTest, ValidateNamesBadFields) {
+  Config c;
+  c.http.io_threads = -1;
+  c.admin.token = "short";
+  c.snapshots.poll_interval = std::chrono::milliseconds(5000);
+  Status s = Validate(c);
+  ASSERT_FALSE(s.ok());
+  std::vector<std::string> fields;
+  for (const auto& d : s.details()) fields.push_back(d.field);
+  EXPECT_EQ(fields, (std::vector<std::string>{"http.io_threads", "snapshots.poll_interval_ms",
+                                              "admin.token"}));
+}
+
+TEST(ConfigTest, TokenFileIsRead) {
+  testing::TempDir dir;
+  std::string path = dir.File("token");
+  std::ofstream(path) << "file-token-0123456789\n";
+  Result<Config> c = LoadConfig(std::nullopt, {{"ADSERVER_ADMIN_TOKEN_FILE", path}});
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->admin.token, "file-token-0123456789");
+}
+
+}  // namespace
+}  // namespace adserver::config

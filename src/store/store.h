@@ -85,7 +85,8 @@ class Store {
   virtual Result<CatalogData> LoadCatalogData() = 0;
 
   // A number that changes whenever any connection (this process or another, e.g. the CLI on
-  // the same data directory) commits a change. Cheap; polled to trigger snapshot rebuilds.
+  // the same data directory) commits a change to inventory (everything but activity). Cheap;
+  // polled to trigger catalog rebuilds.
   virtual Result<uint64_t> ChangeCounter() = 0;
   // Like ChangeCounter, but only for wallet activity tables.
   virtual Result<uint64_t> ActivityChangeCounter() = 0;

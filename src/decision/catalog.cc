@@ -60,20 +60,31 @@ void Catalog::BuildAdLists() {
   }
 }
 
+void Catalog::BuildProjectIndex() {
+  campaigns_by_project_.clear();
+  for (Index c = 0; c < campaigns.size(); ++c) {
+    for (uint32_t project : campaigns[c].target_projects) {
+      std::vector<Index>& list = campaigns_by_project_[project].campaigns;
+      // A campaign listing a project twice is indexed once (campaigns are visited in order).
+      if (list.empty() || list.back() != c) list.push_back(c);
+    }
+  }
+  for (auto& [project, entry] : campaigns_by_project_) {
+    std::stable_sort(entry.campaigns.begin(), entry.campaigns.end(), [this](Index a, Index b) {
+      return campaigns[a].value_micros > campaigns[b].value_micros;
+    });
+    entry.campaigns.shrink_to_fit();
+    entry.values.reserve(entry.campaigns.size());
+    for (Index c : entry.campaigns) entry.values.push_back(campaigns[c].value_micros);
+  }
+}
+
 void Catalog::BuildIndexes() {
   key_by_hash_.clear();
   key_by_hash_.reserve(api_keys.size());
   for (Index i = 0; i < api_keys.size(); ++i) key_by_hash_.emplace(api_keys[i].hash, i);
 
-  campaigns_by_project_.clear();
-  for (Index c = 0; c < campaigns.size(); ++c) {
-    for (uint32_t project : campaigns[c].target_projects) {
-      std::vector<Index>& list = campaigns_by_project_[project];
-      // A campaign listing a project twice is indexed once (campaigns are visited in order).
-      if (list.empty() || list.back() != c) list.push_back(c);
-    }
-  }
-  for (auto& [project, list] : campaigns_by_project_) list.shrink_to_fit();
+  BuildProjectIndex();
 
   for (int f = 0; f < kImageFormatCount; ++f) {
     sample_current_[f].clear();
@@ -95,8 +106,13 @@ const ApiKey* Catalog::FindKey(const Sha256Digest& hash) const {
 }
 
 const std::vector<Index>& Catalog::CampaignsForProject(uint32_t project_id) const {
+  const ProjectCampaigns* entry = FindProjectCampaigns(project_id);
+  return entry ? entry->campaigns : EmptyIndexList();
+}
+
+const Catalog::ProjectCampaigns* Catalog::FindProjectCampaigns(uint32_t project_id) const {
   auto it = campaigns_by_project_.find(project_id);
-  return it == campaigns_by_project_.end() ? EmptyIndexList() : it->second;
+  return it == campaigns_by_project_.end() ? nullptr : &it->second;
 }
 
 const std::vector<Index>& Catalog::SampleAds(ImageFormat format, bool earlier_variant) const {

@@ -136,14 +136,24 @@ class Catalog {
 
   // The key whose SHA-256 equals `hash` (compared in constant time), or nullptr.
   const ApiKey* FindKey(const Sha256Digest& hash) const;
-  // Campaign indexes targeting `project_id` (empty span if none).
+  // Campaigns targeting one project, highest value_micros first (then lower index), with the
+  // values copied alongside (same order) so the auction can stop early without touching them.
+  struct ProjectCampaigns {
+    std::vector<Index> campaigns;
+    std::vector<double> values;
+  };
+  // Campaign indexes targeting `project_id`, highest value first (empty span if none).
   const std::vector<Index>& CampaignsForProject(uint32_t project_id) const;
+  // The same with values; nullptr if no campaign targets `project_id`.
+  const ProjectCampaigns* FindProjectCampaigns(uint32_t project_id) const;
   // Active ads (all campaigns) usable for test keys per format and variant; see Ad lists.
   const std::vector<Index>& SampleAds(ImageFormat format, bool earlier_variant) const;
 
  private:
+  void BuildProjectIndex();
+
   std::unordered_map<Sha256Digest, Index, DigestHash> key_by_hash_;
-  std::unordered_map<uint32_t, std::vector<Index>> campaigns_by_project_;
+  std::unordered_map<uint32_t, ProjectCampaigns> campaigns_by_project_;
   std::array<std::vector<Index>, kImageFormatCount> sample_current_;
   std::array<std::vector<Index>, kImageFormatCount> sample_earlier_;
 };

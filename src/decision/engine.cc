@@ -104,20 +104,23 @@ bool CampaignEligible(const Campaign& c, const Context& ctx) {
          !AnyWalletExcluded(c, ctx);
 }
 
-// The highest-valued eligible campaigns seen so far. Each campaign is fully checked at most
-// once per value level: lower-valued ones are dropped on one comparison and ties already
-// accepted are recognised in the (small) tie list, so no per-request set of all candidates
-// is needed.
+// The highest-valued eligible campaigns seen so far. Lower-valued offers are dropped on one
+// comparison and ties already accepted are recognised in the (small) tie list, so no
+// per-request set of all candidates is needed to deduplicate campaigns reached through
+// several wallets, projects or chains.
 class Auction {
  public:
   explicit Auction(const Context& ctx) : ctx_(ctx) {}
 
-  // `run`: one wallet's interactions with one project that `c` targets.
-  void Offer(Index c, std::span<const Interaction> run) {
-    const Campaign& campaign = ctx_.catalog.campaigns[c];
-    double value = campaign.value_micros;
+  // The lowest value that can still win (or tie); lower-valued offers are pointless.
+  double floor() const { return best_value_; }
+
+  // `run`: one wallet's interactions with one project that campaign `c` (worth `value`)
+  // targets.
+  void Offer(Index c, double value, std::span<const Interaction> run) {
     if (value < best_value_) return;
     if (value == best_value_ && std::find(ties_.begin(), ties_.end(), c) != ties_.end()) return;
+    const Campaign& campaign = ctx_.catalog.campaigns[c];
     bool matches = std::any_of(run.begin(), run.end(), [&](const Interaction& i) {
       return InteractionMatches(campaign, i, ctx_.today);
     });
@@ -181,6 +184,9 @@ const Community* CommunityOf(const Campaign& c, const Catalog& catalog) {
   return c.community < catalog.communities.size() ? &catalog.communities[c.community] : nullptr;
 }
 
+// Walks each wallet's interactions project by project into the campaigns targeting them.
+// Those lists are sorted by value, so each stops at the first campaign worth less than the
+// best eligible one found so far.
 void CollectCandidates(const Context& ctx, Auction& auction) {
   for (std::span<const Interaction> interactions : ctx.wallets) {
     size_t begin = 0;
@@ -189,8 +195,13 @@ void CollectCandidates(const Context& ctx, Auction& auction) {
       size_t end = begin + 1;
       while (end < interactions.size() && interactions[end].project_id == project) ++end;
       std::span<const Interaction> run = interactions.subspan(begin, end - begin);
-      for (Index c : ctx.catalog.CampaignsForProject(project)) auction.Offer(c, run);
       begin = end;
+      const Catalog::ProjectCampaigns* targeting = ctx.catalog.FindProjectCampaigns(project);
+      if (targeting == nullptr) continue;
+      for (size_t k = 0; k < targeting->campaigns.size(); ++k) {
+        if (targeting->values[k] < auction.floor()) break;
+        auction.Offer(targeting->campaigns[k], targeting->values[k], run);
+      }
     }
   }
 }

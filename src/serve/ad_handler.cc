@@ -138,8 +138,7 @@ std::optional<http::Response> CheckWalletPresence(const AdRequest& request) {
   }
   // Only `walletAddresses: []` with a localId relaxes the minimum; every localId is unknown.
   if (request.wallets_present && request.local_id) return NoAdEarlier("WALLET_CACHE_VOID");
-  return Error(400, "Invalid request",
-               {{"walletAddresses", "at least one address is required"}});
+  return Error(400, "Invalid request", {{"walletAddresses", "at least one address is required"}});
 }
 
 std::string AdBody(const AdRequest& request, const decision::Decision& decision) {
@@ -157,9 +156,8 @@ std::string AdBody(const AdRequest& request, const decision::Decision& decision)
                (request.ad_unit_id ? request.ad_unit_id->size() : 0));
   JsonObjectWriter writer(body);
   if (earlier) {
-    size_t matched = decision.matched_wallet < request.wallet_texts.size()
-                         ? decision.matched_wallet
-                         : 0;
+    size_t matched =
+        decision.matched_wallet < request.wallet_texts.size() ? decision.matched_wallet : 0;
     writer.String("walletAddress", request.wallet_texts[matched]);
   }
   writer.String("campaignId", decision.campaign->id_str)
@@ -253,9 +251,7 @@ Outcome Serve(const Context& ctx) {
 }
 
 // Per-request failures are rare faults (a broken snapshot), so each one is logged.
-void LogFailure(std::string_view what) {
-  ADS_LOG(error, "ad request failed", "error", what);
-}
+void LogFailure(std::string_view what) { ADS_LOG(error, "ad request failed", "error", what); }
 
 // Per-thread tie-break RNG; thread i (in order of first use) is seeded with seed + i.
 decision::Rng& ThreadRng(uint64_t seed) {
@@ -282,7 +278,8 @@ void AdHandler::RegisterRoutes(http::Router& router) const {
     std::string_view path;
     Variant variant;
   };
-  for (Endpoint e : {Endpoint{"/v1/ads", Variant::kCurrent}, Endpoint{"/api/ads", Variant::kEarlier}}) {
+  for (Endpoint e :
+       {Endpoint{"/v1/ads", Variant::kCurrent}, Endpoint{"/api/ads", Variant::kEarlier}}) {
     Variant variant = e.variant;
     router.Add(
         http::Method::kPost, std::string(e.path),

@@ -98,8 +98,8 @@ void ParseWallets(simdjson::dom::element value, AdRequest& out, std::vector<Fiel
   }
 }
 
-void ParseImageFormat(std::optional<simdjson::dom::element> value, Variant variant,
-                      AdRequest& out, std::vector<FieldError>& errors) {
+void ParseImageFormat(std::optional<simdjson::dom::element> value, Variant variant, AdRequest& out,
+                      std::vector<FieldError>& errors) {
   if (!value || value->is_null()) {
     errors.push_back({"imageFormat", "imageFormat is required"});
     return;
@@ -165,8 +165,8 @@ Result<AdRequest> ParseAdRequest(std::string_view body, decision::Variant varian
   std::vector<FieldError> errors;
   if (members.wallets) ParseWallets(*members.wallets, out, errors);
   ParseImageFormat(members.image_format, variant, out, errors);
-  ParseOptionalString(members.ad_unit_id, "adUnitId", options.max_ad_unit_id_bytes,
-                      out.ad_unit_id, errors);
+  ParseOptionalString(members.ad_unit_id, "adUnitId", options.max_ad_unit_id_bytes, out.ad_unit_id,
+                      errors);
   if (variant == Variant::kEarlier) {
     out.local_id_present = members.local_id.has_value();
     ParseOptionalString(members.local_id, "localId", options.max_local_id_bytes, out.local_id,

@@ -28,6 +28,21 @@ TEST(CatalogTest, IndexesCampaignsByTargetedProject) {
   EXPECT_THAT(catalog.CampaignsForProject(8), IsEmpty());
 }
 
+TEST(CatalogTest, ProjectCampaignsAreOrderedByValue) {
+  TestCatalog t;
+  t.AddCampaign(1, {5}, 1000);
+  t.AddCampaign(2, {5}, 3000);
+  t.AddCampaign(3, {5}, 1000);
+  t.AddCampaign(4, {5}, 2000);
+  const Catalog& catalog = t.Finish();
+
+  EXPECT_THAT(catalog.CampaignsForProject(5), ElementsAre(1u, 3u, 0u, 2u));
+  const Catalog::ProjectCampaigns* five = catalog.FindProjectCampaigns(5);
+  ASSERT_NE(five, nullptr);
+  EXPECT_THAT(five->values, ElementsAre(3000, 2000, 1000, 1000));
+  EXPECT_EQ(catalog.FindProjectCampaigns(6), nullptr);
+}
+
 TEST(CatalogTest, AdListsFollowFormatAndVariant) {
   TestCatalog t;
   t.AddCampaign(1, {5});

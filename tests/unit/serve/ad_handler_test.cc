@@ -20,7 +20,7 @@ using decision::Variant;
 // Well-formed keys: "spk_" + 30 alphanumerics.
 const std::string kLiveKey = "spk_" + std::string(30, 'a');
 const std::string kTestKey = "spk_" + std::string(30, 'b');
-const std::string kStrictKey = "spk_" + std::string(30, 'c');  // publisher with allowed origins
+const std::string kStrictKey = "spk_" + std::string(30, 'c');   // publisher with allowed origins
 const std::string kRevokedKey = "spk_" + std::string(30, 'd');  // not in the catalog
 
 constexpr char kA[] = "0x00000000000000000000000000000000000000aa";  // has activity
@@ -50,8 +50,8 @@ std::shared_ptr<decision::Catalog> MakeCatalog() {
       decision::ApiKey{.id = 11, .publisher = 0, .hash = Sha256(kTestKey), .test = true},
       decision::ApiKey{.id = 12, .publisher = 1, .hash = Sha256(kStrictKey), .test = false},
   };
-  catalog->communities = {decision::Community{.id = 1, .name = "DeFi \"Club\"",
-                                              .logo_url = "https://cdn.example/logo.png"}};
+  catalog->communities = {decision::Community{
+      .id = 1, .name = "DeFi \"Club\"", .logo_url = "https://cdn.example/logo.png"}};
   decision::Campaign targeted;
   targeted.id = 100;
   targeted.id_str = "100";
@@ -90,10 +90,9 @@ std::shared_ptr<decision::Catalog> MakeCatalog() {
 std::shared_ptr<decision::ActivityIndex> MakeActivity() {
   auto activity = std::make_shared<decision::ActivityIndex>();
   uint32_t today = static_cast<uint32_t>(DayOf(kClock.NowSeconds()));
-  activity->Add(*ParseAddress(kA), decision::Interaction{.project_id = 7,
-                                                         .chain_id = 1,
-                                                         .last_seen_day = today - 1,
-                                                         .count = 3});
+  activity->Add(*ParseAddress(kA),
+                decision::Interaction{
+                    .project_id = 7, .chain_id = 1, .last_seen_day = today - 1, .count = 3});
   activity->Finalize();
   return activity;
 }
@@ -191,8 +190,8 @@ TEST_F(AdHandlerTest, CurrentVariantOmitsAdUnitIdWhenNotSent) {
 }
 
 TEST_F(AdHandlerTest, CurrentVariantNoImageHasNullImageUrl) {
-  auto r = Current(
-      AdRequest(kLiveKey, Json(R"({"walletAddresses":[")") + kA + R"("],"imageFormat":"NO_IMAGE"})"));
+  auto r = Current(AdRequest(
+      kLiveKey, Json(R"({"walletAddresses":[")") + kA + R"("],"imageFormat":"NO_IMAGE"})"));
   EXPECT_EQ(r.status, 200);
   EXPECT_THAT(r.body, ::testing::HasSubstr(R"("imageUrl":null,)"));
   EXPECT_THAT(r.body, ::testing::HasSubstr(R"("imageFormat":"NO_IMAGE"})"));
@@ -200,9 +199,9 @@ TEST_F(AdHandlerTest, CurrentVariantNoImageHasNullImageUrl) {
 }
 
 TEST_F(AdHandlerTest, EarlierVariantEchoesTheMatchedWalletAsSpelled) {
-  auto r = Earlier(AdRequest(kLiveKey, Json(R"({"walletAddresses":[")") + kB + R"(",")" +
-                                           kAMixed + R"(",")" + kA +
-                                           R"("],"imageFormat":"LANDSCAPE","adUnitId":"x","localId":null})"));
+  auto r = Earlier(AdRequest(
+      kLiveKey, Json(R"({"walletAddresses":[")") + kB + R"(",")" + kAMixed + R"(",")" + kA +
+                    R"("],"imageFormat":"LANDSCAPE","adUnitId":"x","localId":null})"));
   EXPECT_EQ(r.status, 200);
   EXPECT_EQ(r.body,
             Json(R"({"walletAddress":")") + kAMixed +
@@ -216,8 +215,8 @@ TEST_F(AdHandlerTest, EarlierVariantEchoesTheMatchedWalletAsSpelled) {
 }
 
 TEST_F(AdHandlerTest, CurrentNoFillIs204WithoutBody) {
-  auto r = Current(
-      AdRequest(kLiveKey, Json(R"({"walletAddresses":[")") + kB + R"("],"imageFormat":"LANDSCAPE"})"));
+  auto r = Current(AdRequest(
+      kLiveKey, Json(R"({"walletAddresses":[")") + kB + R"("],"imageFormat":"LANDSCAPE"})"));
   EXPECT_EQ(r.status, 204);
   EXPECT_EQ(r.body, "");
   EXPECT_EQ(HeaderOf(r, "Content-Type"), std::nullopt);
@@ -225,14 +224,14 @@ TEST_F(AdHandlerTest, CurrentNoFillIs204WithoutBody) {
 }
 
 TEST_F(AdHandlerTest, CurrentNoFillForAFormatWithoutCreative) {
-  auto r = Current(AdRequest(kLiveKey, Json(R"({"walletAddresses":[")") + kA +
-                                           R"("],"imageFormat":"SHORT_BANNER"})"));
+  auto r = Current(AdRequest(
+      kLiveKey, Json(R"({"walletAddresses":[")") + kA + R"("],"imageFormat":"SHORT_BANNER"})"));
   EXPECT_EQ(r.status, 204);
 }
 
 TEST_F(AdHandlerTest, EarlierNoFillIs404WithJsonBody) {
-  auto r = Earlier(
-      AdRequest(kLiveKey, Json(R"({"walletAddresses":[")") + kB + R"("],"imageFormat":"LANDSCAPE"})"));
+  auto r = Earlier(AdRequest(
+      kLiveKey, Json(R"({"walletAddresses":[")") + kB + R"("],"imageFormat":"LANDSCAPE"})"));
   EXPECT_EQ(r.status, 404);
   EXPECT_EQ(r.body, R"({"error":"No ad available","details":[]})");
   ExpectJsonHeaders(r);
@@ -245,24 +244,26 @@ TEST_F(AdHandlerTest, MissingKeyIs401) {
   b.body = Json(R"({"walletAddresses":[")") + kA + R"("],"imageFormat":"LANDSCAPE"})";
   auto r = Current(b);
   EXPECT_EQ(r.status, 401);
-  EXPECT_EQ(r.body,
-            R"({"error":"Invalid or missing API key","details":[{"field":"x-api-key",)"
-            R"("message":"x-api-key header is required"}]})");
+  EXPECT_EQ(r.body, R"({"error":"Invalid or missing API key","details":[{"field":"x-api-key",)"
+                    R"("message":"x-api-key header is required"}]})");
   ExpectJsonHeaders(r);
   r = Earlier(b);
   EXPECT_EQ(r.status, 401);
-  EXPECT_THAT(r.body, ::testing::StartsWith(R"({"error":"Invalid API key","details":[{"field":"x-api-key")"));
+  EXPECT_THAT(r.body, ::testing::StartsWith(
+                          R"({"error":"Invalid API key","details":[{"field":"x-api-key")"));
 }
 
 TEST_F(AdHandlerTest, MalformedKeysAre401) {
   for (const std::string& key :
-       {std::string("spk_short"), "spk_" + std::string(31, 'a'), "spk_" + std::string(29, 'a') + "-",
-        "SPK_" + std::string(30, 'a'), "pk_" + std::string(31, 'a'),
-        "spk_" + std::string(29, 'a') + " "}) {
+       {std::string("spk_short"), "spk_" + std::string(31, 'a'),
+        "spk_" + std::string(29, 'a') + "-", "SPK_" + std::string(30, 'a'),
+        "pk_" + std::string(31, 'a'), "spk_" + std::string(29, 'a') + " "}) {
     auto r = Current(AdRequest(key, R"({"imageFormat":"LANDSCAPE"})"));
     EXPECT_EQ(r.status, 401) << key;
-    EXPECT_THAT(r.body, ::testing::HasSubstr(
-                            R"("field":"x-api-key","message":"x-api-key must be spk_ followed by 30 letters or digits")"))
+    EXPECT_THAT(
+        r.body,
+        ::testing::HasSubstr(
+            R"("field":"x-api-key","message":"x-api-key must be spk_ followed by 30 letters or digits")"))
         << key;
   }
 }
@@ -270,14 +271,12 @@ TEST_F(AdHandlerTest, MalformedKeysAre401) {
 TEST_F(AdHandlerTest, UnknownOrRevokedKeyIs401) {
   auto r = Current(AdRequest(kRevokedKey, R"({"imageFormat":"LANDSCAPE"})"));
   EXPECT_EQ(r.status, 401);
-  EXPECT_EQ(r.body,
-            R"({"error":"Invalid or missing API key","details":[{"field":"x-api-key",)"
-            R"("message":"x-api-key is not an active API key"}]})");
+  EXPECT_EQ(r.body, R"({"error":"Invalid or missing API key","details":[{"field":"x-api-key",)"
+                    R"("message":"x-api-key is not an active API key"}]})");
   r = Earlier(AdRequest(kRevokedKey, R"({"imageFormat":"LANDSCAPE"})"));
   EXPECT_EQ(r.status, 401);
-  EXPECT_EQ(r.body,
-            R"({"error":"Invalid API key","details":[{"field":"x-api-key",)"
-            R"("message":"x-api-key is not an active API key"}]})");
+  EXPECT_EQ(r.body, R"({"error":"Invalid API key","details":[{"field":"x-api-key",)"
+                    R"("message":"x-api-key is not an active API key"}]})");
   EXPECT_EQ(HeaderOf(r, "Access-Control-Allow-Origin"), "*");
 }
 
@@ -287,8 +286,8 @@ TEST_F(AdHandlerTest, KeyIsCheckedBeforeBody) {
 }
 
 TEST_F(AdHandlerTest, OriginOutsideAllowedListIs401WithoutCorsOnCurrent) {
-  auto b = AdRequest(kStrictKey, Json(R"({"walletAddresses":[")") + kA +
-                                     R"("],"imageFormat":"LANDSCAPE"})");
+  auto b = AdRequest(kStrictKey,
+                     Json(R"({"walletAddresses":[")") + kA + R"("],"imageFormat":"LANDSCAPE"})");
   b.Header("Origin", "https://evil.example");
   auto r = Current(b);
   EXPECT_EQ(r.status, 401);
@@ -306,8 +305,8 @@ TEST_F(AdHandlerTest, OriginOutsideAllowedListIs401WithoutCorsOnCurrent) {
 }
 
 TEST_F(AdHandlerTest, AllowedOriginIsServedAndEchoed) {
-  auto b = AdRequest(kStrictKey, Json(R"({"walletAddresses":[")") + kA +
-                                     R"("],"imageFormat":"LANDSCAPE"})");
+  auto b = AdRequest(kStrictKey,
+                     Json(R"({"walletAddresses":[")") + kA + R"("],"imageFormat":"LANDSCAPE"})");
   b.Header("Origin", kPubOrigin);
   auto r = Current(b);
   EXPECT_EQ(r.status, 200);
@@ -317,15 +316,15 @@ TEST_F(AdHandlerTest, AllowedOriginIsServedAndEchoed) {
 }
 
 TEST_F(AdHandlerTest, RequestsWithoutOriginIgnoreTheAllowedList) {
-  auto r = Current(AdRequest(kStrictKey, Json(R"({"walletAddresses":[")") + kA +
-                                             R"("],"imageFormat":"LANDSCAPE"})"));
+  auto r = Current(AdRequest(
+      kStrictKey, Json(R"({"walletAddresses":[")") + kA + R"("],"imageFormat":"LANDSCAPE"})"));
   EXPECT_EQ(r.status, 200);
   EXPECT_EQ(HeaderOf(r, "Vary"), std::nullopt);
 }
 
 TEST_F(AdHandlerTest, AnyOriginIsEchoedForPublishersWithoutList) {
-  auto b = AdRequest(kLiveKey, Json(R"({"walletAddresses":[")") + kB +
-                                   R"("],"imageFormat":"LANDSCAPE"})");
+  auto b = AdRequest(kLiveKey,
+                     Json(R"({"walletAddresses":[")") + kB + R"("],"imageFormat":"LANDSCAPE"})");
   b.Header("Origin", "https://anywhere.example");
   auto r = Current(b);
   EXPECT_EQ(r.status, 204);
@@ -351,7 +350,8 @@ TEST_F(AdHandlerTest, CurrentErrorsCarryCorsSoBrowsersCanReadThem) {
 }
 
 TEST_F(AdHandlerTest, ContentTypeMustBeJson) {
-  const std::string body = Json(R"({"walletAddresses":[")") + kA + R"("],"imageFormat":"LANDSCAPE"})";
+  const std::string body =
+      Json(R"({"walletAddresses":[")") + kA + R"("],"imageFormat":"LANDSCAPE"})";
   for (std::optional<std::string> type :
        {std::optional<std::string>(), std::optional<std::string>("text/plain"),
         std::optional<std::string>("application/jsonx"), std::optional<std::string>(""),
@@ -363,15 +363,15 @@ TEST_F(AdHandlerTest, ContentTypeMustBeJson) {
     for (Variant v : {Variant::kCurrent, Variant::kEarlier}) {
       auto r = Serve(b, v);
       EXPECT_EQ(r.status, 400) << type.value_or("<none>");
-      EXPECT_EQ(r.body,
-                R"({"error":"Unsupported Content-Type","details":[{"field":"Content-Type",)"
-                R"("message":"Content-Type must be application/json"}]})");
+      EXPECT_EQ(r.body, R"({"error":"Unsupported Content-Type","details":[{"field":"Content-Type",)"
+                        R"("message":"Content-Type must be application/json"}]})");
     }
   }
 }
 
 TEST_F(AdHandlerTest, ContentTypeWithCharsetOrOtherCaseIsAccepted) {
-  const std::string body = Json(R"({"walletAddresses":[")") + kA + R"("],"imageFormat":"LANDSCAPE"})";
+  const std::string body =
+      Json(R"({"walletAddresses":[")") + kA + R"("],"imageFormat":"LANDSCAPE"})";
   for (std::string type : {"application/json; charset=utf-8", "Application/JSON;charset=UTF-8",
                            " application/json ", "application/json ; charset=\"utf-8\""}) {
     RequestBuilder b;
@@ -397,17 +397,18 @@ TEST_F(AdHandlerTest, ValidationErrorsAreCollected) {
   auto r = Current(AdRequest(
       kLiveKey, R"({"walletAddresses":["0x12",3],"imageFormat":"SQUARE","cookieConsent":"y"})"));
   EXPECT_EQ(r.status, 400);
-  EXPECT_EQ(r.body,
-            R"({"error":"Invalid request","details":[)"
-            R"j({"field":"walletAddresses[0]","message":"walletAddresses[0] is not a valid EVM address (0x followed by 40 hex characters)"},)j"
-            R"({"field":"walletAddresses[1]","message":"walletAddresses[1] must be a string"},)"
-            R"({"field":"imageFormat","message":"imageFormat must be one of LANDSCAPE, LONG_BANNER, SHORT_BANNER, NO_IMAGE"},)"
-            R"({"field":"cookieConsent","message":"cookieConsent must be a boolean"}]})");
+  EXPECT_EQ(
+      r.body,
+      R"({"error":"Invalid request","details":[)"
+      R"j({"field":"walletAddresses[0]","message":"walletAddresses[0] is not a valid EVM address (0x followed by 40 hex characters)"},)j"
+      R"({"field":"walletAddresses[1]","message":"walletAddresses[1] must be a string"},)"
+      R"({"field":"imageFormat","message":"imageFormat must be one of LANDSCAPE, LONG_BANNER, SHORT_BANNER, NO_IMAGE"},)"
+      R"({"field":"cookieConsent","message":"cookieConsent must be a boolean"}]})");
 }
 
 TEST_F(AdHandlerTest, EarlierRejectsNoImage) {
-  auto r = Earlier(
-      AdRequest(kLiveKey, Json(R"({"walletAddresses":[")") + kA + R"("],"imageFormat":"NO_IMAGE"})"));
+  auto r = Earlier(AdRequest(
+      kLiveKey, Json(R"({"walletAddresses":[")") + kA + R"("],"imageFormat":"NO_IMAGE"})"));
   EXPECT_EQ(r.status, 400);
   EXPECT_THAT(r.body, ::testing::HasSubstr(R"("field":"imageFormat")"));
 }
@@ -416,8 +417,9 @@ TEST_F(AdHandlerTest, CurrentRequiresWallets) {
   const std::string expected =
       R"({"error":"Invalid request","details":[{"field":"walletAddresses",)"
       R"("message":"walletAddresses is required unless the request carries the identity cookie"}]})";
-  for (std::string body : {R"({"imageFormat":"LANDSCAPE"})",
-                           R"({"walletAddresses":[],"imageFormat":"LANDSCAPE","cookieConsent":true})"}) {
+  for (std::string body :
+       {R"({"imageFormat":"LANDSCAPE"})",
+        R"({"walletAddresses":[],"imageFormat":"LANDSCAPE","cookieConsent":true})"}) {
     auto r = Current(AdRequest(kLiveKey, body));
     EXPECT_EQ(r.status, 400) << body;
     EXPECT_EQ(r.body, expected);
@@ -447,8 +449,8 @@ TEST_F(AdHandlerTest, EarlierEmptyWalletsWithUnknownLocalIdVoidsIt) {
 }
 
 TEST_F(AdHandlerTest, NotReadyIs503OnCurrentAnd500OnEarlier) {
-  auto b = AdRequest(kLiveKey, Json(R"({"walletAddresses":[")") + kA +
-                                   R"("],"imageFormat":"LANDSCAPE"})");
+  auto b = AdRequest(kLiveKey,
+                     Json(R"({"walletAddresses":[")") + kA + R"("],"imageFormat":"LANDSCAPE"})");
   b.Header("Origin", "https://x.example");
   auto r = Serve(b, Variant::kCurrent, nullptr, nullptr, /*ready=*/false);
   EXPECT_EQ(r.status, 503);
@@ -468,8 +470,8 @@ TEST_F(AdHandlerTest, BrokenCatalogIsAServerFault) {
   decision::Catalog broken = *catalog_;
   broken.api_keys[0].publisher = 9;  // no such publisher
   broken.BuildIndexes();
-  auto b = AdRequest(kLiveKey, Json(R"({"walletAddresses":[")") + kA +
-                                   R"("],"imageFormat":"LANDSCAPE"})");
+  auto b = AdRequest(kLiveKey,
+                     Json(R"({"walletAddresses":[")") + kA + R"("],"imageFormat":"LANDSCAPE"})");
   EXPECT_EQ(Serve(b, Variant::kCurrent, &broken, activity_.get()).status, 503);
   EXPECT_EQ(Serve(b, Variant::kEarlier, &broken, activity_.get()).status, 500);
 }
@@ -478,16 +480,16 @@ TEST_F(AdHandlerTest, TestKeysRotateSampleAdsWithoutTargeting) {
   std::set<std::string> ads;
   for (int i = 0; i < 4; ++i) {
     // kB has no activity: a live key gets no fill, a test key always a sample.
-    auto r = Current(
-        AdRequest(kTestKey, Json(R"({"walletAddresses":[")") + kB + R"("],"imageFormat":"LANDSCAPE"})"));
+    auto r = Current(AdRequest(
+        kTestKey, Json(R"({"walletAddresses":[")") + kB + R"("],"imageFormat":"LANDSCAPE"})"));
     ASSERT_EQ(r.status, 200);
     auto pos = r.body.find(R"("adId":")");
     ASSERT_NE(pos, std::string::npos);
     ads.insert(r.body.substr(pos + 8, 4));
   }
   EXPECT_EQ(ads, (std::set<std::string>{"1000", "2000"}));
-  auto r = Earlier(
-      AdRequest(kTestKey, Json(R"({"walletAddresses":[")") + kB + R"("],"imageFormat":"LANDSCAPE"})"));
+  auto r = Earlier(AdRequest(
+      kTestKey, Json(R"({"walletAddresses":[")") + kB + R"("],"imageFormat":"LANDSCAPE"})"));
   EXPECT_EQ(r.status, 200);
   EXPECT_THAT(r.body, ::testing::StartsWith(Json(R"({"walletAddress":")") + kB + "\""));
 }
@@ -538,8 +540,8 @@ TEST_F(AdHandlerTest, PreflightEarlierIsPublic) {
 }
 
 TEST_F(AdHandlerTest, HandleUsesPublishedSnapshots) {
-  auto b = AdRequest(kLiveKey, Json(R"({"walletAddresses":[")") + kA +
-                                   R"("],"imageFormat":"LANDSCAPE"})");
+  auto b = AdRequest(kLiveKey,
+                     Json(R"({"walletAddresses":[")") + kA + R"("],"imageFormat":"LANDSCAPE"})");
   http::Request request = b.Build();
   EXPECT_EQ(handler_.Handle(request, Variant::kCurrent).status, 503);
   EXPECT_EQ(handler_.Handle(request, Variant::kEarlier).status, 500);
@@ -561,10 +563,10 @@ TEST_F(AdHandlerTest, RegistersPostAndOptionsInline) {
     http::Method method;
     int status;
   };
-  for (const Case& c : {Case{"/v1/ads", http::Method::kPost, 200},
-                        Case{"/api/ads", http::Method::kPost, 200},
-                        Case{"/v1/ads", http::Method::kOptions, 204},
-                        Case{"/api/ads", http::Method::kOptions, 204}}) {
+  for (const Case& c :
+       {Case{"/v1/ads", http::Method::kPost, 200}, Case{"/api/ads", http::Method::kPost, 200},
+        Case{"/v1/ads", http::Method::kOptions, 204},
+        Case{"/api/ads", http::Method::kOptions, 204}}) {
     RequestBuilder b = AdRequest(kLiveKey, body);
     b.path = c.path;
     b.method = c.method;

@@ -151,14 +151,15 @@ TEST(AdRequestTest, ReportsEachBadElementByIndex) {
 }
 
 TEST(AdRequestTest, AddressesWithSurroundingSpaceAreInvalid) {
-  auto r = Parse(std::string(R"({"walletAddresses":[" )") + kA + R"("],"imageFormat":"LANDSCAPE"})");
+  auto r =
+      Parse(std::string(R"({"walletAddresses":[" )") + kA + R"("],"imageFormat":"LANDSCAPE"})");
   ASSERT_EQ(Errors(r).size(), 1u);
   EXPECT_EQ(Errors(r)[0].field, "walletAddresses[0]");
 }
 
 TEST(AdRequestTest, DedupesCaseInsensitivelyKeepingFirstSpelling) {
-  auto r = Parse(std::string(R"({"walletAddresses":[")") + kAUpper + R"(",")" + kB + R"(",")" +
-                 kA + R"(",")" + kB + R"("],"imageFormat":"LANDSCAPE"})");
+  auto r = Parse(std::string(R"({"walletAddresses":[")") + kAUpper + R"(",")" + kB + R"(",")" + kA +
+                 R"(",")" + kB + R"("],"imageFormat":"LANDSCAPE"})");
   ASSERT_TRUE(r.ok());
   ASSERT_EQ(r->wallets.size(), 2u);
   EXPECT_EQ(r->wallets[0], *ParseAddress(kA));

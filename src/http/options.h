@@ -17,9 +17,10 @@ struct ServerOptions {
   int max_connections = 10000;
   // Time allowed to receive a complete request header once its first byte arrived.
   std::chrono::milliseconds header_timeout{10'000};
-  // Time allowed to receive the body after the header.
+  // Time allowed to receive the body after the header; also bounds writing one response.
   std::chrono::milliseconds body_timeout{10'000};
-  // A keep-alive connection with no request in flight is closed after this.
+  // A keep-alive connection with no request in flight is closed after this (no 408 is sent;
+  // neither for header/body timeouts).
   std::chrono::milliseconds idle_timeout{60'000};
   // Requests served on one connection before it is closed (bounds pipelining abuse).
   int max_requests_per_connection = 10'000;

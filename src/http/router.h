@@ -27,10 +27,15 @@ struct RouteOptions {
 };
 
 // A table of routes. Patterns are literal segments and "{name}" captures, e.g.
-// "/admin/v1/publishers/{id}/keys/{keyId}". A pattern ending in "/*" matches any suffix.
+// "/admin/v1/publishers/{id}/keys/{keyId}"; a capture never matches an empty segment. A pattern
+// ending in "/*" matches "/prefix/" and anything below it (not "/prefix" itself) and captures the
+// rest as param "*". Matching is on the path without the query, byte for byte: "/v1/ads/" and
+// "/v1/ads" are different paths. The first route added that matches wins. HEAD uses the GET
+// route of the path unless a HEAD route exists (the server then drops the body).
 // Build once before the server starts; immutable and thread-safe afterwards.
 class Router {
  public:
+  // `pattern` must start with '/'; `method` must not be kOther (checked).
   void Add(Method method, std::string pattern, Handler handler, RouteOptions options = {});
 
   struct Match {
@@ -38,7 +43,8 @@ class Router {
     RouteOptions options;
     // When handler is null: 404 (no such path) or 405 (path exists, other method).
     int status = 404;
-    // For 405: the allowed methods, "POST, OPTIONS".
+    // For 405: the allowed methods in a fixed order (GET, HEAD, POST, PUT, PATCH, DELETE,
+    // OPTIONS), e.g. "POST, OPTIONS"; HEAD is listed when GET is.
     std::string allow;
   };
   // Matches the request's method and path; fills `request.params` on success.

@@ -55,22 +55,6 @@ constexpr std::chrono::milliseconds kLoopExitGrace{1000};
 // Delay before accepting again after an accept error (e.g. out of file descriptors).
 constexpr std::chrono::milliseconds kAcceptRetryDelay{50};
 
-// ADS_LOG does not compile yet (its `level` parameter also replaces the `level` namespace in
-// spdlog::level::level, and spdlog calls the error level `err`); log through the same
-// formatter until common/log.h is fixed.
-template <typename... KV>
-void LogError(std::string_view message, const KV&... kv) {
-  spdlog::error("{}", log::Format(message, kv...));
-}
-template <typename... KV>
-void LogWarn(std::string_view message, const KV&... kv) {
-  spdlog::warn("{}", log::Format(message, kv...));
-}
-template <typename... KV>
-void LogInfo(std::string_view message, const KV&... kv) {
-  spdlog::info("{}", log::Format(message, kv...));
-}
-
 std::string_view View(beast::string_view s) { return {s.data(), s.size()}; }
 
 bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
@@ -361,9 +345,9 @@ Response Session::Invoke() const {
   try {
     return (*match_.handler)(request_);
   } catch (const std::exception& e) {
-    LogError("http handler threw", "method", MethodName(request_.method), "what", e.what());
+    ADS_LOG(error, "http handler threw", "method", MethodName(request_.method), "what", e.what());
   } catch (...) {
-    LogError("http handler threw", "method", MethodName(request_.method));
+    ADS_LOG(error, "http handler threw", "method", MethodName(request_.method));
   }
   return ErrorResponse(500, "Internal server error");
 }
@@ -489,8 +473,8 @@ Status ServerImpl::Start() {
     loop->thread = std::thread([l = loop.get()] { RunLoop(*l); });
   }
   started_ = true;
-  LogInfo("http server listening", "listen", options_.listen, "port", port_, "io_threads", loops,
-          "worker_threads", std::max(options_.worker_threads, 1));
+  ADS_LOG(info, "http server listening", "listen", options_.listen, "port", port_, "io_threads",
+          loops, "worker_threads", std::max(options_.worker_threads, 1));
   return OkStatus();
 }
 
@@ -515,7 +499,7 @@ void ServerImpl::Accept(Loop& loop) {
 void ServerImpl::OnAccept(Loop& loop, const ErrorCode& ec, tcp::socket socket) {
   if (!loop.acceptor.is_open() || ec == asio::error::operation_aborted) return;
   if (ec) {
-    LogWarn("http accept failed", "error", ec.message());
+    ADS_LOG(warn, "http accept failed", "error", ec.message());
     loop.accept_retry.expires_after(kAcceptRetryDelay);
     loop.accept_retry.async_wait([this, &loop](const ErrorCode& wait_ec) {
       if (!wait_ec && loop.acceptor.is_open()) Accept(loop);
@@ -540,7 +524,7 @@ void ServerImpl::RunLoop(Loop& loop) {
       loop.ioc.run();
       break;
     } catch (const std::exception& e) {
-      LogError("http event loop error", "what", e.what());
+      ADS_LOG(error, "http event loop error", "what", e.what());
     }
   }
   loop.exited.set_value();
@@ -574,7 +558,8 @@ void ServerImpl::WaitForDrain() {
   bool drained =
       drained_.wait_until(lock, deadline, [this] { return stats_.connections_open.load() == 0; });
   if (!drained) {
-    LogWarn("http drain timed out; closing connections", "open", stats_.connections_open.load());
+    ADS_LOG(warn, "http drain timed out; closing connections", "open",
+            stats_.connections_open.load());
   }
 }
 
@@ -599,7 +584,7 @@ void ServerImpl::Stop() {
   for (auto& loop : loops_) asio::post(loop->ioc, [l = loop.get()] { BeginDrain(*l); });
   WaitForDrain();
   StopLoops();
-  LogInfo("http server stopped", "port", port_);
+  ADS_LOG(info, "http server stopped", "port", port_);
 }
 
 }  // namespace

@@ -12,10 +12,10 @@ namespace adserver::http {
 
 // Counters summed over all event loops. Read with relaxed loads for metrics.
 struct ServerStats {
-  std::atomic<uint64_t> connections_accepted{0};
+  std::atomic<uint64_t> connections_accepted{0};  // served (excludes rejected)
   std::atomic<uint64_t> connections_rejected{0};  // over max_connections
   std::atomic<int64_t> connections_open{0};
-  std::atomic<uint64_t> requests{0};
+  std::atomic<uint64_t> requests{0};  // answered, including 4xx from the server itself
 };
 
 // HTTP/1.1 server on Boost.Asio/Beast: one event loop per thread, each with its own
@@ -25,16 +25,21 @@ struct ServerStats {
 // Knows nothing about ads. Start/Stop from one thread; thread-safe otherwise.
 class Server {
  public:
-  // `router` must outlive the server.
+  // `router` must outlive the server. InvalidArgument for a malformed `listen` or a
+  // max_connections / max_requests_per_connection below 1.
   static Result<std::unique_ptr<Server>> Create(const ServerOptions& options, const Router& router);
   virtual ~Server() = default;
 
-  // Binds and starts the event loops and workers; returns once listening.
+  // Binds and starts the event loops and workers; returns once listening. InvalidArgument for a
+  // malformed `listen` or a second call, Unavailable when the address cannot be bound.
   virtual Status Start() = 0;
   // The bound port (useful with port 0). Valid after Start.
   virtual uint16_t port() const = 0;
-  // Graceful stop: stop accepting, let in-flight requests finish (up to drain_timeout), close
-  // idle connections, join threads. Idempotent.
+  // Graceful stop: stop accepting, let in-flight requests finish (up to drain_timeout; their
+  // responses carry "Connection: close"), close idle connections, join threads. Idempotent; may
+  // be called from any thread except the server's own (an event loop or a handler), e.g. a
+  // signal-handling thread. A kWorker handler still running after drain_timeout is waited for
+  // (it cannot be interrupted); its response is discarded. The server cannot be restarted.
   virtual void Stop() = 0;
   virtual const ServerStats& stats() const = 0;
 };

@@ -14,9 +14,6 @@ namespace adserver::ingest {
 
 namespace {
 
-// ADS_LOG does not compile yet (its `level` parameter also replaces the `level` namespace in
-// spdlog::level::level), so this file logs through spdlog with the same formatter.
-
 using decision::Index;
 
 // State shared by the steps of one build: store id -> catalog index of what was kept.
@@ -151,7 +148,7 @@ Status AddCampaign(Build& b, const store::CampaignRecord& c) {
   ADS_RETURN_IF_ERROR(ProjectIds(b, c, c.target_projects, out.target_projects));
   ADS_RETURN_IF_ERROR(ProjectIds(b, c, c.exclude_projects, out.exclude_projects));
   if (!ConvertChains(c.chains, out.chains)) {
-    spdlog::warn("{}", log::Format("campaign skipped: no chain id fits 32 bits", "campaign", c.id));
+    ADS_LOG(warn, "campaign skipped: no chain id fits 32 bits", "campaign", c.id);
     return OkStatus();
   }
   b.campaigns.emplace(c.id, static_cast<Index>(b.catalog.campaigns.size()));
@@ -225,7 +222,7 @@ Result<std::shared_ptr<const decision::ActivityIndex>> BuildActivityIndex(store:
   });
   if (!scanned.ok()) return scanned;
   if (skipped > 0) {
-    spdlog::warn("{}", log::Format("activity rows skipped: ids exceed 32 bits", "rows", skipped));
+    ADS_LOG(warn, "activity rows skipped: ids exceed 32 bits", "rows", skipped);
   }
   index->Finalize();
   return std::shared_ptr<const decision::ActivityIndex>(std::move(index));

@@ -14,9 +14,6 @@ namespace adserver::ingest {
 
 namespace {
 
-// ADS_LOG does not compile yet (its `level` parameter also replaces the `level` namespace in
-// spdlog::level::level), so this file logs through spdlog with the same formatter.
-
 // An unambiguous byte encoding of CatalogData, hashed to tell whether a catalog rebuild would
 // produce anything new. Every field is included: a change to any of them is a change.
 void Put(std::string& out, std::string_view s);
@@ -172,8 +169,7 @@ void SnapshotPublisher::Run() {
     lock.unlock();
     Status refreshed = RefreshNow();
     if (!refreshed.ok()) {
-      spdlog::warn("{}", log::Format("snapshot refresh failed; previous snapshot stays", "status",
-                                     refreshed));
+      ADS_LOG(warn, "snapshot refresh failed; previous snapshot stays", "status", refreshed);
     }
     lock.lock();
   }
@@ -208,8 +204,7 @@ Status SnapshotPublisher::RebuildCatalogLocked(uint64_t counter, bool force) {
   catalogs_.Publish(std::move(catalog));
   catalog_counter_ = counter;
   catalog_digest_ = digest;
-  spdlog::info("{}", log::Format("catalog published", "campaigns", campaigns, "ads", ads, "ms",
-                                 MillisSince(start)));
+  ADS_LOG(info, "catalog published", "campaigns", campaigns, "ads", ads, "ms", MillisSince(start));
   return OkStatus();
 }
 
@@ -220,8 +215,7 @@ Status SnapshotPublisher::RebuildActivityLocked(uint64_t counter) {
   size_t wallets = index->wallet_count();
   activity_.Publish(std::move(index));
   activity_counter_ = counter;
-  spdlog::info(
-      "{}", log::Format("activity index published", "wallets", wallets, "ms", MillisSince(start)));
+  ADS_LOG(info, "activity index published", "wallets", wallets, "ms", MillisSince(start));
   return OkStatus();
 }
 

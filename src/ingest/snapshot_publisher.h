@@ -61,8 +61,9 @@ class SnapshotPublisher {
   std::mutex refresh_mu_;                   // serialises rebuilds
   uint64_t catalog_counter_ = UINT64_MAX;   // guarded by refresh_mu_
   uint64_t activity_counter_ = UINT64_MAX;  // guarded by refresh_mu_
-  // Digest of the CatalogData behind the published catalog. ChangeCounter also moves on
-  // activity writes, so an unchanged digest means "activity only": no catalog is republished.
+  // Digest of the CatalogData behind the published catalog. The Store contract lets
+  // ChangeCounter move on any commit, activity included; when the data hashes the same, no new
+  // catalog is published.
   std::optional<Sha256Digest> catalog_digest_;  // guarded by refresh_mu_
   std::mutex mu_;
   std::condition_variable cv_;

@@ -1,5 +1,6 @@
 #include "admin/admin_api.h"
 
+#include <algorithm>
 #include <exception>
 #include <optional>
 #include <string>
@@ -28,13 +29,6 @@ using detail::ProjectNames;
 
 constexpr std::string_view kDisabledMessage = "admin API is disabled (set ADSERVER_ADMIN_TOKEN)";
 
-// ADS_LOG's macro parameter is named `level`, which collides with `spdlog::level::` inside
-// the macro; until common/log.h is fixed, warnings go through log::Format directly.
-template <typename... KV>
-void LogWarn(std::string_view message, const KV&... kv) {
-  spdlog::warn("{}", log::Format(message, kv...));
-}
-
 // What every handler works with. References outlive the AdminApi (see its constructor).
 struct Ctx {
   store::Store& store;
@@ -50,7 +44,7 @@ http::Response Fail(const Status& status) { return http::ErrorResponse(status); 
 // visibility (the background poller retries), so the write still succeeds.
 void Refresh(Ctx& ctx) {
   Status st = ctx.snapshots.RefreshNow();
-  if (!st.ok()) LogWarn("snapshot refresh after admin write failed", "status", st);
+  if (!st.ok()) ADS_LOG(warn, "snapshot refresh after admin write failed", "status", st);
 }
 
 // A positive decimal id ("42"); nullopt for anything else.
@@ -559,7 +553,7 @@ http::Response Serve(const AdminOptions& options, const Sha256Digest& token_hash
     return handler(ctx, request);
   } catch (const std::exception& e) {
     // Handlers return Statuses; this is a last line of defence (e.g. allocation failure).
-    LogWarn("admin handler threw", "path", request.path, "what", e.what());
+    ADS_LOG(error, "admin handler threw", "path", request.path, "what", e.what());
     return http::ErrorResponse(500, "internal error");
   }
 }

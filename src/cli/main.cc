@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <optional>
 #include <sstream>
 
 #include "app/demo.h"
@@ -26,7 +27,7 @@ struct ServeFlags {
   std::string listen;
   std::string log_level;
   std::string ready_file;
-  int io_threads = -1;
+  std::optional<int> io_threads;
   bool demo = false;
   int demo_wallets = 3000;
 };
@@ -56,7 +57,7 @@ Result<config::Config> BuildConfig(const ServeFlags& flags) {
   if (!flags.data_dir.empty()) c.data_dir = flags.data_dir;
   if (!flags.listen.empty()) c.http.listen = flags.listen;
   if (!flags.log_level.empty()) c.log_level = flags.log_level;
-  if (flags.io_threads >= 0) c.http.io_threads = flags.io_threads;
+  if (flags.io_threads) c.http.io_threads = *flags.io_threads;
   ADS_RETURN_IF_ERROR(config::Validate(c));
   return c;
 }

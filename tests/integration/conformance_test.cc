@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -139,7 +140,20 @@ TEST_P(ConformanceTest, Row) {
   if (c.check) c.check(r);
 }
 
-std::string Rule(size_t i) { return "row" + std::to_string(i); }
+// Test name: row number plus the rule text reduced to [A-Za-z0-9_].
+std::string Rule(size_t i) {
+  static const std::vector<Case> cases = Cases();
+  std::string name = "r" + std::to_string(i) + "_";
+  for (char ch : cases[i].rule) {
+    if (std::isalnum(static_cast<unsigned char>(ch))) {
+      name += ch;
+    } else if (name.back() != '_') {
+      name += '_';
+    }
+  }
+  while (name.back() == '_') name.pop_back();
+  return name;
+}
 
 INSTANTIATE_TEST_SUITE_P(Spec, ConformanceTest, ::testing::Range<size_t>(0, Cases().size()),
                          [](const ::testing::TestParamInfo<size_t>& info) { return Rule(info.param); });

@@ -5,7 +5,9 @@ packages=(
   build-essential cmake pkg-config git ca-certificates
   libboost1.81-dev libsimdjson-dev libsqlite3-dev sqlite3 libsodium-dev libspdlog-dev libfmt-dev
   libcli11-dev nlohmann-json3-dev libtomlplusplus-dev libgtest-dev libgmock-dev libbenchmark-dev
+  liblmdb-dev zlib1g-dev nodejs npm
   curl wrk nginx-light
+  chromium
 )
 missing=()
 for p in "${packages[@]}"; do
@@ -16,4 +18,21 @@ if ((${#missing[@]})); then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# Real project lists (MIT/ISC, npm) for `adserver projects import` and the demo registry.
+registry_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/tools/registry"
+if [[ ! -f "$registry_dir/out/protocol-address-books.json" ]]; then
+  (cd "$registry_dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error && node export.js)
+fi
+
+# Browser test driver (tests/browser): npm playwright-core only, never `npx playwright install`.
+browser_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/tests/browser"
+if [[ ! -d "$browser_dir/node_modules/playwright-core" ]]; then
+  (cd "$browser_dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
+fi
+# A real EVM node (anvil, npm) for the indexer's integration test.
+anvil_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/tests/anvil"
+if [[ ! -x "$anvil_dir/node_modules/@foundry-rs/anvil-linux-amd64/bin/anvil" ]]; then
+  (cd "$anvil_dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
 fi

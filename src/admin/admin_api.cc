@@ -16,6 +16,7 @@
 #include "common/crypto.h"
 #include "common/log.h"
 #include "ingest/activity_import.h"
+#include "ingest/registry_import.h"
 #include "ingest/validation.h"
 
 namespace adserver::admin {
@@ -459,6 +460,26 @@ http::Response ImportActivity(Ctx& ctx, const http::Request& request) {
                                 {"errors", std::move(errors)}});
 }
 
+// POST /admin/v1/projects/import: one project list (token list, contract map or address book).
+http::Response ImportProjects(Ctx& ctx, const http::Request& request) {
+  if (!HasMediaType(request.Header("Content-Type"), "application/json")) {
+    return http::ErrorResponse(415, "Content-Type must be application/json");
+  }
+  Result<ingest::RegistryImportSummary> summary =
+      ingest::ImportProjectList(request.body, ctx.store, ctx.clock.NowSeconds());
+  if (!summary.ok()) return Fail(summary.status());
+  if (summary->added + summary->merged > 0) Refresh(ctx);
+  Json skipped = Json::object();
+  for (const auto& [reason, count] : summary->skipped) skipped[reason] = count;
+  return JsonResponse(200, Json{{"format", ingest::ProjectListFormatName(summary->format)},
+                                {"entries", summary->entries},
+                                {"added", summary->added},
+                                {"merged", summary->merged},
+                                {"unchanged", summary->unchanged},
+                                {"contractsAdded", summary->contracts_added},
+                                {"skipped", std::move(skipped)}});
+}
+
 http::Response WalletActivity(Ctx& ctx, const http::Request& request) {
   std::optional<Address> wallet = ParseAddress(request.Param("wallet"));
   if (!wallet) {
@@ -510,6 +531,7 @@ constexpr RouteSpec kRoutes[] = {
     {Method::kPatch, "/admin/v1/communities/{id}", &C<CommunityApi>::Patch},
     {Method::kDelete, "/admin/v1/communities/{id}", &C<CommunityApi>::Delete},
     {Method::kPost, "/admin/v1/projects", &C<ProjectApi>::Create},
+    {Method::kPost, "/admin/v1/projects/import", &ImportProjects},
     {Method::kGet, "/admin/v1/projects", &C<ProjectApi>::List},
     {Method::kGet, "/admin/v1/projects/{id}", &C<ProjectApi>::Get},
     {Method::kPatch, "/admin/v1/projects/{id}", &C<ProjectApi>::Patch},

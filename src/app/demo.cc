@@ -3,12 +3,17 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <random>
 #include <vector>
 
 #include "common/address.h"
 #include "common/crypto.h"
+#include "common/log.h"
+#include "ingest/registry_import.h"
 
 namespace adserver::app {
 namespace {
@@ -194,6 +199,39 @@ Result<std::map<std::string, store::ProjectRecord>> SeedProjects(store::Store& s
   return out;
 }
 
+// Merges the real project lists installed by scripts/install-deps.sh (tools/registry/out) into
+// the registry; without them the demo keeps its built-in projects only.
+Status SeedRegistryLists(store::Store& store, int64_t now) {
+  std::error_code ec;
+  std::filesystem::path dir(ADSERVER_REGISTRY_DIR);
+  if (!std::filesystem::is_directory(dir, ec)) return OkStatus();
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    if (entry.path().extension() == ".json") files.push_back(entry.path());
+  }
+  // Protocol address books first, so a protocol claims its contracts before token lists do.
+  std::sort(files.begin(), files.end(), [](const auto& a, const auto& b) {
+    bool pa = a.filename().string().starts_with("protocol-");
+    bool pb = b.filename().string().starts_with("protocol-");
+    return pa != pb ? pa : a < b;
+  });
+  size_t added = 0, merged = 0;
+  for (const auto& file : files) {
+    std::ifstream in(file, std::ios::binary);
+    std::string json((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    Result<ingest::RegistryImportSummary> summary = ingest::ImportProjectList(json, store, now);
+    if (!summary.ok()) {
+      ADS_LOG(warn, "demo project list skipped", "file", file.string(), "status", summary.status());
+      continue;
+    }
+    added += summary->added;
+    merged += summary->merged;
+  }
+  ADS_LOG(info, "demo registry lists imported", "files", files.size(), "added", added, "merged",
+          merged);
+  return OkStatus();
+}
+
 Status SeedCampaigns(store::Store& store, const std::map<std::string, store::ProjectRecord>& projects,
                      const std::string& base_url, int64_t now) {
   std::map<std::string, store::Id> communities;
@@ -249,6 +287,7 @@ Result<DemoKeys> SeedDemo(store::Store& store, const Clock& clock, const std::st
     ADS_ASSIGN_OR_RETURN(auto projects, SeedProjects(store, now));
     ADS_RETURN_IF_ERROR(SeedCampaigns(store, projects, base_url, now));
     ADS_RETURN_IF_ERROR(SeedActivity(store, projects, now, wallets, seed));
+    ADS_RETURN_IF_ERROR(SeedRegistryLists(store, now));
     ADS_ASSIGN_OR_RETURN(keys, MintKeys(store, publisher.id, now));
   }
   keys.wallet = FormatAddress(SyntheticWallet(seed, 0));

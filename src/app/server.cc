@@ -4,6 +4,8 @@
 #include <system_error>
 
 #include "common/log.h"
+#include "store/lmdb/lmdb_activity_store.h"
+#include "store/sqlite/sqlite_identity_store.h"
 #include "store/sqlite/sqlite_store.h"
 
 namespace adserver::app {
@@ -13,12 +15,31 @@ std::string DatabasePath(const std::string& data_dir) {
 }
 
 Result<std::unique_ptr<store::Store>> OpenStore(const std::string& data_dir) {
+  ADS_ASSIGN_OR_RETURN(auto store, OpenActivityStore(data_dir));
+  return std::unique_ptr<store::Store>(std::move(store));
+}
+
+Result<std::unique_ptr<store::LmdbActivityStore>> OpenActivityStore(const std::string& data_dir) {
   std::error_code ec;
   std::filesystem::create_directories(data_dir, ec);
   if (ec) return UnavailableError("cannot create data directory " + data_dir + ": " + ec.message());
   ADS_ASSIGN_OR_RETURN(auto sqlite, store::SqliteStore::Open(DatabasePath(data_dir)));
-  return std::unique_ptr<store::Store>(std::move(sqlite));
+  // Wallet activity lives in the LMDB index (system of record; see docs/architecture.md).
+  ADS_ASSIGN_OR_RETURN(auto activity, store::LmdbActivityIndex::Open(ActivityIndexPath(data_dir)));
+  ADS_RETURN_IF_ERROR(store::MigrateActivity(*sqlite, *activity));
+  return std::make_unique<store::LmdbActivityStore>(std::move(sqlite), std::move(activity));
 }
+
+std::string ActivityIndexPath(const std::string& data_dir) {
+  return (std::filesystem::path(data_dir) / "activity.lmdb").string();
+}
+
+namespace {
+Result<std::unique_ptr<store::IdentityStore>> OpenIdentityStore(const std::string& data_dir) {
+  ADS_ASSIGN_OR_RETURN(auto sqlite, store::SqliteIdentityStore::Open(DatabasePath(data_dir)));
+  return std::unique_ptr<store::IdentityStore>(std::move(sqlite));
+}
+}  // namespace
 
 Result<std::unique_ptr<Server>> Server::Create(const config::Config& config) {
   std::unique_ptr<Server> server(new Server(config));
@@ -26,15 +47,43 @@ Result<std::unique_ptr<Server>> Server::Create(const config::Config& config) {
   return server;
 }
 
+// Budgets, counters and caps (issue 4): recovered from the store before serving.
+Status Server::InitDecisionState() {
+  live_ = std::make_unique<decision::LiveState>(decision::LiveStateOptions{},
+                                                decision_hooks_.options);
+  flusher_ = std::make_unique<ingest::CounterFlusher>(*store_, live_->ledger);
+  ADS_RETURN_IF_ERROR(flusher_->Recover());
+  if (auto catalog = catalogs_.Current()) {
+    decision::RecomputeRateLift(*live_, *catalog, clock_.NowSeconds());
+  }
+  decision_hooks_.live = live_.get();
+  if (!config_.admin.token.empty()) decision_hooks_.admin_token_hash = Sha256(config_.admin.token);
+  return OkStatus();
+}
+
 Status Server::Init() {
-  ADS_ASSIGN_OR_RETURN(store_, OpenStore(config_.data_dir));
+  ADS_ASSIGN_OR_RETURN(auto store, OpenActivityStore(config_.data_dir));
+  // Serving reads the LMDB index live: published once, never rebuilt.
+  activity_.Publish(store->activity_index());
+  store_ = std::move(store);
+  ingest::SnapshotOptions snapshot_options = config_.snapshots;
+  snapshot_options.rebuild_activity = false;
   snapshots_ = std::make_unique<ingest::SnapshotPublisher>(*store_, catalogs_, activity_,
-                                                           config_.snapshots);
+                                                           snapshot_options);
   ADS_RETURN_IF_ERROR(snapshots_->LoadNow());
-  ads_ = std::make_unique<serve::AdHandler>(catalogs_, activity_, clock_, config_.serve);
+  ADS_ASSIGN_OR_RETURN(identity_store_, OpenIdentityStore(config_.data_dir));
+  ADS_ASSIGN_OR_RETURN(identity_, identity::IdentityService::Create(identity_store_.get(), clock_,
+                                                                    config_.identity));
+  ADS_RETURN_IF_ERROR(identity_->Load());
+  ads_ = std::make_unique<serve::AdHandler>(catalogs_, activity_, clock_, config_.serve,
+                                            identity_.get());
+  ADS_RETURN_IF_ERROR(InitDecisionState());
+  ads_->SetDecisionHooks(&decision_hooks_);
   ads_->RegisterRoutes(router_);
   admin_ = std::make_unique<admin::AdminApi>(*store_, *snapshots_, clock_, config_.admin);
   admin_->RegisterRoutes(router_);
+  identity_admin_ = std::make_unique<admin::IdentityAdminApi>(*identity_, config_.admin);
+  identity_admin_->RegisterRoutes(router_);
   router_.Add(http::Method::kGet, "/healthz", [](const http::Request&) {
     http::Response r;
     r.SetHeader("Content-Type", "application/json");
@@ -59,6 +108,8 @@ Status Server::Start() {
   ADS_ASSIGN_OR_RETURN(http_, http::Server::Create(config_.http, router_));
   ADS_RETURN_IF_ERROR(http_->Start());
   snapshots_->Start();
+  identity_->Start();
+  flusher_->Start();
   ready_.store(true, std::memory_order_release);
   ADS_LOG(info, "serving", "port", http_->port(), "data", config_.data_dir, "admin_api",
           config_.admin.token.empty() ? "disabled" : "enabled");
@@ -72,6 +123,8 @@ void Server::Stop() {
   stopped_ = true;
   ready_.store(false, std::memory_order_release);
   if (http_) http_->Stop();  // drains in-flight requests, including admin writes
+  if (identity_) identity_->Stop();  // writes the last batch of identity changes
+  if (flusher_) flusher_->Stop();    // writes the last spend and counters (SIGTERM loses none)
   if (snapshots_) snapshots_->Stop();
   ADS_LOG(info, "stopped");
 }
@@ -86,13 +139,23 @@ Result<AdminCallResult> RunAdminCall(const std::string& data_dir, http::Method m
   Published<decision::ActivityIndex> activity;
   // Snapshots are rebuilt by the running server (it polls the store); here we only need the
   // publisher for the admin API's refresh calls, which are cheap on a small catalog.
-  ingest::SnapshotPublisher snapshots(*store, catalogs, activity, ingest::SnapshotOptions{});
+  ingest::SnapshotPublisher snapshots(*store, catalogs, activity,
+                                      ingest::SnapshotOptions{.rebuild_activity = false});
   // The CLI is trusted (it has the data directory); it authenticates with a one-off token.
   admin::AdminOptions options;
   options.token = "cli-" + RandomHex(16);
   admin::AdminApi api(*store, snapshots, SystemClock::Get(), options);
   http::Router router;
   api.RegisterRoutes(router);
+  // Identity privacy operations work on the store directly (an unloaded graph).
+  ADS_ASSIGN_OR_RETURN(auto identity_store, OpenIdentityStore(data_dir));
+  identity::IdentityOptions identity_options;
+  identity_options.keys = "1:" + RandomHex(32);  // never seals anything here
+  ADS_ASSIGN_OR_RETURN(auto identities,
+                       identity::IdentityService::Create(identity_store.get(), SystemClock::Get(),
+                                                         identity_options));
+  admin::IdentityAdminApi identity_api(*identities, options);
+  identity_api.RegisterRoutes(router);
 
   std::string authorization = "Bearer " + options.token;
   http::Request request;

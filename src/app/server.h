@@ -4,6 +4,7 @@
 #include <string>
 
 #include "admin/admin_api.h"
+#include "admin/identity_admin.h"
 #include "common/clock.h"
 #include "common/published.h"
 #include "common/status.h"
@@ -12,8 +13,13 @@
 #include "decision/catalog.h"
 #include "http/router.h"
 #include "http/server.h"
+#include "identity/identity_service.h"
+#include "decision/live_state.h"
+#include "ingest/counter_flusher.h"
 #include "ingest/snapshot_publisher.h"
 #include "serve/ad_handler.h"
+#include "store/identity_store.h"
+#include "store/lmdb/lmdb_activity_store.h"
 #include "store/store.h"
 
 namespace adserver::app {
@@ -23,6 +29,10 @@ std::string DatabasePath(const std::string& data_dir);
 
 // Opens (creating if missing) the embedded store of a data directory.
 Result<std::unique_ptr<store::Store>> OpenStore(const std::string& data_dir);
+// The same store as its concrete type: SQLite for inventory, the LMDB index
+// (DATA_DIR/activity.lmdb) for wallet activity.
+Result<std::unique_ptr<store::LmdbActivityStore>> OpenActivityStore(const std::string& data_dir);
+std::string ActivityIndexPath(const std::string& data_dir);
 
 // The composition root of `adserver serve`: owns every long-lived object, declared in
 // dependency order so destruction runs in reverse. Start/Stop from one thread.
@@ -48,6 +58,7 @@ class Server {
  private:
   explicit Server(const config::Config& config) : config_(config) {}
   Status Init();
+  Status InitDecisionState();
 
   config::Config config_;
   const Clock& clock_ = SystemClock::Get();
@@ -55,8 +66,16 @@ class Server {
   Published<decision::Catalog> catalogs_;
   Published<decision::ActivityIndex> activity_;
   std::unique_ptr<ingest::SnapshotPublisher> snapshots_;
+  // Decision engine live state (issue 4): budgets, counters, caps; persisted by flusher_.
+  std::unique_ptr<decision::LiveState> live_;
+  std::unique_ptr<ingest::CounterFlusher> flusher_;
+  serve::DecisionHooks decision_hooks_;
+  // Identity graph (cookie identities, localIds): its own SQLite connection, write-behind.
+  std::unique_ptr<store::IdentityStore> identity_store_;
+  std::unique_ptr<identity::IdentityService> identity_;
   std::unique_ptr<serve::AdHandler> ads_;
   std::unique_ptr<admin::AdminApi> admin_;
+  std::unique_ptr<admin::IdentityAdminApi> identity_admin_;
   http::Router router_;
   std::unique_ptr<http::Server> http_;
   std::atomic<bool> ready_{false};

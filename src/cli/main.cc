@@ -9,8 +9,13 @@
 #include <iterator>
 #include <optional>
 #include <sstream>
+#include <thread>
+#include <atomic>
+#include <unistd.h>
 
+#include "app/activity_commands.h"
 #include "app/demo.h"
+#include "app/indexer.h"
 #include "app/server.h"
 #include "common/crypto.h"
 #include "common/json_writer.h"
@@ -93,6 +98,22 @@ Status RunServe(const ServeFlags& flags) {
   ADS_LOG(info, "shutting down", "signal", sig);
   server->Stop();
   return OkStatus();
+}
+
+// `adserver index`: the indexer loop on a thread; SIGTERM/SIGINT stop it after its batch.
+Status RunIndex(const std::string& data_dir, const app::IndexerOptions& options) {
+  sigset_t signals = BlockShutdownSignals();
+  std::atomic<bool> stop{false};
+  Status status;
+  std::thread worker([&] {
+    status = app::RunIndexer(data_dir, options, stop);
+    if (!status.ok()) kill(getpid(), SIGTERM);  // wake sigwait
+  });
+  int sig = 0;
+  sigwait(&signals, &sig);
+  stop.store(true);
+  worker.join();
+  return status;
 }
 
 Result<std::string> ReadBodyArg(const std::string& arg) {
@@ -289,21 +310,58 @@ int Main(int argc, char** argv) {
     });
   }
 
-  // activity import FILE... (NDJSON)
-  CLI::App* activity = app.add_subcommand("activity", "Wallet activity");
-  activity->require_subcommand(1);
-  std::vector<std::string> files;
-  CLI::App* import = activity->add_subcommand("import", "Import NDJSON activity files (- = stdin)");
-  add_data(import);
-  import->add_option("files", files)->required();
-  import->callback([&] {
-    for (const std::string& f : files) {
+  // projects import FILE... (token lists, MetaMask contract map, address books)
+  std::vector<std::string> list_files;
+  CLI::App* project_import = app.get_subcommand("projects")->add_subcommand(
+      "import", "Merge project lists into the registry (tools/registry/out/*.json)");
+  add_data(project_import);
+  project_import->add_option("files", list_files)->required();
+  project_import->callback([&] {
+    for (const std::string& f : list_files) {
       Result<std::string> b = ReadBodyArg("@" + f);
-      status = b.ok() ? Call(data_dir, http::Method::kPost, "/admin/v1/activity", *b,
-                             "application/x-ndjson")
+      status = b.ok() ? Call(data_dir, http::Method::kPost, "/admin/v1/projects/import", *b)
                       : b.status();
       if (!status.ok()) return;
     }
+  });
+
+  // activity import FILE... (CSV / JSON lines, plain or gzip: BigQuery, Dune, cryo, NDJSON)
+  CLI::App* activity = app.add_subcommand("activity", "Wallet activity");
+  activity->require_subcommand(1);
+  std::vector<std::string> files;
+  std::vector<std::string> mappings;
+  ingest::BulkImportOptions import_options;
+  CLI::App* import = activity->add_subcommand(
+      "import", "Import activity files: CSV or JSON lines, plain or gzip (- = stdin)");
+  add_data(import);
+  import->add_option("files", files)->required();
+  import->add_option("--map", mappings,
+                     "Column role, repeatable: wallet=from,to contract=COL project=COL "
+                     "chain=COL time=COL status=COL");
+  import->add_option("--chain-id", import_options.chain_id, "Chain of rows without a chain column");
+  import->add_flag("--force", import_options.force, "Import even if the file was imported before");
+  import->callback([&] {
+    for (const std::string& m : mappings) {
+      status = ingest::AddMapping(m, import_options.mapping);
+      if (!status.ok()) return;
+    }
+    status = app::RunActivityImport(data_dir, files, import_options, std::cout);
+  });
+
+  // index --rpc URL --chain-id N: follow an EVM node into the activity index.
+  app::IndexerOptions index_options;
+  uint64_t from_block = 0;
+  CLI::App* index_cmd = app.add_subcommand("index", "Follow an EVM node over JSON-RPC");
+  add_data(index_cmd);
+  index_cmd->add_option("--rpc", index_options.rpc_url, "http://host:port of the node")->required();
+  index_cmd->add_option("--chain-id", index_options.chain_id)->required();
+  index_cmd->add_option("--confirmations", index_options.confirmations,
+                        "Blocks to wait before applying a block (default 2)");
+  CLI::Option* from_opt = index_cmd->add_option("--from-block", from_block,
+                                                "First block without a checkpoint (default: head)");
+  index_cmd->callback([&] {
+    if (*from_opt) index_options.from_block = from_block;
+    status = RunIndex(data_dir, index_options);
   });
 
   try {

@@ -63,8 +63,47 @@ const toml::table* Section(const toml::table& root, const char* name,
   return n->as_table();
 }
 
+// Reads the whole key ring file (a secret: its content is never put in a message).
+Status ReadKeysFile(const std::string& path, std::string& out) {
+  std::ifstream in(path);
+  if (!in) return UnavailableError("cannot read identity keys file " + path);
+  std::stringstream text;
+  text << in.rdbuf();
+  out = text.str();
+  return OkStatus();
+}
+
+void ApplyIdentityFile(const toml::table& root, Config& c, std::vector<FieldError>& errors) {
+  const toml::table* t = Section(root, "identity", errors);
+  if (!t) return;
+  CheckKnownKeys(*t, "identity",
+                 {"cookie_name", "cookie_max_age_seconds", "retention_seconds", "keys_file",
+                  "flush_interval_ms", "sweep_interval_ms"},
+                 errors);
+  ReadString(*t, "identity", "cookie_name", c.identity.cookie_name, errors);
+  ReadInt(*t, "identity", "cookie_max_age_seconds", c.identity.cookie_max_age_seconds, errors);
+  ReadInt(*t, "identity", "retention_seconds", c.identity.retention_seconds, errors);
+  ReadMillis(*t, "identity", "flush_interval_ms", c.identity.flush_interval, errors);
+  ReadMillis(*t, "identity", "sweep_interval_ms", c.identity.sweep_interval, errors);
+  std::string keys_file;
+  ReadString(*t, "identity", "keys_file", keys_file, errors);
+  if (!keys_file.empty()) {
+    Status st = ReadKeysFile(keys_file, c.identity.keys);
+    if (!st.ok()) errors.push_back({"identity.keys_file", st.message()});
+  }
+}
+
+Status ApplyIdentityEnvironment(const Environment& env, Config& c) {
+  if (auto it = env.find("ADSERVER_IDENTITY_KEYS_FILE"); it != env.end()) {
+    ADS_RETURN_IF_ERROR(ReadKeysFile(it->second, c.identity.keys));
+  }
+  if (auto it = env.find("ADSERVER_IDENTITY_KEYS"); it != env.end()) c.identity.keys = it->second;
+  return OkStatus();
+}
+
 void ApplyFile(const toml::table& root, Config& c, std::vector<FieldError>& errors) {
-  CheckKnownKeys(root, "", {"data_dir", "log_level", "http", "serve", "snapshots", "admin"},
+  CheckKnownKeys(root, "",
+                 {"data_dir", "log_level", "http", "serve", "snapshots", "admin", "identity"},
                  errors);
   ReadString(root, "", "data_dir", c.data_dir, errors);
   ReadString(root, "", "log_level", c.log_level, errors);
@@ -113,9 +152,11 @@ void ApplyFile(const toml::table& root, Config& c, std::vector<FieldError>& erro
     ReadString(*a, "admin", "token", c.admin.token, errors);
     ReadInt(*a, "admin", "max_body_bytes", c.admin.max_body_bytes, errors);
   }
+  ApplyIdentityFile(root, c, errors);
 }
 
 Status ApplyEnvironment(const Environment& env, Config& c) {
+  ADS_RETURN_IF_ERROR(ApplyIdentityEnvironment(env, c));
   auto get = [&](const char* name) -> const std::string* {
     auto it = env.find(name);
     return it == env.end() ? nullptr : &it->second;
@@ -171,6 +212,29 @@ Result<Config> LoadConfig(const std::optional<std::string>& path, const Environm
   return c;
 }
 
+namespace {
+void ValidateIdentity(const identity::IdentityOptions& o, std::vector<FieldError>& errors) {
+  bool name_ok = !o.cookie_name.empty() && o.cookie_name.size() <= 64;
+  for (char ch : o.cookie_name) {
+    name_ok = name_ok && ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                          (ch >= '0' && ch <= '9') || ch == '_' || ch == '-');
+  }
+  if (!name_ok) {
+    errors.push_back({"identity.cookie_name", "must be 1 to 64 of [A-Za-z0-9_-]"});
+  }
+  if (o.cookie_max_age_seconds < 1 || o.cookie_max_age_seconds > identity::kThirteenMonthsSeconds) {
+    errors.push_back({"identity.cookie_max_age_seconds", "must be 1 to 34128000 (13 months)"});
+  }
+  if (o.retention_seconds < 1) errors.push_back({"identity.retention_seconds", "must be >= 1"});
+  if (o.flush_interval.count() < 10 || o.flush_interval.count() > 60000) {
+    errors.push_back({"identity.flush_interval_ms", "must be 10 to 60000"});
+  }
+  if (o.sweep_interval.count() < 100) {
+    errors.push_back({"identity.sweep_interval_ms", "must be >= 100"});
+  }
+}
+}  // namespace
+
 Status Validate(const Config& c) {
   std::vector<FieldError> errors;
   if (c.data_dir.empty()) errors.push_back({"data_dir", "must not be empty"});
@@ -202,6 +266,7 @@ Status Validate(const Config& c) {
   if (!c.admin.token.empty() && c.admin.token.size() < 16) {
     errors.push_back({"admin.token", "must be at least 16 characters"});
   }
+  ValidateIdentity(c.identity, errors);
   if (!errors.empty()) return InvalidArgumentError("invalid configuration", errors);
   return OkStatus();
 }

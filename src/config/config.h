@@ -7,6 +7,7 @@
 #include "admin/admin_api.h"
 #include "common/status.h"
 #include "http/options.h"
+#include "identity/options.h"
 #include "ingest/snapshot_publisher.h"
 #include "serve/options.h"
 
@@ -23,6 +24,7 @@ struct Config {
   serve::ServeOptions serve;
   ingest::SnapshotOptions snapshots;
   admin::AdminOptions admin;
+  identity::IdentityOptions identity;
 };
 
 // Environment variables the loader reads (a map so tests can pass their own).
@@ -32,7 +34,9 @@ Environment ProcessEnvironment();
 
 // Loads defaults, then the TOML file at `path` (if given), then the environment:
 //   ADSERVER_ADMIN_TOKEN, ADSERVER_ADMIN_TOKEN_FILE (token read from that file),
-//   ADSERVER_DATA, ADSERVER_LISTEN, ADSERVER_LOG_LEVEL.
+//   ADSERVER_DATA, ADSERVER_LISTEN, ADSERVER_LOG_LEVEL,
+//   ADSERVER_IDENTITY_KEYS, ADSERVER_IDENTITY_KEYS_FILE (key ring read from that file; the
+//   file key `identity.keys_file` does the same).
 // Command-line flags are applied by the caller afterwards. Returns InvalidArgument naming the
 // bad key for unknown keys or wrong types in the file, Unavailable if the file can't be read.
 Result<Config> LoadConfig(const std::optional<std::string>& path, const Environment& env);

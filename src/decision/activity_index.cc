@@ -26,4 +26,8 @@ std::span<const Interaction> ActivityIndex::Lookup(const Address& wallet) const 
   return it->second;
 }
 
+void ActivityIndex::LookupAll(std::span<const Address> wallets, const Sink& sink) const {
+  for (const Address& wallet : wallets) sink(Lookup(wallet));
+}
+
 }  // namespace adserver::decision

@@ -62,6 +62,10 @@ void Catalog::BuildAdLists() {
 
 void Catalog::BuildProjectIndex() {
   campaigns_by_project_.clear();
+  max_target_projects = 0;
+  for (const Campaign& c : campaigns) {
+    max_target_projects = std::max(max_target_projects, c.target_projects.size());
+  }
   for (Index c = 0; c < campaigns.size(); ++c) {
     for (uint32_t project : campaigns[c].target_projects) {
       std::vector<Index>& list = campaigns_by_project_[project].campaigns;

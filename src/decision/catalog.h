@@ -14,6 +14,7 @@
 #include "common/address.h"
 #include "common/crypto.h"
 #include "common/types.h"
+#include "decision/pacing.h"
 
 namespace adserver::decision {
 
@@ -26,6 +27,11 @@ struct Publisher {
   std::string name;
   std::vector<std::string> allowed_origins;  // sorted; empty = any origin
   std::vector<int64_t> blocked_communities;  // sorted community ids
+  // Decision controls (issue 4). Empty / 0 = no restriction.
+  std::vector<int64_t> allowed_communities;  // sorted; non-empty = only these communities
+  std::vector<std::string> category_opt_ins;  // sorted campaign categories this publisher takes
+  Micros floor_cpm_micros = 0;                // no ad worth less per 1000 impressions
+  std::vector<std::string> ab_arms;           // experiment arms adUnitIds are hashed onto
   // True when `origin` may call with this publisher's keys.
   bool AllowsOrigin(std::string_view origin) const;
   bool BlocksCommunity(int64_t community_id) const;
@@ -58,6 +64,8 @@ struct Ad {
   // Length of `content` in Unicode code points. The earlier API variant only serves content
   // of fewer than 400 characters (spec 2.2).
   uint32_t content_chars = 0;
+  // Experiment arm this ad belongs to; empty = served in every arm.
+  std::string ab_arm;
 };
 
 struct Campaign {
@@ -77,6 +85,19 @@ struct Campaign {
   std::vector<uint32_t> exclude_projects;  // sorted
   std::vector<uint32_t> chains;            // sorted chain ids; empty = any chain
   std::optional<int32_t> recency_days;
+  // Budgets, pacing and caps (issue 4).
+  std::optional<Micros> total_budget_micros;
+  std::optional<Micros> daily_budget_micros;
+  PacingMode pacing = PacingMode::kEven;
+  int32_t frequency_cap_count = 0;  // 0 = no cap
+  int32_t frequency_cap_hours = 0;
+  // Controls: a category publishers must opt into ("" = none), publishers the campaign is
+  // limited to (sorted ids; empty = every publisher), and the advertiser's own project whose
+  // existing users are not shown the campaign (acquisition campaigns).
+  std::string category;
+  std::vector<int64_t> allowed_publishers;
+  std::optional<uint32_t> advertiser_project;
+  bool exclude_existing_users = false;
   // Active ads usable per requested format (index = ImageFormat). NO_IMAGE lists every
   // active ad. Split by API variant because the earlier variant needs content < 400 chars.
   std::array<std::vector<Index>, kImageFormatCount> ads_current;
@@ -126,6 +147,8 @@ class Catalog {
   // Projects by dense id; project ids are store ids (small positive integers).
   std::unordered_map<uint32_t, Project> projects;
   std::unordered_map<ContractKey, uint32_t, ContractKeyHash> contract_to_project;
+  // Largest number of targeted projects of a campaign (set by BuildIndexes).
+  size_t max_target_projects = 0;
 
   // Fills every campaign's ads_current/ads_earlier lists and weight sums from `ads` (each ad's
   // `campaign` must be a valid index). Call before publishing when the lists were not set by

@@ -46,22 +46,40 @@ class SmallVector {
 // Requests carry at most 50 wallets (spec 8); more spill to the heap.
 using WalletInteractions = SmallVector<std::span<const Interaction>, 64>;
 
+const DecisionOptions& DefaultOptions() {
+  static const DecisionOptions options;
+  return options;
+}
+
 // Everything a request needs while scoring campaigns, computed once.
 struct Context {
   const DecisionRequest& request;
   const Catalog& catalog;
+  const DecisionOptions& options;
   WalletInteractions wallets;  // interactions of each request wallet, in request order
   int64_t today = 0;
   size_t format = 0;
   bool earlier = false;
+  std::string_view arm;
 };
 
 const std::vector<Index>& AdList(const Campaign& c, const Context& ctx) {
   return ctx.earlier ? c.ads_earlier[ctx.format] : c.ads_current[ctx.format];
 }
 
+bool AdInArm(const Ad& ad, const Context& ctx) { return ad.ab_arm.empty() || ad.ab_arm == ctx.arm; }
+
+// Weight of the campaign's ads usable in this request (format, variant, arm).
 uint64_t AdWeightSum(const Campaign& c, const Context& ctx) {
-  return ctx.earlier ? c.weight_earlier[ctx.format] : c.weight_current[ctx.format];
+  uint64_t sum = 0;
+  bool any = false;
+  for (Index a : AdList(c, ctx)) {
+    const Ad& ad = ctx.catalog.ads[a];
+    if (!AdInArm(ad, ctx)) continue;
+    any = true;
+    sum += ad.weight;
+  }
+  return any ? std::max<uint64_t>(sum, 1) : 0;
 }
 
 bool InSchedule(const Campaign& c, int64_t now) {
@@ -87,58 +105,186 @@ std::span<const Interaction> WithProject(std::span<const Interaction> all, uint3
   return {first, last};
 }
 
-// Any interaction of any request wallet with an excluded project, on any chain, at any time.
-bool AnyWalletExcluded(const Campaign& c, const Context& ctx) {
-  for (uint32_t project : c.exclude_projects) {
-    for (std::span<const Interaction> interactions : ctx.wallets) {
-      if (!WithProject(interactions, project).empty()) return true;
-    }
+bool AnyWalletUsed(uint32_t project, const Context& ctx) {
+  for (std::span<const Interaction> interactions : ctx.wallets) {
+    if (!WithProject(interactions, project).empty()) return true;
   }
   return false;
 }
 
-// The campaign-level conditions (everything but the wallet match).
-bool CampaignEligible(const Campaign& c, const Context& ctx) {
-  return InSchedule(c, ctx.request.now_seconds) &&
-         !ctx.request.publisher->BlocksCommunity(c.community_id) && !AdList(c, ctx).empty() &&
-         !AnyWalletExcluded(c, ctx);
+template <typename T>
+bool SortedContains(const std::vector<T>& v, const T& x) {
+  return std::binary_search(v.begin(), v.end(), x);
 }
 
-// The highest-valued eligible campaigns seen so far. Lower-valued offers are dropped on one
-// comparison and ties already accepted are recognised in the (small) tie list, so no
-// per-request set of all candidates is needed to deduplicate campaigns reached through
-// several wallets, projects or chains.
-class Auction {
- public:
-  explicit Auction(const Context& ctx) : ctx_(ctx) {}
-
-  // The lowest value that can still win (or tie); lower-valued offers are pointless.
-  double floor() const { return best_value_; }
-
-  // `run`: one wallet's interactions with one project that campaign `c` (worth `value`)
-  // targets.
-  void Offer(Index c, double value, std::span<const Interaction> run) {
-    if (value < best_value_) return;
-    if (value == best_value_ && std::find(ties_.begin(), ties_.end(), c) != ties_.end()) return;
-    const Campaign& campaign = ctx_.catalog.campaigns[c];
-    bool matches = std::any_of(run.begin(), run.end(), [&](const Interaction& i) {
-      return InteractionMatches(campaign, i, ctx_.today);
-    });
-    if (!matches || !CampaignEligible(campaign, ctx_)) return;
-    if (value > best_value_) {
-      ties_.clear();
-      best_value_ = value;
-    }
-    ties_.push_back(c);
+// The rules that depend on the campaign and the placement only.
+DropRule PlacementRule(const Campaign& c, const Context& ctx) {
+  const Publisher& p = *ctx.request.publisher;
+  if (!InSchedule(c, ctx.request.now_seconds)) return DropRule::kSchedule;
+  if (!c.allowed_publishers.empty() && !SortedContains(c.allowed_publishers, p.id)) {
+    return DropRule::kPublisherNotAllowed;
   }
+  if (p.BlocksCommunity(c.community_id)) return DropRule::kCommunityBlocked;
+  if (!p.allowed_communities.empty() && !SortedContains(p.allowed_communities, c.community_id)) {
+    return DropRule::kCommunityNotAllowed;
+  }
+  if (!c.category.empty() && !SortedContains(p.category_opt_ins, c.category)) {
+    return DropRule::kCategoryNotOptedIn;
+  }
+  if (AdWeightSum(c, ctx) == 0) return DropRule::kNoAdForFormat;
+  return DropRule::kNone;
+}
 
-  SmallVector<Index, 16>& ties() { return ties_; }
-
- private:
-  const Context& ctx_;
-  double best_value_ = -std::numeric_limits<double>::infinity();
-  SmallVector<Index, 16> ties_;
+// How the person's wallets matched one campaign.
+struct Match {
+  bool matched = false;
+  uint32_t wallet = 0;  // strongest: most recent, then larger count, then request order
+  uint32_t best_day = 0;
+  uint32_t best_count = 0;
+  uint32_t projects = 0;  // distinct targeted projects matched
 };
+
+void MatchRun(const Campaign& c, uint32_t wallet, std::span<const Interaction> run,
+              const Context& ctx, Match& m, SmallVector<uint32_t, 16>& projects) {
+  for (const Interaction& i : run) {
+    if (!InteractionMatches(c, i, ctx.today)) continue;
+    if (std::find(projects.begin(), projects.end(), i.project_id) == projects.end()) {
+      projects.push_back(i.project_id);
+    }
+    bool better = !m.matched || i.last_seen_day > m.best_day ||
+                  (i.last_seen_day == m.best_day && i.count > m.best_count) ||
+                  (i.last_seen_day == m.best_day && i.count == m.best_count && wallet < m.wallet);
+    if (!better) continue;
+    m = {.matched = true,
+         .wallet = wallet,
+         .best_day = i.last_seen_day,
+         .best_count = i.count,
+         .projects = m.projects};
+  }
+}
+
+// Every matching interaction of every wallet with every targeted project.
+Match MatchAll(const Campaign& c, const Context& ctx) {
+  Match m;
+  SmallVector<uint32_t, 16> projects;
+  for (uint32_t w = 0; w < ctx.wallets.size(); ++w) {
+    for (uint32_t project : c.target_projects) {
+      std::span<const Interaction> run = WithProject(ctx.wallets[w], project);
+      if (!run.empty()) MatchRun(c, w, run, ctx, m, projects);
+    }
+  }
+  m.projects = static_cast<uint32_t>(projects.size());
+  return m;
+}
+
+// The largest relevance multiplier a campaign can reach (all targeted projects, today).
+double MaxRelevance(const Campaign& c, const Context& ctx) {
+  const DecisionOptions& o = ctx.options;
+  return 1 + std::max(0.0, o.recency_weight) +
+         std::max(0.0, o.projects_weight) *
+             (static_cast<double>(std::max<size_t>(c.target_projects.size(), 1)) - 1);
+}
+
+double Relevance(const Campaign& c, const Match& m, const Context& ctx) {
+  const DecisionOptions& o = ctx.options;
+  if (o.recency_weight == 0 && o.projects_weight == 0) return 1;
+  double window = c.recency_days ? *c.recency_days : 30;
+  double age = static_cast<double>(ctx.today - static_cast<int64_t>(m.best_day));
+  double recency = std::clamp(1 - age / std::max(window, 1.0), 0.0, 1.0);
+  return 1 + o.recency_weight * recency + o.projects_weight * (static_cast<double>(m.projects) - 1);
+}
+
+bool Exhausted(Micros spent, Micros budget, Micros price) {
+  return price > 0 ? spent + price > budget : spent >= budget;
+}
+
+DropRule BudgetRule(const Campaign& c, const BudgetLedger::View& v) {
+  if (!v.tracked && (c.total_budget_micros || c.daily_budget_micros)) {
+    return DropRule::kBudgetUntracked;
+  }
+  Micros price = ImpressionPrice(c);
+  if (c.total_budget_micros && Exhausted(v.total_spend, *c.total_budget_micros, price)) {
+    return DropRule::kTotalBudgetExhausted;
+  }
+  if (c.daily_budget_micros && Exhausted(v.day_spend, *c.daily_budget_micros, price)) {
+    return DropRule::kDailyBudgetExhausted;
+  }
+  return DropRule::kNone;
+}
+
+double PacingOf(const Campaign& c, const BudgetLedger::View& v, const Context& ctx) {
+  PacingInput in{.mode = c.pacing,
+                 .now = ctx.request.now_seconds,
+                 .daily_budget = c.daily_budget_micros ? &*c.daily_budget_micros : nullptr,
+                 .day_spend = v.day_spend,
+                 .hour_spend = v.hour_spend,
+                 .total_budget = c.total_budget_micros ? &*c.total_budget_micros : nullptr,
+                 .total_spend = v.total_spend,
+                 .starts_at = c.starts_at ? &*c.starts_at : nullptr,
+                 .ends_at = c.ends_at ? &*c.ends_at : nullptr};
+  return PacingFactor(in, ctx.options);
+}
+
+// The full verdict on one campaign.
+struct Verdict {
+  CandidateExplanation e;
+  Match match;
+};
+
+// The rules about the person: activity match and exclusions. Fills `match`.
+DropRule PersonRule(const Campaign& c, const Context& ctx, Match& match) {
+  match = MatchAll(c, ctx);
+  if (!match.matched) return DropRule::kNoMatchingActivity;
+  for (uint32_t project : c.exclude_projects) {
+    if (AnyWalletUsed(project, ctx)) return DropRule::kExcludedProject;
+  }
+  if (c.exclude_existing_users && c.advertiser_project &&
+      AnyWalletUsed(*c.advertiser_project, ctx)) {
+    return DropRule::kExistingUser;
+  }
+  return DropRule::kNone;
+}
+
+bool FrequencyCapped(const Campaign& c, const Context& ctx) {
+  const DecisionRequest& r = ctx.request;
+  return r.live != nullptr && c.frequency_cap_count > 0 &&
+         r.live->caps.MaxCount(r.wallets, c.id, c.frequency_cap_hours, r.now_seconds) >=
+             static_cast<uint32_t>(c.frequency_cap_count);
+}
+
+// Every rule in DropRule order; value, relevance, pacing factor and score when it gets there.
+// Returns nullopt (without drawing from `rng`) as soon as the campaign's score bound falls
+// below `cutoff`: it cannot win, whatever the remaining rules say.
+std::optional<Verdict> Evaluate(Index index, const Context& ctx, Rng& rng, double cutoff) {
+  const Campaign& c = ctx.catalog.campaigns[index];
+  const DecisionRequest& r = ctx.request;
+  Verdict v;
+  v.e.campaign_id = c.id;
+  if ((v.e.rule = PlacementRule(c, ctx)) != DropRule::kNone) return v;
+  BudgetLedger::View counters;
+  counters.tracked = true;
+  if (r.live != nullptr) {
+    counters = r.live->ledger.Read(c.id, r.now_seconds);
+    if ((v.e.rule = BudgetRule(c, counters)) != DropRule::kNone) return v;
+    v.e.pacing_factor = PacingOf(c, counters, ctx);
+  }
+  v.e.value_micros = ExpectedValue(c, counters, ctx.options);
+  if (v.e.value_micros * MaxRelevance(c, ctx) * v.e.pacing_factor < cutoff) return std::nullopt;
+  if ((v.e.rule = PersonRule(c, ctx, v.match)) != DropRule::kNone) return v;
+  if (FrequencyCapped(c, ctx)) return v.e.rule = DropRule::kFrequencyCap, v;
+  v.e.relevance = Relevance(c, v.match, ctx);
+  double value = v.e.value_micros * v.e.relevance;
+  if (value * 1000 < static_cast<double>(r.publisher->floor_cpm_micros)) {
+    return v.e.rule = DropRule::kBelowFloor, v;
+  }
+  v.e.score = value * v.e.pacing_factor;
+  // Ahead of its line, the factor is also the chance to bid at all.
+  if (v.e.pacing_factor <= 0 || (v.e.pacing_factor < 1 && std::uniform_real_distribution<double>(
+                                                              0, 1)(rng) >= v.e.pacing_factor)) {
+    v.e.rule = DropRule::kPaced;
+  }
+  return v;
+}
 
 // Index in [0, n) drawn with probability weight(i) / total; uniform when every weight is 0.
 template <typename WeightFn>
@@ -156,87 +302,186 @@ size_t PickWeighted(size_t n, WeightFn weight, Rng& rng) {
   return n - 1;
 }
 
-// The request wallet with the most recent matching interaction, then the larger count, then
-// the earliest in the request.
-uint32_t MatchedWallet(const Campaign& c, const Context& ctx) {
-  uint32_t best = 0;
-  bool found = false;
-  uint32_t best_day = 0;
-  uint32_t best_count = 0;
-  for (uint32_t w = 0; w < ctx.wallets.size(); ++w) {
-    for (uint32_t project : c.target_projects) {
-      for (const Interaction& i : WithProject(ctx.wallets[w], project)) {
-        if (!InteractionMatches(c, i, ctx.today)) continue;
-        bool better = !found || i.last_seen_day > best_day ||
-                      (i.last_seen_day == best_day && i.count > best_count);
-        if (!better) continue;
-        found = true;
-        best = w;
-        best_day = i.last_seen_day;
-        best_count = i.count;
-      }
-    }
-  }
-  return best;
-}
-
 const Community* CommunityOf(const Campaign& c, const Catalog& catalog) {
   return c.community < catalog.communities.size() ? &catalog.communities[c.community] : nullptr;
 }
 
-// Walks each wallet's interactions project by project into the campaigns targeting them.
-// Those lists are sorted by value, so each stops at the first campaign worth less than the
-// best eligible one found so far.
-void CollectCandidates(const Context& ctx, Auction& auction) {
+// Per-thread scratch reused by every request, so a decision allocates nothing in the steady
+// state: a stamp per catalog campaign deduplicates campaigns reached through several wallets
+// or projects.
+struct Scratch {
+  std::vector<uint32_t> stamp;
+  uint32_t epoch = 0;
+
+  void Begin(size_t campaigns) {
+    if (stamp.size() < campaigns || ++epoch == 0) {
+      stamp.assign(std::max(campaigns, stamp.size()), 0);
+      epoch = 1;
+    }
+  }
+  // True the first time `c` is seen in this request.
+  bool First(Index c) {
+    if (stamp[c] == epoch) return false;
+    stamp[c] = epoch;
+    return true;
+  }
+};
+
+Scratch& ThreadScratch() {
+  thread_local Scratch scratch;
+  return scratch;
+}
+
+// The largest factor by which any campaign's score can exceed its catalog value_micros: the
+// learned-rate lift, the catch-up boost and the largest relevance multiplier.
+double ScoreHeadroom(const Context& ctx) {
+  const DecisionOptions& o = ctx.options;
+  double relevance =
+      1 + std::max(0.0, o.recency_weight) +
+      std::max(0.0, o.projects_weight) *
+          (static_cast<double>(std::max<size_t>(ctx.catalog.max_target_projects, 1)) - 1);
+  if (ctx.request.live == nullptr) return relevance;
+  return relevance * ctx.request.live->MaxRateLift() * (1 + std::max(0.0, o.pacing_max_boost));
+}
+
+// The best-scoring eligible campaigns (exact ties kept, in campaign order) and their matches.
+struct Best {
+  double score = -std::numeric_limits<double>::infinity();
+  SmallVector<Index, 16> ties;
+  SmallVector<Verdict, 16> verdicts;
+  void Offer(Index c, const Verdict& v) {
+    if (v.e.score < score) return;
+    if (v.e.score > score) {
+      score = v.e.score;
+      ties.clear();
+      verdicts.clear();
+    }
+    size_t pos = 0;
+    while (pos < ties.size() && ties[pos] < c) ++pos;
+    ties.push_back(c);
+    verdicts.push_back(v);
+    for (size_t k = ties.size() - 1; k > pos; --k) {
+      std::swap(ties[k], ties[k - 1]);
+      std::swap(verdicts[k], verdicts[k - 1]);
+    }
+  }
+};
+
+// Walks each wallet's projects into the campaigns targeting them (highest catalog value
+// first) and stops a list as soon as value x headroom cannot reach the best score found.
+void RunAuction(const Context& ctx, Best& best, Rng& rng) {
+  Scratch& scratch = ThreadScratch();
+  scratch.Begin(ctx.catalog.campaigns.size());
+  const double headroom = ScoreHeadroom(ctx);
   for (std::span<const Interaction> interactions : ctx.wallets) {
-    size_t begin = 0;
-    while (begin < interactions.size()) {
-      uint32_t project = interactions[begin].project_id;
-      size_t end = begin + 1;
-      while (end < interactions.size() && interactions[end].project_id == project) ++end;
-      std::span<const Interaction> run = interactions.subspan(begin, end - begin);
-      begin = end;
-      const Catalog::ProjectCampaigns* targeting = ctx.catalog.FindProjectCampaigns(project);
-      if (targeting == nullptr) continue;
-      for (size_t k = 0; k < targeting->campaigns.size(); ++k) {
-        if (targeting->values[k] < auction.floor()) break;
-        auction.Offer(targeting->campaigns[k], targeting->values[k], run);
+    for (size_t i = 0; i < interactions.size(); ++i) {
+      uint32_t project = interactions[i].project_id;
+      if (i > 0 && interactions[i - 1].project_id == project) continue;
+      const Catalog::ProjectCampaigns* list = ctx.catalog.FindProjectCampaigns(project);
+      if (list == nullptr) continue;
+      for (size_t k = 0; k < list->campaigns.size(); ++k) {
+        if (list->values[k] * headroom < best.score) break;
+        Index c = list->campaigns[k];
+        if (!scratch.First(c)) continue;
+        std::optional<Verdict> v = Evaluate(c, ctx, rng, best.score);
+        if (v && v->e.rule == DropRule::kNone) best.Offer(c, *v);
       }
     }
+  }
+}
+
+// Explain: every campaign of the catalog, in catalog order, fully evaluated.
+void RunExplainedAuction(const Context& ctx, Best& best, Rng& rng) {
+  for (Index c = 0; c < ctx.catalog.campaigns.size(); ++c) {
+    Verdict v = *Evaluate(c, ctx, rng, -std::numeric_limits<double>::infinity());
+    ctx.request.explain->candidates.push_back(v.e);
+    if (v.e.rule == DropRule::kNone) best.Offer(c, v);
   }
 }
 
 }  // namespace
 
+std::string_view DropRuleName(DropRule rule) {
+  static constexpr std::string_view kNames[] = {"eligible",
+                                                "schedule",
+                                                "publisher_not_allowed",
+                                                "community_blocked",
+                                                "community_not_allowed",
+                                                "category_not_opted_in",
+                                                "no_ad_for_format",
+                                                "budget_untracked",
+                                                "total_budget_exhausted",
+                                                "daily_budget_exhausted",
+                                                "no_matching_activity",
+                                                "excluded_project",
+                                                "existing_user",
+                                                "frequency_cap",
+                                                "below_floor",
+                                                "paced"};
+  auto i = static_cast<size_t>(rule);
+  return i < std::size(kNames) ? kNames[i] : "unknown";
+}
+
+std::string_view ArmFor(const Publisher& publisher, std::optional<std::string_view> ad_unit_id) {
+  if (publisher.ab_arms.empty() || !ad_unit_id) return {};
+  uint64_t h = 1469598103934665603ULL;
+  for (char ch : *ad_unit_id) h = (h ^ static_cast<unsigned char>(ch)) * 1099511628211ULL;
+  return publisher.ab_arms[h % publisher.ab_arms.size()];
+}
+
 std::optional<Decision> Decide(const DecisionRequest& request, const Catalog& catalog,
                                const ActivityIndex& activity, Rng& rng) {
   Context ctx{.request = request,
               .catalog = catalog,
+              .options = request.live != nullptr      ? request.live->options
+                         : request.options != nullptr ? *request.options
+                                                      : DefaultOptions(),
               .wallets = {},
               .today = DayOf(request.now_seconds),
               .format = static_cast<size_t>(request.format),
-              .earlier = request.variant == Variant::kEarlier};
-  for (const Address& wallet : request.wallets) ctx.wallets.push_back(activity.Lookup(wallet));
+              .earlier = request.variant == Variant::kEarlier,
+              .arm = ArmFor(*request.publisher, request.ad_unit_id)};
+  // One consistent lookup for all wallets (the spans stay valid for this request).
+  activity.LookupAll(request.wallets,
+                     [&](std::span<const Interaction> found) { ctx.wallets.push_back(found); });
+  if (request.explain != nullptr) {
+    request.explain->arm = std::string(ctx.arm);
+    request.explain->candidates.clear();
+    request.explain->candidates.reserve(catalog.campaigns.size());
+  }
 
-  Auction auction(ctx);
-  CollectCandidates(ctx, auction);
-  SmallVector<Index, 16>& ties = auction.ties();
-  if (ties.empty()) return std::nullopt;
+  Best best;
+  if (request.explain != nullptr) {
+    RunExplainedAuction(ctx, best, rng);
+  } else {
+    RunAuction(ctx, best, rng);
+  }
+  if (best.ties.empty()) return std::nullopt;
 
-  // Sorted so the draw does not depend on the order wallets and projects were visited.
-  std::sort(ties.begin(), ties.end());
+  // Ties are in campaign order, so the draw does not depend on the order campaigns were met.
   size_t winner_pos = PickWeighted(
-      ties.size(), [&](size_t i) { return AdWeightSum(catalog.campaigns[ties[i]], ctx); }, rng);
-  const Campaign& winner = catalog.campaigns[ties[winner_pos]];
+      best.ties.size(), [&](size_t i) { return AdWeightSum(catalog.campaigns[best.ties[i]], ctx); },
+      rng);
+  const Campaign& winner = catalog.campaigns[best.ties[winner_pos]];
+  const Verdict& verdict = best.verdicts[winner_pos];
 
-  const std::vector<Index>& ads = AdList(winner, ctx);
+  SmallVector<Index, 16> ads;
+  for (Index a : AdList(winner, ctx)) {
+    if (AdInArm(catalog.ads[a], ctx)) ads.push_back(a);
+  }
   size_t ad_pos = PickWeighted(
       ads.size(), [&](size_t i) -> uint64_t { return catalog.ads[ads[i]].weight; }, rng);
-
+  const Ad& ad = catalog.ads[ads[ad_pos]];
+  if (request.explain != nullptr) {
+    request.explain->winner_campaign_id = winner.id;
+    request.explain->winner_ad_id = ad.id;
+  }
   return Decision{.campaign = &winner,
-                  .ad = &catalog.ads[ads[ad_pos]],
+                  .ad = &ad,
                   .community = CommunityOf(winner, catalog),
-                  .matched_wallet = MatchedWallet(winner, ctx)};
+                  .matched_wallet = verdict.match.wallet,
+                  .score = verdict.e.score,
+                  .pacing_factor = verdict.e.pacing_factor};
 }
 
 std::optional<Decision> SampleDecision(const DecisionRequest& request, const Catalog& catalog,

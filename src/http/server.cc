@@ -14,7 +14,7 @@
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
-#include <boost/beast/http/write.hpp>
+#include <boost/beast/http/status.hpp>
 #include <chrono>
 #include <condition_variable>
 #include <exception>
@@ -87,6 +87,16 @@ Method ToMethod(bhttp::verb verb) {
 bool IsFramingHeader(std::string_view name) {
   return EqualsIgnoreCase(name, "Content-Length") || EqualsIgnoreCase(name, "Transfer-Encoding") ||
          EqualsIgnoreCase(name, "Connection");
+}
+
+void AppendDecimal(std::string& out, uint64_t value) {
+  char digits[20];
+  size_t n = 0;
+  do {
+    digits[n++] = static_cast<char>('0' + value % 10);
+    value /= 10;
+  } while (value != 0);
+  while (n > 0) out += digits[--n];
 }
 
 // A Beast parse error (as opposed to an I/O error, timeout or end of stream).
@@ -217,7 +227,7 @@ class Session : public std::enable_shared_from_this<Session> {
   Request request_;
   Router::Match match_;
   size_t body_limit_ = 0;
-  bhttp::response<bhttp::string_body> response_;
+  std::string out_;  // the serialized response being written
   int served_ = 0;
   size_t lingered_bytes_ = 0;
   State state_ = State::kIdle;
@@ -384,32 +394,43 @@ void Session::RejectBody() {
 }
 
 void Session::PrepareResponse(Response&& response, unsigned version, bool keep_alive, bool head) {
-  response_ = {};
-  response_.version(version);
   int status = response.status >= 100 && response.status <= 999 ? response.status : 500;
-  response_.result(static_cast<unsigned>(status));
-  for (auto& [name, value] : response.headers) {
-    if (IsFramingHeader(name)) continue;
-    response_.insert(name, value);
-  }
   // 1xx, 204 and 304 have no body and no Content-Length (RFC 9110 8.6).
   bool bodiless = status < 200 || status == 204 || status == 304;
-  if (!bodiless) {
-    response_.content_length(response.body.size());
-    // HEAD: the Content-Length of the GET response, no body.
-    if (!head) response_.body() = std::move(response.body);
+  // The whole response goes out as one buffer, reused by the session (no per-response
+  // allocation once it has grown, one write call).
+  out_.clear();
+  out_ += version >= 11 ? "HTTP/1.1 " : "HTTP/1.0 ";
+  AppendDecimal(out_, static_cast<uint64_t>(status));
+  out_ += ' ';
+  beast::string_view reason = bhttp::obsolete_reason(static_cast<bhttp::status>(status));
+  out_.append(reason.data(), reason.size());
+  out_ += "\r\n";
+  for (const auto& [name, value] : response.headers) {
+    if (IsFramingHeader(name)) continue;
+    out_.append(name).append(": ").append(value).append("\r\n");
   }
-  response_.keep_alive(keep_alive);
+  if (!bodiless) {
+    // HEAD: the Content-Length of the GET response, no body.
+    out_ += "Content-Length: ";
+    AppendDecimal(out_, response.body.size());
+    out_ += "\r\n";
+  }
+  // As Beast frames it: HTTP/1.1 is persistent unless "close", HTTP/1.0 only with "keep-alive".
+  if (version >= 11 && !keep_alive) out_ += "Connection: close\r\n";
+  if (version < 11 && keep_alive) out_ += "Connection: keep-alive\r\n";
+  out_ += "\r\n";
+  if (!bodiless && !head) out_ += response.body;
 }
 
 void Session::Write(bool keep_alive) {
   state_ = State::kWriting;
   // A client that does not read its response is cut off like one that does not send.
   stream_.expires_after(options_.body_timeout);
-  bhttp::async_write(stream_, response_,
-                     [self = shared_from_this(), keep_alive](const ErrorCode& ec, size_t) {
-                       self->OnWrite(ec, keep_alive);
-                     });
+  asio::async_write(stream_, asio::buffer(out_),
+                    [self = shared_from_this(), keep_alive](const ErrorCode& ec, size_t) {
+                      self->OnWrite(ec, keep_alive);
+                    });
 }
 
 void Session::OnWrite(const ErrorCode& ec, bool keep_alive) {

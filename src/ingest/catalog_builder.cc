@@ -66,6 +66,12 @@ void AddPublishers(Build& b) {
                             .blocked_communities = p.blocked_communities};
     SortUnique(out.allowed_origins);
     SortUnique(out.blocked_communities);
+    out.allowed_communities = p.allowed_communities;
+    SortUnique(out.allowed_communities);
+    out.category_opt_ins = p.category_opt_ins;
+    SortUnique(out.category_opt_ins);
+    out.floor_cpm_micros = p.floor_cpm_micros.value_or(0);
+    out.ab_arms = p.ab_arms;
     b.publishers.emplace(p.id, static_cast<Index>(b.catalog.publishers.size()));
     b.catalog.publishers.push_back(std::move(out));
   }
@@ -128,6 +134,24 @@ bool ConvertChains(const std::vector<int64_t>& in, std::vector<uint32_t>& out) {
   return in.empty() || !out.empty();
 }
 
+// Budgets, pacing, caps and advertiser controls (issue 4).
+void AddDecisionControls(const store::CampaignRecord& c, decision::Campaign& out) {
+  out.total_budget_micros = c.total_budget_micros;
+  out.daily_budget_micros = c.daily_budget_micros;
+  if (!decision::ParsePacingMode(c.pacing, out.pacing)) out.pacing = decision::PacingMode::kEven;
+  if (c.frequency_cap) {
+    out.frequency_cap_count = c.frequency_cap->count;
+    out.frequency_cap_hours = c.frequency_cap->hours;
+  }
+  out.category = c.category;
+  out.allowed_publishers = c.allowed_publishers;
+  SortUnique(out.allowed_publishers);
+  if (c.advertiser_project && FitsUint32(*c.advertiser_project)) {
+    out.advertiser_project = static_cast<uint32_t>(*c.advertiser_project);
+  }
+  out.exclude_existing_users = c.exclude_existing_users;
+}
+
 Status AddCampaign(Build& b, const store::CampaignRecord& c) {
   auto community = b.communities.find(c.community_id);
   if (community == b.communities.end()) {
@@ -145,6 +169,7 @@ Status AddCampaign(Build& b, const store::CampaignRecord& c) {
   out.bid_micros = c.bid_micros;
   out.value_micros = ValueMicros(c, b.options);
   out.recency_days = c.recency_days;
+  AddDecisionControls(c, out);
   ADS_RETURN_IF_ERROR(ProjectIds(b, c, c.target_projects, out.target_projects));
   ADS_RETURN_IF_ERROR(ProjectIds(b, c, c.exclude_projects, out.exclude_projects));
   if (!ConvertChains(c.chains, out.chains)) {
@@ -182,7 +207,8 @@ Status AddAds(Build& b) {
                              .cta_label = a.cta_label,
                              .images = a.images,
                              .weight = static_cast<uint32_t>(std::max(a.weight, 0)),
-                             .content_chars = CodePoints(a.content)});
+                             .content_chars = CodePoints(a.content),
+                             .ab_arm = a.ab_arm});
   }
   return OkStatus();
 }

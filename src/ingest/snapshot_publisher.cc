@@ -69,6 +69,7 @@ void PutRecords(std::string& out, const store::CatalogData& data) {
   Put(out, data.publishers.size());
   for (const auto& p : data.publishers) {
     PutAll(out, p.id, p.name, p.allowed_origins, p.blocked_communities, p.created_at, p.updated_at);
+    PutAll(out, p.allowed_communities, p.category_opt_ins, p.floor_cpm_micros, p.ab_arms);
   }
   Put(out, data.api_keys.size());
   for (const auto& k : data.api_keys) {
@@ -92,11 +93,14 @@ void PutCampaignsAndAds(std::string& out, const store::CatalogData& data) {
            c.bid_micros, c.total_budget_micros, c.daily_budget_micros, c.target_projects,
            c.exclude_projects, c.chains, c.recency_days, c.frequency_cap, c.created_at,
            c.updated_at);
+    PutAll(out, c.category, c.allowed_publishers, c.pacing, c.advertiser_project,
+           c.exclude_existing_users);
   }
   Put(out, data.ads.size());
   for (const auto& a : data.ads) {
     PutAll(out, a.id, a.campaign_id, a.headline, a.content, a.cta_url, a.cta_label, a.images,
            a.weight, a.status, a.created_at, a.updated_at);
+    Put(out, a.ab_arm);
   }
 }
 
@@ -209,6 +213,10 @@ Status SnapshotPublisher::RebuildCatalogLocked(uint64_t counter, bool force) {
 }
 
 Status SnapshotPublisher::RebuildActivityLocked(uint64_t counter) {
+  if (!options_.rebuild_activity) {
+    activity_counter_ = counter;
+    return OkStatus();
+  }
   auto start = std::chrono::steady_clock::now();
   ADS_ASSIGN_OR_RETURN(std::shared_ptr<const decision::ActivityIndex> index,
                        BuildActivityIndex(store_));

@@ -21,6 +21,9 @@ struct SnapshotOptions {
   // same data directory, e.g. the CLI, become visible within this interval plus build time).
   std::chrono::milliseconds poll_interval{200};
   decision::CatalogOptions catalog;
+  // False when the published activity index reads its store live (LMDB): then activity changes
+  // need no rebuild and the publisher never replaces the index.
+  bool rebuild_activity = true;
 };
 
 // Keeps the published catalog and activity index in step with the store. A background thread

@@ -14,6 +14,8 @@
 #include "common/json_writer.h"
 #include "common/log.h"
 #include "serve/ad_request.h"
+#include "serve/decision_hooks.h"
+#include "serve/identity_binding.h"
 
 namespace adserver::serve {
 namespace {
@@ -127,8 +129,9 @@ void AddCors(http::Response& response, const http::Request& request, Variant var
   response.SetHeader("Vary", "Origin");
 }
 
-// The rules that depend on identity (none exists yet: no identity cookie, no localId store).
-// Returns the response when the request cannot be served from its wallets.
+// Runs after identity resolution (serve/identity_binding.h), which fills `wallets` from the
+// identity cookie or a known localId when it can. Returns the response when the request still
+// has no wallets to be served from.
 std::optional<http::Response> CheckWalletPresence(const AdRequest& request) {
   if (!request.wallets.empty()) return std::nullopt;
   if (!IsEarlier(request.variant)) {
@@ -136,7 +139,7 @@ std::optional<http::Response> CheckWalletPresence(const AdRequest& request) {
                  {{"walletAddresses",
                    "walletAddresses is required unless the request carries the identity cookie"}});
   }
-  // Only `walletAddresses: []` with a localId relaxes the minimum; every localId is unknown.
+  // Only `walletAddresses: []` with a localId relaxes the minimum; this one is unknown.
   if (request.wallets_present && request.local_id) return NoAdEarlier("WALLET_CACHE_VOID");
   return Error(400, "Invalid request", {{"walletAddresses", "at least one address is required"}});
 }
@@ -175,6 +178,7 @@ std::string AdBody(const AdRequest& request, const decision::Decision& decision)
       .String("communityLogo", community ? std::string_view(community->logo_url) : "")
       .String("imageFormat", ImageFormatName(request.format));
   if (!earlier && request.ad_unit_id) writer.String("adUnitId", *request.ad_unit_id);
+  if (earlier && request.bound_local_id) writer.String("localId", *request.bound_local_id);
   writer.Close();
   return body;
 }
@@ -189,6 +193,8 @@ struct Context {
   decision::Rng& rng;
   const ServeOptions& options;
   std::atomic<uint64_t>& sample_counter;
+  identity::IdentityService* identity;   // null = identity disabled
+  const DecisionHooks* hooks = nullptr;  // null = no budgets, caps, billing or explain
 };
 
 // Checks the key and the Origin against the key's publisher. Returns the key, or the
@@ -214,8 +220,24 @@ std::variant<const decision::ApiKey*, Outcome> Authenticate(const Context& ctx) 
   return api_key;
 }
 
+std::optional<std::string_view> AdUnitOf(const AdRequest& request) {
+  if (!request.ad_unit_id) return std::nullopt;
+  return std::string_view(*request.ad_unit_id);
+}
+
+// Test keys are served samples; their explanation replays what a live key would get, with a
+// private RNG and without billing.
+void ExplainReplay(const Context& ctx, const AdRequest& request,
+                   decision::DecisionRequest decision_request, decision::Explanation* explain) {
+  PrepareDecision(*ctx.hooks, AdUnitOf(request), decision_request);
+  decision_request.explain = explain;
+  decision::Rng rng(ctx.options.rng_seed);
+  decision::Decide(decision_request, *ctx.catalog, *ctx.activity, rng);
+}
+
 std::optional<decision::Decision> Choose(const Context& ctx, const decision::ApiKey& key,
-                                         const AdRequest& request) {
+                                         const AdRequest& request,
+                                         decision::Explanation* explain) {
   decision::DecisionRequest decision_request{
       .wallets = request.wallets,
       .format = request.format,
@@ -224,10 +246,15 @@ std::optional<decision::Decision> Choose(const Context& ctx, const decision::Api
       .now_seconds = ctx.now_seconds,
   };
   if (key.test) {
+    if (explain != nullptr && ctx.hooks != nullptr) {
+      ExplainReplay(ctx, request, decision_request, explain);
+    }
     // Test keys get rotating sample ads without targeting (compatibility.md, Keys).
     uint64_t counter = ctx.sample_counter.fetch_add(1, std::memory_order_relaxed);
     return decision::SampleDecision(decision_request, *ctx.catalog, counter);
   }
+  if (ctx.hooks != nullptr) PrepareDecision(*ctx.hooks, AdUnitOf(request), decision_request);
+  decision_request.explain = explain;
   return decision::Decide(decision_request, *ctx.catalog, *ctx.activity, ctx.rng);
 }
 
@@ -242,12 +269,31 @@ Outcome Serve(const Context& ctx) {
   }
   Result<AdRequest> parsed = ParseAdRequest(ctx.request.body, ctx.variant, ctx.options);
   if (!parsed.ok()) return {Error(400, parsed.status().message(), parsed.status().details())};
+  IdentityOutcome identity =
+      ResolveIdentity(ctx.identity, ctx.request, *parsed, key.test, ctx.now_seconds);
+  if (identity.no_fill) return {NoFill(ctx.variant)};
   if (auto response = CheckWalletPresence(*parsed)) return {std::move(*response)};
-  std::optional<decision::Decision> decision = Choose(ctx, key, *parsed);
+  decision::Explanation explanation;
+  bool explain = ctx.hooks != nullptr && ExplainAllowed(*ctx.hooks, ctx.request, key.test);
+  std::optional<decision::Decision> decision =
+      Choose(ctx, key, *parsed, explain ? &explanation : nullptr);
+  Outcome outcome;
   if (!decision || decision->ad == nullptr || decision->campaign == nullptr) {
-    return {NoFill(ctx.variant)};
+    outcome = {parsed->bound_local_id ? NoAdEarlier(*parsed->bound_local_id) : NoFill(ctx.variant)};
+  } else {
+    outcome = {JsonResponse(200, AdBody(*parsed, *decision))};
+    // Billable: a 200 served by a live key (test keys never touch budgets).
+    if (ctx.hooks != nullptr && !key.test) {
+      RecordServed(*ctx.hooks, *decision, parsed->wallets, ctx.now_seconds);
+    }
   }
-  return {JsonResponse(200, AdBody(*parsed, *decision))};
+  if (explain) {
+    outcome.response.SetHeader(std::string(kExplainHeader), ExplanationJson(explanation, false));
+  }
+  for (std::string& cookie : identity.set_cookies) {
+    outcome.response.SetHeader("Set-Cookie", std::move(cookie));
+  }
+  return outcome;
 }
 
 // Per-request failures are rare faults (a broken snapshot), so each one is logged.
@@ -269,8 +315,12 @@ http::Response WithCors(Outcome outcome, const http::Request& request, Variant v
 
 AdHandler::AdHandler(const Published<decision::Catalog>& catalogs,
                      const Published<decision::ActivityIndex>& activity, const Clock& clock,
-                     const ServeOptions& options)
-    : catalogs_(catalogs), activity_(activity), clock_(clock), options_(options) {}
+                     const ServeOptions& options, identity::IdentityService* identity)
+    : catalogs_(catalogs),
+      activity_(activity),
+      clock_(clock),
+      options_(options),
+      identity_(identity) {}
 
 void AdHandler::RegisterRoutes(http::Router& router) const {
   http::RouteOptions route{.dispatch = http::Dispatch::kInline, .max_body_bytes = kMaxBodyBytes};
@@ -309,7 +359,9 @@ http::Response AdHandler::HandleWith(const http::Request& request, Variant varia
                                      const decision::Catalog* catalog,
                                      const decision::ActivityIndex* activity, int64_t now_seconds,
                                      decision::Rng& rng) const {
-  Context ctx{request, variant, catalog, activity, now_seconds, rng, options_, sample_counter_};
+  Context ctx{request, variant,  catalog,         activity, now_seconds,
+              rng,     options_, sample_counter_, identity_};
+  ctx.hooks = hooks_;
   Outcome outcome;
   try {
     outcome = Serve(ctx);

@@ -10,6 +10,8 @@
 #include "decision/engine.h"
 #include "http/message.h"
 #include "http/router.h"
+#include "identity/identity_service.h"
+#include "serve/decision_hooks.h"
 #include "serve/options.h"
 
 namespace adserver::serve {
@@ -19,10 +21,15 @@ namespace adserver::serve {
 // up the current snapshots. Never blocks, never touches a store. Thread-safe.
 class AdHandler {
  public:
-  // catalogs, activity and clock must outlive the handler.
+  // catalogs, activity, clock and identity must outlive the handler. `identity` null disables
+  // the identity cookie and localId binding (every localId is then unknown).
   AdHandler(const Published<decision::Catalog>& catalogs,
             const Published<decision::ActivityIndex>& activity, const Clock& clock,
-            const ServeOptions& options);
+            const ServeOptions& options, identity::IdentityService* identity = nullptr);
+
+  // Budgets, caps, billing and explain (issue 4). `hooks` must outlive the handler; call before
+  // serving. Without it decisions use no live state and nothing is billed.
+  void SetDecisionHooks(const DecisionHooks* hooks) { hooks_ = hooks; }
 
   // Registers POST and OPTIONS for /v1/ads and /api/ads.
   void RegisterRoutes(http::Router& router) const;
@@ -43,6 +50,8 @@ class AdHandler {
   const Clock& clock_;
   ServeOptions options_;
   mutable std::atomic<uint64_t> sample_counter_{0};
+  identity::IdentityService* identity_ = nullptr;
+  const DecisionHooks* hooks_ = nullptr;
 };
 
 }  // namespace adserver::serve

@@ -30,6 +30,9 @@ struct AdRequest {
   // Earlier variant: whether the body had a `localId` key, and its string value if not null.
   bool local_id_present = false;
   std::optional<std::string> local_id;
+  // Earlier variant: the localId bound to this request's wallets, echoed as `localId` in the
+  // 200/404 body (set by identity resolution, serve/identity_binding.h).
+  std::optional<std::string> bound_local_id;
 };
 
 // Parses a JSON body. Returns InvalidArgument with one FieldError per offending field

@@ -23,6 +23,12 @@ struct PublisherRecord {
   // Exact origins ("https://news.example") allowed to call from a browser; empty = any.
   std::vector<std::string> allowed_origins;
   std::vector<Id> blocked_communities;
+  // Decision controls (issue 4): allowed-only communities (empty = any), campaign categories
+  // opted into, floor per 1000 impressions, experiment arms adUnitIds are hashed onto.
+  std::vector<Id> allowed_communities;
+  std::vector<std::string> category_opt_ins;
+  std::optional<Micros> floor_cpm_micros;
+  std::vector<std::string> ab_arms;
   int64_t created_at = 0;
   int64_t updated_at = 0;
 };
@@ -86,6 +92,12 @@ struct CampaignRecord {
   std::vector<int64_t> chains;       // chain ids; empty = any chain
   std::optional<int32_t> recency_days;
   std::optional<FrequencyCap> frequency_cap;
+  // Decision controls (issue 4).
+  std::string category;                   // "" = none; publishers must opt into a category
+  std::vector<Id> allowed_publishers;     // empty = every publisher
+  std::string pacing = "even";            // "even" or "asap"
+  std::optional<Id> advertiser_project;   // the advertiser's own project
+  bool exclude_existing_users = false;    // skip people who already use advertiser_project
   int64_t created_at = 0;
   int64_t updated_at = 0;
 };
@@ -102,6 +114,7 @@ struct AdRecord {
   std::array<std::string, kImageFormatsWithImage> images;
   int32_t weight = 1;
   AdStatus status = AdStatus::kActive;
+  std::string ab_arm;  // experiment arm (issue 4); "" = every arm
   int64_t created_at = 0;
   int64_t updated_at = 0;
 };
@@ -114,6 +127,20 @@ struct ActivityRecord {
   int64_t last_seen = 0;  // Unix seconds of the most recent interaction
   int64_t count = 0;      // number of interactions
   bool operator==(const ActivityRecord&) const = default;
+};
+
+// Spend and event counters of one campaign (decision engine), absolute values.
+struct CampaignCountersRecord {
+  Id campaign_id = 0;
+  Micros total_spend = 0;
+  int64_t impressions = 0;
+  int64_t clicks = 0;
+  int64_t conversions = 0;
+  int64_t day = 0;  // days since the epoch of day_spend
+  Micros day_spend = 0;
+  int64_t hour = 0;  // hours since the epoch of hour_spend
+  Micros hour_spend = 0;
+  bool operator==(const CampaignCountersRecord&) const = default;
 };
 
 // Everything the serving catalog is built from, read in one consistent transaction.

@@ -90,6 +90,18 @@ class Store {
   virtual Result<uint64_t> ChangeCounter() = 0;
   // Like ChangeCounter, but only for wallet activity tables.
   virtual Result<uint64_t> ActivityChangeCounter() = 0;
+
+  // Decision counters (issue 4): spend and event counts per campaign, written asynchronously
+  // by the serving process and read back at start-up. Rows are upserted by campaign id with
+  // absolute values; not an inventory change (ChangeCounter does not move). Counters of
+  // deleted campaigns are kept (harmless). Adapters without support return Internal.
+  virtual Status SaveCampaignCounters(const std::vector<CampaignCountersRecord>& rows) {
+    (void)rows;
+    return InternalError("campaign counters are not supported by this store");
+  }
+  virtual Result<std::vector<CampaignCountersRecord>> LoadCampaignCounters() {
+    return InternalError("campaign counters are not supported by this store");
+  }
 };
 
 }  // namespace adserver::store

@@ -385,8 +385,14 @@ std::vector<Case> Cases() {
        .status = 400, .detail_fields = {"cookieConsent"}, .exact_details = true});
   add({.rule = "2.1: cookieConsent true with wallets is served",
        .body = {{"walletAddresses", {kW.uniswap}}, {"imageFormat", "LANDSCAPE"}, {"cookieConsent", true}}});
-  add({.rule = "compat: localId null is accepted (SDK 0.4.x)", .path = kEarlier,
-       .body = {{"walletAddresses", {kW.uniswap}}, {"imageFormat", "LANDSCAPE"}, {"localId", nullptr}}});
+  add({.rule = "compat: localId null is accepted and a new localId is bound (SDK 0.4.x)",
+       .path = kEarlier,
+       .body = {{"walletAddresses", {kW.uniswap}}, {"imageFormat", "LANDSCAPE"}, {"localId", nullptr}},
+       .check = [](const HttpResult& r) {
+         json b = json::parse(r.body);
+         ASSERT_TRUE(b.contains("localId") && b["localId"].is_string()) << r.body;
+         EXPECT_EQ(b["localId"].get<std::string>().size(), 32u) << "128 random bits, hex";
+       }});
   add({.rule = "2.1: localId must be a string or null", .path = kEarlier,
        .body = {{"walletAddresses", {kW.uniswap}}, {"imageFormat", "LANDSCAPE"}, {"localId", false}},
        .status = 400, .detail_fields = {"localId"}});

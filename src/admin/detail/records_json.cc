@@ -1,5 +1,6 @@
 #include "admin/detail/records_json.h"
 
+#include <algorithm>
 #include <optional>
 #include <utility>
 
@@ -136,6 +137,75 @@ void ReadImages(ObjectReader& r, store::AdRecord& a) {
   }
 }
 
+// Decision controls (issue 4): names of categories ([a-z0-9-]{1,64}) and experiment arms
+// ([A-Za-z0-9_-]{1,32}).
+bool IsName(const std::string& s, size_t max, bool allow_upper) {
+  if (s.empty() || s.size() > max) return false;
+  for (char ch : s) {
+    bool ok = (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-' ||
+              (allow_upper && ((ch >= 'A' && ch <= 'Z') || ch == '_'));
+    if (!ok) return false;
+  }
+  return true;
+}
+
+void ReadNameArray(ObjectReader& r, std::string_view key, size_t max, bool allow_upper,
+                   std::vector<std::string>& out) {
+  if (!r.Find(key)) return;
+  std::vector<std::string> names;
+  r.ReadStringArray(key, names);
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (!IsName(names[i], max, allow_upper)) {
+      r.errors().Add(Indexed(r.Field(key), i), allow_upper ? "must match [A-Za-z0-9_-]{1,32}"
+                                                            : "must match [a-z0-9-]{1,64}");
+    } else if (std::find(names.begin(), names.begin() + i, names[i]) != names.begin() + i) {
+      r.errors().Add(Indexed(r.Field(key), i), "duplicate");
+    }
+  }
+  out = std::move(names);
+}
+
+void ReadOptionalName(ObjectReader& r, std::string_view key, size_t max, bool allow_upper,
+                      std::string& out) {
+  if (!r.Find(key)) return;
+  std::string name;
+  r.ReadOptionalString(key, name);
+  if (!name.empty() && !IsName(name, max, allow_upper)) {
+    return r.Error(key, allow_upper ? "must match [A-Za-z0-9_-]{1,32}" : "must match [a-z0-9-]{1,64}");
+  }
+  out = std::move(name);
+}
+
+void ReadPublisherControls(ObjectReader& r, store::PublisherRecord& p) {
+  r.ReadIntArray("allowedCommunities", p.allowed_communities);
+  ReadNameArray(r, "categoryOptIns", 64, false, p.category_opt_ins);
+  r.ReadOptionalMoney("floorCpm", p.floor_cpm_micros);
+  ReadNameArray(r, "abArms", 32, true, p.ab_arms);
+}
+
+void ReadCampaignControls(ObjectReader& r, const ProjectNames& names, store::CampaignRecord& c) {
+  ReadOptionalName(r, "category", 64, false, c.category);
+  r.ReadIntArray("allowedPublishers", c.allowed_publishers);
+  if (const Json* v = r.Find("pacing")) {
+    if (v->is_string() && (*v == "even" || *v == "asap")) {
+      c.pacing = v->get<std::string>();
+    } else {
+      r.Error("pacing", "must be one of even, asap");
+    }
+  }
+  if (const Json* v = r.Find("advertiserProject")) {
+    auto it = v->is_string() ? names.ids.find(v->get<std::string>()) : names.ids.end();
+    if (v->is_null()) {
+      c.advertiser_project.reset();
+    } else if (it == names.ids.end()) {
+      r.Error("advertiserProject", "must be the slug of an existing project or null");
+    } else {
+      c.advertiser_project = it->second;
+    }
+  }
+  r.ReadBool("excludeExistingUsers", c.exclude_existing_users);
+}
+
 }  // namespace
 
 ProjectNames::ProjectNames(const std::vector<store::ProjectRecord>& projects) {
@@ -157,6 +227,7 @@ void ApplyPublisher(ObjectReader& r, bool creating, store::PublisherRecord& p) {
   r.ReadString("name", p.name);
   r.ReadStringArray("allowedOrigins", p.allowed_origins);
   r.ReadIntArray("blockedCommunities", p.blocked_communities);
+  ReadPublisherControls(r, p);
   r.RejectUnknown();
 }
 
@@ -165,6 +236,10 @@ Json PublisherToJson(const store::PublisherRecord& p) {
               {"name", p.name},
               {"allowedOrigins", p.allowed_origins},
               {"blockedCommunities", p.blocked_communities},
+              {"allowedCommunities", p.allowed_communities},
+              {"categoryOptIns", p.category_opt_ins},
+              {"floorCpm", p.floor_cpm_micros ? MoneyToJson(*p.floor_cpm_micros) : Json()},
+              {"abArms", p.ab_arms},
               {"createdAt", TimeToJson(p.created_at)},
               {"updatedAt", TimeToJson(p.updated_at)}};
 }
@@ -237,6 +312,7 @@ void ApplyCampaign(ObjectReader& r, bool creating, const ProjectNames& names,
   r.ReadObject(
       "frequencyCap", [&](ObjectReader& f) { ReadFrequencyCap(f, c); },
       [&] { c.frequency_cap.reset(); });
+  ReadCampaignControls(r, names, c);
   r.RejectUnknown();
 }
 
@@ -268,6 +344,12 @@ Json CampaignToJson(const store::CampaignRecord& c, const ProjectNames& names) {
         {"chains", c.chains},
         {"recencyDays", c.recency_days ? Json(*c.recency_days) : Json()}}},
       {"frequencyCap", std::move(cap)},
+      {"category", OptionalStringToJson(c.category)},
+      {"allowedPublishers", c.allowed_publishers},
+      {"pacing", c.pacing},
+      {"advertiserProject",
+       c.advertiser_project ? Json(names.SlugOf(*c.advertiser_project)) : Json()},
+      {"excludeExistingUsers", c.exclude_existing_users},
       {"createdAt", TimeToJson(c.created_at)},
       {"updatedAt", TimeToJson(c.updated_at)}};
 }
@@ -287,6 +369,7 @@ void ApplyAd(ObjectReader& r, bool creating, store::AdRecord& a) {
   ReadImages(r, a);
   r.ReadInt32("weight", a.weight);
   ReadEnum(r, "status", ParseAdStatus, "active, paused", a.status);
+  ReadOptionalName(r, "abArm", 32, true, a.ab_arm);
   r.RejectUnknown();
 }
 
@@ -305,6 +388,7 @@ Json AdToJson(const store::AdRecord& a) {
               {"images", std::move(images)},
               {"weight", a.weight},
               {"status", AdStatusName(a.status)},
+              {"abArm", OptionalStringToJson(a.ab_arm)},
               {"createdAt", TimeToJson(a.created_at)},
               {"updatedAt", TimeToJson(a.updated_at)}};
 }

@@ -137,6 +137,62 @@ CREATE TABLE activity (
 ) WITHOUT ROWID;
 CREATE INDEX activity_by_project ON activity (project_id);
 )sql"},
+    // Identity graph (issue 3): identities (cookie or localId) and their linked wallets.
+    {2, R"sql(
+CREATE TABLE identities (
+  id        BLOB PRIMARY KEY CHECK (length(id) = 16),
+  kind      INTEGER NOT NULL CHECK (kind IN (1, 2)),  -- 1 cookie, 2 localId
+  last_seen INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX identities_by_last_seen ON identities (last_seen);
+
+CREATE TABLE identity_wallets (
+  identity_id BLOB NOT NULL REFERENCES identities (id) ON DELETE CASCADE,
+  wallet      BLOB NOT NULL CHECK (length(wallet) = 20),
+  last_seen   INTEGER NOT NULL,
+  PRIMARY KEY (identity_id, wallet)
+) WITHOUT ROWID;
+CREATE INDEX identity_wallets_by_wallet ON identity_wallets (wallet);
+CREATE INDEX identity_wallets_by_last_seen ON identity_wallets (last_seen);
+)sql"},
+    // Decision engine (issue 4): publisher/campaign/ad controls and campaign counters.
+    {3, R"sql(
+CREATE TABLE publisher_controls (
+  publisher_id        INTEGER PRIMARY KEY REFERENCES publishers (id) ON DELETE CASCADE,
+  allowed_communities TEXT NOT NULL DEFAULT '',  -- comma-separated community ids
+  category_opt_ins    TEXT NOT NULL DEFAULT '',  -- comma-separated categories
+  floor_cpm_micros    INTEGER,
+  ab_arms             TEXT NOT NULL DEFAULT ''   -- comma-separated arm names
+);
+
+CREATE TABLE campaign_controls (
+  campaign_id            INTEGER PRIMARY KEY REFERENCES campaigns (id) ON DELETE CASCADE,
+  category               TEXT NOT NULL DEFAULT '',
+  allowed_publishers     TEXT NOT NULL DEFAULT '',  -- comma-separated publisher ids
+  pacing                 TEXT NOT NULL DEFAULT 'even' CHECK (pacing IN ('even', 'asap')),
+  advertiser_project_id  INTEGER,
+  exclude_existing_users INTEGER NOT NULL DEFAULT 0 CHECK (exclude_existing_users IN (0, 1))
+);
+
+CREATE TABLE ad_controls (
+  ad_id  INTEGER PRIMARY KEY REFERENCES ads (id) ON DELETE CASCADE,
+  ab_arm TEXT NOT NULL DEFAULT ''
+);
+
+-- Written asynchronously by the serving process; no foreign key, so a flush never fails on a
+-- campaign deleted meanwhile.
+CREATE TABLE campaign_counters (
+  campaign_id        INTEGER PRIMARY KEY,
+  total_spend_micros INTEGER NOT NULL,
+  impressions        INTEGER NOT NULL,
+  clicks             INTEGER NOT NULL,
+  conversions        INTEGER NOT NULL,
+  day                INTEGER NOT NULL,
+  day_spend_micros   INTEGER NOT NULL,
+  hour               INTEGER NOT NULL,
+  hour_spend_micros  INTEGER NOT NULL
+);
+)sql"},
 };
 
 Result<int> CurrentVersion(Connection& conn) {

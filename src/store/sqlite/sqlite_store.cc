@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "common/json_writer.h"
+#include "store/sqlite/detail/decision_tables.h"
 #include "store/sqlite/detail/migrations.h"
 #include "store/sqlite/detail/sqlite_util.h"
 
@@ -168,6 +169,7 @@ Result<std::vector<PublisherRecord>> LoadPublishers(Connection& c, std::optional
                      p.blocked_communities.push_back(s.Int(1));
                      return OkStatus();
                    }));
+  ADS_RETURN_IF_ERROR(sqlite_detail::LoadPublisherControls(c, out));
   return out;
 }
 
@@ -382,6 +384,7 @@ Result<std::vector<CampaignRecord>> LoadCampaigns(Connection& c, std::optional<I
                      }
                      return OkStatus();
                    }));
+  ADS_RETURN_IF_ERROR(sqlite_detail::LoadCampaignControls(c, out));
   return out;
 }
 
@@ -457,6 +460,7 @@ Result<std::vector<AdRecord>> LoadAds(Connection& c, std::string_view filter,
     a.updated_at = s.Int(12);
     return OkStatus();
   }));
+  ADS_RETURN_IF_ERROR(sqlite_detail::LoadAdControls(c, out));
   return out;
 }
 
@@ -586,6 +590,21 @@ Result<uint64_t> SqliteStore::ReadCounter(const char* key) {
 Result<uint64_t> SqliteStore::ChangeCounter() { return ReadCounter("catalog_version"); }
 Result<uint64_t> SqliteStore::ActivityChangeCounter() { return ReadCounter("activity_version"); }
 
+// ---- Decision counters (issue 4; no change counter is bumped).
+
+Status SqliteStore::SaveCampaignCounters(const std::vector<CampaignCountersRecord>& rows) {
+  return Write(0, [&](Connection& c) { return sqlite_detail::SaveCounters(c, rows); });
+}
+
+Result<std::vector<CampaignCountersRecord>> SqliteStore::LoadCampaignCounters() {
+  std::vector<CampaignCountersRecord> out;
+  ADS_RETURN_IF_ERROR(Read([&](Connection& c) -> Status {
+    ADS_ASSIGN_OR_RETURN(out, sqlite_detail::LoadCounters(c));
+    return OkStatus();
+  }));
+  return out;
+}
+
 // ---- Publishers and keys.
 
 Result<PublisherRecord> SqliteStore::CreatePublisher(const PublisherRecord& p, int64_t now) {
@@ -600,6 +619,7 @@ Result<PublisherRecord> SqliteStore::CreatePublisher(const PublisherRecord& p, i
     }
     Id id = c.LastInsertId();
     ADS_RETURN_IF_ERROR(WriteBlockedCommunities(c, id, p.blocked_communities));
+    ADS_RETURN_IF_ERROR(sqlite_detail::WritePublisherControls(c, id, p));
     out = Single(LoadPublishers(c, id), "publisher", id);
     return out->status();
   }));
@@ -635,6 +655,7 @@ Result<PublisherRecord> SqliteStore::UpdatePublisher(const PublisherRecord& p, i
       ADS_RETURN_IF_ERROR(RunOnRow(c, s, "publisher", p.id));
     }
     ADS_RETURN_IF_ERROR(WriteBlockedCommunities(c, p.id, p.blocked_communities));
+    ADS_RETURN_IF_ERROR(sqlite_detail::WritePublisherControls(c, p.id, p));
     out = Single(LoadPublishers(c, p.id), "publisher", p.id);
     return out->status();
   }));
@@ -867,6 +888,7 @@ Result<CampaignRecord> SqliteStore::CreateCampaign(const CampaignRecord& r, int6
     }
     stored.id = c.LastInsertId();
     ADS_RETURN_IF_ERROR(WriteCampaignProjects(c, stored));
+    ADS_RETURN_IF_ERROR(sqlite_detail::WriteCampaignControls(c, stored.id, r));
     out = Single(LoadCampaigns(c, stored.id), "campaign", stored.id);
     return out->status();
   }));
@@ -908,6 +930,7 @@ Result<CampaignRecord> SqliteStore::UpdateCampaign(const CampaignRecord& r, int6
                                            "community", r.community_id));
     }
     ADS_RETURN_IF_ERROR(WriteCampaignProjects(c, r));
+    ADS_RETURN_IF_ERROR(sqlite_detail::WriteCampaignControls(c, r.id, r));
     out = Single(LoadCampaigns(c, r.id), "campaign", r.id);
     return out->status();
   }));
@@ -938,6 +961,7 @@ Result<AdRecord> SqliteStore::CreateAd(const AdRecord& a, int64_t now) {
       ADS_RETURN_IF_ERROR(MissingReference(c, s.Run(), "campaigns", "campaign", a.campaign_id));
     }
     Id id = c.LastInsertId();
+    ADS_RETURN_IF_ERROR(sqlite_detail::WriteAdControls(c, id, a));
     out = Single(LoadAds(c, "WHERE id = ?1", id), "ad", id);
     return out->status();
   }));
@@ -976,6 +1000,7 @@ Result<AdRecord> SqliteStore::UpdateAd(const AdRecord& a, int64_t now) {
       ADS_RETURN_IF_ERROR(
           MissingReference(c, RunOnRow(c, s, "ad", a.id), "campaigns", "campaign", a.campaign_id));
     }
+    ADS_RETURN_IF_ERROR(sqlite_detail::WriteAdControls(c, a.id, a));
     out = Single(LoadAds(c, "WHERE id = ?1", a.id), "ad", a.id);
     return out->status();
   }));

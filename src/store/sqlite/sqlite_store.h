@@ -89,6 +89,9 @@ class SqliteStore final : public Store {
   // The `activity_version` counter: bumped by RecordActivity and DeleteProject.
   Result<uint64_t> ActivityChangeCounter() override;
 
+  Status SaveCampaignCounters(const std::vector<CampaignCountersRecord>& rows) override;
+  Result<std::vector<CampaignCountersRecord>> LoadCampaignCounters() override;
+
  private:
   using Connection = sqlite_detail::Connection;
   // Which counters a write transaction bumps.

@@ -1,5 +1,6 @@
 #include "config/config.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -77,6 +78,35 @@ TEST(ConfigTest, TokenFileIsRead) {
   Result<Config> c = LoadConfig(std::nullopt, {{"ADSERVER_ADMIN_TOKEN_FILE", path}});
   ASSERT_TRUE(c.ok());
   EXPECT_EQ(c->admin.token, "file-token-0123456789");
+}
+
+TEST(ConfigTest, IdentitySectionAndKeyRingSources) {
+  testing::TempDir dir;
+  std::string ring = "2:" + std::string(64, 'b') + "\n1:" + std::string(64, 'a') + "\n";
+  std::string keys = dir.File("keys");
+  std::ofstream(keys) << ring;
+  Result<Config> c =
+      LoadConfig(WriteFile(dir, "[identity]\ncookie_name = \"sid\"\nretention_seconds = 60\n"),
+                 {{"ADSERVER_IDENTITY_KEYS_FILE", keys}});
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->identity.cookie_name, "sid");
+  EXPECT_EQ(c->identity.retention_seconds, 60);
+  EXPECT_EQ(c->identity.keys, ring);
+  EXPECT_EQ(c->identity.cookie_max_age_seconds, 395 * 86400);
+  c = LoadConfig(std::nullopt, {{"ADSERVER_IDENTITY_KEYS", "1:ab"}});
+  EXPECT_EQ(c->identity.keys, "1:ab");  // parsed (and rejected) when the server starts
+  Config bad;
+  bad.identity.cookie_name = "bad name;";
+  bad.identity.cookie_max_age_seconds = 395 * 86400 + 1;
+  Status st = Validate(bad);
+  ASSERT_FALSE(st.ok());
+  std::vector<std::string> fields;
+  for (const FieldError& e : st.details()) fields.push_back(e.field);
+  EXPECT_THAT(fields, ::testing::Contains("identity.cookie_name"));
+  EXPECT_THAT(fields, ::testing::Contains("identity.cookie_max_age_seconds"));
+  c = LoadConfig(WriteFile(dir, "[identity]\ncolour = 1\n"), {});
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().details()[0].field, "identity.colour");
 }
 
 }  // namespace

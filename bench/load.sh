@@ -1,0 +1,264 @@
+#!/usr/bin/env bash
+# Load benchmark (issue 6): adserver vs nginx answering the same requests on the same core.
+#
+#   bench/load.sh [--smoke] [--build-dir DIR] [--wallets N] [--campaigns M]
+#                 [--duration SECONDS] [--connections "8 64 256"] [--repeats R] [--out DIR]
+#
+# Builds Release with -DADSERVER_BUILD_BENCH=ON if the binaries are missing, generates a data
+# directory (cached in /tmp/adserver-bench-N[-cM]), starts `adserver serve` pinned to CPU 0 with
+# one event loop and nginx (nginx-light, 1 worker, own temporary prefix) pinned to CPU 0 too,
+# returning one fixed ad body of the same size. wrk (pinned to CPU 1) sends bench/wrk_mix.lua's
+# mix to each, interleaved A B A B per connection count. Prints medians: req/s, p50/p99/p99.9,
+# server CPU µs per request (utime+stime from /proc/PID/stat over the run / requests), RSS,
+# and the ratios adserver/nginx. Loopback only; bounded in time (default about 4 minutes).
+# --smoke: tiny dataset, 1-second runs at 8 connections; checks the harness works (CTest label
+# `bench`), asserts nothing about timing.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(dirname "$here")"
+
+smoke=0
+build_dir="$root/build-bench"
+wallets=1000000
+campaigns=10000
+duration=10
+connections="8 64 256"
+repeats=3
+out_dir=""
+while (($#)); do
+  case "$1" in
+    --smoke) smoke=1 ;;
+    --build-dir) build_dir="$2"; shift ;;
+    --wallets) wallets="$2"; shift ;;
+    --campaigns) campaigns="$2"; shift ;;
+    --duration) duration="$2"; shift ;;
+    --connections) connections="$2"; shift ;;
+    --repeats) repeats="$2"; shift ;;
+    --out) out_dir="$2"; shift ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    *) echo "unknown argument: $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+if ((smoke)); then
+  wallets=2000 campaigns=200 duration=1 connections="8" repeats=1
+fi
+
+for tool in wrk nginx taskset curl; do
+  command -v "$tool" >/dev/null || { echo "missing $tool (scripts/install-deps.sh)" >&2; exit 1; }
+done
+ncpu=$(nproc)
+server_cpu=0
+client_cpu=$((ncpu > 1 ? 1 : 0))
+
+# --- build -----------------------------------------------------------------------------------
+if [[ ! -x "$build_dir/adserver" || ! -x "$build_dir/adserver-bench-data" ]]; then
+  echo "== building Release in $build_dir" >&2
+  cmake -S "$root" -B "$build_dir" -DCMAKE_BUILD_TYPE=Release -DADSERVER_BUILD_BENCH=ON >/dev/null
+  cmake --build "$build_dir" -j"$ncpu" --target adserver adserver-bench-data >&2
+fi
+
+work=$(mktemp -d /tmp/adserver-load.XXXXXX)
+[[ -z "$out_dir" ]] && out_dir="$work"
+mkdir -p "$out_dir"
+raw="$out_dir/raw.tsv"
+: >"$raw"
+server_pid=""
+nginx_pid=""
+cleanup() {
+  [[ -n "$server_pid" ]] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
+  [[ -n "$nginx_pid" ]] && kill -QUIT "$nginx_pid" 2>/dev/null && wait "$nginx_pid" 2>/dev/null
+  # Keep only the results (raw.tsv, summary.md, logs) when they were written into $work.
+  if [[ "$out_dir" != "$work" ]]; then rm -rf "$work"; else rm -rf "$work/data" "$work/nginx"; fi
+  return 0
+}
+trap cleanup EXIT
+
+# --- data (cached) ---------------------------------------------------------------------------
+data="/tmp/adserver-bench-$wallets"
+[[ "$campaigns" != 10000 ]] && data+="-c$campaigns"
+# The smoke run always generates afresh (0.3 s), so it never trusts a stale or shared cache.
+((smoke)) && data="$work/data"
+if [[ ! -f "$data/bench-key.txt" ]]; then
+  echo "== generating $data" >&2
+  rm -rf "$data.tmp"
+  "$build_dir/adserver-bench-data" --data "$data.tmp" --wallets "$wallets" \
+    --campaigns "$campaigns" >/dev/null
+  rm -rf "$data"
+  mv "$data.tmp" "$data"
+fi
+key=$(head -1 "$data/bench-key.txt")
+
+
+# --- helpers ---------------------------------------------------------------------------------
+clk_tck=$(getconf CLK_TCK)
+# CPU ticks (utime+stime) of a process and its children processes (nginx's worker).
+cpu_ticks() {
+  local total=0 pid
+  for pid in "$1" $(pgrep -P "$1" || true); do
+    [[ -r /proc/$pid/stat ]] || continue
+    # Fields after the ")" of the command: utime is field 14, stime 15 of the whole line.
+    total=$((total + $(sed 's/.*) //' "/proc/$pid/stat" | awk '{print $12 + $13}')))
+  done
+  echo "$total"
+}
+rss_kib() {
+  local total=0 pid
+  for pid in "$1" $(pgrep -P "$1" || true); do
+    total=$((total + $(awk '/^VmRSS/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0)))
+  done
+  echo "$total"
+}
+# A port nothing listens on (nginx fails loudly below if it was taken meanwhile).
+free_port() {
+  local port
+  for _ in $(seq 100); do
+    port=$((20000 + RANDOM % 40000))
+    if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then echo "$port"; return; fi
+  done
+  return 1
+}
+wait_for() {  # wait_for SECONDS COMMAND...
+  local deadline=$((SECONDS + $1)); shift
+  until "$@" >/dev/null 2>&1; do
+    ((SECONDS < deadline)) || return 1
+    sleep 0.05
+  done
+}
+
+# --- adserver --------------------------------------------------------------------------------
+echo "== starting adserver on CPU $server_cpu ($data)" >&2
+start_ns=$(date +%s%N)
+taskset -c "$server_cpu" "$build_dir/adserver" serve --data "$data" --listen 127.0.0.1:0 \
+  --io-threads 1 --log-level warn --ready-file "$work/ready" >"$work/adserver.log" 2>&1 &
+server_pid=$!
+wait_for 600 test -s "$work/ready" || { cat "$work/adserver.log" >&2; exit 1; }
+ready_ms=$((($(date +%s%N) - start_ns) / 1000000))
+server_port=$(head -1 "$work/ready")
+ready_rss=$(rss_kib "$server_pid")
+echo "   ready in ${ready_ms} ms, RSS $((ready_rss / 1024)) MiB, port $server_port" >&2
+
+# A real 200 body for nginx to answer with (same size as a typical ad response).
+body=""
+while read -r wallet; do
+  code=$(curl -s -o "$work/body.json" -w '%{http_code}' -X POST \
+    "http://127.0.0.1:$server_port/v1/ads" -H 'Content-Type: application/json' \
+    -H "x-api-key: $key" -d "{\"walletAddresses\":[\"$wallet\"],\"imageFormat\":\"LANDSCAPE\"}")
+  if [[ "$code" == 200 ]]; then body=$(cat "$work/body.json"); break; fi
+done < <(head -200 "$data/wallets-known.txt")
+[[ -n "$body" ]] || { echo "no known wallet got an ad from adserver" >&2; exit 1; }
+
+# --- nginx -----------------------------------------------------------------------------------
+nginx_port=$(free_port)
+mkdir -p "$work/nginx/logs"
+# Same byte count; quotes and backslashes replaced so the body fits a config string.
+nginx_body=$(printf '%s' "$body" | tr "'\\\\" '"/')
+cat >"$work/nginx/nginx.conf" <<CONF
+worker_processes 1;
+daemon off;
+pid $work/nginx/nginx.pid;
+error_log $work/nginx/logs/error.log warn;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  client_body_temp_path $work/nginx/body;
+  proxy_temp_path $work/nginx/proxy;
+  fastcgi_temp_path $work/nginx/fastcgi;
+  uwsgi_temp_path $work/nginx/uwsgi;
+  scgi_temp_path $work/nginx/scgi;
+  keepalive_requests 10000;
+  keepalive_timeout 60s;
+  server {
+    listen 127.0.0.1:$nginx_port;
+    location / {
+      default_type "application/json; charset=utf-8";
+      add_header Cache-Control no-store;
+      add_header Access-Control-Allow-Origin *;
+      return 200 '$nginx_body';
+    }
+  }
+}
+CONF
+echo "== starting nginx on CPU $server_cpu (port $nginx_port, body ${#body} bytes)" >&2
+taskset -c "$server_cpu" nginx -p "$work/nginx" -c "$work/nginx/nginx.conf" \
+  >"$work/nginx/stdout.log" 2>&1 &
+nginx_pid=$!
+wait_for 10 curl -sf -X POST "http://127.0.0.1:$nginx_port/v1/ads" -d '{}' ||
+  { cat "$work/nginx/logs/error.log" "$work/nginx/stdout.log" >&2; exit 1; }
+
+# --- runs ------------------------------------------------------------------------------------
+# run NAME PID PORT CONNECTIONS SECONDS REPEAT: one wrk run, appends a line to raw.tsv.
+run() {
+  local name=$1 pid=$2 port=$3 conns=$4 secs=$5 rep=$6
+  local before after line
+  before=$(cpu_ticks "$pid")
+  line=$(taskset -c "$client_cpu" wrk -t1 -c"$conns" -d"${secs}s" --timeout 5s \
+    -s "$here/wrk_mix.lua" "http://127.0.0.1:$port" -- "$data" | grep '^RESULT')
+  after=$(cpu_ticks "$pid")
+  local requests duration p50 p99 p999 non2xx errors
+  eval "$(echo "${line#RESULT }" | tr ' ' '\n' | sed 's/^/local_/')"
+  requests=$local_requests duration=$local_duration_us
+  awk -v n="$name" -v c="$conns" -v r="$rep" -v q="$requests" -v d="$duration" \
+    -v p50="$local_p50_us" -v p99="$local_p99_us" -v p999="$local_p999_us" \
+    -v non2xx="$local_non2xx" -v err="$local_errors" -v ticks=$((after - before)) \
+    -v tck="$clk_tck" -v rss="$(rss_kib "$pid")" 'BEGIN {
+      printf "%s\t%d\t%d\t%.0f\t%d\t%d\t%d\t%.2f\t%d\t%d\t%d\t%d\n", n, c, r, q / (d / 1e6), p50,
+        p99, p999, (q > 0 ? ticks * 1e6 / tck / q : 0), rss, non2xx, err, q }' >>"$raw"
+  tail -1 "$raw" >&2
+}
+
+warm=$((smoke ? 1 : 2))
+echo "== warm-up (${warm}s each)" >&2
+run adserver "$server_pid" "$server_port" 64 "$warm" 0 >/dev/null 2>&1
+run nginx "$nginx_pid" "$nginx_port" 64 "$warm" 0 >/dev/null 2>&1
+: >"$raw"
+echo "== runs: name conns rep req/s p50 p99 p99.9 cpu_us/req rss_kib non2xx errors requests" >&2
+for conns in $connections; do
+  for ((rep = 1; rep <= repeats; ++rep)); do
+    run adserver "$server_pid" "$server_port" "$conns" "$duration" "$rep"
+    run nginx "$nginx_pid" "$nginx_port" "$conns" "$duration" "$rep"
+  done
+done
+
+# --- report ----------------------------------------------------------------------------------
+summary="$out_dir/summary.md"
+{
+  echo "dataset: $wallets wallets, $campaigns campaigns ($data); adserver ready in ${ready_ms} ms," \
+    "RSS at ready $((ready_rss / 1024)) MiB; ${duration}s runs, $repeats repeats (medians)"
+  echo
+  echo "| conns | server | req/s | p50 µs | p99 µs | p99.9 µs | CPU µs/req | RSS MiB |"
+  echo "|---|---|---|---|---|---|---|---|"
+  awk -F'\t' -v reps="$repeats" '
+    function median(key, col,   n, i, j, t, v) {
+      n = 0
+      for (i = 1; i <= reps; ++i) if ((key, i) in row) v[++n] = val[key, i, col]
+      for (i = 1; i <= n; ++i) for (j = i + 1; j <= n; ++j) if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
+      return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+    }
+    { key = $1 SUBSEP $2; row[key, $3] = 1; for (k = 4; k <= 9; ++k) val[key, $3, k] = $k
+      if (!($2 in seen)) { seen[$2] = 1; order[++nc] = $2 } }
+    END {
+      for (i = 1; i <= nc; ++i) {
+        c = order[i]
+        for (s = 1; s <= 2; ++s) {
+          name = s == 1 ? "adserver" : "nginx"; key = name SUBSEP c
+          for (k = 4; k <= 9; ++k) m[name, k] = median(key, k)
+          printf "| %d | %s | %.0f | %.0f | %.0f | %.0f | %.2f | %.0f |\n", c, name, m[name, 4],
+            m[name, 5], m[name, 6], m[name, 7], m[name, 8], m[name, 9] / 1024
+        }
+        printf "| %d | **ratio** | %.2f | %.2f | %.2f | %.2f | **%.2f** | %.1f |\n", c,
+          m["adserver", 4] / m["nginx", 4], m["adserver", 5] / m["nginx", 5],
+          m["adserver", 6] / m["nginx", 6], m["adserver", 7] / m["nginx", 7],
+          m["adserver", 8] / m["nginx", 8], m["adserver", 9] / m["nginx", 9]
+      }
+    }' "$raw"
+} >"$summary"
+cat "$summary"
+echo "(raw runs: $raw)" >&2
+
+# The harness worked: every run got answers, and socket errors (timeouts on a starved machine
+# included) stayed rare. Nothing about speed is asserted.
+if awk -F'\t' '$12 <= 0 || $11 * 10 > $12 { bad = 1 } END { exit !bad }' "$raw"; then
+  echo "FAIL: a run had no requests or many socket errors (see $raw)" >&2
+  exit 1
+fi

@@ -1,0 +1,182 @@
+// Google Benchmark micro-benchmarks of the serving path (issue 6): request parsing and
+// validation, key lookup, wallet index lookup, Decide() on a 10k-campaign catalog, and the
+// whole handler including response serialization. Catalogs are built in memory from the
+// dataset of bench/dataset.h (ADSERVER_BENCH_WALLETS wallets, default 1M; 10k campaigns).
+
+#include <benchmark/benchmark.h>
+
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/check.h"
+#include "common/clock.h"
+#include "common/crypto.h"
+#include "common/published.h"
+#include "dataset.h"
+#include "decision/engine.h"
+#include "ingest/catalog_builder.h"
+#include "serve/ad_handler.h"
+#include "serve/ad_request.h"
+
+namespace adserver::bench {
+namespace {
+
+const std::string kLiveKey = "spk_" + std::string(30, 'B');
+constexpr int kRequests = 1024;  // distinct requests cycled through per benchmark
+
+struct World {
+  DatasetOptions options;
+  std::shared_ptr<const decision::Catalog> catalog;
+  std::shared_ptr<const decision::ActivityIndex> activity;
+};
+
+const World& GetWorld() {
+  static const World world = [] {
+    ADS_CHECK(InitCrypto());
+    World w;
+    if (const char* n = std::getenv("ADSERVER_BENCH_WALLETS")) w.options.wallets = std::atoll(n);
+    auto catalog = ingest::BuildCatalog(MakeCatalogData(w.options, kLiveKey), {});
+    ADS_CHECK(catalog.ok()) << catalog.status().message();
+    w.catalog = *catalog;
+    w.activity = std::make_shared<const decision::ActivityIndex>(MakeActivityIndex(w.options));
+    return w;
+  }();
+  return world;
+}
+
+// Wallet lists: request r has `n` wallets, known (in the dataset) or not.
+std::vector<std::vector<Address>> WalletSets(int n, bool known) {
+  const World& w = GetWorld();
+  std::vector<std::vector<Address>> sets(kRequests);
+  uint64_t x = 12345;
+  for (auto& set : sets) {
+    for (int j = 0; j < n; ++j) {
+      x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+      int64_t i = static_cast<int64_t>((x >> 33) % static_cast<uint64_t>(w.options.wallets));
+      set.push_back(WalletAt(w.options, known ? i : w.options.wallets + i));
+    }
+  }
+  return sets;
+}
+
+std::string Body(const std::vector<Address>& wallets, ImageFormat format) {
+  std::string body = "{\"walletAddresses\":[";
+  for (size_t i = 0; i < wallets.size(); ++i) {
+    if (i > 0) body += ',';
+    body += '"' + FormatAddress(wallets[i]) + '"';
+  }
+  body += "],\"imageFormat\":\"";
+  body += ImageFormatName(format);
+  body += "\",\"adUnitId\":\"slot-1\"}";
+  return body;
+}
+
+ImageFormat FormatOf(int r, bool earlier) {
+  return static_cast<ImageFormat>(r % (earlier ? kImageFormatsWithImage : kImageFormatCount));
+}
+
+void BM_ParseAdRequest(benchmark::State& state) {
+  int n = static_cast<int>(state.range(0));
+  std::vector<std::string> bodies;
+  int r = 0;
+  for (const auto& set : WalletSets(n, true)) bodies.push_back(Body(set, FormatOf(r++, false)));
+  serve::ServeOptions options;
+  size_t i = 0;
+  for (auto _ : state) {
+    auto parsed = serve::ParseAdRequest(bodies[i++ % bodies.size()], decision::Variant::kCurrent,
+                                        options);
+    benchmark::DoNotOptimize(parsed);
+  }
+}
+BENCHMARK(BM_ParseAdRequest)->Arg(1)->Arg(3)->Arg(50);
+
+// The key path of every request: SHA-256 of the x-api-key, then the catalog's hash lookup.
+void BM_KeyLookup(benchmark::State& state) {
+  const World& w = GetWorld();
+  for (auto _ : state) {
+    const decision::ApiKey* key = w.catalog->FindKey(Sha256(kLiveKey));
+    benchmark::DoNotOptimize(key);
+  }
+}
+BENCHMARK(BM_KeyLookup);
+
+void BM_WalletLookup(benchmark::State& state) {
+  const World& w = GetWorld();
+  auto sets = WalletSets(1, state.range(0) != 0);
+  size_t i = 0;
+  for (auto _ : state) {
+    auto interactions = w.activity->Lookup(sets[i++ % sets.size()][0]);
+    benchmark::DoNotOptimize(interactions);
+  }
+}
+BENCHMARK(BM_WalletLookup)->ArgName("known")->Arg(1)->Arg(0);
+
+void BM_Decide(benchmark::State& state) {
+  const World& w = GetWorld();
+  auto sets = WalletSets(static_cast<int>(state.range(0)), state.range(1) != 0);
+  decision::Rng rng(7);
+  size_t i = 0;
+  int64_t filled = 0;
+  for (auto _ : state) {
+    size_t r = i++ % sets.size();
+    decision::DecisionRequest request{.wallets = sets[r],
+                                      .format = FormatOf(static_cast<int>(r), false),
+                                      .variant = decision::Variant::kCurrent,
+                                      .publisher = &w.catalog->publishers[0],
+                                      .now_seconds = w.options.now + 3600};
+    auto decision = decision::Decide(request, *w.catalog, *w.activity, rng);
+    filled += decision.has_value();
+    benchmark::DoNotOptimize(decision);
+  }
+  state.counters["fill"] = benchmark::Counter(static_cast<double>(filled) / state.iterations());
+}
+BENCHMARK(BM_Decide)
+    ->ArgNames({"wallets", "known"})
+    ->Args({1, 1})->Args({3, 1})->Args({50, 1})
+    ->Args({1, 0})->Args({3, 0})->Args({50, 0});
+
+// AdHandler::HandleWith end to end: key, headers, parse, decide, response JSON.
+void BM_HandleWith(benchmark::State& state) {
+  const World& w = GetWorld();
+  bool earlier = state.range(2) != 0;
+  auto sets = WalletSets(static_cast<int>(state.range(0)), state.range(1) != 0);
+  std::vector<std::string> bodies;
+  for (size_t r = 0; r < sets.size(); ++r)
+    bodies.push_back(Body(sets[r], FormatOf(static_cast<int>(r), earlier)));
+  Published<decision::Catalog> catalogs;
+  Published<decision::ActivityIndex> activity;
+  FakeClock clock;
+  serve::AdHandler handler(catalogs, activity, clock, serve::ServeOptions{});
+  http::Request request;
+  request.method = http::Method::kPost;
+  request.target = request.path = earlier ? "/api/ads" : "/v1/ads";
+  request.headers = {{"Host", "127.0.0.1"},
+                     {"Content-Type", "application/json"},
+                     {"x-api-key", kLiveKey},
+                     {"Origin", "https://pub.example"}};
+  decision::Rng rng(7);
+  auto variant = earlier ? decision::Variant::kEarlier : decision::Variant::kCurrent;
+  size_t i = 0, bytes = 0;
+  int64_t ok = 0;
+  for (auto _ : state) {
+    request.body = bodies[i++ % bodies.size()];
+    http::Response response = handler.HandleWith(request, variant, w.catalog.get(),
+                                                  w.activity.get(), w.options.now + 3600, rng);
+    ok += response.status == 200;
+    bytes += response.body.size();
+    benchmark::DoNotOptimize(response);
+  }
+  state.counters["fill"] = benchmark::Counter(static_cast<double>(ok) / state.iterations());
+  state.counters["body_bytes"] = benchmark::Counter(static_cast<double>(bytes) / state.iterations());
+}
+BENCHMARK(BM_HandleWith)
+    ->ArgNames({"wallets", "known", "earlier"})
+    ->Args({1, 1, 0})->Args({3, 1, 0})->Args({50, 1, 0})
+    ->Args({3, 0, 0})->Args({3, 1, 1});
+
+}  // namespace
+}  // namespace adserver::bench
+
+BENCHMARK_MAIN();

@@ -1,0 +1,69 @@
+-- wrk script for bench/load.sh: a realistic mix of ad requests (issue 6).
+-- Usage: wrk ... -s bench/wrk_mix.lua -- DATA_DIR
+--   DATA_DIR holds bench-key.txt, wallets-known.txt and wallets-unknown.txt
+--   (written by adserver-bench-data).
+-- Mix: 70 % current variant (/v1/ads, 4 formats, adUnitId, half with an Origin), 30 % earlier
+-- (/api/ads, 3 formats); 60 % 1 wallet, 30 % 3, 10 % 50; each wallet known with p = 0.7.
+-- The same seeded sequence of requests goes to every server. done() prints one RESULT line.
+
+local pool_size = 4096
+local pool = {}
+local next_request = 1
+
+local function read_lines(path)
+  local lines = {}
+  local f = assert(io.open(path, "r"), "cannot open " .. path)
+  for line in f:lines() do
+    if #line > 0 then lines[#lines + 1] = line end
+  end
+  f:close()
+  return lines
+end
+
+local function pick(list) return list[math.random(#list)] end
+
+function init(args)
+  local dir = args[1] or "."
+  local key = read_lines(dir .. "/bench-key.txt")[1]
+  local known = read_lines(dir .. "/wallets-known.txt")
+  local unknown = read_lines(dir .. "/wallets-unknown.txt")
+  math.randomseed(20260101)
+  local current_formats = { "LANDSCAPE", "LONG_BANNER", "SHORT_BANNER", "NO_IMAGE" }
+  local earlier_formats = { "LANDSCAPE", "LONG_BANNER", "SHORT_BANNER" }
+  for i = 1, pool_size do
+    local current = math.random() < 0.7
+    local r = math.random()
+    local n = r < 0.6 and 1 or (r < 0.9 and 3 or 50)
+    local wallets = {}
+    for j = 1, n do
+      wallets[j] = '"' .. (math.random() < 0.7 and pick(known) or pick(unknown)) .. '"'
+    end
+    local headers = { ["Content-Type"] = "application/json", ["x-api-key"] = key }
+    local body, path
+    if current then
+      path = "/v1/ads"
+      if math.random() < 0.5 then headers["Origin"] = "https://news.example" end
+      body = '{"walletAddresses":[' .. table.concat(wallets, ",") .. '],"imageFormat":"' ..
+             pick(current_formats) .. '","adUnitId":"slot-' .. math.random(20) .. '"}'
+    else
+      path = "/api/ads"
+      body = '{"walletAddresses":[' .. table.concat(wallets, ",") .. '],"imageFormat":"' ..
+             pick(earlier_formats) .. '"}'
+    end
+    pool[i] = wrk.format("POST", path, headers, body)
+  end
+end
+
+function request()
+  local r = pool[next_request]
+  next_request = next_request % pool_size + 1
+  return r
+end
+
+function done(summary, latency, requests)
+  io.write(string.format(
+    "RESULT requests=%d duration_us=%d p50_us=%d p99_us=%d p999_us=%d non2xx=%d errors=%d\n",
+    summary.requests, summary.duration, latency:percentile(50), latency:percentile(99),
+    latency:percentile(99.9), summary.errors.status,
+    summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout))
+end

@@ -1,0 +1,74 @@
+#include "app/activity_commands.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+
+#include "app/server.h"
+#include "common/clock.h"
+#include "common/json_writer.h"
+
+namespace adserver::app {
+namespace {
+
+void PrintProgress(uint64_t rows, uint64_t read, uint64_t total, double seconds) {
+  double rate = seconds > 0 ? double(rows) / seconds : 0;
+  std::fprintf(stderr, "\r%llu rows, %.0f rows/s", static_cast<unsigned long long>(rows), rate);
+  if (total > 0 && read > 0 && read <= total) {
+    double eta = seconds * (double(total) / double(read) - 1);
+    std::fprintf(stderr, ", %.0f%%, ETA %.0f s", 100.0 * double(read) / double(total), eta);
+  }
+  std::fprintf(stderr, "   ");
+  std::fflush(stderr);
+}
+
+std::string SummaryJson(const std::string& file, const ingest::BulkImportSummary& s) {
+  std::string out = "{\"file\":";
+  AppendJsonString(out, file);
+  out += ",\"shape\":";
+  AppendJsonString(out, s.shape);
+  out += ",\"rows\":" + std::to_string(s.rows) +
+         ",\"interactions\":" + std::to_string(s.interactions) +
+         ",\"unknownContract\":" + std::to_string(s.unknown_contract) +
+         ",\"failedTransactions\":" + std::to_string(s.skipped_failed) +
+         ",\"rejected\":" + std::to_string(s.rejected) +
+         ",\"alreadyImported\":" + (s.already_imported ? "true" : "false") +
+         ",\"seconds\":" + std::to_string(s.seconds) + ",\"rowsPerSecond\":" +
+         std::to_string(s.seconds > 0 ? static_cast<uint64_t>(double(s.rows) / s.seconds) : 0) +
+         ",\"errors\":[";
+  for (size_t i = 0; i < s.errors.size(); ++i) {
+    if (i) out += ',';
+    out += "{\"line\":" + std::to_string(s.errors[i].line) + ",\"message\":";
+    AppendJsonString(out, s.errors[i].message);
+    out += '}';
+  }
+  return out + "]}";
+}
+
+}  // namespace
+
+Status RunActivityImport(const std::string& data_dir, const std::vector<std::string>& files,
+                         ingest::BulkImportOptions options, std::ostream& out) {
+  ADS_ASSIGN_OR_RETURN(auto store, OpenActivityStore(data_dir));
+  if (options.ledger_path.empty()) {
+    options.ledger_path = (std::filesystem::path(data_dir) / "imports.ledger").string();
+  }
+  for (const std::string& file : files) {
+    auto start = std::chrono::steady_clock::now();
+    if (isatty(STDERR_FILENO)) {
+      options.progress = [start](uint64_t rows, uint64_t read, uint64_t total) {
+        double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        PrintProgress(rows, read, total, s);
+      };
+    }
+    Result<ingest::BulkImportSummary> summary =
+        ingest::BulkImportFile(file, *store, options, SystemClock::Get());
+    if (options.progress) std::fprintf(stderr, "\n");
+    if (!summary.ok()) return Status(summary.status().code(), file + ": " + summary.status().message());
+    out << SummaryJson(file, *summary) << std::endl;
+  }
+  return OkStatus();
+}
+
+}  // namespace adserver::app

@@ -1,0 +1,72 @@
+#include "decision/live_state.h"
+
+namespace adserver::decision {
+namespace {
+
+// Learned rate / prior mean of a CPC or CPA campaign (1 for CPM).
+double RateLift(const Campaign& c, const BudgetLedger::View& v, const DecisionOptions& o) {
+  if (c.pricing_model == PricingModel::kCpm || c.value_micros <= 0) return 1;
+  return ExpectedValue(c, v, o) / c.value_micros;
+}
+
+void NoteLift(LiveState& state, const Campaign& campaign, int64_t now) {
+  state.NoteRateLift(RateLift(campaign, state.ledger.Read(campaign.id, now), state.options));
+}
+
+}  // namespace
+
+double LiveState::MaxRateLift() const { return max_rate_lift_.load(std::memory_order_acquire); }
+
+void LiveState::NoteRateLift(double lift) {
+  double seen = max_rate_lift_.load(std::memory_order_relaxed);
+  while (lift > seen &&
+         !max_rate_lift_.compare_exchange_weak(seen, lift, std::memory_order_acq_rel)) {
+  }
+}
+
+void RecomputeRateLift(LiveState& state, const Catalog& catalog, int64_t now) {
+  for (const Campaign& c : catalog.campaigns) NoteLift(state, c, now);
+}
+
+Micros ImpressionPrice(const Campaign& campaign) {
+  return campaign.pricing_model == PricingModel::kCpm ? campaign.bid_micros / 1000 : 0;
+}
+
+void RecordImpression(LiveState& state, const Campaign& campaign, std::span<const Address> wallets,
+                      int64_t now) {
+  state.ledger.RecordImpression(campaign.id, ImpressionPrice(campaign), now);
+  if (campaign.frequency_cap_count > 0) {
+    state.caps.Record(wallets, campaign.id, campaign.frequency_cap_hours, now);
+  }
+}
+
+void RecordClick(LiveState& state, const Campaign& campaign, int64_t now) {
+  Micros price = campaign.pricing_model == PricingModel::kCpc ? campaign.bid_micros : 0;
+  state.ledger.RecordClick(campaign.id, price, now);
+  NoteLift(state, campaign, now);
+}
+
+void RecordConversion(LiveState& state, const Campaign& campaign, int64_t now) {
+  Micros price = campaign.pricing_model == PricingModel::kCpa ? campaign.bid_micros : 0;
+  state.ledger.RecordConversion(campaign.id, price, now);
+  NoteLift(state, campaign, now);
+}
+
+double SmoothedRate(int64_t successes, int64_t trials, double prior_mean, double prior_weight) {
+  double denominator = static_cast<double>(trials) + prior_weight;
+  if (denominator <= 0) return prior_mean;
+  return (static_cast<double>(successes) + prior_mean * prior_weight) / denominator;
+}
+
+double ExpectedValue(const Campaign& c, const BudgetLedger::View& v, const DecisionOptions& o) {
+  if (c.pricing_model == PricingModel::kCpm || c.bid_micros <= 0) return c.value_micros;
+  auto bid = static_cast<double>(c.bid_micros);
+  // The catalog valued the bid at the default rate: that rate is the prior mean.
+  double prior_mean = c.value_micros / bid;
+  if (c.pricing_model == PricingModel::kCpc) {
+    return bid * SmoothedRate(v.clicks, v.impressions, prior_mean, o.ctr_prior_weight);
+  }
+  return bid * SmoothedRate(v.conversions, v.impressions, prior_mean, o.cvr_prior_weight);
+}
+
+}  // namespace adserver::decision

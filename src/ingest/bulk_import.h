@@ -1,0 +1,74 @@
+#pragma once
+
+// Bulk wallet-activity import from the files users export: BigQuery crypto_ethereum
+// (transactions, token_transfers, flattened logs), Dune results, cryo CSV/JSON and adserver's
+// own NDJSON; CSV or JSON lines, plain or gzip.
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "ingest/activity_import.h"
+#include "store/store.h"
+
+namespace adserver::ingest {
+
+// A column role and the columns that fill it (CSV header names or JSON keys).
+//   wallet    one or more columns holding wallet addresses (each is an interaction)
+//   contract  the contract interacted with (resolved through the registry)
+//   project   a project slug (instead of contract)
+//   chain     the chain id (else BulkImportOptions::chain_id)
+//   time      the timestamp (RFC 3339, "YYYY-MM-DD HH:MM:SS[.fff] UTC" or Unix seconds);
+//             absent: the import day
+//   status    a success flag (receipt_status, success): rows with 0/false are skipped
+struct ColumnMapping {
+  std::map<std::string, std::vector<std::string>> roles;  // role -> columns
+};
+
+// Parses "wallet=from,to" (repeatable) into `mapping`. InvalidArgument on an unknown role.
+Status AddMapping(std::string_view spec, ColumnMapping& mapping);
+
+struct BulkImportOptions {
+  // Chain of rows without a chain column.
+  int64_t chain_id = 1;
+  // Explicit column roles; roles not given are detected from the header (known export shapes).
+  ColumnMapping mapping;
+  // Where imported files are remembered (BLAKE2b of the decompressed content); empty = no
+  // ledger. A file already in the ledger is skipped unless `force`.
+  std::string ledger_path;
+  bool force = false;
+  // Called about twice a second with (rows so far, input bytes read, input bytes total).
+  std::function<void(uint64_t, uint64_t, uint64_t)> progress;
+  // Rows per store write (bounds memory).
+  size_t rows_per_batch = 2'000'000;
+};
+
+struct BulkImportSummary {
+  std::string shape;             // detected shape, e.g. "bigquery.token_transfers"
+  uint64_t rows = 0;             // data rows read
+  uint64_t interactions = 0;     // (wallet, contract) interactions recorded
+  uint64_t unknown_contract = 0; // rows whose contract is not in the registry (not errors)
+  uint64_t skipped_failed = 0;   // rows of failed transactions
+  uint64_t rejected = 0;         // malformed rows
+  bool already_imported = false; // the ledger had this file: nothing was written
+  std::vector<ImportError> errors;  // first kMaxReportedErrors malformed rows (line numbers)
+  double seconds = 0;
+};
+
+// Imports one file ("-" = stdin; gzip detected by content). Malformed rows are reported and
+// skipped; unknown contracts are counted. Per (wallet, project, chain) the store keeps the
+// latest day and adds the counts, so a file must be imported once: the ledger makes a repeated
+// import of the same content a no-op. Returns Unavailable if the file cannot be read, or the
+// store's error.
+Result<BulkImportSummary> BulkImportFile(const std::string& path, store::Store& store,
+                                         const BulkImportOptions& options, const Clock& clock);
+
+// Parses a timestamp in any of the export formats to days since the epoch.
+std::optional<uint32_t> ParseDay(std::string_view text);
+// "0x..." (any case), "\x..." (Dune) or a 32-byte topic word whose first 12 bytes are zero.
+std::optional<Address> ParseAnyAddress(std::string_view text);
+
+}  // namespace adserver::ingest

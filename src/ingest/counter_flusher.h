@@ -1,0 +1,51 @@
+#pragma once
+
+// Persists the decision engine's in-memory counters (budget ledger) to the store off the
+// request path, and recovers them at start-up. A background thread writes every changed
+// campaign each interval; Stop() writes a last time, so a graceful shutdown loses nothing and
+// a crash loses at most one interval. Thread-safe.
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "common/status.h"
+#include "decision/budget_ledger.h"
+#include "store/store.h"
+
+namespace adserver::ingest {
+
+class CounterFlusher {
+ public:
+  // store and ledger must outlive this object.
+  CounterFlusher(store::Store& store, decision::BudgetLedger& ledger,
+                 std::chrono::milliseconds interval = std::chrono::seconds(1));
+  ~CounterFlusher();
+
+  // Loads every persisted counter into the ledger. Call before serving.
+  Status Recover();
+  // Starts the background thread.
+  void Start();
+  // Writes every counter changed since the last successful flush. A failed write is retried
+  // by the next flush (nothing is lost while the process runs).
+  Status FlushNow();
+  // Stops the thread, then flushes a last time. Idempotent.
+  Status Stop();
+
+ private:
+  void Run();
+
+  store::Store& store_;
+  decision::BudgetLedger& ledger_;
+  const std::chrono::milliseconds interval_;
+  std::mutex flush_mu_;                                 // serialises flushes
+  std::vector<store::CampaignCountersRecord> pending_;  // guarded by flush_mu_
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;  // guarded by mu_
+  std::thread thread_;
+};
+
+}  // namespace adserver::ingest

@@ -1,0 +1,86 @@
+#include "serve/decision_hooks.h"
+
+#include <cstdio>
+
+#include "common/json_writer.h"
+
+namespace adserver::serve {
+namespace {
+
+std::string_view TrimSpaces(std::string_view s) {
+  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
+  return s;
+}
+
+void AppendNumber(std::string& out, double v) {
+  char buf[32];
+  int n = std::snprintf(buf, sizeof(buf), "%.6g", v);
+  out.append(buf, n > 0 ? static_cast<size_t>(n) : 0);
+}
+
+}  // namespace
+
+void PrepareDecision(const DecisionHooks& hooks, std::optional<std::string_view> ad_unit_id,
+                     decision::DecisionRequest& request) {
+  request.ad_unit_id = ad_unit_id;
+  request.live = hooks.live;
+  request.options = &hooks.options;
+}
+
+void RecordServed(const DecisionHooks& hooks, const decision::Decision& decision,
+                  std::span<const Address> wallets, int64_t now) {
+  if (hooks.live == nullptr || decision.campaign == nullptr) return;
+  decision::RecordImpression(*hooks.live, *decision.campaign, wallets, now);
+}
+
+bool ExplainAllowed(const DecisionHooks& hooks, const http::Request& request, bool test_key) {
+  if (!request.HasHeader(kExplainHeader)) return false;
+  if (test_key) return true;
+  if (!hooks.admin_token_hash) return false;
+  std::string_view auth = TrimSpaces(request.Header("Authorization"));
+  constexpr std::string_view kBearer = "Bearer ";
+  if (!auth.starts_with(kBearer)) return false;
+  return ConstantTimeEqual(Sha256(TrimSpaces(auth.substr(kBearer.size()))),
+                           *hooks.admin_token_hash);
+}
+
+std::string ExplanationJson(const decision::Explanation& e, bool all) {
+  std::string out;
+  out.reserve(128 + e.candidates.size() * 120);
+  out += "{\"arm\":";
+  AppendJsonString(out, e.arm);
+  out += ",\"winner\":";
+  if (e.winner_campaign_id == 0) {
+    out += "null";
+  } else {
+    out += "{\"campaignId\":\"" + std::to_string(e.winner_campaign_id) + "\",\"adId\":\"" +
+           std::to_string(e.winner_ad_id) + "\"}";
+  }
+  out += ",\"candidates\":[";
+  size_t unmatched = 0;
+  bool first = true;
+  for (const decision::CandidateExplanation& c : e.candidates) {
+    if (!all && c.rule == decision::DropRule::kNoMatchingActivity) {
+      ++unmatched;
+      continue;
+    }
+    if (!first) out += ',';
+    first = false;
+    out += "{\"campaignId\":\"" + std::to_string(c.campaign_id) + "\",\"rule\":\"";
+    out += decision::DropRuleName(c.rule);
+    out += "\",\"valueMicros\":";
+    AppendNumber(out, c.value_micros);
+    out += ",\"relevance\":";
+    AppendNumber(out, c.relevance);
+    out += ",\"pacingFactor\":";
+    AppendNumber(out, c.pacing_factor);
+    out += ",\"score\":";
+    AppendNumber(out, c.score);
+    out += '}';
+  }
+  out += "],\"unmatched\":" + std::to_string(unmatched) + "}";
+  return out;
+}
+
+}  // namespace adserver::serve

@@ -1,0 +1,31 @@
+#pragma once
+
+// The on-disk value of one wallet in the LMDB activity index: its interactions sorted by
+// (project id, chain id), each as varint(project id delta), varint(chain id),
+// 2-byte little-endian last-seen day, varint(count). Typically 6-8 bytes per interaction.
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "decision/activity_index.h"
+
+namespace adserver::store::detail {
+
+// Largest day the 2-byte field holds (2149-06-06); later days are clamped.
+inline constexpr uint32_t kMaxStoredDay = 0xFFFF;
+
+// Appends the encoding of `sorted` (sorted by project id, then chain id) to `out`.
+void EncodeInteractions(std::span<const decision::Interaction> sorted, std::string& out);
+// Appends the decoded interactions to `out`. Returns false (out unspecified) if `data` is not
+// a valid encoding.
+bool DecodeInteractions(std::span<const uint8_t> data, std::vector<decision::Interaction>& out);
+// Merges `update` into `base` (both sorted): same (project, chain) -> max day, summed count
+// (saturating); the result stays sorted.
+void MergeInteractions(std::vector<decision::Interaction>& base,
+                       std::span<const decision::Interaction> update);
+// Sorts by (project id, chain id) and merges duplicates as MergeInteractions does.
+void NormalizeInteractions(std::vector<decision::Interaction>& items);
+
+}  // namespace adserver::store::detail

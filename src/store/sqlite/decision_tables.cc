@@ -1,0 +1,173 @@
+#include "store/sqlite/detail/decision_tables.h"
+
+#include <charconv>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+namespace adserver::store::sqlite_detail {
+namespace {
+
+// Lists are stored comma-separated (ids, categories and arm names contain no commas).
+template <typename T>
+std::string Join(const std::vector<T>& items) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) out += ',';
+    if constexpr (std::is_same_v<T, std::string>) {
+      out += items[i];
+    } else {
+      out += std::to_string(items[i]);
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> SplitStrings(std::string_view text) {
+  std::vector<std::string> out;
+  while (!text.empty()) {
+    size_t comma = text.find(',');
+    out.emplace_back(text.substr(0, comma));
+    if (comma == std::string_view::npos) break;
+    text.remove_prefix(comma + 1);
+  }
+  return out;
+}
+
+std::vector<Id> SplitIds(std::string_view text) {
+  std::vector<Id> out;
+  for (const std::string& item : SplitStrings(text)) {
+    Id v = 0;
+    std::from_chars(item.data(), item.data() + item.size(), v);
+    out.push_back(v);
+  }
+  return out;
+}
+
+// Runs `sql` (no parameters) and hands each row to `fn` with the record whose id is column 0.
+template <typename Record, typename Fn>
+Status ForEachControl(Connection& c, const char* sql, std::vector<Record>& out, Fn fn) {
+  if (out.empty()) return OkStatus();
+  std::unordered_map<Id, Record*> by_id;
+  for (Record& r : out) by_id.emplace(r.id, &r);
+  ADS_ASSIGN_OR_RETURN(Statement s, c.Prepare(sql));
+  for (;;) {
+    ADS_ASSIGN_OR_RETURN(bool row, s.Step());
+    if (!row) return OkStatus();
+    auto it = by_id.find(s.Int(0));
+    if (it != by_id.end()) fn(*it->second, s);
+  }
+}
+
+}  // namespace
+
+Status LoadPublisherControls(Connection& c, std::vector<PublisherRecord>& out) {
+  return ForEachControl(
+      c,
+      "SELECT publisher_id, allowed_communities, category_opt_ins, floor_cpm_micros, ab_arms "
+      "FROM publisher_controls",
+      out, [](PublisherRecord& p, Statement& s) {
+        p.allowed_communities = SplitIds(s.Text(1));
+        p.category_opt_ins = SplitStrings(s.Text(2));
+        p.floor_cpm_micros = s.OptInt(3);
+        p.ab_arms = SplitStrings(s.Text(4));
+      });
+}
+
+Status LoadCampaignControls(Connection& c, std::vector<CampaignRecord>& out) {
+  return ForEachControl(
+      c,
+      "SELECT campaign_id, category, allowed_publishers, pacing, advertiser_project_id, "
+      "exclude_existing_users FROM campaign_controls",
+      out, [](CampaignRecord& r, Statement& s) {
+        r.category = s.Text(1);
+        r.allowed_publishers = SplitIds(s.Text(2));
+        r.pacing = s.Text(3);
+        r.advertiser_project = s.OptInt(4);
+        r.exclude_existing_users = s.Int(5) != 0;
+      });
+}
+
+Status LoadAdControls(Connection& c, std::vector<AdRecord>& out) {
+  return ForEachControl(c, "SELECT ad_id, ab_arm FROM ad_controls", out,
+                        [](AdRecord& a, Statement& s) { a.ab_arm = s.Text(1); });
+}
+
+Status WritePublisherControls(Connection& c, Id id, const PublisherRecord& p) {
+  ADS_ASSIGN_OR_RETURN(
+      Statement s,
+      c.Prepare("INSERT OR REPLACE INTO publisher_controls (publisher_id, allowed_communities, "
+                "category_opt_ins, floor_cpm_micros, ab_arms) VALUES (?1, ?2, ?3, ?4, ?5)"));
+  return s.Bind(1, id)
+      .Bind(2, Join(p.allowed_communities))
+      .Bind(3, Join(p.category_opt_ins))
+      .Bind(4, p.floor_cpm_micros)
+      .Bind(5, Join(p.ab_arms))
+      .Run();
+}
+
+Status WriteCampaignControls(Connection& c, Id id, const CampaignRecord& r) {
+  ADS_ASSIGN_OR_RETURN(
+      Statement s,
+      c.Prepare("INSERT OR REPLACE INTO campaign_controls (campaign_id, category, "
+                "allowed_publishers, pacing, advertiser_project_id, exclude_existing_users) "
+                "VALUES (?1, ?2, ?3, ?4, ?5, ?6)"));
+  return s.Bind(1, id)
+      .Bind(2, r.category)
+      .Bind(3, Join(r.allowed_publishers))
+      .Bind(4, r.pacing)
+      .Bind(5, r.advertiser_project)
+      .Bind(6, int64_t{r.exclude_existing_users ? 1 : 0})
+      .Run();
+}
+
+Status WriteAdControls(Connection& c, Id id, const AdRecord& a) {
+  ADS_ASSIGN_OR_RETURN(
+      Statement s, c.Prepare("INSERT OR REPLACE INTO ad_controls (ad_id, ab_arm) VALUES (?1, ?2)"));
+  return s.Bind(1, id).Bind(2, a.ab_arm).Run();
+}
+
+Status SaveCounters(Connection& c, const std::vector<CampaignCountersRecord>& rows) {
+  ADS_ASSIGN_OR_RETURN(
+      Statement s,
+      c.Prepare("INSERT OR REPLACE INTO campaign_counters (campaign_id, total_spend_micros, "
+                "impressions, clicks, conversions, day, day_spend_micros, hour, "
+                "hour_spend_micros) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"));
+  for (const CampaignCountersRecord& r : rows) {
+    s.Reset();
+    ADS_RETURN_IF_ERROR(s.Bind(1, r.campaign_id)
+                            .Bind(2, r.total_spend)
+                            .Bind(3, r.impressions)
+                            .Bind(4, r.clicks)
+                            .Bind(5, r.conversions)
+                            .Bind(6, r.day)
+                            .Bind(7, r.day_spend)
+                            .Bind(8, r.hour)
+                            .Bind(9, r.hour_spend)
+                            .Run());
+  }
+  return OkStatus();
+}
+
+Result<std::vector<CampaignCountersRecord>> LoadCounters(Connection& c) {
+  std::vector<CampaignCountersRecord> out;
+  ADS_ASSIGN_OR_RETURN(Statement s,
+                       c.Prepare("SELECT campaign_id, total_spend_micros, impressions, clicks, "
+                                 "conversions, day, day_spend_micros, hour, hour_spend_micros "
+                                 "FROM campaign_counters ORDER BY campaign_id"));
+  for (;;) {
+    ADS_ASSIGN_OR_RETURN(bool row, s.Step());
+    if (!row) return out;
+    out.push_back({.campaign_id = s.Int(0),
+                   .total_spend = s.Int(1),
+                   .impressions = s.Int(2),
+                   .clicks = s.Int(3),
+                   .conversions = s.Int(4),
+                   .day = s.Int(5),
+                   .day_spend = s.Int(6),
+                   .hour = s.Int(7),
+                   .hour_spend = s.Int(8)});
+  }
+}
+
+}  // namespace adserver::store::sqlite_detail

@@ -1,0 +1,377 @@
+// The expected-value auction of issue 4: value x relevance x pacing, budgets, caps, controls,
+// A/B arms and explain.
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "decision/engine.h"
+#include "decision/live_state.h"
+#include "unit/decision/test_catalog.h"
+
+namespace adserver::decision {
+namespace {
+
+using testing::kCommunityA;
+using testing::kCommunityB;
+using testing::TestCatalog;
+
+constexpr int64_t kNow = 1'767'225'600 + 12 * 3600;  // 2026-01-01 12:00 UTC
+const uint32_t kToday = static_cast<uint32_t>(DayOf(kNow));
+
+Address Wallet(uint8_t b) {
+  Address a;
+  a.bytes.fill(b);
+  return a;
+}
+
+Interaction Seen(uint32_t project, uint32_t day = kToday, uint32_t count = 1) {
+  return {.project_id = project, .chain_id = 1, .last_seen_day = day, .count = count};
+}
+
+class AuctionTest : public ::testing::Test {
+ protected:
+  AuctionTest() : live_(LiveStateOptions{.ledger_capacity = 1024, .frequency_capacity = 4096}) {}
+
+  void Finish() {
+    if (finished_) return;
+    t_.Finish();
+    activity_.Finalize();
+    finished_ = true;
+  }
+
+  std::optional<Decision> DecideFor(std::vector<Address> wallets, int64_t now = kNow,
+                                    std::optional<std::string_view> ad_unit = std::nullopt,
+                                    Explanation* explain = nullptr) {
+    Finish();
+    wallets_ = std::move(wallets);
+    DecisionRequest request{.wallets = wallets_,
+                            .format = ImageFormat::kLandscape,
+                            .variant = Variant::kCurrent,
+                            .publisher = &t_.catalog.publishers[0],
+                            .now_seconds = now,
+                            .ad_unit_id = ad_unit,
+                            .live = &live_,
+                            .options = &options_,
+                            .explain = explain};
+    return Decide(request, t_.catalog, activity_, rng_);
+  }
+
+  // Decides and, like ad serving, bills the impression.
+  int64_t ServeTo(std::vector<Address> wallets, int64_t now = kNow) {
+    auto d = DecideFor(std::move(wallets), now);
+    if (!d) return 0;
+    RecordImpression(live_, *d->campaign, wallets_, now);
+    return d->campaign->id;
+  }
+
+  const Campaign& CampaignById(int64_t id) {
+    for (const Campaign& c : t_.catalog.campaigns) {
+      if (c.id == id) return c;
+    }
+    throw std::out_of_range("campaign");
+  }
+
+  TestCatalog t_;
+  ActivityIndex activity_;
+  LiveState live_;
+  DecisionOptions options_;
+  Rng rng_{7};
+  std::vector<Address> wallets_;
+  bool finished_ = false;
+};
+
+TEST_F(AuctionTest, HigherValueAlwaysWinsWhenNotPaced) {
+  t_.AddCampaign(1, {5}, 1000);
+  t_.AddCampaign(2, {5}, 2000);
+  t_.AddAd(1, 10);
+  t_.AddAd(2, 20);
+  activity_.Add(Wallet(1), Seen(5));
+  for (int i = 0; i < 1000; ++i) EXPECT_EQ(DecideFor({Wallet(1)})->campaign->id, 2);
+}
+
+TEST_F(AuctionTest, EqualValuesSplitWinsByAdWeight) {
+  t_.AddCampaign(1, {5}, 1000);
+  t_.AddCampaign(2, {5}, 1000);
+  t_.AddAd(1, 10, /*weight=*/1);
+  t_.AddAd(2, 20, /*weight=*/3);
+  activity_.Add(Wallet(1), Seen(5));
+  std::map<int64_t, int> wins;
+  const int kDraws = 8000;
+  for (int i = 0; i < kDraws; ++i) ++wins[DecideFor({Wallet(1)})->campaign->id];
+  EXPECT_NEAR(wins[2] / double(kDraws), 0.75, 0.02);
+  EXPECT_NEAR(wins[1] / double(kDraws), 0.25, 0.02);
+}
+
+TEST_F(AuctionTest, SeededTieBreaksAreDeterministic) {
+  t_.AddCampaign(1, {5}, 1000);
+  t_.AddCampaign(2, {5}, 1000);
+  t_.AddAd(1, 10);
+  t_.AddAd(2, 20);
+  activity_.Add(Wallet(1), Seen(5));
+  std::vector<int64_t> first, second;
+  rng_.seed(99);
+  for (int i = 0; i < 50; ++i) first.push_back(DecideFor({Wallet(1)})->campaign->id);
+  rng_.seed(99);
+  for (int i = 0; i < 50; ++i) second.push_back(DecideFor({Wallet(1)})->campaign->id);
+  EXPECT_EQ(first, second);
+}
+
+TEST_F(AuctionTest, AdsRotateByWeightInsideTheWinner) {
+  t_.AddCampaign(1, {5});
+  t_.AddAd(1, 10, 1);
+  t_.AddAd(1, 11, 4);
+  activity_.Add(Wallet(1), Seen(5));
+  std::map<int64_t, int> shown;
+  for (int i = 0; i < 5000; ++i) ++shown[DecideFor({Wallet(1)})->ad->id];
+  EXPECT_NEAR(shown[11] / 5000.0, 0.8, 0.02);
+}
+
+TEST_F(AuctionTest, TotalBudgetExhaustionStopsWinningAtOnce) {
+  Campaign& c = t_.AddCampaign(1, {5}, 1000);
+  c.pricing_model = PricingModel::kCpm;
+  c.bid_micros = 1'000'000;  // 1000 micros per impression
+  c.total_budget_micros = 3000;
+  c.pacing = PacingMode::kAsap;
+  t_.AddAd(1, 10);
+  activity_.Add(Wallet(1), Seen(5));
+  EXPECT_EQ(ServeTo({Wallet(1)}), 1);
+  EXPECT_EQ(ServeTo({Wallet(1)}), 1);
+  EXPECT_EQ(ServeTo({Wallet(1)}), 1);
+  EXPECT_EQ(ServeTo({Wallet(1)}), 0);  // the next request after the budget is spent
+  EXPECT_EQ(live_.ledger.Read(1, kNow).total_spend, 3000);
+}
+
+TEST_F(AuctionTest, DailyBudgetStopsForTheDayAndResumesTheNext) {
+  Campaign& c = t_.AddCampaign(1, {5}, 1000);
+  c.bid_micros = 1'000'000;
+  c.daily_budget_micros = 2000;
+  c.pacing = PacingMode::kAsap;
+  t_.AddAd(1, 10);
+  activity_.Add(Wallet(1), Seen(5));
+  EXPECT_EQ(ServeTo({Wallet(1)}), 1);
+  EXPECT_EQ(ServeTo({Wallet(1)}), 1);
+  EXPECT_EQ(ServeTo({Wallet(1)}), 0);
+  EXPECT_EQ(ServeTo({Wallet(1)}, kNow + 86400), 1);
+}
+
+TEST_F(AuctionTest, ExhaustedCampaignLeavesTheAuctionToTheNextBest) {
+  Campaign& rich = t_.AddCampaign(1, {5}, 2000);
+  rich.bid_micros = 2'000'000;
+  rich.total_budget_micros = 2000;
+  rich.pacing = PacingMode::kAsap;
+  t_.AddCampaign(2, {5}, 1000);
+  t_.AddAd(1, 10);
+  t_.AddAd(2, 20);
+  activity_.Add(Wallet(1), Seen(5));
+  EXPECT_EQ(ServeTo({Wallet(1)}), 1);
+  EXPECT_EQ(ServeTo({Wallet(1)}), 2);
+}
+
+TEST_F(AuctionTest, FrequencyCapIsNeverExceededAcrossThePersonsWallets) {
+  Campaign& c = t_.AddCampaign(1, {5}, 1000);
+  c.frequency_cap_count = 3;
+  c.frequency_cap_hours = 24;
+  t_.AddAd(1, 10);
+  activity_.Add(Wallet(1), Seen(5));
+  activity_.Add(Wallet(2), Seen(5));
+  int served = 0;
+  // The person shows up with different subsets of their wallets over two days.
+  for (int i = 0; i < 200; ++i) {
+    std::vector<Address> wallets = i % 3 == 0   ? std::vector<Address>{Wallet(1)}
+                                   : i % 3 == 1 ? std::vector<Address>{Wallet(2), Wallet(1)}
+                                                : std::vector<Address>{Wallet(1), Wallet(2)};
+    served += ServeTo(wallets, kNow + i * 60) == 1;
+  }
+  EXPECT_EQ(served, 3);                                  // 200 minutes < 24 hours
+  EXPECT_EQ(ServeTo({Wallet(2)}, kNow + 24 * 3600), 1);  // new window
+}
+
+TEST_F(AuctionTest, CappedWalletCapsTheWholeRequest) {
+  Campaign& c = t_.AddCampaign(1, {5}, 1000);
+  c.frequency_cap_count = 1;
+  c.frequency_cap_hours = 1;
+  t_.AddAd(1, 10);
+  activity_.Add(Wallet(1), Seen(5));
+  EXPECT_EQ(ServeTo({Wallet(2)}), 0);  // no activity: not served, not counted
+  EXPECT_EQ(ServeTo({Wallet(1)}), 1);
+  EXPECT_EQ(ServeTo({Wallet(3), Wallet(1)}), 0);
+}
+
+TEST_F(AuctionTest, PublisherFloorAtExactBoundary) {
+  t_.AddCampaign(1, {5}, 2000);  // 2000 micros per impression = 2 units CPM
+  t_.AddAd(1, 10);
+  activity_.Add(Wallet(1), Seen(5));
+  t_.catalog.publishers[0].floor_cpm_micros = 2'000'000;
+  EXPECT_TRUE(DecideFor({Wallet(1)}));
+  t_.catalog.publishers[0].floor_cpm_micros = 2'000'001;
+  EXPECT_FALSE(DecideFor({Wallet(1)}));
+}
+
+TEST_F(AuctionTest, CategoryNeedsThePublishersOptIn) {
+  t_.AddCampaign(1, {5}).category = "gambling";
+  t_.AddAd(1, 10);
+  activity_.Add(Wallet(1), Seen(5));
+  EXPECT_FALSE(DecideFor({Wallet(1)}));
+  t_.catalog.publishers[0].category_opt_ins = {"gambling"};
+  EXPECT_TRUE(DecideFor({Wallet(1)}));
+}
+
+TEST_F(AuctionTest, AllowedOnlyCommunitiesAndBlockedCommunities) {
+  t_.AddCampaign(1, {5}, 1000, kCommunityA);
+  t_.AddCampaign(2, {5}, 500, kCommunityB);
+  t_.AddAd(1, 10);
+  t_.AddAd(2, 20);
+  activity_.Add(Wallet(1), Seen(5));
+  t_.catalog.publishers[0].allowed_communities = {kCommunityB};
+  EXPECT_EQ(DecideFor({Wallet(1)})->campaign->id, 2);
+  t_.catalog.publishers[0].blocked_communities = {kCommunityB};
+  EXPECT_FALSE(DecideFor({Wallet(1)}));
+}
+
+TEST_F(AuctionTest, CampaignLimitedToOtherPublishersIsNotServed) {
+  t_.AddCampaign(1, {5}).allowed_publishers = {2, 3};
+  t_.AddAd(1, 10);
+  activity_.Add(Wallet(1), Seen(5));
+  EXPECT_FALSE(DecideFor({Wallet(1)}));
+  t_.catalog.campaigns[0].allowed_publishers = {1, 3};
+  EXPECT_TRUE(DecideFor({Wallet(1)}));
+}
+
+TEST_F(AuctionTest, AcquisitionCampaignSkipsExistingUsersOfTheAdvertisersProject) {
+  Campaign& c = t_.AddCampaign(1, {5});
+  c.advertiser_project = 9;
+  c.exclude_existing_users = true;
+  t_.AddAd(1, 10);
+  activity_.Add(Wallet(1), Seen(5));
+  activity_.Add(Wallet(2), Seen(9, kToday - 400));  // any time, any chain
+  EXPECT_TRUE(DecideFor({Wallet(1)}));
+  EXPECT_FALSE(DecideFor({Wallet(1), Wallet(2)}));
+}
+
+TEST_F(AuctionTest, AdUnitMapsDeterministicallyToAnArm) {
+  t_.catalog.publishers[0].ab_arms = {"a", "b"};
+  t_.AddCampaign(1, {5});
+  t_.AddAd(1, 10).ab_arm = "a";
+  t_.AddAd(1, 11).ab_arm = "b";
+  activity_.Add(Wallet(1), Seen(5));
+  std::map<std::string, int64_t> ad_of_arm;
+  for (int unit = 0; unit < 20; ++unit) {
+    std::string id = "slot-" + std::to_string(unit);
+    std::string_view arm = ArmFor(t_.catalog.publishers[0], id);
+    ASSERT_TRUE(arm == "a" || arm == "b");
+    for (int i = 0; i < 5; ++i) {
+      auto d = DecideFor({Wallet(1)}, kNow, id);
+      ASSERT_TRUE(d);
+      EXPECT_EQ(d->ad->ab_arm, arm);
+    }
+  }
+  EXPECT_EQ(ArmFor(t_.catalog.publishers[0], std::nullopt), "");
+}
+
+TEST_F(AuctionTest, RelevanceMultiplierIsNeutralByDefaultAndConfigurable) {
+  t_.AddCampaign(1, {5, 6}, 1000);  // two matched projects
+  t_.AddCampaign(2, {7}, 1500);
+  t_.AddAd(1, 10);
+  t_.AddAd(2, 20);
+  activity_.Add(Wallet(1), Seen(5));
+  activity_.Add(Wallet(1), Seen(6));
+  activity_.Add(Wallet(2), Seen(7));
+  EXPECT_EQ(DecideFor({Wallet(1), Wallet(2)})->campaign->id, 2);
+  // With projects_weight 1, two matched projects double the value: 1000 x 2 > 1500.
+  LiveState weighted(LiveStateOptions{.ledger_capacity = 64, .frequency_capacity = 64},
+                     DecisionOptions{.projects_weight = 1.0});
+  DecisionRequest request{.wallets = wallets_,
+                          .format = ImageFormat::kLandscape,
+                          .publisher = &t_.catalog.publishers[0],
+                          .now_seconds = kNow,
+                          .live = &weighted};
+  auto d = Decide(request, t_.catalog, activity_, rng_);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->campaign->id, 1);
+  EXPECT_EQ(d->matched_wallet, 0u);
+}
+
+TEST_F(AuctionTest, ExplainListsEveryCampaignWithItsFirstFailingRule) {
+  t_.AddCampaign(1, {5}, 1000);
+  t_.AddCampaign(2, {5}, 2000).category = "gambling";
+  t_.AddCampaign(3, {6}, 3000);
+  t_.AddCampaign(4, {5}, 500).starts_at = kNow + 1;
+  t_.AddAd(1, 10);
+  t_.AddAd(2, 20);
+  t_.AddAd(3, 30);
+  t_.AddAd(4, 40);
+  activity_.Add(Wallet(1), Seen(5));
+  Explanation e;
+  auto d = DecideFor({Wallet(1)}, kNow, std::nullopt, &e);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(e.winner_campaign_id, 1);
+  EXPECT_EQ(e.winner_ad_id, 10);
+  ASSERT_EQ(e.candidates.size(), 4u);
+  EXPECT_EQ(e.candidates[0].rule, DropRule::kNone);
+  EXPECT_DOUBLE_EQ(e.candidates[0].value_micros, 1000);
+  EXPECT_DOUBLE_EQ(e.candidates[0].pacing_factor, 1);
+  EXPECT_DOUBLE_EQ(e.candidates[0].score, 1000);
+  EXPECT_EQ(e.candidates[1].rule, DropRule::kCategoryNotOptedIn);
+  EXPECT_EQ(e.candidates[2].rule, DropRule::kNoMatchingActivity);
+  EXPECT_EQ(e.candidates[3].rule, DropRule::kSchedule);
+  EXPECT_EQ(DropRuleName(e.candidates[1].rule), "category_not_opted_in");
+}
+
+TEST_F(AuctionTest, ExplainShowsPacingFactorAndBudgetRule) {
+  Campaign& c = t_.AddCampaign(1, {5}, 1000);
+  c.bid_micros = 1'000'000;
+  c.daily_budget_micros = 1'000'000;
+  t_.AddCampaign(2, {5}, 1000).total_budget_micros = 10;
+  t_.AddAd(1, 10);
+  t_.AddAd(2, 20);
+  activity_.Add(Wallet(1), Seen(5));
+  Finish();
+  live_.ledger.RecordImpression(2, 10, kNow);  // campaign 2 spent its budget
+  Explanation e;
+  DecideFor({Wallet(1)}, kNow, std::nullopt, &e);
+  ASSERT_EQ(e.candidates.size(), 2u);
+  // Noon with nothing spent: half the budget behind, the boost is at its maximum.
+  EXPECT_DOUBLE_EQ(e.candidates[0].pacing_factor, 2.0);
+  EXPECT_DOUBLE_EQ(e.candidates[0].score, 2000);
+  EXPECT_EQ(e.candidates[1].rule, DropRule::kTotalBudgetExhausted);
+}
+
+TEST_F(AuctionTest, LearnedClickRateCanLiftACpcCampaignAboveTheStaticOrder) {
+  // Catalog order: CPM 3000 first, CPC valued 1000 at the 1 % prior. After a 10 % observed CTR
+  // the CPC campaign is worth far more and must still be found (the pruning bound uses the
+  // largest learned lift).
+  t_.AddCampaign(1, {5}, 3000);
+  Campaign& cpc = t_.AddCampaign(2, {5}, 1000);
+  cpc.pricing_model = PricingModel::kCpc;
+  cpc.bid_micros = 100'000;  // 0.1 a click x 1 % = 1000
+  t_.AddAd(1, 10);
+  t_.AddAd(2, 20);
+  activity_.Add(Wallet(1), Seen(5));
+  EXPECT_EQ(DecideFor({Wallet(1)})->campaign->id, 1);
+  for (int i = 0; i < 20000; ++i) live_.ledger.RecordImpression(2, 0, kNow);
+  for (int i = 0; i < 2000; ++i) RecordClick(live_, CampaignById(2), kNow);
+  EXPECT_GT(live_.MaxRateLift(), 9.0);
+  EXPECT_EQ(DecideFor({Wallet(1)})->campaign->id, 2);
+}
+
+TEST_F(AuctionTest, CampaignWithTwiceTheValueWinsWhenBothAreOnPace) {
+  // Both campaigns are even-paced with ample budget: the higher value wins every time.
+  for (int64_t id : {1, 2}) {
+    Campaign& c = t_.AddCampaign(id, {5}, id * 1000.0);
+    c.bid_micros = static_cast<Micros>(id * 1'000'000);
+    c.daily_budget_micros = 1'000'000'000'000;
+  }
+  t_.AddAd(1, 10);
+  t_.AddAd(2, 20);
+  activity_.Add(Wallet(1), Seen(5));
+  std::map<int64_t, int> wins;
+  for (int i = 0; i < 2000; ++i) ++wins[ServeTo({Wallet(1)})];
+  EXPECT_EQ(wins[2], 2000);
+}
+
+}  // namespace
+}  // namespace adserver::decision

@@ -1,0 +1,203 @@
+#include "decision/live_state.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "common/clock.h"
+#include "decision/budget_ledger.h"
+#include "decision/frequency_caps.h"
+#include "decision/pacing.h"
+
+namespace adserver::decision {
+namespace {
+
+constexpr int64_t kDayStart = 1'767'225'600;  // 2026-01-01 00:00 UTC
+
+Address Wallet(uint8_t b) {
+  Address a;
+  a.bytes.fill(b);
+  return a;
+}
+
+TEST(BudgetLedgerTest, AddsSpendToTotalDayAndHour) {
+  BudgetLedger ledger(64);
+  ledger.RecordImpression(7, 1000, kDayStart + 10);
+  ledger.RecordImpression(7, 1000, kDayStart + 3700);
+  BudgetLedger::View v = ledger.Read(7, kDayStart + 3700);
+  EXPECT_EQ(v.total_spend, 2000);
+  EXPECT_EQ(v.day_spend, 2000);
+  EXPECT_EQ(v.hour_spend, 1000);
+  EXPECT_EQ(v.impressions, 2);
+}
+
+TEST(BudgetLedgerTest, DailySpendStartsAtZeroOnANewUtcDay) {
+  BudgetLedger ledger(64);
+  ledger.RecordImpression(7, 5000, kDayStart + 86399);
+  EXPECT_EQ(ledger.Read(7, kDayStart + 86399).day_spend, 5000);
+  EXPECT_EQ(ledger.Read(7, kDayStart + 86400).day_spend, 0);
+  ledger.RecordImpression(7, 100, kDayStart + 86400);
+  BudgetLedger::View v = ledger.Read(7, kDayStart + 86400);
+  EXPECT_EQ(v.day_spend, 100);
+  EXPECT_EQ(v.total_spend, 5100);
+}
+
+TEST(BudgetLedgerTest, ClicksAndConversionsAreCountedSeparately) {
+  BudgetLedger ledger(64);
+  ledger.RecordClick(3, 200, kDayStart);
+  ledger.RecordConversion(3, 0, kDayStart);
+  BudgetLedger::View v = ledger.Read(3, kDayStart);
+  EXPECT_EQ(v.clicks, 1);
+  EXPECT_EQ(v.conversions, 1);
+  EXPECT_EQ(v.impressions, 0);
+  EXPECT_EQ(v.total_spend, 200);
+}
+
+TEST(BudgetLedgerTest, TakeChangedReturnsOnlyChangedCampaignsOnce) {
+  BudgetLedger ledger(64);
+  ledger.RecordImpression(1, 10, kDayStart);
+  ledger.RecordImpression(2, 10, kDayStart);
+  EXPECT_EQ(ledger.TakeChanged().size(), 2u);
+  EXPECT_TRUE(ledger.TakeChanged().empty());
+  ledger.RecordImpression(2, 10, kDayStart);
+  std::vector<CampaignCounters> changed = ledger.TakeChanged();
+  ASSERT_EQ(changed.size(), 1u);
+  EXPECT_EQ(changed[0].campaign_id, 2);
+  EXPECT_EQ(changed[0].total_spend, 20);
+  EXPECT_EQ(changed[0].day, DayOf(kDayStart));
+  EXPECT_EQ(changed[0].day_spend, 20);
+}
+
+TEST(BudgetLedgerTest, RestoreRecoversPersistedCounters) {
+  BudgetLedger before(64);
+  before.RecordImpression(9, 700, kDayStart + 100);
+  before.RecordClick(9, 0, kDayStart + 100);
+  std::vector<CampaignCounters> saved = before.All();
+  BudgetLedger after(64);
+  for (const CampaignCounters& c : saved) after.Restore(c);
+  EXPECT_EQ(after.All(), saved);
+  EXPECT_TRUE(after.TakeChanged().empty());
+  EXPECT_EQ(after.Read(9, kDayStart + 200).day_spend, 700);
+}
+
+TEST(BudgetLedgerTest, FullTableRefusesNewCampaigns) {
+  BudgetLedger ledger(16);
+  for (int64_t id = 1; id <= 16; ++id) EXPECT_TRUE(ledger.RecordImpression(id, 1, kDayStart));
+  EXPECT_FALSE(ledger.RecordImpression(17, 1, kDayStart));
+  EXPECT_EQ(ledger.All().size(), 16u);
+}
+
+TEST(FrequencyCapsTest, CountsPerWalletInsideTheWindow) {
+  FrequencyCaps caps(1024);
+  std::vector<Address> person = {Wallet(1), Wallet(2)};
+  caps.Record(person, 5, 24, kDayStart);
+  caps.Record(person, 5, 24, kDayStart + 3600);
+  EXPECT_EQ(caps.Count(Wallet(1), 5, 24, kDayStart + 3600), 2u);
+  EXPECT_EQ(caps.Count(Wallet(2), 5, 24, kDayStart + 3600), 2u);
+  EXPECT_EQ(caps.Count(Wallet(3), 5, 24, kDayStart + 3600), 0u);
+  EXPECT_EQ(caps.Count(Wallet(1), 6, 24, kDayStart + 3600), 0u);
+}
+
+TEST(FrequencyCapsTest, WindowClosesHHoursAfterTheFirstImpression) {
+  FrequencyCaps caps(1024);
+  std::vector<Address> person = {Wallet(1)};
+  caps.Record(person, 5, 2, kDayStart);
+  EXPECT_EQ(caps.Count(Wallet(1), 5, 2, kDayStart + 7199), 1u);
+  EXPECT_EQ(caps.Count(Wallet(1), 5, 2, kDayStart + 7200), 0u);
+  caps.Record(person, 5, 2, kDayStart + 7200);
+  EXPECT_EQ(caps.Count(Wallet(1), 5, 2, kDayStart + 7200), 1u);
+}
+
+TEST(FrequencyCapsTest, MaxCountTakesTheMostCappedWallet) {
+  FrequencyCaps caps(1024);
+  std::vector<Address> one = {Wallet(1)};
+  caps.Record(one, 5, 24, kDayStart);
+  caps.Record(one, 5, 24, kDayStart);
+  std::vector<Address> person = {Wallet(9), Wallet(1)};
+  EXPECT_EQ(caps.MaxCount(person, 5, 24, kDayStart), 2u);
+}
+
+TEST(FrequencyCapsTest, StaysBoundedAndEvictsTheOldestWindow) {
+  FrequencyCaps caps(FrequencyCaps::kProbe);  // one probe window: 16 entries in all
+  for (int i = 0; i < 100; ++i) {
+    std::vector<Address> w = {Wallet(static_cast<uint8_t>(i))};
+    caps.Record(w, 1, 24, kDayStart + i);
+  }
+  EXPECT_GT(caps.evictions(), 0u);
+  // The most recent wallets are still counted.
+  EXPECT_EQ(caps.Count(Wallet(99), 1, 24, kDayStart + 100), 1u);
+}
+
+TEST(RatesTest, BetaSmoothingStartsAtThePriorAndFollowsEvents) {
+  EXPECT_DOUBLE_EQ(SmoothedRate(0, 0, 0.01, 1000), 0.01);
+  // 10 000 impressions with 500 clicks: (500 + 10) / (10000 + 1000).
+  EXPECT_DOUBLE_EQ(SmoothedRate(500, 10000, 0.01, 1000), 510.0 / 11000.0);
+}
+
+TEST(RatesTest, SyntheticClicksRaiseTheValueOfACpcCampaign) {
+  LiveState state(LiveStateOptions{.ledger_capacity = 64, .frequency_capacity = 64});
+  Campaign c;
+  c.id = 4;
+  c.pricing_model = PricingModel::kCpc;
+  c.bid_micros = 1'000'000;  // 1 unit per click
+  c.value_micros = 10'000;   // the catalog's default CTR of 1 % is the prior mean
+  DecisionOptions options;
+  double before = ExpectedValue(c, state.ledger.Read(4, kDayStart), options);
+  EXPECT_DOUBLE_EQ(before, 10'000);  // 1 unit x 1 % prior
+  for (int i = 0; i < 1000; ++i) RecordImpression(state, c, {}, kDayStart);
+  for (int i = 0; i < 100; ++i) RecordClick(state, c, kDayStart);
+  double after = ExpectedValue(c, state.ledger.Read(4, kDayStart), options);
+  EXPECT_DOUBLE_EQ(after, 1'000'000 * (100 + 10) / 2000.0);
+  EXPECT_EQ(state.ledger.Read(4, kDayStart).total_spend, 100 * 1'000'000);
+}
+
+TEST(RatesTest, SyntheticConversionsFeedTheCpaValue) {
+  LiveState state(LiveStateOptions{.ledger_capacity = 64, .frequency_capacity = 64});
+  Campaign c;
+  c.id = 5;
+  c.pricing_model = PricingModel::kCpa;
+  c.bid_micros = 50'000'000;
+  c.value_micros = 50'000;  // default CVR 0.1 %
+  DecisionOptions options;
+  EXPECT_DOUBLE_EQ(ExpectedValue(c, state.ledger.Read(5, kDayStart), options), 50'000);
+  for (int i = 0; i < 10000; ++i) RecordImpression(state, c, {}, kDayStart);
+  for (int i = 0; i < 20; ++i) RecordConversion(state, c, kDayStart);
+  EXPECT_DOUBLE_EQ(ExpectedValue(c, state.ledger.Read(5, kDayStart), options),
+                   50'000'000 * (20 + 10) / 20000.0);
+}
+
+TEST(PacingTest, EvenFactorAtExactBoundaries) {
+  DecisionOptions o;  // lead 1 %, catch-up 10 %, boost 1
+  const Micros budget = 1'000'000;
+  EXPECT_DOUBLE_EQ(EvenPacingFactor(500'000, budget, 0.5, o), 1.0);  // on the line
+  EXPECT_DOUBLE_EQ(EvenPacingFactor(505'000, budget, 0.5, o), 0.5);  // half the lead
+  EXPECT_DOUBLE_EQ(EvenPacingFactor(510'000, budget, 0.5, o), 0.0);  // a full lead ahead
+  EXPECT_DOUBLE_EQ(EvenPacingFactor(450'000, budget, 0.5, o), 1.5);  // half the catch-up
+  EXPECT_DOUBLE_EQ(EvenPacingFactor(0, budget, 0.5, o), 2.0);        // boost capped
+}
+
+TEST(PacingTest, AsapAndUnbudgetedCampaignsAreNotPaced) {
+  DecisionOptions o;
+  Micros daily = 1000;
+  EXPECT_EQ(
+      PacingFactor(
+          {.mode = PacingMode::kAsap, .now = kDayStart, .daily_budget = &daily, .day_spend = 999},
+          o),
+      1.0);
+  EXPECT_EQ(PacingFactor({.mode = PacingMode::kEven, .now = kDayStart}, o), 1.0);
+}
+
+TEST(PacingTest, HourCapStopsAnHourAtTheMultipleOfItsShare) {
+  DecisionOptions o;
+  Micros daily = 24'000'000;  // share 1'000'000 per hour, cap 1.8x
+  PacingInput in{.now = kDayStart + 12 * 3600,
+                 .daily_budget = &daily,
+                 .day_spend = 0,
+                 .hour_spend = 1'799'999};
+  EXPECT_GT(PacingFactor(in, o), 0.0);
+  in.hour_spend = 1'800'000;
+  EXPECT_EQ(PacingFactor(in, o), 0.0);
+}
+
+}  // namespace
+}  // namespace adserver::decision

@@ -1,0 +1,183 @@
+#include "ingest/bulk_import.h"
+
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <fstream>
+#include <memory>
+#include <string>
+
+#include "common/clock.h"
+#include "store/sqlite/sqlite_store.h"
+#include "support/temp_dir.h"
+
+namespace adserver::ingest {
+namespace {
+
+constexpr int64_t kNow = 1'767'225'600;  // 2026-01-01
+constexpr char kUsdc[] = "0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48";
+constexpr char kA[] = "0x1111111111111111111111111111111111111111";
+constexpr char kB[] = "0x2222222222222222222222222222222222222222";
+
+class FixedClock : public Clock {
+ public:
+  int64_t NowSeconds() const override { return kNow; }
+  int64_t NowMicros() const override { return kNow * 1'000'000; }
+};
+
+class BulkImportTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    store_ = std::move(store::SqliteStore::Open(dir_.File("ads.db"))).value();
+    store::ProjectRecord p;
+    p.slug = "usdc";
+    p.name = "USD Coin";
+    p.contracts = {{1, *ParseAddress(kUsdc)}};
+    project_ = store_->CreateProject(p, kNow)->id;
+    options_.ledger_path = dir_.File("imports.ledger");
+  }
+  std::string Write(const std::string& name, const std::string& content, bool gzip = false) {
+    std::string path = dir_.File(name);
+    if (gzip) {
+      gzFile f = gzopen(path.c_str(), "wb");
+      gzwrite(f, content.data(), static_cast<unsigned>(content.size()));
+      gzclose(f);
+    } else {
+      std::ofstream(path) << content;
+    }
+    return path;
+  }
+  BulkImportSummary Import(const std::string& path) {
+    auto s = BulkImportFile(path, *store_, options_, clock_);
+    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    return s.ok() ? *s : BulkImportSummary{};
+  }
+  std::vector<store::ActivityRecord> Rows(const char* wallet) {
+    return *store_->ActivityForWallet(*ParseAddress(wallet));
+  }
+
+  testing::TempDir dir_;
+  std::unique_ptr<store::SqliteStore> store_;
+  store::Id project_ = 0;
+  BulkImportOptions options_;
+  FixedClock clock_;
+};
+
+TEST_F(BulkImportTest, BigQueryTransactionsCsvSkipsFailedAndCountsUnknown) {
+  std::string csv =
+      "hash,nonce,from_address,to_address,value,block_timestamp,block_number,receipt_status\n"
+      "0x01,1," + std::string(kA) + "," + kUsdc + ",0,2025-12-20 10:00:00 UTC,1,1\n"
+      "0x02,2," + kA + "," + kUsdc + ",0,2025-12-21 10:00:00 UTC,2,0\n"
+      "0x03,3," + kA + ",0x3333333333333333333333333333333333333333,0,2025-12-22 10:00:00 UTC,3,1\n"
+      "0x04,4," + kB + ",,0,2025-12-22 10:00:00 UTC,4,1\n";
+  BulkImportSummary s = Import(Write("tx.csv", csv));
+  EXPECT_EQ(s.shape, "bigquery.transactions");
+  EXPECT_EQ(s.rows, 4u);
+  EXPECT_EQ(s.interactions, 1u);
+  EXPECT_EQ(s.skipped_failed, 1u);
+  EXPECT_EQ(s.unknown_contract, 2u);
+  auto rows = Rows(kA);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].project_id, project_);
+  EXPECT_EQ(rows[0].last_seen / 86400, *ParseDay("2025-12-20"));
+}
+
+TEST_F(BulkImportTest, BigQueryTokenTransfersJsonCreditsSenderAndRecipient) {
+  std::string json = "{\"token_address\":\"" + std::string(kUsdc) + "\",\"from_address\":\"" + kA +
+                     "\",\"to_address\":\"" + kB +
+                     "\",\"value\":\"123456789012345678901234567890\",\"block_timestamp\":"
+                     "\"2025-12-20 10:00:00 UTC\",\"block_number\":\"5\"}\n";
+  BulkImportSummary s = Import(Write("tt.json.gz", json, /*gzip=*/true));
+  EXPECT_EQ(s.shape, "bigquery.token_transfers");
+  EXPECT_EQ(s.interactions, 2u);
+  EXPECT_EQ(Rows(kA).size(), 1u);
+  EXPECT_EQ(Rows(kB).size(), 1u);
+}
+
+TEST_F(BulkImportTest, FlattenedLogsTakeWalletsFromAddressTopics) {
+  std::string pad = "0x000000000000000000000000";
+  std::string csv = "address,topic0,topic1,topic2,topic3,data,block_timestamp\n" +
+                    std::string(kUsdc) + ",0xddf2," + pad + std::string(kA).substr(2) + "," +
+                    pad + std::string(kB).substr(2) + ",,0x,2025-12-20T10:00:00Z\n";
+  BulkImportSummary s = Import(Write("logs.csv", csv));
+  EXPECT_EQ(s.shape, "bigquery.logs");
+  EXPECT_EQ(s.interactions, 2u);
+}
+
+TEST_F(BulkImportTest, DuneTransactionsWithBackslashHex) {
+  std::string csv = "block_time,hash,\"from\",\"to\",success\n"
+                    "2025-12-20 10:00:00.000 UTC,\\x01,\\x" + std::string(kA).substr(2) + ",\\x" +
+                    std::string(kUsdc).substr(2) + ",true\n";
+  BulkImportSummary s = Import(Write("dune.csv", csv));
+  EXPECT_EQ(s.shape, "dune.transactions");
+  EXPECT_EQ(s.interactions, 1u);
+}
+
+TEST_F(BulkImportTest, CryoTransactionsWithoutTimestampsUseTheImportDay) {
+  std::string csv = "block_number,transaction_index,from_address,to_address,chain_id\n"
+                    "1,0," + std::string(kA) + "," + kUsdc + ",1\n";
+  BulkImportSummary s = Import(Write("ethereum__transactions__1_to_2.csv", csv));
+  EXPECT_EQ(s.shape, "cryo.transactions");
+  auto rows = Rows(kA);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].last_seen, kNow);
+}
+
+TEST_F(BulkImportTest, OwnNdjsonBySlugAndByContract) {
+  std::string nd = "{\"wallet\":\"" + std::string(kA) +
+                   "\",\"project\":\"usdc\",\"chainId\":1,\"timestamp\":\"2025-12-20T00:00:00Z\"}\n"
+                   "{\"wallet\":\"" + kB + "\",\"contract\":\"" + kUsdc +
+                   "\",\"chainId\":1,\"timestamp\":\"2025-12-21T00:00:00Z\"}\n";
+  BulkImportSummary s = Import(Write("a.ndjson", nd));
+  EXPECT_EQ(s.shape, "adserver");
+  EXPECT_EQ(s.interactions, 2u);
+}
+
+TEST_F(BulkImportTest, ColumnMappingForArbitraryHeaders) {
+  options_.mapping = {};
+  ASSERT_TRUE(AddMapping("wallet=sender", options_.mapping).ok());
+  ASSERT_TRUE(AddMapping("contract=pool", options_.mapping).ok());
+  ASSERT_TRUE(AddMapping("time=day", options_.mapping).ok());
+  std::string csv = "sender,pool,day\n" + std::string(kA) + "," + kUsdc + ",2025-12-20\n";
+  BulkImportSummary s = Import(Write("custom.csv", csv));
+  EXPECT_EQ(s.interactions, 1u);
+  EXPECT_EQ(AddMapping("colour=x", options_.mapping).code(), Code::kInvalidArgument);
+}
+
+TEST_F(BulkImportTest, MalformedRowsAreReportedWithLineNumbersAndSkipped) {
+  std::string csv = "from_address,to_address,block_timestamp\n" + std::string(kA) + "," + kUsdc +
+                    ",2025-12-20 10:00:00 UTC\n"
+                    "0xnothex," + kUsdc + ",2025-12-20 10:00:00 UTC\n"
+                    "only,two\n" + kB + "," + kUsdc + ",yesterday\n";
+  BulkImportSummary s = Import(Write("bad.csv", csv));
+  EXPECT_EQ(s.interactions, 1u);
+  EXPECT_EQ(s.rejected, 3u);
+  ASSERT_EQ(s.errors.size(), 3u);
+  EXPECT_EQ(s.errors[0].line, 3u);
+  EXPECT_EQ(s.errors[1].line, 4u);
+  EXPECT_EQ(s.errors[2].line, 5u);
+}
+
+TEST_F(BulkImportTest, ReimportingTheSameFileChangesNothing) {
+  std::string path = Write("tx.csv", "from_address,to_address,block_timestamp\n" +
+                                         std::string(kA) + "," + kUsdc + ",2025-12-20 10:00:00 UTC\n");
+  Import(path);
+  BulkImportSummary again = Import(path);
+  EXPECT_TRUE(again.already_imported);
+  auto rows = Rows(kA);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].count, 1);
+}
+
+TEST(ParseTest, AddressesAndDays) {
+  EXPECT_TRUE(ParseAnyAddress("0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48"));
+  EXPECT_FALSE(ParseAnyAddress(
+      "0x0000000000000000000000010000000000000000000000000000000000000000"));
+  EXPECT_EQ(ParseDay("1970-01-02T00:00:00Z"), 1u);
+  EXPECT_EQ(ParseDay("86400"), 1u);
+  EXPECT_EQ(ParseDay("2026-01-01 00:00:00 UTC"), 20454u);
+  EXPECT_FALSE(ParseDay("yesterday"));
+}
+
+}  // namespace
+}  // namespace adserver::ingest

@@ -1,0 +1,165 @@
+#include "store/lmdb/lmdb_activity_index.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <filesystem>
+#include <random>
+#include <thread>
+
+#include "store/lmdb/detail/activity_codec.h"
+
+namespace adserver::store {
+namespace {
+
+using decision::Interaction;
+
+Address Wallet(uint8_t n) {
+  Address a;
+  a.bytes[0] = n;
+  a.bytes[19] = static_cast<uint8_t>(n * 7);
+  return a;
+}
+
+class LmdbActivityIndexTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("lmdb_test_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    auto index = LmdbActivityIndex::Open(dir_.string());
+    ASSERT_TRUE(index.ok()) << index.status().message();
+    index_ = *index;
+  }
+  void TearDown() override {
+    index_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+  std::vector<Interaction> Get(const Address& w) {
+    std::span<const Interaction> s = index_->Lookup(w);
+    return {s.begin(), s.end()};
+  }
+  std::filesystem::path dir_;
+  std::shared_ptr<LmdbActivityIndex> index_;
+};
+
+TEST(ActivityCodecTest, RoundTripsSortedInteractions) {
+  std::vector<Interaction> in = {{.project_id = 3, .chain_id = 1, .last_seen_day = 20000, .count = 1},
+                                 {.project_id = 3, .chain_id = 8453, .last_seen_day = 5, .count = 300},
+                                 {.project_id = 900000, .chain_id = 11155111, .last_seen_day = 65535,
+                                  .count = 4000000000u}};
+  std::string bytes;
+  detail::EncodeInteractions(in, bytes);
+  std::vector<Interaction> out;
+  ASSERT_TRUE(detail::DecodeInteractions(
+      {reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, out));
+  EXPECT_EQ(out, in);
+}
+
+TEST(ActivityCodecTest, TypicalInteractionTakesAtMostEightBytes) {
+  std::vector<Interaction> in;
+  for (uint32_t p = 1; p <= 5; ++p) {
+    in.push_back({.project_id = p * 97, .chain_id = 1, .last_seen_day = 20400, .count = 12});
+  }
+  std::string bytes;
+  detail::EncodeInteractions(in, bytes);
+  EXPECT_LE(bytes.size(), 5u * 8u);
+}
+
+TEST(ActivityCodecTest, RejectsTruncatedValue) {
+  std::vector<Interaction> in = {{.project_id = 3, .chain_id = 1, .last_seen_day = 20000, .count = 1}};
+  std::string bytes;
+  detail::EncodeInteractions(in, bytes);
+  std::vector<Interaction> out;
+  EXPECT_FALSE(detail::DecodeInteractions(
+      {reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size() - 1}, out));
+}
+
+TEST_F(LmdbActivityIndexTest, RecordMergesByProjectAndChain) {
+  ASSERT_TRUE(index_->Record({{Wallet(1), 9, 1, 5 * 86400, 1},
+                              {Wallet(1), 3, 137, 6 * 86400, 2},
+                              {Wallet(2), 4, 1, 8 * 86400, 4}})
+                  .ok());
+  ASSERT_TRUE(index_->Record({{Wallet(1), 3, 137, 4 * 86400, 5}, {Wallet(1), 3, 1, 7 * 86400, 3}}).ok());
+  EXPECT_EQ(Get(Wallet(1)),
+            (std::vector<Interaction>{{.project_id = 3, .chain_id = 1, .last_seen_day = 7, .count = 3},
+                                      {.project_id = 3, .chain_id = 137, .last_seen_day = 6, .count = 7},
+                                      {.project_id = 9, .chain_id = 1, .last_seen_day = 5, .count = 1}}));
+  EXPECT_TRUE(Get(Wallet(3)).empty());
+  EXPECT_EQ(index_->wallet_count(), 2u);
+}
+
+TEST_F(LmdbActivityIndexTest, LookupAllKeepsEverySpanOfTheBatchValid) {
+  ASSERT_TRUE(index_->Record({{Wallet(1), 1, 1, 86400, 1}, {Wallet(2), 2, 1, 86400, 1}}).ok());
+  std::vector<Address> wallets = {Wallet(1), Wallet(9), Wallet(2)};
+  std::vector<std::span<const Interaction>> got;
+  index_->LookupAll(wallets, [&](std::span<const Interaction> s) { got.push_back(s); });
+  ASSERT_EQ(got.size(), 3u);
+  ASSERT_EQ(got[0].size(), 1u);
+  EXPECT_EQ(got[0][0].project_id, 1u);
+  EXPECT_TRUE(got[1].empty());
+  ASSERT_EQ(got[2].size(), 1u);
+  EXPECT_EQ(got[2][0].project_id, 2u);
+}
+
+TEST_F(LmdbActivityIndexTest, ReadersSeeEachCommitAndChangeCounterMoves) {
+  uint64_t before = index_->ChangeCounter();
+  EXPECT_TRUE(Get(Wallet(1)).empty());  // the reader's transaction exists now
+  ASSERT_TRUE(index_->Record({{Wallet(1), 1, 1, 86400, 1}}).ok());
+  EXPECT_EQ(Get(Wallet(1)).size(), 1u);
+  EXPECT_GT(index_->ChangeCounter(), before);
+}
+
+TEST_F(LmdbActivityIndexTest, RejectsNonPositiveIds) {
+  EXPECT_EQ(index_->Record({{Wallet(1), 0, 1, 86400, 1}}).code(), Code::kInvalidArgument);
+  EXPECT_EQ(index_->wallet_count(), 0u);
+}
+
+TEST_F(LmdbActivityIndexTest, LoadSortedAppendsAndScanReadsBack) {
+  int n = 0;
+  ASSERT_TRUE(index_
+                  ->LoadSorted([&](Address& w, std::vector<Interaction>& items) {
+                    if (n == 100) return false;
+                    w = Wallet(static_cast<uint8_t>(n + 1));
+                    items.push_back({.project_id = 5, .chain_id = 1, .last_seen_day = 10, .count = 2});
+                    ++n;
+                    return true;
+                  })
+                  .ok());
+  size_t rows = 0;
+  ASSERT_TRUE(index_->Scan([&](const ActivityRecord& r) {
+                      EXPECT_EQ(r.project_id, 5);
+                      EXPECT_EQ(r.last_seen, 10 * 86400);
+                      ++rows;
+                    })
+                  .ok());
+  EXPECT_EQ(rows, 100u);
+  EXPECT_EQ(index_->LoadSorted([](Address&, std::vector<Interaction>&) { return false; }).code(),
+            Code::kConflict);
+}
+
+TEST_F(LmdbActivityIndexTest, ConcurrentReadersNeverSeeTornValues) {
+  std::atomic<bool> stop{false};
+  std::atomic<int> bad{0};
+  std::vector<std::thread> readers;
+  for (int t = 0; t < 3; ++t) {
+    readers.emplace_back([&] {
+      while (!stop.load()) {
+        for (const Interaction& i : index_->Lookup(Wallet(1))) {
+          if (i.count != i.project_id) bad.fetch_add(1);
+        }
+      }
+    });
+  }
+  for (uint32_t p = 1; p <= 200; ++p) {
+    ASSERT_TRUE(index_->Record({{Wallet(1), p, 1, 86400, p}}).ok());
+  }
+  stop.store(true);
+  for (auto& r : readers) r.join();
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_EQ(Get(Wallet(1)).size(), 200u);
+}
+
+}  // namespace
+}  // namespace adserver::store

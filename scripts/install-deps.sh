@@ -5,10 +5,14 @@ packages=(
   build-essential cmake pkg-config git ca-certificates
   libboost1.81-dev libsimdjson-dev libsqlite3-dev sqlite3 libsodium-dev libspdlog-dev libfmt-dev
   libcli11-dev nlohmann-json3-dev libtomlplusplus-dev libgtest-dev libgmock-dev libbenchmark-dev
-  liblmdb-dev zlib1g-dev nodejs npm
+  liblmdb-dev zlib1g-dev
   curl wrk nginx-light
   chromium
 )
+# Node.js and npm only for test tooling and data packages; keep an existing installation
+# (e.g. a newer Node from another source) instead of pulling Debian's.
+command -v node >/dev/null 2>&1 || packages+=(nodejs)
+command -v npm >/dev/null 2>&1 || packages+=(npm)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

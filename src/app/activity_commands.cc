@@ -65,7 +65,8 @@ Status RunActivityImport(const std::string& data_dir, const std::vector<std::str
     Result<ingest::BulkImportSummary> summary =
         ingest::BulkImportFile(file, *store, options, SystemClock::Get());
     if (options.progress) std::fprintf(stderr, "\n");
-    if (!summary.ok()) return Status(summary.status().code(), file + ": " + summary.status().message());
+    if (!summary.ok())
+      return Status(summary.status().code(), file + ": " + summary.status().message());
     out << SummaryJson(file, *summary) << std::endl;
   }
   return OkStatus();

@@ -100,8 +100,10 @@ std::optional<uint64_t> ParseHex(std::string_view s) {
   if (!s.starts_with("0x")) return std::nullopt;
   uint64_t v = 0;
   for (char c : s.substr(2)) {
-    int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                                        : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+    int d = c >= '0' && c <= '9'   ? c - '0'
+            : c >= 'a' && c <= 'f' ? c - 'a' + 10
+            : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                   : -1;
     if (d < 0) return std::nullopt;
     v = v * 16 + static_cast<uint64_t>(d);
   }
@@ -114,7 +116,8 @@ struct Checkpoint {
 };
 
 std::string CheckpointPath(const std::string& data_dir, int64_t chain) {
-  return (std::filesystem::path(data_dir) / ("indexer-" + std::to_string(chain) + ".json")).string();
+  return (std::filesystem::path(data_dir) / ("indexer-" + std::to_string(chain) + ".json"))
+      .string();
 }
 
 std::optional<Checkpoint> LoadCheckpoint(const std::string& path) {
@@ -147,7 +150,9 @@ class Indexer {
  public:
   Indexer(std::unique_ptr<store::LmdbActivityStore> store, RpcClient rpc,
           const IndexerOptions& options, std::string checkpoint_path)
-      : store_(std::move(store)), rpc_(std::move(rpc)), options_(options),
+      : store_(std::move(store)),
+        rpc_(std::move(rpc)),
+        options_(options),
         checkpoint_path_(std::move(checkpoint_path)) {}
 
   Status LoadRegistry() {
@@ -248,11 +253,12 @@ Result<uint64_t> Indexer::Apply(Checkpoint& cp, uint64_t from, uint64_t to) {
   for (uint64_t n = from; n <= to; ++n) {
     simdjson::dom::element b = by_block[n - from];
     std::string_view hash, parent, ts;
-    if (!b.is_object() || b["hash"].get_string().get(hash) || b["parentHash"].get_string().get(parent) ||
-        b["timestamp"].get_string().get(ts)) {
+    if (!b.is_object() || b["hash"].get_string().get(hash) ||
+        b["parentHash"].get_string().get(parent) || b["timestamp"].get_string().get(ts)) {
       return UnavailableError("block " + std::to_string(n) + " missing");
     }
-    if (!cp.hashes.empty() && cp.hashes.back().first == n - 1 && cp.hashes.back().second != parent) {
+    if (!cp.hashes.empty() && cp.hashes.back().first == n - 1 &&
+        cp.hashes.back().second != parent) {
       // Reorg: forget the last known block and fetch again from there.
       ADS_LOG(warn, "reorg detected", "block", n, "chain", options_.chain_id);
       cp.hashes.pop_back();
@@ -329,7 +335,8 @@ Status RunIndexer(const std::string& data_dir, const IndexerOptions& options,
     }
     Result<uint64_t> applied = head.status();
     if (head.ok()) {
-      uint64_t target = *head >= uint64_t(options.confirmations) ? *head - options.confirmations : 0;
+      uint64_t target =
+          *head >= uint64_t(options.confirmations) ? *head - options.confirmations : 0;
       if (cp->next > target) {
         applied = uint64_t{0};
       } else {

@@ -239,7 +239,7 @@ class AggMap {
   Agg& operator[](const Key& k) {
     if ((size_ + 1) * 10 > slots_.size() * 7) Grow();
     size_t mask = slots_.size() - 1;
-    for (size_t i = KeyHash{}(k) & mask;; i = (i + 1) & mask) {
+    for (size_t i = KeyHash{}(k)&mask;; i = (i + 1) & mask) {
       Slot& s = slots_[i];
       if (!s.used) {
         s.used = true;
@@ -316,8 +316,8 @@ class Importer {
       auto [p, ec] = std::from_chars(c.data(), c.data() + c.size(), chain);
       if (ec != std::errc() || chain <= 0) return Reject(line, "invalid chain id");
     }
-    std::optional<store::Id> project = ResolveProject(field(plan_.contract),
-                                                      field(plan_.project), chain, line);
+    std::optional<store::Id> project =
+        ResolveProject(field(plan_.contract), field(plan_.project), chain, line);
     if (!project) return;
     uint32_t day = today_;
     if (plan_.time >= 0) {
@@ -414,7 +414,6 @@ class Importer {
   AggMap agg_;
   BulkImportSummary summary_;
 };
-
 
 // Reads a plain or gzip file (or stdin) line by line and hashes the decompressed content.
 class LineReader {
@@ -542,8 +541,8 @@ bool InLedger(const std::string& path, const std::string& digest) {
   return false;
 }
 
-Status RememberInLedger(const std::string& path, const std::string& digest,
-                        const std::string& file, uint64_t rows) {
+Status RememberInLedger(const std::string& path, const std::string& digest, const std::string& file,
+                        uint64_t rows) {
   std::ofstream out(path, std::ios::app);
   out << digest << ' ' << rows << ' ' << file << '\n';
   if (!out) return UnavailableError("cannot write import ledger " + path);
@@ -694,8 +693,7 @@ Result<BulkImportSummary> BulkImportFile(const std::string& path, store::Store& 
       ADS_RETURN_IF_ERROR(RememberInLedger(options.ledger_path, digest, path, summary.rows));
     }
   }
-  summary.seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return summary;
 }
 

@@ -47,13 +47,13 @@ struct BulkImportOptions {
 };
 
 struct BulkImportSummary {
-  std::string shape;             // detected shape, e.g. "bigquery.token_transfers"
-  uint64_t rows = 0;             // data rows read
-  uint64_t interactions = 0;     // (wallet, contract) interactions recorded
-  uint64_t unknown_contract = 0; // rows whose contract is not in the registry (not errors)
-  uint64_t skipped_failed = 0;   // rows of failed transactions
-  uint64_t rejected = 0;         // malformed rows
-  bool already_imported = false; // the ledger had this file: nothing was written
+  std::string shape;                // detected shape, e.g. "bigquery.token_transfers"
+  uint64_t rows = 0;                // data rows read
+  uint64_t interactions = 0;        // (wallet, contract) interactions recorded
+  uint64_t unknown_contract = 0;    // rows whose contract is not in the registry (not errors)
+  uint64_t skipped_failed = 0;      // rows of failed transactions
+  uint64_t rejected = 0;            // malformed rows
+  bool already_imported = false;    // the ledger had this file: nothing was written
   std::vector<ImportError> errors;  // first kMaxReportedErrors malformed rows (line numbers)
   double seconds = 0;
 };

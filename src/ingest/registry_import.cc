@@ -123,7 +123,8 @@ struct Registry {
 
   void Index(size_t i) {
     by_slug[projects[i].slug] = i;
-    for (const store::ContractRef& c : projects[i].contracts) by_contract[{c.chain_id, c.address}] = i;
+    for (const store::ContractRef& c : projects[i].contracts)
+      by_contract[{c.chain_id, c.address}] = i;
   }
 };
 
@@ -200,9 +201,12 @@ Status MergeCandidate(store::Store& store, int64_t now, Registry& reg, ProjectCa
 
 std::string_view ProjectListFormatName(ProjectListFormat format) {
   switch (format) {
-    case ProjectListFormat::kTokenList: return "tokenlist";
-    case ProjectListFormat::kContractMap: return "contract-map";
-    case ProjectListFormat::kAddressBook: return "address-book";
+    case ProjectListFormat::kTokenList:
+      return "tokenlist";
+    case ProjectListFormat::kContractMap:
+      return "contract-map";
+    case ProjectListFormat::kAddressBook:
+      return "address-book";
   }
   return "unknown";
 }

@@ -26,11 +26,11 @@ std::string_view ProjectListFormatName(ProjectListFormat format);
 // Result of importing one list. `skipped` counts entries (contracts) by reason.
 struct RegistryImportSummary {
   ProjectListFormat format = ProjectListFormat::kTokenList;
-  size_t entries = 0;          // contract entries read from the document
-  size_t added = 0;            // projects created
-  size_t merged = 0;           // existing projects that gained contracts
-  size_t unchanged = 0;        // projects whose contracts were all known already
-  size_t contracts_added = 0;  // (chain, address) pairs newly in the registry
+  size_t entries = 0;                     // contract entries read from the document
+  size_t added = 0;                       // projects created
+  size_t merged = 0;                      // existing projects that gained contracts
+  size_t unchanged = 0;                   // projects whose contracts were all known already
+  size_t contracts_added = 0;             // (chain, address) pairs newly in the registry
   std::map<std::string, size_t> skipped;  // reason -> entries
 };
 

@@ -28,8 +28,8 @@ std::span<const uint8_t> Bytes(const MDB_val& v) {
 
 uint32_t DayOf(int64_t unix_seconds) {
   if (unix_seconds <= 0) return 0;
-  return static_cast<uint32_t>(std::min<int64_t>(unix_seconds / kSecondsPerDay,
-                                                 detail::kMaxStoredDay));
+  return static_cast<uint32_t>(
+      std::min<int64_t>(unix_seconds / kSecondsPerDay, detail::kMaxStoredDay));
 }
 
 uint32_t Clamp32(int64_t v) {
@@ -274,8 +274,10 @@ Status LmdbActivityIndex::LoadSorted(
       detail::EncodeInteractions(items, encoded);
       MDB_val key = KeyOf(wallet), data{encoded.size(), encoded.data()};
       int rc = mdb_cursor_put(cursor, &key, &data, MDB_APPEND);
-      if (rc == MDB_KEYEXIST) status = ConflictError("LoadSorted: wallets out of order");
-      else if (rc != 0) status = LmdbError("append", rc);
+      if (rc == MDB_KEYEXIST)
+        status = ConflictError("LoadSorted: wallets out of order");
+      else if (rc != 0)
+        status = LmdbError("append", rc);
     }
     mdb_cursor_close(cursor);
     if (!status.ok()) return status;

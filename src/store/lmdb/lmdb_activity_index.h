@@ -1,7 +1,8 @@
 #pragma once
 
 // Memory-mapped wallet activity index (LMDB): the system of record for wallet activity and the
-// index serving reads. Key = the 20-byte wallet, value = its interactions (detail/activity_codec.h).
+// index serving reads. Key = the 20-byte wallet, value = its interactions
+// (detail/activity_codec.h).
 
 #include <lmdb.h>
 
@@ -54,8 +55,7 @@ class LmdbActivityIndex final : public decision::ActivityIndex {
   // Loads wallets in strictly increasing byte order into an EMPTY index with MDB_APPEND
   // (fully packed pages). `next` fills the next wallet and its interactions and returns false
   // at the end. Conflict if the index is not empty or the order is violated.
-  Status LoadSorted(
-      const std::function<bool(Address&, std::vector<decision::Interaction>&)>& next);
+  Status LoadSorted(const std::function<bool(Address&, std::vector<decision::Interaction>&)>& next);
 
   Result<std::vector<ActivityRecord>> ForWallet(const Address& wallet) const;
   Status Scan(const std::function<void(const ActivityRecord&)>& fn) const;
@@ -64,9 +64,9 @@ class LmdbActivityIndex final : public decision::ActivityIndex {
 
   struct Stats {
     uint64_t wallets = 0;
-    uint64_t pages = 0;        // B-tree pages in use (branch + leaf + overflow)
+    uint64_t pages = 0;  // B-tree pages in use (branch + leaf + overflow)
     uint64_t page_size = 0;
-    uint64_t file_bytes = 0;   // data.mdb size on disk
+    uint64_t file_bytes = 0;  // data.mdb size on disk
   };
   Result<Stats> GetStats() const;
 

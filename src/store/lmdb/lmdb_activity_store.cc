@@ -8,9 +8,7 @@ Result<PublisherRecord> LmdbActivityStore::CreatePublisher(const PublisherRecord
   return inner_->CreatePublisher(p, now);
 }
 
-Result<PublisherRecord> LmdbActivityStore::GetPublisher(Id id) {
-  return inner_->GetPublisher(id);
-}
+Result<PublisherRecord> LmdbActivityStore::GetPublisher(Id id) { return inner_->GetPublisher(id); }
 
 Result<std::vector<PublisherRecord>> LmdbActivityStore::ListPublishers() {
   return inner_->ListPublishers();
@@ -20,9 +18,7 @@ Result<PublisherRecord> LmdbActivityStore::UpdatePublisher(const PublisherRecord
   return inner_->UpdatePublisher(p, now);
 }
 
-Status LmdbActivityStore::DeletePublisher(Id id) {
-  return inner_->DeletePublisher(id);
-}
+Status LmdbActivityStore::DeletePublisher(Id id) { return inner_->DeletePublisher(id); }
 
 Result<ApiKeyRecord> LmdbActivityStore::CreateApiKey(const ApiKeyRecord& k, int64_t now) {
   return inner_->CreateApiKey(k, now);
@@ -40,9 +36,7 @@ Result<CommunityRecord> LmdbActivityStore::CreateCommunity(const CommunityRecord
   return inner_->CreateCommunity(c, now);
 }
 
-Result<CommunityRecord> LmdbActivityStore::GetCommunity(Id id) {
-  return inner_->GetCommunity(id);
-}
+Result<CommunityRecord> LmdbActivityStore::GetCommunity(Id id) { return inner_->GetCommunity(id); }
 
 Result<std::vector<CommunityRecord>> LmdbActivityStore::ListCommunities() {
   return inner_->ListCommunities();
@@ -52,17 +46,13 @@ Result<CommunityRecord> LmdbActivityStore::UpdateCommunity(const CommunityRecord
   return inner_->UpdateCommunity(c, now);
 }
 
-Status LmdbActivityStore::DeleteCommunity(Id id) {
-  return inner_->DeleteCommunity(id);
-}
+Status LmdbActivityStore::DeleteCommunity(Id id) { return inner_->DeleteCommunity(id); }
 
 Result<ProjectRecord> LmdbActivityStore::CreateProject(const ProjectRecord& p, int64_t now) {
   return inner_->CreateProject(p, now);
 }
 
-Result<ProjectRecord> LmdbActivityStore::GetProject(Id id) {
-  return inner_->GetProject(id);
-}
+Result<ProjectRecord> LmdbActivityStore::GetProject(Id id) { return inner_->GetProject(id); }
 
 Result<ProjectRecord> LmdbActivityStore::GetProjectBySlug(const std::string& slug) {
   return inner_->GetProjectBySlug(slug);
@@ -76,17 +66,13 @@ Result<ProjectRecord> LmdbActivityStore::UpdateProject(const ProjectRecord& p, i
   return inner_->UpdateProject(p, now);
 }
 
-Status LmdbActivityStore::DeleteProject(Id id) {
-  return inner_->DeleteProject(id);
-}
+Status LmdbActivityStore::DeleteProject(Id id) { return inner_->DeleteProject(id); }
 
 Result<CampaignRecord> LmdbActivityStore::CreateCampaign(const CampaignRecord& c, int64_t now) {
   return inner_->CreateCampaign(c, now);
 }
 
-Result<CampaignRecord> LmdbActivityStore::GetCampaign(Id id) {
-  return inner_->GetCampaign(id);
-}
+Result<CampaignRecord> LmdbActivityStore::GetCampaign(Id id) { return inner_->GetCampaign(id); }
 
 Result<std::vector<CampaignRecord>> LmdbActivityStore::ListCampaigns() {
   return inner_->ListCampaigns();
@@ -96,17 +82,13 @@ Result<CampaignRecord> LmdbActivityStore::UpdateCampaign(const CampaignRecord& c
   return inner_->UpdateCampaign(c, now);
 }
 
-Status LmdbActivityStore::DeleteCampaign(Id id) {
-  return inner_->DeleteCampaign(id);
-}
+Status LmdbActivityStore::DeleteCampaign(Id id) { return inner_->DeleteCampaign(id); }
 
 Result<AdRecord> LmdbActivityStore::CreateAd(const AdRecord& a, int64_t now) {
   return inner_->CreateAd(a, now);
 }
 
-Result<AdRecord> LmdbActivityStore::GetAd(Id id) {
-  return inner_->GetAd(id);
-}
+Result<AdRecord> LmdbActivityStore::GetAd(Id id) { return inner_->GetAd(id); }
 
 Result<std::vector<AdRecord>> LmdbActivityStore::ListAds(std::optional<Id> campaign_id) {
   return inner_->ListAds(campaign_id);
@@ -116,17 +98,11 @@ Result<AdRecord> LmdbActivityStore::UpdateAd(const AdRecord& a, int64_t now) {
   return inner_->UpdateAd(a, now);
 }
 
-Status LmdbActivityStore::DeleteAd(Id id) {
-  return inner_->DeleteAd(id);
-}
+Status LmdbActivityStore::DeleteAd(Id id) { return inner_->DeleteAd(id); }
 
-Result<CatalogData> LmdbActivityStore::LoadCatalogData() {
-  return inner_->LoadCatalogData();
-}
+Result<CatalogData> LmdbActivityStore::LoadCatalogData() { return inner_->LoadCatalogData(); }
 
-Result<uint64_t> LmdbActivityStore::ChangeCounter() {
-  return inner_->ChangeCounter();
-}
+Result<uint64_t> LmdbActivityStore::ChangeCounter() { return inner_->ChangeCounter(); }
 
 // Activity: LMDB. Project ids are checked against the inner store so the contract (Conflict on
 // an unknown project, nothing written) holds.

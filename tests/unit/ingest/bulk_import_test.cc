@@ -66,10 +66,17 @@ class BulkImportTest : public ::testing::Test {
 TEST_F(BulkImportTest, BigQueryTransactionsCsvSkipsFailedAndCountsUnknown) {
   std::string csv =
       "hash,nonce,from_address,to_address,value,block_timestamp,block_number,receipt_status\n"
-      "0x01,1," + std::string(kA) + "," + kUsdc + ",0,2025-12-20 10:00:00 UTC,1,1\n"
-      "0x02,2," + kA + "," + kUsdc + ",0,2025-12-21 10:00:00 UTC,2,0\n"
-      "0x03,3," + kA + ",0x3333333333333333333333333333333333333333,0,2025-12-22 10:00:00 UTC,3,1\n"
-      "0x04,4," + kB + ",,0,2025-12-22 10:00:00 UTC,4,1\n";
+      "0x01,1," +
+      std::string(kA) + "," + kUsdc +
+      ",0,2025-12-20 10:00:00 UTC,1,1\n"
+      "0x02,2," +
+      kA + "," + kUsdc +
+      ",0,2025-12-21 10:00:00 UTC,2,0\n"
+      "0x03,3," +
+      kA +
+      ",0x3333333333333333333333333333333333333333,0,2025-12-22 10:00:00 UTC,3,1\n"
+      "0x04,4," +
+      kB + ",,0,2025-12-22 10:00:00 UTC,4,1\n";
   BulkImportSummary s = Import(Write("tx.csv", csv));
   EXPECT_EQ(s.shape, "bigquery.transactions");
   EXPECT_EQ(s.rows, 4u);
@@ -97,25 +104,28 @@ TEST_F(BulkImportTest, BigQueryTokenTransfersJsonCreditsSenderAndRecipient) {
 TEST_F(BulkImportTest, FlattenedLogsTakeWalletsFromAddressTopics) {
   std::string pad = "0x000000000000000000000000";
   std::string csv = "address,topic0,topic1,topic2,topic3,data,block_timestamp\n" +
-                    std::string(kUsdc) + ",0xddf2," + pad + std::string(kA).substr(2) + "," +
-                    pad + std::string(kB).substr(2) + ",,0x,2025-12-20T10:00:00Z\n";
+                    std::string(kUsdc) + ",0xddf2," + pad + std::string(kA).substr(2) + "," + pad +
+                    std::string(kB).substr(2) + ",,0x,2025-12-20T10:00:00Z\n";
   BulkImportSummary s = Import(Write("logs.csv", csv));
   EXPECT_EQ(s.shape, "bigquery.logs");
   EXPECT_EQ(s.interactions, 2u);
 }
 
 TEST_F(BulkImportTest, DuneTransactionsWithBackslashHex) {
-  std::string csv = "block_time,hash,\"from\",\"to\",success\n"
-                    "2025-12-20 10:00:00.000 UTC,\\x01,\\x" + std::string(kA).substr(2) + ",\\x" +
-                    std::string(kUsdc).substr(2) + ",true\n";
+  std::string csv =
+      "block_time,hash,\"from\",\"to\",success\n"
+      "2025-12-20 10:00:00.000 UTC,\\x01,\\x" +
+      std::string(kA).substr(2) + ",\\x" + std::string(kUsdc).substr(2) + ",true\n";
   BulkImportSummary s = Import(Write("dune.csv", csv));
   EXPECT_EQ(s.shape, "dune.transactions");
   EXPECT_EQ(s.interactions, 1u);
 }
 
 TEST_F(BulkImportTest, CryoTransactionsWithoutTimestampsUseTheImportDay) {
-  std::string csv = "block_number,transaction_index,from_address,to_address,chain_id\n"
-                    "1,0," + std::string(kA) + "," + kUsdc + ",1\n";
+  std::string csv =
+      "block_number,transaction_index,from_address,to_address,chain_id\n"
+      "1,0," +
+      std::string(kA) + "," + kUsdc + ",1\n";
   BulkImportSummary s = Import(Write("ethereum__transactions__1_to_2.csv", csv));
   EXPECT_EQ(s.shape, "cryo.transactions");
   auto rows = Rows(kA);
@@ -126,7 +136,8 @@ TEST_F(BulkImportTest, CryoTransactionsWithoutTimestampsUseTheImportDay) {
 TEST_F(BulkImportTest, OwnNdjsonBySlugAndByContract) {
   std::string nd = "{\"wallet\":\"" + std::string(kA) +
                    "\",\"project\":\"usdc\",\"chainId\":1,\"timestamp\":\"2025-12-20T00:00:00Z\"}\n"
-                   "{\"wallet\":\"" + kB + "\",\"contract\":\"" + kUsdc +
+                   "{\"wallet\":\"" +
+                   kB + "\",\"contract\":\"" + kUsdc +
                    "\",\"chainId\":1,\"timestamp\":\"2025-12-21T00:00:00Z\"}\n";
   BulkImportSummary s = Import(Write("a.ndjson", nd));
   EXPECT_EQ(s.shape, "adserver");
@@ -147,8 +158,11 @@ TEST_F(BulkImportTest, ColumnMappingForArbitraryHeaders) {
 TEST_F(BulkImportTest, MalformedRowsAreReportedWithLineNumbersAndSkipped) {
   std::string csv = "from_address,to_address,block_timestamp\n" + std::string(kA) + "," + kUsdc +
                     ",2025-12-20 10:00:00 UTC\n"
-                    "0xnothex," + kUsdc + ",2025-12-20 10:00:00 UTC\n"
-                    "only,two\n" + kB + "," + kUsdc + ",yesterday\n";
+                    "0xnothex," +
+                    kUsdc +
+                    ",2025-12-20 10:00:00 UTC\n"
+                    "only,two\n" +
+                    kB + "," + kUsdc + ",yesterday\n";
   BulkImportSummary s = Import(Write("bad.csv", csv));
   EXPECT_EQ(s.interactions, 1u);
   EXPECT_EQ(s.rejected, 3u);
@@ -159,8 +173,8 @@ TEST_F(BulkImportTest, MalformedRowsAreReportedWithLineNumbersAndSkipped) {
 }
 
 TEST_F(BulkImportTest, ReimportingTheSameFileChangesNothing) {
-  std::string path = Write("tx.csv", "from_address,to_address,block_timestamp\n" +
-                                         std::string(kA) + "," + kUsdc + ",2025-12-20 10:00:00 UTC\n");
+  std::string path = Write("tx.csv", "from_address,to_address,block_timestamp\n" + std::string(kA) +
+                                         "," + kUsdc + ",2025-12-20 10:00:00 UTC\n");
   Import(path);
   BulkImportSummary again = Import(path);
   EXPECT_TRUE(again.already_imported);
@@ -171,8 +185,8 @@ TEST_F(BulkImportTest, ReimportingTheSameFileChangesNothing) {
 
 TEST(ParseTest, AddressesAndDays) {
   EXPECT_TRUE(ParseAnyAddress("0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48"));
-  EXPECT_FALSE(ParseAnyAddress(
-      "0x0000000000000000000000010000000000000000000000000000000000000000"));
+  EXPECT_FALSE(
+      ParseAnyAddress("0x0000000000000000000000010000000000000000000000000000000000000000"));
   EXPECT_EQ(ParseDay("1970-01-02T00:00:00Z"), 1u);
   EXPECT_EQ(ParseDay("86400"), 1u);
   EXPECT_EQ(ParseDay("2026-01-01 00:00:00 UTC"), 20454u);

@@ -45,10 +45,10 @@ class LmdbActivityIndexTest : public ::testing::Test {
 };
 
 TEST(ActivityCodecTest, RoundTripsSortedInteractions) {
-  std::vector<Interaction> in = {{.project_id = 3, .chain_id = 1, .last_seen_day = 20000, .count = 1},
-                                 {.project_id = 3, .chain_id = 8453, .last_seen_day = 5, .count = 300},
-                                 {.project_id = 900000, .chain_id = 11155111, .last_seen_day = 65535,
-                                  .count = 4000000000u}};
+  std::vector<Interaction> in = {
+      {.project_id = 3, .chain_id = 1, .last_seen_day = 20000, .count = 1},
+      {.project_id = 3, .chain_id = 8453, .last_seen_day = 5, .count = 300},
+      {.project_id = 900000, .chain_id = 11155111, .last_seen_day = 65535, .count = 4000000000u}};
   std::string bytes;
   detail::EncodeInteractions(in, bytes);
   std::vector<Interaction> out;
@@ -68,7 +68,8 @@ TEST(ActivityCodecTest, TypicalInteractionTakesAtMostEightBytes) {
 }
 
 TEST(ActivityCodecTest, RejectsTruncatedValue) {
-  std::vector<Interaction> in = {{.project_id = 3, .chain_id = 1, .last_seen_day = 20000, .count = 1}};
+  std::vector<Interaction> in = {
+      {.project_id = 3, .chain_id = 1, .last_seen_day = 20000, .count = 1}};
   std::string bytes;
   detail::EncodeInteractions(in, bytes);
   std::vector<Interaction> out;
@@ -77,15 +78,17 @@ TEST(ActivityCodecTest, RejectsTruncatedValue) {
 }
 
 TEST_F(LmdbActivityIndexTest, RecordMergesByProjectAndChain) {
-  ASSERT_TRUE(index_->Record({{Wallet(1), 9, 1, 5 * 86400, 1},
-                              {Wallet(1), 3, 137, 6 * 86400, 2},
-                              {Wallet(2), 4, 1, 8 * 86400, 4}})
+  ASSERT_TRUE(index_
+                  ->Record({{Wallet(1), 9, 1, 5 * 86400, 1},
+                            {Wallet(1), 3, 137, 6 * 86400, 2},
+                            {Wallet(2), 4, 1, 8 * 86400, 4}})
                   .ok());
-  ASSERT_TRUE(index_->Record({{Wallet(1), 3, 137, 4 * 86400, 5}, {Wallet(1), 3, 1, 7 * 86400, 3}}).ok());
-  EXPECT_EQ(Get(Wallet(1)),
-            (std::vector<Interaction>{{.project_id = 3, .chain_id = 1, .last_seen_day = 7, .count = 3},
-                                      {.project_id = 3, .chain_id = 137, .last_seen_day = 6, .count = 7},
-                                      {.project_id = 9, .chain_id = 1, .last_seen_day = 5, .count = 1}}));
+  ASSERT_TRUE(
+      index_->Record({{Wallet(1), 3, 137, 4 * 86400, 5}, {Wallet(1), 3, 1, 7 * 86400, 3}}).ok());
+  EXPECT_EQ(Get(Wallet(1)), (std::vector<Interaction>{
+                                {.project_id = 3, .chain_id = 1, .last_seen_day = 7, .count = 3},
+                                {.project_id = 3, .chain_id = 137, .last_seen_day = 6, .count = 7},
+                                {.project_id = 9, .chain_id = 1, .last_seen_day = 5, .count = 1}}));
   EXPECT_TRUE(Get(Wallet(3)).empty());
   EXPECT_EQ(index_->wallet_count(), 2u);
 }
@@ -122,17 +125,19 @@ TEST_F(LmdbActivityIndexTest, LoadSortedAppendsAndScanReadsBack) {
                   ->LoadSorted([&](Address& w, std::vector<Interaction>& items) {
                     if (n == 100) return false;
                     w = Wallet(static_cast<uint8_t>(n + 1));
-                    items.push_back({.project_id = 5, .chain_id = 1, .last_seen_day = 10, .count = 2});
+                    items.push_back(
+                        {.project_id = 5, .chain_id = 1, .last_seen_day = 10, .count = 2});
                     ++n;
                     return true;
                   })
                   .ok());
   size_t rows = 0;
-  ASSERT_TRUE(index_->Scan([&](const ActivityRecord& r) {
-                      EXPECT_EQ(r.project_id, 5);
-                      EXPECT_EQ(r.last_seen, 10 * 86400);
-                      ++rows;
-                    })
+  ASSERT_TRUE(index_
+                  ->Scan([&](const ActivityRecord& r) {
+                    EXPECT_EQ(r.project_id, 5);
+                    EXPECT_EQ(r.last_seen, 10 * 86400);
+                    ++rows;
+                  })
                   .ok());
   EXPECT_EQ(rows, 100u);
   EXPECT_EQ(index_->LoadSorted([](Address&, std::vector<Interaction>&) { return false; }).code(),

@@ -6,7 +6,7 @@ packages=(
   libboost1.81-dev libsimdjson-dev libsqlite3-dev sqlite3 libsodium-dev libspdlog-dev libfmt-dev
   libcli11-dev nlohmann-json3-dev libtomlplusplus-dev libgtest-dev libgmock-dev libbenchmark-dev
   liblmdb-dev zlib1g-dev
-  curl wrk nginx-light
+  curl wrk nginx-light python3
   chromium
 )
 # Node.js and npm only for test tooling and data packages; keep an existing installation

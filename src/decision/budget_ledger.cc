@@ -75,6 +75,14 @@ BudgetLedger::Slot* BudgetLedger::Find(int64_t campaign_id) const {
   return nullptr;
 }
 
+bool BudgetLedger::HasRoomFor(int64_t campaign_id) const {
+  if (campaign_id <= 0) return false;
+  for (size_t i = 0, h = Mix(campaign_id); i <= mask_; ++i) {
+    if (slots_[(h + i) & mask_].id.load(std::memory_order_acquire) == 0) return true;
+  }
+  return false;
+}
+
 BudgetLedger::Slot* BudgetLedger::FindOrInsert(int64_t campaign_id) {
   if (campaign_id <= 0) return nullptr;
   for (size_t i = 0, h = Mix(campaign_id); i <= mask_; ++i) {
@@ -91,9 +99,9 @@ BudgetLedger::Slot* BudgetLedger::FindOrInsert(int64_t campaign_id) {
 BudgetLedger::View BudgetLedger::Read(int64_t campaign_id, int64_t now) const {
   const Slot* s = Find(campaign_id);
   if (s == nullptr) {
-    // Unknown campaigns read as zero; "tracked" tells whether a slot could still be made.
+    // Unknown campaigns read as zero; untracked when no slot is left for them (full table).
     View v;
-    v.tracked = true;
+    v.tracked = HasRoomFor(campaign_id);
     return v;
   }
   return View{.tracked = true,

@@ -65,6 +65,8 @@ class BudgetLedger {
   struct Slot;
   Slot* Find(int64_t campaign_id) const;
   Slot* FindOrInsert(int64_t campaign_id);
+  // True when an empty slot remains on `campaign_id`'s probe path.
+  bool HasRoomFor(int64_t campaign_id) const;
   bool Record(int64_t campaign_id, Micros price, int64_t now, int kind);
   static CampaignCounters Load(const Slot& slot);
 

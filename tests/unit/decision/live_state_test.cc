@@ -85,6 +85,8 @@ TEST(BudgetLedgerTest, FullTableRefusesNewCampaigns) {
   for (int64_t id = 1; id <= 16; ++id) EXPECT_TRUE(ledger.RecordImpression(id, 1, kDayStart));
   EXPECT_FALSE(ledger.RecordImpression(17, 1, kDayStart));
   EXPECT_EQ(ledger.All().size(), 16u);
+  EXPECT_FALSE(ledger.Read(17, kDayStart).tracked);  // a budgeted campaign 17 cannot serve
+  EXPECT_TRUE(ledger.Read(16, kDayStart).tracked);
 }
 
 TEST(FrequencyCapsTest, CountsPerWalletInsideTheWindow) {

@@ -38,5 +38,7 @@ fi
 # A real EVM node (anvil, npm) for the indexer's integration test.
 anvil_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/tests/anvil"
 if [[ ! -x "$anvil_dir/node_modules/@foundry-rs/anvil-linux-amd64/bin/anvil" ]]; then
-  (cd "$anvil_dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
+  # `npm install`, not `npm ci`: the package lists per-platform optional binaries that npm 11's
+  # lock-file check rejects; versions stay pinned by package.json and the lock.
+  (cd "$anvil_dir" && npm install --ignore-scripts --no-audit --no-fund --loglevel=error)
 fi

@@ -41,11 +41,13 @@ void Catalog::BuildAdLists() {
       campaign.weight_current[f] = 0;
       campaign.weight_earlier[f] = 0;
     }
+    campaign.has_arm_ads = false;
   }
   for (Index i = 0; i < ads.size(); ++i) {
     const Ad& ad = ads[i];
     ADS_CHECK(ad.campaign < campaigns.size()) << "ad " << ad.id << " has no campaign";
     Campaign& campaign = campaigns[ad.campaign];
+    campaign.has_arm_ads = campaign.has_arm_ads || !ad.ab_arm.empty();
     for (int f = 0; f < kImageFormatCount; ++f) {
       auto format = static_cast<ImageFormat>(f);
       if (AdServes(ad, format, /*earlier_variant=*/false)) {

@@ -105,6 +105,9 @@ struct Campaign {
   // Sum of the weights in the lists above (same index), for weighted tie-breaks.
   std::array<uint64_t, kImageFormatCount> weight_current{};
   std::array<uint64_t, kImageFormatCount> weight_earlier{};
+  // True when some ad is restricted to an A/B arm; otherwise the sums above are the usable
+  // weight of every request and the engine needs not look at the ads.
+  bool has_arm_ads = false;
 };
 
 struct Project {

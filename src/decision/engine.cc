@@ -71,6 +71,12 @@ bool AdInArm(const Ad& ad, const Context& ctx) { return ad.ab_arm.empty() || ad.
 
 // Weight of the campaign's ads usable in this request (format, variant, arm).
 uint64_t AdWeightSum(const Campaign& c, const Context& ctx) {
+  if (!c.has_arm_ads) {
+    // Hot path: every listed ad is usable; the sum was computed when the catalog was built.
+    if (AdList(c, ctx).empty()) return 0;
+    uint64_t total = ctx.earlier ? c.weight_earlier[ctx.format] : c.weight_current[ctx.format];
+    return std::max<uint64_t>(total, 1);
+  }
   uint64_t sum = 0;
   bool any = false;
   for (Index a : AdList(c, ctx)) {

@@ -62,11 +62,29 @@ void Catalog::BuildAdLists() {
   }
 }
 
+namespace {
+
+bool PacingCanBoost(const Campaign& c) {
+  if (c.pacing != PacingMode::kEven) return false;
+  bool flight = c.total_budget_micros && c.starts_at && c.ends_at && *c.ends_at > *c.starts_at;
+  return c.daily_budget_micros.has_value() || flight;
+}
+
+}  // namespace
+
 void Catalog::BuildProjectIndex() {
   campaigns_by_project_.clear();
   max_target_projects = 0;
-  for (const Campaign& c : campaigns) {
+  project_id_limit = 0;
+  auto note = [this](uint32_t project) {
+    project_id_limit = std::max(project_id_limit, project + 1);
+  };
+  for (Campaign& c : campaigns) {
     max_target_projects = std::max(max_target_projects, c.target_projects.size());
+    c.pacing_can_boost = PacingCanBoost(c);
+    for (uint32_t p : c.target_projects) note(p);
+    for (uint32_t p : c.exclude_projects) note(p);
+    if (c.advertiser_project) note(*c.advertiser_project);
   }
   for (Index c = 0; c < campaigns.size(); ++c) {
     for (uint32_t project : campaigns[c].target_projects) {
@@ -76,12 +94,20 @@ void Catalog::BuildProjectIndex() {
     }
   }
   for (auto& [project, entry] : campaigns_by_project_) {
+    // Steady campaigns first; within each run, highest value first, then catalog order.
     std::stable_sort(entry.campaigns.begin(), entry.campaigns.end(), [this](Index a, Index b) {
-      return campaigns[a].value_micros > campaigns[b].value_micros;
+      const Campaign& x = campaigns[a];
+      const Campaign& y = campaigns[b];
+      if (x.pacing_can_boost != y.pacing_can_boost) return !x.pacing_can_boost;
+      return x.value_micros > y.value_micros;
     });
     entry.campaigns.shrink_to_fit();
     entry.values.reserve(entry.campaigns.size());
-    for (Index c : entry.campaigns) entry.values.push_back(campaigns[c].value_micros);
+    entry.steady = 0;
+    for (Index c : entry.campaigns) {
+      entry.values.push_back(campaigns[c].value_micros);
+      if (!campaigns[c].pacing_can_boost) ++entry.steady;
+    }
   }
 }
 

@@ -108,6 +108,9 @@ struct Campaign {
   // True when some ad is restricted to an A/B arm; otherwise the sums above are the usable
   // weight of every request and the engine needs not look at the ads.
   bool has_arm_ads = false;
+  // True when even pacing can lift the score above value x relevance: an even-paced daily
+  // budget, or an even-paced total budget over a bounded flight (set by BuildIndexes).
+  bool pacing_can_boost = false;
 };
 
 struct Project {
@@ -152,6 +155,9 @@ class Catalog {
   std::unordered_map<ContractKey, uint32_t, ContractKeyHash> contract_to_project;
   // Largest number of targeted projects of a campaign (set by BuildIndexes).
   size_t max_target_projects = 0;
+  // One more than the largest project id any campaign targets, excludes or names as its
+  // advertiser (set by BuildIndexes): interactions with other projects cannot affect a rule.
+  uint32_t project_id_limit = 0;
 
   // Fills every campaign's ads_current/ads_earlier lists and weight sums from `ads` (each ad's
   // `campaign` must be a valid index). Call before publishing when the lists were not set by
@@ -162,13 +168,17 @@ class Catalog {
 
   // The key whose SHA-256 equals `hash` (compared in constant time), or nullptr.
   const ApiKey* FindKey(const Sha256Digest& hash) const;
-  // Campaigns targeting one project, highest value_micros first (then lower index), with the
-  // values copied alongside (same order) so the auction can stop early without touching them.
+  // Campaigns targeting one project in two runs, each highest value_micros first (then lower
+  // index): [0, steady) cannot be boosted by pacing, [steady, size) can. The values are
+  // copied alongside (same order) so the auction can stop each run early, with the score
+  // bound of its kind, without touching the campaigns.
   struct ProjectCampaigns {
     std::vector<Index> campaigns;
     std::vector<double> values;
+    size_t steady = 0;
   };
-  // Campaign indexes targeting `project_id`, highest value first (empty span if none).
+  // Campaign indexes targeting `project_id`: the steady run, then the boostable run, each
+  // highest value first (empty if none).
   const std::vector<Index>& CampaignsForProject(uint32_t project_id) const;
   // The same with values; nullptr if no campaign targets `project_id`.
   const ProjectCampaigns* FindProjectCampaigns(uint32_t project_id) const;

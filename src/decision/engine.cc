@@ -51,12 +51,80 @@ const DecisionOptions& DefaultOptions() {
   return options;
 }
 
+// The request's interactions grouped by project, built once per request so the person
+// rules cost one array probe per project whatever the number of wallets: for each project a
+// chain of (wallet, interaction) in request-wallet order, and the projects in first-seen
+// order (wallet by wallet, project ids ascending within a wallet). Per-thread and reused, so
+// it allocates nothing in the steady state. Projects at or above the catalog's
+// project_id_limit are left out: no campaign rule names them.
+class PersonProjects {
+ public:
+  static constexpr uint32_t kEnd = std::numeric_limits<uint32_t>::max();
+  struct Node {
+    const Interaction* interaction;
+    uint32_t wallet;
+    uint32_t next;
+  };
+
+  void Build(const WalletInteractions& wallets, uint32_t project_limit) {
+    if (stamp_.size() < project_limit) {
+      stamp_.assign(project_limit, 0);
+      head_.resize(project_limit);
+      tail_.resize(project_limit);
+      epoch_ = 0;
+    }
+    if (++epoch_ == 0) {
+      std::fill(stamp_.begin(), stamp_.end(), 0);
+      epoch_ = 1;
+    }
+    limit_ = project_limit;
+    nodes_.clear();
+    projects_.clear();
+    for (uint32_t w = 0; w < wallets.size(); ++w) {
+      for (const Interaction& i : wallets[w]) Add(w, i);
+    }
+  }
+  bool Used(uint32_t project) const { return project < limit_ && stamp_[project] == epoch_; }
+  // First node of `project`'s chain, or kEnd.
+  uint32_t First(uint32_t project) const { return Used(project) ? head_[project] : kEnd; }
+  const Node& node(uint32_t n) const { return nodes_[n]; }
+  const std::vector<uint32_t>& projects() const { return projects_; }
+
+ private:
+  void Add(uint32_t wallet, const Interaction& i) {
+    uint32_t p = i.project_id;
+    if (p >= limit_) return;
+    auto n = static_cast<uint32_t>(nodes_.size());
+    if (stamp_[p] != epoch_) {
+      stamp_[p] = epoch_;
+      head_[p] = n;
+      projects_.push_back(p);
+    } else {
+      nodes_[tail_[p]].next = n;
+    }
+    tail_[p] = n;
+    nodes_.push_back({&i, wallet, kEnd});
+  }
+
+  std::vector<uint32_t> stamp_, head_, tail_;
+  uint32_t epoch_ = 0;
+  uint32_t limit_ = 0;
+  std::vector<Node> nodes_;
+  std::vector<uint32_t> projects_;
+};
+
+PersonProjects& ThreadPersonProjects() {
+  thread_local PersonProjects person;
+  return person;
+}
+
 // Everything a request needs while scoring campaigns, computed once.
 struct Context {
   const DecisionRequest& request;
   const Catalog& catalog;
   const DecisionOptions& options;
   WalletInteractions wallets;  // interactions of each request wallet, in request order
+  const PersonProjects* person = nullptr;  // the same by project (set before the auction)
   int64_t today = 0;
   size_t format = 0;
   bool earlier = false;
@@ -102,21 +170,7 @@ bool InteractionMatches(const Campaign& c, const Interaction& i, int64_t today) 
   return !c.recency_days || today - static_cast<int64_t>(i.last_seen_day) <= *c.recency_days;
 }
 
-// The interactions of one wallet with `project_id` (the span is sorted by project id).
-std::span<const Interaction> WithProject(std::span<const Interaction> all, uint32_t project_id) {
-  auto by_project = [](const Interaction& i, uint32_t p) { return i.project_id < p; };
-  auto first = std::lower_bound(all.begin(), all.end(), project_id, by_project);
-  auto last = first;
-  while (last != all.end() && last->project_id == project_id) ++last;
-  return {first, last};
-}
-
-bool AnyWalletUsed(uint32_t project, const Context& ctx) {
-  for (std::span<const Interaction> interactions : ctx.wallets) {
-    if (!WithProject(interactions, project).empty()) return true;
-  }
-  return false;
-}
+bool AnyWalletUsed(uint32_t project, const Context& ctx) { return ctx.person->Used(project); }
 
 template <typename T>
 bool SortedContains(const std::vector<T>& v, const T& x) {
@@ -150,33 +204,29 @@ struct Match {
   uint32_t projects = 0;  // distinct targeted projects matched
 };
 
-void MatchRun(const Campaign& c, uint32_t wallet, std::span<const Interaction> run,
-              const Context& ctx, Match& m, SmallVector<uint32_t, 16>& projects) {
-  for (const Interaction& i : run) {
-    if (!InteractionMatches(c, i, ctx.today)) continue;
-    if (std::find(projects.begin(), projects.end(), i.project_id) == projects.end()) {
-      projects.push_back(i.project_id);
-    }
-    bool better = !m.matched || i.last_seen_day > m.best_day ||
-                  (i.last_seen_day == m.best_day && i.count > m.best_count) ||
-                  (i.last_seen_day == m.best_day && i.count == m.best_count && wallet < m.wallet);
-    if (!better) continue;
-    m = {.matched = true,
-         .wallet = wallet,
-         .best_day = i.last_seen_day,
-         .best_count = i.count,
-         .projects = m.projects};
-  }
-}
-
 // Every matching interaction of every wallet with every targeted project.
 Match MatchAll(const Campaign& c, const Context& ctx) {
   Match m;
   SmallVector<uint32_t, 16> projects;
-  for (uint32_t w = 0; w < ctx.wallets.size(); ++w) {
-    for (uint32_t project : c.target_projects) {
-      std::span<const Interaction> run = WithProject(ctx.wallets[w], project);
-      if (!run.empty()) MatchRun(c, w, run, ctx, m, projects);
+  const PersonProjects& person = *ctx.person;
+  for (uint32_t project : c.target_projects) {
+    for (uint32_t n = person.First(project); n != PersonProjects::kEnd;
+         n = person.node(n).next) {
+      const Interaction& i = *person.node(n).interaction;
+      uint32_t wallet = person.node(n).wallet;
+      if (!InteractionMatches(c, i, ctx.today)) continue;
+      if (std::find(projects.begin(), projects.end(), project) == projects.end()) {
+        projects.push_back(project);
+      }
+      bool better = !m.matched || i.last_seen_day > m.best_day ||
+                    (i.last_seen_day == m.best_day && i.count > m.best_count) ||
+                    (i.last_seen_day == m.best_day && i.count == m.best_count && wallet < m.wallet);
+      if (!better) continue;
+      m = {.matched = true,
+           .wallet = wallet,
+           .best_day = i.last_seen_day,
+           .best_count = i.count,
+           .projects = m.projects};
     }
   }
   m.projects = static_cast<uint32_t>(projects.size());
@@ -338,16 +388,23 @@ Scratch& ThreadScratch() {
   return scratch;
 }
 
-// The largest factor by which any campaign's score can exceed its catalog value_micros: the
-// learned-rate lift, the catch-up boost and the largest relevance multiplier.
-double ScoreHeadroom(const Context& ctx) {
+// The largest factors by which a campaign's score can exceed its catalog value_micros: the
+// largest relevance multiplier times the learned-rate lift, and for campaigns pacing can
+// boost, times the catch-up boost too.
+struct ScoreHeadroom {
+  double steady = 1;
+  double boosted = 1;
+};
+
+ScoreHeadroom HeadroomOf(const Context& ctx) {
   const DecisionOptions& o = ctx.options;
   double relevance =
       1 + std::max(0.0, o.recency_weight) +
       std::max(0.0, o.projects_weight) *
           (static_cast<double>(std::max<size_t>(ctx.catalog.max_target_projects, 1)) - 1);
-  if (ctx.request.live == nullptr) return relevance;
-  return relevance * ctx.request.live->MaxRateLift() * (1 + std::max(0.0, o.pacing_max_boost));
+  if (ctx.request.live == nullptr) return {relevance, relevance};
+  double steady = relevance * ctx.request.live->MaxRateLift();
+  return {steady, steady * (1 + std::max(0.0, o.pacing_max_boost))};
 }
 
 // The best-scoring eligible campaigns (exact ties kept, in campaign order) and their matches.
@@ -373,26 +430,29 @@ struct Best {
   }
 };
 
-// Walks each wallet's projects into the campaigns targeting them (highest catalog value
-// first) and stops a list as soon as value x headroom cannot reach the best score found.
+// Walks one run of a project's campaigns (highest catalog value first) and stops as soon as
+// value x headroom cannot reach the best score found.
+void WalkRun(const Catalog::ProjectCampaigns& list, size_t begin, size_t end, double headroom,
+             const Context& ctx, Scratch& scratch, Best& best, Rng& rng) {
+  for (size_t k = begin; k < end; ++k) {
+    if (list.values[k] * headroom < best.score) return;
+    Index c = list.campaigns[k];
+    if (!scratch.First(c)) continue;
+    std::optional<Verdict> v = Evaluate(c, ctx, rng, best.score);
+    if (v && v->e.rule == DropRule::kNone) best.Offer(c, *v);
+  }
+}
+
+// Walks each wallet's projects into the campaigns targeting them.
 void RunAuction(const Context& ctx, Best& best, Rng& rng) {
   Scratch& scratch = ThreadScratch();
   scratch.Begin(ctx.catalog.campaigns.size());
-  const double headroom = ScoreHeadroom(ctx);
-  for (std::span<const Interaction> interactions : ctx.wallets) {
-    for (size_t i = 0; i < interactions.size(); ++i) {
-      uint32_t project = interactions[i].project_id;
-      if (i > 0 && interactions[i - 1].project_id == project) continue;
-      const Catalog::ProjectCampaigns* list = ctx.catalog.FindProjectCampaigns(project);
-      if (list == nullptr) continue;
-      for (size_t k = 0; k < list->campaigns.size(); ++k) {
-        if (list->values[k] * headroom < best.score) break;
-        Index c = list->campaigns[k];
-        if (!scratch.First(c)) continue;
-        std::optional<Verdict> v = Evaluate(c, ctx, rng, best.score);
-        if (v && v->e.rule == DropRule::kNone) best.Offer(c, *v);
-      }
-    }
+  const ScoreHeadroom headroom = HeadroomOf(ctx);
+  for (uint32_t project : ctx.person->projects()) {
+    const Catalog::ProjectCampaigns* list = ctx.catalog.FindProjectCampaigns(project);
+    if (list == nullptr) continue;
+    WalkRun(*list, 0, list->steady, headroom.steady, ctx, scratch, best, rng);
+    WalkRun(*list, list->steady, list->campaigns.size(), headroom.boosted, ctx, scratch, best, rng);
   }
 }
 
@@ -450,6 +510,9 @@ std::optional<Decision> Decide(const DecisionRequest& request, const Catalog& ca
   // One consistent lookup for all wallets (the spans stay valid for this request).
   activity.LookupAll(request.wallets,
                      [&](std::span<const Interaction> found) { ctx.wallets.push_back(found); });
+  PersonProjects& person = ThreadPersonProjects();
+  person.Build(ctx.wallets, catalog.project_id_limit);
+  ctx.person = &person;
   if (request.explain != nullptr) {
     request.explain->arm = std::string(ctx.arm);
     request.explain->candidates.clear();

@@ -43,6 +43,27 @@ TEST(CatalogTest, ProjectCampaignsAreOrderedByValue) {
   EXPECT_EQ(catalog.FindProjectCampaigns(6), nullptr);
 }
 
+TEST(CatalogTest, BoostableCampaignsFormTheirOwnRunAfterTheSteadyOnes) {
+  TestCatalog t;
+  t.AddCampaign(1, {5}, 1000);
+  t.AddCampaign(2, {5}, 3000).daily_budget_micros = 100;  // even pacing: can be boosted
+  t.AddCampaign(3, {5}, 2000);
+  Campaign& asap = t.AddCampaign(4, {5}, 4000);
+  asap.daily_budget_micros = 100;
+  asap.pacing = PacingMode::kAsap;  // never above 1
+  t.AddCampaign(5, {5}, 500).total_budget_micros = 100;  // no flight: never above 1
+  const Catalog& catalog = t.Finish();
+
+  const Catalog::ProjectCampaigns* five = catalog.FindProjectCampaigns(5);
+  ASSERT_NE(five, nullptr);
+  EXPECT_THAT(five->campaigns, ElementsAre(3u, 2u, 0u, 4u, 1u));
+  EXPECT_THAT(five->values, ElementsAre(4000, 2000, 1000, 500, 3000));
+  EXPECT_EQ(five->steady, 4u);
+  EXPECT_TRUE(catalog.campaigns[1].pacing_can_boost);
+  EXPECT_FALSE(catalog.campaigns[3].pacing_can_boost);
+  EXPECT_EQ(catalog.project_id_limit, 6u);
+}
+
 TEST(CatalogTest, AdListsFollowFormatAndVariant) {
   TestCatalog t;
   t.AddCampaign(1, {5});

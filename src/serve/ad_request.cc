@@ -3,6 +3,7 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <utility>
@@ -65,6 +66,28 @@ Members CollectMembers(simdjson::dom::object object, Variant variant) {
 
 std::string ElementField(size_t i) { return "walletAddresses[" + std::to_string(i) + "]"; }
 
+// Distinct addresses seen so far in a request: open addressing over at most kMaxWallets
+// entries, on the stack, so deduplicating 50 wallets is linear and allocates nothing.
+class SeenWallets {
+ public:
+  // True when `a` was not seen before (and remembers it).
+  bool Insert(const Address& a) {
+    uint64_t h;
+    std::memcpy(&h, a.bytes.data(), sizeof h);
+    for (size_t i = (h * 0x9E3779B97F4A7C15ULL) >> 57;; i = (i + 1) % kSlots) {
+      if (slots_[i] == nullptr) {
+        slots_[i] = &a;
+        return true;
+      }
+      if (*slots_[i] == a) return false;
+    }
+  }
+
+ private:
+  static constexpr size_t kSlots = 128;  // > 2 x kMaxWallets: short probe sequences
+  std::array<const Address*, kSlots> slots_{};
+};
+
 void ParseWallets(simdjson::dom::element value, AdRequest& out, std::vector<FieldError>& errors) {
   out.wallets_present = true;
   simdjson::dom::array array;
@@ -72,6 +95,10 @@ void ParseWallets(simdjson::dom::element value, AdRequest& out, std::vector<Fiel
     errors.push_back({"walletAddresses", "must be an array of strings"});
     return;
   }
+  // The set points into out.wallets, so it must not reallocate: reserve the most it can hold.
+  out.wallets.reserve(kMaxWallets);
+  out.wallet_texts.reserve(std::min(array.size(), kMaxWallets));
+  SeenWallets seen;
   size_t element_errors = 0;
   size_t i = 0;
   for (simdjson::dom::element element : array) {
@@ -85,13 +112,21 @@ void ParseWallets(simdjson::dom::element value, AdRequest& out, std::vector<Fiel
       errors.push_back(
           {field, field + " is not a valid EVM address (0x followed by 40 hex characters)"});
       ++element_errors;
-    } else if (std::find(out.wallets.begin(), out.wallets.end(), *address) == out.wallets.end()) {
+    } else {
       if (out.wallets.size() == kMaxWallets) {
-        errors.push_back({"walletAddresses", "at most 50 distinct addresses are allowed"});
-        return;
+        // A 51st address is an error only if it is new.
+        if (std::find(out.wallets.begin(), out.wallets.end(), *address) == out.wallets.end()) {
+          errors.push_back({"walletAddresses", "at most 50 distinct addresses are allowed"});
+          return;
+        }
+      } else {
+        out.wallets.push_back(*address);
+        if (seen.Insert(out.wallets.back())) {
+          out.wallet_texts.emplace_back(text);
+        } else {
+          out.wallets.pop_back();
+        }
       }
-      out.wallets.push_back(*address);
-      out.wallet_texts.emplace_back(text);
     }
     if (element_errors == kMaxWalletElementErrors) return;
     ++i;

@@ -2,7 +2,10 @@
 
 // Parsing and validation of the ad request body (spec 2.1, 2.4, compatibility.md).
 
+#include <algorithm>
+#include <array>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,13 +18,35 @@
 
 namespace adserver::serve {
 
+// A wallet address as the client spelled it ("0x" and 40 hex digits, case kept), stored inline
+// so that parsing 50 wallets allocates nothing per wallet.
+class WalletText {
+ public:
+  WalletText() = default;
+  // `text` must be 42 characters (a parsed address); longer text is cut.
+  WalletText(std::string_view text) { Assign(text); }  // NOLINT(google-explicit-constructor)
+  WalletText(const std::string& text) { Assign(text); }  // NOLINT(google-explicit-constructor)
+  std::string_view view() const { return {chars_.data(), size_}; }
+  operator std::string_view() const { return view(); }  // NOLINT(google-explicit-constructor)
+  friend bool operator==(const WalletText& a, std::string_view b) { return a.view() == b; }
+  friend std::ostream& operator<<(std::ostream& os, const WalletText& t) { return os << t.view(); }
+
+ private:
+  void Assign(std::string_view text) {
+    size_ = std::min(text.size(), chars_.size());
+    std::copy_n(text.data(), size_, chars_.data());
+  }
+  std::array<char, 42> chars_{};
+  size_t size_ = 0;
+};
+
 struct AdRequest {
   decision::Variant variant = decision::Variant::kCurrent;
   // Distinct wallets (case-insensitive dedupe, first occurrence kept), in request order.
   std::vector<Address> wallets;
   // The wallets as the client spelled them (same order as `wallets`), echoed as
   // `walletAddress` by the earlier variant.
-  std::vector<std::string> wallet_texts;
+  std::vector<WalletText> wallet_texts;
   // True when the body had a walletAddresses key (even an empty array).
   bool wallets_present = false;
   ImageFormat format = ImageFormat::kLandscape;

@@ -60,7 +60,7 @@ std::optional<IdentityKey> ParseLocalId(std::string_view text) {
 void UseIdentityWallets(AdRequest& request, std::vector<Address> wallets) {
   request.wallet_texts.clear();
   request.wallet_texts.reserve(wallets.size());
-  for (const Address& a : wallets) request.wallet_texts.push_back(FormatAddress(a));
+  for (const Address& a : wallets) request.wallet_texts.emplace_back(FormatAddress(a));
   request.wallets = std::move(wallets);
 }
 

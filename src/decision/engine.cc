@@ -202,6 +202,8 @@ struct Match {
   uint32_t best_day = 0;
   uint32_t best_count = 0;
   uint32_t projects = 0;  // distinct targeted projects matched
+  // False when only `matched` is known (MatchAny): the other fields are not filled.
+  bool complete = true;
 };
 
 // Every matching interaction of every wallet with every targeted project.
@@ -288,8 +290,29 @@ struct Verdict {
 };
 
 // The rules about the person: activity match and exclusions. Fills `match`.
+// Whether any interaction of any wallet matches: stops at the first one. Enough to rank a
+// campaign when relevance is neutral; the winner's full match is computed afterwards.
+Match MatchAny(const Campaign& c, const Context& ctx) {
+  const PersonProjects& person = *ctx.person;
+  for (uint32_t project : c.target_projects) {
+    for (uint32_t n = person.First(project); n != PersonProjects::kEnd;
+         n = person.node(n).next) {
+      if (InteractionMatches(c, *person.node(n).interaction, ctx.today)) {
+        return Match{.matched = true, .complete = false};
+      }
+    }
+  }
+  return Match{.complete = false};
+}
+
+// True when the score needs the full match (relevance) or an explanation is asked for.
+bool NeedsFullMatch(const Context& ctx) {
+  return ctx.request.explain != nullptr || ctx.options.recency_weight != 0 ||
+         ctx.options.projects_weight != 0;
+}
+
 DropRule PersonRule(const Campaign& c, const Context& ctx, Match& match) {
-  match = MatchAll(c, ctx);
+  match = NeedsFullMatch(ctx) ? MatchAll(c, ctx) : MatchAny(c, ctx);
   if (!match.matched) return DropRule::kNoMatchingActivity;
   for (uint32_t project : c.exclude_projects) {
     if (AnyWalletUsed(project, ctx)) return DropRule::kExcludedProject;
@@ -548,7 +571,8 @@ std::optional<Decision> Decide(const DecisionRequest& request, const Catalog& ca
   return Decision{.campaign = &winner,
                   .ad = &ad,
                   .community = CommunityOf(winner, catalog),
-                  .matched_wallet = verdict.match.wallet,
+                  .matched_wallet = verdict.match.complete ? verdict.match.wallet
+                                                           : MatchAll(winner, ctx).wallet,
                   .score = verdict.e.score,
                   .pacing_factor = verdict.e.pacing_factor};
 }

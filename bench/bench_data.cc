@@ -1,31 +1,43 @@
 // adserver-bench-data: writes a benchmark data directory for `adserver serve --data DIR`
-// (issue 6): the dataset of bench/dataset.h through app::OpenStore (SQLite, and the activity
-// store the server uses), a live API key
-// (DIR/bench-key.txt) and wallet lists for the load script (DIR/wallets-known.txt, wallets of
-// the dataset; DIR/wallets-unknown.txt, wallets without activity).
+// (issue 6): the dataset of bench/dataset.h opened as the server opens it (app::OpenActivityStore:
+// inventory in SQLite, wallet activity bulk-loaded into the LMDB index DIR/activity.lmdb in
+// ascending wallet order), a live API key (DIR/bench-key.txt), wallet lists for the load script
+// (DIR/wallets-known.txt, wallets of the dataset; DIR/wallets-unknown.txt, wallets without
+// activity) and, written last, DIR/bench-format.txt (kFormat; bench/load.sh regenerates a cached
+// directory whose stamp differs).
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <string>
+#include <vector>
 
+#include "app/server.h"
+#include "common/check.h"
 #include "common/clock.h"
 #include "common/crypto.h"
 #include "common/status.h"
 #include "dataset.h"
-#include "app/server.h"
+#include "store/lmdb/lmdb_activity_index.h"
 
 namespace adserver::bench {
 namespace {
 
+// First line of DIR/bench-format.txt: the layout of the data directory. Bump it (and
+// bench/load.sh's data_format) when the layout or the dataset changes, so cached directories
+// are regenerated. Format 1 (no stamp file) kept activity in SQLite.
+constexpr char kFormat[] = "format 2";
+
 struct Flags {
   std::string data_dir;
   DatasetOptions dataset;
-  int64_t batch_rows = 500'000;
   int list_wallets = 20'000;
 };
 
@@ -59,29 +71,53 @@ Status WriteInventory(store::Store& store, const store::CatalogData& data, int64
   return OkStatus();
 }
 
-Status WriteActivity(store::Store& store, const Flags& flags, int64_t* rows_written) {
-  std::vector<store::ActivityRecord> rows;
-  rows.reserve(flags.batch_rows + 32);
-  auto flush = [&]() -> Status {
-    // Sorted batches insert into the (wallet, project, chain) key in order: far fewer page splits.
-    std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
-      return a.wallet != b.wallet ? a.wallet < b.wallet : a.project_id < b.project_id;
-    });
-    ADS_RETURN_IF_ERROR(store.RecordActivity(rows));
-    *rows_written += static_cast<int64_t>(rows.size());
-    rows.clear();
-    return OkStatus();
-  };
+// Wallet `index` of the dataset and its address, for sorting by address.
+struct WalletSlot {
+  Address wallet;
+  uint32_t index;
+};
+
+// Every wallet of the dataset in ascending address order (the LMDB key order): about 24 bytes
+// per wallet, 240 MB at 10 M.
+std::vector<WalletSlot> WalletsInKeyOrder(const DatasetOptions& o) {
+  ADS_CHECK(o.wallets <= int64_t{UINT32_MAX}) << "too many wallets: " << o.wallets;
+  std::vector<WalletSlot> slots(static_cast<size_t>(o.wallets));
+  for (int64_t i = 0; i < o.wallets; ++i) slots[i] = {WalletAt(o, i), static_cast<uint32_t>(i)};
+  std::sort(slots.begin(), slots.end(), [](const WalletSlot& a, const WalletSlot& b) {
+    return std::memcmp(a.wallet.bytes.data(), b.wallet.bytes.data(), a.wallet.bytes.size()) < 0;
+  });
+  return slots;
+}
+
+// Bulk-loads the activity into the empty LMDB index in one pass of ascending wallet addresses
+// (LoadSorted appends fully packed pages: no page splits, no random writes). Each wallet's rows
+// depend only on (dataset, wallet index), so the content is the same as in any other order.
+Status WriteActivity(store::LmdbActivityIndex& index, const DatasetOptions& o,
+                     int64_t* rows_written) {
   auto start = std::chrono::steady_clock::now();
-  for (int64_t i = 0; i < flags.dataset.wallets; ++i) {
-    AppendWalletActivity(flags.dataset, i, rows);
-    if (static_cast<int64_t>(rows.size()) >= flags.batch_rows) {
-      ADS_RETURN_IF_ERROR(flush());
-      std::fprintf(stderr, "\r  %lld / %lld wallets, %lld rows, %.0f s", (long long)(i + 1),
-                   (long long)flags.dataset.wallets, (long long)*rows_written, Seconds(start));
-    }
-  }
-  if (!rows.empty()) ADS_RETURN_IF_ERROR(flush());
+  std::vector<WalletSlot> slots = WalletsInKeyOrder(o);
+  std::fprintf(stderr, "  %zu wallets sorted by address, %.1f s\n", slots.size(), Seconds(start));
+  std::vector<store::ActivityRecord> rows;
+  size_t next = 0;
+  ADS_RETURN_IF_ERROR(
+      index.LoadSorted([&](Address& wallet, std::vector<decision::Interaction>& items) {
+        if (next == slots.size()) return false;
+        rows.clear();
+        AppendWalletActivity(o, slots[next].index, rows);
+        wallet = slots[next].wallet;
+        for (const store::ActivityRecord& r : rows) {
+          items.push_back({.project_id = static_cast<uint32_t>(r.project_id),
+                           .chain_id = static_cast<uint32_t>(r.chain_id),
+                           .last_seen_day = static_cast<uint32_t>(DayOf(r.last_seen)),
+                           .count = static_cast<uint32_t>(r.count)});
+        }
+        *rows_written += static_cast<int64_t>(rows.size());
+        if (++next % 1'000'000 == 0) {
+          std::fprintf(stderr, "\r  %zu / %zu wallets, %lld rows, %.0f s", next, slots.size(),
+                       (long long)*rows_written, Seconds(start));
+        }
+        return true;
+      }));
   std::fprintf(stderr, "\n");
   return OkStatus();
 }
@@ -115,7 +151,7 @@ Status Run(const Flags& flags) {
   if (std::filesystem::exists(dir / "adserver.db"))
     return InvalidArgumentError((dir / "adserver.db").string() + " exists; use an empty directory");
   // Opened as `adserver serve` opens it, so activity lands where the server reads it.
-  ADS_ASSIGN_OR_RETURN(auto store, app::OpenStore(flags.data_dir));
+  ADS_ASSIGN_OR_RETURN(auto store, app::OpenActivityStore(flags.data_dir));
   auto start = std::chrono::steady_clock::now();
   std::string live_key = "spk_" + RandomAlphanumeric(30);
   store::CatalogData data = MakeCatalogData(flags.dataset, live_key);
@@ -125,9 +161,15 @@ Status Run(const Flags& flags) {
                data.projects.size() - std::min<size_t>(RealProjectCount(), data.projects.size()),
                data.campaigns.size(), data.ads.size(), Seconds(start));
   int64_t rows = 0;
-  ADS_RETURN_IF_ERROR(WriteActivity(*store, flags, &rows));
+  ADS_RETURN_IF_ERROR(WriteActivity(store->activity(), flags.dataset, &rows));
   ADS_RETURN_IF_ERROR(WriteText(dir / "bench-key.txt", live_key + "\n"));
   ADS_RETURN_IF_ERROR(WriteWalletLists(flags));
+  // Last: a directory with this stamp is complete.
+  ADS_RETURN_IF_ERROR(WriteText(dir / "bench-format.txt",
+                                std::string(kFormat) + "\nwallets " +
+                                    std::to_string(flags.dataset.wallets) + " campaigns " +
+                                    std::to_string(flags.dataset.campaigns) + " seed " +
+                                    std::to_string(flags.dataset.seed) + "\n"));
   std::fprintf(stderr, "activity: %lld wallets, %lld rows; total %.1f s\n",
                (long long)flags.dataset.wallets, (long long)rows, Seconds(start));
   std::cout << "live key: " << live_key << "\n";
@@ -150,8 +192,7 @@ int main(int argc, char** argv) {
   app.add_option("--communities", flags.dataset.communities, "Communities")->capture_default_str();
   app.add_option("--seed", flags.dataset.seed, "Seed")->capture_default_str();
   app.add_option("--now", flags.dataset.now, "Dataset time, Unix seconds (default: today 00:00 UTC)");
-  app.add_option("--list-wallets", flags.list_wallets, "Wallets per list file")->capture_default_str();
-  app.add_option("--batch-rows", flags.batch_rows, "Activity rows per transaction")
+  app.add_option("--list-wallets", flags.list_wallets, "Wallets per list file")
       ->capture_default_str();
   flags.dataset.now = 0;
   CLI11_PARSE(app, argc, argv);

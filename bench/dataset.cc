@@ -6,13 +6,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
-#include <mutex>
 
 #include "app/demo.h"
+#include "app/server.h"
 #include "common/check.h"
 #include "common/clock.h"
 #include "common/crypto.h"
-#include "app/server.h"
 
 namespace adserver::bench {
 namespace {
@@ -179,6 +178,18 @@ store::CampaignRecord MakeCampaign(const DatasetOptions& o, int i, const Zipf& z
   return c;
 }
 
+// The wallet-popularity distribution over `projects` projects. Cached per thread: no lock per
+// wallet, and no thread can replace another's while it samples.
+const Zipf& WalletZipf(int projects) {
+  thread_local std::unique_ptr<Zipf> zipf;
+  thread_local int zipf_projects = -1;
+  if (!zipf || zipf_projects != projects) {
+    zipf = std::make_unique<Zipf>(projects, kWalletZipf);
+    zipf_projects = projects;
+  }
+  return *zipf;
+}
+
 }  // namespace
 
 int RealProjectCount() { return static_cast<int>(RealProjects().size()); }
@@ -227,13 +238,7 @@ Address WalletAt(const DatasetOptions& o, int64_t i) {
 
 void AppendWalletActivity(const DatasetOptions& o, int64_t i,
                           std::vector<store::ActivityRecord>& out) {
-  static std::mutex mu;
-  static std::unique_ptr<Zipf> zipf;
-  static int zipf_n = 0;
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    if (!zipf || zipf_n != o.projects) zipf = std::make_unique<Zipf>(zipf_n = o.projects, kWalletZipf);
-  }
+  const Zipf& zipf = WalletZipf(o.projects);
   Rng rng(Mix(o.seed ^ 0xB0B, static_cast<uint64_t>(i)));
   // 1..20 projects, skewed to few: most wallets touch a handful.
   int n = 1 + static_cast<int>(std::min(19.0, -std::log(1 - rng.Unit()) * 4.0));
@@ -241,7 +246,7 @@ void AppendWalletActivity(const DatasetOptions& o, int64_t i,
   Address wallet = WalletAt(o, i);
   size_t first = out.size();
   while (static_cast<int>(out.size() - first) < n) {
-    store::Id p = zipf->Sample(rng) + 1;
+    store::Id p = zipf.Sample(rng) + 1;
     bool seen = false;
     for (size_t j = first; j < out.size(); ++j) seen |= out[j].project_id == p;
     if (seen) continue;

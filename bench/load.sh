@@ -1,33 +1,52 @@
 #!/usr/bin/env bash
-# Load benchmark (issue 6): adserver vs nginx answering the same requests on the same core.
+# Load benchmark (issue 6): adserver vs nginx answering the same requests on the same core, and
+# adserver's memory and start-up at 1 M and 10 M wallets. One command reproduces the whole table:
 #
-#   bench/load.sh [--smoke] [--build-dir DIR] [--wallets N] [--campaigns M]
+#   bench/load.sh [--smoke] [--startup-only] [--build-dir DIR] [--wallets N] [--campaigns M]
 #                 [--duration SECONDS] [--connections "8 64 256"] [--repeats R] [--out DIR]
+#                 [--startup-wallets "1000000 N"]
 #
-# Builds Release with -DADSERVER_BUILD_BENCH=ON if the binaries are missing, generates a data
-# directory (cached in /tmp/adserver-bench-N[-cM]), starts `adserver serve` pinned to CPU 0 with
-# one event loop and nginx (nginx-light, 1 worker, own temporary prefix) pinned to CPU 0 too,
-# returning one fixed ad body of the same size. wrk (pinned to CPU 1) sends bench/wrk_mix.lua's
-# mix to each, interleaved A B A B per connection count. Prints medians: req/s, p50/p99/p99.9,
-# server CPU µs per request (utime+stime from /proc/PID/stat over the run / requests), RSS,
-# and the ratios adserver/nginx. Loopback only; bounded in time (default about 4 minutes).
-# --smoke: tiny dataset, 1-second runs at 8 connections; checks the harness works (CTest label
-# `bench`), asserts nothing about timing.
+# Defaults: 10 M wallets, 10 k campaigns, 10 s runs at 8/64/256 connections, 3 repeats: about
+# 4 minutes on 2 cores with a cold cache (generating 10 M and 1 M wallets: about 45 s), well
+# under the issue's 10.
+# Builds Release with -DADSERVER_BUILD_BENCH=ON if the binaries are missing, generates each data
+# directory it needs (cached in /tmp/adserver-bench-N[-cM]; regenerated when its
+# bench-format.txt stamp is missing or differs from data_format below, e.g. a cache made before
+# the LMDB activity index), then:
+#  1. Memory and start-up: for each --startup-wallets dataset (default 1 M and --wallets),
+#     starts `adserver serve` R times and reports the median time from exec to ready (the
+#     --ready-file appears; page cache warm) and the RSS at ready, all and anonymous.
+#  2. Load: starts `adserver serve` on the --wallets dataset pinned to CPU 0 with one event loop
+#     and nginx (nginx-light, 1 worker, own temporary prefix) pinned to CPU 0 too, returning one
+#     fixed ad body of the same size. wrk (pinned to CPU 1) sends bench/wrk_mix.lua's mix to
+#     each, interleaved A B A B per connection count. Prints medians: req/s, p50/p99/p99.9,
+#     server CPU µs per request (utime+stime from /proc/PID/stat over the run / requests), RSS,
+#     and the ratios adserver/nginx.
+# Loopback only. Results in --out (default a fresh /tmp/adserver-load.XXXXXX): summary.md,
+# raw.tsv (one line per run), startup.tsv (one line per start).
+# --startup-only: step 1 only (no nginx, no wrk).
+# --smoke: tiny dataset, one start, 1-second runs at 8 connections; checks the harness works
+# (CTest label `bench`), asserts nothing about timing.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(dirname "$here")"
+# First line of DIR/bench-format.txt written by the generator (kFormat in bench/bench_data.cc).
+data_format="format 2"
 
 smoke=0
+startup_only=0
 build_dir="$root/build-bench"
-wallets=1000000
+wallets=10000000
 campaigns=10000
 duration=10
 connections="8 64 256"
 repeats=3
 out_dir=""
+startup_wallets=""
 while (($#)); do
   case "$1" in
     --smoke) smoke=1 ;;
+    --startup-only) startup_only=1 ;;
     --build-dir) build_dir="$2"; shift ;;
     --wallets) wallets="$2"; shift ;;
     --campaigns) campaigns="$2"; shift ;;
@@ -35,16 +54,22 @@ while (($#)); do
     --connections) connections="$2"; shift ;;
     --repeats) repeats="$2"; shift ;;
     --out) out_dir="$2"; shift ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    --startup-wallets) startup_wallets="$2"; shift ;;
+    -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
   shift
 done
 if ((smoke)); then
-  wallets=2000 campaigns=200 duration=1 connections="8" repeats=1
+  wallets=2000 campaigns=200 duration=1 connections="8" repeats=1 startup_wallets=2000
 fi
+# 1 M (the issue's reference point) and the load dataset, each once.
+[[ -z "$startup_wallets" ]] && startup_wallets=$(printf '%s\n' 1000000 "$wallets" | awk '!seen[$0]++')
+script_start=$SECONDS
 
-for tool in wrk nginx taskset curl; do
+tools="taskset curl"
+((startup_only)) || tools+=" wrk nginx"
+for tool in $tools; do
   command -v "$tool" >/dev/null || { echo "missing $tool (scripts/install-deps.sh)" >&2; exit 1; }
 done
 ncpu=$(nproc)
@@ -62,7 +87,9 @@ work=$(mktemp -d /tmp/adserver-load.XXXXXX)
 [[ -z "$out_dir" ]] && out_dir="$work"
 mkdir -p "$out_dir"
 raw="$out_dir/raw.tsv"
+startup_tsv="$out_dir/startup.tsv"
 : >"$raw"
+: >"$startup_tsv"
 server_pid=""
 nginx_pid=""
 cleanup() {
@@ -75,20 +102,36 @@ cleanup() {
 trap cleanup EXIT
 
 # --- data (cached) ---------------------------------------------------------------------------
-data="/tmp/adserver-bench-$wallets"
-[[ "$campaigns" != 10000 ]] && data+="-c$campaigns"
-# The smoke run always generates afresh (0.3 s), so it never trusts a stale or shared cache.
-((smoke)) && data="$work/data"
-if [[ ! -f "$data/bench-key.txt" ]]; then
-  echo "== generating $data" >&2
-  rm -rf "$data.tmp"
-  "$build_dir/adserver-bench-data" --data "$data.tmp" --wallets "$wallets" \
-    --campaigns "$campaigns" >/dev/null
-  rm -rf "$data"
-  mv "$data.tmp" "$data"
-fi
-key=$(head -1 "$data/bench-key.txt")
-
+data_dir_for() {  # data_dir_for WALLETS
+  # The smoke run always generates afresh (0.3 s), so it never trusts a stale or shared cache.
+  if ((smoke)); then echo "$work/data"; return; fi
+  local dir="/tmp/adserver-bench-$1"
+  [[ "$campaigns" != 10000 ]] && dir+="-c$campaigns"
+  echo "$dir"
+}
+generated=""  # "N wallets: S s, SIZE; " per dataset generated by this run
+ensure_data() {  # ensure_data WALLETS: generates the dataset unless cached in this format
+  local n=$1 dir t0
+  dir=$(data_dir_for "$n")
+  if [[ -f "$dir/bench-key.txt" && "$(head -1 "$dir/bench-format.txt" 2>/dev/null)" == "$data_format" ]]; then
+    return
+  fi
+  echo "== generating $dir ($n wallets, $campaigns campaigns)" >&2
+  t0=$(date +%s%N)
+  rm -rf "$dir.tmp"
+  "$build_dir/adserver-bench-data" --data "$dir.tmp" --wallets "$n" --campaigns "$campaigns" \
+    >/dev/null
+  rm -rf "$dir"
+  mv "$dir.tmp" "$dir"
+  local secs size
+  secs=$(awk -v ns=$(($(date +%s%N) - t0)) 'BEGIN { printf "%.0f", ns / 1e9 }')
+  size=$(du -sh "$dir" | cut -f1)
+  echo "   generated in ${secs} s, $size" >&2
+  generated+="$n wallets: ${secs} s, $size; "
+}
+((startup_only)) || ensure_data "$wallets"
+for n in $startup_wallets; do ensure_data "$n"; done
+data=$(data_dir_for "$wallets")
 
 # --- helpers ---------------------------------------------------------------------------------
 clk_tck=$(getconf CLK_TCK)
@@ -109,6 +152,10 @@ rss_kib() {
   done
   echo "$total"
 }
+# Anonymous memory (heap, not mapped files) of one process.
+rss_anon_kib() {
+  awk '/^RssAnon/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0
+}
 # A port nothing listens on (nginx fails loudly below if it was taken meanwhile).
 free_port() {
   local port
@@ -122,20 +169,77 @@ wait_for() {  # wait_for SECONDS COMMAND...
   local deadline=$((SECONDS + $1)); shift
   until "$@" >/dev/null 2>&1; do
     ((SECONDS < deadline)) || return 1
-    sleep 0.05
+    sleep 0.01
   done
 }
 
 # --- adserver --------------------------------------------------------------------------------
+# start_adserver DATA: `adserver serve` on CPU 0; sets server_pid, server_port, ready_ms (exec
+# to ready file), ready_rss and ready_anon (KiB at ready).
+start_adserver() {
+  local start_ns
+  rm -f "$work/ready"
+  start_ns=$(date +%s%N)
+  taskset -c "$server_cpu" "$build_dir/adserver" serve --data "$1" --listen 127.0.0.1:0 \
+    --io-threads 1 --log-level warn --ready-file "$work/ready" >"$work/adserver.log" 2>&1 &
+  server_pid=$!
+  wait_for 600 test -s "$work/ready" || { cat "$work/adserver.log" >&2; exit 1; }
+  ready_ms=$((($(date +%s%N) - start_ns) / 1000000))
+  server_port=$(head -1 "$work/ready")
+  ready_rss=$(rss_kib "$server_pid")
+  ready_anon=$(rss_anon_kib "$server_pid")
+}
+stop_adserver() {
+  kill "$server_pid" 2>/dev/null || true
+  wait "$server_pid" 2>/dev/null || true
+  server_pid=""
+}
+
+# Memory and start-up: one line per start in startup.tsv (wallets, rep, ready ms, RSS, anon).
+echo "== start-up: wallets rep ready_ms rss_kib anon_kib" >&2
+for n in $startup_wallets; do
+  for ((rep = 1; rep <= repeats; ++rep)); do
+    start_adserver "$(data_dir_for "$n")"
+    stop_adserver
+    printf '%s\t%d\t%d\t%d\t%d\n' "$n" "$rep" "$ready_ms" "$ready_rss" "$ready_anon" \
+      | tee -a "$startup_tsv" >&2
+  done
+done
+
+startup_table() {
+  echo "| wallets | data dir | ready ms (median) | ready ms (min–max) | RSS at ready MiB | anon MiB |"
+  echo "|---|---|---|---|---|---|"
+  local n dir
+  for n in $startup_wallets; do
+    dir=$(data_dir_for "$n")
+    awk -F'\t' -v n="$n" -v size="$(du -sh "$dir" | cut -f1)" '
+      $1 == n { ms[++k] = $3; rss[k] = $4; anon[k] = $5 }
+      function med(a,   i, j, t, c) { c = k
+        for (i = 1; i <= c; ++i) for (j = i + 1; j <= c; ++j) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+        return c % 2 ? a[(c + 1) / 2] : (a[c / 2] + a[c / 2 + 1]) / 2 }
+      END { if (!k) exit
+        lo = ms[1]; hi = ms[1]; for (i = 2; i <= k; ++i) { if (ms[i] < lo) lo = ms[i]; if (ms[i] > hi) hi = ms[i] }
+        printf "| %d | %s | %.0f | %d–%d | %.0f | %.0f |\n", n, size, med(ms), lo, hi,
+          med(rss) / 1024, med(anon) / 1024 }' "$startup_tsv"
+  done
+}
+
+if ((startup_only)); then
+  summary="$out_dir/summary.md"
+  {
+    echo "adserver memory and start-up ($campaigns campaigns, $repeats starts each, page cache warm)"
+    echo
+    startup_table
+    [[ -n "$generated" ]] && echo && echo "generated: ${generated%; }"
+    echo "total: $((SECONDS - script_start)) s"
+  } >"$summary"
+  cat "$summary"
+  exit 0
+fi
+
+key=$(head -1 "$data/bench-key.txt")
 echo "== starting adserver on CPU $server_cpu ($data)" >&2
-start_ns=$(date +%s%N)
-taskset -c "$server_cpu" "$build_dir/adserver" serve --data "$data" --listen 127.0.0.1:0 \
-  --io-threads 1 --log-level warn --ready-file "$work/ready" >"$work/adserver.log" 2>&1 &
-server_pid=$!
-wait_for 600 test -s "$work/ready" || { cat "$work/adserver.log" >&2; exit 1; }
-ready_ms=$((($(date +%s%N) - start_ns) / 1000000))
-server_port=$(head -1 "$work/ready")
-ready_rss=$(rss_kib "$server_pid")
+start_adserver "$data"
 echo "   ready in ${ready_ms} ms, RSS $((ready_rss / 1024)) MiB, port $server_port" >&2
 
 # A real 200 body for nginx to answer with (same size as a typical ad response).
@@ -207,6 +311,7 @@ run() {
   tail -1 "$raw" >&2
 }
 
+load_before=" $(cut -d' ' -f1-3 /proc/loadavg)"
 warm=$((smoke ? 1 : 2))
 echo "== warm-up (${warm}s each)" >&2
 run adserver "$server_pid" "$server_port" 64 "$warm" 0 >/dev/null 2>&1
@@ -219,12 +324,15 @@ for conns in $connections; do
     run nginx "$nginx_pid" "$nginx_port" "$conns" "$duration" "$rep"
   done
 done
+after_rss=$(rss_kib "$server_pid")
+after_anon=$(rss_anon_kib "$server_pid")
 
 # --- report ----------------------------------------------------------------------------------
 summary="$out_dir/summary.md"
 {
-  echo "dataset: $wallets wallets, $campaigns campaigns ($data); adserver ready in ${ready_ms} ms," \
-    "RSS at ready $((ready_rss / 1024)) MiB; ${duration}s runs, $repeats repeats (medians)"
+  echo "dataset: $wallets wallets, $campaigns campaigns ($data, $(du -sh "$data" | cut -f1));" \
+    "adserver ready in ${ready_ms} ms, RSS at ready $((ready_rss / 1024)) MiB;" \
+    "${duration}s runs, $repeats repeats (medians); load average before:$load_before"
   echo
   echo "| conns | server | req/s | p50 µs | p99 µs | p99.9 µs | CPU µs/req | RSS MiB |"
   echo "|---|---|---|---|---|---|---|---|"
@@ -252,6 +360,16 @@ summary="$out_dir/summary.md"
           m["adserver", 8] / m["nginx", 8], m["adserver", 9] / m["nginx", 9]
       }
     }' "$raw"
+  echo
+  echo "Memory and start-up (median of $repeats starts, page cache warm; RSS includes mapped LMDB pages):"
+  echo
+  startup_table
+  echo
+  echo "adserver on $wallets wallets after the load runs: RSS $((after_rss / 1024)) MiB, of which" \
+    "anonymous $((after_anon / 1024)) MiB (the rest is LMDB pages mapped from the page cache)."
+  echo
+  [[ -n "$generated" ]] && echo "generated: ${generated%; }"
+  echo "total: $((SECONDS - script_start)) s; load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 } >"$summary"
 cat "$summary"
 echo "(raw runs: $raw)" >&2

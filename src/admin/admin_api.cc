@@ -1,6 +1,7 @@
 #include "admin/admin_api.h"
 
 #include <algorithm>
+#include <chrono>
 #include <exception>
 #include <optional>
 #include <string>
@@ -16,6 +17,7 @@
 #include "common/crypto.h"
 #include "common/log.h"
 #include "ingest/activity_import.h"
+#include "ingest/bulk_import.h"
 #include "ingest/registry_import.h"
 #include "ingest/validation.h"
 
@@ -35,6 +37,7 @@ struct Ctx {
   store::Store& store;
   ingest::SnapshotPublisher& snapshots;
   const Clock& clock;
+  const AdminOptions& options;
 };
 
 using HandlerFn = http::Response (*)(Ctx&, const http::Request&);
@@ -442,22 +445,199 @@ http::Response RevokeKey(Ctx& ctx, const http::Request& request) {
 
 // ---- Activity and reload.
 
-http::Response ImportActivity(Ctx& ctx, const http::Request& request) {
+// An activity upload: what the body is and how to read it.
+struct ActivityUpload {
+  std::string_view body;              // as sent (gzip or plain)
+  ingest::BulkImportOptions options;  // mapping, chain_id, force, ledger, size bound
+  bool mapped = false;                // ?map or ?chain_id given: always the bulk importer
+};
+
+// Media types an activity body may have; the content itself decides CSV vs JSON lines and
+// gzip (application/json stays 415: its bodies are single JSON documents).
+constexpr std::string_view kActivityTypes[] = {"application/x-ndjson",
+                                               "application/jsonl",
+                                               "application/ndjson",
+                                               "application/x-jsonlines",
+                                               "text/csv",
+                                               "application/csv",
+                                               "text/plain",
+                                               "application/gzip",
+                                               "application/x-gzip",
+                                               "application/octet-stream"};
+
+std::string PercentDecode(std::string_view s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size()) {
+      auto hex = [](char c) {
+        return c >= '0' && c <= '9'   ? c - '0'
+               : c >= 'a' && c <= 'f' ? c - 'a' + 10
+               : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                      : -1;
+      };
+      int hi = hex(s[i + 1]), lo = hex(s[i + 2]);
+      if (hi >= 0 && lo >= 0) {
+        out += static_cast<char>(hi * 16 + lo);
+        i += 2;
+        continue;
+      }
+    }
+    out += s[i] == '+' ? ' ' : s[i];
+  }
+  return out;
+}
+
+// Reads ?map=ROLE=COL[,COL] (repeatable), ?chain_id=N and ?force=true into `upload`.
+Status ReadActivityQuery(std::string_view query, ActivityUpload& upload) {
+  std::vector<FieldError> errors;
+  while (!query.empty()) {
+    std::string_view pair = query.substr(0, query.find('&'));
+    query.remove_prefix(std::min(query.size(), pair.size() + 1));
+    if (pair.empty()) continue;
+    size_t eq = pair.find('=');
+    std::string name = PercentDecode(pair.substr(0, eq));
+    std::string value = eq == std::string_view::npos ? "" : PercentDecode(pair.substr(eq + 1));
+    if (name == "map") {
+      Status st = ingest::AddMapping(value, upload.options.mapping);
+      if (!st.ok()) errors.push_back({"map", st.message()});
+      upload.mapped = true;
+    } else if (name == "chain_id") {
+      std::optional<store::Id> chain = ParseId(value);
+      if (!chain) errors.push_back({"chain_id", "must be a positive integer"});
+      if (chain) upload.options.chain_id = *chain;
+      upload.mapped = true;
+    } else if (name == "force") {
+      if (value != "true" && value != "false" && value != "1" && value != "0") {
+        errors.push_back({"force", "must be true or false"});
+      }
+      upload.options.force = value == "true" || value == "1";
+    } else {
+      errors.push_back({name.substr(0, 64), "unknown query parameter (map, chain_id, force)"});
+    }
+  }
+  if (errors.empty()) return OkStatus();
+  return InvalidArgumentError("invalid activity import parameters", std::move(errors));
+}
+
+// Checks the headers and query of POST /admin/v1/activity; the error response otherwise.
+std::variant<ActivityUpload, http::Response> ReadActivityUpload(const Ctx& ctx,
+                                                                const http::Request& request) {
   std::string_view type = request.Header("Content-Type");
-  if (!HasMediaType(type, "application/x-ndjson") && !HasMediaType(type, "application/jsonl")) {
-    return http::ErrorResponse(415, "Content-Type must be application/x-ndjson");
+  bool known_type = std::any_of(std::begin(kActivityTypes), std::end(kActivityTypes),
+                                [&](std::string_view t) { return HasMediaType(type, t); });
+  if (!known_type) {
+    return http::ErrorResponse(
+        415, "Content-Type must be application/x-ndjson, text/csv or application/gzip");
   }
-  Result<ingest::ImportSummary> summary =
-      ingest::ImportActivityNdjson(request.body, ctx.store, ctx.clock);
-  if (!summary.ok()) return Fail(summary.status());
-  if (summary->imported > 0) Refresh(ctx);
-  Json errors = Json::array();
-  for (const ingest::ImportError& e : summary->errors) {
-    errors.push_back(Json{{"line", e.line}, {"message", e.message}});
+  std::string_view encoding = request.Header("Content-Encoding");
+  bool gzip = HasMediaType(encoding, "gzip") || HasMediaType(encoding, "x-gzip");
+  if (!encoding.empty() && !gzip && !HasMediaType(encoding, "identity")) {
+    return http::ErrorResponse(415, "Content-Encoding must be gzip or identity");
   }
-  return JsonResponse(200, Json{{"imported", summary->imported},
-                                {"rejected", summary->rejected},
-                                {"errors", std::move(errors)}});
+  if (gzip && !ingest::IsGzipContent(request.body)) {
+    return Fail(InvalidFieldError("body", "Content-Encoding is gzip but the body is not gzip"));
+  }
+  ActivityUpload upload;
+  upload.body = request.body;
+  Status query = ReadActivityQuery(request.query, upload);
+  if (!query.ok()) return Fail(query);
+  upload.options.ledger_path = ctx.options.import_ledger_path;
+  upload.options.max_input_bytes = ctx.options.max_decompressed_bytes;
+  return upload;
+}
+
+// Statuses of reading a body: InvalidArgument without a field names the body; a decompressed
+// body over the limit is 413 like a raw one.
+http::Response BodyFail(const Status& status) {
+  if (status.code() != Code::kInvalidArgument) return Fail(status);
+  if (status.details().empty()) return Fail(InvalidFieldError("body", status.message()));
+  if (status.message().find("exceeds the limit") != std::string::npos) {
+    return http::ErrorResponse(413, status.message(), status.details());
+  }
+  return Fail(status);
+}
+
+Json ErrorsJson(const std::vector<ingest::ImportError>& errors) {
+  Json out = Json::array();
+  for (const ingest::ImportError& e : errors) {
+    out.push_back(Json{{"line", e.line}, {"message", e.message}});
+  }
+  return out;
+}
+
+// adserver's own NDJSON keeps its strict per-line rules (unknown slugs and contracts are
+// rejected lines, future timestamps too); the ledger makes a re-sent body a no-op.
+http::Response ImportOwnNdjson(Ctx& ctx, const ActivityUpload& upload, std::string_view ndjson) {
+  auto start = std::chrono::steady_clock::now();
+  ingest::ImportSummary summary;
+  Result<bool> wrote = ingest::WriteOnce(
+      upload.options.ledger_path, ingest::ContentDigestHex(ndjson), "POST /admin/v1/activity",
+      upload.options.force, [&]() -> Result<uint64_t> {
+        ADS_ASSIGN_OR_RETURN(summary, ingest::ImportActivityNdjson(ndjson, ctx.store, ctx.clock));
+        return summary.imported + summary.rejected;
+      });
+  if (!wrote.ok()) return Fail(wrote.status());
+  if (summary.imported > 0) Refresh(ctx);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  size_t rows = summary.imported + summary.rejected;
+  return JsonResponse(200, Json{{"imported", summary.imported},
+                                {"rejected", summary.rejected},
+                                {"errors", ErrorsJson(summary.errors)},
+                                {"shape", "adserver"},
+                                {"rows", rows},
+                                {"interactions", summary.imported},
+                                {"unknownContract", 0},
+                                {"failedTransactions", 0},
+                                {"alreadyImported", !*wrote},
+                                {"seconds", seconds},
+                                {"rowsPerSecond", seconds > 0 ? double(rows) / seconds : 0.0}});
+}
+
+http::Response ImportBulk(Ctx& ctx, const ActivityUpload& upload) {
+  Result<ingest::BulkImportSummary> summary = ingest::BulkImportBuffer(
+      upload.body, "POST /admin/v1/activity", ctx.store, upload.options, ctx.clock);
+  if (!summary.ok()) return BodyFail(summary.status());
+  const ingest::BulkImportSummary& s = *summary;
+  if (s.interactions > 0 && !s.already_imported) Refresh(ctx);
+  // `imported` keeps its meaning: interactions written (none if the ledger had the content).
+  return JsonResponse(200,
+                      Json{{"imported", s.already_imported ? 0 : s.interactions},
+                           {"rejected", s.rejected},
+                           {"errors", ErrorsJson(s.errors)},
+                           {"shape", s.shape},
+                           {"rows", s.rows},
+                           {"interactions", s.interactions},
+                           {"unknownContract", s.unknown_contract},
+                           {"failedTransactions", s.skipped_failed},
+                           {"alreadyImported", s.already_imported},
+                           {"seconds", s.seconds},
+                           {"rowsPerSecond", s.seconds > 0 ? double(s.rows) / s.seconds : 0.0}});
+}
+
+// True if the first non-blank line is a JSON object with a "wallet" key (adserver's NDJSON).
+bool IsOwnNdjson(std::string_view content) {
+  size_t start = content.find_first_not_of(" \t\r\n");
+  if (start == std::string_view::npos || content[start] != '{') return false;
+  std::string_view line = content.substr(start, content.find('\n', start) - start);
+  Json first = Json::parse(line, nullptr, /*allow_exceptions=*/false);
+  return first.is_object() && first.contains("wallet");
+}
+
+// POST /admin/v1/activity: adserver's NDJSON (strict, as before) or any export the bulk CLI
+// import reads, plain or gzip, with an optional column mapping. See docs/admin-api.md.
+http::Response ImportActivity(Ctx& ctx, const http::Request& request) {
+  std::variant<ActivityUpload, http::Response> read = ReadActivityUpload(ctx, request);
+  if (auto* error = std::get_if<http::Response>(&read)) return std::move(*error);
+  const ActivityUpload& upload = std::get<ActivityUpload>(read);
+  if (upload.mapped) return ImportBulk(ctx, upload);
+  // Our NDJSON is recognised by its first line; a gzip one is inflated (bounded) first.
+  Result<std::string> head = ingest::DecompressedPrefix(upload.body, 64 * 1024);
+  if (!head.ok()) return BodyFail(head.status());
+  if (!IsOwnNdjson(*head)) return ImportBulk(ctx, upload);
+  if (!ingest::IsGzipContent(upload.body)) return ImportOwnNdjson(ctx, upload, upload.body);
+  Result<std::string> ndjson = ingest::Decompress(upload.body, upload.options.max_input_bytes);
+  if (!ndjson.ok()) return BodyFail(ndjson.status());
+  return ImportOwnNdjson(ctx, upload, *ndjson);
 }
 
 // POST /admin/v1/projects/import: one project list (token list, contract map or address book).
@@ -590,7 +770,8 @@ void AdminApi::RegisterRoutes(http::Router& router) {
     router.Add(
         route.method, route.pattern,
         [this, handler](const http::Request& request) {
-          return Serve(options_, token_hash_, Ctx{store_, snapshots_, clock_}, handler, request);
+          return Serve(options_, token_hash_, Ctx{store_, snapshots_, clock_, options_}, handler,
+                       request);
         },
         options);
   }

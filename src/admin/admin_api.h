@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "common/clock.h"
@@ -16,10 +17,16 @@ struct AdminOptions {
   std::string token;
   // Largest admin request body (activity NDJSON uploads are large).
   size_t max_body_bytes = 64 * 1024 * 1024;
+  // Largest decompressed activity upload (a gzip body expands): 413 beyond it.
+  uint64_t max_decompressed_bytes = uint64_t{1} << 30;
+  // Import ledger shared with `adserver activity import` (app sets DATA_DIR/imports.ledger):
+  // content already imported (same decompressed bytes) is not written again. Empty = none.
+  std::string import_ledger_path;
 };
 
 // The admin API (/admin/v1/...): JSON CRUD for publishers, keys, communities, projects,
-// campaigns, ads, and NDJSON activity upload. Every route runs on the worker pool
+// campaigns, ads, and activity upload (NDJSON, and every CSV/JSON-lines export the bulk CLI
+// import reads, plain or gzip). Every route runs on the worker pool
 // (Dispatch::kWorker), checks `Authorization: Bearer <token>` in constant time, validates
 // input with ingest/validation and answers errors in the spec's error shape. After a write it
 // calls SnapshotPublisher::RefreshNow() so serving sees the change when the call returns.

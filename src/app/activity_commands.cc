@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <filesystem>
 
 #include "app/server.h"
 #include "common/clock.h"
@@ -52,7 +51,7 @@ Status RunActivityImport(const std::string& data_dir, const std::vector<std::str
                          ingest::BulkImportOptions options, std::ostream& out) {
   ADS_ASSIGN_OR_RETURN(auto store, OpenActivityStore(data_dir));
   if (options.ledger_path.empty()) {
-    options.ledger_path = (std::filesystem::path(data_dir) / "imports.ledger").string();
+    options.ledger_path = ImportLedgerPath(data_dir);
   }
   for (const std::string& file : files) {
     auto start = std::chrono::steady_clock::now();

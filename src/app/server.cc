@@ -30,6 +30,10 @@ Result<std::unique_ptr<store::LmdbActivityStore>> OpenActivityStore(const std::s
   return std::make_unique<store::LmdbActivityStore>(std::move(sqlite), std::move(activity));
 }
 
+std::string ImportLedgerPath(const std::string& data_dir) {
+  return (std::filesystem::path(data_dir) / "imports.ledger").string();
+}
+
 std::string ActivityIndexPath(const std::string& data_dir) {
   return (std::filesystem::path(data_dir) / "activity.lmdb").string();
 }
@@ -63,8 +67,12 @@ Status Server::InitDecisionState() {
 
 Status Server::Init() {
   ADS_ASSIGN_OR_RETURN(auto store, OpenActivityStore(config_.data_dir));
-  // Serving reads the LMDB index live: published once, never rebuilt.
+  // Serving reads the LMDB index live: published once, never rebuilt. The indexer shares the
+  // open environment (LMDB must not be opened twice in one process).
   activity_.Publish(store->activity_index());
+  if (config_.indexer) {
+    indexer_ = std::make_unique<IndexerThread>(*store, config_.data_dir, *config_.indexer);
+  }
   store_ = std::move(store);
   ingest::SnapshotOptions snapshot_options = config_.snapshots;
   snapshot_options.rebuild_activity = false;
@@ -80,7 +88,9 @@ Status Server::Init() {
   ADS_RETURN_IF_ERROR(InitDecisionState());
   ads_->SetDecisionHooks(&decision_hooks_);
   ads_->RegisterRoutes(router_);
-  admin_ = std::make_unique<admin::AdminApi>(*store_, *snapshots_, clock_, config_.admin);
+  admin::AdminOptions admin_options = config_.admin;
+  admin_options.import_ledger_path = ImportLedgerPath(config_.data_dir);
+  admin_ = std::make_unique<admin::AdminApi>(*store_, *snapshots_, clock_, admin_options);
   admin_->RegisterRoutes(router_);
   identity_admin_ = std::make_unique<admin::IdentityAdminApi>(*identity_, config_.admin);
   identity_admin_->RegisterRoutes(router_);
@@ -108,11 +118,13 @@ Status Server::Start() {
   ADS_ASSIGN_OR_RETURN(http_, http::Server::Create(config_.http, router_));
   ADS_RETURN_IF_ERROR(http_->Start());
   snapshots_->Start();
+  if (indexer_) indexer_->Start();
   identity_->Start();
   flusher_->Start();
   ready_.store(true, std::memory_order_release);
   ADS_LOG(info, "serving", "port", http_->port(), "data", config_.data_dir, "admin_api",
-          config_.admin.token.empty() ? "disabled" : "enabled");
+          config_.admin.token.empty() ? "disabled" : "enabled", "indexer",
+          indexer_ ? "chain " + std::to_string(config_.indexer->chain_id) : std::string("off"));
   return OkStatus();
 }
 
@@ -123,6 +135,7 @@ void Server::Stop() {
   stopped_ = true;
   ready_.store(false, std::memory_order_release);
   if (http_) http_->Stop();  // drains in-flight requests, including admin writes
+  if (indexer_) indexer_->Stop();    // finishes its step; every applied block is committed
   if (identity_) identity_->Stop();  // writes the last batch of identity changes
   if (flusher_) flusher_->Stop();    // writes the last spend and counters (SIGTERM loses none)
   if (snapshots_) snapshots_->Stop();
@@ -144,6 +157,7 @@ Result<AdminCallResult> RunAdminCall(const std::string& data_dir, http::Method m
   // The CLI is trusted (it has the data directory); it authenticates with a one-off token.
   admin::AdminOptions options;
   options.token = "cli-" + RandomHex(16);
+  options.import_ledger_path = ImportLedgerPath(data_dir);
   admin::AdminApi api(*store, snapshots, SystemClock::Get(), options);
   http::Router router;
   api.RegisterRoutes(router);

@@ -5,16 +5,17 @@
 
 #include "admin/admin_api.h"
 #include "admin/identity_admin.h"
+#include "app/indexer.h"
 #include "common/clock.h"
 #include "common/published.h"
 #include "common/status.h"
 #include "config/config.h"
 #include "decision/activity_index.h"
 #include "decision/catalog.h"
+#include "decision/live_state.h"
 #include "http/router.h"
 #include "http/server.h"
 #include "identity/identity_service.h"
-#include "decision/live_state.h"
 #include "ingest/counter_flusher.h"
 #include "ingest/snapshot_publisher.h"
 #include "serve/ad_handler.h"
@@ -33,6 +34,8 @@ Result<std::unique_ptr<store::Store>> OpenStore(const std::string& data_dir);
 // (DATA_DIR/activity.lmdb) for wallet activity.
 Result<std::unique_ptr<store::LmdbActivityStore>> OpenActivityStore(const std::string& data_dir);
 std::string ActivityIndexPath(const std::string& data_dir);
+// The bulk import ledger shared by `adserver activity import` and POST /admin/v1/activity.
+std::string ImportLedgerPath(const std::string& data_dir);
 
 // The composition root of `adserver serve`: owns every long-lived object, declared in
 // dependency order so destruction runs in reverse. Start/Stop from one thread.
@@ -42,10 +45,12 @@ class Server {
   static Result<std::unique_ptr<Server>> Create(const config::Config& config);
   ~Server();
 
-  // Listens and starts background snapshot refresh; /readyz answers 200 afterwards.
+  // Listens and starts background snapshot refresh (and the indexer when configured);
+  // /readyz answers 200 afterwards.
   Status Start();
   uint16_t port() const;
-  // Graceful: stop accepting, drain in-flight requests, stop refresh, close the store.
+  // Graceful: stop accepting, drain in-flight requests, stop the indexer and refresh, close the
+  // store.
   void Stop();
 
   store::Store& store() { return *store_; }
@@ -66,6 +71,8 @@ class Server {
   Published<decision::Catalog> catalogs_;
   Published<decision::ActivityIndex> activity_;
   std::unique_ptr<ingest::SnapshotPublisher> snapshots_;
+  // The live EVM indexer when configured ([indexer]); writes activity through store_.
+  std::unique_ptr<IndexerThread> indexer_;
   // Decision engine live state (issue 4): budgets, counters, caps; persisted by flusher_.
   std::unique_ptr<decision::LiveState> live_;
   std::unique_ptr<ingest::CounterFlusher> flusher_;

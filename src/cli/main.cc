@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <limits>
 #include <optional>
 #include <sstream>
 #include <thread>
@@ -348,15 +349,19 @@ int Main(int argc, char** argv) {
     status = app::RunActivityImport(data_dir, files, import_options, std::cout);
   });
 
-  // index --rpc URL --chain-id N: follow an EVM node into the activity index.
+  // index --rpc URL --chain-id N: follow an EVM node into the activity index (`serve` runs the
+  // same indexer itself when its configuration has an [indexer] section).
   app::IndexerOptions index_options;
   uint64_t from_block = 0;
   CLI::App* index_cmd = app.add_subcommand("index", "Follow an EVM node over JSON-RPC");
   add_data(index_cmd);
   index_cmd->add_option("--rpc", index_options.rpc_url, "http://host:port of the node")->required();
   index_cmd->add_option("--chain-id", index_options.chain_id)->required();
-  index_cmd->add_option("--confirmations", index_options.confirmations,
-                        "Blocks to wait before applying a block (default 2)");
+  index_cmd
+      ->add_option("--confirmations", index_options.confirmations,
+                   "Blocks to wait before applying a block (default 2); 0 applies each "
+                   "block at once and undoes it on a reorg (up to 64 blocks deep)")
+      ->check(CLI::Range(0, std::numeric_limits<int>::max()));
   CLI::Option* from_opt = index_cmd->add_option("--from-block", from_block,
                                                 "First block without a checkpoint (default: head)");
   index_cmd->callback([&] {

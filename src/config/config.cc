@@ -1,8 +1,13 @@
 #include "config/config.h"
 
+#include <toml++/toml.h>
+
+#include <algorithm>
+#include <charconv>
+#include <climits>
+#include <cstdint>
 #include <fstream>
 #include <sstream>
-#include <toml++/toml.h>
 
 extern char** environ;
 
@@ -101,10 +106,69 @@ Status ApplyIdentityEnvironment(const Environment& env, Config& c) {
   return OkStatus();
 }
 
-void ApplyFile(const toml::table& root, Config& c, std::vector<FieldError>& errors) {
-  CheckKnownKeys(root, "",
-                 {"data_dir", "log_level", "http", "serve", "snapshots", "admin", "identity"},
+void ApplyIndexerFile(const toml::table& root, Config& c, std::vector<FieldError>& errors) {
+  const toml::table* t = Section(root, "indexer", errors);
+  if (!t) return;
+  CheckKnownKeys(*t, "indexer",
+                 {"rpc", "chain_id", "confirmations", "poll_ms", "batch_blocks", "from_block"},
                  errors);
+  ingest::IndexerOptions& o = c.indexer.emplace();
+  ReadString(*t, "indexer", "rpc", o.rpc_url, errors);
+  ReadInt(*t, "indexer", "chain_id", o.chain_id, errors);
+  int64_t confirmations = o.confirmations;
+  ReadInt(*t, "indexer", "confirmations", confirmations, errors);
+  o.confirmations = static_cast<int>(std::clamp<int64_t>(confirmations, -1, INT32_MAX));
+  ReadMillis(*t, "indexer", "poll_ms", o.poll_interval, errors);
+  ReadInt(*t, "indexer", "batch_blocks", o.batch_blocks, errors);
+  if (const toml::node* n = t->get("from_block")) {
+    std::optional<int64_t> from = n->value<int64_t>();
+    if (!from || *from < 0) {
+      errors.push_back({"indexer.from_block", "must be a block number >= 0"});
+    } else {
+      o.from_block = static_cast<uint64_t>(*from);
+    }
+  }
+}
+
+// Reads the integer variable `name` into `out` if it is set; InvalidArgument naming it if it is
+// not an integer.
+Status ReadEnvInt(const Environment& env, const char* name, int64_t& out) {
+  auto it = env.find(name);
+  if (it == env.end()) return OkStatus();
+  const std::string& text = it->second;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+  if (ec != std::errc() || end != text.data() + text.size()) {
+    return InvalidArgumentError("invalid environment", {{name, "must be an integer"}});
+  }
+  return OkStatus();
+}
+
+// ADSERVER_INDEXER_RPC turns the indexer on; the others refine it.
+Status ApplyIndexerEnvironment(const Environment& env, Config& c) {
+  if (auto it = env.find("ADSERVER_INDEXER_RPC"); it != env.end()) {
+    if (!c.indexer) c.indexer.emplace();
+    c.indexer->rpc_url = it->second;
+  }
+  for (const char* name : {"ADSERVER_INDEXER_CHAIN_ID", "ADSERVER_INDEXER_CONFIRMATIONS"}) {
+    if (!c.indexer && env.contains(name)) {
+      return InvalidArgumentError("invalid environment",
+                                  {{name, "needs ADSERVER_INDEXER_RPC or an [indexer] section"}});
+    }
+  }
+  if (!c.indexer) return OkStatus();
+  ADS_RETURN_IF_ERROR(ReadEnvInt(env, "ADSERVER_INDEXER_CHAIN_ID", c.indexer->chain_id));
+  int64_t confirmations = c.indexer->confirmations;
+  ADS_RETURN_IF_ERROR(ReadEnvInt(env, "ADSERVER_INDEXER_CONFIRMATIONS", confirmations));
+  // Out of int range: kept out of Validate's range too.
+  c.indexer->confirmations = static_cast<int>(std::clamp<int64_t>(confirmations, -1, INT32_MAX));
+  return OkStatus();
+}
+
+void ApplyFile(const toml::table& root, Config& c, std::vector<FieldError>& errors) {
+  CheckKnownKeys(
+      root, "",
+      {"data_dir", "log_level", "http", "serve", "snapshots", "admin", "identity", "indexer"},
+      errors);
   ReadString(root, "", "data_dir", c.data_dir, errors);
   ReadString(root, "", "log_level", c.log_level, errors);
   if (const toml::table* h = Section(root, "http", errors)) {
@@ -153,10 +217,12 @@ void ApplyFile(const toml::table& root, Config& c, std::vector<FieldError>& erro
     ReadInt(*a, "admin", "max_body_bytes", c.admin.max_body_bytes, errors);
   }
   ApplyIdentityFile(root, c, errors);
+  ApplyIndexerFile(root, c, errors);
 }
 
 Status ApplyEnvironment(const Environment& env, Config& c) {
   ADS_RETURN_IF_ERROR(ApplyIdentityEnvironment(env, c));
+  ADS_RETURN_IF_ERROR(ApplyIndexerEnvironment(env, c));
   auto get = [&](const char* name) -> const std::string* {
     auto it = env.find(name);
     return it == env.end() ? nullptr : &it->second;
@@ -233,6 +299,29 @@ void ValidateIdentity(const identity::IdentityOptions& o, std::vector<FieldError
     errors.push_back({"identity.sweep_interval_ms", "must be >= 100"});
   }
 }
+
+void ValidateIndexer(const std::optional<ingest::IndexerOptions>& indexer,
+                     std::vector<FieldError>& errors) {
+  if (!indexer) return;
+  const ingest::IndexerOptions& o = *indexer;
+  if (o.rpc_url.empty()) {
+    errors.push_back({"indexer.rpc", "required to run the indexer (or set ADSERVER_INDEXER_RPC)"});
+  } else if (!o.rpc_url.starts_with("http://") || o.rpc_url.size() == 7) {
+    errors.push_back({"indexer.rpc", "must be http://host:port[/path]"});
+  }
+  if (o.chain_id < 1 || o.chain_id > int64_t{UINT32_MAX}) {
+    errors.push_back({"indexer.chain_id", "must be 1 to 4294967295"});
+  }
+  if (o.confirmations < 0) {
+    errors.push_back({"indexer.confirmations", "must be >= 0 (0 = apply at once, undo on reorg)"});
+  }
+  if (o.poll_interval.count() < 10 || o.poll_interval.count() > 60000) {
+    errors.push_back({"indexer.poll_ms", "must be 10 to 60000"});
+  }
+  if (o.batch_blocks < 1 || o.batch_blocks > 1000) {
+    errors.push_back({"indexer.batch_blocks", "must be 1 to 1000"});
+  }
+}
 }  // namespace
 
 Status Validate(const Config& c) {
@@ -267,6 +356,7 @@ Status Validate(const Config& c) {
     errors.push_back({"admin.token", "must be at least 16 characters"});
   }
   ValidateIdentity(c.identity, errors);
+  ValidateIndexer(c.indexer, errors);
   if (!errors.empty()) return InvalidArgumentError("invalid configuration", errors);
   return OkStatus();
 }

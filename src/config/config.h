@@ -8,6 +8,7 @@
 #include "common/status.h"
 #include "http/options.h"
 #include "identity/options.h"
+#include "ingest/indexer_options.h"
 #include "ingest/snapshot_publisher.h"
 #include "serve/options.h"
 
@@ -25,6 +26,9 @@ struct Config {
   ingest::SnapshotOptions snapshots;
   admin::AdminOptions admin;
   identity::IdentityOptions identity;
+  // The live EVM indexer run inside `serve` (on its own thread); unset = not run. Set by an
+  // [indexer] section or ADSERVER_INDEXER_RPC.
+  std::optional<ingest::IndexerOptions> indexer;
 };
 
 // Environment variables the loader reads (a map so tests can pass their own).
@@ -36,7 +40,9 @@ Environment ProcessEnvironment();
 //   ADSERVER_ADMIN_TOKEN, ADSERVER_ADMIN_TOKEN_FILE (token read from that file),
 //   ADSERVER_DATA, ADSERVER_LISTEN, ADSERVER_LOG_LEVEL,
 //   ADSERVER_IDENTITY_KEYS, ADSERVER_IDENTITY_KEYS_FILE (key ring read from that file; the
-//   file key `identity.keys_file` does the same).
+//   file key `identity.keys_file` does the same),
+//   ADSERVER_INDEXER_RPC, ADSERVER_INDEXER_CHAIN_ID, ADSERVER_INDEXER_CONFIRMATIONS (the first
+//   turns the indexer on, like an [indexer] section).
 // Command-line flags are applied by the caller afterwards. Returns InvalidArgument naming the
 // bad key for unknown keys or wrong types in the file, Unavailable if the file can't be read.
 Result<Config> LoadConfig(const std::optional<std::string>& path, const Environment& env);

@@ -1,27 +1,32 @@
 #include "ingest/bulk_import.h"
 
+#include <fcntl.h>
 #include <simdjson.h>
 #include <sodium.h>
+#include <sys/file.h>
+#include <sys/mman.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <charconv>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <optional>
 #include <unordered_map>
+#include <utility>
 
 #include "common/address.h"
+#include "common/check.h"
+#include "ingest/detail/input_reader.h"
 
 namespace adserver::ingest {
 namespace {
 
-constexpr size_t kReadChunk = 1 << 20;
 // BLAKE2b-256 of the decompressed content identifies a file in the ledger (faster than SHA-256).
 constexpr size_t kDigestBytes = 32;
 constexpr const char* kRoles[] = {"wallet", "contract", "project", "chain", "time", "status"};
@@ -134,7 +139,7 @@ Status ApplyMapping(const std::vector<std::string>& h, const ColumnMapping& m, P
     std::vector<int> idx;
     for (const std::string& c : columns) {
       int i = Find(h, {Lower(c).c_str()});
-      if (i < 0) return InvalidArgumentError("mapped column " + c + " is not in the header");
+      if (i < 0) return InvalidFieldError("map", "mapped column " + c + " is not in the header");
       idx.push_back(i);
     }
     if (!p.shape.empty() && p.shape.find("+mapping") == std::string::npos) p.shape += "+mapping";
@@ -155,10 +160,13 @@ Status ApplyMapping(const std::vector<std::string>& h, const ColumnMapping& m, P
     }
   }
   if (p.wallets.empty() && p.topic_wallets.empty()) {
-    return InvalidArgumentError("cannot tell the wallet column; use --map wallet=COLUMN");
+    return InvalidFieldError(
+        "map", "cannot tell the wallet column; map it (--map or ?map=) wallet=COLUMN");
   }
   if (p.contract < 0 && p.project < 0) {
-    return InvalidArgumentError("cannot tell the contract column; use --map contract=COLUMN");
+    return InvalidFieldError("map",
+                             "cannot tell the contract column; map it (--map or ?map=) "
+                             "contract=COLUMN or project=COLUMN");
   }
   return OkStatus();
 }
@@ -211,8 +219,10 @@ struct Key {
   Address wallet;
   uint32_t project;
   uint32_t chain;
-  bool operator==(const Key&) const = default;
+  // No padding: one inlined 28-byte compare (the defaulted == calls memcmp for the wallet).
+  bool operator==(const Key& o) const { return std::memcmp(this, &o, sizeof(Key)) == 0; }
 };
+static_assert(sizeof(Key) == 28);
 struct KeyHash {
   size_t operator()(const Key& k) const noexcept {
     uint64_t h;
@@ -226,55 +236,214 @@ struct ContractRefHashForImport {
     return AddressHash{}(c.address) ^ static_cast<size_t>(c.chain_id);
   }
 };
-struct Agg {
-  uint32_t day = 0;
-  uint32_t count = 0;
-};
 
-// Open-addressing (linear probing) map Key -> Agg: the import's hot path, ~3x faster than
-// std::unordered_map's node per entry.
+// Open-addressing (linear probing) map Key -> (latest day, count): the import's hot path. With
+// millions of keys every probe is a cache (and TLB) miss, so inserts are buffered and issued in
+// batches whose slots are prefetched first: the misses overlap instead of queueing.
 class AggMap {
  public:
-  AggMap() : slots_(1 << 16) {}
-  Agg& operator[](const Key& k) {
-    if ((size_ + 1) * 10 > slots_.size() * 7) Grow();
-    size_t mask = slots_.size() - 1;
-    for (size_t i = KeyHash{}(k)&mask;; i = (i + 1) & mask) {
-      Slot& s = slots_[i];
-      if (!s.used) {
-        s.used = true;
-        s.key = k;
-        ++size_;
-        return s.agg;
-      }
-      if (s.key == k) return s.agg;
-    }
-  }
-  size_t size() const { return size_; }
-  template <typename F>
-  void ForEach(F&& f) const {
-    for (const Slot& s : slots_) {
-      if (s.used) f(s.key, s.agg);
-    }
-  }
-
- private:
   struct Slot {
     Key key;
-    Agg agg;
-    bool used = false;
+    uint32_t day = 0;
+    uint32_t count = 0;  // 0 = empty slot
   };
-  void Grow() {
-    std::vector<Slot> old(slots_.size() * 2);
-    old.swap(slots_);
-    size_ = 0;
-    for (const Slot& s : old) {
-      if (s.used) (*this)[s.key] = s.agg;
+
+  AggMap() { slots_.Allocate(1 << 16); }
+
+  // Counts one interaction. Buffered: Flush() before reading.
+  void Add(const Key& k, uint32_t day) {
+    pending_[pending_size_++] = {k, day};
+    if (pending_size_ == kBatch) Flush();
+  }
+  void Flush() {
+    Reserve(size_ + pending_size_);
+    const size_t mask = slots_.size - 1;
+    size_t at[kBatch];
+    for (size_t i = 0; i < pending_size_; ++i) {
+      at[i] = KeyHash{}(pending_[i].key) & mask;
+      Prefetch(at[i]);
+    }
+    for (size_t i = 0; i < pending_size_; ++i) {
+      Slot& s = Find(pending_[i].key, at[i]);
+      if (s.count++ == 0) {
+        s.key = pending_[i].key;
+        ++size_;
+      }
+      s.day = std::max(s.day, pending_[i].day);
+    }
+    pending_size_ = 0;
+  }
+  size_t size() const { return size_; }
+  size_t capacity() const { return slots_.size; }
+  const Slot& slot(size_t i) const { return slots_.data[i]; }
+
+ private:
+  static constexpr size_t kBatch = 32;
+  struct Pending {
+    Key key;
+    uint32_t day;
+  };
+
+  // Zero-filled slots straight from mmap (no memset), on 2 MiB transparent huge pages where
+  // the kernel allows it: random probes over hundreds of MB would otherwise miss the TLB on
+  // nearly every insert, and faulting 4 KiB pages in costs more than the zeroing.
+  class Table {
+   public:
+    Table() = default;
+    Table(Table&& o) noexcept
+        : base_(std::exchange(o.base_, nullptr)),
+          mapped_(std::exchange(o.mapped_, 0)),
+          data(std::exchange(o.data, nullptr)),
+          size(std::exchange(o.size, 0)) {}
+    Table& operator=(Table&& o) noexcept {
+      if (this != &o) {
+        Release();
+        base_ = std::exchange(o.base_, nullptr);
+        mapped_ = std::exchange(o.mapped_, 0);
+        data = std::exchange(o.data, nullptr);
+        size = std::exchange(o.size, 0);
+      }
+      return *this;
+    }
+    ~Table() { Release(); }
+
+    void Allocate(size_t n) {
+      Release();
+      constexpr size_t kHugePage = size_t{2} << 20;
+      size_t bytes = n * sizeof(Slot);
+      mapped_ = bytes >= kHugePage ? bytes + kHugePage : bytes;
+      void* p = ::mmap(nullptr, mapped_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      ADS_CHECK(p != MAP_FAILED) << "out of memory for " << n << " import slots";
+      base_ = p;
+      uintptr_t start = reinterpret_cast<uintptr_t>(p);
+      if (bytes >= kHugePage) {
+        start = (start + kHugePage - 1) & ~(kHugePage - 1);
+        ::madvise(reinterpret_cast<void*>(start), bytes, MADV_HUGEPAGE);
+      }
+      data = reinterpret_cast<Slot*>(start);
+      size = n;
+    }
+
+   private:
+    void Release() {
+      if (base_ != nullptr) ::munmap(base_, mapped_);
+      base_ = nullptr;
+    }
+    void* base_ = nullptr;
+    size_t mapped_ = 0;
+
+   public:
+    Slot* data = nullptr;
+    size_t size = 0;
+  };
+
+  void Prefetch(size_t i) const {
+    const char* p = reinterpret_cast<const char*>(&slots_.data[i]);
+    __builtin_prefetch(p, 1);
+    __builtin_prefetch(p + sizeof(Slot) - 1, 1);
+  }
+  // The slot holding `k`, or the empty slot where it goes.
+  Slot& Find(const Key& k, size_t i) {
+    const size_t mask = slots_.size - 1;
+    for (;; i = (i + 1) & mask) {
+      Slot& s = slots_.data[i];
+      if (s.count == 0 || s.key == k) return s;
     }
   }
-  std::vector<Slot> slots_;
+  // Keeps the load factor at most 0.7 with `n` keys.
+  void Reserve(size_t n) {
+    if (n * 10 <= slots_.size * 7) return;
+    size_t capacity = slots_.size;
+    while (n * 10 > capacity * 7) capacity *= 2;
+    Table old = std::move(slots_);
+    slots_.Allocate(capacity);
+    const size_t mask = slots_.size - 1;
+    size_t at[kBatch];
+    const Slot* batch[kBatch];
+    size_t k = 0;
+    auto flush = [&] {
+      for (size_t j = 0; j < k; ++j) Find(batch[j]->key, at[j]) = *batch[j];
+      k = 0;
+    };
+    for (size_t i = 0; i < old.size; ++i) {
+      const Slot& s = old.data[i];
+      if (s.count == 0) continue;
+      at[k] = KeyHash{}(s.key) & mask;
+      Prefetch(at[k]);
+      batch[k++] = &s;
+      if (k == kBatch) flush();
+    }
+    flush();
+  }
+
+  Table slots_;
   size_t size_ = 0;
+  Pending pending_[kBatch];
+  size_t pending_size_ = 0;
 };
+
+// One aggregated (wallet, project, chain) with the whole key as big-endian integers, so that
+// integer order is byte order and sorting never goes back to the table.
+struct SortedEntry {
+  uint64_t head, middle;  // wallet bytes 0-7, 8-15
+  uint32_t tail;          // wallet bytes 16-19
+  uint32_t project, chain, day, count;
+  bool operator<(const SortedEntry& o) const {
+    return std::tie(head, middle, tail, project, chain) <
+           std::tie(o.head, o.middle, o.tail, o.project, o.chain);
+  }
+  Address wallet() const {
+    Address a;
+    uint64_t h = __builtin_bswap64(head), m = __builtin_bswap64(middle);
+    uint32_t t = __builtin_bswap32(tail);
+    std::memcpy(a.bytes.data(), &h, 8);
+    std::memcpy(a.bytes.data() + 8, &m, 8);
+    std::memcpy(a.bytes.data() + 16, &t, 4);
+    return a;
+  }
+};
+
+// The entries of `map` in (wallet, project, chain) order: the LMDB index is keyed by wallet, so
+// sorted batches are written (and re-sorted by the store) in one forward pass. One counting-sort
+// pass on the top 16 wallet bits, then a small sort per bucket (wallets are hashes: buckets stay
+// small; a skewed input only makes some buckets bigger, never wrong).
+std::vector<SortedEntry> SortedEntries(const AggMap& map) {
+  using Item = SortedEntry;
+  auto item_of = [&](size_t i) {
+    const Key& k = map.slot(i).key;
+    Item item;
+    std::memcpy(&item.head, k.wallet.bytes.data(), 8);
+    std::memcpy(&item.middle, k.wallet.bytes.data() + 8, 8);
+    std::memcpy(&item.tail, k.wallet.bytes.data() + 16, 4);
+    item.head = __builtin_bswap64(item.head);
+    item.middle = __builtin_bswap64(item.middle);
+    item.tail = __builtin_bswap32(item.tail);
+    item.project = k.project;
+    item.chain = k.chain;
+    item.day = map.slot(i).day;
+    item.count = map.slot(i).count;
+    return item;
+  };
+  // One sequential pass over the (large, sparse) table, then the counting sort on the
+  // compact items.
+  std::vector<Item> unsorted;
+  unsorted.reserve(map.size());
+  for (size_t i = 0; i < map.capacity(); ++i) {
+    if (map.slot(i).count != 0) unsorted.push_back(item_of(i));
+  }
+  constexpr size_t kBuckets = 1 << 16;
+  std::vector<uint32_t> start(kBuckets + 1, 0);
+  for (const Item& item : unsorted) ++start[(item.head >> 48) + 1];
+  for (size_t b = 0; b < kBuckets; ++b) start[b + 1] += start[b];
+  std::vector<Item> items(unsorted.size());
+  std::vector<uint32_t> next(start.begin(), start.end() - 1);
+  for (const Item& item : unsorted) items[next[item.head >> 48]++] = item;
+  unsorted = {};
+  for (size_t b = 0; b < kBuckets; ++b) {
+    std::sort(items.begin() + start[b], items.begin() + start[b + 1]);
+  }
+  return items;
+}
 
 // One import in progress.
 class Importer {
@@ -348,22 +517,22 @@ class Importer {
   }
 
   Status Write() {
+    agg_.Flush();
+    std::vector<SortedEntry> entries = SortedEntries(agg_);
+    agg_ = AggMap();  // frees the table before the store allocates
     std::vector<store::ActivityRecord> batch;
-    batch.reserve(std::min(agg_.size(), options_.rows_per_batch));
-    Status status;
-    agg_.ForEach([&](const Key& k, const Agg& v) {
-      if (!status.ok()) return;
-      batch.push_back({.wallet = k.wallet,
-                       .project_id = k.project,
-                       .chain_id = k.chain,
-                       .last_seen = int64_t{v.day} * 86400,
-                       .count = v.count});
+    batch.reserve(std::min(entries.size(), options_.rows_per_batch));
+    for (const SortedEntry& e : entries) {
+      batch.push_back({.wallet = e.wallet(),
+                       .project_id = e.project,
+                       .chain_id = e.chain,
+                       .last_seen = int64_t{e.day} * 86400,
+                       .count = e.count});
       if (batch.size() == options_.rows_per_batch) {
-        status = store_.RecordActivity(batch);
+        ADS_RETURN_IF_ERROR(store_.RecordActivity(batch));
         batch.clear();
       }
-    });
-    ADS_RETURN_IF_ERROR(status);
+    }
     if (!batch.empty()) ADS_RETURN_IF_ERROR(store_.RecordActivity(batch));
     return OkStatus();
   }
@@ -388,19 +557,28 @@ class Importer {
       Reject(line, "invalid contract address");
       return std::nullopt;
     }
-    auto it = by_contract_.find(store::ContractRef{chain, *a});
-    if (it == by_contract_.end()) {
-      ++summary_.unknown_contract;
-      return std::nullopt;
-    }
-    return it->second;
+    std::optional<store::Id> project = LookUpContract(chain, *a);
+    if (!project) ++summary_.unknown_contract;
+    return project;
+  }
+
+  // The registry's project of a contract, through a direct-mapped cache: exports repeat the
+  // same few contracts (known or not), and a hit costs one compare instead of a hash map probe.
+  std::optional<store::Id> LookUpContract(int64_t chain, const Address& address) {
+    CachedContract& c = contract_cache_[(AddressHash{}(address) ^ static_cast<size_t>(chain)) &
+                                        (contract_cache_.size() - 1)];
+    if (c.valid && c.chain == chain && c.address == address) return c.project;
+    auto it = by_contract_.find(store::ContractRef{chain, address});
+    c = {.valid = true,
+         .chain = chain,
+         .address = address,
+         .project = it == by_contract_.end() ? std::nullopt : std::optional(it->second)};
+    return c.project;
   }
 
   size_t Add(const Address& wallet, store::Id project, int64_t chain, uint32_t day) {
     if (wallet == Address{}) return 0;  // mints and burns
-    Agg& a = agg_[Key{wallet, static_cast<uint32_t>(project), static_cast<uint32_t>(chain)}];
-    a.day = std::max(a.day, day);
-    ++a.count;
+    agg_.Add(Key{wallet, static_cast<uint32_t>(project), static_cast<uint32_t>(chain)}, day);
     return 1;
   }
 
@@ -411,74 +589,15 @@ class Importer {
   Plan plan_;
   std::unordered_map<std::string, store::Id> by_slug_;
   std::unordered_map<store::ContractRef, store::Id, ContractRefHashForImport> by_contract_;
+  struct CachedContract {
+    bool valid = false;
+    int64_t chain = 0;
+    Address address;
+    std::optional<store::Id> project;
+  };
+  std::vector<CachedContract> contract_cache_ = std::vector<CachedContract>(4096);
   AggMap agg_;
   BulkImportSummary summary_;
-};
-
-// Reads a plain or gzip file (or stdin) line by line and hashes the decompressed content.
-class LineReader {
- public:
-  static Result<std::unique_ptr<LineReader>> Open(const std::string& path) {
-    auto r = std::unique_ptr<LineReader>(new LineReader);
-    r->file_ = path == "-" ? gzdopen(dup(STDIN_FILENO), "rb") : gzopen(path.c_str(), "rb");
-    if (r->file_ == nullptr) return UnavailableError("cannot open " + path);
-    gzbuffer(r->file_, kReadChunk);
-    if (path != "-") {
-      std::error_code ec;
-      auto size = std::filesystem::file_size(path, ec);
-      r->total_ = ec ? 0 : size;
-    }
-    crypto_generichash_init(&r->hash_, nullptr, 0, kDigestBytes);
-    return r;
-  }
-  ~LineReader() {
-    if (file_ != nullptr) gzclose(file_);
-  }
-  // The next line without its "\r\n"; false at the end.
-  Result<bool> Next(std::string_view& line) {
-    while (true) {
-      size_t nl = buffer_.find('\n', pos_);
-      if (nl != std::string::npos || eof_) {
-        if (nl == std::string::npos) {
-          if (pos_ >= buffer_.size()) return false;
-          nl = buffer_.size();
-        }
-        line = std::string_view(buffer_).substr(pos_, nl - pos_);
-        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-        pos_ = nl + 1;
-        ++line_;
-        return true;
-      }
-      buffer_.erase(0, pos_);
-      pos_ = 0;
-      size_t old = buffer_.size();
-      buffer_.resize(old + kReadChunk);
-      int n = gzread(file_, buffer_.data() + old, kReadChunk);
-      if (n < 0) return UnavailableError("read error (corrupt gzip?)");
-      buffer_.resize(old + static_cast<size_t>(n));
-      crypto_generichash_update(&hash_, reinterpret_cast<const uint8_t*>(buffer_.data() + old),
-                                static_cast<size_t>(n));
-      if (n == 0) eof_ = true;
-    }
-  }
-  uint64_t line() const { return line_; }
-  uint64_t bytes_read() const { return static_cast<uint64_t>(gzoffset(file_)); }
-  uint64_t total() const { return total_; }
-  std::string DigestHex() {
-    uint8_t d[kDigestBytes];
-    crypto_generichash_final(&hash_, d, sizeof d);
-    return HexEncode(d, sizeof d);
-  }
-
- private:
-  LineReader() = default;
-  gzFile file_ = nullptr;
-  std::string buffer_;
-  size_t pos_ = 0;
-  bool eof_ = false;
-  uint64_t line_ = 0;
-  uint64_t total_ = 0;
-  crypto_generichash_state hash_;
 };
 
 // A JSON object's values as text, in `header` order (numbers and booleans as written;
@@ -536,20 +655,51 @@ bool InLedger(const std::string& path, const std::string& digest) {
   std::ifstream in(path);
   std::string line;
   while (std::getline(in, line)) {
-    if (line.compare(0, digest.size(), digest) == 0) return true;
+    if (line.size() > digest.size() && line[digest.size()] == ' ' &&
+        line.compare(0, digest.size(), digest) == 0) {
+      return true;
+    }
   }
   return false;
 }
 
-Status RememberInLedger(const std::string& path, const std::string& digest, const std::string& file,
+Status RememberInLedger(const std::string& path, const std::string& digest, std::string_view name,
                         uint64_t rows) {
   std::ofstream out(path, std::ios::app);
-  out << digest << ' ' << rows << ' ' << file << '\n';
+  out << digest << ' ' << rows << ' ' << name << '\n';
+  out.flush();
   if (!out) return UnavailableError("cannot write import ledger " + path);
   return OkStatus();
 }
 
-Status ReadRows(LineReader& reader, Importer& importer, const BulkImportOptions& options) {
+// An exclusive advisory lock (flock) on the ledger file, held while an import checks the
+// ledger, writes and records itself: concurrent imports of the same content, from threads of
+// one server or from the CLI next to it, write once.
+class LedgerLock {
+ public:
+  static Result<LedgerLock> Acquire(const std::string& path) {
+    int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0) return UnavailableError("cannot open import ledger " + path);
+    while (::flock(fd, LOCK_EX) != 0) {
+      if (errno != EINTR) {
+        ::close(fd);
+        return UnavailableError("cannot lock import ledger " + path);
+      }
+    }
+    return LedgerLock(fd);
+  }
+  LedgerLock(LedgerLock&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  LedgerLock& operator=(LedgerLock&&) = delete;
+  ~LedgerLock() {
+    if (fd_ >= 0) ::close(fd_);  // releases the lock
+  }
+
+ private:
+  explicit LedgerLock(int fd) : fd_(fd) {}
+  int fd_;
+};
+
+Status ReadRows(detail::LineReader& reader, Importer& importer, const BulkImportOptions& options) {
   simdjson::dom::parser parser;
   std::vector<std::string_view> fields;
   std::vector<std::string> scratch;
@@ -567,7 +717,8 @@ Status ReadRows(LineReader& reader, Importer& importer, const BulkImportOptions&
         simdjson::dom::element obj;
         if (parser.parse(line.data(), line.size()).get(obj) != simdjson::SUCCESS ||
             !obj.is_object()) {
-          return InvalidArgumentError("line 1 is not a JSON object");
+          return InvalidArgumentError("line " + std::to_string(reader.line()) +
+                                      " is not a JSON object");
         }
         header = JsonHeader(obj);
         // adserver's NDJSON names a project or a contract per line: know both from line 1.
@@ -676,25 +827,93 @@ std::optional<uint32_t> ParseDay(std::string_view t) {
   return static_cast<uint32_t>(era * 146097 + doe - 719468);
 }
 
-Result<BulkImportSummary> BulkImportFile(const std::string& path, store::Store& store,
-                                         const BulkImportOptions& options, const Clock& clock) {
-  auto start = std::chrono::steady_clock::now();
-  ADS_ASSIGN_OR_RETURN(std::unique_ptr<LineReader> reader, LineReader::Open(path));
-  Importer importer(store, options, static_cast<uint32_t>(clock.NowSeconds() / 86400));
-  ADS_RETURN_IF_ERROR(importer.LoadRegistry());
-  ADS_RETURN_IF_ERROR(ReadRows(*reader, importer, options));
-  std::string digest = reader->DigestHex();
-  BulkImportSummary& summary = importer.summary();
-  if (!options.ledger_path.empty() && !options.force && InLedger(options.ledger_path, digest)) {
-    summary.already_imported = true;
-  } else {
-    ADS_RETURN_IF_ERROR(importer.Write());
-    if (!options.ledger_path.empty()) {
-      ADS_RETURN_IF_ERROR(RememberInLedger(options.ledger_path, digest, path, summary.rows));
+Result<bool> WriteOnce(const std::string& ledger_path, const std::string& digest,
+                       std::string_view name, bool force,
+                       const std::function<Result<uint64_t>()>& write) {
+  if (ledger_path.empty()) {
+    ADS_RETURN_IF_ERROR(write().status());
+    return true;
+  }
+  ADS_ASSIGN_OR_RETURN(LedgerLock lock, LedgerLock::Acquire(ledger_path));
+  if (!force && InLedger(ledger_path, digest)) return false;
+  ADS_ASSIGN_OR_RETURN(uint64_t rows, write());
+  ADS_RETURN_IF_ERROR(RememberInLedger(ledger_path, digest, name, rows));
+  return true;
+}
+
+std::string ContentDigestHex(std::string_view content) {
+  uint8_t digest[kDigestBytes];
+  crypto_generichash(digest, sizeof digest, reinterpret_cast<const uint8_t*>(content.data()),
+                     content.size(), nullptr, 0);
+  return HexEncode(digest, sizeof digest);
+}
+
+bool IsGzipContent(std::string_view content) { return detail::IsGzip(content); }
+
+Result<std::string> DecompressedPrefix(std::string_view content, size_t size) {
+  std::unique_ptr<detail::ByteSource> source = detail::MemorySource(content);
+  std::string out(size, '\0');
+  size_t filled = 0;
+  while (filled < size) {
+    ADS_ASSIGN_OR_RETURN(size_t n, source->Read(out.data() + filled, size - filled));
+    if (n == 0) break;
+    filled += n;
+  }
+  out.resize(filled);
+  return out;
+}
+
+Result<std::string> Decompress(std::string_view content, uint64_t max_bytes) {
+  std::unique_ptr<detail::ByteSource> source = detail::MemorySource(content);
+  std::string out;
+  while (true) {
+    size_t old = out.size();
+    out.resize(old + (1 << 20));
+    ADS_ASSIGN_OR_RETURN(size_t n, source->Read(out.data() + old, 1 << 20));
+    out.resize(old + n);
+    if (n == 0) return out;
+    if (max_bytes != 0 && out.size() > max_bytes) {
+      return InvalidFieldError("body", "decompressed input exceeds the limit of " +
+                                           std::to_string(max_bytes) + " bytes");
     }
   }
+}
+
+namespace {
+
+Result<BulkImportSummary> Import(std::unique_ptr<detail::ByteSource> source, std::string_view name,
+                                 bool read_ahead, store::Store& store,
+                                 const BulkImportOptions& options, const Clock& clock) {
+  auto start = std::chrono::steady_clock::now();
+  detail::LineReader reader(std::move(source),
+                            {.read_ahead = read_ahead, .max_bytes = options.max_input_bytes});
+  Importer importer(store, options, static_cast<uint32_t>(clock.NowSeconds() / 86400));
+  ADS_RETURN_IF_ERROR(importer.LoadRegistry());
+  ADS_RETURN_IF_ERROR(ReadRows(reader, importer, options));
+  std::string digest = reader.DigestHex();
+  BulkImportSummary& summary = importer.summary();
+  ADS_ASSIGN_OR_RETURN(bool wrote, WriteOnce(options.ledger_path, digest, name, options.force,
+                                             [&]() -> Result<uint64_t> {
+                                               ADS_RETURN_IF_ERROR(importer.Write());
+                                               return summary.rows;
+                                             }));
+  summary.already_imported = !wrote;
   summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return summary;
+}
+
+}  // namespace
+
+Result<BulkImportSummary> BulkImportFile(const std::string& path, store::Store& store,
+                                         const BulkImportOptions& options, const Clock& clock) {
+  ADS_ASSIGN_OR_RETURN(std::unique_ptr<detail::ByteSource> source, detail::OpenFileSource(path));
+  return Import(std::move(source), path, /*read_ahead=*/true, store, options, clock);
+}
+
+Result<BulkImportSummary> BulkImportBuffer(std::string_view content, std::string_view name,
+                                           store::Store& store, const BulkImportOptions& options,
+                                           const Clock& clock) {
+  return Import(detail::MemorySource(content), name, /*read_ahead=*/false, store, options, clock);
 }
 
 }  // namespace adserver::ingest

@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/status.h"
@@ -44,6 +45,9 @@ struct BulkImportOptions {
   std::function<void(uint64_t, uint64_t, uint64_t)> progress;
   // Rows per store write (bounds memory).
   size_t rows_per_batch = 2'000'000;
+  // Largest decompressed input in bytes; InvalidArgument (field "body") beyond it. 0 = no
+  // limit. Bounds the work a small gzip request body can cause.
+  uint64_t max_input_bytes = 0;
 };
 
 struct BulkImportSummary {
@@ -65,6 +69,34 @@ struct BulkImportSummary {
 // store's error.
 Result<BulkImportSummary> BulkImportFile(const std::string& path, store::Store& store,
                                          const BulkImportOptions& options, const Clock& clock);
+
+// The same for in-memory content (an HTTP request body), plain or gzip (by the gzip magic).
+// `name` goes into the ledger. Corrupt gzip data is InvalidArgument. `content` is read on the
+// calling thread (no read-ahead thread).
+Result<BulkImportSummary> BulkImportBuffer(std::string_view content, std::string_view name,
+                                           store::Store& store, const BulkImportOptions& options,
+                                           const Clock& clock);
+
+// The import ledger, shared by `adserver activity import` and POST /admin/v1/activity: one line
+// "DIGEST ROWS NAME" per imported content. Runs `write` (which returns the rows to record)
+// unless `digest` is already in the ledger at `ledger_path` and not `force`, then records it.
+// Holds an exclusive flock on the ledger meanwhile, so concurrent imports of the same content
+// (threads or processes) write once. Returns whether `write` ran; an empty `ledger_path` always
+// runs it. Unavailable if the ledger cannot be opened or written, else `write`'s error.
+Result<bool> WriteOnce(const std::string& ledger_path, const std::string& digest,
+                       std::string_view name, bool force,
+                       const std::function<Result<uint64_t>()>& write);
+// Hex BLAKE2b-256 of `content`: how the ledger identifies a (decompressed) file.
+std::string ContentDigestHex(std::string_view content);
+
+// Request bodies: gzip is recognised by its magic bytes (1f 8b).
+bool IsGzipContent(std::string_view content);
+// The first (up to) `size` decompressed bytes of `content` (gzip or plain). InvalidArgument
+// on corrupt gzip data.
+Result<std::string> DecompressedPrefix(std::string_view content, size_t size);
+// All of `content` decompressed; InvalidArgument (field "body") past `max_bytes` (0 = no limit)
+// or on corrupt gzip data.
+Result<std::string> Decompress(std::string_view content, uint64_t max_bytes);
 
 // Parses a timestamp in any of the export formats to days since the epoch.
 std::optional<uint32_t> ParseDay(std::string_view text);

@@ -1,8 +1,42 @@
 #include "store/lmdb/lmdb_activity_store.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <set>
 
+#include "store/lmdb/detail/activity_codec.h"
+
 namespace adserver::store {
+namespace {
+
+// LoadSorted commits every 20 x LmdbOptions::wallets_per_commit wallets (1 M by default): up to
+// this many wallets it writes in one transaction, so a failure leaves nothing behind.
+constexpr size_t kMaxAppendWallets = 1'000'000;
+
+// As LmdbActivityIndex::Record converts rows.
+uint32_t Clamp32(int64_t v) {
+  return static_cast<uint32_t>(std::clamp<int64_t>(v, 0, int64_t{UINT32_MAX}));
+}
+uint32_t StoredDay(int64_t unix_seconds) {
+  if (unix_seconds <= 0) return 0;
+  return static_cast<uint32_t>(std::min<int64_t>(unix_seconds / 86400, detail::kMaxStoredDay));
+}
+
+// Rows in ascending wallet order with valid ids (what Record accepts), at most
+// kMaxAppendWallets wallets.
+bool AppendableToEmptyIndex(const std::vector<ActivityRecord>& rows) {
+  size_t wallets = 0;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i].project_id <= 0 || rows[i].chain_id <= 0) return false;
+    if (i == 0 || rows[i - 1].wallet != rows[i].wallet) {
+      if (i > 0 && !(rows[i - 1].wallet < rows[i].wallet)) return false;
+      if (++wallets > kMaxAppendWallets) return false;
+    }
+  }
+  return !rows.empty();
+}
+
+}  // namespace
 
 Result<PublisherRecord> LmdbActivityStore::CreatePublisher(const PublisherRecord& p, int64_t now) {
   return inner_->CreatePublisher(p, now);
@@ -116,7 +150,29 @@ Status LmdbActivityStore::RecordActivity(const std::vector<ActivityRecord>& rows
     }
     if (!p.ok()) return p.status();
   }
+  // The first load of an empty index (a bulk import) appends fully packed pages in one pass.
+  // If that fails (e.g. another writer got there first) nothing was written: merge instead.
+  if (activity_->wallet_count() == 0 && AppendableToEmptyIndex(rows) &&
+      AppendToEmptyIndex(rows).ok()) {
+    return OkStatus();
+  }
   return activity_->Record(rows);
+}
+
+Status LmdbActivityStore::AppendToEmptyIndex(const std::vector<ActivityRecord>& rows) {
+  size_t next = 0;
+  return activity_->LoadSorted([&](Address& wallet, std::vector<decision::Interaction>& items) {
+    if (next == rows.size()) return false;
+    wallet = rows[next].wallet;
+    for (; next < rows.size() && rows[next].wallet == wallet; ++next) {
+      const ActivityRecord& r = rows[next];
+      items.push_back({.project_id = Clamp32(r.project_id),
+                       .chain_id = Clamp32(r.chain_id),
+                       .last_seen_day = StoredDay(r.last_seen),
+                       .count = Clamp32(r.count)});
+    }
+    return true;
+  });
 }
 
 Result<std::vector<ActivityRecord>> LmdbActivityStore::ActivityForWallet(const Address& wallet) {

@@ -65,6 +65,9 @@ class LmdbActivityStore final : public Store {
   }
 
  private:
+  // RecordActivity's bulk path: LoadSorted for rows in wallet order into an empty index.
+  Status AppendToEmptyIndex(const std::vector<ActivityRecord>& rows);
+
   std::unique_ptr<Store> inner_;
   std::shared_ptr<LmdbActivityIndex> activity_;
 };

@@ -1,9 +1,10 @@
 #include "admin/admin_api.h"
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
+#include <zlib.h>
 
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -519,6 +520,154 @@ TEST_F(AdminApiTest, ActivityImportAndLookup) {
   Reply bad_wallet = Get("/admin/v1/activity/0x12");
   EXPECT_EQ(bad_wallet.status, 400);
   EXPECT_EQ(Fields(bad_wallet), std::vector<std::string>{"wallet"});
+}
+
+// Activity uploads in the bulk CLI's shapes, through an AdminApi with an import ledger.
+class ActivityUploadTest : public AdminApiTest {
+ protected:
+  static constexpr char kUsdc[] = "0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48";
+  static constexpr char kOther[] = "0x2222222222222222222222222222222222222222";
+
+  void SetUp() override {
+    AdminApiTest::SetUp();
+    api_ =
+        std::make_unique<AdminApi>(*store_, *snapshots_, clock_,
+                                   AdminOptions{.token = kToken,
+                                                .max_decompressed_bytes = 1 << 20,
+                                                .import_ledger_path = dir_.File("imports.ledger")});
+    router_ = http::Router();
+    api_->RegisterRoutes(router_);
+    Reply p = Post("/admin/v1/projects", {{"slug", "usdc"},
+                                          {"name", "USD Coin"},
+                                          {"contracts", {{{"chainId", 1}, {"address", kUsdc}}}}});
+    ASSERT_EQ(p.status, 201) << p.raw;
+  }
+
+  Reply Upload(const std::string& target, const std::string& body,
+               const std::string& content_type = "text/csv", const std::string& encoding = "") {
+    http::Request request;
+    request.method = Method::kPost;
+    request.target = target;
+    size_t q = target.find('?');
+    request.path = std::string_view(target).substr(0, q);
+    if (q != std::string::npos) request.query = std::string_view(target).substr(q + 1);
+    std::string authorization = std::string("Bearer ") + kToken;
+    request.headers.push_back({"Authorization", authorization});
+    request.headers.push_back({"Content-Type", content_type});
+    if (!encoding.empty()) request.headers.push_back({"Content-Encoding", encoding});
+    request.body = body;
+    http::Router::Match match = router_.Find(request);
+    EXPECT_NE(match.handler, nullptr);
+    http::Response response = (*match.handler)(request);
+    return Reply{response.status, Json::parse(response.body, nullptr, false), response.body};
+  }
+
+  int64_t Count(const std::string& wallet) {
+    Reply a = Get("/admin/v1/activity/" + wallet);
+    EXPECT_EQ(a.status, 200) << a.raw;
+    return a.body["interactions"].empty() ? 0 : a.body["interactions"][0]["count"].get<int64_t>();
+  }
+
+  static std::string Gzip(const std::string& content) {
+    z_stream z{};
+    deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+    std::string out(deflateBound(&z, content.size()), '\0');
+    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(content.data()));
+    z.avail_in = static_cast<uInt>(content.size());
+    z.next_out = reinterpret_cast<Bytef*>(out.data());
+    z.avail_out = static_cast<uInt>(out.size());
+    deflate(&z, Z_FINISH);
+    out.resize(z.total_out);
+    deflateEnd(&z);
+    return out;
+  }
+
+  std::string TokenTransfersCsv() {
+    return std::string("token_address,from_address,to_address,value,block_timestamp\n") + kUsdc +
+           "," + kWallet + "," + kOther + ",5,2025-12-20 10:00:00 UTC\n" +
+           "0x3333333333333333333333333333333333333333," + kWallet + "," + kOther +
+           ",5,2025-12-20 10:00:00 UTC\n" + "not,enough\n";
+  }
+};
+
+TEST_F(ActivityUploadTest, BigQueryCsvIsImportedWithTheCliSummary) {
+  Reply r = Upload("/admin/v1/activity", TokenTransfersCsv());
+  ASSERT_EQ(r.status, 200) << r.raw;
+  EXPECT_EQ(r.body["shape"], "bigquery.token_transfers");
+  EXPECT_EQ(r.body["rows"], 3);
+  EXPECT_EQ(r.body["interactions"], 2);
+  EXPECT_EQ(r.body["imported"], 2);
+  EXPECT_EQ(r.body["unknownContract"], 1);
+  EXPECT_EQ(r.body["rejected"], 1);
+  EXPECT_EQ(r.body["errors"][0]["line"], 4);
+  EXPECT_EQ(r.body["alreadyImported"], false);
+  EXPECT_EQ(Count(kWallet), 1);
+  EXPECT_EQ(Count(kOther), 1);
+}
+
+TEST_F(ActivityUploadTest, ResendingTheSameContentDoesNotDoubleCount) {
+  ASSERT_EQ(Upload("/admin/v1/activity", TokenTransfersCsv()).status, 200);
+  // Same content gzip-compressed (by header and by magic alone): the ledger knows it.
+  Reply again = Upload("/admin/v1/activity", Gzip(TokenTransfersCsv()), "text/csv", "gzip");
+  ASSERT_EQ(again.status, 200) << again.raw;
+  EXPECT_EQ(again.body["alreadyImported"], true);
+  EXPECT_EQ(again.body["imported"], 0);
+  EXPECT_EQ(again.body["interactions"], 2);
+  Reply magic = Upload("/admin/v1/activity", Gzip(TokenTransfersCsv()), "application/gzip");
+  EXPECT_EQ(magic.body["alreadyImported"], true);
+  EXPECT_EQ(Count(kWallet), 1);
+  Reply forced = Upload("/admin/v1/activity?force=true", TokenTransfersCsv());
+  EXPECT_EQ(forced.body["alreadyImported"], false);
+  EXPECT_EQ(Count(kWallet), 2);
+}
+
+TEST_F(ActivityUploadTest, OwnNdjsonKeepsItsRulesAndIsIdempotentToo) {
+  std::string line = std::string(R"({"wallet":")") + kWallet +
+                     R"(","project":"usdc","chainId":1,"timestamp":"2025-12-01T10:00:00Z"})";
+  std::string body = line + "\n" + R"({"wallet":")" + kWallet +
+                     R"(","project":"nope","chainId":1,"timestamp":"2025-12-01T10:00:00Z"})" + "\n";
+  Reply r = Upload("/admin/v1/activity", body, "application/x-ndjson");
+  ASSERT_EQ(r.status, 200) << r.raw;
+  EXPECT_EQ(r.body["imported"], 1);
+  EXPECT_EQ(r.body["rejected"], 1);  // unknown slug: still a rejected line
+  EXPECT_EQ(r.body["shape"], "adserver");
+  Reply gz = Upload("/admin/v1/activity", Gzip(body), "application/x-ndjson", "gzip");
+  EXPECT_EQ(gz.body["alreadyImported"], true) << gz.raw;
+  EXPECT_EQ(Count(kWallet), 1);
+}
+
+TEST_F(ActivityUploadTest, MappedColumnsAndChainFromTheQuery) {
+  std::string csv = std::string("sender,pool,day\n") + kWallet + "," + kUsdc + ",2025-12-20\n";
+  Reply r = Upload(
+      "/admin/v1/activity?map=wallet%3Dsender&map=contract=pool&map=time=day&chain_id=1", csv);
+  ASSERT_EQ(r.status, 200) << r.raw;
+  EXPECT_EQ(r.body["interactions"], 1);
+  EXPECT_EQ(Count(kWallet), 1);
+  Reply unmapped = Upload("/admin/v1/activity", std::string("sender,pool\n") + kWallet + ",x\n");
+  EXPECT_EQ(unmapped.status, 400);
+  EXPECT_EQ(Fields(unmapped), std::vector<std::string>{"map"});
+  Reply missing = Upload("/admin/v1/activity?map=wallet=nobody", csv);
+  EXPECT_EQ(Fields(missing), std::vector<std::string>{"map"});
+}
+
+TEST_F(ActivityUploadTest, BadParametersAndBodiesAreClearErrors) {
+  Reply bad = Upload("/admin/v1/activity?map=colour=x&chain_id=-1&foo=1", "a\n");
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_EQ(Fields(bad), (std::vector<std::string>{"map", "chain_id", "foo"}));
+  Reply not_gzip = Upload("/admin/v1/activity", TokenTransfersCsv(), "text/csv", "gzip");
+  EXPECT_EQ(not_gzip.status, 400);
+  EXPECT_EQ(Fields(not_gzip), std::vector<std::string>{"body"});
+  Reply corrupt = Upload("/admin/v1/activity", Gzip(TokenTransfersCsv()).substr(0, 30));
+  EXPECT_EQ(corrupt.status, 400);
+  EXPECT_EQ(Fields(corrupt), std::vector<std::string>{"body"});
+  Reply bomb = Upload("/admin/v1/activity", Gzip(TokenTransfersCsv() + std::string(2 << 20, '\n')));
+  EXPECT_EQ(bomb.status, 413) << bomb.raw;
+  EXPECT_EQ(Fields(bomb), std::vector<std::string>{"body"});
+  EXPECT_EQ(Upload("/admin/v1/activity", "x", "text/csv", "br").status, 415);
+  EXPECT_EQ(Upload("/admin/v1/activity", "x", "multipart/form-data").status, 415);
+  Reply empty = Upload("/admin/v1/activity", "");
+  EXPECT_EQ(empty.status, 400);
+  EXPECT_EQ(Count(kWallet), 0);
 }
 
 TEST_F(AdminApiTest, ReloadAndNotFoundMapping) {

@@ -3,9 +3,15 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
+#include <atomic>
+#include <cstdio>
 #include <fstream>
+#include <iterator>
+#include <map>
 #include <memory>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "common/clock.h"
 #include "store/sqlite/sqlite_store.h"
@@ -51,6 +57,10 @@ class BulkImportTest : public ::testing::Test {
     auto s = BulkImportFile(path, *store_, options_, clock_);
     EXPECT_TRUE(s.ok()) << s.status().ToString();
     return s.ok() ? *s : BulkImportSummary{};
+  }
+  static std::string ReadFile(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
   }
   std::vector<store::ActivityRecord> Rows(const char* wallet) {
     return *store_->ActivityForWallet(*ParseAddress(wallet));
@@ -181,6 +191,96 @@ TEST_F(BulkImportTest, ReimportingTheSameFileChangesNothing) {
   auto rows = Rows(kA);
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].count, 1);
+}
+
+TEST_F(BulkImportTest, BufferImportReadsPlainAndGzipBodies) {
+  std::string csv = "token_address,from_address,to_address,block_timestamp\n" + std::string(kUsdc) +
+                    "," + kA + "," + kB + ",2025-12-20 10:00:00 UTC\n";
+  auto plain = BulkImportBuffer(csv, "body", *store_, options_, clock_);
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  EXPECT_EQ(plain->shape, "bigquery.token_transfers");
+  EXPECT_EQ(plain->interactions, 2u);
+  // The same content gzip-compressed is the same content for the ledger.
+  std::string gz = ReadFile(Write("tt.csv.gz", csv, /*gzip=*/true));
+  auto again = BulkImportBuffer(gz, "body", *store_, options_, clock_);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_TRUE(again->already_imported);
+  EXPECT_EQ(Rows(kA)[0].count, 1);
+  auto corrupt = BulkImportBuffer(gz.substr(0, gz.size() - 12), "body", *store_, options_, clock_);
+  EXPECT_EQ(corrupt.status().code(), Code::kInvalidArgument);
+}
+
+TEST_F(BulkImportTest, UnmappableHeaderNamesTheMapField) {
+  auto s = BulkImportBuffer("a,b\n1,2\n", "body", *store_, options_, clock_);
+  ASSERT_EQ(s.status().code(), Code::kInvalidArgument);
+  ASSERT_EQ(s.status().details().size(), 1u);
+  EXPECT_EQ(s.status().details()[0].field, "map");
+}
+
+// Enough distinct keys to grow the aggregation table many times, checked against a std::map.
+TEST_F(BulkImportTest, AggregatesManyWalletsExactly) {
+  std::string csv = "token_address,from_address,to_address,block_timestamp\n";
+  std::map<std::string, std::pair<int64_t, int64_t>> want;  // wallet -> (count, last day)
+  uint64_t x = 12345;
+  auto wallet = [&](uint64_t i) {
+    char buf[43];
+    std::snprintf(buf, sizeof buf, "0x%016llx%024llx",
+                  static_cast<unsigned long long>(i * 0x9E3779B97F4A7C15ull),
+                  static_cast<unsigned long long>(i));
+    return std::string(buf);
+  };
+  for (int row = 0; row < 60000; ++row) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    std::string from = wallet(1 + (x >> 50)), to = wallet(1 + ((x >> 20) & 0x3FFF));
+    int day = 1 + static_cast<int>((x >> 8) % 28);
+    char date[32];
+    std::snprintf(date, sizeof date, "2025-11-%02d 10:00:00 UTC", day);
+    csv += std::string(kUsdc) + "," + from + "," + to + "," + date + "\n";
+    int64_t d = *ParseDay(date);
+    for (const std::string& w : {from, to}) {
+      auto& [count, last] = want[w];
+      ++count;
+      last = std::max(last, d);
+    }
+  }
+  auto s = BulkImportBuffer(csv, "many", *store_, options_, clock_);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->interactions, 120000u);
+  size_t checked = 0;
+  for (const auto& [w, expect] : want) {
+    if (++checked % 97 != 0) continue;
+    auto rows = Rows(w.c_str());
+    ASSERT_EQ(rows.size(), 1u) << w;
+    EXPECT_EQ(rows[0].count, expect.first) << w;
+    EXPECT_EQ(rows[0].last_seen / 86400, expect.second) << w;
+  }
+}
+
+TEST(LedgerTest, ConcurrentImportsOfTheSameContentWriteOnce) {
+  testing::TempDir dir;
+  std::string ledger = dir.File("imports.ledger");
+  std::atomic<int> writes{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([&] {
+      auto ran = WriteOnce(ledger, ContentDigestHex("same"), "t", false, [&]() -> Result<uint64_t> {
+        writes.fetch_add(1);
+        return 1;
+      });
+      EXPECT_TRUE(ran.ok());
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(writes.load(), 1);
+  auto forced = WriteOnce(ledger, ContentDigestHex("same"), "t", /*force=*/true,
+                          []() -> Result<uint64_t> { return 1; });
+  EXPECT_TRUE(*forced);
+  auto failed = WriteOnce(ledger, ContentDigestHex("other"), "t", false,
+                          []() -> Result<uint64_t> { return UnavailableError("down"); });
+  EXPECT_EQ(failed.status().code(), Code::kUnavailable);
+  auto retried = WriteOnce(ledger, ContentDigestHex("other"), "t", false,
+                           []() -> Result<uint64_t> { return 1; });
+  EXPECT_TRUE(*retried);  // a failed write is not remembered
 }
 
 TEST(ParseTest, AddressesAndDays) {

@@ -86,6 +86,7 @@ void Catalog::BuildProjectIndex() {
     for (uint32_t p : c.exclude_projects) note(p);
     if (c.advertiser_project) note(*c.advertiser_project);
   }
+  campaigns_by_project_.resize(project_id_limit);
   for (Index c = 0; c < campaigns.size(); ++c) {
     for (uint32_t project : campaigns[c].target_projects) {
       std::vector<Index>& list = campaigns_by_project_[project].campaigns;
@@ -93,7 +94,7 @@ void Catalog::BuildProjectIndex() {
       if (list.empty() || list.back() != c) list.push_back(c);
     }
   }
-  for (auto& [project, entry] : campaigns_by_project_) {
+  for (ProjectCampaigns& entry : campaigns_by_project_) {
     // Steady campaigns first; within each run, highest value first, then catalog order.
     std::stable_sort(entry.campaigns.begin(), entry.campaigns.end(), [this](Index a, Index b) {
       const Campaign& x = campaigns[a];
@@ -143,8 +144,9 @@ const std::vector<Index>& Catalog::CampaignsForProject(uint32_t project_id) cons
 }
 
 const Catalog::ProjectCampaigns* Catalog::FindProjectCampaigns(uint32_t project_id) const {
-  auto it = campaigns_by_project_.find(project_id);
-  return it == campaigns_by_project_.end() ? nullptr : &it->second;
+  if (project_id >= campaigns_by_project_.size()) return nullptr;
+  const ProjectCampaigns& entry = campaigns_by_project_[project_id];
+  return entry.campaigns.empty() ? nullptr : &entry;
 }
 
 const std::vector<Index>& Catalog::SampleAds(ImageFormat format, bool earlier_variant) const {

@@ -189,7 +189,8 @@ class Catalog {
   void BuildProjectIndex();
 
   std::unordered_map<Sha256Digest, Index, DigestHash> key_by_hash_;
-  std::unordered_map<uint32_t, ProjectCampaigns> campaigns_by_project_;
+  // By project id (dense store ids); empty entries for projects no campaign targets.
+  std::vector<ProjectCampaigns> campaigns_by_project_;
   std::array<std::vector<Index>, kImageFormatCount> sample_current_;
   std::array<std::vector<Index>, kImageFormatCount> sample_earlier_;
 };

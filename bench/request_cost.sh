@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Where a request's CPU goes (docs/BENCHMARKS.md, "Where the CPU of a request goes"): starts
+# `adserver serve` on a bench/load.sh dataset pinned to CPU 0 with one event loop, sends the
+# same request over and over with wrk (bench/wrk_one.lua, pinned to CPU 1) for each kind below,
+# and prints the server's CPU µs per request (utime+stime from /proc, as bench/load.sh) and req/s.
+# Repeating one request keeps its wallets' index pages in cache: the difference to the mix of
+# bench/load.sh (random wallets) is the cost of cache misses.
+#
+#   bench/request_cost.sh [--build-dir DIR] [--wallets N] [--duration SECONDS] [--connections C]
+#
+# Defaults: build, 10 M wallets (the dataset bench/load.sh generates and caches in
+# /tmp/adserver-bench-N; run bench/load.sh --startup-only --wallets N first to create it),
+# 5-second runs at 64 connections. About 40 seconds.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/.." && pwd)
+build_dir="$root/build"
+wallets=10000000
+duration=5
+connections=64
+while (($#)); do
+  case "$1" in
+    --build-dir) build_dir="$2"; shift ;;
+    --wallets) wallets="$2"; shift ;;
+    --duration) duration="$2"; shift ;;
+    --connections) connections="$2"; shift ;;
+    *) echo "unknown option $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+data="/tmp/adserver-bench-$wallets"
+[[ -f "$data/bench-key.txt" ]] ||
+  { echo "no dataset in $data: run bench/load.sh --startup-only --wallets $wallets" >&2; exit 1; }
+for tool in taskset wrk; do
+  command -v "$tool" >/dev/null || { echo "missing $tool (scripts/install-deps.sh)" >&2; exit 1; }
+done
+
+work=$(mktemp -d /tmp/adserver-cost.XXXXXX)
+server_pid=""
+cleanup() {
+  [[ -n "$server_pid" ]] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
+  rm -rf "$work"
+  return 0
+}
+trap cleanup EXIT
+taskset -c 0 "$build_dir/adserver" serve --data "$data" --listen 127.0.0.1:0 --io-threads 1 \
+  --log-level warn --ready-file "$work/ready" >"$work/adserver.log" 2>&1 &
+server_pid=$!
+for _ in $(seq 3000); do [[ -s "$work/ready" ]] && break; sleep 0.01; done
+[[ -s "$work/ready" ]] || { cat "$work/adserver.log" >&2; exit 1; }
+port=$(head -1 "$work/ready")
+clk_tck=$(getconf CLK_TCK)
+ticks() { sed 's/.*) //' "/proc/$server_pid/stat" | awk '{print $12 + $13}'; }
+
+echo "dataset: $data; ${duration}s runs at $connections connections; load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo
+echo "| request (wallets) | non-2xx answers | req/s | CPU µs/req |"
+echo "|---|---|---|---|"
+for kind in "unknown 1" "known 1" "known 3" "unknown 50" "known 50" "known 3 earlier"; do
+  # shellcheck disable=SC2086
+  set -- $kind
+  # Warm-up, then the measured run.
+  taskset -c 1 wrk -t1 -c"$connections" -d1s -s "$here/wrk_one.lua" "http://127.0.0.1:$port" \
+    -- "$data" "$@" >/dev/null
+  before=$(ticks)
+  out=$(taskset -c 1 wrk -t1 -c"$connections" -d"${duration}s" -s "$here/wrk_one.lua" \
+    "http://127.0.0.1:$port" -- "$data" "$@")
+  after=$(ticks)
+  requests=$(echo "$out" | awk '/requests in/ {print $1}')
+  non2xx=$(echo "$out" | awk '/Non-2xx/ {print $NF}')
+  errors=$(echo "$out" | awk '/Socket errors/ {print}')
+  [[ -z "$errors" ]] || { echo "wrk: $errors" >&2; exit 1; }
+  awk -v k="$kind" -v s="${non2xx:-0}" -v q="$requests" -v d="$duration" -v t=$((after - before)) \
+    -v tck="$clk_tck" 'BEGIN { printf "| %s | %s | %.0f | %.2f |\n", k, s, q / d, t * 1e6 / tck / q }'
+done

@@ -137,6 +137,43 @@ BENCHMARK(BM_Decide)
     ->Args({1, 1})->Args({3, 1})->Args({50, 1})
     ->Args({1, 0})->Args({3, 0})->Args({50, 0});
 
+// Response serialization alone: the JSON body of a filled answer (AdResponseBody), for
+// decisions taken beforehand on known wallets, all formats, both variants.
+void BM_SerializeAd(benchmark::State& state) {
+  const World& w = GetWorld();
+  bool earlier = state.range(0) != 0;
+  auto variant = earlier ? decision::Variant::kEarlier : decision::Variant::kCurrent;
+  serve::ServeOptions options;
+  decision::Rng rng(7);
+  std::vector<std::pair<serve::AdRequest, decision::Decision>> answers;
+  int r = 0;
+  for (const auto& set : WalletSets(3, true)) {
+    ImageFormat format = FormatOf(r++, earlier);
+    auto parsed = serve::ParseAdRequest(Body(set, format), variant, options);
+    if (!parsed.ok()) continue;
+    decision::DecisionRequest request{.wallets = set,
+                                      .format = format,
+                                      .variant = variant,
+                                      .publisher = &w.catalog->publishers[0],
+                                      .now_seconds = w.options.now + 3600};
+    auto decision = decision::Decide(request, *w.catalog, *w.activity, rng);
+    if (decision) answers.emplace_back(std::move(*parsed), *decision);
+  }
+  if (answers.empty()) {
+    state.SkipWithError("no decision filled");
+    return;
+  }
+  size_t i = 0, bytes = 0;
+  for (auto _ : state) {
+    const auto& [request, decision] = answers[i++ % answers.size()];
+    std::string body = serve::AdResponseBody(request, decision);
+    bytes += body.size();
+    benchmark::DoNotOptimize(body);
+  }
+  state.counters["body_bytes"] = benchmark::Counter(static_cast<double>(bytes) / state.iterations());
+}
+BENCHMARK(BM_SerializeAd)->ArgName("earlier")->Arg(0)->Arg(1);
+
 // AdHandler::HandleWith end to end: key, headers, parse, decide, response JSON.
 void BM_HandleWith(benchmark::State& state) {
   const World& w = GetWorld();

@@ -144,45 +144,6 @@ std::optional<http::Response> CheckWalletPresence(const AdRequest& request) {
   return Error(400, "Invalid request", {{"walletAddresses", "at least one address is required"}});
 }
 
-std::string AdBody(const AdRequest& request, const decision::Decision& decision) {
-  const decision::Ad& ad = *decision.ad;
-  const decision::Community* community = decision.community;
-  bool earlier = IsEarlier(request.variant);
-  std::string_view image;
-  if (request.format != ImageFormat::kNoImage) {
-    image = ad.images[static_cast<size_t>(request.format)];
-  }
-  std::string body;
-  body.reserve(256 + ad.headline.size() + ad.content.size() + ad.cta_url.size() +
-               ad.cta_label.size() + image.size() +
-               (community ? community->name.size() + community->logo_url.size() : 0) +
-               (request.ad_unit_id ? request.ad_unit_id->size() : 0));
-  JsonObjectWriter writer(body);
-  if (earlier) {
-    size_t matched =
-        decision.matched_wallet < request.wallet_texts.size() ? decision.matched_wallet : 0;
-    writer.String("walletAddress", request.wallet_texts[matched]);
-  }
-  writer.String("campaignId", decision.campaign->id_str)
-      .String("adId", ad.id_str)
-      .String("headline", ad.headline)
-      .String("content", ad.content)
-      .String("ctaUrl", ad.cta_url)
-      .String("ctaLabel", ad.cta_label);
-  if (!earlier && image.empty()) {
-    writer.Null("imageUrl");
-  } else {
-    writer.String("imageUrl", image);
-  }
-  writer.String("communityName", community ? std::string_view(community->name) : "")
-      .String("communityLogo", community ? std::string_view(community->logo_url) : "")
-      .String("imageFormat", ImageFormatName(request.format));
-  if (!earlier && request.ad_unit_id) writer.String("adUnitId", *request.ad_unit_id);
-  if (earlier && request.bound_local_id) writer.String("localId", *request.bound_local_id);
-  writer.Close();
-  return body;
-}
-
 // Everything HandleWith needs, bundled so the steps below stay small.
 struct Context {
   const http::Request& request;
@@ -281,7 +242,7 @@ Outcome Serve(const Context& ctx) {
   if (!decision || decision->ad == nullptr || decision->campaign == nullptr) {
     outcome = {parsed->bound_local_id ? NoAdEarlier(*parsed->bound_local_id) : NoFill(ctx.variant)};
   } else {
-    outcome = {JsonResponse(200, AdBody(*parsed, *decision))};
+    outcome = {JsonResponse(200, AdResponseBody(*parsed, *decision))};
     // Billable: a 200 served by a live key (test keys never touch budgets).
     if (ctx.hooks != nullptr && !key.test) {
       RecordServed(*ctx.hooks, *decision, parsed->wallets, ctx.now_seconds);
@@ -312,6 +273,45 @@ http::Response WithCors(Outcome outcome, const http::Request& request, Variant v
 }
 
 }  // namespace
+
+std::string AdResponseBody(const AdRequest& request, const decision::Decision& decision) {
+  const decision::Ad& ad = *decision.ad;
+  const decision::Community* community = decision.community;
+  bool earlier = IsEarlier(request.variant);
+  std::string_view image;
+  if (request.format != ImageFormat::kNoImage) {
+    image = ad.images[static_cast<size_t>(request.format)];
+  }
+  std::string body;
+  body.reserve(256 + ad.headline.size() + ad.content.size() + ad.cta_url.size() +
+               ad.cta_label.size() + image.size() +
+               (community ? community->name.size() + community->logo_url.size() : 0) +
+               (request.ad_unit_id ? request.ad_unit_id->size() : 0));
+  JsonObjectWriter writer(body);
+  if (earlier) {
+    size_t matched =
+        decision.matched_wallet < request.wallet_texts.size() ? decision.matched_wallet : 0;
+    writer.String("walletAddress", request.wallet_texts[matched]);
+  }
+  writer.String("campaignId", decision.campaign->id_str)
+      .String("adId", ad.id_str)
+      .String("headline", ad.headline)
+      .String("content", ad.content)
+      .String("ctaUrl", ad.cta_url)
+      .String("ctaLabel", ad.cta_label);
+  if (!earlier && image.empty()) {
+    writer.Null("imageUrl");
+  } else {
+    writer.String("imageUrl", image);
+  }
+  writer.String("communityName", community ? std::string_view(community->name) : "")
+      .String("communityLogo", community ? std::string_view(community->logo_url) : "")
+      .String("imageFormat", ImageFormatName(request.format));
+  if (!earlier && request.ad_unit_id) writer.String("adUnitId", *request.ad_unit_id);
+  if (earlier && request.bound_local_id) writer.String("localId", *request.bound_local_id);
+  writer.Close();
+  return body;
+}
 
 AdHandler::AdHandler(const Published<decision::Catalog>& catalogs,
                      const Published<decision::ActivityIndex>& activity, const Clock& clock,

@@ -11,6 +11,7 @@
 #include "http/message.h"
 #include "http/router.h"
 #include "identity/identity_service.h"
+#include "serve/ad_request.h"
 #include "serve/decision_hooks.h"
 #include "serve/options.h"
 
@@ -53,5 +54,9 @@ class AdHandler {
   identity::IdentityService* identity_ = nullptr;
   const DecisionHooks* hooks_ = nullptr;
 };
+
+// The 200 body of an ad answer (spec 2.4: the current variant's fields, or the earlier one's
+// with walletAddress and localId). `decision` must hold an ad. Public for the micro-benchmark.
+std::string AdResponseBody(const AdRequest& request, const decision::Decision& decision);
 
 }  // namespace adserver::serve

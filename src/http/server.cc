@@ -40,6 +40,13 @@ namespace bhttp = boost::beast::http;
 using tcp = asio::ip::tcp;
 using ErrorCode = boost::system::error_code;
 using ReusePort = asio::detail::socket_option::boolean<SOL_SOCKET, SO_REUSEPORT>;
+// Sockets and streams are bound to their loop's io_context executor type rather than the
+// type-erased any_io_executor: every asynchronous operation copies its executor, and the
+// type-erased one is a heap-free but indirect object whose copies showed up in profiles.
+using Executor = asio::io_context::executor_type;
+using Socket = asio::basic_stream_socket<tcp, Executor>;
+using Acceptor = asio::basic_socket_acceptor<tcp, Executor>;
+using Stream = beast::basic_stream<tcp, Executor, beast::unlimited_rate_policy>;
 
 // Bytes asked for by the read that waits for the first byte of a request.
 constexpr size_t kFirstReadBytes = 4096;
@@ -115,7 +122,7 @@ struct Loop {
   std::unordered_set<Session*> sessions;
   bool draining = false;
   asio::io_context ioc{1};
-  tcp::acceptor acceptor{ioc};
+  Acceptor acceptor{ioc};
   asio::steady_timer accept_retry{ioc};
   asio::executor_work_guard<asio::io_context::executor_type> work = asio::make_work_guard(ioc);
   std::promise<void> exited;
@@ -144,7 +151,7 @@ class ServerImpl final : public Server {
  private:
   Status Bind(Loop& loop, const tcp::endpoint& endpoint);
   void Accept(Loop& loop);
-  void OnAccept(Loop& loop, const ErrorCode& ec, tcp::socket socket);
+  void OnAccept(Loop& loop, const ErrorCode& ec, Socket socket);
   static void RunLoop(Loop& loop);
   static void BeginDrain(Loop& loop);
   static void CloseAll(Loop& loop);
@@ -171,7 +178,7 @@ class ServerImpl final : public Server {
 // pending operations; a kWorker handler holds it while it runs on the pool.
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(ServerImpl& server, Loop& loop, tcp::socket&& socket)
+  Session(ServerImpl& server, Loop& loop, Socket&& socket)
       : server_(server), loop_(loop), options_(server.options()), stream_(std::move(socket)) {
     loop_.sessions.insert(this);
     server_.mutable_stats().connections_open.fetch_add(1, std::memory_order_relaxed);
@@ -221,7 +228,7 @@ class Session : public std::enable_shared_from_this<Session> {
   ServerImpl& server_;
   Loop& loop_;
   const ServerOptions& options_;
-  beast::tcp_stream stream_;
+  Stream stream_;
   beast::flat_buffer buffer_;
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
   Request request_;
@@ -443,7 +450,7 @@ void Session::Linger() {
   if (loop_.draining) return Close();
   state_ = State::kLingering;
   ErrorCode ec;
-  stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+  stream_.socket().shutdown(Socket::shutdown_send, ec);
   if (ec) return Close();
   lingered_bytes_ = 0;
   stream_.expires_after(std::min<std::chrono::milliseconds>(options_.header_timeout, kMaxLinger));
@@ -464,7 +471,7 @@ void Session::Close() {
   if (state_ == State::kClosed) return;
   state_ = State::kClosed;
   ErrorCode ec;
-  stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
+  stream_.socket().shutdown(Socket::shutdown_both, ec);
   stream_.close();
 }
 
@@ -501,7 +508,7 @@ Status ServerImpl::Start() {
 
 Status ServerImpl::Bind(Loop& loop, const tcp::endpoint& endpoint) {
   ErrorCode ec;
-  tcp::acceptor& acceptor = loop.acceptor;
+  Acceptor& acceptor = loop.acceptor;
   acceptor.open(endpoint.protocol(), ec);
   if (!ec) acceptor.set_option(asio::socket_base::reuse_address(true), ec);
   if (!ec) acceptor.set_option(ReusePort(true), ec);
@@ -512,12 +519,12 @@ Status ServerImpl::Bind(Loop& loop, const tcp::endpoint& endpoint) {
 }
 
 void ServerImpl::Accept(Loop& loop) {
-  loop.acceptor.async_accept([this, &loop](const ErrorCode& ec, tcp::socket socket) {
+  loop.acceptor.async_accept([this, &loop](const ErrorCode& ec, Socket socket) {
     OnAccept(loop, ec, std::move(socket));
   });
 }
 
-void ServerImpl::OnAccept(Loop& loop, const ErrorCode& ec, tcp::socket socket) {
+void ServerImpl::OnAccept(Loop& loop, const ErrorCode& ec, Socket socket) {
   if (!loop.acceptor.is_open() || ec == asio::error::operation_aborted) return;
   if (ec) {
     ADS_LOG(warn, "http accept failed", "error", ec.message());

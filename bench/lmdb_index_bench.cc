@@ -166,6 +166,85 @@ void BM_OpenToFirstLookup(benchmark::State& state) {
 }
 BENCHMARK(BM_OpenToFirstLookup)->Unit(benchmark::kMicrosecond)->Iterations(20);
 
+// --- the serving read cache: the same lookups answered by the wallet table ---------------------
+
+// Turns the read cache on for Index() and builds the table once (kept next to the index).
+void EnsureTable() {
+  auto& idx = Index();
+  if (idx->GetReadCacheStatus().table) return;
+  (void)idx->EnableReadCache();
+  if (!idx->GetReadCacheStatus().table) {
+    auto start = std::chrono::steady_clock::now();
+    adserver::Status st = idx->RebuildReadCache();
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::cerr << "built the wallet table in " << s << " s: " << st.message() << "\n";
+  }
+}
+
+void BM_TableLookupWallets(benchmark::State& state) {
+  EnsureTable();
+  const auto& idx = Index();
+  const uint64_t n = idx->wallet_count();
+  const auto batch = static_cast<size_t>(state.range(0));
+  std::mt19937_64 rng(43);
+  // Fresh random wallets per iteration (from a large pool), so nothing stays cached.
+  std::vector<Address> pool(1 << 20);
+  for (Address& a : pool) a = WalletAt(rng() % n, n);
+  size_t found = 0, next = 0;
+  for (auto _ : state) {
+    if (next + batch > pool.size()) next = 0;
+    std::span<const Address> wallets(pool.data() + next, batch);
+    next += batch;
+    idx->LookupAll(wallets, [&](std::span<const Interaction> s) { found += s.size(); });
+    benchmark::DoNotOptimize(found);
+  }
+  state.counters["interactions_per_lookup"] = benchmark::Counter(
+      double(found) / double(state.iterations()) / double(batch), benchmark::Counter::kAvgThreads);
+  auto status = idx->GetReadCacheStatus();
+  state.counters["table_bytes_per_pair"] =
+      benchmark::Counter(double(std::filesystem::file_size(Dir() + "/wallets.table")) /
+                         (double(status.table_wallets) * kProjectsPerWallet));
+}
+BENCHMARK(BM_TableLookupWallets)->Arg(1)->Arg(3)->Arg(50);
+
+void BM_TableLookupUnknownWallets50(benchmark::State& state) {
+  EnsureTable();
+  const auto& idx = Index();
+  std::mt19937_64 rng(7);
+  std::vector<Address> wallets(50);
+  for (Address& a : wallets) {
+    for (auto& b : a.bytes) b = static_cast<uint8_t>(rng());
+  }
+  size_t found = 0;
+  for (auto _ : state) {
+    idx->LookupAll(wallets, [&](std::span<const Interaction> s) { found += s.size(); });
+    benchmark::DoNotOptimize(found);
+  }
+}
+BENCHMARK(BM_TableLookupUnknownWallets50);
+
+// Serving readiness with index and table on disk: open, enable the read cache (maps the table,
+// reads the change log), answer one lookup from the table.
+void BM_OpenWithTableToFirstLookup(benchmark::State& state) {
+  EnsureTable();
+  const uint64_t n = Index()->wallet_count();
+  Address w = WalletAt(n / 3, n);
+  for (auto _ : state) {
+    state.PauseTiming();
+    Index().reset();
+    state.ResumeTiming();
+    auto opened = LmdbActivityIndex::Open(Dir(), {.no_sync = true});
+    (void)(*opened)->EnableReadCache();
+    size_t got = (*opened)->Lookup(w).size();
+    benchmark::DoNotOptimize(got);
+    state.PauseTiming();
+    if (!(*opened)->GetReadCacheStatus().table) state.SkipWithError("table not opened");
+    Index() = *opened;
+    state.ResumeTiming();
+  }
+}
+BENCHMARK(BM_OpenWithTableToFirstLookup)->Unit(benchmark::kMicrosecond)->Iterations(20);
+
 }  // namespace
 
 BENCHMARK_MAIN();

@@ -70,6 +70,10 @@ Status Server::Init() {
   // Serving reads the LMDB index live: published once, never rebuilt. The indexer shares the
   // open environment (LMDB must not be opened twice in one process).
   activity_.Publish(store->activity_index());
+  activity_index_ = store->activity_index();
+  ADS_RETURN_IF_ERROR(activity_index_->EnableReadCache());
+  read_cache_ =
+      std::make_unique<ReadCacheThread>(*activity_index_, config_.snapshots.poll_interval);
   if (config_.indexer) {
     indexer_ = std::make_unique<IndexerThread>(*store, config_.data_dir, *config_.indexer);
   }
@@ -78,6 +82,8 @@ Status Server::Init() {
   snapshot_options.rebuild_activity = false;
   snapshots_ = std::make_unique<ingest::SnapshotPublisher>(*store_, catalogs_, activity_,
                                                            snapshot_options);
+  snapshots_->SetActivityRefresh(
+      [index = activity_index_.get()] { return index->RefreshReadCache(); });
   ADS_RETURN_IF_ERROR(snapshots_->LoadNow());
   ADS_ASSIGN_OR_RETURN(identity_store_, OpenIdentityStore(config_.data_dir));
   ADS_ASSIGN_OR_RETURN(identity_, identity::IdentityService::Create(identity_store_.get(), clock_,
@@ -108,7 +114,11 @@ Status Server::Init() {
     http::Response r;
     r.SetHeader("Content-Type", "application/json");
     r.SetHeader("Cache-Control", "no-store");
-    r.body = R"({"status":"ready"})";
+    // walletTable: lookups are answered from the wallet table ("ready") or, while it is being
+    // built, from LMDB ("building"); both are correct, the first is faster.
+    r.body = activity_index_->GetReadCacheStatus().table
+                 ? R"({"status":"ready","walletTable":"ready"})"
+                 : R"({"status":"ready","walletTable":"building"})";
     return r;
   });
   return OkStatus();
@@ -119,6 +129,7 @@ Status Server::Start() {
   ADS_RETURN_IF_ERROR(http_->Start());
   snapshots_->Start();
   if (indexer_) indexer_->Start();
+  read_cache_->Start();
   identity_->Start();
   flusher_->Start();
   ready_.store(true, std::memory_order_release);
@@ -136,6 +147,7 @@ void Server::Stop() {
   ready_.store(false, std::memory_order_release);
   if (http_) http_->Stop();  // drains in-flight requests, including admin writes
   if (indexer_) indexer_->Stop();    // finishes its step; every applied block is committed
+  if (read_cache_) read_cache_->Stop();
   if (identity_) identity_->Stop();  // writes the last batch of identity changes
   if (flusher_) flusher_->Stop();    // writes the last spend and counters (SIGTERM loses none)
   if (snapshots_) snapshots_->Stop();

@@ -6,6 +6,7 @@
 #include "admin/admin_api.h"
 #include "admin/identity_admin.h"
 #include "app/indexer.h"
+#include "app/read_cache.h"
 #include "common/clock.h"
 #include "common/published.h"
 #include "common/status.h"
@@ -73,6 +74,10 @@ class Server {
   std::unique_ptr<ingest::SnapshotPublisher> snapshots_;
   // The live EVM indexer when configured ([indexer]); writes activity through store_.
   std::unique_ptr<IndexerThread> indexer_;
+  // The serving read cache of the wallet index (store/lmdb/wallet_table.h), kept current by
+  // read_cache_.
+  std::shared_ptr<store::LmdbActivityIndex> activity_index_;
+  std::unique_ptr<ReadCacheThread> read_cache_;
   // Decision engine live state (issue 4): budgets, counters, caps; persisted by flusher_.
   std::unique_ptr<decision::LiveState> live_;
   std::unique_ptr<ingest::CounterFlusher> flusher_;

@@ -214,6 +214,7 @@ Status SnapshotPublisher::RebuildCatalogLocked(uint64_t counter, bool force) {
 
 Status SnapshotPublisher::RebuildActivityLocked(uint64_t counter) {
   if (!options_.rebuild_activity) {
+    if (activity_refresh_) ADS_RETURN_IF_ERROR(activity_refresh_());
     activity_counter_ = counter;
     return OkStatus();
   }

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -47,6 +48,13 @@ class SnapshotPublisher {
   Status RefreshNow();
   // Stops and joins the thread. Idempotent.
   void Stop();
+  // Called (under the refresh lock) whenever the activity change counter moved and the
+  // activity index is not rebuilt (rebuild_activity = false): serving's read cache of the LMDB
+  // index catches up there, so an admin write is visible when the call returns. Set before
+  // Start().
+  void SetActivityRefresh(std::function<Status()> refresh) {
+    activity_refresh_ = std::move(refresh);
+  }
 
  private:
   void Run();
@@ -61,6 +69,7 @@ class SnapshotPublisher {
   Published<decision::Catalog>& catalogs_;
   Published<decision::ActivityIndex>& activity_;
   SnapshotOptions options_;
+  std::function<Status()> activity_refresh_;
   std::mutex refresh_mu_;                   // serialises rebuilds
   uint64_t catalog_counter_ = UINT64_MAX;   // guarded by refresh_mu_
   uint64_t activity_counter_ = UINT64_MAX;  // guarded by refresh_mu_

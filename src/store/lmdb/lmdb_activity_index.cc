@@ -1,6 +1,9 @@
 #include "store/lmdb/lmdb_activity_index.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstring>
 #include <filesystem>
@@ -8,6 +11,7 @@
 #include <system_error>
 
 #include "common/check.h"
+#include "common/log.h"
 #include "store/lmdb/detail/activity_codec.h"
 #include "store/lmdb/detail/block_journal.h"
 
@@ -19,6 +23,15 @@ constexpr int64_t kSecondsPerDay = 86400;
 // must differ from a wallet key's 20 bytes.
 constexpr const char* kJournalDbName = "indexer_journal";
 constexpr const char* kCheckpointDbName = "indexer_checkpoints";
+// The change log of the serving read cache: key = 8-byte big-endian transaction id, value = the
+// 20-byte wallets that transaction changed, or empty for "any wallet may have changed". Key 0
+// holds the newest pruned transaction id (8 bytes, little-endian).
+constexpr const char* kChangesDbName = "activity_changes";
+// A transaction changing more wallets logs a bulk marker instead of the list.
+constexpr size_t kMaxLoggedWallets = 4096;
+// Log entries kept: a reader more than this many transactions behind rebuilds its table.
+constexpr uint64_t kChangeLogKeepTxns = 4096;
+constexpr const char* kTableFileName = "wallets.table";
 
 Status LmdbError(const char* what, int rc) {
   return UnavailableError(std::string("lmdb ") + what + ": " + mdb_strerror(rc));
@@ -88,6 +101,12 @@ class ReadTxn {
   }
   int rc() const { return rc_; }
   MDB_txn* get() { return txn_; }
+  // Keeps the databases this transaction opened (mdb_dbi_open) for the environment.
+  int Commit() {
+    int rc = mdb_txn_commit(txn_);
+    txn_ = nullptr;
+    return rc;
+  }
 
  private:
   MDB_txn* txn_ = nullptr;
@@ -100,6 +119,8 @@ struct LmdbActivityIndex::ThreadReader {
   MDB_txn* txn = nullptr;  // reset between batches; aborted by ~LmdbActivityIndex
   std::vector<decision::Interaction> arena;
   std::vector<std::pair<uint32_t, uint32_t>> ranges;  // (offset, size) per wallet of a batch
+  std::vector<uint8_t> from_table;                    // per wallet: answered by the table
+  std::vector<std::span<const uint8_t>> values;       // per wallet: the table's value
 };
 
 namespace {
@@ -122,7 +143,7 @@ Result<std::shared_ptr<LmdbActivityIndex>> LmdbActivityIndex::Open(const std::st
   if (rc != 0) return LmdbError("env_create", rc);
   mdb_env_set_mapsize(env, options.map_size_bytes);
   mdb_env_set_maxreaders(env, 1024);
-  mdb_env_set_maxdbs(env, 4);  // the live indexer's journal and checkpoints
+  mdb_env_set_maxdbs(env, 6);  // the live indexer's journal and checkpoints, the change log
   // NOTLS: read transactions belong to our per-thread readers, not to LMDB's thread slots.
   // NORDAHEAD: random point lookups; read-ahead would only evict useful pages.
   unsigned flags = MDB_NOTLS | MDB_NORDAHEAD | (options.no_sync ? MDB_NOSYNC : 0u);
@@ -174,17 +195,40 @@ LmdbActivityIndex::ThreadReader& LmdbActivityIndex::Reader() const {
   return *raw;
 }
 
+void LmdbActivityIndex::LookupLmdb(MDB_txn* txn, const Address& wallet,
+                                   std::vector<decision::Interaction>& out, bool renewed) const {
+  const size_t begin = out.size();
+  MDB_val key = KeyOf(wallet), value;
+  if (renewed && mdb_get(txn, dbi_, &key, &value) == 0 &&
+      !detail::DecodeInteractions(Bytes(value), out)) {
+    out.resize(begin);  // a corrupt value reads as no activity
+  }
+}
+
 void LmdbActivityIndex::LookupAll(std::span<const Address> wallets, const Sink& sink) const {
   ThreadReader& r = Reader();
   r.arena.clear();
   r.ranges.clear();
-  bool renewed = mdb_txn_renew(r.txn) == 0;
-  for (const Address& wallet : wallets) {
+  std::shared_ptr<const ReadView> view = cache_enabled_ ? view_.Current() : nullptr;
+  const WalletTable* table = view != nullptr ? view->table.get() : nullptr;
+  bool need_lmdb = table == nullptr;
+  if (table != nullptr) {
+    r.from_table.assign(wallets.size(), 1);
+    r.values.resize(wallets.size());
+    if (!view->recent.empty()) {
+      for (size_t i = 0; i < wallets.size(); ++i) {
+        if (view->recent.contains(wallets[i])) r.from_table[i] = 0, need_lmdb = true;
+      }
+    }
+    table->FindAll(wallets, r.from_table, r.values);
+  }
+  const bool renewed = need_lmdb && mdb_txn_renew(r.txn) == 0;
+  for (size_t i = 0; i < wallets.size(); ++i) {
     auto begin = static_cast<uint32_t>(r.arena.size());
-    MDB_val key = KeyOf(wallet), value;
-    if (renewed && mdb_get(r.txn, dbi_, &key, &value) == 0 &&
-        !detail::DecodeInteractions(Bytes(value), r.arena)) {
-      r.arena.resize(begin);  // a corrupt value reads as no activity
+    if (table != nullptr && r.from_table[i] != 0) {
+      if (!detail::DecodeInteractions(r.values[i], r.arena)) r.arena.resize(begin);
+    } else {
+      LookupLmdb(r.txn, wallets[i], r.arena, renewed);
     }
     r.ranges.emplace_back(begin, static_cast<uint32_t>(r.arena.size()) - begin);
   }
@@ -213,6 +257,8 @@ Status LmdbActivityIndex::Record(const std::vector<ActivityRecord>& rows) {
       return InvalidArgumentError("activity rows need positive project and chain ids");
     }
   }
+  if (rows.empty()) return OkStatus();
+  ADS_RETURN_IF_ERROR(OpenChangeLog());
   std::vector<ActivityRecord> sorted = rows;
   std::sort(sorted.begin(), sorted.end(),
             [](const ActivityRecord& a, const ActivityRecord& b) { return a.wallet < b.wallet; });
@@ -227,7 +273,9 @@ Status LmdbActivityIndex::Record(const std::vector<ActivityRecord>& rows) {
     }
     WriteTxn txn(env_);
     if (txn.rc() != 0) return LmdbError("begin write", txn.rc());
+    pending_changes_.clear();
     ADS_RETURN_IF_ERROR(WriteWallets(txn.get(), sorted, begin, end));
+    ADS_RETURN_IF_ERROR(LogChanges(txn.get(), /*bulk=*/false));
     if (int rc = txn.Commit(); rc != 0) return LmdbError("commit", rc);
     begin = end;
   }
@@ -261,6 +309,7 @@ Status LmdbActivityIndex::ReadWallet(MDB_txn* txn, const Address& wallet,
 Status LmdbActivityIndex::WriteWallet(MDB_txn* txn, const Address& wallet,
                                       std::span<const decision::Interaction> items) {
   MDB_val key = KeyOf(wallet);
+  NoteChanged(wallet);
   if (items.empty()) {
     int rc = mdb_del(txn, dbi_, &key, nullptr);
     return rc == 0 || rc == MDB_NOTFOUND ? OkStatus() : LmdbError("del", rc);
@@ -314,9 +363,18 @@ Status LmdbActivityIndex::LoadSorted(
         status = LmdbError("append", rc);
     }
     mdb_cursor_close(cursor);
+    // The change log is created only at the end (its name, a key of the main database, would
+    // end MDB_APPEND); a log that exists already gets a bulk marker with every transaction.
+    if (status.ok() && changes_open_.load()) status = LogChanges(txn.get(), /*bulk=*/true);
     if (!status.ok()) return status;
     if (int rc = txn.Commit(); rc != 0) return LmdbError("commit", rc);
   }
+  if (changes_open_.load()) return OkStatus();
+  ADS_RETURN_IF_ERROR(OpenChangeLog());
+  WriteTxn txn(env_);
+  if (txn.rc() != 0) return LmdbError("begin write", txn.rc());
+  ADS_RETURN_IF_ERROR(LogChanges(txn.get(), /*bulk=*/true));
+  if (int rc = txn.Commit(); rc != 0) return LmdbError("commit", rc);
   return OkStatus();
 }
 
@@ -451,7 +509,7 @@ std::string BlockName(int64_t chain_id, uint64_t block) {
 
 uint64_t LmdbActivityIndex::NamedDatabaseCount(MDB_txn* txn) const {
   uint64_t n = 0;
-  for (const char* name : {kJournalDbName, kCheckpointDbName}) {
+  for (const char* name : {kJournalDbName, kCheckpointDbName, kChangesDbName}) {
     MDB_val key{std::strlen(name), const_cast<char*>(name)}, value;
     if (mdb_get(txn, dbi_, &key, &value) == 0) ++n;
   }
@@ -585,8 +643,10 @@ Status LmdbActivityIndex::ApplyBlocks(int64_t chain_id, std::span<const IndexedB
   ADS_RETURN_IF_ERROR(ValidateBlocks(chain_id, blocks));
   if (blocks.empty()) return OkStatus();
   ADS_RETURN_IF_ERROR(OpenJournal());
+  ADS_RETURN_IF_ERROR(OpenChangeLog());
   WriteTxn txn(env_);
   if (txn.rc() != 0) return LmdbError("begin write", txn.rc());
+  pending_changes_.clear();
   ADS_ASSIGN_OR_RETURN(std::optional<uint64_t> next, GetCheckpoint(txn.get(), chain_id));
   if (next && *next != blocks.front().number) {
     return ConflictError(BlockName(chain_id, blocks.front().number) +
@@ -597,6 +657,7 @@ Status LmdbActivityIndex::ApplyBlocks(int64_t chain_id, std::span<const IndexedB
     ADS_RETURN_IF_ERROR(ApplyBlock(txn.get(), chain_id, block));
   ADS_RETURN_IF_ERROR(PruneJournal(txn.get(), chain_id, blocks.back().number));
   ADS_RETURN_IF_ERROR(PutCheckpoint(txn.get(), chain_id, blocks.back().number + 1));
+  ADS_RETURN_IF_ERROR(LogChanges(txn.get(), /*bulk=*/false));
   if (int rc = txn.Commit(); rc != 0) return LmdbError("commit", rc);
   return OkStatus();
 }
@@ -653,8 +714,10 @@ Status LmdbActivityIndex::PruneJournal(MDB_txn* txn, int64_t chain_id, uint64_t 
 
 Status LmdbActivityIndex::UndoBlocksAfter(int64_t chain_id, uint64_t ancestor) {
   ADS_RETURN_IF_ERROR(OpenJournal());
+  ADS_RETURN_IF_ERROR(OpenChangeLog());
   WriteTxn txn(env_);
   if (txn.rc() != 0) return LmdbError("begin write", txn.rc());
+  pending_changes_.clear();
   ADS_ASSIGN_OR_RETURN(std::optional<uint64_t> next, GetCheckpoint(txn.get(), chain_id));
   if (!next || *next == 0 || ancestor >= *next - 1) return OkStatus();  // nothing to undo
   // Newest first: each block's previous values are those its successor found. An error aborts
@@ -663,6 +726,7 @@ Status LmdbActivityIndex::UndoBlocksAfter(int64_t chain_id, uint64_t ancestor) {
     ADS_RETURN_IF_ERROR(UndoBlock(txn.get(), chain_id, block));
   }
   ADS_RETURN_IF_ERROR(PutCheckpoint(txn.get(), chain_id, ancestor + 1));
+  ADS_RETURN_IF_ERROR(LogChanges(txn.get(), /*bulk=*/false));
   if (int rc = txn.Commit(); rc != 0) return LmdbError("commit", rc);
   return OkStatus();
 }
@@ -694,6 +758,261 @@ Status LmdbActivityIndex::UndoBlock(MDB_txn* txn, int64_t chain_id, uint64_t num
   }
   if (rc = mdb_del(txn, journal_dbi_, &key, nullptr); rc != 0) return LmdbError("del journal", rc);
   return OkStatus();
+}
+
+// --- serving read cache (change log and wallet table) ------------------------------------------
+
+namespace {
+
+std::array<uint8_t, 8> ChangeKey(uint64_t txn_id) {
+  std::array<uint8_t, 8> key;
+  for (int i = 0; i < 8; ++i) key[i] = static_cast<uint8_t>(txn_id >> (56 - 8 * i));
+  return key;
+}
+
+uint64_t ChangeTxn(const MDB_val& key) {
+  uint64_t v = 0;
+  for (size_t i = 0; i < 8; ++i) v = (v << 8) | static_cast<const uint8_t*>(key.mv_data)[i];
+  return v;
+}
+
+int64_t SteadyMillis() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+Status LmdbActivityIndex::OpenChangeLog() {
+  if (changes_open_.load(std::memory_order_acquire)) return OkStatus();
+  std::lock_guard<std::mutex> lock(journal_mu_);  // one mdb_dbi_open at a time in this process
+  if (changes_open_.load()) return OkStatus();
+  WriteTxn txn(env_);
+  if (txn.rc() != 0) return LmdbError("begin write", txn.rc());
+  MDB_dbi dbi = 0;
+  if (int rc = mdb_dbi_open(txn.get(), kChangesDbName, MDB_CREATE, &dbi); rc != 0) {
+    return LmdbError("open change log", rc);
+  }
+  if (int rc = txn.Commit(); rc != 0) return LmdbError("commit change log", rc);
+  changes_dbi_ = dbi;
+  changes_open_.store(true, std::memory_order_release);
+  return OkStatus();
+}
+
+Status LmdbActivityIndex::LogChanges(MDB_txn* txn, bool bulk) {
+  if (!bulk && pending_changes_.empty()) return OkStatus();
+  const uint64_t txn_id = mdb_txn_id(txn);
+  std::array<uint8_t, 8> key_bytes = ChangeKey(txn_id);
+  MDB_val key{key_bytes.size(), key_bytes.data()};
+  bulk = bulk || pending_changes_.size() > kMaxLoggedWallets;
+  MDB_val value{bulk ? 0 : pending_changes_.size() * sizeof(Address),
+                bulk ? nullptr : pending_changes_.data()};
+  static_assert(sizeof(Address) == 20);
+  if (int rc = mdb_put(txn, changes_dbi_, &key, &value, 0); rc != 0) {
+    return LmdbError("put change log", rc);
+  }
+  pending_changes_.clear();
+  if (txn_id <= kChangeLogKeepTxns) return OkStatus();
+  // Prune entries older than the kept window; remember the newest pruned one (key 0).
+  const uint64_t keep_from = txn_id - kChangeLogKeepTxns;
+  MDB_cursor* cursor = nullptr;
+  if (int rc = mdb_cursor_open(txn, changes_dbi_, &cursor); rc != 0) return LmdbError("cursor", rc);
+  std::array<uint8_t, 8> first = ChangeKey(1);
+  MDB_val k{first.size(), first.data()}, v;
+  uint64_t pruned = 0;
+  int rc = mdb_cursor_get(cursor, &k, &v, MDB_SET_RANGE);
+  for (; rc == 0 && k.mv_size == 8 && ChangeTxn(k) < keep_from;
+       rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT)) {
+    pruned = ChangeTxn(k);
+    if (int del = mdb_cursor_del(cursor, 0); del != 0) {
+      mdb_cursor_close(cursor);
+      return LmdbError("prune change log", del);
+    }
+  }
+  mdb_cursor_close(cursor);
+  if (pruned == 0) return OkStatus();
+  std::array<uint8_t, 8> meta = ChangeKey(0);
+  MDB_val meta_key{meta.size(), meta.data()}, meta_value{sizeof pruned, &pruned};
+  if (int put = mdb_put(txn, changes_dbi_, &meta_key, &meta_value, 0); put != 0) {
+    return LmdbError("put change log", put);
+  }
+  return OkStatus();
+}
+
+IndexIdentity LmdbActivityIndex::Identity() const {
+  struct stat st {};
+  if (stat((path_ + "/data.mdb").c_str(), &st) != 0) return {};
+  return {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)};
+}
+
+std::string LmdbActivityIndex::TablePath() const { return path_ + "/" + kTableFileName; }
+
+Result<bool> LmdbActivityIndex::CatchUp(ReadView& view) {
+  if (!changes_open_.load(std::memory_order_acquire)) {
+    // Another process may have created the log: open it read-only (the handle then stays).
+    std::lock_guard<std::mutex> lock(journal_mu_);
+    if (!changes_open_.load()) {
+      ReadTxn txn(env_);
+      if (txn.rc() != 0) return LmdbError("begin read", txn.rc());
+      MDB_dbi dbi = 0;
+      if (mdb_dbi_open(txn.get(), kChangesDbName, 0, &dbi) == 0 && txn.Commit() == 0) {
+        changes_dbi_ = dbi;
+        changes_open_.store(true, std::memory_order_release);
+      }
+    }
+  }
+  ReadTxn txn(env_);
+  if (txn.rc() != 0) return LmdbError("begin read", txn.rc());
+  const uint64_t now = mdb_txn_id(txn.get());
+  if (now == view.covered_txn) return true;
+  if (!changes_open_.load()) return false;  // written without a log (a first bulk load)
+  std::array<uint8_t, 8> meta = ChangeKey(0);
+  MDB_val key{meta.size(), meta.data()}, value;
+  int rc = mdb_get(txn.get(), changes_dbi_, &key, &value);
+  if (rc == 0 && value.mv_size == 8) {
+    uint64_t pruned;
+    std::memcpy(&pruned, value.mv_data, 8);
+    if (pruned > view.covered_txn) return false;
+  }
+  MDB_cursor* cursor = nullptr;
+  if (rc = mdb_cursor_open(txn.get(), changes_dbi_, &cursor); rc != 0) {
+    return LmdbError("cursor", rc);
+  }
+  std::array<uint8_t, 8> from = ChangeKey(view.covered_txn + 1);
+  key = {from.size(), from.data()};
+  bool caught_up = true;
+  for (rc = mdb_cursor_get(cursor, &key, &value, MDB_SET_RANGE); rc == 0;
+       rc = mdb_cursor_get(cursor, &key, &value, MDB_NEXT)) {
+    if (value.mv_size == 0 || value.mv_size % sizeof(Address) != 0) {
+      caught_up = false;  // a bulk change
+      break;
+    }
+    const auto* wallets = static_cast<const uint8_t*>(value.mv_data);
+    for (size_t off = 0; off < value.mv_size; off += sizeof(Address)) {
+      Address w;
+      std::memcpy(w.bytes.data(), wallets + off, sizeof(Address));
+      view.recent.insert(w);
+    }
+  }
+  mdb_cursor_close(cursor);
+  if (caught_up) view.covered_txn = now;
+  return caught_up;
+}
+
+Status LmdbActivityIndex::EnableReadCache(const ReadCacheOptions& options) {
+  {
+    std::lock_guard<std::mutex> lock(cache_mu_);
+    cache_options_ = options;
+    cache_enabled_ = true;
+    Result<std::shared_ptr<const WalletTable>> table = WalletTable::Open(TablePath());
+    if (!table.ok()) {
+      if (table.status().code() != Code::kNotFound) {
+        ADS_LOG(warn, "wallet table unusable; rebuilding", "status", table.status());
+      }
+      return OkStatus();
+    }
+    if ((*table)->identity() != Identity() || (*table)->txn_id() > ChangeCounter()) {
+      ADS_LOG(info, "wallet table is of another index; rebuilding");
+      return OkStatus();
+    }
+    auto view = std::make_shared<ReadView>();
+    view->table = *table;
+    view->covered_txn = (*table)->txn_id();
+    ADS_ASSIGN_OR_RETURN(bool current, CatchUp(*view));
+    if (!current) return OkStatus();
+    table_stale_ = view->recent.size() > cache_options_.max_recent_wallets;
+    ADS_LOG(info, "wallet table opened", "wallets", (*table)->wallet_count(), "recent",
+            view->recent.size());
+    view_.Publish(std::move(view));
+  }
+  return OkStatus();
+}
+
+Status LmdbActivityIndex::RefreshReadCache() {
+  std::lock_guard<std::mutex> lock(cache_mu_);
+  std::shared_ptr<const ReadView> current = view_.Current();
+  if (current == nullptr || current->table == nullptr) return OkStatus();
+  if (ChangeCounter() == current->covered_txn) return OkStatus();
+  auto next = std::make_shared<ReadView>(*current);
+  ADS_ASSIGN_OR_RETURN(bool caught_up, CatchUp(*next));
+  if (!caught_up) {
+    // Lookups read LMDB until the next table: correct, only slower.
+    view_.Publish(std::make_shared<ReadView>());
+    table_stale_ = true;
+    ADS_LOG(info, "wallet table stale after a bulk change; reading LMDB until rebuilt");
+    return OkStatus();
+  }
+  if (next->recent.size() > cache_options_.max_recent_wallets) table_stale_ = true;
+  view_.Publish(std::move(next));
+  return OkStatus();
+}
+
+bool LmdbActivityIndex::ReadCacheNeedsRebuild() const {
+  return cache_enabled_ && table_stale_.load() &&
+         SteadyMillis() - last_rebuild_ms_.load() >= cache_options_.min_rebuild_interval.count();
+}
+
+Status LmdbActivityIndex::RebuildReadCache(const std::atomic<bool>* cancel) {
+  std::lock_guard<std::mutex> rebuild(rebuild_mu_);
+  const auto start = std::chrono::steady_clock::now();
+  uint64_t txn_id = 0;
+  {
+    ReadTxn txn(env_);
+    if (txn.rc() != 0) return LmdbError("begin read", txn.rc());
+    txn_id = mdb_txn_id(txn.get());
+    MDB_stat stat;
+    if (int rc = mdb_stat(txn.get(), dbi_, &stat); rc != 0) return LmdbError("stat", rc);
+    ADS_ASSIGN_OR_RETURN(auto builder, WalletTableBuilder::Create(TablePath(), stat.ms_entries));
+    MDB_cursor* cursor = nullptr;
+    if (int rc = mdb_cursor_open(txn.get(), dbi_, &cursor); rc != 0) return LmdbError("cursor", rc);
+    MDB_val key, value;
+    Status status;
+    for (int rc = mdb_cursor_get(cursor, &key, &value, MDB_FIRST); rc == 0 && status.ok();
+         rc = mdb_cursor_get(cursor, &key, &value, MDB_NEXT)) {
+      if (key.mv_size != sizeof(Address)) continue;  // a named database
+      if (cancel != nullptr && (builder->wallet_count() & 0xffff) == 0 && cancel->load()) {
+        status = UnavailableError("wallet table build cancelled");
+        break;
+      }
+      Address wallet;
+      std::memcpy(wallet.bytes.data(), key.mv_data, sizeof(Address));
+      status = builder->Add(wallet, Bytes(value));
+    }
+    mdb_cursor_close(cursor);
+    ADS_RETURN_IF_ERROR(status);
+    ADS_RETURN_IF_ERROR(builder->Finish(txn_id, Identity()));
+  }
+  last_rebuild_ms_ = SteadyMillis();
+  ADS_ASSIGN_OR_RETURN(std::shared_ptr<const WalletTable> table, WalletTable::Open(TablePath()));
+  std::lock_guard<std::mutex> lock(cache_mu_);
+  auto view = std::make_shared<ReadView>();
+  view->table = table;
+  view->covered_txn = txn_id;
+  ADS_ASSIGN_OR_RETURN(bool caught_up, CatchUp(*view));
+  table_stale_ = !caught_up || view->recent.size() > cache_options_.max_recent_wallets;
+  if (caught_up) view_.Publish(std::move(view));
+  ADS_LOG(info, "wallet table built", "wallets", table->wallet_count(), "bytes",
+          table->file_bytes(), "ms",
+          std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                start)
+              .count(),
+          "current", caught_up);
+  return OkStatus();
+}
+
+LmdbActivityIndex::ReadCacheStatus LmdbActivityIndex::GetReadCacheStatus() const {
+  ReadCacheStatus out;
+  std::shared_ptr<const ReadView> view = view_.Current();
+  if (view == nullptr) return out;
+  out.covered_txn = view->covered_txn;
+  out.recent_wallets = view->recent.size();
+  if (view->table != nullptr) {
+    out.table = true;
+    out.table_txn = view->table->txn_id();
+    out.table_wallets = view->table->wallet_count();
+  }
+  return out;
 }
 
 }  // namespace adserver::store

@@ -6,6 +6,8 @@
 
 #include <lmdb.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -13,11 +15,14 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "common/address.h"
+#include "common/published.h"
 #include "common/status.h"
 #include "decision/activity_index.h"
+#include "store/lmdb/wallet_table.h"
 #include "store/records.h"
 
 namespace adserver::store {
@@ -29,6 +34,16 @@ struct LmdbOptions {
   size_t wallets_per_commit = 50'000;
   // Skip fsync at commit (bulk loads, benchmarks); a crash may lose the last commits.
   bool no_sync = false;
+};
+
+// The serving read cache (EnableReadCache).
+struct ReadCacheOptions {
+  // Wallets changed since the table was built that are read from LMDB instead; past this many
+  // the table is rebuilt.
+  size_t max_recent_wallets = 100'000;
+  // A stale table is rebuilt at most this often (a bulk import in progress changes the index
+  // faster than a table can follow it; meanwhile every lookup reads LMDB).
+  std::chrono::milliseconds min_rebuild_interval{10'000};
 };
 
 // Blocks of the undo journal kept per chain: a reorg deeper than this cannot be undone.
@@ -119,6 +134,37 @@ class LmdbActivityIndex final : public decision::ActivityIndex {
   // block (an import) is undone with it.
   Status UndoBlocksAfter(int64_t chain_id, uint64_t ancestor);
 
+  // Serving read cache. A WalletTable (wallet_table.h) built from this index at LMDB transaction
+  // T answers lookups, except for the wallets written after T, which are read from LMDB. Every
+  // write transaction that changes wallets logs them (or, for bulk writes, "anything may have
+  // changed") in a change log kept in the same environment, so any process's writes are seen:
+  // RefreshReadCache reads the log past the table and publishes the set of changed wallets.
+  // Lookups take the published view with no lock. Without a current table (none yet, a bulk
+  // write, the log pruned past it) every lookup reads LMDB until RebuildReadCache has run.
+
+  // Turns the read cache on, with the table file `wallets.table` in the index directory; opens
+  // the file if one is there and still current. Never builds: the caller runs
+  // RebuildReadCache when ReadCacheNeedsRebuild says so.
+  Status EnableReadCache(const ReadCacheOptions& options = {});
+  // Catches the published view up with the change log (cheap when nothing changed). Called
+  // every poll interval by one maintenance thread.
+  Status RefreshReadCache();
+  // True if the table is missing, stale or has too many changed wallets, and the minimum
+  // interval since the last rebuild has passed.
+  bool ReadCacheNeedsRebuild() const;
+  // Writes a new table from one read transaction (seconds for millions of wallets; lookups go
+  // on meanwhile), publishes it and catches up with the log. Stops early with Unavailable
+  // (nothing published, no file left) once `*cancel` is set.
+  Status RebuildReadCache(const std::atomic<bool>* cancel = nullptr);
+  struct ReadCacheStatus {
+    bool table = false;      // lookups are answered from a table
+    uint64_t table_txn = 0;  // the LMDB transaction the table reflects
+    uint64_t table_wallets = 0;
+    uint64_t covered_txn = 0;     // the change log is read up to here
+    uint64_t recent_wallets = 0;  // changed since the table: read from LMDB
+  };
+  ReadCacheStatus GetReadCacheStatus() const;
+
   struct Stats {
     uint64_t wallets = 0;
     uint64_t pages = 0;  // B-tree pages in use (branch + leaf + overflow)
@@ -153,6 +199,27 @@ class LmdbActivityIndex final : public decision::ActivityIndex {
   // Number of named databases (journal) recorded in the main database (not wallets).
   uint64_t NamedDatabaseCount(MDB_txn* txn) const;
 
+  // The serving view: a table and the wallets changed after it (read from LMDB).
+  struct ReadView {
+    std::shared_ptr<const WalletTable> table;  // null: every lookup reads LMDB
+    uint64_t covered_txn = 0;
+    std::unordered_set<Address, AddressHash> recent;
+  };
+  // Change log (write side). REQUIRES: inside a write transaction (LMDB's writer lock
+  // serialises them, across processes too, so the pending_* members need no mutex of ours).
+  void NoteChanged(const Address& wallet) { pending_changes_.push_back(wallet); }
+  // Writes the log entry of this transaction's changed wallets (or a bulk marker) and prunes
+  // old entries. Call right before committing a transaction that changed wallets.
+  Status LogChanges(MDB_txn* txn, bool bulk);
+  Status OpenChangeLog();
+  // Reads the change log after `view.covered_txn` into `view` (a copy of the current one).
+  // Returns false if the table cannot be caught up (bulk change, pruned log, no log).
+  Result<bool> CatchUp(ReadView& view);
+  IndexIdentity Identity() const;
+  std::string TablePath() const;
+  void LookupLmdb(MDB_txn* txn, const Address& wallet, std::vector<decision::Interaction>& out,
+                  bool renewed) const;
+
   MDB_env* env_;
   MDB_dbi dbi_;
   LmdbOptions options_;
@@ -164,6 +231,17 @@ class LmdbActivityIndex final : public decision::ActivityIndex {
   bool journal_open_ = false;   // guarded by journal_mu_
   MDB_dbi journal_dbi_ = 0;     // set once journal_open_
   MDB_dbi checkpoint_dbi_ = 0;  // set once journal_open_
+  std::atomic<bool> changes_open_{false};  // set once, under journal_mu_
+  MDB_dbi changes_dbi_ = 0;                // set once changes_open_
+  std::vector<Address> pending_changes_;   // see NoteChanged
+
+  Published<ReadView> view_;
+  bool cache_enabled_ = false;  // set by EnableReadCache before lookups start
+  ReadCacheOptions cache_options_;
+  mutable std::mutex cache_mu_;  // serialises RefreshReadCache and publishing
+  std::mutex rebuild_mu_;        // one RebuildReadCache at a time
+  std::atomic<bool> table_stale_{true};
+  std::atomic<int64_t> last_rebuild_ms_{0};  // steady clock, when the last rebuild ended
 };
 
 }  // namespace adserver::store

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstring>
 #include <filesystem>
 #include <random>
 #include <thread>
@@ -164,6 +165,153 @@ TEST_F(LmdbActivityIndexTest, ConcurrentReadersNeverSeeTornValues) {
   for (auto& r : readers) r.join();
   EXPECT_EQ(bad.load(), 0);
   EXPECT_EQ(Get(Wallet(1)).size(), 200u);
+}
+
+// --- serving read cache (wallet table + change log) ---------------------------------------------
+
+ActivityRecord Row(const Address& w, Id project, int64_t day, int64_t count = 1) {
+  return {
+      .wallet = w, .project_id = project, .chain_id = 1, .last_seen = day * 86400, .count = count};
+}
+
+Address NumberedWallet(uint32_t i) {
+  Address a;
+  a.bytes[0] = 0xA0;
+  std::memcpy(a.bytes.data() + 1, &i, sizeof i);
+  return a;
+}
+
+constexpr ReadCacheOptions kEagerCache{.max_recent_wallets = 3,
+                                       .min_rebuild_interval = std::chrono::milliseconds(0)};
+
+TEST_F(LmdbActivityIndexTest, ReadCacheAnswersFromTableAndSeesLaterWrites) {
+  ASSERT_TRUE(index_->Record({Row(Wallet(1), 5, 100), Row(Wallet(2), 6, 100)}).ok());
+  ASSERT_TRUE(index_->EnableReadCache(kEagerCache).ok());
+  EXPECT_FALSE(index_->GetReadCacheStatus().table);  // none on disk yet
+  EXPECT_TRUE(index_->ReadCacheNeedsRebuild());
+  EXPECT_EQ(Get(Wallet(1)).size(), 1u);  // read from LMDB meanwhile
+  ASSERT_TRUE(index_->RebuildReadCache().ok());
+  LmdbActivityIndex::ReadCacheStatus status = index_->GetReadCacheStatus();
+  EXPECT_TRUE(status.table);
+  EXPECT_EQ(status.table_wallets, 2u);
+  EXPECT_EQ(status.recent_wallets, 0u);
+  EXPECT_FALSE(index_->ReadCacheNeedsRebuild());
+  EXPECT_EQ(Get(Wallet(2)),
+            (std::vector<Interaction>{
+                {.project_id = 6, .chain_id = 1, .last_seen_day = 100, .count = 1}}));
+
+  // A change to a wallet of the table, and a new wallet: seen after the next refresh.
+  ASSERT_TRUE(index_->Record({Row(Wallet(1), 5, 120, 2), Row(Wallet(3), 7, 120)}).ok());
+  ASSERT_TRUE(index_->RefreshReadCache().ok());
+  status = index_->GetReadCacheStatus();
+  EXPECT_TRUE(status.table);
+  EXPECT_EQ(status.recent_wallets, 2u);
+  EXPECT_EQ(Get(Wallet(1)),
+            (std::vector<Interaction>{
+                {.project_id = 5, .chain_id = 1, .last_seen_day = 120, .count = 3}}));
+  EXPECT_EQ(Get(Wallet(3)).size(), 1u);
+  EXPECT_EQ(Get(Wallet(2)).size(), 1u);  // unchanged: still from the table
+  EXPECT_TRUE(Get(Wallet(9)).empty());
+
+  // Past max_recent_wallets the table asks to be rebuilt; the rebuilt one has no recent set.
+  ASSERT_TRUE(index_->Record({Row(Wallet(4), 8, 120), Row(Wallet(5), 8, 120)}).ok());
+  ASSERT_TRUE(index_->RefreshReadCache().ok());
+  EXPECT_TRUE(index_->ReadCacheNeedsRebuild());
+  ASSERT_TRUE(index_->RebuildReadCache().ok());
+  status = index_->GetReadCacheStatus();
+  EXPECT_EQ(status.table_wallets, 5u);
+  EXPECT_EQ(status.recent_wallets, 0u);
+  EXPECT_EQ(Get(Wallet(5)).size(), 1u);
+}
+
+TEST_F(LmdbActivityIndexTest, ReadCacheDropsTheTableOnABulkWriteUntilRebuilt) {
+  ASSERT_TRUE(index_->Record({Row(Wallet(1), 5, 100)}).ok());
+  ASSERT_TRUE(index_->EnableReadCache(kEagerCache).ok());
+  ASSERT_TRUE(index_->RebuildReadCache().ok());
+  std::vector<ActivityRecord> bulk;
+  for (uint32_t i = 0; i < 5000; ++i) bulk.push_back(Row(NumberedWallet(i), 9, 110));
+  ASSERT_TRUE(index_->Record(bulk).ok());
+  ASSERT_TRUE(index_->RefreshReadCache().ok());
+  EXPECT_FALSE(index_->GetReadCacheStatus().table);
+  EXPECT_TRUE(index_->ReadCacheNeedsRebuild());
+  EXPECT_EQ(Get(NumberedWallet(4999)).size(), 1u);  // LMDB answers meanwhile
+  ASSERT_TRUE(index_->RebuildReadCache().ok());
+  EXPECT_EQ(index_->GetReadCacheStatus().table_wallets, 5001u);
+  EXPECT_EQ(Get(NumberedWallet(4999)).size(), 1u);
+  EXPECT_EQ(Get(Wallet(1)).size(), 1u);
+}
+
+TEST_F(LmdbActivityIndexTest, ReadCacheSeesUndoneBlocks) {
+  ASSERT_TRUE(index_->ResetCheckpoint(1, {.next_block = 10, .recent = {}}).ok());
+  ASSERT_TRUE(index_->EnableReadCache(kEagerCache).ok());
+  ASSERT_TRUE(index_->RebuildReadCache().ok());
+  IndexedBlock block{
+      .number = 10, .hash = "0xa", .parent_hash = "", .rows = {Row(Wallet(7), 3, 50)}};
+  ASSERT_TRUE(index_->ApplyBlocks(1, std::span<const IndexedBlock>(&block, 1)).ok());
+  ASSERT_TRUE(index_->RefreshReadCache().ok());
+  EXPECT_EQ(Get(Wallet(7)).size(), 1u);
+  ASSERT_TRUE(index_->RebuildReadCache().ok());  // the table now has the block's wallet
+  EXPECT_EQ(index_->GetReadCacheStatus().recent_wallets, 0u);
+  EXPECT_EQ(Get(Wallet(7)).size(), 1u);
+  ASSERT_TRUE(index_->UndoBlocksAfter(1, 9).ok());
+  ASSERT_TRUE(index_->RefreshReadCache().ok());
+  EXPECT_TRUE(Get(Wallet(7)).empty());
+  EXPECT_TRUE(index_->GetReadCacheStatus().table);
+}
+
+TEST_F(LmdbActivityIndexTest, ReadCacheReopensTheTableOnDiskAndCatchesUp) {
+  ASSERT_TRUE(index_->Record({Row(Wallet(1), 5, 100)}).ok());
+  ASSERT_TRUE(index_->EnableReadCache(kEagerCache).ok());
+  ASSERT_TRUE(index_->RebuildReadCache().ok());
+  ASSERT_TRUE(index_->Record({Row(Wallet(2), 6, 100)}).ok());  // after the table
+  index_.reset();
+  auto reopened = LmdbActivityIndex::Open(dir_.string());
+  ASSERT_TRUE(reopened.ok());
+  index_ = *reopened;
+  ASSERT_TRUE(index_->EnableReadCache(kEagerCache).ok());
+  LmdbActivityIndex::ReadCacheStatus status = index_->GetReadCacheStatus();
+  EXPECT_TRUE(status.table);
+  EXPECT_EQ(status.recent_wallets, 1u);
+  EXPECT_FALSE(index_->ReadCacheNeedsRebuild());
+  EXPECT_EQ(Get(Wallet(1)).size(), 1u);
+  EXPECT_EQ(Get(Wallet(2)).size(), 1u);
+}
+
+TEST_F(LmdbActivityIndexTest, ReadCacheRebuildsWhenTheChangeLogWasPrunedPastIt) {
+  index_.reset();
+  auto fast = LmdbActivityIndex::Open(dir_.string(), {.no_sync = true});
+  ASSERT_TRUE(fast.ok());
+  index_ = *fast;
+  ASSERT_TRUE(index_->Record({Row(Wallet(1), 5, 100)}).ok());
+  ASSERT_TRUE(index_->EnableReadCache(kEagerCache).ok());
+  ASSERT_TRUE(index_->RebuildReadCache().ok());
+  // More transactions than the log keeps, with no refresh in between (a stopped server).
+  for (int i = 0; i < 4200; ++i) ASSERT_TRUE(index_->Record({Row(Wallet(2), 6, 100 + i)}).ok());
+  ASSERT_TRUE(index_->RefreshReadCache().ok());
+  EXPECT_FALSE(index_->GetReadCacheStatus().table);
+  EXPECT_TRUE(index_->ReadCacheNeedsRebuild());
+  EXPECT_EQ(Get(Wallet(2))[0].last_seen_day, 4299u);
+}
+
+TEST_F(LmdbActivityIndexTest, ReadCacheAfterAFirstBulkLoadBuildsATable) {
+  ASSERT_TRUE(index_->EnableReadCache(kEagerCache).ok());
+  ASSERT_TRUE(index_->RebuildReadCache().ok());  // of the empty index
+  uint32_t n = 0;
+  ASSERT_TRUE(index_
+                  ->LoadSorted([&](Address& w, std::vector<Interaction>& items) {
+                    if (n == 100) return false;
+                    w = NumberedWallet(n);
+                    w.bytes[1] = static_cast<uint8_t>(n);  // increasing
+                    items.push_back(
+                        {.project_id = 1, .chain_id = 1, .last_seen_day = 9, .count = 1});
+                    ++n;
+                    return true;
+                  })
+                  .ok());
+  ASSERT_TRUE(index_->RefreshReadCache().ok());
+  EXPECT_FALSE(index_->GetReadCacheStatus().table);  // bulk: stale
+  ASSERT_TRUE(index_->RebuildReadCache().ok());
+  EXPECT_EQ(index_->GetReadCacheStatus().table_wallets, 100u);
 }
 
 }  // namespace

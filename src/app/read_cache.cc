@@ -1,0 +1,38 @@
+#include "app/read_cache.h"
+
+#include "common/log.h"
+
+namespace adserver::app {
+
+ReadCacheThread::ReadCacheThread(store::LmdbActivityIndex& index,
+                                 std::chrono::milliseconds poll_interval)
+    : index_(index), poll_interval_(poll_interval) {}
+
+ReadCacheThread::~ReadCacheThread() { Stop(); }
+
+void ReadCacheThread::Start() {
+  if (!thread_.joinable()) thread_ = std::thread([this] { Run(); });
+}
+
+void ReadCacheThread::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void ReadCacheThread::Run() {
+  while (!stop_.load()) {
+    Status status = index_.RefreshReadCache();
+    if (status.ok() && index_.ReadCacheNeedsRebuild()) status = index_.RebuildReadCache(&stop_);
+    if (!status.ok() && !stop_.load()) {
+      ADS_LOG(warn, "wallet table not updated; lookups read LMDB", "status", status);
+    }
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_for(lock, poll_interval_, [this] { return stop_.load(); });
+  }
+}
+
+}  // namespace adserver::app

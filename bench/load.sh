@@ -241,6 +241,12 @@ key=$(head -1 "$data/bench-key.txt")
 echo "== starting adserver on CPU $server_cpu ($data)" >&2
 start_adserver "$data"
 echo "   ready in ${ready_ms} ms, RSS $((ready_rss / 1024)) MiB, port $server_port" >&2
+# Serving is ready at once; lookups move from LMDB to the wallet table once it is built (the
+# first start on a dataset builds it, ~15 s at 10 M wallets; later starts map it).
+table_wait_start=$SECONDS
+wait_for 600 sh -c "curl -sf http://127.0.0.1:$server_port/readyz | grep -q '\"walletTable\":\"ready\"'" ||
+  { echo "wallet table not ready after 600 s" >&2; exit 1; }
+echo "   wallet table ready after $((SECONDS - table_wait_start)) s more" >&2
 
 # A real 200 body for nginx to answer with (same size as a typical ad response).
 body=""

@@ -25,9 +25,12 @@ if ((${#missing[@]})); then
 fi
 
 # Real project lists (MIT/ISC, npm) for `adserver projects import` and the demo registry.
+# Re-exported whenever the pinned packages or the exporter change (stamp = their digest).
 registry_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/tools/registry"
-if [[ ! -f "$registry_dir/out/protocol-address-books.json" ]]; then
-  (cd "$registry_dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error && node export.js)
+registry_stamp=$(cat "$registry_dir/package-lock.json" "$registry_dir/export.js" | sha256sum | cut -d' ' -f1)
+if [[ "$(cat "$registry_dir/out/.stamp" 2>/dev/null)" != "$registry_stamp" ]]; then
+  (cd "$registry_dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error &&
+    rm -rf out && node export.js && echo "$registry_stamp" >out/.stamp)
 fi
 
 # Browser test driver (tests/browser): npm playwright-core only, never `npx playwright install`.

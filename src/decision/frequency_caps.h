@@ -39,6 +39,7 @@ class FrequencyCaps {
  private:
   struct Entry;
   void RecordOne(const Address& wallet, int64_t campaign_id, int32_t hours, int64_t now);
+  uint32_t CountKey(uint64_t key, int32_t hours, int64_t now) const;
 
   size_t mask_;
   std::unique_ptr<Entry[]> entries_;

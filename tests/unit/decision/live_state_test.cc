@@ -130,6 +130,36 @@ TEST(FrequencyCapsTest, StaysBoundedAndEvictsTheOldestWindow) {
   EXPECT_EQ(caps.Count(Wallet(99), 1, 24, kDayStart + 100), 1u);
 }
 
+TEST(FrequencyCapsTest, MaxCountCoversEveryWalletOfALargePerson) {
+  // More wallets than one prefetched batch (64): the capped wallet is the last one.
+  FrequencyCaps caps(1 << 12);
+  std::vector<Address> person;
+  for (int i = 0; i < 70; ++i) person.push_back(Wallet(static_cast<uint8_t>(i)));
+  std::vector<Address> last = {person.back()};
+  for (int i = 0; i < 3; ++i) caps.Record(last, 8, 24, kDayStart);
+  EXPECT_EQ(caps.MaxCount(person, 8, 24, kDayStart + 1), 3u);
+  EXPECT_EQ(caps.MaxCount(std::span<const Address>(person).first(69), 8, 24, kDayStart + 1), 0u);
+}
+
+TEST(FrequencyCapsTest, CountsStayExactWhileProbeWindowsOverlap) {
+  // A small table: keys share probe windows; every count read back is its own or 0 (evicted).
+  FrequencyCaps caps(64);
+  for (int round = 1; round <= 3; ++round) {
+    for (int i = 0; i < 40; ++i) {
+      std::vector<Address> w = {Wallet(static_cast<uint8_t>(i))};
+      caps.Record(w, 1 + i % 3, 24, kDayStart + round);
+    }
+  }
+  int exact = 0;
+  for (int i = 0; i < 40; ++i) {
+    uint32_t n = caps.Count(Wallet(static_cast<uint8_t>(i)), 1 + i % 3, 24, kDayStart + 10);
+    EXPECT_TRUE(n == 3 || n == 0) << i << ": " << n;
+    exact += n == 3;
+    EXPECT_EQ(caps.Count(Wallet(static_cast<uint8_t>(i)), 4, 24, kDayStart + 10), 0u);
+  }
+  EXPECT_GT(exact, 30);
+}
+
 TEST(RatesTest, BetaSmoothingStartsAtThePriorAndFollowsEvents) {
   EXPECT_DOUBLE_EQ(SmoothedRate(0, 0, 0.01, 1000), 0.01);
   // 10 000 impressions with 500 clicks: (500 + 10) / (10000 + 1000).

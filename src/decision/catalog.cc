@@ -104,10 +104,22 @@ void Catalog::BuildProjectIndex() {
     });
     entry.campaigns.shrink_to_fit();
     entry.values.reserve(entry.campaigns.size());
+    entry.max_age_days.reserve(entry.campaigns.size());
+    entry.formats.reserve(entry.campaigns.size());
     entry.steady = 0;
     for (Index c : entry.campaigns) {
-      entry.values.push_back(campaigns[c].value_micros);
-      if (!campaigns[c].pacing_can_boost) ++entry.steady;
+      const Campaign& campaign = campaigns[c];
+      entry.values.push_back(campaign.value_micros);
+      entry.max_age_days.push_back(campaign.recency_days
+                                       ? static_cast<uint32_t>(std::max(*campaign.recency_days, 0))
+                                       : kAnyAge);
+      uint8_t formats = 0;
+      for (int f = 0; f < kImageFormatCount; ++f) {
+        if (!campaign.ads_current[f].empty()) formats |= static_cast<uint8_t>(1u << f);
+        if (!campaign.ads_earlier[f].empty()) formats |= static_cast<uint8_t>(1u << (4 + f));
+      }
+      entry.formats.push_back(formats);
+      if (!campaign.pacing_can_boost) ++entry.steady;
     }
   }
 }

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -175,8 +176,14 @@ class Catalog {
   struct ProjectCampaigns {
     std::vector<Index> campaigns;
     std::vector<double> values;
+    // Per entry, what the auction's walk checks before touching the campaign: the largest age
+    // in days of an interaction its recency rule accepts (kAnyAge without one), and the image
+    // formats it has ads for (bit f: current variant, bit 4 + f: earlier variant).
+    std::vector<uint32_t> max_age_days;
+    std::vector<uint8_t> formats;
     size_t steady = 0;
   };
+  static constexpr uint32_t kAnyAge = std::numeric_limits<uint32_t>::max();
   // Campaign indexes targeting `project_id`: the steady run, then the boostable run, each
   // highest value first (empty if none).
   const std::vector<Index>& CampaignsForProject(uint32_t project_id) const;

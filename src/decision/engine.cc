@@ -71,6 +71,7 @@ class PersonProjects {
       stamp_.assign(project_limit, 0);
       head_.resize(project_limit);
       tail_.resize(project_limit);
+      newest_.resize(project_limit);
       epoch_ = 0;
     }
     if (++epoch_ == 0) {
@@ -88,6 +89,9 @@ class PersonProjects {
   // First node of `project`'s chain, or kEnd.
   uint32_t First(uint32_t project) const { return Used(project) ? head_[project] : kEnd; }
   const Node& node(uint32_t n) const { return nodes_[n]; }
+  // The most recent last-seen day of any wallet's interaction with `project` (any chain).
+  // REQUIRES: Used(project).
+  uint32_t NewestDay(uint32_t project) const { return newest_[project]; }
   const std::vector<uint32_t>& projects() const { return projects_; }
 
  private:
@@ -98,15 +102,17 @@ class PersonProjects {
     if (stamp_[p] != epoch_) {
       stamp_[p] = epoch_;
       head_[p] = n;
+      newest_[p] = i.last_seen_day;
       projects_.push_back(p);
     } else {
       nodes_[tail_[p]].next = n;
+      newest_[p] = std::max(newest_[p], i.last_seen_day);
     }
     tail_[p] = n;
     nodes_.push_back({&i, wallet, kEnd});
   }
 
-  std::vector<uint32_t> stamp_, head_, tail_;
+  std::vector<uint32_t> stamp_, head_, tail_, newest_;
   uint32_t epoch_ = 0;
   uint32_t limit_ = 0;
   std::vector<Node> nodes_;
@@ -454,11 +460,17 @@ struct Best {
 };
 
 // Walks one run of a project's campaigns (highest catalog value first) and stops as soon as
-// value x headroom cannot reach the best score found.
+// value x headroom cannot reach the best score found. Entries whose recency rule rejects even
+// the person's newest interaction with this project, or without ads for the placement's
+// format, are passed over without reading the campaign: through this project they cannot
+// match (a campaign that matches through another of its projects is met in that project's
+// walk, with the same bound).
 void WalkRun(const Catalog::ProjectCampaigns& list, size_t begin, size_t end, double headroom,
-             const Context& ctx, Scratch& scratch, Best& best, Rng& rng) {
+             uint32_t age, const Context& ctx, Scratch& scratch, Best& best, Rng& rng) {
+  const uint8_t format_bit = static_cast<uint8_t>(1u << (ctx.format + (ctx.earlier ? 4 : 0)));
   for (size_t k = begin; k < end; ++k) {
     if (list.values[k] * headroom < best.score) return;
+    if (list.max_age_days[k] < age || (list.formats[k] & format_bit) == 0) continue;
     Index c = list.campaigns[k];
     if (!scratch.First(c)) continue;
     std::optional<Verdict> v = Evaluate(c, ctx, rng, best.score);
@@ -474,8 +486,11 @@ void RunAuction(const Context& ctx, Best& best, Rng& rng) {
   for (uint32_t project : ctx.person->projects()) {
     const Catalog::ProjectCampaigns* list = ctx.catalog.FindProjectCampaigns(project);
     if (list == nullptr) continue;
-    WalkRun(*list, 0, list->steady, headroom.steady, ctx, scratch, best, rng);
-    WalkRun(*list, list->steady, list->campaigns.size(), headroom.boosted, ctx, scratch, best, rng);
+    const int64_t age = ctx.today - static_cast<int64_t>(ctx.person->NewestDay(project));
+    const auto age_days = static_cast<uint32_t>(std::clamp<int64_t>(age, 0, Catalog::kAnyAge - 1));
+    WalkRun(*list, 0, list->steady, headroom.steady, age_days, ctx, scratch, best, rng);
+    WalkRun(*list, list->steady, list->campaigns.size(), headroom.boosted, age_days, ctx, scratch,
+            best, rng);
   }
 }
 

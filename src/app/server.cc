@@ -71,9 +71,11 @@ Status Server::Init() {
   // open environment (LMDB must not be opened twice in one process).
   activity_.Publish(store->activity_index());
   activity_index_ = store->activity_index();
-  ADS_RETURN_IF_ERROR(activity_index_->EnableReadCache());
-  read_cache_ =
-      std::make_unique<ReadCacheThread>(*activity_index_, config_.snapshots.poll_interval);
+  if (config_.snapshots.wallet_table) {
+    ADS_RETURN_IF_ERROR(activity_index_->EnableReadCache());
+    read_cache_ =
+        std::make_unique<ReadCacheThread>(*activity_index_, config_.snapshots.poll_interval);
+  }
   if (config_.indexer) {
     indexer_ = std::make_unique<IndexerThread>(*store, config_.data_dir, *config_.indexer);
   }
@@ -82,8 +84,10 @@ Status Server::Init() {
   snapshot_options.rebuild_activity = false;
   snapshots_ = std::make_unique<ingest::SnapshotPublisher>(*store_, catalogs_, activity_,
                                                            snapshot_options);
-  snapshots_->SetActivityRefresh(
-      [index = activity_index_.get()] { return index->RefreshReadCache(); });
+  if (read_cache_) {
+    snapshots_->SetActivityRefresh(
+        [index = activity_index_.get()] { return index->RefreshReadCache(); });
+  }
   ADS_RETURN_IF_ERROR(snapshots_->LoadNow());
   ADS_ASSIGN_OR_RETURN(identity_store_, OpenIdentityStore(config_.data_dir));
   ADS_ASSIGN_OR_RETURN(identity_, identity::IdentityService::Create(identity_store_.get(), clock_,
@@ -116,7 +120,8 @@ Status Server::Init() {
     r.SetHeader("Cache-Control", "no-store");
     // walletTable: lookups are answered from the wallet table ("ready") or, while it is being
     // built, from LMDB ("building"); both are correct, the first is faster.
-    r.body = activity_index_->GetReadCacheStatus().table
+    r.body = !read_cache_ ? R"({"status":"ready","walletTable":"off"})"
+             : activity_index_->GetReadCacheStatus().table
                  ? R"({"status":"ready","walletTable":"ready"})"
                  : R"({"status":"ready","walletTable":"building"})";
     return r;
@@ -129,7 +134,7 @@ Status Server::Start() {
   ADS_RETURN_IF_ERROR(http_->Start());
   snapshots_->Start();
   if (indexer_) indexer_->Start();
-  read_cache_->Start();
+  if (read_cache_) read_cache_->Start();
   identity_->Start();
   flusher_->Start();
   ready_.store(true, std::memory_order_release);

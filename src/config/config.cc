@@ -198,8 +198,16 @@ void ApplyFile(const toml::table& root, Config& c, std::vector<FieldError>& erro
     ReadInt(*s, "serve", "cors_max_age_seconds", c.serve.cors_max_age_seconds, errors);
   }
   if (const toml::table* s = Section(root, "snapshots", errors)) {
-    CheckKnownKeys(*s, "snapshots", {"poll_interval_ms", "default_ctr", "default_cvr"}, errors);
+    CheckKnownKeys(*s, "snapshots",
+                   {"poll_interval_ms", "default_ctr", "default_cvr", "wallet_table"}, errors);
     ReadMillis(*s, "snapshots", "poll_interval_ms", c.snapshots.poll_interval, errors);
+    if (const toml::node* n = s->get("wallet_table")) {
+      if (auto v = n->value<bool>()) {
+        c.snapshots.wallet_table = *v;
+      } else {
+        errors.push_back({"snapshots.wallet_table", "must be true or false"});
+      }
+    }
     for (auto [key, out] : {std::pair{"default_ctr", &c.snapshots.catalog.default_ctr},
                             std::pair{"default_cvr", &c.snapshots.catalog.default_cvr}}) {
       if (const toml::node* n = s->get(key)) {

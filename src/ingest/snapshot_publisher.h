@@ -25,6 +25,10 @@ struct SnapshotOptions {
   // False when the published activity index reads its store live (LMDB): then activity changes
   // need no rebuild and the publisher never replaces the index.
   bool rebuild_activity = true;
+  // `serve` answers wallet lookups from a wallet table derived from the LMDB index
+  // (activity.lmdb/wallets.table, ~13 bytes per (wallet, project) pair on disk and in the page
+  // cache; a 50-wallet lookup ~10x faster). False: every lookup reads LMDB, no table is built.
+  bool wallet_table = true;
 };
 
 // Keeps the published catalog and activity index in step with the store. A background thread

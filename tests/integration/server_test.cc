@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -40,6 +41,31 @@ TEST(ServerTest, HealthAndReadiness) {
   HttpClient client("127.0.0.1", server.port());
   EXPECT_EQ(client.Send("GET", "/healthz", {}, "").status, 200);
   EXPECT_EQ(client.Send("GET", "/readyz", {}, "").status, 200);
+  EXPECT_EQ(server.Stop(), 0);
+}
+
+TEST(ServerTest, ReadinessReportsTheWalletTable) {
+  {
+    ServerProcess server;
+    ASSERT_TRUE(server.Start()) << server.error();
+    HttpClient client("127.0.0.1", server.port());
+    // Serving is ready at once; the table of the (empty) index is built in the background.
+    EXPECT_TRUE(WaitFor(
+        [&] {
+          return client.Send("GET", "/readyz", {}, "").body ==
+                 R"({"status":"ready","walletTable":"ready"})";
+        },
+        milliseconds(10'000)));
+    EXPECT_EQ(server.Stop(), 0);
+  }
+  TempDir dir;
+  std::string config = dir.File("c.toml");
+  std::ofstream(config) << "[snapshots]\nwallet_table = false\n";
+  ServerProcess server({.extra_args = {"--config", config}});
+  ASSERT_TRUE(server.Start()) << server.error();
+  HttpClient client("127.0.0.1", server.port());
+  EXPECT_EQ(client.Send("GET", "/readyz", {}, "").body,
+            R"({"status":"ready","walletTable":"off"})");
   EXPECT_EQ(server.Stop(), 0);
 }
 

@@ -51,6 +51,20 @@ TEST(ConfigTest, UnknownKeysAndWrongTypesNameTheKey) {
   EXPECT_EQ(fields, (std::vector<std::string>{"colour", "http.io_threads"}));
 }
 
+TEST(ConfigTest, WalletTableIsOnByDefaultAndCanBeTurnedOff) {
+  Result<Config> defaults = LoadConfig(std::nullopt, {});
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_TRUE(defaults->snapshots.wallet_table);
+  testing::TempDir dir;
+  Result<Config> off = LoadConfig(WriteFile(dir, "[snapshots]\nwallet_table = false\n"), {});
+  ASSERT_TRUE(off.ok()) << off.status().ToString();
+  EXPECT_FALSE(off->snapshots.wallet_table);
+  Result<Config> bad = LoadConfig(WriteFile(dir, "[snapshots]\nwallet_table = \"no\"\n"), {});
+  ASSERT_FALSE(bad.ok());
+  ASSERT_EQ(bad.status().details().size(), 1u);
+  EXPECT_EQ(bad.status().details()[0].field, "snapshots.wallet_table");
+}
+
 TEST(ConfigTest, SyntaxErrorIsInvalidArgument) {
   testing::TempDir dir;
   Result<Config> c = LoadConfig(WriteFile(dir, "[http\n"), {});

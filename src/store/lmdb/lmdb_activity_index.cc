@@ -925,6 +925,7 @@ Status LmdbActivityIndex::EnableReadCache(const ReadCacheOptions& options) {
     ADS_LOG(info, "wallet table opened", "wallets", (*table)->wallet_count(), "recent",
             view->recent.size());
     view_.Publish(std::move(view));
+    table_in_view_ = true;
   }
   return OkStatus();
 }
@@ -932,14 +933,22 @@ Status LmdbActivityIndex::EnableReadCache(const ReadCacheOptions& options) {
 Status LmdbActivityIndex::RefreshReadCache() {
   std::lock_guard<std::mutex> lock(cache_mu_);
   std::shared_ptr<const ReadView> current = view_.Current();
-  if (current == nullptr || current->table == nullptr) return OkStatus();
-  if (ChangeCounter() == current->covered_txn) return OkStatus();
+  const uint64_t counter = ChangeCounter();
+  if (current == nullptr || current->table == nullptr) {
+    // No table: only watch for the index to go quiet (ReadCacheNeedsRebuild).
+    if (counter != last_counter_) last_counter_ = counter, last_change_ms_ = SteadyMillis();
+    return OkStatus();
+  }
+  if (counter == current->covered_txn) return OkStatus();
   auto next = std::make_shared<ReadView>(*current);
   ADS_ASSIGN_OR_RETURN(bool caught_up, CatchUp(*next));
   if (!caught_up) {
     // Lookups read LMDB until the next table: correct, only slower.
     view_.Publish(std::make_shared<ReadView>());
+    table_in_view_ = false;
     table_stale_ = true;
+    last_counter_ = counter;
+    stale_since_ms_ = last_change_ms_ = SteadyMillis();
     ADS_LOG(info, "wallet table stale after a bulk change; reading LMDB until rebuilt");
     return OkStatus();
   }
@@ -949,8 +958,14 @@ Status LmdbActivityIndex::RefreshReadCache() {
 }
 
 bool LmdbActivityIndex::ReadCacheNeedsRebuild() const {
-  return cache_enabled_ && table_stale_.load() &&
-         SteadyMillis() - last_rebuild_ms_.load() >= cache_options_.min_rebuild_interval.count();
+  if (!cache_enabled_ || !table_stale_.load()) return false;
+  const int64_t now = SteadyMillis();
+  if (now - last_rebuild_ms_.load() < cache_options_.min_rebuild_interval.count()) return false;
+  // A table still in use (too many recent wallets) is replaced at once; without one, wait for
+  // the writes to pause (or for max_stale).
+  return table_in_view_.load() ||
+         now - last_change_ms_.load() >= cache_options_.quiet_period.count() ||
+         now - stale_since_ms_.load() >= cache_options_.max_stale.count();
 }
 
 Status LmdbActivityIndex::RebuildReadCache(const std::atomic<bool>* cancel) {
@@ -991,7 +1006,14 @@ Status LmdbActivityIndex::RebuildReadCache(const std::atomic<bool>* cancel) {
   view->covered_txn = txn_id;
   ADS_ASSIGN_OR_RETURN(bool caught_up, CatchUp(*view));
   table_stale_ = !caught_up || view->recent.size() > cache_options_.max_recent_wallets;
-  if (caught_up) view_.Publish(std::move(view));
+  if (caught_up) {
+    view_.Publish(std::move(view));
+    table_in_view_ = true;
+  } else {
+    // A bulk change landed while building: wait for the writes to pause again.
+    last_counter_ = ChangeCounter();
+    stale_since_ms_ = last_change_ms_ = SteadyMillis();
+  }
   ADS_LOG(info, "wallet table built", "wallets", table->wallet_count(), "bytes",
           table->file_bytes(), "ms",
           std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -

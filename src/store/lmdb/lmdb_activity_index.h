@@ -44,6 +44,12 @@ struct ReadCacheOptions {
   // A stale table is rebuilt at most this often (a bulk import in progress changes the index
   // faster than a table can follow it; meanwhile every lookup reads LMDB).
   std::chrono::milliseconds min_rebuild_interval{10'000};
+  // After a bulk change, the rebuild waits until the index has not changed for this long (an
+  // import commits every few seconds: a table built in between would be stale at once)...
+  std::chrono::milliseconds quiet_period{2'000};
+  // ...or until this long after the bulk change, whichever comes first (a live indexer may
+  // never leave the index quiet).
+  std::chrono::milliseconds max_stale{60'000};
 };
 
 // Blocks of the undo journal kept per chain: a reorg deeper than this cannot be undone.
@@ -240,8 +246,13 @@ class LmdbActivityIndex final : public decision::ActivityIndex {
   ReadCacheOptions cache_options_;
   mutable std::mutex cache_mu_;  // serialises RefreshReadCache and publishing
   std::mutex rebuild_mu_;        // one RebuildReadCache at a time
+  // Rebuild policy (ReadCacheNeedsRebuild); times are steady-clock milliseconds.
   std::atomic<bool> table_stale_{true};
-  std::atomic<int64_t> last_rebuild_ms_{0};  // steady clock, when the last rebuild ended
+  std::atomic<bool> table_in_view_{false};   // lookups are answered from a table
+  std::atomic<int64_t> last_rebuild_ms_{0};  // when the last rebuild ended
+  std::atomic<int64_t> stale_since_ms_{0};   // when a bulk change dropped the table
+  std::atomic<int64_t> last_change_ms_{0};   // when the change counter last moved (no table)
+  uint64_t last_counter_ = 0;                // guarded by cache_mu_
 };
 
 }  // namespace adserver::store

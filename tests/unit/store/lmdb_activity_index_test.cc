@@ -182,7 +182,9 @@ Address NumberedWallet(uint32_t i) {
 }
 
 constexpr ReadCacheOptions kEagerCache{.max_recent_wallets = 3,
-                                       .min_rebuild_interval = std::chrono::milliseconds(0)};
+                                       .min_rebuild_interval = std::chrono::milliseconds(0),
+                                       .quiet_period = std::chrono::milliseconds(0),
+                                       .max_stale = std::chrono::milliseconds(0)};
 
 TEST_F(LmdbActivityIndexTest, ReadCacheAnswersFromTableAndSeesLaterWrites) {
   ASSERT_TRUE(index_->Record({Row(Wallet(1), 5, 100), Row(Wallet(2), 6, 100)}).ok());
@@ -239,6 +241,29 @@ TEST_F(LmdbActivityIndexTest, ReadCacheDropsTheTableOnABulkWriteUntilRebuilt) {
   EXPECT_EQ(index_->GetReadCacheStatus().table_wallets, 5001u);
   EXPECT_EQ(Get(NumberedWallet(4999)).size(), 1u);
   EXPECT_EQ(Get(Wallet(1)).size(), 1u);
+}
+
+TEST_F(LmdbActivityIndexTest, ReadCacheWaitsForBulkWritesToPauseBeforeRebuilding) {
+  ReadCacheOptions patient = kEagerCache;
+  patient.quiet_period = std::chrono::hours(1);
+  patient.max_stale = std::chrono::hours(1);
+  ASSERT_TRUE(index_->Record({Row(Wallet(1), 5, 100)}).ok());
+  ASSERT_TRUE(index_->EnableReadCache(patient).ok());
+  EXPECT_TRUE(index_->ReadCacheNeedsRebuild());  // no table at all yet: at once
+  ASSERT_TRUE(index_->RebuildReadCache().ok());
+  std::vector<ActivityRecord> bulk;
+  for (uint32_t i = 0; i < 5000; ++i) bulk.push_back(Row(NumberedWallet(i), 9, 110));
+  ASSERT_TRUE(index_->Record(bulk).ok());
+  ASSERT_TRUE(index_->RefreshReadCache().ok());
+  EXPECT_FALSE(index_->GetReadCacheStatus().table);
+  EXPECT_FALSE(index_->ReadCacheNeedsRebuild());  // the import may still be writing
+  EXPECT_EQ(Get(NumberedWallet(7)).size(), 1u);   // served from LMDB meanwhile
+  // Too many recent wallets on a table still in use: replaced without waiting.
+  ASSERT_TRUE(index_->RebuildReadCache().ok());
+  for (uint8_t w = 20; w < 25; ++w) ASSERT_TRUE(index_->Record({Row(Wallet(w), 5, 100)}).ok());
+  ASSERT_TRUE(index_->RefreshReadCache().ok());
+  EXPECT_TRUE(index_->GetReadCacheStatus().table);
+  EXPECT_TRUE(index_->ReadCacheNeedsRebuild());
 }
 
 TEST_F(LmdbActivityIndexTest, ReadCacheSeesUndoneBlocks) {

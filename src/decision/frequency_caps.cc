@@ -6,25 +6,10 @@
 namespace adserver::decision {
 namespace {
 
-uint64_t Mix(uint64_t v) {
-  v ^= v >> 33;
-  v *= 0xff51afd7ed558ccdULL;
-  v ^= v >> 33;
-  v *= 0xc4ceb9fe1a85ec53ULL;
-  v ^= v >> 33;
-  return v;
-}
-
-// A hash of all 20 wallet bytes and the campaign id (three 64-bit mixes, not a byte loop: a
-// 50-wallet person is checked for every capped candidate); never 0 (0 marks an empty entry).
+// A hash of all 20 wallet bytes and the campaign id (not a byte loop: a 50-wallet person is
+// checked for every capped candidate); never 0 (0 marks an empty entry).
 uint64_t KeyOf(const Address& wallet, int64_t campaign_id) {
-  uint64_t a, b;
-  uint32_t c;
-  std::memcpy(&a, wallet.bytes.data(), 8);
-  std::memcpy(&b, wallet.bytes.data() + 8, 8);
-  std::memcpy(&c, wallet.bytes.data() + 16, 4);
-  uint64_t h = Mix(Mix(a ^ (static_cast<uint64_t>(campaign_id) * 0x9E3779B97F4A7C15ULL)) ^ b);
-  h = Mix(h ^ c);
+  uint64_t h = HashAddress(wallet, static_cast<uint64_t>(campaign_id) * 0x9E3779B97F4A7C15ULL);
   return h == 0 ? 1 : h;
 }
 

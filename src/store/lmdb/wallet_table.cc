@@ -42,24 +42,8 @@ Status IoError(const char* what, const std::string& path) {
   return UnavailableError(std::string(what) + " " + path + ": " + std::strerror(errno));
 }
 
-uint64_t Mix(uint64_t v) {
-  v ^= v >> 33;
-  v *= 0xff51afd7ed558ccdull;
-  v ^= v >> 33;
-  v *= 0xc4ceb9fe1a85ec53ull;
-  v ^= v >> 33;
-  return v;
-}
-
-// Seeded: the slot of a wallet cannot be predicted from its address alone.
-uint64_t HashWallet(const Address& wallet, uint64_t seed) {
-  uint64_t a, b;
-  uint32_t c;
-  std::memcpy(&a, wallet.bytes.data(), 8);
-  std::memcpy(&b, wallet.bytes.data() + 8, 8);
-  std::memcpy(&c, wallet.bytes.data() + 16, 4);
-  return Mix(Mix(Mix(seed ^ a) ^ b) ^ c);
-}
+// Seeded per file: the slot of a wallet cannot be predicted from its address alone.
+uint64_t HashWallet(const Address& wallet, uint64_t seed) { return HashAddress(wallet, seed); }
 
 uint64_t TagOf(uint64_t hash) { return hash >> kOffsetBits; }
 

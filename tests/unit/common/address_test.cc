@@ -22,4 +22,16 @@ TEST(AddressTest, RejectsWrongPrefixLengthAndDigits) {
 }
 
 }  // namespace
+TEST(AddressTest, HashAddressDependsOnEveryByteAndTheSeed) {
+  Address base;
+  const uint64_t h = HashAddress(base, 7);
+  EXPECT_EQ(HashAddress(base, 7), h);
+  EXPECT_NE(HashAddress(base, 8), h);
+  for (size_t i = 0; i < base.bytes.size(); ++i) {
+    Address changed = base;
+    changed.bytes[i] = 1;
+    EXPECT_NE(HashAddress(changed, 7), h) << "byte " << i;
+  }
+}
+
 }  // namespace adserver

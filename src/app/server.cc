@@ -57,6 +57,13 @@ Status Server::InitDecisionState() {
                                                 decision_hooks_.options);
   flusher_ = std::make_unique<ingest::CounterFlusher>(*store_, live_->ledger);
   ADS_RETURN_IF_ERROR(flusher_->Recover());
+  // Impressions without clicks or conversions lower learned rates; only a recompute lowers the
+  // per-campaign lift ceilings the auction prunes with (clicks raise them at once).
+  flusher_->SetTick([this] {
+    if (auto catalog = catalogs_.Current()) {
+      decision::RecomputeRateLift(*live_, *catalog, clock_.NowSeconds());
+    }
+  });
   if (auto catalog = catalogs_.Current()) {
     decision::RecomputeRateLift(*live_, *catalog, clock_.NowSeconds());
   }

@@ -106,6 +106,7 @@ void Catalog::BuildProjectIndex() {
     entry.values.reserve(entry.campaigns.size());
     entry.max_age_days.reserve(entry.campaigns.size());
     entry.formats.reserve(entry.campaigns.size());
+    entry.ids.reserve(entry.campaigns.size());
     entry.steady = 0;
     for (Index c : entry.campaigns) {
       const Campaign& campaign = campaigns[c];
@@ -119,6 +120,7 @@ void Catalog::BuildProjectIndex() {
         if (!campaign.ads_earlier[f].empty()) formats |= static_cast<uint8_t>(1u << (4 + f));
       }
       entry.formats.push_back(formats);
+      entry.ids.push_back(campaign.id);
       if (!campaign.pacing_can_boost) ++entry.steady;
     }
   }

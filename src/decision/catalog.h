@@ -181,6 +181,8 @@ class Catalog {
     // formats it has ads for (bit f: current variant, bit 4 + f: earlier variant).
     std::vector<uint32_t> max_age_days;
     std::vector<uint8_t> formats;
+    // The campaign ids (for the live lift ceiling, LiveState::LiftCeiling).
+    std::vector<int64_t> ids;
     size_t steady = 0;
   };
   static constexpr uint32_t kAnyAge = std::numeric_limits<uint32_t>::max();

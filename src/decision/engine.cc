@@ -423,6 +423,7 @@ Scratch& ThreadScratch() {
 struct ScoreHeadroom {
   double steady = 1;
   double boosted = 1;
+  double max_lift = 1;  // the MaxRateLift factor inside both
 };
 
 ScoreHeadroom HeadroomOf(const Context& ctx) {
@@ -431,9 +432,10 @@ ScoreHeadroom HeadroomOf(const Context& ctx) {
       1 + std::max(0.0, o.recency_weight) +
       std::max(0.0, o.projects_weight) *
           (static_cast<double>(std::max<size_t>(ctx.catalog.max_target_projects, 1)) - 1);
-  if (ctx.request.live == nullptr) return {relevance, relevance};
-  double steady = relevance * ctx.request.live->MaxRateLift();
-  return {steady, steady * (1 + std::max(0.0, o.pacing_max_boost))};
+  if (ctx.request.live == nullptr) return {relevance, relevance, 1};
+  const double max_lift = ctx.request.live->MaxRateLift();
+  double steady = relevance * max_lift;
+  return {steady, steady * (1 + std::max(0.0, o.pacing_max_boost)), max_lift};
 }
 
 // The best-scoring eligible campaigns (exact ties kept, in campaign order) and their matches.
@@ -465,12 +467,24 @@ struct Best {
 // format, are passed over without reading the campaign: through this project they cannot
 // match (a campaign that matches through another of its projects is met in that project's
 // walk, with the same bound).
+//
+// With live state, `headroom` includes the largest learned-rate lift of any campaign; an entry
+// whose own lift ceiling (LiveState::LiftCeiling) keeps it below the best score is passed over
+// too (a CPC/CPA campaign whose learned rate fell below the default rate).
 void WalkRun(const Catalog::ProjectCampaigns& list, size_t begin, size_t end, double headroom,
-             uint32_t age, const Context& ctx, Scratch& scratch, Best& best, Rng& rng) {
+             double max_lift, uint32_t age, const Context& ctx, Scratch& scratch, Best& best,
+             Rng& rng) {
   const uint8_t format_bit = static_cast<uint8_t>(1u << (ctx.format + (ctx.earlier ? 4 : 0)));
+  const LiveState* live = ctx.request.live;
+  // headroom = (the other factors) x max_lift: the other factors alone.
+  const double per_lift = headroom / max_lift;
   for (size_t k = begin; k < end; ++k) {
     if (list.values[k] * headroom < best.score) return;
     if (list.max_age_days[k] < age || (list.formats[k] & format_bit) == 0) continue;
+    if (live != nullptr &&
+        list.values[k] * per_lift * live->LiftCeiling(list.ids[k]) < best.score) {
+      continue;
+    }
     Index c = list.campaigns[k];
     if (!scratch.First(c)) continue;
     std::optional<Verdict> v = Evaluate(c, ctx, rng, best.score);
@@ -488,9 +502,10 @@ void RunAuction(const Context& ctx, Best& best, Rng& rng) {
     if (list == nullptr) continue;
     const int64_t age = ctx.today - static_cast<int64_t>(ctx.person->NewestDay(project));
     const auto age_days = static_cast<uint32_t>(std::clamp<int64_t>(age, 0, Catalog::kAnyAge - 1));
-    WalkRun(*list, 0, list->steady, headroom.steady, age_days, ctx, scratch, best, rng);
-    WalkRun(*list, list->steady, list->campaigns.size(), headroom.boosted, age_days, ctx, scratch,
+    WalkRun(*list, 0, list->steady, headroom.steady, headroom.max_lift, age_days, ctx, scratch,
             best, rng);
+    WalkRun(*list, list->steady, list->campaigns.size(), headroom.boosted, headroom.max_lift,
+            age_days, ctx, scratch, best, rng);
   }
 }
 

@@ -1,5 +1,7 @@
 #include "decision/live_state.h"
 
+#include <algorithm>
+
 namespace adserver::decision {
 namespace {
 
@@ -9,8 +11,11 @@ double RateLift(const Campaign& c, const BudgetLedger::View& v, const DecisionOp
   return ExpectedValue(c, v, o) / c.value_micros;
 }
 
+// After a click or conversion.
 void NoteLift(LiveState& state, const Campaign& campaign, int64_t now) {
-  state.NoteRateLift(RateLift(campaign, state.ledger.Read(campaign.id, now), state.options));
+  double lift = RateLift(campaign, state.ledger.Read(campaign.id, now), state.options);
+  state.RaiseLift(campaign.id, lift);
+  state.NoteRateLift(lift);
 }
 
 }  // namespace
@@ -24,8 +29,31 @@ void LiveState::NoteRateLift(double lift) {
   }
 }
 
+void LiveState::RaiseLift(int64_t id, double lift) {
+  if (id < 0 || static_cast<uint64_t>(id) >= lift_capacity_) return;
+  double seen = lifts_[id].load(std::memory_order_relaxed);
+  while (lift > seen && !lifts_[id].compare_exchange_weak(seen, lift, std::memory_order_acq_rel)) {
+  }
+}
+
+void LiveState::ResetLift(int64_t id, double before, double lift) {
+  if (id < 0 || static_cast<uint64_t>(id) >= lift_capacity_) return;
+  lifts_[id].compare_exchange_strong(before, lift, std::memory_order_acq_rel);
+}
+
 void RecomputeRateLift(LiveState& state, const Catalog& catalog, int64_t now) {
-  for (const Campaign& c : catalog.campaigns) NoteLift(state, c, now);
+  for (const Campaign& c : catalog.campaigns) {
+    // A click or conversion racing with this either raised the ceiling after `before` was
+    // loaded (the compare-and-swap fails, the raise stays) or is in the counters read after
+    // the swap (the second read raises the ceiling again); either way the ceiling ends at or
+    // above the campaign's current lift.
+    const double before = state.LoadLift(c.id);
+    const double lift = RateLift(c, state.ledger.Read(c.id, now), state.options);
+    state.ResetLift(c.id, before, lift);
+    const double after = RateLift(c, state.ledger.Read(c.id, now), state.options);
+    state.RaiseLift(c.id, after);
+    state.NoteRateLift(std::max(lift, after));
+  }
 }
 
 Micros ImpressionPrice(const Campaign& campaign) {

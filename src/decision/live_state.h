@@ -5,6 +5,7 @@
 // by every request; lock-free and thread-safe. Pure (time is passed in).
 
 #include <atomic>
+#include <memory>
 #include <span>
 
 #include "common/address.h"
@@ -20,7 +21,9 @@ struct LiveState {
                      const DecisionOptions& decision_options = {})
       : options(decision_options),
         ledger(live_options.ledger_capacity),
-        caps(live_options.frequency_capacity) {}
+        caps(live_options.frequency_capacity),
+        lift_capacity_(live_options.lift_capacity),
+        lifts_(std::make_unique<std::atomic<double>[]>(live_options.lift_capacity)) {}
 
   // The value model and pacing tuning of every decision made with this state.
   const DecisionOptions options;
@@ -32,12 +35,34 @@ struct LiveState {
   double MaxRateLift() const;
   void NoteRateLift(double lift);
 
+  // An upper bound of campaign `id`'s current lift (learned rate / prior mean; 1 for CPM):
+  // its own ceiling once one was recorded, else MaxRateLift. Lock-free.
+  double LiftCeiling(int64_t id) const {
+    if (id < 0 || static_cast<uint64_t>(id) >= lift_capacity_) return MaxRateLift();
+    double lift = lifts_[id].load(std::memory_order_relaxed);
+    return lift > 0 ? lift : MaxRateLift();
+  }
+  // A click or conversion raised the campaign's lift to `lift` (atomic max: a concurrent
+  // recompute cannot lower it below this).
+  void RaiseLift(int64_t id, double lift);
+  // Sets the ceiling to `lift` computed from counters read after `before` was loaded, unless a
+  // RaiseLift happened since (then the raised value stays). `before` = LoadLift(id).
+  void ResetLift(int64_t id, double before, double lift);
+  double LoadLift(int64_t id) const {
+    return id >= 0 && static_cast<uint64_t>(id) < lift_capacity_
+               ? lifts_[id].load(std::memory_order_acquire)
+               : 0;
+  }
+
  private:
   std::atomic<double> max_rate_lift_{1.0};
+  const uint64_t lift_capacity_;
+  std::unique_ptr<std::atomic<double>[]> lifts_;  // 0 = none recorded
 };
 
-// Recomputes MaxRateLift from the counters of every CPC/CPA campaign of `catalog` (after
-// counters were restored at start-up).
+// Recomputes MaxRateLift and every campaign's lift ceiling from the counters of `catalog`'s
+// campaigns (after counters were restored at start-up, then periodically: impressions without
+// clicks or conversions lower a learned rate, and only this lowers a ceiling).
 void RecomputeRateLift(LiveState& state, const Catalog& catalog, int64_t now);
 
 // What one impression of `campaign` costs: CPM bid / 1000 (rounded down), 0 for CPC and CPA.

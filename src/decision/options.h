@@ -35,6 +35,10 @@ struct LiveStateOptions {
   // (wallet, campaign) frequency-cap entries kept (power of two, 16 bytes each). When a probe
   // window is full the entry with the oldest window is evicted (that pair's count restarts).
   size_t frequency_capacity = 1 << 20;
+  // Campaign ids below this get their own learned-rate lift ceiling (8 bytes each), which lets
+  // the auction pass over CPC/CPA campaigns whose learned rate fell below the default without
+  // reading them; larger ids use the largest lift of any campaign.
+  size_t lift_capacity = 1 << 18;
 };
 
 }  // namespace adserver::decision

@@ -95,6 +95,7 @@ void CounterFlusher::Run() {
     lock.unlock();
     Status flushed = FlushNow();
     if (!flushed.ok()) ADS_LOG(warn, "counter flush failed; retrying", "status", flushed);
+    if (tick_) tick_();
     lock.lock();
   }
 }

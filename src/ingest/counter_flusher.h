@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -33,6 +34,9 @@ class CounterFlusher {
   Status FlushNow();
   // Stops the thread, then flushes a last time. Idempotent.
   Status Stop();
+  // Runs `tick` on the background thread after every periodic flush (serving recomputes the
+  // learned-rate lift ceilings there). Set before Start().
+  void SetTick(std::function<void()> tick) { tick_ = std::move(tick); }
 
  private:
   void Run();
@@ -40,6 +44,7 @@ class CounterFlusher {
   store::Store& store_;
   decision::BudgetLedger& ledger_;
   const std::chrono::milliseconds interval_;
+  std::function<void()> tick_;
   std::mutex flush_mu_;                                 // serialises flushes
   std::vector<store::CampaignCountersRecord> pending_;  // guarded by flush_mu_
   std::mutex mu_;

@@ -416,5 +416,61 @@ TEST_F(AuctionTest, PrunedAuctionFindsTheBestScoreOfTheExhaustivePass) {
   EXPECT_GT(compared, 100);  // most rounds have a winner, so the comparison is not vacuous
 }
 
+TEST_F(AuctionTest, LiftCeilingsNeverPassOverACampaignThatCouldWin) {
+  // CPC/CPA campaigns whose learned rates sit below (many impressions, few events) and above
+  // (many events) their default rate; some get events after the ceilings were recomputed.
+  std::mt19937_64 gen(20261124);
+  auto uniform = [&gen](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(gen); };
+  for (int id = 1; id <= 240; ++id) {
+    std::vector<uint32_t> targets;
+    for (int k = uniform(1, 3); k > 0; --k)
+      targets.push_back(static_cast<uint32_t>(uniform(1, 30)));
+    Campaign& c = t_.AddCampaign(id, targets, uniform(100, 5000));
+    c.bid_micros = 1'000'000;
+    c.pricing_model = static_cast<PricingModel>(id % 3);
+    if (uniform(0, 3) == 0) c.daily_budget_micros = 10'000'000'000;
+    t_.AddAd(id, 1000 + id);
+  }
+  std::vector<Address> people;
+  for (uint8_t w = 1; w <= 40; ++w) {
+    for (int k = uniform(1, 5); k > 0; --k) {
+      activity_.Add(Wallet(w), Seen(static_cast<uint32_t>(uniform(1, 30))));
+    }
+    people.push_back(Wallet(w));
+  }
+  Finish();
+  auto events = [&](int max_impressions, int max_events) {
+    for (const Campaign& c : t_.catalog.campaigns) {
+      if (c.pricing_model == PricingModel::kCpm) continue;
+      for (int i = uniform(0, max_impressions); i > 0; --i)
+        live_.ledger.RecordImpression(c.id, 0, kNow);
+      for (int i = uniform(0, max_events); i > 0; --i) {
+        if (c.pricing_model == PricingModel::kCpc) RecordClick(live_, c, kNow);
+        if (c.pricing_model == PricingModel::kCpa) RecordConversion(live_, c, kNow);
+      }
+    }
+  };
+  events(20'000, 40);
+  RecomputeRateLift(live_, t_.catalog, kNow);
+  int below = 0;
+  for (const Campaign& c : t_.catalog.campaigns) below += live_.LiftCeiling(c.id) < 1;
+  EXPECT_GT(below, 40);  // the ceilings do prune: many learned rates fell below the default
+  events(2'000, 200);    // raised after the recompute: only RaiseLift keeps the bound valid
+  int compared = 0;
+  for (int round = 0; round < 200; ++round) {
+    std::vector<Address> wallets;
+    int n = round % 4 == 0 ? 30 : uniform(1, 3);
+    for (int k = 0; k < n; ++k) wallets.push_back(people[static_cast<size_t>(uniform(0, 39))]);
+    Explanation e;
+    auto exhaustive = DecideFor(wallets, kNow, std::nullopt, &e);
+    auto pruned = DecideFor(wallets, kNow);
+    ASSERT_EQ(exhaustive.has_value(), pruned.has_value()) << "round " << round;
+    if (!pruned) continue;
+    EXPECT_DOUBLE_EQ(pruned->score, exhaustive->score) << "round " << round;
+    ++compared;
+  }
+  EXPECT_GT(compared, 100);
+}
+
 }  // namespace
 }  // namespace adserver::decision

@@ -971,6 +971,9 @@ bool LmdbActivityIndex::ReadCacheNeedsRebuild() const {
 Status LmdbActivityIndex::RebuildReadCache(const std::atomic<bool>* cancel) {
   std::lock_guard<std::mutex> rebuild(rebuild_mu_);
   const auto start = std::chrono::steady_clock::now();
+  // Counted from the attempt: a build that keeps failing (a full disk, a read-only directory)
+  // is retried every min_rebuild_interval, not at every poll.
+  last_rebuild_ms_ = SteadyMillis();
   uint64_t txn_id = 0;
   {
     ReadTxn txn(env_);
@@ -998,7 +1001,7 @@ Status LmdbActivityIndex::RebuildReadCache(const std::atomic<bool>* cancel) {
     ADS_RETURN_IF_ERROR(status);
     ADS_RETURN_IF_ERROR(builder->Finish(txn_id, Identity()));
   }
-  last_rebuild_ms_ = SteadyMillis();
+  last_rebuild_ms_ = SteadyMillis();  // the interval starts when the table is there
   ADS_ASSIGN_OR_RETURN(std::shared_ptr<const WalletTable> table, WalletTable::Open(TablePath()));
   std::lock_guard<std::mutex> lock(cache_mu_);
   auto view = std::make_shared<ReadView>();

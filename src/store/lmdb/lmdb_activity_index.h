@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -249,9 +250,11 @@ class LmdbActivityIndex final : public decision::ActivityIndex {
   // Rebuild policy (ReadCacheNeedsRebuild); times are steady-clock milliseconds.
   std::atomic<bool> table_stale_{true};
   std::atomic<bool> table_in_view_{false};   // lookups are answered from a table
-  std::atomic<int64_t> last_rebuild_ms_{0};  // when the last rebuild ended
-  std::atomic<int64_t> stale_since_ms_{0};   // when a bulk change dropped the table
-  std::atomic<int64_t> last_change_ms_{0};   // when the change counter last moved (no table)
+  // "Long ago" (whatever the machine's uptime) until set.
+  static constexpr int64_t kLongAgo = std::numeric_limits<int64_t>::min() / 2;
+  std::atomic<int64_t> last_rebuild_ms_{kLongAgo};  // when the last rebuild began or ended
+  std::atomic<int64_t> stale_since_ms_{kLongAgo};   // when a bulk change dropped the table
+  std::atomic<int64_t> last_change_ms_{kLongAgo};   // when the change counter last moved
   uint64_t last_counter_ = 0;                // guarded by cache_mu_
 };
 

@@ -266,6 +266,20 @@ TEST_F(LmdbActivityIndexTest, ReadCacheWaitsForBulkWritesToPauseBeforeRebuilding
   EXPECT_TRUE(index_->ReadCacheNeedsRebuild());
 }
 
+TEST_F(LmdbActivityIndexTest, ReadCacheRetriesAFailedBuildOnlyAfterTheInterval) {
+  ReadCacheOptions slow = kEagerCache;
+  slow.min_rebuild_interval = std::chrono::hours(1);
+  ASSERT_TRUE(index_->Record({Row(Wallet(1), 5, 100)}).ok());
+  ASSERT_TRUE(index_->EnableReadCache(slow).ok());
+  EXPECT_TRUE(index_->ReadCacheNeedsRebuild());  // never built: at once, whatever the uptime
+  // The build cannot create its temporary file (a directory is in the way).
+  std::filesystem::create_directories(dir_ / ("wallets.table.tmp." + std::to_string(getpid())));
+  EXPECT_EQ(index_->RebuildReadCache().code(), Code::kUnavailable);
+  EXPECT_FALSE(index_->ReadCacheNeedsRebuild());  // not retried at every poll
+  EXPECT_FALSE(index_->GetReadCacheStatus().table);
+  EXPECT_EQ(Get(Wallet(1)).size(), 1u);  // LMDB answers
+}
+
 TEST_F(LmdbActivityIndexTest, ReadCacheSeesUndoneBlocks) {
   ASSERT_TRUE(index_->ResetCheckpoint(1, {.next_block = 10, .recent = {}}).ok());
   ASSERT_TRUE(index_->EnableReadCache(kEagerCache).ok());

@@ -43,8 +43,10 @@ struct BulkImportOptions {
   bool force = false;
   // Called about twice a second with (rows so far, input bytes read, input bytes total).
   std::function<void(uint64_t, uint64_t, uint64_t)> progress;
-  // Rows per store write (bounds memory).
-  size_t rows_per_batch = 2'000'000;
+  // Rows per store write (bounds memory: ~56 bytes a row next to the aggregated entries). Large
+  // enough that a first import into an empty index is usually one packed append (LoadSorted)
+  // rather than an append and then per-wallet merges (5 M-row CSV: 1.10 -> 1.17 M rows/s).
+  size_t rows_per_batch = 8'000'000;
   // Largest decompressed input in bytes; InvalidArgument (field "body") beyond it. 0 = no
   // limit. Bounds the work a small gzip request body can cause.
   uint64_t max_input_bytes = 0;

@@ -1,5 +1,7 @@
 #include "app/server.h"
 
+#include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <system_error>
 
@@ -9,6 +11,10 @@
 #include "store/sqlite/sqlite_store.h"
 
 namespace adserver::app {
+namespace {
+// Upper bound of the wallet table's change-log poll (see Server::Init).
+constexpr std::chrono::milliseconds kReadCachePoll{50};
+}  // namespace
 
 std::string DatabasePath(const std::string& data_dir) {
   return (std::filesystem::path(data_dir) / "adserver.db").string();
@@ -80,8 +86,10 @@ Status Server::Init() {
   activity_index_ = store->activity_index();
   if (config_.snapshots.wallet_table) {
     ADS_RETURN_IF_ERROR(activity_index_->EnableReadCache());
-    read_cache_ =
-        std::make_unique<ReadCacheThread>(*activity_index_, config_.snapshots.poll_interval);
+    // A poll with nothing new is one read of LMDB's last transaction id: poll often, so another
+    // process's writes (the indexer's blocks) reach lookups answered from the table quickly.
+    read_cache_ = std::make_unique<ReadCacheThread>(
+        *activity_index_, std::min(config_.snapshots.poll_interval, kReadCachePoll));
   }
   if (config_.indexer) {
     indexer_ = std::make_unique<IndexerThread>(*store, config_.data_dir, *config_.indexer);

@@ -69,6 +69,33 @@ class AuctionTest : public ::testing::Test {
     return d->campaign->id;
   }
 
+  // Decides `rounds` random persons (every `every`-th one with `large` wallets, else 1-3) with
+  // the pruned auction and the exhaustive explain pass; expects the same best score. Round r is
+  // decided at kNow + r * time_step. Returns how many rounds had a winner.
+  int CompareWithExhaustivePass(const std::vector<Address>& people, int rounds,
+                                std::mt19937_64& gen, int large, int every, int64_t time_step) {
+    auto uniform = [&gen](int lo, int hi) {
+      return std::uniform_int_distribution<int>(lo, hi)(gen);
+    };
+    int compared = 0;
+    for (int round = 0; round < rounds; ++round) {
+      std::vector<Address> wallets;
+      int n = round % every == 0 ? large : uniform(1, 3);
+      for (int k = 0; k < n; ++k) {
+        wallets.push_back(people[static_cast<size_t>(uniform(0, int(people.size()) - 1))]);
+      }
+      const int64_t now = kNow + round * time_step;
+      Explanation e;
+      auto exhaustive = DecideFor(wallets, now, std::nullopt, &e);
+      auto pruned = DecideFor(wallets, now);
+      EXPECT_EQ(exhaustive.has_value(), pruned.has_value()) << "round " << round;
+      if (!pruned || !exhaustive) continue;
+      EXPECT_DOUBLE_EQ(pruned->score, exhaustive->score) << "round " << round;
+      ++compared;
+    }
+    return compared;
+  }
+
   const Campaign& CampaignById(int64_t id) {
     for (const Campaign& c : t_.catalog.campaigns) {
       if (c.id == id) return c;
@@ -400,20 +427,8 @@ TEST_F(AuctionTest, PrunedAuctionFindsTheBestScoreOfTheExhaustivePass) {
     }
     people.push_back(Wallet(w));
   }
-  int compared = 0;
-  for (int round = 0; round < 200; ++round) {
-    std::vector<Address> wallets;
-    int n = round % 3 == 0 ? 50 : uniform(1, 4);
-    for (int k = 0; k < n; ++k) wallets.push_back(people[static_cast<size_t>(uniform(0, 59))]);
-    Explanation e;
-    auto exhaustive = DecideFor(wallets, kNow + round, std::nullopt, &e);
-    auto pruned = DecideFor(wallets, kNow + round);
-    ASSERT_EQ(exhaustive.has_value(), pruned.has_value()) << "round " << round;
-    if (!pruned) continue;
-    EXPECT_DOUBLE_EQ(pruned->score, exhaustive->score) << "round " << round;
-    ++compared;
-  }
-  EXPECT_GT(compared, 100);  // most rounds have a winner, so the comparison is not vacuous
+  // Most rounds have a winner, so the comparison is not vacuous.
+  EXPECT_GT(CompareWithExhaustivePass(people, 200, gen, /*large=*/50, /*every=*/3, kNow), 100);
 }
 
 TEST_F(AuctionTest, LiftCeilingsNeverPassOverACampaignThatCouldWin) {
@@ -456,20 +471,7 @@ TEST_F(AuctionTest, LiftCeilingsNeverPassOverACampaignThatCouldWin) {
   for (const Campaign& c : t_.catalog.campaigns) below += live_.LiftCeiling(c.id) < 1;
   EXPECT_GT(below, 40);  // the ceilings do prune: many learned rates fell below the default
   events(2'000, 200);    // raised after the recompute: only RaiseLift keeps the bound valid
-  int compared = 0;
-  for (int round = 0; round < 200; ++round) {
-    std::vector<Address> wallets;
-    int n = round % 4 == 0 ? 30 : uniform(1, 3);
-    for (int k = 0; k < n; ++k) wallets.push_back(people[static_cast<size_t>(uniform(0, 39))]);
-    Explanation e;
-    auto exhaustive = DecideFor(wallets, kNow, std::nullopt, &e);
-    auto pruned = DecideFor(wallets, kNow);
-    ASSERT_EQ(exhaustive.has_value(), pruned.has_value()) << "round " << round;
-    if (!pruned) continue;
-    EXPECT_DOUBLE_EQ(pruned->score, exhaustive->score) << "round " << round;
-    ++compared;
-  }
-  EXPECT_GT(compared, 100);
+  EXPECT_GT(CompareWithExhaustivePass(people, 200, gen, /*large=*/30, /*every=*/4, 0), 100);
 }
 
 }  // namespace

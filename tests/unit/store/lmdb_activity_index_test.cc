@@ -181,6 +181,13 @@ Address NumberedWallet(uint32_t i) {
   return a;
 }
 
+// More wallets than one change-log entry lists (kMaxLoggedWallets): logged as a bulk change.
+std::vector<ActivityRecord> BulkRows() {
+  std::vector<ActivityRecord> rows;
+  for (uint32_t i = 0; i < 5000; ++i) rows.push_back(Row(NumberedWallet(i), 9, 110));
+  return rows;
+}
+
 constexpr ReadCacheOptions kEagerCache{.max_recent_wallets = 3,
                                        .min_rebuild_interval = std::chrono::milliseconds(0),
                                        .quiet_period = std::chrono::milliseconds(0),
@@ -230,9 +237,7 @@ TEST_F(LmdbActivityIndexTest, ReadCacheDropsTheTableOnABulkWriteUntilRebuilt) {
   ASSERT_TRUE(index_->Record({Row(Wallet(1), 5, 100)}).ok());
   ASSERT_TRUE(index_->EnableReadCache(kEagerCache).ok());
   ASSERT_TRUE(index_->RebuildReadCache().ok());
-  std::vector<ActivityRecord> bulk;
-  for (uint32_t i = 0; i < 5000; ++i) bulk.push_back(Row(NumberedWallet(i), 9, 110));
-  ASSERT_TRUE(index_->Record(bulk).ok());
+  ASSERT_TRUE(index_->Record(BulkRows()).ok());  // a bulk marker in the change log
   ASSERT_TRUE(index_->RefreshReadCache().ok());
   EXPECT_FALSE(index_->GetReadCacheStatus().table);
   EXPECT_TRUE(index_->ReadCacheNeedsRebuild());
@@ -251,9 +256,7 @@ TEST_F(LmdbActivityIndexTest, ReadCacheWaitsForBulkWritesToPauseBeforeRebuilding
   ASSERT_TRUE(index_->EnableReadCache(patient).ok());
   EXPECT_TRUE(index_->ReadCacheNeedsRebuild());  // no table at all yet: at once
   ASSERT_TRUE(index_->RebuildReadCache().ok());
-  std::vector<ActivityRecord> bulk;
-  for (uint32_t i = 0; i < 5000; ++i) bulk.push_back(Row(NumberedWallet(i), 9, 110));
-  ASSERT_TRUE(index_->Record(bulk).ok());
+  ASSERT_TRUE(index_->Record(BulkRows()).ok());  // a bulk marker in the change log
   ASSERT_TRUE(index_->RefreshReadCache().ok());
   EXPECT_FALSE(index_->GetReadCacheStatus().table);
   EXPECT_FALSE(index_->ReadCacheNeedsRebuild());  // the import may still be writing

@@ -9,11 +9,8 @@
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/basic_parser.hpp>
 #include <boost/beast/http/error.hpp>
-#include <boost/beast/http/parser.hpp>
-#include <boost/beast/http/read.hpp>
-#include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/status.hpp>
 #include <chrono>
 #include <condition_variable>
@@ -46,10 +43,12 @@ using ReusePort = asio::detail::socket_option::boolean<SOL_SOCKET, SO_REUSEPORT>
 using Executor = asio::io_context::executor_type;
 using Socket = asio::basic_stream_socket<tcp, Executor>;
 using Acceptor = asio::basic_socket_acceptor<tcp, Executor>;
-using Stream = beast::basic_stream<tcp, Executor, beast::unlimited_rate_policy>;
 
-// Bytes asked for by the read that waits for the first byte of a request.
-constexpr size_t kFirstReadBytes = 4096;
+// Bytes asked for by each read of a request (the buffer grows for larger requests).
+constexpr size_t kReadBytes = 4096;
+// Bounds of the period of a loop's timeout sweep (a quarter of the shortest timeout).
+constexpr std::chrono::milliseconds kMinSweep{5};
+constexpr std::chrono::milliseconds kMaxSweep{250};
 // Body limit while reading the body of a request that has no route (it gets 404/405).
 constexpr size_t kUnroutedBodyLimit = 64 * 1024;
 // After a response with "Connection: close" the session half-closes and discards input for at
@@ -61,8 +60,6 @@ constexpr size_t kMaxLingerBytes = 1 << 20;
 constexpr std::chrono::milliseconds kLoopExitGrace{1000};
 // Delay before accepting again after an accept error (e.g. out of file descriptors).
 constexpr std::chrono::milliseconds kAcceptRetryDelay{50};
-
-std::string_view View(beast::string_view s) { return {s.data(), s.size()}; }
 
 bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   return beast::iequals(beast::string_view(a.data(), a.size()),
@@ -124,10 +121,29 @@ struct Loop {
   asio::io_context ioc{1};
   Acceptor acceptor{ioc};
   asio::steady_timer accept_retry{ioc};
+  // Timeouts: each session keeps a deadline on this loop's coarse clock, which the sweep
+  // timer advances and checks every `sweep_period`, so a request sets no timer and reads no
+  // clock. A deadline set `timeout` from now fires between `timeout` and timeout + 2 periods.
+  asio::steady_timer sweep{ioc};
+  std::chrono::milliseconds sweep_period{kMaxSweep};
+  int64_t now_ms = 0;    // steady clock in ms at the last sweep (> 0)
+  bool closing = false;  // CloseAll ran: the sweep stops rearming so the loop can run out
   asio::executor_work_guard<asio::io_context::executor_type> work = asio::make_work_guard(ioc);
   std::promise<void> exited;
   std::future<void> exited_future = exited.get_future();
   std::thread thread;
+
+  void Tick() {
+    now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                 std::chrono::steady_clock::now().time_since_epoch())
+                 .count() +
+             1;
+  }
+  // The deadline `timeout` from now. now_ms may be up to a period old, hence the extra period:
+  // a deadline never fires early.
+  int64_t DeadlineAfter(std::chrono::milliseconds timeout) const {
+    return now_ms + timeout.count() + sweep_period.count();
+  }
 };
 
 class ServerImpl final : public Server {
@@ -153,6 +169,7 @@ class ServerImpl final : public Server {
   void Accept(Loop& loop);
   void OnAccept(Loop& loop, const ErrorCode& ec, Socket socket);
   static void RunLoop(Loop& loop);
+  static void Sweep(Loop& loop);
   static void BeginDrain(Loop& loop);
   static void CloseAll(Loop& loop);
   void WaitForDrain();
@@ -173,17 +190,91 @@ class ServerImpl final : public Server {
   std::vector<std::unique_ptr<Loop>> loops_;
 };
 
+// Parses one request into session-owned storage: Beast's parser (the request line, fields,
+// chunked framing, limits) with our own callbacks, so a request allocates nothing once the
+// session's buffers have grown (beast::http::request_parser builds a field list node by node).
+// The request line and header fields are copied into `text` as they are parsed, because the
+// read buffer may move while the body is read; views are made once the header is complete.
+class RequestParser final : public bhttp::basic_parser<true> {
+ public:
+  struct Storage {
+    std::string text;  // target, then name and value of each field
+    struct Field {
+      uint32_t name, name_size, value, value_size;
+    };
+    std::vector<Field> fields;
+    std::string body;
+    bhttp::verb verb = bhttp::verb::unknown;
+    unsigned version = 11;
+    uint32_t target_size = 0;
+
+    void Clear() {
+      text.clear();
+      fields.clear();
+      body.clear();
+      verb = bhttp::verb::unknown;
+      version = 11;
+      target_size = 0;
+    }
+  };
+
+  // `storage` must outlive the parser; it is cleared here.
+  explicit RequestParser(Storage& storage) : storage_(storage) { storage_.Clear(); }
+
+ private:
+  static uint32_t Append(std::string& text, beast::string_view s) {
+    auto offset = static_cast<uint32_t>(text.size());
+    text.append(s.data(), s.size());
+    return offset;
+  }
+  void on_request_impl(bhttp::verb method, beast::string_view, beast::string_view target,
+                       int version, ErrorCode&) override {
+    storage_.verb = method;
+    storage_.version = static_cast<unsigned>(version);
+    storage_.target_size = static_cast<uint32_t>(target.size());
+    Append(storage_.text, target);
+  }
+  void on_response_impl(int, beast::string_view, int, ErrorCode&) override {}
+  void on_field_impl(bhttp::field, beast::string_view name, beast::string_view value,
+                     ErrorCode&) override {
+    uint32_t n = Append(storage_.text, name);
+    uint32_t v = Append(storage_.text, value);
+    storage_.fields.push_back(
+        {n, static_cast<uint32_t>(name.size()), v, static_cast<uint32_t>(value.size())});
+  }
+  void on_header_impl(ErrorCode&) override {}
+  void on_body_init_impl(const boost::optional<uint64_t>& length, ErrorCode&) override {
+    // The length was checked against the route's limit before the body is parsed.
+    if (length) storage_.body.reserve(static_cast<size_t>(*length));
+  }
+  size_t on_body_impl(beast::string_view body, ErrorCode&) override {
+    storage_.body.append(body.data(), body.size());
+    return body.size();
+  }
+  void on_chunk_header_impl(uint64_t, beast::string_view, ErrorCode&) override {}
+  size_t on_chunk_body_impl(uint64_t, beast::string_view body, ErrorCode&) override {
+    storage_.body.append(body.data(), body.size());
+    return body.size();
+  }
+  void on_finish_impl(ErrorCode&) override {}
+
+  Storage& storage_;
+};
+
 // One connection: reads requests one at a time (so pipelined requests are answered in order),
 // dispatches them and writes the responses. Lives on its loop's thread, kept alive by its
-// pending operations; a kWorker handler holds it while it runs on the pool.
+// pending operations; a kWorker handler holds it while it runs on the pool. Its timeouts are
+// deadlines checked by the loop's sweep (Loop::Sweep), not a timer per operation.
 class Session : public std::enable_shared_from_this<Session> {
  public:
   Session(ServerImpl& server, Loop& loop, Socket&& socket)
-      : server_(server), loop_(loop), options_(server.options()), stream_(std::move(socket)) {
+      : server_(server), loop_(loop), options_(server.options()), socket_(std::move(socket)) {
     loop_.sessions.insert(this);
     server_.mutable_stats().connections_open.fetch_add(1, std::memory_order_relaxed);
     request_.headers.reserve(16);
     request_.params.reserve(4);
+    storage_.fields.reserve(16);
+    storage_.text.reserve(1024);
   }
   ~Session() {
     loop_.sessions.erase(this);
@@ -199,18 +290,24 @@ class Session : public std::enable_shared_from_this<Session> {
     if (state_ == State::kIdle || state_ == State::kLingering) Close();
   }
   void ForceClose() { Close(); }
+  // Called by the loop's sweep: closes the connection if its deadline has passed.
+  void CheckDeadline(int64_t now_ms) {
+    if (deadline_ms_ != 0 && deadline_ms_ <= now_ms) Close();
+  }
 
  private:
   enum class State : uint8_t { kIdle, kReading, kHandling, kWriting, kLingering, kClosed };
 
+  void ExpiresAfter(std::chrono::milliseconds timeout) {
+    deadline_ms_ = loop_.DeadlineAfter(timeout);
+  }
   void WaitForRequest();
-  void OnFirstBytes(const ErrorCode& ec, size_t bytes);
-  void ReadHeader();
-  void OnHeader(const ErrorCode& ec);
+  void Read();
+  void OnRead(const ErrorCode& ec, size_t bytes);
+  void Parse();
+  bool OnHeader();
   void SendContinue();
-  void ReadBody();
-  void OnBody(const ErrorCode& ec);
-  void OnReadError(const ErrorCode& ec);
+  void OnParseError(const ErrorCode& ec);
   void BuildRequest();
   void Dispatch();
   Response Invoke() const;
@@ -228,90 +325,109 @@ class Session : public std::enable_shared_from_this<Session> {
   ServerImpl& server_;
   Loop& loop_;
   const ServerOptions& options_;
-  Stream stream_;
+  Socket socket_;
   beast::flat_buffer buffer_;
-  std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
+  RequestParser::Storage storage_;
+  std::optional<RequestParser> parser_;
+  bool header_done_ = false;  // OnHeader ran for the current request
   Request request_;
   Router::Match match_;
   size_t body_limit_ = 0;
   std::string out_;  // the serialized response being written
   int served_ = 0;
   size_t lingered_bytes_ = 0;
+  int64_t deadline_ms_ = 0;  // Loop::now_ms clock; 0 = none
   State state_ = State::kIdle;
 };
 
 void Session::WaitForRequest() {
   if (loop_.draining) return Close();
-  parser_.emplace();
+  parser_.emplace(storage_);
   parser_->header_limit(static_cast<uint32_t>(
       std::min<size_t>(options_.max_header_bytes, std::numeric_limits<uint32_t>::max())));
   // The route decides the body limit once the header is in (see OnHeader).
   parser_->body_limit(boost::none);
-  if (buffer_.size() > 0) return ReadHeader();  // pipelined request already buffered
-
+  header_done_ = false;
+  if (buffer_.size() > 0) {  // pipelined request already buffered
+    state_ = State::kReading;
+    ExpiresAfter(options_.header_timeout);
+    return Parse();
+  }
   // The header timeout runs from the first byte; until then the connection is idle.
   state_ = State::kIdle;
-  stream_.expires_after(options_.idle_timeout);
-  stream_.async_read_some(buffer_.prepare(kFirstReadBytes),
-                          [self = shared_from_this()](const ErrorCode& ec, size_t bytes) {
-                            self->OnFirstBytes(ec, bytes);
-                          });
+  ExpiresAfter(options_.idle_timeout);
+  Read();
 }
 
-void Session::OnFirstBytes(const ErrorCode& ec, size_t bytes) {
+void Session::Read() {
+  socket_.async_read_some(
+      buffer_.prepare(kReadBytes),
+      [self = shared_from_this()](const ErrorCode& ec, size_t bytes) { self->OnRead(ec, bytes); });
+}
+
+void Session::OnRead(const ErrorCode& ec, size_t bytes) {
+  if (state_ == State::kClosed) return;
+  // End of stream, reset, or closed by the sweep: nothing useful can be sent.
   if (ec) return Close();
   buffer_.commit(bytes);
-  ReadHeader();
+  if (state_ == State::kIdle) {
+    state_ = State::kReading;
+    ExpiresAfter(options_.header_timeout);
+  }
+  Parse();
 }
 
-void Session::ReadHeader() {
-  state_ = State::kReading;
-  stream_.expires_after(options_.header_timeout);
-  bhttp::async_read_header(
-      stream_, buffer_, *parser_,
-      [self = shared_from_this()](const ErrorCode& ec, size_t) { self->OnHeader(ec); });
+void Session::Parse() {
+  for (;;) {
+    ErrorCode ec;
+    size_t used = parser_->put(buffer_.data(), ec);
+    buffer_.consume(used);
+    if (ec == bhttp::error::need_more) return Read();
+    if (ec) return OnParseError(ec);
+    if (!header_done_ && parser_->is_header_done()) {
+      header_done_ = true;
+      if (!OnHeader()) return;
+    }
+    if (parser_->is_done()) return Dispatch();
+    if (buffer_.size() == 0) return Read();
+  }
 }
 
-void Session::OnHeader(const ErrorCode& ec) {
-  if (ec) return OnReadError(ec);
+// The header is in: routes the request and decides its body limit. False when it answered
+// (413) or started an interim response; the parse goes on otherwise.
+bool Session::OnHeader() {
   BuildRequest();
   match_ = server_.router().Find(request_);
   body_limit_ = match_.handler != nullptr ? match_.options.max_body_bytes : kUnroutedBodyLimit;
   boost::optional<uint64_t> length = parser_->content_length();
-  if (length && *length > body_limit_) return RejectBody();
-  if (parser_->is_done()) return Dispatch();
-  parser_->body_limit(body_limit_);
-  if (parser_->get().version() >= 11 &&
-      EqualsIgnoreCase(request_.Header("Expect"), "100-continue")) {
-    return SendContinue();
+  if (length && *length > body_limit_) {
+    RejectBody();
+    return false;
   }
-  ReadBody();
+  if (parser_->is_done()) return true;
+  parser_->body_limit(body_limit_);
+  parser_->eager(true);
+  ExpiresAfter(options_.body_timeout);
+  if (storage_.version >= 11 && EqualsIgnoreCase(request_.Header("Expect"), "100-continue")) {
+    SendContinue();
+    return false;
+  }
+  return true;
 }
 
 void Session::SendContinue() {
   static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
-  stream_.expires_after(options_.body_timeout);
-  asio::async_write(stream_, asio::buffer(kContinue.data(), kContinue.size()),
+  asio::async_write(socket_, asio::buffer(kContinue.data(), kContinue.size()),
                     [self = shared_from_this()](const ErrorCode& ec, size_t) {
+                      if (self->state_ == State::kClosed) return;
                       if (ec) return self->Close();
-                      self->ReadBody();
+                      // Part of the body may have arrived with the header.
+                      if (self->buffer_.size() > 0) return self->Parse();
+                      self->Read();
                     });
 }
 
-void Session::ReadBody() {
-  stream_.expires_after(options_.body_timeout);
-  bhttp::async_read(stream_, buffer_, *parser_,
-                    [self = shared_from_this()](const ErrorCode& ec, size_t) { self->OnBody(ec); });
-}
-
-void Session::OnBody(const ErrorCode& ec) {
-  if (ec) return OnReadError(ec);
-  const std::string& body = parser_->get().body();
-  request_.body = std::string_view(body.data(), body.size());
-  Dispatch();
-}
-
-void Session::OnReadError(const ErrorCode& ec) {
+void Session::OnParseError(const ErrorCode& ec) {
   if (ec == bhttp::error::header_limit) {
     return Reject(431, "Request header too large",
                   {{"header", "request header exceeds the limit " +
@@ -321,21 +437,21 @@ void Session::OnReadError(const ErrorCode& ec) {
   if (IsMalformed(ec)) {
     return Reject(400, "Malformed HTTP request", {{"request", ec.message()}});
   }
-  // Timeout, reset or the client closed: nothing useful can be sent.
   Close();
 }
 
 void Session::BuildRequest() {
-  const auto& message = parser_->get();
-  request_.method = ToMethod(message.method());
-  request_.target = View(message.target());
+  const std::string& text = storage_.text;
+  request_.method = ToMethod(storage_.verb);
+  request_.target = std::string_view(text.data(), storage_.target_size);
   size_t question = request_.target.find('?');
   request_.path = request_.target.substr(0, question);
   request_.query = question == std::string_view::npos ? std::string_view()
                                                       : request_.target.substr(question + 1);
   request_.headers.clear();
-  for (const auto& field : message) {
-    request_.headers.push_back({View(field.name_string()), View(field.value())});
+  for (const RequestParser::Storage::Field& f : storage_.fields) {
+    request_.headers.push_back({std::string_view(text.data() + f.name, f.name_size),
+                                std::string_view(text.data() + f.value, f.value_size)});
   }
   request_.body = {};
 }
@@ -343,13 +459,14 @@ void Session::BuildRequest() {
 void Session::Dispatch() {
   server_.mutable_stats().requests.fetch_add(1, std::memory_order_relaxed);
   state_ = State::kHandling;
-  stream_.expires_never();
+  deadline_ms_ = 0;
+  request_.body = std::string_view(storage_.body.data(), storage_.body.size());
   if (match_.handler == nullptr) return Respond(RouteError());
   if (match_.options.dispatch == Dispatch::kInline) return Respond(Invoke());
-  // The session (and with it the parser that owns the request bytes) stays alive in the job.
+  // The session (and with it the storage that owns the request bytes) stays alive in the job.
   // No I/O runs on the connection meanwhile, so the worker has the request to itself.
   asio::post(
-      server_.workers(), [self = shared_from_this(), executor = stream_.get_executor()]() mutable {
+      server_.workers(), [self = shared_from_this(), executor = socket_.get_executor()]() mutable {
         Response response = self->Invoke();
         // Moving `self` into the posted handler drops the session on its own loop.
         asio::post(executor, [self = std::move(self), response = std::move(response)]() mutable {
@@ -378,18 +495,17 @@ Response Session::RouteError() const {
 
 void Session::Respond(Response&& response) {
   if (state_ == State::kClosed) return;  // force-closed while a worker ran the handler
-  const auto& message = parser_->get();
   ++served_;
   bool keep_alive =
-      message.keep_alive() && served_ < options_.max_requests_per_connection && !loop_.draining;
-  PrepareResponse(std::move(response), message.version(), keep_alive,
+      parser_->keep_alive() && served_ < options_.max_requests_per_connection && !loop_.draining;
+  PrepareResponse(std::move(response), storage_.version, keep_alive,
                   request_.method == Method::kHead);
   Write(keep_alive);
 }
 
 void Session::Reject(int status, std::string_view message, std::vector<FieldError> details) {
   server_.mutable_stats().requests.fetch_add(1, std::memory_order_relaxed);
-  unsigned version = parser_->is_header_done() ? parser_->get().version() : 11;
+  unsigned version = parser_->is_header_done() ? storage_.version : 11;
   PrepareResponse(ErrorResponse(status, message, details), version, /*keep_alive=*/false,
                   /*head=*/false);
   Write(/*keep_alive=*/false);
@@ -433,14 +549,15 @@ void Session::PrepareResponse(Response&& response, unsigned version, bool keep_a
 void Session::Write(bool keep_alive) {
   state_ = State::kWriting;
   // A client that does not read its response is cut off like one that does not send.
-  stream_.expires_after(options_.body_timeout);
-  asio::async_write(stream_, asio::buffer(out_),
+  ExpiresAfter(options_.body_timeout);
+  asio::async_write(socket_, asio::buffer(out_),
                     [self = shared_from_this(), keep_alive](const ErrorCode& ec, size_t) {
                       self->OnWrite(ec, keep_alive);
                     });
 }
 
 void Session::OnWrite(const ErrorCode& ec, bool keep_alive) {
+  if (state_ == State::kClosed) return;
   if (ec) return Close();
   if (!keep_alive) return Linger();
   WaitForRequest();
@@ -450,17 +567,18 @@ void Session::Linger() {
   if (loop_.draining) return Close();
   state_ = State::kLingering;
   ErrorCode ec;
-  stream_.socket().shutdown(Socket::shutdown_send, ec);
+  socket_.shutdown(Socket::shutdown_send, ec);
   if (ec) return Close();
   lingered_bytes_ = 0;
-  stream_.expires_after(std::min<std::chrono::milliseconds>(options_.header_timeout, kMaxLinger));
+  ExpiresAfter(std::min<std::chrono::milliseconds>(options_.header_timeout, kMaxLinger));
   DiscardInput();
 }
 
 void Session::DiscardInput() {
   buffer_.clear();
-  stream_.async_read_some(buffer_.prepare(kFirstReadBytes),
+  socket_.async_read_some(buffer_.prepare(kReadBytes),
                           [self = shared_from_this()](const ErrorCode& ec, size_t bytes) {
+                            if (self->state_ == State::kClosed) return;
                             self->lingered_bytes_ += bytes;
                             if (ec || self->lingered_bytes_ > kMaxLingerBytes) return self->Close();
                             self->DiscardInput();
@@ -471,8 +589,9 @@ void Session::Close() {
   if (state_ == State::kClosed) return;
   state_ = State::kClosed;
   ErrorCode ec;
-  stream_.socket().shutdown(Socket::shutdown_both, ec);
-  stream_.close();
+  deadline_ms_ = 0;
+  socket_.shutdown(Socket::shutdown_both, ec);
+  socket_.close(ec);
 }
 
 Status ServerImpl::Start() {
@@ -496,7 +615,12 @@ Status ServerImpl::Start() {
   }
   port_ = endpoint.port();
   workers_.emplace(static_cast<size_t>(std::max(options_.worker_threads, 1)));
+  const std::chrono::milliseconds shortest =
+      std::min({options_.header_timeout, options_.body_timeout, options_.idle_timeout});
   for (auto& loop : loops_) {
+    loop->sweep_period = std::clamp(shortest / 4, kMinSweep, kMaxSweep);
+    loop->Tick();
+    Sweep(*loop);
     Accept(*loop);
     loop->thread = std::thread([l = loop.get()] { RunLoop(*l); });
   }
@@ -546,6 +670,17 @@ void ServerImpl::OnAccept(Loop& loop, const ErrorCode& ec, Socket socket) {
   Accept(loop);
 }
 
+void ServerImpl::Sweep(Loop& loop) {
+  loop.sweep.expires_after(loop.sweep_period);
+  loop.sweep.async_wait([&loop](const ErrorCode& ec) {
+    if (ec || loop.closing) return;
+    loop.Tick();
+    // Close() only starts the close; sessions leave the set later from their handlers.
+    for (Session* session : loop.sessions) session->CheckDeadline(loop.now_ms);
+    Sweep(loop);
+  });
+}
+
 void ServerImpl::RunLoop(Loop& loop) {
   for (;;) {
     try {
@@ -577,6 +712,8 @@ void ServerImpl::BeginDrain(Loop& loop) {
 }
 
 void ServerImpl::CloseAll(Loop& loop) {
+  loop.closing = true;
+  loop.sweep.cancel();
   for (Session* session : loop.sessions) session->ForceClose();
 }
 

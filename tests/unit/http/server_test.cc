@@ -134,6 +134,47 @@ TEST_F(ServerTest, PipelinedRequestsAreAnsweredInOrder) {
   }
 }
 
+TEST_F(ServerTest, RequestArrivingInPiecesKeepsHeadersAndBodyIntact) {
+  router_.Add(Method::kPost, "/collect", [](const Request& r) {
+    return Text(std::string(r.path) + "|" + std::string(r.query) + "|" +
+                std::string(r.Header("x-a")) + "|" + std::string(r.Header("X-B")) + "|" +
+                std::to_string(r.Header("x-pad").size()) + "|" + std::string(r.body));
+  });
+  StartServer();
+  HttpClient client = Client();
+  // A header larger than one read, split mid-field, then the body in two pieces: the read
+  // buffer grows and moves while the request is parsed.
+  const std::string pad(9000, 'p');
+  const std::string head = "POST /collect?q=1 HTTP/1.1\r\nHost: x\r\nx-a: first\r\nx-pad: " + pad +
+                           "\r\nX-B: second\r\nContent-Length: 10\r\n\r\n";
+  const size_t split = head.find("x-pad") + 100;
+  for (int i = 0; i < 2; ++i) {  // twice: the second request reuses the session's storage
+    ASSERT_EQ(client.SendRaw(head.substr(0, split)), "");
+    std::this_thread::sleep_for(milliseconds(20));
+    ASSERT_EQ(client.SendRaw(head.substr(split) + "01234"), "");
+    std::this_thread::sleep_for(milliseconds(20));
+    ASSERT_EQ(client.SendRaw("56789"), "");
+    HttpResult result = client.ReadResponse();
+    ASSERT_TRUE(result.ok()) << result.error;
+    EXPECT_EQ(result.status, 200);
+    EXPECT_EQ(result.body, "/collect|q=1|first|second|9000|0123456789");
+    EXPECT_TRUE(result.keep_alive);
+  }
+}
+
+TEST_F(ServerTest, ChunkedBodyInPiecesIsDelivered) {
+  StartServer();
+  HttpClient client = Client();
+  ASSERT_EQ(client.SendRaw("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                           "3\r\nabc\r\n"),
+            "");
+  std::this_thread::sleep_for(milliseconds(20));
+  ASSERT_EQ(client.SendRaw("2\r\nde\r\n0\r\n\r\n"), "");
+  HttpResult result = client.ReadResponse();
+  ASSERT_TRUE(result.ok()) << result.error;
+  EXPECT_EQ(result.body, "abcde");
+}
+
 TEST_F(ServerTest, PathParametersReachTheHandler) {
   StartServer();
   HttpClient client = Client();
@@ -256,6 +297,26 @@ TEST_F(ServerTest, IdleTimeoutClosesKeepAliveConnection) {
   HttpClient client = Client();
   ASSERT_EQ(client.Get("/hello").status, 200);
   EXPECT_TRUE(client.WaitForClose(kDeadline));
+}
+
+// Timeouts are checked by a periodic sweep; a deadline must never fire before its timeout.
+TEST_F(ServerTest, TimeoutsDoNotFireEarly) {
+  ServerOptions options = TestOptions();
+  options.idle_timeout = milliseconds(600);
+  options.header_timeout = milliseconds(600);
+  StartServer(options);
+  HttpClient client = Client();
+  for (int i = 0; i < 3; ++i) {
+    // Idle for a third of the timeout, then a header that takes another third to complete.
+    std::this_thread::sleep_for(milliseconds(200));
+    ASSERT_EQ(client.SendRaw("GET /hello HTTP/1.1\r\n"), "");
+    std::this_thread::sleep_for(milliseconds(200));
+    ASSERT_EQ(client.SendRaw("Host: x\r\n\r\n"), "");
+    HttpResult result = client.ReadResponse();
+    ASSERT_TRUE(result.ok()) << result.error;
+    EXPECT_EQ(result.status, 200);
+  }
+  EXPECT_EQ(server_->stats().connections_accepted.load(), 1u);
 }
 
 TEST_F(ServerTest, ConnectionsOverTheCapAreClosedAfterAccept) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <limits>
+#include <span>
 #include <vector>
 
 #include "common/clock.h"
@@ -461,6 +462,11 @@ struct Best {
   }
 };
 
+// The campaign id of `e` for LiveState::LiftCeiling.
+int64_t LiftId(const Catalog::WalkEntry& e, const Context& ctx) {
+  return e.lift_id != kNone ? e.lift_id : ctx.catalog.campaigns[e.campaign].id;
+}
+
 // Walks one run of a project's campaigns (highest catalog value first) and stops as soon as
 // value x headroom cannot reach the best score found. Entries whose recency rule rejects even
 // the person's newest interaction with this project, or without ads for the placement's
@@ -471,41 +477,42 @@ struct Best {
 // With live state, `headroom` includes the largest learned-rate lift of any campaign; an entry
 // whose own lift ceiling (LiveState::LiftCeiling) keeps it below the best score is passed over
 // too (a CPC/CPA campaign whose learned rate fell below the default rate).
-void WalkRun(const Catalog::ProjectCampaigns& list, size_t begin, size_t end, double headroom,
-             double max_lift, uint32_t age, const Context& ctx, Scratch& scratch, Best& best,
-             Rng& rng) {
+void WalkRun(std::span<const Catalog::WalkEntry> run, double headroom, double max_lift,
+             uint32_t age, const Context& ctx, Scratch& scratch, Best& best, Rng& rng) {
   const uint8_t format_bit = static_cast<uint8_t>(1u << (ctx.format + (ctx.earlier ? 4 : 0)));
   const LiveState* live = ctx.request.live;
   // headroom = (the other factors) x max_lift: the other factors alone.
   const double per_lift = headroom / max_lift;
-  for (size_t k = begin; k < end; ++k) {
-    if (list.values[k] * headroom < best.score) return;
-    if (list.max_age_days[k] < age || (list.formats[k] & format_bit) == 0) continue;
-    if (live != nullptr &&
-        list.values[k] * per_lift * live->LiftCeiling(list.ids[k]) < best.score) {
+  for (const Catalog::WalkEntry& e : run) {
+    if (e.value * headroom < best.score) return;
+    if (e.max_age_days < age || (e.formats & format_bit) == 0) continue;
+    if (live != nullptr && e.value * per_lift * live->LiftCeiling(LiftId(e, ctx)) < best.score) {
       continue;
     }
-    Index c = list.campaigns[k];
-    if (!scratch.First(c)) continue;
-    std::optional<Verdict> v = Evaluate(c, ctx, rng, best.score);
-    if (v && v->e.rule == DropRule::kNone) best.Offer(c, *v);
+    if (!scratch.First(e.campaign)) continue;
+    std::optional<Verdict> v = Evaluate(e.campaign, ctx, rng, best.score);
+    if (v && v->e.rule == DropRule::kNone) best.Offer(e.campaign, *v);
   }
 }
 
-// Walks each wallet's projects into the campaigns targeting them.
+// Walks each wallet's projects into the campaigns targeting them. A run whose first (highest)
+// value cannot reach the best score is skipped without reading its entries.
 void RunAuction(const Context& ctx, Best& best, Rng& rng) {
   Scratch& scratch = ThreadScratch();
   scratch.Begin(ctx.catalog.campaigns.size());
   const ScoreHeadroom headroom = HeadroomOf(ctx);
   for (uint32_t project : ctx.person->projects()) {
-    const Catalog::ProjectCampaigns* list = ctx.catalog.FindProjectCampaigns(project);
-    if (list == nullptr) continue;
+    const Catalog::ProjectCampaigns list = ctx.catalog.FindProjectCampaigns(project);
+    if (list.empty()) continue;
     const int64_t age = ctx.today - static_cast<int64_t>(ctx.person->NewestDay(project));
     const auto age_days = static_cast<uint32_t>(std::clamp<int64_t>(age, 0, Catalog::kAnyAge - 1));
-    WalkRun(*list, 0, list->steady, headroom.steady, headroom.max_lift, age_days, ctx, scratch,
-            best, rng);
-    WalkRun(*list, list->steady, list->campaigns.size(), headroom.boosted, headroom.max_lift,
-            age_days, ctx, scratch, best, rng);
+    if (!list.steady.empty() && !(list.steady_top * headroom.steady < best.score)) {
+      WalkRun(list.steady, headroom.steady, headroom.max_lift, age_days, ctx, scratch, best, rng);
+    }
+    if (!list.boostable.empty() && !(list.boostable_top * headroom.boosted < best.score)) {
+      WalkRun(list.boostable, headroom.boosted, headroom.max_lift, age_days, ctx, scratch, best,
+              rng);
+    }
   }
 }
 

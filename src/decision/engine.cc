@@ -4,6 +4,7 @@
 #include <array>
 #include <limits>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 #include "common/clock.h"
@@ -12,16 +13,24 @@ namespace adserver::decision {
 
 namespace {
 
-// A vector keeping its first N elements inline, so the common request allocates nothing.
+// A vector keeping its first N elements inline, so the common request allocates nothing. The
+// inline storage is left uninitialized (it is large and built per request), hence trivially
+// copyable element types only.
 template <typename T, size_t N>
 class SmallVector {
+  static_assert(std::is_trivially_copyable_v<T> && std::is_trivially_destructible_v<T>);
+
  public:
+  SmallVector() {}  // NOLINT: leaves inline_ uninitialized on purpose
+  SmallVector(const SmallVector&) = delete;
+  SmallVector& operator=(const SmallVector&) = delete;
+
   void push_back(const T& value) {
     if (size_ < N) {
-      inline_[size_++] = value;
+      new (&inline_[size_++]) T(value);
       return;
     }
-    if (size_ == N) heap_.assign(inline_.begin(), inline_.end());
+    if (size_ == N) heap_.assign(inline_, inline_ + N);
     heap_.push_back(value);
     ++size_;
   }
@@ -31,15 +40,17 @@ class SmallVector {
   }
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
-  T* begin() { return size_ <= N ? inline_.data() : heap_.data(); }
+  T* begin() { return size_ <= N ? inline_ : heap_.data(); }
   T* end() { return begin() + size_; }
-  const T* begin() const { return size_ <= N ? inline_.data() : heap_.data(); }
+  const T* begin() const { return size_ <= N ? inline_ : heap_.data(); }
   const T* end() const { return begin() + size_; }
   T& operator[](size_t i) { return begin()[i]; }
   const T& operator[](size_t i) const { return begin()[i]; }
 
  private:
-  std::array<T, N> inline_{};
+  union {
+    T inline_[N];
+  };
   std::vector<T> heap_;
   size_t size_ = 0;
 };

@@ -224,9 +224,14 @@ struct Match {
   bool complete = true;
 };
 
-// Every matching interaction of every wallet with every targeted project.
-Match MatchAll(const Campaign& c, const Context& ctx) {
-  Match m;
+// Every matching interaction of every wallet with every targeted project. Fills `m` field by
+// field (see Evaluate).
+void MatchAll(const Campaign& c, const Context& ctx, Match& m) {
+  m.matched = false;
+  m.wallet = 0;
+  m.best_day = 0;
+  m.best_count = 0;
+  m.complete = true;
   SmallVector<uint32_t, 16> projects;
   const PersonProjects& person = *ctx.person;
   for (uint32_t project : c.target_projects) {
@@ -242,14 +247,18 @@ Match MatchAll(const Campaign& c, const Context& ctx) {
                     (i.last_seen_day == m.best_day && i.count > m.best_count) ||
                     (i.last_seen_day == m.best_day && i.count == m.best_count && wallet < m.wallet);
       if (!better) continue;
-      m = {.matched = true,
-           .wallet = wallet,
-           .best_day = i.last_seen_day,
-           .best_count = i.count,
-           .projects = m.projects};
+      m.matched = true;
+      m.wallet = wallet;
+      m.best_day = i.last_seen_day;
+      m.best_count = i.count;
     }
   }
   m.projects = static_cast<uint32_t>(projects.size());
+}
+
+Match MatchAll(const Campaign& c, const Context& ctx) {
+  Match m;
+  MatchAll(c, ctx, m);
   return m;
 }
 
@@ -310,17 +319,15 @@ struct Verdict {
 // The rules about the person: activity match and exclusions. Fills `match`.
 // Whether any interaction of any wallet matches: stops at the first one. Enough to rank a
 // campaign when relevance is neutral; the winner's full match is computed afterwards.
-Match MatchAny(const Campaign& c, const Context& ctx) {
+bool MatchAny(const Campaign& c, const Context& ctx) {
   const PersonProjects& person = *ctx.person;
   for (uint32_t project : c.target_projects) {
     for (uint32_t n = person.First(project); n != PersonProjects::kEnd;
          n = person.node(n).next) {
-      if (InteractionMatches(c, *person.node(n).interaction, ctx.today)) {
-        return Match{.matched = true, .complete = false};
-      }
+      if (InteractionMatches(c, *person.node(n).interaction, ctx.today)) return true;
     }
   }
-  return Match{.complete = false};
+  return false;
 }
 
 // True when the score needs the full match (relevance) or an explanation is asked for.
@@ -330,7 +337,12 @@ bool NeedsFullMatch(const Context& ctx) {
 }
 
 DropRule PersonRule(const Campaign& c, const Context& ctx, Match& match) {
-  match = NeedsFullMatch(ctx) ? MatchAll(c, ctx) : MatchAny(c, ctx);
+  if (NeedsFullMatch(ctx)) {
+    MatchAll(c, ctx, match);
+  } else {
+    match.matched = MatchAny(c, ctx);
+    match.complete = false;
+  }
   if (!match.matched) return DropRule::kNoMatchingActivity;
   for (uint32_t project : c.exclude_projects) {
     if (AnyWalletUsed(project, ctx)) return DropRule::kExcludedProject;
@@ -350,29 +362,31 @@ bool FrequencyCapped(const Campaign& c, const Context& ctx) {
 }
 
 // Every rule in DropRule order; value, relevance, pacing factor and score when it gets there.
-// Returns nullopt (without drawing from `rng`) as soon as the campaign's score bound falls
-// below `cutoff`: it cannot win, whatever the remaining rules say.
-std::optional<Verdict> Evaluate(Index index, const Context& ctx, Rng& rng, double cutoff) {
+// Returns false (without drawing from `rng`) as soon as the campaign's score bound falls below
+// `cutoff`: it cannot win, whatever the remaining rules say; `v` is then partly filled.
+// `v` is an out-parameter written field by field, and the ledger's counters are read into
+// place: copying whole structs just written by narrower stores stalls store forwarding, which
+// perf showed as a third of this function's samples.
+bool Evaluate(Index index, const Context& ctx, Rng& rng, double cutoff, Verdict& v) {
   const Campaign& c = ctx.catalog.campaigns[index];
   const DecisionRequest& r = ctx.request;
-  Verdict v;
-  v.e.campaign_id = c.id;
-  if ((v.e.rule = PlacementRule(c, ctx)) != DropRule::kNone) return v;
-  BudgetLedger::View counters;
-  counters.tracked = true;
+  v.e = CandidateExplanation{.campaign_id = c.id};
+  v.match.complete = true;
+  if ((v.e.rule = PlacementRule(c, ctx)) != DropRule::kNone) return true;
+  const BudgetLedger::View counters = r.live != nullptr ? r.live->ledger.Read(c.id, r.now_seconds)
+                                                        : BudgetLedger::View{.tracked = true};
   if (r.live != nullptr) {
-    counters = r.live->ledger.Read(c.id, r.now_seconds);
-    if ((v.e.rule = BudgetRule(c, counters)) != DropRule::kNone) return v;
+    if ((v.e.rule = BudgetRule(c, counters)) != DropRule::kNone) return true;
     v.e.pacing_factor = PacingOf(c, counters, ctx);
   }
   v.e.value_micros = ExpectedValue(c, counters, ctx.options);
-  if (v.e.value_micros * MaxRelevance(c, ctx) * v.e.pacing_factor < cutoff) return std::nullopt;
-  if ((v.e.rule = PersonRule(c, ctx, v.match)) != DropRule::kNone) return v;
-  if (FrequencyCapped(c, ctx)) return v.e.rule = DropRule::kFrequencyCap, v;
+  if (v.e.value_micros * MaxRelevance(c, ctx) * v.e.pacing_factor < cutoff) return false;
+  if ((v.e.rule = PersonRule(c, ctx, v.match)) != DropRule::kNone) return true;
+  if (FrequencyCapped(c, ctx)) return v.e.rule = DropRule::kFrequencyCap, true;
   v.e.relevance = Relevance(c, v.match, ctx);
   double value = v.e.value_micros * v.e.relevance;
   if (value * 1000 < static_cast<double>(r.publisher->floor_cpm_micros)) {
-    return v.e.rule = DropRule::kBelowFloor, v;
+    return v.e.rule = DropRule::kBelowFloor, true;
   }
   v.e.score = value * v.e.pacing_factor;
   // Ahead of its line, the factor is also the chance to bid at all.
@@ -380,7 +394,7 @@ std::optional<Verdict> Evaluate(Index index, const Context& ctx, Rng& rng, doubl
                                                               0, 1)(rng) >= v.e.pacing_factor)) {
     v.e.rule = DropRule::kPaced;
   }
-  return v;
+  return true;
 }
 
 // Index in [0, n) drawn with probability weight(i) / total; uniform when every weight is 0.
@@ -494,6 +508,7 @@ void WalkRun(std::span<const Catalog::WalkEntry> run, double headroom, double ma
   const LiveState* live = ctx.request.live;
   // headroom = (the other factors) x max_lift: the other factors alone.
   const double per_lift = headroom / max_lift;
+  Verdict v;
   for (const Catalog::WalkEntry& e : run) {
     if (e.value * headroom < best.score) return;
     if (e.max_age_days < age || (e.formats & format_bit) == 0) continue;
@@ -501,8 +516,9 @@ void WalkRun(std::span<const Catalog::WalkEntry> run, double headroom, double ma
       continue;
     }
     if (!scratch.First(e.campaign)) continue;
-    std::optional<Verdict> v = Evaluate(e.campaign, ctx, rng, best.score);
-    if (v && v->e.rule == DropRule::kNone) best.Offer(e.campaign, *v);
+    if (Evaluate(e.campaign, ctx, rng, best.score, v) && v.e.rule == DropRule::kNone) {
+      best.Offer(e.campaign, v);
+    }
   }
 }
 
@@ -530,7 +546,8 @@ void RunAuction(const Context& ctx, Best& best, Rng& rng) {
 // Explain: every campaign of the catalog, in catalog order, fully evaluated.
 void RunExplainedAuction(const Context& ctx, Best& best, Rng& rng) {
   for (Index c = 0; c < ctx.catalog.campaigns.size(); ++c) {
-    Verdict v = *Evaluate(c, ctx, rng, -std::numeric_limits<double>::infinity());
+    Verdict v;
+    Evaluate(c, ctx, rng, -std::numeric_limits<double>::infinity(), v);
     ctx.request.explain->candidates.push_back(v.e);
     if (v.e.rule == DropRule::kNone) best.Offer(c, v);
   }

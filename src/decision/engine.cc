@@ -141,8 +141,8 @@ struct Context {
   const DecisionRequest& request;
   const Catalog& catalog;
   const DecisionOptions& options;
-  WalletInteractions wallets;  // interactions of each request wallet, in request order
-  const PersonProjects* person = nullptr;  // the same by project (set before the auction)
+  // The interactions of the request wallets by project (set before the auction).
+  const PersonProjects* person = nullptr;
   int64_t today = 0;
   size_t format = 0;
   bool earlier = false;
@@ -502,12 +502,12 @@ int64_t LiftId(const Catalog::WalkEntry& e, const Context& ctx) {
 // With live state, `headroom` includes the largest learned-rate lift of any campaign; an entry
 // whose own lift ceiling (LiveState::LiftCeiling) keeps it below the best score is passed over
 // too (a CPC/CPA campaign whose learned rate fell below the default rate).
-void WalkRun(std::span<const Catalog::WalkEntry> run, double headroom, double max_lift,
+//
+// `per_lift` = headroom / max_lift (the other factors alone), computed once per request.
+void WalkRun(std::span<const Catalog::WalkEntry> run, double headroom, double per_lift,
              uint32_t age, const Context& ctx, Scratch& scratch, Best& best, Rng& rng) {
   const uint8_t format_bit = static_cast<uint8_t>(1u << (ctx.format + (ctx.earlier ? 4 : 0)));
   const LiveState* live = ctx.request.live;
-  // headroom = (the other factors) x max_lift: the other factors alone.
-  const double per_lift = headroom / max_lift;
   Verdict v;
   for (const Catalog::WalkEntry& e : run) {
     if (e.value * headroom < best.score) return;
@@ -528,16 +528,18 @@ void RunAuction(const Context& ctx, Best& best, Rng& rng) {
   Scratch& scratch = ThreadScratch();
   scratch.Begin(ctx.catalog.campaigns.size());
   const ScoreHeadroom headroom = HeadroomOf(ctx);
+  const double steady_per_lift = headroom.steady / headroom.max_lift;
+  const double boosted_per_lift = headroom.boosted / headroom.max_lift;
   for (uint32_t project : ctx.person->projects()) {
     const Catalog::ProjectCampaigns list = ctx.catalog.FindProjectCampaigns(project);
     if (list.empty()) continue;
     const int64_t age = ctx.today - static_cast<int64_t>(ctx.person->NewestDay(project));
     const auto age_days = static_cast<uint32_t>(std::clamp<int64_t>(age, 0, Catalog::kAnyAge - 1));
     if (!list.steady.empty() && !(list.steady_top * headroom.steady < best.score)) {
-      WalkRun(list.steady, headroom.steady, headroom.max_lift, age_days, ctx, scratch, best, rng);
+      WalkRun(list.steady, headroom.steady, steady_per_lift, age_days, ctx, scratch, best, rng);
     }
     if (!list.boostable.empty() && !(list.boostable_top * headroom.boosted < best.score)) {
-      WalkRun(list.boostable, headroom.boosted, headroom.max_lift, age_days, ctx, scratch, best,
+      WalkRun(list.boostable, headroom.boosted, boosted_per_lift, age_days, ctx, scratch, best,
               rng);
     }
   }
@@ -590,16 +592,18 @@ std::optional<Decision> Decide(const DecisionRequest& request, const Catalog& ca
               .options = request.live != nullptr      ? request.live->options
                          : request.options != nullptr ? *request.options
                                                       : DefaultOptions(),
-              .wallets = {},
               .today = DayOf(request.now_seconds),
               .format = static_cast<size_t>(request.format),
               .earlier = request.variant == Variant::kEarlier,
               .arm = ArmFor(*request.publisher, request.ad_unit_id)};
+  // The interactions of each request wallet, in request order. Not a Context member: GCC
+  // zero-fills the whole aggregate (over 1 KB) when it holds this uninitialized buffer.
+  WalletInteractions wallets;
   // One consistent lookup for all wallets (the spans stay valid for this request).
   activity.LookupAll(request.wallets,
-                     [&](std::span<const Interaction> found) { ctx.wallets.push_back(found); });
+                     [&](std::span<const Interaction> found) { wallets.push_back(found); });
   PersonProjects& person = ThreadPersonProjects();
-  person.Build(ctx.wallets, catalog.project_id_limit);
+  person.Build(wallets, catalog.project_id_limit);
   ctx.person = &person;
   if (request.explain != nullptr) {
     request.explain->arm = std::string(ctx.arm);

@@ -11,11 +11,6 @@ namespace {
 // The earlier API variant serves content of fewer than this many code points (spec 2.2).
 constexpr uint32_t kEarlierMaxContentChars = 400;
 
-const std::vector<Index>& EmptyIndexList() {
-  static const std::vector<Index> kEmpty;
-  return kEmpty;
-}
-
 }  // namespace
 
 bool AdServes(const Ad& ad, ImageFormat format, bool earlier_variant) {
@@ -73,7 +68,8 @@ bool PacingCanBoost(const Campaign& c) {
 }  // namespace
 
 void Catalog::BuildProjectIndex() {
-  campaigns_by_project_.clear();
+  project_runs_.clear();
+  walk_entries_.clear();
   max_target_projects = 0;
   project_id_limit = 0;
   auto note = [this](uint32_t project) {
@@ -86,44 +82,55 @@ void Catalog::BuildProjectIndex() {
     for (uint32_t p : c.exclude_projects) note(p);
     if (c.advertiser_project) note(*c.advertiser_project);
   }
-  campaigns_by_project_.resize(project_id_limit);
+  std::vector<std::vector<Index>> by_project(project_id_limit);
   for (Index c = 0; c < campaigns.size(); ++c) {
     for (uint32_t project : campaigns[c].target_projects) {
-      std::vector<Index>& list = campaigns_by_project_[project].campaigns;
+      std::vector<Index>& list = by_project[project];
       // A campaign listing a project twice is indexed once (campaigns are visited in order).
       if (list.empty() || list.back() != c) list.push_back(c);
     }
   }
-  for (ProjectCampaigns& entry : campaigns_by_project_) {
+  size_t total = 0;
+  for (const std::vector<Index>& list : by_project) total += list.size();
+  ADS_CHECK(total < kNone) << "too many project targets: " << total;
+  walk_entries_.reserve(total);
+  project_runs_.resize(project_id_limit);
+  for (uint32_t project = 0; project < project_id_limit; ++project) {
+    std::vector<Index>& list = by_project[project];
     // Steady campaigns first; within each run, highest value first, then catalog order.
-    std::stable_sort(entry.campaigns.begin(), entry.campaigns.end(), [this](Index a, Index b) {
+    std::stable_sort(list.begin(), list.end(), [this](Index a, Index b) {
       const Campaign& x = campaigns[a];
       const Campaign& y = campaigns[b];
       if (x.pacing_can_boost != y.pacing_can_boost) return !x.pacing_can_boost;
       return x.value_micros > y.value_micros;
     });
-    entry.campaigns.shrink_to_fit();
-    entry.values.reserve(entry.campaigns.size());
-    entry.max_age_days.reserve(entry.campaigns.size());
-    entry.formats.reserve(entry.campaigns.size());
-    entry.ids.reserve(entry.campaigns.size());
-    entry.steady = 0;
-    for (Index c : entry.campaigns) {
-      const Campaign& campaign = campaigns[c];
-      entry.values.push_back(campaign.value_micros);
-      entry.max_age_days.push_back(campaign.recency_days
-                                       ? static_cast<uint32_t>(std::max(*campaign.recency_days, 0))
-                                       : kAnyAge);
-      uint8_t formats = 0;
-      for (int f = 0; f < kImageFormatCount; ++f) {
-        if (!campaign.ads_current[f].empty()) formats |= static_cast<uint8_t>(1u << f);
-        if (!campaign.ads_earlier[f].empty()) formats |= static_cast<uint8_t>(1u << (4 + f));
-      }
-      entry.formats.push_back(formats);
-      entry.ids.push_back(campaign.id);
-      if (!campaign.pacing_can_boost) ++entry.steady;
+    ProjectRuns& runs = project_runs_[project];
+    runs.begin = static_cast<uint32_t>(walk_entries_.size());
+    runs.steady = runs.begin;
+    for (Index c : list) {
+      walk_entries_.push_back(WalkEntryOf(c));
+      if (!campaigns[c].pacing_can_boost) ++runs.steady;
     }
+    runs.end = static_cast<uint32_t>(walk_entries_.size());
+    if (runs.steady > runs.begin) runs.steady_top = walk_entries_[runs.begin].value;
+    if (runs.end > runs.steady) runs.boostable_top = walk_entries_[runs.steady].value;
   }
+}
+
+Catalog::WalkEntry Catalog::WalkEntryOf(Index c) const {
+  const Campaign& campaign = campaigns[c];
+  WalkEntry entry{.value = campaign.value_micros, .campaign = c};
+  if (campaign.recency_days) {
+    entry.max_age_days = static_cast<uint32_t>(std::max(*campaign.recency_days, 0));
+  }
+  if (campaign.id >= 0 && campaign.id < static_cast<int64_t>(kNone)) {
+    entry.lift_id = static_cast<uint32_t>(campaign.id);
+  }
+  for (int f = 0; f < kImageFormatCount; ++f) {
+    if (!campaign.ads_current[f].empty()) entry.formats |= static_cast<uint8_t>(1u << f);
+    if (!campaign.ads_earlier[f].empty()) entry.formats |= static_cast<uint8_t>(1u << (4 + f));
+  }
+  return entry;
 }
 
 void Catalog::BuildIndexes() {
@@ -152,15 +159,12 @@ const ApiKey* Catalog::FindKey(const Sha256Digest& hash) const {
   return ConstantTimeEqual(key.hash, hash) ? &key : nullptr;
 }
 
-const std::vector<Index>& Catalog::CampaignsForProject(uint32_t project_id) const {
-  const ProjectCampaigns* entry = FindProjectCampaigns(project_id);
-  return entry ? entry->campaigns : EmptyIndexList();
-}
-
-const Catalog::ProjectCampaigns* Catalog::FindProjectCampaigns(uint32_t project_id) const {
-  if (project_id >= campaigns_by_project_.size()) return nullptr;
-  const ProjectCampaigns& entry = campaigns_by_project_[project_id];
-  return entry.campaigns.empty() ? nullptr : &entry;
+std::vector<Index> Catalog::CampaignsForProject(uint32_t project_id) const {
+  ProjectCampaigns runs = FindProjectCampaigns(project_id);
+  std::vector<Index> out;
+  for (const WalkEntry& e : runs.steady) out.push_back(e.campaign);
+  for (const WalkEntry& e : runs.boostable) out.push_back(e.campaign);
+  return out;
 }
 
 const std::vector<Index>& Catalog::SampleAds(ImageFormat format, bool earlier_variant) const {

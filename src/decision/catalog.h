@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -169,37 +170,68 @@ class Catalog {
 
   // The key whose SHA-256 equals `hash` (compared in constant time), or nullptr.
   const ApiKey* FindKey(const Sha256Digest& hash) const;
-  // Campaigns targeting one project in two runs, each highest value_micros first (then lower
-  // index): [0, steady) cannot be boosted by pacing, [steady, size) can. The values are
-  // copied alongside (same order) so the auction can stop each run early, with the score
-  // bound of its kind, without touching the campaigns.
-  struct ProjectCampaigns {
-    std::vector<Index> campaigns;
-    std::vector<double> values;
-    // Per entry, what the auction's walk checks before touching the campaign: the largest age
-    // in days of an interaction its recency rule accepts (kAnyAge without one), and the image
-    // formats it has ads for (bit f: current variant, bit 4 + f: earlier variant).
-    std::vector<uint32_t> max_age_days;
-    std::vector<uint8_t> formats;
-    // The campaign ids (for the live lift ceiling, LiveState::LiftCeiling).
-    std::vector<int64_t> ids;
-    size_t steady = 0;
-  };
   static constexpr uint32_t kAnyAge = std::numeric_limits<uint32_t>::max();
+  // One campaign in a project's walk: what the auction checks before touching the campaign,
+  // packed so that each entry costs one cache access.
+  struct WalkEntry {
+    double value = 0;  // the campaign's value_micros
+    Index campaign = kNone;
+    // The largest age in days of an interaction the campaign's recency rule accepts (kAnyAge
+    // without one).
+    uint32_t max_age_days = kAnyAge;
+    // The campaign id for the live lift ceiling (LiveState::LiftCeiling), or kNone when the id
+    // does not fit (read it from the campaign).
+    uint32_t lift_id = kNone;
+    // The image formats the campaign has ads for (bit f: current variant, bit 4 + f: earlier).
+    uint8_t formats = 0;
+  };
+  // Campaigns targeting one project in two runs, each highest value first (then lower index):
+  // `steady` cannot be boosted by pacing, `boostable` can. The values are copied into the
+  // entries so the auction can stop each run early, with the score bound of its kind, without
+  // touching the campaigns; each run's first value is copied here too, so a run that cannot
+  // win costs no access to its entries.
+  struct ProjectCampaigns {
+    std::span<const WalkEntry> steady;
+    std::span<const WalkEntry> boostable;
+    double steady_top = 0;     // steady.front().value (0 when empty)
+    double boostable_top = 0;  // boostable.front().value (0 when empty)
+    bool empty() const { return steady.empty() && boostable.empty(); }
+  };
   // Campaign indexes targeting `project_id`: the steady run, then the boostable run, each
-  // highest value first (empty if none).
-  const std::vector<Index>& CampaignsForProject(uint32_t project_id) const;
-  // The same with values; nullptr if no campaign targets `project_id`.
-  const ProjectCampaigns* FindProjectCampaigns(uint32_t project_id) const;
+  // highest value first (empty if none). Copies; for tests and tools.
+  std::vector<Index> CampaignsForProject(uint32_t project_id) const;
+  // The same with walk entries; empty if no campaign targets `project_id`. The spans point
+  // into this catalog.
+  ProjectCampaigns FindProjectCampaigns(uint32_t project_id) const {
+    if (project_id >= project_runs_.size()) return {};
+    const ProjectRuns& runs = project_runs_[project_id];
+    const WalkEntry* base = walk_entries_.data();
+    return {.steady = {base + runs.begin, base + runs.steady},
+            .boostable = {base + runs.steady, base + runs.end},
+            .steady_top = runs.steady_top,
+            .boostable_top = runs.boostable_top};
+  }
   // Active ads (all campaigns) usable for test keys per format and variant; see Ad lists.
   const std::vector<Index>& SampleAds(ImageFormat format, bool earlier_variant) const;
 
  private:
   void BuildProjectIndex();
+  WalkEntry WalkEntryOf(Index campaign) const;
 
   std::unordered_map<Sha256Digest, Index, DigestHash> key_by_hash_;
-  // By project id (dense store ids); empty entries for projects no campaign targets.
-  std::vector<ProjectCampaigns> campaigns_by_project_;
+  // A project's walk entries: walk_entries_[begin, steady) and [steady, end), and the first
+  // value of each run.
+  struct ProjectRuns {
+    uint32_t begin = 0;
+    uint32_t steady = 0;
+    uint32_t end = 0;
+    double steady_top = 0;
+    double boostable_top = 0;
+  };
+  // By project id (dense store ids); empty runs for projects no campaign targets.
+  std::vector<ProjectRuns> project_runs_;
+  // Every project's walk entries, project after project.
+  std::vector<WalkEntry> walk_entries_;
   std::array<std::vector<Index>, kImageFormatCount> sample_current_;
   std::array<std::vector<Index>, kImageFormatCount> sample_earlier_;
 };

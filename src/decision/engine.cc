@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <limits>
+#include <span>
+#include <type_traits>
 #include <vector>
 
 #include "common/clock.h"
@@ -11,16 +13,24 @@ namespace adserver::decision {
 
 namespace {
 
-// A vector keeping its first N elements inline, so the common request allocates nothing.
+// A vector keeping its first N elements inline, so the common request allocates nothing. The
+// inline storage is left uninitialized (it is large and built per request), hence trivially
+// copyable element types only.
 template <typename T, size_t N>
 class SmallVector {
+  static_assert(std::is_trivially_copyable_v<T> && std::is_trivially_destructible_v<T>);
+
  public:
+  SmallVector() {}  // NOLINT: leaves inline_ uninitialized on purpose
+  SmallVector(const SmallVector&) = delete;
+  SmallVector& operator=(const SmallVector&) = delete;
+
   void push_back(const T& value) {
     if (size_ < N) {
-      inline_[size_++] = value;
+      new (&inline_[size_++]) T(value);
       return;
     }
-    if (size_ == N) heap_.assign(inline_.begin(), inline_.end());
+    if (size_ == N) heap_.assign(inline_, inline_ + N);
     heap_.push_back(value);
     ++size_;
   }
@@ -30,15 +40,17 @@ class SmallVector {
   }
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
-  T* begin() { return size_ <= N ? inline_.data() : heap_.data(); }
+  T* begin() { return size_ <= N ? inline_ : heap_.data(); }
   T* end() { return begin() + size_; }
-  const T* begin() const { return size_ <= N ? inline_.data() : heap_.data(); }
+  const T* begin() const { return size_ <= N ? inline_ : heap_.data(); }
   const T* end() const { return begin() + size_; }
   T& operator[](size_t i) { return begin()[i]; }
   const T& operator[](size_t i) const { return begin()[i]; }
 
  private:
-  std::array<T, N> inline_{};
+  union {
+    T inline_[N];
+  };
   std::vector<T> heap_;
   size_t size_ = 0;
 };
@@ -129,8 +141,8 @@ struct Context {
   const DecisionRequest& request;
   const Catalog& catalog;
   const DecisionOptions& options;
-  WalletInteractions wallets;  // interactions of each request wallet, in request order
-  const PersonProjects* person = nullptr;  // the same by project (set before the auction)
+  // The interactions of the request wallets by project (set before the auction).
+  const PersonProjects* person = nullptr;
   int64_t today = 0;
   size_t format = 0;
   bool earlier = false;
@@ -212,9 +224,14 @@ struct Match {
   bool complete = true;
 };
 
-// Every matching interaction of every wallet with every targeted project.
-Match MatchAll(const Campaign& c, const Context& ctx) {
-  Match m;
+// Every matching interaction of every wallet with every targeted project. Fills `m` field by
+// field (see Evaluate).
+void MatchAll(const Campaign& c, const Context& ctx, Match& m) {
+  m.matched = false;
+  m.wallet = 0;
+  m.best_day = 0;
+  m.best_count = 0;
+  m.complete = true;
   SmallVector<uint32_t, 16> projects;
   const PersonProjects& person = *ctx.person;
   for (uint32_t project : c.target_projects) {
@@ -230,14 +247,18 @@ Match MatchAll(const Campaign& c, const Context& ctx) {
                     (i.last_seen_day == m.best_day && i.count > m.best_count) ||
                     (i.last_seen_day == m.best_day && i.count == m.best_count && wallet < m.wallet);
       if (!better) continue;
-      m = {.matched = true,
-           .wallet = wallet,
-           .best_day = i.last_seen_day,
-           .best_count = i.count,
-           .projects = m.projects};
+      m.matched = true;
+      m.wallet = wallet;
+      m.best_day = i.last_seen_day;
+      m.best_count = i.count;
     }
   }
   m.projects = static_cast<uint32_t>(projects.size());
+}
+
+Match MatchAll(const Campaign& c, const Context& ctx) {
+  Match m;
+  MatchAll(c, ctx, m);
   return m;
 }
 
@@ -298,17 +319,15 @@ struct Verdict {
 // The rules about the person: activity match and exclusions. Fills `match`.
 // Whether any interaction of any wallet matches: stops at the first one. Enough to rank a
 // campaign when relevance is neutral; the winner's full match is computed afterwards.
-Match MatchAny(const Campaign& c, const Context& ctx) {
+bool MatchAny(const Campaign& c, const Context& ctx) {
   const PersonProjects& person = *ctx.person;
   for (uint32_t project : c.target_projects) {
     for (uint32_t n = person.First(project); n != PersonProjects::kEnd;
          n = person.node(n).next) {
-      if (InteractionMatches(c, *person.node(n).interaction, ctx.today)) {
-        return Match{.matched = true, .complete = false};
-      }
+      if (InteractionMatches(c, *person.node(n).interaction, ctx.today)) return true;
     }
   }
-  return Match{.complete = false};
+  return false;
 }
 
 // True when the score needs the full match (relevance) or an explanation is asked for.
@@ -318,7 +337,12 @@ bool NeedsFullMatch(const Context& ctx) {
 }
 
 DropRule PersonRule(const Campaign& c, const Context& ctx, Match& match) {
-  match = NeedsFullMatch(ctx) ? MatchAll(c, ctx) : MatchAny(c, ctx);
+  if (NeedsFullMatch(ctx)) {
+    MatchAll(c, ctx, match);
+  } else {
+    match.matched = MatchAny(c, ctx);
+    match.complete = false;
+  }
   if (!match.matched) return DropRule::kNoMatchingActivity;
   for (uint32_t project : c.exclude_projects) {
     if (AnyWalletUsed(project, ctx)) return DropRule::kExcludedProject;
@@ -338,29 +362,31 @@ bool FrequencyCapped(const Campaign& c, const Context& ctx) {
 }
 
 // Every rule in DropRule order; value, relevance, pacing factor and score when it gets there.
-// Returns nullopt (without drawing from `rng`) as soon as the campaign's score bound falls
-// below `cutoff`: it cannot win, whatever the remaining rules say.
-std::optional<Verdict> Evaluate(Index index, const Context& ctx, Rng& rng, double cutoff) {
+// Returns false (without drawing from `rng`) as soon as the campaign's score bound falls below
+// `cutoff`: it cannot win, whatever the remaining rules say; `v` is then partly filled.
+// `v` is an out-parameter written field by field, and the ledger's counters are read into
+// place: copying whole structs just written by narrower stores stalls store forwarding, which
+// perf showed as a third of this function's samples.
+bool Evaluate(Index index, const Context& ctx, Rng& rng, double cutoff, Verdict& v) {
   const Campaign& c = ctx.catalog.campaigns[index];
   const DecisionRequest& r = ctx.request;
-  Verdict v;
-  v.e.campaign_id = c.id;
-  if ((v.e.rule = PlacementRule(c, ctx)) != DropRule::kNone) return v;
-  BudgetLedger::View counters;
-  counters.tracked = true;
+  v.e = CandidateExplanation{.campaign_id = c.id};
+  v.match.complete = true;
+  if ((v.e.rule = PlacementRule(c, ctx)) != DropRule::kNone) return true;
+  const BudgetLedger::View counters = r.live != nullptr ? r.live->ledger.Read(c.id, r.now_seconds)
+                                                        : BudgetLedger::View{.tracked = true};
   if (r.live != nullptr) {
-    counters = r.live->ledger.Read(c.id, r.now_seconds);
-    if ((v.e.rule = BudgetRule(c, counters)) != DropRule::kNone) return v;
+    if ((v.e.rule = BudgetRule(c, counters)) != DropRule::kNone) return true;
     v.e.pacing_factor = PacingOf(c, counters, ctx);
   }
   v.e.value_micros = ExpectedValue(c, counters, ctx.options);
-  if (v.e.value_micros * MaxRelevance(c, ctx) * v.e.pacing_factor < cutoff) return std::nullopt;
-  if ((v.e.rule = PersonRule(c, ctx, v.match)) != DropRule::kNone) return v;
-  if (FrequencyCapped(c, ctx)) return v.e.rule = DropRule::kFrequencyCap, v;
+  if (v.e.value_micros * MaxRelevance(c, ctx) * v.e.pacing_factor < cutoff) return false;
+  if ((v.e.rule = PersonRule(c, ctx, v.match)) != DropRule::kNone) return true;
+  if (FrequencyCapped(c, ctx)) return v.e.rule = DropRule::kFrequencyCap, true;
   v.e.relevance = Relevance(c, v.match, ctx);
   double value = v.e.value_micros * v.e.relevance;
   if (value * 1000 < static_cast<double>(r.publisher->floor_cpm_micros)) {
-    return v.e.rule = DropRule::kBelowFloor, v;
+    return v.e.rule = DropRule::kBelowFloor, true;
   }
   v.e.score = value * v.e.pacing_factor;
   // Ahead of its line, the factor is also the chance to bid at all.
@@ -368,7 +394,7 @@ std::optional<Verdict> Evaluate(Index index, const Context& ctx, Rng& rng, doubl
                                                               0, 1)(rng) >= v.e.pacing_factor)) {
     v.e.rule = DropRule::kPaced;
   }
-  return v;
+  return true;
 }
 
 // Index in [0, n) drawn with probability weight(i) / total; uniform when every weight is 0.
@@ -461,6 +487,11 @@ struct Best {
   }
 };
 
+// The campaign id of `e` for LiveState::LiftCeiling.
+int64_t LiftId(const Catalog::WalkEntry& e, const Context& ctx) {
+  return e.lift_id != kNone ? e.lift_id : ctx.catalog.campaigns[e.campaign].id;
+}
+
 // Walks one run of a project's campaigns (highest catalog value first) and stops as soon as
 // value x headroom cannot reach the best score found. Entries whose recency rule rejects even
 // the person's newest interaction with this project, or without ads for the placement's
@@ -471,48 +502,54 @@ struct Best {
 // With live state, `headroom` includes the largest learned-rate lift of any campaign; an entry
 // whose own lift ceiling (LiveState::LiftCeiling) keeps it below the best score is passed over
 // too (a CPC/CPA campaign whose learned rate fell below the default rate).
-void WalkRun(const Catalog::ProjectCampaigns& list, size_t begin, size_t end, double headroom,
-             double max_lift, uint32_t age, const Context& ctx, Scratch& scratch, Best& best,
-             Rng& rng) {
+//
+// `per_lift` = headroom / max_lift (the other factors alone), computed once per request.
+void WalkRun(std::span<const Catalog::WalkEntry> run, double headroom, double per_lift,
+             uint32_t age, const Context& ctx, Scratch& scratch, Best& best, Rng& rng) {
   const uint8_t format_bit = static_cast<uint8_t>(1u << (ctx.format + (ctx.earlier ? 4 : 0)));
   const LiveState* live = ctx.request.live;
-  // headroom = (the other factors) x max_lift: the other factors alone.
-  const double per_lift = headroom / max_lift;
-  for (size_t k = begin; k < end; ++k) {
-    if (list.values[k] * headroom < best.score) return;
-    if (list.max_age_days[k] < age || (list.formats[k] & format_bit) == 0) continue;
-    if (live != nullptr &&
-        list.values[k] * per_lift * live->LiftCeiling(list.ids[k]) < best.score) {
+  Verdict v;
+  for (const Catalog::WalkEntry& e : run) {
+    if (e.value * headroom < best.score) return;
+    if (e.max_age_days < age || (e.formats & format_bit) == 0) continue;
+    if (live != nullptr && e.value * per_lift * live->LiftCeiling(LiftId(e, ctx)) < best.score) {
       continue;
     }
-    Index c = list.campaigns[k];
-    if (!scratch.First(c)) continue;
-    std::optional<Verdict> v = Evaluate(c, ctx, rng, best.score);
-    if (v && v->e.rule == DropRule::kNone) best.Offer(c, *v);
+    if (!scratch.First(e.campaign)) continue;
+    if (Evaluate(e.campaign, ctx, rng, best.score, v) && v.e.rule == DropRule::kNone) {
+      best.Offer(e.campaign, v);
+    }
   }
 }
 
-// Walks each wallet's projects into the campaigns targeting them.
+// Walks each wallet's projects into the campaigns targeting them. A run whose first (highest)
+// value cannot reach the best score is skipped without reading its entries.
 void RunAuction(const Context& ctx, Best& best, Rng& rng) {
   Scratch& scratch = ThreadScratch();
   scratch.Begin(ctx.catalog.campaigns.size());
   const ScoreHeadroom headroom = HeadroomOf(ctx);
+  const double steady_per_lift = headroom.steady / headroom.max_lift;
+  const double boosted_per_lift = headroom.boosted / headroom.max_lift;
   for (uint32_t project : ctx.person->projects()) {
-    const Catalog::ProjectCampaigns* list = ctx.catalog.FindProjectCampaigns(project);
-    if (list == nullptr) continue;
+    const Catalog::ProjectCampaigns list = ctx.catalog.FindProjectCampaigns(project);
+    if (list.empty()) continue;
     const int64_t age = ctx.today - static_cast<int64_t>(ctx.person->NewestDay(project));
     const auto age_days = static_cast<uint32_t>(std::clamp<int64_t>(age, 0, Catalog::kAnyAge - 1));
-    WalkRun(*list, 0, list->steady, headroom.steady, headroom.max_lift, age_days, ctx, scratch,
-            best, rng);
-    WalkRun(*list, list->steady, list->campaigns.size(), headroom.boosted, headroom.max_lift,
-            age_days, ctx, scratch, best, rng);
+    if (!list.steady.empty() && !(list.steady_top * headroom.steady < best.score)) {
+      WalkRun(list.steady, headroom.steady, steady_per_lift, age_days, ctx, scratch, best, rng);
+    }
+    if (!list.boostable.empty() && !(list.boostable_top * headroom.boosted < best.score)) {
+      WalkRun(list.boostable, headroom.boosted, boosted_per_lift, age_days, ctx, scratch, best,
+              rng);
+    }
   }
 }
 
 // Explain: every campaign of the catalog, in catalog order, fully evaluated.
 void RunExplainedAuction(const Context& ctx, Best& best, Rng& rng) {
   for (Index c = 0; c < ctx.catalog.campaigns.size(); ++c) {
-    Verdict v = *Evaluate(c, ctx, rng, -std::numeric_limits<double>::infinity());
+    Verdict v;
+    Evaluate(c, ctx, rng, -std::numeric_limits<double>::infinity(), v);
     ctx.request.explain->candidates.push_back(v.e);
     if (v.e.rule == DropRule::kNone) best.Offer(c, v);
   }
@@ -555,16 +592,18 @@ std::optional<Decision> Decide(const DecisionRequest& request, const Catalog& ca
               .options = request.live != nullptr      ? request.live->options
                          : request.options != nullptr ? *request.options
                                                       : DefaultOptions(),
-              .wallets = {},
               .today = DayOf(request.now_seconds),
               .format = static_cast<size_t>(request.format),
               .earlier = request.variant == Variant::kEarlier,
               .arm = ArmFor(*request.publisher, request.ad_unit_id)};
+  // The interactions of each request wallet, in request order. Not a Context member: GCC
+  // zero-fills the whole aggregate (over 1 KB) when it holds this uninitialized buffer.
+  WalletInteractions wallets;
   // One consistent lookup for all wallets (the spans stay valid for this request).
   activity.LookupAll(request.wallets,
-                     [&](std::span<const Interaction> found) { ctx.wallets.push_back(found); });
+                     [&](std::span<const Interaction> found) { wallets.push_back(found); });
   PersonProjects& person = ThreadPersonProjects();
-  person.Build(ctx.wallets, catalog.project_id_limit);
+  person.Build(wallets, catalog.project_id_limit);
   ctx.person = &person;
   if (request.explain != nullptr) {
     request.explain->arm = std::string(ctx.arm);

@@ -3,7 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <span>
 #include <string>
+#include <vector>
 
 #include "common/crypto.h"
 #include "unit/decision/test_catalog.h"
@@ -14,6 +16,12 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 using testing::TestCatalog;
+
+std::vector<double> Values(std::span<const Catalog::WalkEntry> run) {
+  std::vector<double> out;
+  for (const Catalog::WalkEntry& e : run) out.push_back(e.value);
+  return out;
+}
 
 TEST(CatalogTest, IndexesCampaignsByTargetedProject) {
   TestCatalog t;
@@ -37,10 +45,12 @@ TEST(CatalogTest, ProjectCampaignsAreOrderedByValue) {
   const Catalog& catalog = t.Finish();
 
   EXPECT_THAT(catalog.CampaignsForProject(5), ElementsAre(1u, 3u, 0u, 2u));
-  const Catalog::ProjectCampaigns* five = catalog.FindProjectCampaigns(5);
-  ASSERT_NE(five, nullptr);
-  EXPECT_THAT(five->values, ElementsAre(3000, 2000, 1000, 1000));
-  EXPECT_EQ(catalog.FindProjectCampaigns(6), nullptr);
+  const Catalog::ProjectCampaigns five = catalog.FindProjectCampaigns(5);
+  EXPECT_THAT(Values(five.steady), ElementsAre(3000, 2000, 1000, 1000));
+  EXPECT_THAT(five.boostable, IsEmpty());
+  EXPECT_EQ(five.steady_top, 3000);
+  EXPECT_TRUE(catalog.FindProjectCampaigns(6).empty());
+  EXPECT_TRUE(catalog.FindProjectCampaigns(1000).empty());
 }
 
 TEST(CatalogTest, BoostableCampaignsFormTheirOwnRunAfterTheSteadyOnes) {
@@ -54,14 +64,43 @@ TEST(CatalogTest, BoostableCampaignsFormTheirOwnRunAfterTheSteadyOnes) {
   t.AddCampaign(5, {5}, 500).total_budget_micros = 100;  // no flight: never above 1
   const Catalog& catalog = t.Finish();
 
-  const Catalog::ProjectCampaigns* five = catalog.FindProjectCampaigns(5);
-  ASSERT_NE(five, nullptr);
-  EXPECT_THAT(five->campaigns, ElementsAre(3u, 2u, 0u, 4u, 1u));
-  EXPECT_THAT(five->values, ElementsAre(4000, 2000, 1000, 500, 3000));
-  EXPECT_EQ(five->steady, 4u);
+  EXPECT_THAT(catalog.CampaignsForProject(5), ElementsAre(3u, 2u, 0u, 4u, 1u));
+  const Catalog::ProjectCampaigns five = catalog.FindProjectCampaigns(5);
+  EXPECT_THAT(Values(five.steady), ElementsAre(4000, 2000, 1000, 500));
+  EXPECT_THAT(Values(five.boostable), ElementsAre(3000));
+  EXPECT_EQ(five.steady_top, 4000);
+  EXPECT_EQ(five.boostable_top, 3000);
   EXPECT_TRUE(catalog.campaigns[1].pacing_can_boost);
   EXPECT_FALSE(catalog.campaigns[3].pacing_can_boost);
   EXPECT_EQ(catalog.project_id_limit, 6u);
+}
+
+TEST(CatalogTest, WalkEntriesCarryWhatTheWalkChecks) {
+  TestCatalog t;
+  t.AddCampaign(7, {5}, 3000).recency_days = 14;
+  t.AddCampaign(int64_t{1} << 40, {5}, 2000).recency_days = -3;  // id too large for lift_id
+  t.AddCampaign(9, {5}, 1000);                                   // no ads
+  t.AddAd(7, 100).images[static_cast<int>(ImageFormat::kShortBanner)].clear();
+  t.AddAd(int64_t{1} << 40, 101, 1, std::string(400, 'x'));
+  const Catalog& catalog = t.Finish();
+
+  const Catalog::ProjectCampaigns five = catalog.FindProjectCampaigns(5);
+  ASSERT_EQ(five.steady.size(), 3u);
+  const Catalog::WalkEntry& a = five.steady[0];
+  EXPECT_EQ(a.campaign, 0u);
+  EXPECT_EQ(a.max_age_days, 14u);
+  EXPECT_EQ(a.lift_id, 7u);
+  // Landscape, long banner and NO_IMAGE in both variants but NO_IMAGE of the earlier one.
+  EXPECT_EQ(a.formats, 0b0011'1011);
+  const Catalog::WalkEntry& b = five.steady[1];
+  EXPECT_EQ(b.campaign, 1u);
+  EXPECT_EQ(b.max_age_days, 0u);
+  EXPECT_EQ(b.lift_id, kNone);
+  EXPECT_EQ(b.formats, 0b0000'1111);  // content too long for the earlier variant
+  const Catalog::WalkEntry& c = five.steady[2];
+  EXPECT_EQ(c.max_age_days, Catalog::kAnyAge);
+  EXPECT_EQ(c.lift_id, 9u);
+  EXPECT_EQ(c.formats, 0);
 }
 
 TEST(CatalogTest, AdListsFollowFormatAndVariant) {

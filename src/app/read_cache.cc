@@ -27,6 +27,7 @@ void ReadCacheThread::Run() {
   while (!stop_.load()) {
     Status status = index_.RefreshReadCache();
     if (status.ok() && index_.ReadCacheNeedsRebuild()) status = index_.RebuildReadCache(&stop_);
+    if (status.ok()) status = index_.LoadReadCacheIntoMemory();
     if (!status.ok() && !stop_.load()) {
       ADS_LOG(warn, "wallet table not updated; lookups read LMDB", "status", status);
     }

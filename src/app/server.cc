@@ -85,7 +85,8 @@ Status Server::Init() {
   activity_.Publish(store->activity_index());
   activity_index_ = store->activity_index();
   if (config_.snapshots.wallet_table) {
-    ADS_RETURN_IF_ERROR(activity_index_->EnableReadCache());
+    ADS_RETURN_IF_ERROR(
+        activity_index_->EnableReadCache({.in_memory = config_.snapshots.wallet_table_in_memory}));
     // A poll with nothing new is one read of LMDB's last transaction id: poll often, so another
     // process's writes (the indexer's blocks) reach lookups answered from the table quickly.
     read_cache_ = std::make_unique<ReadCacheThread>(

@@ -199,13 +199,20 @@ void ApplyFile(const toml::table& root, Config& c, std::vector<FieldError>& erro
   }
   if (const toml::table* s = Section(root, "snapshots", errors)) {
     CheckKnownKeys(*s, "snapshots",
-                   {"poll_interval_ms", "default_ctr", "default_cvr", "wallet_table"}, errors);
+                   {"poll_interval_ms", "default_ctr", "default_cvr", "wallet_table",
+                    "wallet_table_in_memory"},
+                   errors);
     ReadMillis(*s, "snapshots", "poll_interval_ms", c.snapshots.poll_interval, errors);
-    if (const toml::node* n = s->get("wallet_table")) {
-      if (auto v = n->value<bool>()) {
-        c.snapshots.wallet_table = *v;
-      } else {
-        errors.push_back({"snapshots.wallet_table", "must be true or false"});
+    for (auto [key, out] :
+         {std::pair{"wallet_table", &c.snapshots.wallet_table},
+          std::pair{"wallet_table_in_memory", &c.snapshots.wallet_table_in_memory}}) {
+      if (const toml::node* n = s->get(key)) {
+        // as_boolean, not value<bool>: the latter also takes integers.
+        if (const toml::value<bool>* v = n->as_boolean()) {
+          *out = v->get();
+        } else {
+          errors.push_back({std::string("snapshots.") + key, "must be true or false"});
+        }
       }
     }
     for (auto [key, out] : {std::pair{"default_ctr", &c.snapshots.catalog.default_ctr},

@@ -957,6 +957,35 @@ Status LmdbActivityIndex::RefreshReadCache() {
   return OkStatus();
 }
 
+Status LmdbActivityIndex::LoadReadCacheIntoMemory() {
+  if (!cache_enabled_ || !cache_options_.in_memory) return OkStatus();
+  std::shared_ptr<const ReadView> current = view_.Current();
+  if (current == nullptr || current->table == nullptr || current->table->in_memory() ||
+      load_failed_.lock() == current->table) {
+    return OkStatus();
+  }
+  const auto start = std::chrono::steady_clock::now();
+  Result<std::shared_ptr<const WalletTable>> copy = current->table->LoadIntoMemory();
+  if (!copy.ok()) {
+    load_failed_ = current->table;  // not retried for this table: it stays mapped
+    return copy.status();
+  }
+  std::shared_ptr<const WalletTable> loaded = *std::move(copy);
+  std::lock_guard<std::mutex> lock(cache_mu_);
+  std::shared_ptr<const ReadView> now = view_.Current();
+  // Refreshed meanwhile: the same table with more recent wallets, taken over as it is.
+  // Replaced or dropped meanwhile: the copy is of no use.
+  if (now == nullptr || now->table != current->table) return OkStatus();
+  auto next = std::make_shared<ReadView>(*now);
+  next->table = std::move(loaded);
+  view_.Publish(std::move(next));
+  ADS_LOG(info, "wallet table loaded into memory", "bytes", current->table->file_bytes(), "ms",
+          std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                start)
+              .count());
+  return OkStatus();
+}
+
 bool LmdbActivityIndex::ReadCacheNeedsRebuild() const {
   if (!cache_enabled_ || !table_stale_.load()) return false;
   const int64_t now = SteadyMillis();
@@ -1036,6 +1065,7 @@ LmdbActivityIndex::ReadCacheStatus LmdbActivityIndex::GetReadCacheStatus() const
     out.table = true;
     out.table_txn = view->table->txn_id();
     out.table_wallets = view->table->wallet_count();
+    out.table_in_memory = view->table->in_memory();
   }
   return out;
 }

@@ -51,6 +51,9 @@ struct ReadCacheOptions {
   // ...or until this long after the bulk change, whichever comes first (a live indexer may
   // never leave the index quiet).
   std::chrono::milliseconds max_stale{60'000};
+  // Serve from a copy of the table in anonymous memory (WalletTable::LoadIntoMemory) once it
+  // is published; false = serve from the file's mapping (less RSS, slower random lookups).
+  bool in_memory = true;
 };
 
 // Blocks of the undo journal kept per chain: a reorg deeper than this cannot be undone.
@@ -156,6 +159,10 @@ class LmdbActivityIndex final : public decision::ActivityIndex {
   // Catches the published view up with the change log (cheap when nothing changed). Called
   // every poll interval by one maintenance thread.
   Status RefreshReadCache();
+  // With ReadCacheOptions::in_memory, replaces a published mapped table by its in-memory copy
+  // (nothing to do otherwise). Called by the maintenance thread after RefreshReadCache; the
+  // copy is made without holding up lookups or refreshes.
+  Status LoadReadCacheIntoMemory();
   // True if the table is missing, stale or has too many changed wallets, and the minimum
   // interval since the last rebuild has passed.
   bool ReadCacheNeedsRebuild() const;
@@ -167,6 +174,7 @@ class LmdbActivityIndex final : public decision::ActivityIndex {
     bool table = false;      // lookups are answered from a table
     uint64_t table_txn = 0;  // the LMDB transaction the table reflects
     uint64_t table_wallets = 0;
+    bool table_in_memory = false;  // the table is a copy in memory, not the file's mapping
     uint64_t covered_txn = 0;     // the change log is read up to here
     uint64_t recent_wallets = 0;  // changed since the table: read from LMDB
   };
@@ -245,6 +253,8 @@ class LmdbActivityIndex final : public decision::ActivityIndex {
   Published<ReadView> view_;
   bool cache_enabled_ = false;  // set by EnableReadCache before lookups start
   ReadCacheOptions cache_options_;
+  // The mapped table whose in-memory copy failed (used by the maintenance thread only).
+  std::weak_ptr<const WalletTable> load_failed_;
   mutable std::mutex cache_mu_;  // serialises RefreshReadCache and publishing
   std::mutex rebuild_mu_;        // one RebuildReadCache at a time
   // Rebuild policy (ReadCacheNeedsRebuild); times are steady-clock milliseconds.

@@ -194,6 +194,35 @@ Result<std::shared_ptr<const WalletTable>> WalletTable::Open(const std::string& 
   return std::shared_ptr<const WalletTable>(std::move(table));
 }
 
+Result<std::shared_ptr<const WalletTable>> WalletTable::LoadIntoMemory() const {
+  void* map = mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (map == MAP_FAILED) {
+    return UnavailableError("no memory for the wallet table (" + std::to_string(size_) +
+                            " bytes): " + std::strerror(errno));
+  }
+  // Advice only: without THP (or with it off) the copy works on 4 KiB pages.
+  madvise(map, size_, MADV_HUGEPAGE);
+  // Fault the file's pages in by large batches rather than one page per fault (they are in
+  // the page cache after a build; read from disk otherwise). Best effort.
+  madvise(const_cast<uint8_t*>(base_), size_, MADV_POPULATE_READ);
+  std::memcpy(map, base_, size_);
+  mprotect(map, size_, PROT_READ);
+  std::shared_ptr<WalletTable> table(new WalletTable());
+  table->base_ = static_cast<const uint8_t*>(map);
+  table->size_ = size_;
+  table->slots_ = reinterpret_cast<const uint64_t*>(
+      table->base_ + (reinterpret_cast<const uint8_t*>(slots_) - base_));
+  table->slot_mask_ = slot_mask_;
+  table->records_ = table->base_ + (records_ - base_);
+  table->records_size_ = records_size_;
+  table->txn_id_ = txn_id_;
+  table->wallets_ = wallets_;
+  table->seed_ = seed_;
+  table->identity_ = identity_;
+  table->in_memory_ = true;
+  return std::shared_ptr<const WalletTable>(std::move(table));
+}
+
 WalletTable::~WalletTable() {
   if (base_ != nullptr) munmap(const_cast<uint8_t*>(base_), size_);
 }

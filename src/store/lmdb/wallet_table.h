@@ -83,6 +83,14 @@ class WalletTable {
   const IndexIdentity& identity() const { return identity_; }
   uint64_t wallet_count() const { return wallets_; }
   uint64_t file_bytes() const { return size_; }
+  // True for a copy made by LoadIntoMemory.
+  bool in_memory() const { return in_memory_; }
+
+  // A copy of this table in anonymous memory, with 2 MiB transparent huge pages advised: a
+  // random lookup then costs no TLB miss per page of a large mapping, and no page of the table
+  // can be dropped under memory pressure and faulted back from disk while serving. Costs the
+  // file's size in RSS. Unavailable if the memory cannot be had.
+  Result<std::shared_ptr<const WalletTable>> LoadIntoMemory() const;
 
   // For each wallets[i] with want[i] set, sets values[i] to its stored value bytes (a view of
   // the mapping, valid while this table lives), or to an empty span if the table does not have
@@ -107,6 +115,7 @@ class WalletTable {
   uint64_t wallets_ = 0;
   uint64_t seed_ = 0;
   IndexIdentity identity_;
+  bool in_memory_ = false;  // base_ is an anonymous mapping, not the file's
 };
 
 }  // namespace adserver::store

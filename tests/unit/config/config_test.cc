@@ -63,6 +63,15 @@ TEST(ConfigTest, WalletTableIsOnByDefaultAndCanBeTurnedOff) {
   ASSERT_FALSE(bad.ok());
   ASSERT_EQ(bad.status().details().size(), 1u);
   EXPECT_EQ(bad.status().details()[0].field, "snapshots.wallet_table");
+  EXPECT_TRUE(defaults->snapshots.wallet_table_in_memory);
+  Result<Config> mapped =
+      LoadConfig(WriteFile(dir, "[snapshots]\nwallet_table_in_memory = false\n"), {});
+  ASSERT_TRUE(mapped.ok()) << mapped.status().ToString();
+  EXPECT_FALSE(mapped->snapshots.wallet_table_in_memory);
+  Result<Config> bad_memory =
+      LoadConfig(WriteFile(dir, "[snapshots]\nwallet_table_in_memory = 1\n"), {});
+  ASSERT_FALSE(bad_memory.ok());
+  EXPECT_EQ(bad_memory.status().details()[0].field, "snapshots.wallet_table_in_memory");
 }
 
 TEST(ConfigTest, SyntaxErrorIsInvalidArgument) {

@@ -301,6 +301,52 @@ TEST_F(LmdbActivityIndexTest, ReadCacheSeesUndoneBlocks) {
   EXPECT_TRUE(index_->GetReadCacheStatus().table);
 }
 
+TEST_F(LmdbActivityIndexTest, ReadCacheServesAnInMemoryCopyAndKeepsCatchingUp) {
+  ASSERT_TRUE(index_->Record({Row(Wallet(1), 5, 100), Row(Wallet(2), 6, 100)}).ok());
+  ASSERT_TRUE(index_->EnableReadCache(kEagerCache).ok());
+  ASSERT_TRUE(index_->LoadReadCacheIntoMemory().ok());  // no table yet: nothing to do
+  ASSERT_TRUE(index_->RebuildReadCache().ok());
+  EXPECT_FALSE(index_->GetReadCacheStatus().table_in_memory);  // mapped first
+  ASSERT_TRUE(index_->Record({Row(Wallet(3), 7, 120)}).ok());  // after the table
+  ASSERT_TRUE(index_->RefreshReadCache().ok());
+  ASSERT_TRUE(index_->LoadReadCacheIntoMemory().ok());
+  LmdbActivityIndex::ReadCacheStatus status = index_->GetReadCacheStatus();
+  EXPECT_TRUE(status.table);
+  EXPECT_TRUE(status.table_in_memory);
+  EXPECT_EQ(status.recent_wallets, 1u);  // the refreshed view was taken over
+  EXPECT_EQ(Get(Wallet(2)).size(), 1u);
+  EXPECT_EQ(Get(Wallet(3)).size(), 1u);
+  // Later writes are seen through the copy as through the mapping.
+  ASSERT_TRUE(index_->Record({Row(Wallet(2), 6, 130, 4)}).ok());
+  ASSERT_TRUE(index_->RefreshReadCache().ok());
+  EXPECT_TRUE(index_->GetReadCacheStatus().table_in_memory);
+  EXPECT_EQ(Get(Wallet(2)),
+            (std::vector<Interaction>{
+                {.project_id = 6, .chain_id = 1, .last_seen_day = 130, .count = 5}}));
+  // A rebuild publishes the new file mapped, then copies it again.
+  ASSERT_TRUE(index_->Record({Row(Wallet(4), 8, 130), Row(Wallet(5), 8, 130)}).ok());
+  ASSERT_TRUE(index_->RefreshReadCache().ok());
+  ASSERT_TRUE(index_->RebuildReadCache().ok());
+  EXPECT_FALSE(index_->GetReadCacheStatus().table_in_memory);
+  ASSERT_TRUE(index_->LoadReadCacheIntoMemory().ok());
+  status = index_->GetReadCacheStatus();
+  EXPECT_TRUE(status.table_in_memory);
+  EXPECT_EQ(status.table_wallets, 5u);
+  EXPECT_EQ(Get(Wallet(5)).size(), 1u);
+}
+
+TEST_F(LmdbActivityIndexTest, ReadCacheStaysMappedWhenInMemoryIsOff) {
+  ASSERT_TRUE(index_->Record({Row(Wallet(1), 5, 100)}).ok());
+  ReadCacheOptions options = kEagerCache;
+  options.in_memory = false;
+  ASSERT_TRUE(index_->EnableReadCache(options).ok());
+  ASSERT_TRUE(index_->RebuildReadCache().ok());
+  ASSERT_TRUE(index_->LoadReadCacheIntoMemory().ok());
+  EXPECT_TRUE(index_->GetReadCacheStatus().table);
+  EXPECT_FALSE(index_->GetReadCacheStatus().table_in_memory);
+  EXPECT_EQ(Get(Wallet(1)).size(), 1u);
+}
+
 TEST_F(LmdbActivityIndexTest, ReadCacheReopensTheTableOnDiskAndCatchesUp) {
   ASSERT_TRUE(index_->Record({Row(Wallet(1), 5, 100)}).ok());
   ASSERT_TRUE(index_->EnableReadCache(kEagerCache).ok());

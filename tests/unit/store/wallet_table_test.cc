@@ -79,6 +79,42 @@ TEST_F(WalletTableTest, FindsEveryStoredWalletAndNoOther) {
   }
 }
 
+TEST_F(WalletTableTest, InMemoryCopyAnswersLikeTheFileAndOutlivesIt) {
+  std::mt19937_64 rng(11);
+  std::vector<Address> stored(5'000);
+  for (Address& w : stored) w = RandomWallet(rng);
+  auto builder = WalletTableBuilder::Create(path_.string(), stored.size());
+  ASSERT_TRUE(builder.ok()) << builder.status().message();
+  for (size_t i = 0; i < stored.size(); ++i) {
+    ASSERT_TRUE((*builder)->Add(stored[i], ValueFor(i)).ok());
+  }
+  ASSERT_TRUE((*builder)->Finish(7, {.device = 3, .inode = 4}).ok());
+  auto mapped = WalletTable::Open(path_.string());
+  ASSERT_TRUE(mapped.ok()) << mapped.status().message();
+  EXPECT_FALSE((*mapped)->in_memory());
+  auto copy = (*mapped)->LoadIntoMemory();
+  ASSERT_TRUE(copy.ok()) << copy.status().message();
+  std::shared_ptr<const WalletTable> table = *copy;
+  EXPECT_TRUE(table->in_memory());
+  EXPECT_EQ(table->txn_id(), 7u);
+  EXPECT_EQ(table->identity(), (IndexIdentity{.device = 3, .inode = 4}));
+  EXPECT_EQ(table->wallet_count(), stored.size());
+  EXPECT_EQ(table->file_bytes(), (*mapped)->file_bytes());
+  // The copy does not depend on the file or its mapping.
+  mapped->reset();
+  std::filesystem::remove(path_);
+  std::vector<Address> batch = stored;
+  batch.push_back(RandomWallet(rng));
+  std::vector<uint8_t> want(batch.size(), 1);
+  std::vector<std::span<const uint8_t>> values(batch.size());
+  table->FindAll(batch, want, values);
+  for (size_t i = 0; i < stored.size(); ++i) {
+    std::vector<uint8_t> expected = ValueFor(i);
+    ASSERT_EQ(std::vector<uint8_t>(values[i].begin(), values[i].end()), expected) << i;
+  }
+  EXPECT_TRUE(values.back().empty());
+}
+
 TEST_F(WalletTableTest, WalletsSharingLeadingBytesStillFound) {
   // Vanity addresses (long runs of zeros) must not collide into one probe chain.
   std::vector<Address> stored(4096);

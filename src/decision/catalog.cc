@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/check.h"
+#include "common/json_writer.h"
 
 namespace adserver::decision {
 
@@ -139,6 +140,23 @@ void Catalog::BuildIndexes() {
   for (Index i = 0; i < api_keys.size(); ++i) key_by_hash_.emplace(api_keys[i].hash, i);
 
   BuildProjectIndex();
+
+  const auto literal = [](std::string_view text) {
+    std::string out;
+    AppendJsonString(out, text);
+    return out;
+  };
+  for (Community& c : communities) {
+    c.json_name = literal(c.name);
+    c.json_logo_url = literal(c.logo_url);
+  }
+  for (Ad& ad : ads) {
+    ad.json.headline = literal(ad.headline);
+    ad.json.content = literal(ad.content);
+    ad.json.cta_url = literal(ad.cta_url);
+    ad.json.cta_label = literal(ad.cta_label);
+    for (size_t f = 0; f < ad.images.size(); ++f) ad.json.images[f] = literal(ad.images[f]);
+  }
 
   for (int f = 0; f < kImageFormatCount; ++f) {
     sample_current_[f].clear();

@@ -50,6 +50,10 @@ struct Community {
   int64_t id = 0;
   std::string name;
   std::string logo_url;
+  // `name` and `logo_url` as JSON string literals (quoted, escaped), made by
+  // Catalog::BuildIndexes so a response copies them instead of escaping them; empty before.
+  std::string json_name;
+  std::string json_logo_url;
 };
 
 struct Ad {
@@ -68,6 +72,16 @@ struct Ad {
   uint32_t content_chars = 0;
   // Experiment arm this ad belongs to; empty = served in every arm.
   std::string ab_arm;
+  // The served text fields as JSON string literals (quoted, escaped), made by
+  // Catalog::BuildIndexes so a response copies them instead of escaping them; empty before.
+  struct JsonText {
+    std::string headline;
+    std::string content;
+    std::string cta_url;
+    std::string cta_label;
+    std::array<std::string, kImageFormatsWithImage> images;
+  };
+  JsonText json;
 };
 
 struct Campaign {

@@ -272,44 +272,82 @@ http::Response WithCors(Outcome outcome, const http::Request& request, Variant v
   return std::move(outcome.response);
 }
 
+// `literal` (pre-escaped by Catalog::BuildIndexes) or, for a catalog built without it, `text`
+// escaped now.
+void AppendLiteral(std::string& out, const std::string& literal, std::string_view text) {
+  if (!literal.empty()) {
+    out += literal;
+  } else {
+    AppendJsonString(out, text);
+  }
+}
+
 }  // namespace
 
+// Written field by field from the catalog's pre-escaped literals: only the wallet, adUnitId and
+// localId (request data) are escaped per request.
 std::string AdResponseBody(const AdRequest& request, const decision::Decision& decision) {
   const decision::Ad& ad = *decision.ad;
   const decision::Community* community = decision.community;
   bool earlier = IsEarlier(request.variant);
-  std::string_view image;
-  if (request.format != ImageFormat::kNoImage) {
-    image = ad.images[static_cast<size_t>(request.format)];
-  }
+  const auto f = static_cast<size_t>(request.format);
+  const bool has_image = request.format != ImageFormat::kNoImage && !ad.images[f].empty();
   std::string body;
-  body.reserve(256 + ad.headline.size() + ad.content.size() + ad.cta_url.size() +
-               ad.cta_label.size() + image.size() +
-               (community ? community->name.size() + community->logo_url.size() : 0) +
+  body.reserve(256 + ad.json.headline.size() + ad.json.content.size() + ad.json.cta_url.size() +
+               ad.json.cta_label.size() + (has_image ? ad.json.images[f].size() : 0) +
+               (community ? community->json_name.size() + community->json_logo_url.size() : 0) +
                (request.ad_unit_id ? request.ad_unit_id->size() : 0));
-  JsonObjectWriter writer(body);
+  body += '{';
   if (earlier) {
     size_t matched =
         decision.matched_wallet < request.wallet_texts.size() ? decision.matched_wallet : 0;
-    writer.String("walletAddress", request.wallet_texts[matched]);
+    body += "\"walletAddress\":";
+    AppendJsonString(body, request.wallet_texts[matched]);
+    body += ',';
   }
-  writer.String("campaignId", decision.campaign->id_str)
-      .String("adId", ad.id_str)
-      .String("headline", ad.headline)
-      .String("content", ad.content)
-      .String("ctaUrl", ad.cta_url)
-      .String("ctaLabel", ad.cta_label);
-  if (!earlier && image.empty()) {
-    writer.Null("imageUrl");
+  // Ids are decimal digits: nothing to escape.
+  body += "\"campaignId\":\"";
+  body += decision.campaign->id_str;
+  body += "\",\"adId\":\"";
+  body += ad.id_str;
+  body += "\",\"headline\":";
+  AppendLiteral(body, ad.json.headline, ad.headline);
+  body += ",\"content\":";
+  AppendLiteral(body, ad.json.content, ad.content);
+  body += ",\"ctaUrl\":";
+  AppendLiteral(body, ad.json.cta_url, ad.cta_url);
+  body += ",\"ctaLabel\":";
+  AppendLiteral(body, ad.json.cta_label, ad.cta_label);
+  body += ",\"imageUrl\":";
+  if (has_image) {
+    AppendLiteral(body, ad.json.images[f], ad.images[f]);
   } else {
-    writer.String("imageUrl", image);
+    body += earlier ? "\"\"" : "null";
   }
-  writer.String("communityName", community ? std::string_view(community->name) : "")
-      .String("communityLogo", community ? std::string_view(community->logo_url) : "")
-      .String("imageFormat", ImageFormatName(request.format));
-  if (!earlier && request.ad_unit_id) writer.String("adUnitId", *request.ad_unit_id);
-  if (earlier && request.bound_local_id) writer.String("localId", *request.bound_local_id);
-  writer.Close();
+  body += ",\"communityName\":";
+  if (community != nullptr) {
+    AppendLiteral(body, community->json_name, community->name);
+  } else {
+    body += "\"\"";
+  }
+  body += ",\"communityLogo\":";
+  if (community != nullptr) {
+    AppendLiteral(body, community->json_logo_url, community->logo_url);
+  } else {
+    body += "\"\"";
+  }
+  body += ",\"imageFormat\":\"";
+  body += ImageFormatName(request.format);
+  body += '"';
+  if (!earlier && request.ad_unit_id) {
+    body += ",\"adUnitId\":";
+    AppendJsonString(body, *request.ad_unit_id);
+  }
+  if (earlier && request.bound_local_id) {
+    body += ",\"localId\":";
+    AppendJsonString(body, *request.bound_local_id);
+  }
+  body += '}';
   return body;
 }
 

@@ -180,6 +180,30 @@ TEST_F(AdHandlerTest, CurrentVariantServesTheTargetedAd) {
   EXPECT_EQ(HeaderOf(r, "Access-Control-Allow-Origin"), std::nullopt);
 }
 
+// Responses copy the literals BuildIndexes escaped; a catalog without them (built by hand) is
+// escaped per request, to the same bytes.
+TEST_F(AdHandlerTest, BodiesAreTheSameWithOrWithoutPreEscapedLiterals) {
+  decision::Catalog plain = *catalog_;
+  for (decision::Ad& ad : plain.ads) ad.json = {};
+  for (decision::Community& c : plain.communities) c.json_name = c.json_logo_url = "";
+  for (const char* format : {"LANDSCAPE", "LONG_BANNER", "NO_IMAGE"}) {
+    std::string body = Json(R"({"walletAddresses":[")") + kA + R"("],"imageFormat":")" + format +
+                       R"(","adUnitId":"u\"1"})";
+    http::Response built = Current(AdRequest(kLiveKey, body));
+    http::Response escaped = Serve(AdRequest(kLiveKey, body), Variant::kCurrent, &plain);
+    ASSERT_EQ(built.status, 200) << format;
+    EXPECT_EQ(built.body, escaped.body) << format;
+    EXPECT_THAT(built.body, ::testing::HasSubstr(R"("communityName":"DeFi \"Club\"")"));
+  }
+  std::string earlier =
+      Json(R"({"walletAddresses":[")") + kA + R"("],"imageFormat":"LONG_BANNER"})";
+  http::Response built = Earlier(AdRequest(kLiveKey, earlier));
+  http::Response escaped = Serve(AdRequest(kLiveKey, earlier), Variant::kEarlier, &plain);
+  ASSERT_EQ(built.status, 200);
+  EXPECT_EQ(built.body, escaped.body);
+  EXPECT_THAT(built.body, ::testing::HasSubstr(R"("imageUrl":"https://img.example/long.png",)"));
+}
+
 TEST_F(AdHandlerTest, CurrentVariantOmitsAdUnitIdWhenNotSent) {
   auto r = Current(AdRequest(kLiveKey, Json(R"({"walletAddresses":[")") + kA +
                                            R"("],"imageFormat":"LONG_BANNER","adUnitId":null})"));

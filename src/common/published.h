@@ -11,9 +11,12 @@ namespace adserver {
 // reader threads take it without a lock on the common path, while one writer publishes new
 // versions. Thread-safe.
 //
-// Readers call Current(): each thread keeps its own cached shared_ptr and compares a version
-// number (one relaxed atomic load); only when a new version was published does the thread take
-// the mutex once to refresh its cache. Old versions live until the last reader drops them.
+// Readers call Current(): each thread keeps its own cached pointer and compares a version
+// number (one atomic load); only when a new version was published does the thread take the
+// mutex once to refresh its cache. Old versions live until the last reader drops them. The
+// cache holds a weak_ptr, so a thread that read once and went idle (an admin worker, a
+// health probe) does not keep an old version (a catalog, a wallet table of hundreds of MB)
+// alive.
 template <typename T>
 class Published {
  public:
@@ -33,13 +36,15 @@ class Published {
   std::shared_ptr<const T> Current() const {
     thread_local Cache cache;
     uint64_t v = version_.load(std::memory_order_acquire);
-    if (cache.owner != id_ || cache.version != v) {
-      std::lock_guard<std::mutex> lock(mu_);
-      cache.owner = id_;
-      cache.version = version_.load(std::memory_order_relaxed);
-      cache.value = value_;
+    if (cache.owner == id_ && cache.version == v) {
+      // The current version cannot have expired (value_ holds it) unless it is null.
+      if (std::shared_ptr<const T> value = cache.value.lock()) return value;
     }
-    return cache.value;
+    std::lock_guard<std::mutex> lock(mu_);
+    cache.owner = id_;
+    cache.version = version_.load(std::memory_order_relaxed);
+    cache.value = value_;
+    return value_;
   }
 
   // Version counter: 0 before the first Publish, then incremented by each one.
@@ -49,7 +54,7 @@ class Published {
   struct Cache {
     uint64_t owner = 0;
     uint64_t version = 0;
-    std::shared_ptr<const T> value;
+    std::weak_ptr<const T> value;
   };
   static uint64_t NextId() {
     static std::atomic<uint64_t> next{1};

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <condition_variable>
+#include <memory>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -24,6 +27,41 @@ TEST(PublishedTest, OldVersionLivesWhileHeld) {
   auto held = p.Current();
   p.Publish(std::make_shared<const int>(2));
   EXPECT_EQ(*held, 1);
+}
+
+// A thread that read a version once and went idle must not keep it alive after a newer one is
+// published (the wallet table's in-memory copy is hundreds of MB).
+TEST(PublishedTest, IdleReaderThreadDoesNotKeepAnOldVersion) {
+  Published<int> p;
+  auto first = std::make_shared<const int>(1);
+  std::weak_ptr<const int> watch = first;
+  p.Publish(std::move(first));
+  std::thread reader([&] { EXPECT_EQ(*p.Current(), 1); });  // caches version 1, then idles
+  reader.join();
+  std::thread idle;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool read = false, done = false;
+  idle = std::thread([&] {
+    EXPECT_EQ(*p.Current(), 1);
+    std::unique_lock<std::mutex> lock(mu);
+    read = true;
+    cv.notify_all();
+    cv.wait(lock, [&] { return done; });  // alive, never reading again
+  });
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return read; });
+  }
+  p.Publish(std::make_shared<const int>(2));
+  EXPECT_TRUE(watch.expired());
+  EXPECT_EQ(*p.Current(), 2);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    done = true;
+  }
+  cv.notify_all();
+  idle.join();
 }
 
 TEST(PublishedTest, TwoInstancesOnOneThreadDoNotMix) {

@@ -136,10 +136,15 @@ Status Server::Init() {
     r.SetHeader("Cache-Control", "no-store");
     // walletTable: lookups are answered from the wallet table ("ready") or, while it is being
     // built, from LMDB ("building"); both are correct, the first is faster.
-    r.body = !read_cache_ ? R"({"status":"ready","walletTable":"off"})"
-             : activity_index_->GetReadCacheStatus().table
-                 ? R"({"status":"ready","walletTable":"ready"})"
-                 : R"({"status":"ready","walletTable":"building"})";
+    // walletTableInMemory: the table is served from its in-memory copy (fastest).
+    if (!read_cache_) {
+      r.body = R"({"status":"ready","walletTable":"off"})";
+      return r;
+    }
+    store::LmdbActivityIndex::ReadCacheStatus table = activity_index_->GetReadCacheStatus();
+    r.body = table.table ? R"({"status":"ready","walletTable":"ready","walletTableInMemory":)"
+                         : R"({"status":"ready","walletTable":"building","walletTableInMemory":)";
+    r.body += table.table_in_memory ? "true}" : "false}";
     return r;
   });
   return OkStatus();

@@ -49,11 +49,27 @@ TEST(ServerTest, ReadinessReportsTheWalletTable) {
     ServerProcess server;
     ASSERT_TRUE(server.Start()) << server.error();
     HttpClient client("127.0.0.1", server.port());
-    // Serving is ready at once; the table of the (empty) index is built in the background.
+    // Serving is ready at once; the table of the (empty) index is built in the background,
+    // then loaded into memory.
     EXPECT_TRUE(WaitFor(
         [&] {
           return client.Send("GET", "/readyz", {}, "").body ==
-                 R"({"status":"ready","walletTable":"ready"})";
+                 R"({"status":"ready","walletTable":"ready","walletTableInMemory":true})";
+        },
+        milliseconds(10'000)));
+    EXPECT_EQ(server.Stop(), 0);
+  }
+  {
+    TempDir dir;
+    std::string config = dir.File("c.toml");
+    std::ofstream(config) << "[snapshots]\nwallet_table_in_memory = false\n";
+    ServerProcess server({.extra_args = {"--config", config}});
+    ASSERT_TRUE(server.Start()) << server.error();
+    HttpClient client("127.0.0.1", server.port());
+    EXPECT_TRUE(WaitFor(
+        [&] {
+          return client.Send("GET", "/readyz", {}, "").body ==
+                 R"({"status":"ready","walletTable":"ready","walletTableInMemory":false})";
         },
         milliseconds(10'000)));
     EXPECT_EQ(server.Stop(), 0);

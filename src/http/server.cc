@@ -139,8 +139,9 @@ struct Loop {
                  .count() +
              1;
   }
-  // The deadline `timeout` from now. now_ms may be up to a period old, hence the extra period:
-  // a deadline never fires early.
+  // The deadline `timeout` from now. now_ms may be up to a period old (plus however long the
+  // loop's current batch of handlers has run), hence the extra period: a deadline does not fire
+  // early, except by the length of one busy batch.
   int64_t DeadlineAfter(std::chrono::milliseconds timeout) const {
     return now_ms + timeout.count() + sweep_period.count();
   }

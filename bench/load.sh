@@ -246,7 +246,7 @@ echo "   ready in ${ready_ms} ms, RSS $((ready_rss / 1024)) MiB, port $server_po
 # in-memory copy (~1 s more at 10 M).
 table_wait_start=$SECONDS
 wait_for 600 sh -c "curl -sf http://127.0.0.1:$server_port/readyz | grep -q '\"walletTableInMemory\":true'" ||
-  { echo "wallet table not ready after 600 s" >&2; exit 1; }
+  { echo "wallet table not in memory after 600 s (see the server log)" >&2; exit 1; }
 echo "   wallet table in memory after $((SECONDS - table_wait_start)) s more" >&2
 
 # A real 200 body for nginx to answer with (same size as a typical ad response).

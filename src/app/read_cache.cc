@@ -27,9 +27,12 @@ void ReadCacheThread::Run() {
   while (!stop_.load()) {
     Status status = index_.RefreshReadCache();
     if (status.ok() && index_.ReadCacheNeedsRebuild()) status = index_.RebuildReadCache(&stop_);
-    if (status.ok()) status = index_.LoadReadCacheIntoMemory();
     if (!status.ok() && !stop_.load()) {
       ADS_LOG(warn, "wallet table not updated; lookups read LMDB", "status", status);
+    }
+    if (Status loaded = index_.LoadReadCacheIntoMemory(); !loaded.ok()) {
+      ADS_LOG(warn, "wallet table not copied into memory; lookups use its file mapping", "status",
+              loaded);
     }
     std::unique_lock<std::mutex> lock(mu_);
     cv_.wait_for(lock, poll_interval_, [this] { return stop_.load(); });

@@ -210,6 +210,9 @@ class RequestParser final : public bhttp::basic_parser<true> {
     uint32_t target_size = 0;
 
     void Clear() {
+      // A large request (an admin upload) does not leave its buffers with the connection.
+      ShrinkIfLarge(text);
+      ShrinkIfLarge(body);
       text.clear();
       fields.clear();
       body.clear();
@@ -218,6 +221,12 @@ class RequestParser final : public bhttp::basic_parser<true> {
       target_size = 0;
     }
   };
+
+  // Kept capacity of a session's request buffers between requests.
+  static constexpr size_t kKeptBytes = 64 * 1024;
+  static void ShrinkIfLarge(std::string& s) {
+    if (s.capacity() > kKeptBytes) std::string().swap(s);
+  }
 
   // `storage` must outlive the parser; it is cleared here.
   explicit RequestParser(Storage& storage) : storage_(storage) { storage_.Clear(); }
@@ -390,7 +399,8 @@ void Session::Parse() {
       if (!OnHeader()) return;
     }
     if (parser_->is_done()) return Dispatch();
-    if (buffer_.size() == 0) return Read();
+    // Nothing left, or nothing the parser could use without more bytes.
+    if (buffer_.size() == 0 || used == 0) return Read();
   }
 }
 

@@ -162,6 +162,30 @@ TEST_F(ServerTest, RequestArrivingInPiecesKeepsHeadersAndBodyIntact) {
   }
 }
 
+// A large body then small ones on one connection: the session drops its large buffers between
+// requests and still delivers every body whole.
+TEST_F(ServerTest, LargeThenSmallBodiesOnOneConnection) {
+  router_.Add(
+      Method::kPost, "/size",
+      [](const Request& r) {
+        bool same = r.body.find_first_not_of(r.body.empty() ? 'x' : r.body[0]) == std::string::npos;
+        return Text(std::to_string(r.body.size()) + (same ? " same" : " mixed"));
+      },
+      RouteOptions{.max_body_bytes = 1 << 20});
+  StartServer();
+  HttpClient client = Client();
+  for (size_t size : {size_t{300'000}, size_t{10}, size_t{100'000}, size_t{3}}) {
+    const std::string body(size, static_cast<char>('a' + size % 26));
+    ASSERT_EQ(client.SendRaw("POST /size HTTP/1.1\r\nHost: x\r\nContent-Length: " +
+                             std::to_string(size) + "\r\n\r\n" + body),
+              "");
+    HttpResult result = client.ReadResponse();
+    ASSERT_TRUE(result.ok()) << result.error;
+    EXPECT_EQ(result.body, std::to_string(size) + " same");
+  }
+  EXPECT_EQ(server_->stats().connections_accepted.load(), 1u);
+}
+
 TEST_F(ServerTest, ChunkedBodyInPiecesIsDelivered) {
   StartServer();
   HttpClient client = Client();

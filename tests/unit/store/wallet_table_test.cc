@@ -33,6 +33,15 @@ class WalletTableTest : public ::testing::Test {
     std::filesystem::remove(path_);
   }
   void TearDown() override { std::filesystem::remove(path_); }
+  // Writes a table of `stored` (wallet i holding ValueFor(i)) to path_.
+  void Build(const std::vector<Address>& stored, uint64_t txn_id, IndexIdentity identity) {
+    auto builder = WalletTableBuilder::Create(path_.string(), stored.size());
+    ASSERT_TRUE(builder.ok()) << builder.status().message();
+    for (size_t i = 0; i < stored.size(); ++i) {
+      ASSERT_TRUE((*builder)->Add(stored[i], ValueFor(i)).ok());
+    }
+    ASSERT_TRUE((*builder)->Finish(txn_id, identity).ok());
+  }
   std::filesystem::path path_;
 };
 
@@ -40,13 +49,7 @@ TEST_F(WalletTableTest, FindsEveryStoredWalletAndNoOther) {
   std::mt19937_64 rng(7);
   std::vector<Address> stored(20'000);
   for (Address& w : stored) w = RandomWallet(rng);
-  auto builder = WalletTableBuilder::Create(path_.string(), stored.size());
-  ASSERT_TRUE(builder.ok()) << builder.status().message();
-  for (size_t i = 0; i < stored.size(); ++i) {
-    std::vector<uint8_t> v = ValueFor(i);
-    ASSERT_TRUE((*builder)->Add(stored[i], v).ok());
-  }
-  ASSERT_TRUE((*builder)->Finish(42, {.device = 1, .inode = 2}).ok());
+  ASSERT_NO_FATAL_FAILURE(Build(stored, 42, {.device = 1, .inode = 2}));
   EXPECT_FALSE(std::filesystem::exists(path_.string() + ".tmp." + std::to_string(getpid())));
 
   auto table = WalletTable::Open(path_.string());
@@ -83,12 +86,7 @@ TEST_F(WalletTableTest, InMemoryCopyAnswersLikeTheFileAndOutlivesIt) {
   std::mt19937_64 rng(11);
   std::vector<Address> stored(5'000);
   for (Address& w : stored) w = RandomWallet(rng);
-  auto builder = WalletTableBuilder::Create(path_.string(), stored.size());
-  ASSERT_TRUE(builder.ok()) << builder.status().message();
-  for (size_t i = 0; i < stored.size(); ++i) {
-    ASSERT_TRUE((*builder)->Add(stored[i], ValueFor(i)).ok());
-  }
-  ASSERT_TRUE((*builder)->Finish(7, {.device = 3, .inode = 4}).ok());
+  ASSERT_NO_FATAL_FAILURE(Build(stored, 7, {.device = 3, .inode = 4}));
   auto mapped = WalletTable::Open(path_.string());
   ASSERT_TRUE(mapped.ok()) << mapped.status().message();
   EXPECT_FALSE((*mapped)->in_memory());

@@ -63,6 +63,8 @@ const World& GetWorld() {
       for (int k = 0; k < 20; ++k) w->live->ledger.RecordImpression(c.id, 1000, now);
       if (c.id % 4 == 0) w->live->ledger.RecordClick(c.id, 0, now);
     }
+    // Lift ceilings and the walk order, as `serve` computes them after restoring counters.
+    decision::RecomputeRateLift(*w->live, *w->catalog, now);
     return w;
   }();
   return *world;

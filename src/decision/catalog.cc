@@ -1,6 +1,7 @@
 #include "decision/catalog.h"
 
 #include <algorithm>
+#include <atomic>
 
 #include "common/check.h"
 #include "common/json_writer.h"
@@ -135,6 +136,8 @@ Catalog::WalkEntry Catalog::WalkEntryOf(Index c) const {
 }
 
 void Catalog::BuildIndexes() {
+  static std::atomic<uint64_t> next_generation{1};
+  generation_ = next_generation.fetch_add(1, std::memory_order_relaxed);
   key_by_hash_.clear();
   key_by_hash_.reserve(api_keys.size());
   for (Index i = 0; i < api_keys.size(); ++i) key_by_hash_.emplace(api_keys[i].hash, i);

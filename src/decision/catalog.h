@@ -181,6 +181,9 @@ class Catalog {
   void BuildAdLists();
   // Computes the derived indexes below from the vectors above. Call once, before publishing.
   void BuildIndexes();
+  // Unique per BuildIndexes call in this process (0 before): identifies what derived state
+  // (a WalkOrder) was computed from.
+  uint64_t generation() const { return generation_; }
 
   // The key whose SHA-256 equals `hash` (compared in constant time), or nullptr.
   const ApiKey* FindKey(const Sha256Digest& hash) const;
@@ -232,6 +235,7 @@ class Catalog {
   void BuildProjectIndex();
   WalkEntry WalkEntryOf(Index campaign) const;
 
+  uint64_t generation_ = 0;
   std::unordered_map<Sha256Digest, Index, DigestHash> key_by_hash_;
   // A project's walk entries: walk_entries_[begin, steady) and [steady, end), and the first
   // value of each run.

@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <array>
 #include <limits>
+#include <memory>
 #include <span>
 #include <type_traits>
 #include <vector>
 
 #include "common/clock.h"
+#include "decision/walk_order.h"
 
 namespace adserver::decision {
 
@@ -492,25 +494,36 @@ int64_t LiftId(const Catalog::WalkEntry& e, const Context& ctx) {
   return e.lift_id != kNone ? e.lift_id : ctx.catalog.campaigns[e.campaign].id;
 }
 
-// Walks one run of a project's campaigns (highest catalog value first) and stops as soon as
-// value x headroom cannot reach the best score found. Entries whose recency rule rejects even
-// the person's newest interaction with this project, or without ads for the placement's
-// format, are passed over without reading the campaign: through this project they cannot
-// match (a campaign that matches through another of its projects is met in that project's
-// walk, with the same bound).
+// What the walk reads of a catalog entry and of a WalkOrder entry: the walk filter, and the
+// value the run is sorted by (the stop bound before the run's factor).
+const Catalog::WalkEntry& WalkOf(const Catalog::WalkEntry& e) { return e; }
+double SortValue(const Catalog::WalkEntry& e) { return e.value; }
+const Catalog::WalkEntry& WalkOf(const WalkOrder::Entry& e) { return e.walk; }
+double SortValue(const WalkOrder::Entry& e) { return e.bound; }
+
+// Walks one run of a project's campaigns (sorted by SortValue, highest first) and stops as soon
+// as SortValue x `stop_factor` cannot reach the best score found. Entries whose recency rule
+// rejects even the person's newest interaction with this project, or without ads for the
+// placement's format, are passed over without reading the campaign: through this project they
+// cannot match (a campaign that matches through another of its projects is met in that
+// project's walk, with the same bound).
 //
-// With live state, `headroom` includes the largest learned-rate lift of any campaign; an entry
-// whose own lift ceiling (LiveState::LiftCeiling) keeps it below the best score is passed over
-// too (a CPC/CPA campaign whose learned rate fell below the default rate).
+// With live state, an entry whose own lift ceiling (LiveState::LiftCeiling) keeps it below the
+// best score is passed over too (a CPC/CPA campaign whose learned rate fell below the default
+// rate). `per_lift` = the run's score headroom without the lift factor.
 //
-// `per_lift` = headroom / max_lift (the other factors alone), computed once per request.
-void WalkRun(std::span<const Catalog::WalkEntry> run, double headroom, double per_lift,
-             uint32_t age, const Context& ctx, Scratch& scratch, Best& best, Rng& rng) {
+// Catalog runs are sorted by catalog value, so their stop factor is the full headroom, with the
+// largest learned-rate lift of any campaign; WalkOrder runs are sorted by value x lift ceiling,
+// so theirs is per_lift x the order's slack.
+template <typename Entry>
+void WalkRun(std::span<const Entry> run, double stop_factor, double per_lift, uint32_t age,
+             const Context& ctx, Scratch& scratch, Best& best, Rng& rng) {
   const uint8_t format_bit = static_cast<uint8_t>(1u << (ctx.format + (ctx.earlier ? 4 : 0)));
   const LiveState* live = ctx.request.live;
   Verdict v;
-  for (const Catalog::WalkEntry& e : run) {
-    if (e.value * headroom < best.score) return;
+  for (const Entry& entry : run) {
+    if (SortValue(entry) * stop_factor < best.score) return;
+    const Catalog::WalkEntry& e = WalkOf(entry);
     if (e.max_age_days < age || (e.formats & format_bit) == 0) continue;
     if (live != nullptr && e.value * per_lift * live->LiftCeiling(LiftId(e, ctx)) < best.score) {
       continue;
@@ -522,25 +535,39 @@ void WalkRun(std::span<const Catalog::WalkEntry> run, double headroom, double pe
   }
 }
 
-// Walks each wallet's projects into the campaigns targeting them. A run whose first (highest)
-// value cannot reach the best score is skipped without reading its entries.
+// Walks each wallet's projects into the campaigns targeting them, in the live walk order when
+// one was built for this catalog, else in catalog order. A run whose first (highest) value
+// cannot reach the best score is skipped without reading its entries.
 void RunAuction(const Context& ctx, Best& best, Rng& rng) {
   Scratch& scratch = ThreadScratch();
   scratch.Begin(ctx.catalog.campaigns.size());
   const ScoreHeadroom headroom = HeadroomOf(ctx);
   const double steady_per_lift = headroom.steady / headroom.max_lift;
   const double boosted_per_lift = headroom.boosted / headroom.max_lift;
+  std::shared_ptr<const WalkOrder> order;
+  if (ctx.request.live != nullptr) {
+    order = ctx.request.live->CurrentWalkOrder();
+    if (order && order->catalog_generation() != ctx.catalog.generation()) order.reset();
+  }
+  const double slack = order ? order->slack() : 1;
+  // The stop factors of the runs: see WalkRun.
+  const double steady_stop = order ? steady_per_lift * slack : headroom.steady;
+  const double boosted_stop = order ? boosted_per_lift * slack : headroom.boosted;
+  const auto walk = [&](const auto& list, uint32_t age_days) {
+    if (!list.steady.empty() && !(list.steady_top * steady_stop < best.score)) {
+      WalkRun(list.steady, steady_stop, steady_per_lift, age_days, ctx, scratch, best, rng);
+    }
+    if (!list.boostable.empty() && !(list.boostable_top * boosted_stop < best.score)) {
+      WalkRun(list.boostable, boosted_stop, boosted_per_lift, age_days, ctx, scratch, best, rng);
+    }
+  };
   for (uint32_t project : ctx.person->projects()) {
-    const Catalog::ProjectCampaigns list = ctx.catalog.FindProjectCampaigns(project);
-    if (list.empty()) continue;
     const int64_t age = ctx.today - static_cast<int64_t>(ctx.person->NewestDay(project));
     const auto age_days = static_cast<uint32_t>(std::clamp<int64_t>(age, 0, Catalog::kAnyAge - 1));
-    if (!list.steady.empty() && !(list.steady_top * headroom.steady < best.score)) {
-      WalkRun(list.steady, headroom.steady, steady_per_lift, age_days, ctx, scratch, best, rng);
-    }
-    if (!list.boostable.empty() && !(list.boostable_top * headroom.boosted < best.score)) {
-      WalkRun(list.boostable, headroom.boosted, boosted_per_lift, age_days, ctx, scratch, best,
-              rng);
+    if (order) {
+      walk(order->Find(project), age_days);
+    } else {
+      walk(ctx.catalog.FindProjectCampaigns(project), age_days);
     }
   }
 }

@@ -1,6 +1,7 @@
 #include "decision/live_state.h"
 
 #include <algorithm>
+#include <vector>
 
 namespace adserver::decision {
 namespace {
@@ -22,17 +23,46 @@ void NoteLift(LiveState& state, const Campaign& campaign, int64_t now) {
 
 double LiveState::MaxRateLift() const { return max_rate_lift_.load(std::memory_order_acquire); }
 
+// The raises below and PublishWalkOrder follow one protocol: store, seq_cst fence, load. A
+// raise stores the ceiling, then loads the current order; a publish stores the order, then loads
+// every ceiling. With the fences, at least one of the two loads sees the other side's store, so
+// a new order is widened for every raise its build did not see.
+
 void LiveState::NoteRateLift(double lift) {
   double seen = max_rate_lift_.load(std::memory_order_relaxed);
+  bool raised = false;
   while (lift > seen &&
-         !max_rate_lift_.compare_exchange_weak(seen, lift, std::memory_order_acq_rel)) {
+         !(raised = max_rate_lift_.compare_exchange_weak(seen, lift, std::memory_order_seq_cst))) {
+  }
+  if (!raised) return;
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  // Campaigns without their own ceiling were ordered with the MaxRateLift of that time.
+  if (auto order = walk_order_.Current(); order && order->fallback_lift() > 0) {
+    order->Widen(lift / order->fallback_lift());
   }
 }
 
 void LiveState::RaiseLift(int64_t id, double lift) {
   if (id < 0 || static_cast<uint64_t>(id) >= lift_capacity_) return;
   double seen = lifts_[id].load(std::memory_order_relaxed);
-  while (lift > seen && !lifts_[id].compare_exchange_weak(seen, lift, std::memory_order_acq_rel)) {
+  bool raised = false;
+  while (lift > seen &&
+         !(raised = lifts_[id].compare_exchange_weak(seen, lift, std::memory_order_seq_cst))) {
+  }
+  if (!raised) return;
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  // A campaign without its own ceiling before (seen == 0) was ordered with MaxRateLift; the
+  // ratio to its built ceiling covers both cases.
+  if (auto order = walk_order_.Current()) order->Widen(lift / order->BuiltCeiling(id));
+}
+
+void LiveState::PublishWalkOrder(std::shared_ptr<const WalkOrder> order) {
+  walk_order_.Publish(order);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (order->fallback_lift() > 0) order->Widen(MaxRateLift() / order->fallback_lift());
+  for (const auto& [id, built] : order->built_ceilings()) {
+    const double now = LiftCeiling(id);
+    if (now > built) order->Widen(now / built);
   }
 }
 
@@ -54,6 +84,26 @@ void RecomputeRateLift(LiveState& state, const Catalog& catalog, int64_t now) {
     state.RaiseLift(c.id, after);
     state.NoteRateLift(std::max(lift, after));
   }
+  RefreshWalkOrder(state, catalog);
+}
+
+bool RefreshWalkOrder(LiveState& state, const Catalog& catalog) {
+  const std::shared_ptr<const WalkOrder> current = state.CurrentWalkOrder();
+  bool rebuild = current == nullptr || current->catalog_generation() != catalog.generation() ||
+                 current->slack() > 1;
+  // Read before the ceilings: a fallback ceiling read below is at least this.
+  const double max_lift = state.MaxRateLift();
+  bool fallback = false;
+  std::vector<double> ceilings(catalog.campaigns.size());
+  for (Index c = 0; c < catalog.campaigns.size(); ++c) {
+    const int64_t id = catalog.campaigns[c].id;
+    fallback |= !(state.LoadLift(id) > 0);
+    ceilings[c] = state.LiftCeiling(id);
+    if (!rebuild && ceilings[c] < current->ceilings()[c] * kWalkOrderTighten) rebuild = true;
+  }
+  if (!rebuild) return false;
+  state.PublishWalkOrder(WalkOrder::Build(catalog, ceilings, fallback ? max_lift : 0));
+  return true;
 }
 
 Micros ImpressionPrice(const Campaign& campaign) {

@@ -9,10 +9,12 @@
 #include <span>
 
 #include "common/address.h"
+#include "common/published.h"
 #include "decision/budget_ledger.h"
 #include "decision/catalog.h"
 #include "decision/frequency_caps.h"
 #include "decision/options.h"
+#include "decision/walk_order.h"
 
 namespace adserver::decision {
 
@@ -43,11 +45,18 @@ struct LiveState {
     return lift > 0 ? lift : MaxRateLift();
   }
   // A click or conversion raised the campaign's lift to `lift` (atomic max: a concurrent
-  // recompute cannot lower it below this).
+  // recompute cannot lower it below this). Widens the current walk order's slack when the
+  // ceiling rises above the one the order was built with.
   void RaiseLift(int64_t id, double lift);
   // Sets the ceiling to `lift` computed from counters read after `before` was loaded, unless a
   // RaiseLift happened since (then the raised value stays). `before` = LoadLift(id).
   void ResetLift(int64_t id, double before, double lift);
+  // The walk order the auction uses (null before the first PublishWalkOrder). Lock-free on the
+  // common path (see Published).
+  std::shared_ptr<const WalkOrder> CurrentWalkOrder() const { return walk_order_.Current(); }
+  // Publishes `order`, then widens its slack for every ceiling raised since its ceilings were
+  // read: a raise either sees the new order or is seen by that second read.
+  void PublishWalkOrder(std::shared_ptr<const WalkOrder> order);
   double LoadLift(int64_t id) const {
     return id >= 0 && static_cast<uint64_t>(id) < lift_capacity_
                ? lifts_[id].load(std::memory_order_acquire)
@@ -58,12 +67,20 @@ struct LiveState {
   std::atomic<double> max_rate_lift_{1.0};
   const uint64_t lift_capacity_;
   std::unique_ptr<std::atomic<double>[]> lifts_;  // 0 = none recorded
+  Published<WalkOrder> walk_order_;
 };
 
 // Recomputes MaxRateLift and every campaign's lift ceiling from the counters of `catalog`'s
 // campaigns (after counters were restored at start-up, then periodically: impressions without
-// clicks or conversions lower a learned rate, and only this lowers a ceiling).
+// clicks or conversions lower a learned rate, and only this lowers a ceiling), then
+// RefreshWalkOrder.
 void RecomputeRateLift(LiveState& state, const Catalog& catalog, int64_t now);
+
+// Builds and publishes a new walk order for `catalog` when there is none for it, when a raise
+// widened the current one's slack, or when some ceiling fell below kWalkOrderTighten x the one
+// the order was built with. Returns true when it published one.
+inline constexpr double kWalkOrderTighten = 0.9;
+bool RefreshWalkOrder(LiveState& state, const Catalog& catalog);
 
 // What one impression of `campaign` costs: CPM bid / 1000 (rounded down), 0 for CPC and CPA.
 Micros ImpressionPrice(const Campaign& campaign);

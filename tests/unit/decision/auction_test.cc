@@ -386,6 +386,33 @@ TEST_F(AuctionTest, LearnedClickRateCanLiftACpcCampaignAboveTheStaticOrder) {
   EXPECT_EQ(DecideFor({Wallet(1)})->campaign->id, 2);
 }
 
+TEST_F(AuctionTest, WalkOrderStillFindsACampaignRaisedAfterItWasBuilt) {
+  // The CPC campaign's learned rate fell to 1/21 of the default: the walk order puts it after
+  // the CPM campaign, and the walk stops before reaching it. Clicks after the build raise it
+  // above the CPM campaign; the order's slack must make the walk reach it.
+  t_.AddCampaign(1, {5}, 3000);
+  Campaign& cpc = t_.AddCampaign(2, {5}, 1000);
+  cpc.pricing_model = PricingModel::kCpc;
+  cpc.bid_micros = 100'000;  // 0.1 a click x 1 % = 1000
+  t_.AddAd(1, 10);
+  t_.AddAd(2, 20);
+  activity_.Add(Wallet(1), Seen(5));
+  Finish();
+  for (int i = 0; i < 20000; ++i) live_.ledger.RecordImpression(2, 0, kNow);
+  RecomputeRateLift(live_, t_.catalog, kNow);
+  auto order = live_.CurrentWalkOrder();
+  ASSERT_NE(order, nullptr);
+  EXPECT_EQ(order->Find(5).steady.front().walk.campaign, 0u);  // the CPM campaign first
+  EXPECT_EQ(DecideFor({Wallet(1)})->campaign->id, 1);
+  for (int i = 0; i < 2000; ++i) RecordClick(live_, CampaignById(2), kNow);
+  EXPECT_EQ(live_.CurrentWalkOrder(), order);  // not rebuilt yet
+  EXPECT_GT(order->slack(), 100);
+  EXPECT_EQ(DecideFor({Wallet(1)})->campaign->id, 2);
+  RecomputeRateLift(live_, t_.catalog, kNow);  // rebuilt: now first in the order
+  EXPECT_EQ(live_.CurrentWalkOrder()->Find(5).steady.front().walk.campaign, 1u);
+  EXPECT_EQ(DecideFor({Wallet(1)})->campaign->id, 2);
+}
+
 TEST_F(AuctionTest, CampaignWithTwiceTheValueWinsWhenBothAreOnPace) {
   // Both campaigns are even-paced with ample budget: the higher value wins every time.
   for (int64_t id : {1, 2}) {
@@ -470,7 +497,11 @@ TEST_F(AuctionTest, LiftCeilingsNeverPassOverACampaignThatCouldWin) {
   int below = 0;
   for (const Campaign& c : t_.catalog.campaigns) below += live_.LiftCeiling(c.id) < 1;
   EXPECT_GT(below, 40);  // the ceilings do prune: many learned rates fell below the default
-  events(2'000, 200);    // raised after the recompute: only RaiseLift keeps the bound valid
+  // The recompute built a walk order by value x ceiling for this catalog.
+  ASSERT_NE(live_.CurrentWalkOrder(), nullptr);
+  EXPECT_EQ(live_.CurrentWalkOrder()->catalog_generation(), t_.catalog.generation());
+  events(2'000, 200);  // raised after the recompute: only RaiseLift keeps the bound valid
+  EXPECT_GT(live_.CurrentWalkOrder()->slack(), 1);  // ... and widens the order's slack
   EXPECT_GT(CompareWithExhaustivePass(people, 200, gen, /*large=*/30, /*every=*/4, 0), 100);
 }
 

@@ -41,6 +41,8 @@ std::shared_ptr<WalkOrder> WalkOrder::Build(const Catalog& catalog,
     runs.steady = static_cast<uint32_t>(order->entries_.size());
     append(list.boostable);
     runs.end = static_cast<uint32_t>(order->entries_.size());
+    if (runs.steady > runs.begin) runs.steady_top = order->entries_[runs.begin].bound;
+    if (runs.end > runs.steady) runs.boostable_top = order->entries_[runs.steady].bound;
   }
   return order;
 }

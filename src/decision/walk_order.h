@@ -75,6 +75,10 @@ class WalkOrder {
     uint32_t begin = 0;
     uint32_t steady = 0;
     uint32_t end = 0;
+    // The first bound of each run (0 when empty), here so that a run that cannot win costs no
+    // access to its entries.
+    double steady_top = 0;
+    double boostable_top = 0;
   };
   uint64_t catalog_generation_ = 0;
   std::vector<ProjectRuns> runs_;  // by project id, like the catalog's

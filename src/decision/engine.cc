@@ -81,15 +81,12 @@ class PersonProjects {
   };
 
   void Build(const WalletInteractions& wallets, uint32_t project_limit) {
-    if (stamp_.size() < project_limit) {
-      stamp_.assign(project_limit, 0);
-      head_.resize(project_limit);
-      tail_.resize(project_limit);
-      newest_.resize(project_limit);
+    if (slots_.size() < project_limit) {
+      slots_.assign(project_limit, Slot{});
       epoch_ = 0;
     }
     if (++epoch_ == 0) {
-      std::fill(stamp_.begin(), stamp_.end(), 0);
+      std::fill(slots_.begin(), slots_.end(), Slot{});
       epoch_ = 1;
     }
     limit_ = project_limit;
@@ -99,34 +96,41 @@ class PersonProjects {
       for (const Interaction& i : wallets[w]) Add(w, i);
     }
   }
-  bool Used(uint32_t project) const { return project < limit_ && stamp_[project] == epoch_; }
+  bool Used(uint32_t project) const { return project < limit_ && slots_[project].stamp == epoch_; }
   // First node of `project`'s chain, or kEnd.
-  uint32_t First(uint32_t project) const { return Used(project) ? head_[project] : kEnd; }
+  uint32_t First(uint32_t project) const { return Used(project) ? slots_[project].head : kEnd; }
   const Node& node(uint32_t n) const { return nodes_[n]; }
   // The most recent last-seen day of any wallet's interaction with `project` (any chain).
   // REQUIRES: Used(project).
-  uint32_t NewestDay(uint32_t project) const { return newest_[project]; }
+  uint32_t NewestDay(uint32_t project) const { return slots_[project].newest; }
   const std::vector<uint32_t>& projects() const { return projects_; }
 
  private:
+  // One project's state, together so that adding an interaction touches one cache line.
+  struct Slot {
+    uint32_t stamp = 0;  // == epoch_ when the project is used in this request
+    uint32_t head = 0;
+    uint32_t tail = 0;
+    uint32_t newest = 0;
+  };
+
   void Add(uint32_t wallet, const Interaction& i) {
     uint32_t p = i.project_id;
     if (p >= limit_) return;
     auto n = static_cast<uint32_t>(nodes_.size());
-    if (stamp_[p] != epoch_) {
-      stamp_[p] = epoch_;
-      head_[p] = n;
-      newest_[p] = i.last_seen_day;
+    Slot& slot = slots_[p];
+    if (slot.stamp != epoch_) {
+      slot = {.stamp = epoch_, .head = n, .tail = n, .newest = i.last_seen_day};
       projects_.push_back(p);
     } else {
-      nodes_[tail_[p]].next = n;
-      newest_[p] = std::max(newest_[p], i.last_seen_day);
+      nodes_[slot.tail].next = n;
+      slot.tail = n;
+      slot.newest = std::max(slot.newest, i.last_seen_day);
     }
-    tail_[p] = n;
     nodes_.push_back({&i, wallet, kEnd});
   }
 
-  std::vector<uint32_t> stamp_, head_, tail_, newest_;
+  std::vector<Slot> slots_;  // by project id
   uint32_t epoch_ = 0;
   uint32_t limit_ = 0;
   std::vector<Node> nodes_;

@@ -66,9 +66,8 @@ bool IsJsonContentType(std::string_view value) {
 http::Response JsonResponse(int status, std::string body) {
   http::Response response;
   response.status = status;
-  response.headers.reserve(6);
   response.SetHeader("Cache-Control", "no-store");
-  response.SetHeader("Content-Type", std::string(kJsonContentType));
+  response.SetHeader("Content-Type", kJsonContentType);
   response.body = std::move(body);
   return response;
 }
@@ -123,7 +122,7 @@ void AddCors(http::Response& response, const http::Request& request, Variant var
   }
   if (!request.HasHeader("Origin")) return;
   if (expose_to_origin) {
-    response.SetHeader("Access-Control-Allow-Origin", std::string(request.Header("Origin")));
+    response.SetHeader("Access-Control-Allow-Origin", request.Header("Origin"));
     response.SetHeader("Access-Control-Allow-Credentials", "true");
   }
   response.SetHeader("Vary", "Origin");
@@ -249,10 +248,10 @@ Outcome Serve(const Context& ctx) {
     }
   }
   if (explain) {
-    outcome.response.SetHeader(std::string(kExplainHeader), ExplanationJson(explanation, false));
+    outcome.response.SetHeader(kExplainHeader, ExplanationJson(explanation, false));
   }
-  for (std::string& cookie : identity.set_cookies) {
-    outcome.response.SetHeader("Set-Cookie", std::move(cookie));
+  for (const std::string& cookie : identity.set_cookies) {
+    outcome.response.SetHeader("Set-Cookie", cookie);
   }
   return outcome;
 }
@@ -416,7 +415,6 @@ http::Response AdHandler::HandleWith(const http::Request& request, Variant varia
 http::Response AdHandler::Preflight(const http::Request& request, Variant variant) const {
   http::Response response;
   response.status = 204;
-  response.headers.reserve(7);
   response.SetHeader("Cache-Control", "no-store");
   if (IsEarlier(variant)) {
     response.SetHeader("Access-Control-Allow-Origin", "*");
@@ -424,7 +422,7 @@ http::Response AdHandler::Preflight(const http::Request& request, Variant varian
     // Browsers send no key on a preflight, so the publisher's origin list cannot apply here;
     // the actual request is checked.
     if (request.HasHeader("Origin")) {
-      response.SetHeader("Access-Control-Allow-Origin", std::string(request.Header("Origin")));
+      response.SetHeader("Access-Control-Allow-Origin", request.Header("Origin"));
       response.SetHeader("Access-Control-Allow-Credentials", "true");
     }
     response.SetHeader("Vary", "Origin");

@@ -124,20 +124,21 @@ std::vector<Header> Response::Headers() const {
 }
 
 std::string ErrorBody(std::string_view message, const std::vector<FieldError>& details) {
+  using namespace std::string_view_literals;  // see kSeparator
   std::string out;
   out.reserve(32 + message.size() + details.size() * 48);
-  out += "{\"error\":";
+  out += "{\"error\":"sv;
   AppendJsonString(out, message);
-  out += ",\"details\":[";
+  out += ",\"details\":["sv;
   for (size_t i = 0; i < details.size(); ++i) {
     if (i > 0) out += ',';
-    out += "{\"field\":";
+    out += "{\"field\":"sv;
     AppendJsonString(out, details[i].field);
-    out += ",\"message\":";
+    out += ",\"message\":"sv;
     AppendJsonString(out, details[i].message);
     out += '}';
   }
-  out += "]}";
+  out += "]}"sv;
   return out;
 }
 

@@ -286,6 +286,8 @@ void AppendLiteral(std::string& out, const std::string& literal, std::string_vie
 // Written field by field from the catalog's pre-escaped literals: only the wallet, adUnitId and
 // localId (request data) are escaped per request.
 std::string AdResponseBody(const AdRequest& request, const decision::Decision& decision) {
+  // string_view literals: appending a `const char*` makes std::string::append call strlen.
+  using namespace std::string_view_literals;
   const decision::Ad& ad = *decision.ad;
   const decision::Community* community = decision.community;
   bool earlier = IsEarlier(request.variant);
@@ -300,50 +302,50 @@ std::string AdResponseBody(const AdRequest& request, const decision::Decision& d
   if (earlier) {
     size_t matched =
         decision.matched_wallet < request.wallet_texts.size() ? decision.matched_wallet : 0;
-    body += "\"walletAddress\":";
+    body += "\"walletAddress\":"sv;
     AppendJsonString(body, request.wallet_texts[matched]);
     body += ',';
   }
   // Ids are decimal digits: nothing to escape.
-  body += "\"campaignId\":\"";
+  body += "\"campaignId\":\""sv;
   body += decision.campaign->id_str;
-  body += "\",\"adId\":\"";
+  body += "\",\"adId\":\""sv;
   body += ad.id_str;
-  body += "\",\"headline\":";
+  body += "\",\"headline\":"sv;
   AppendLiteral(body, ad.json.headline, ad.headline);
-  body += ",\"content\":";
+  body += ",\"content\":"sv;
   AppendLiteral(body, ad.json.content, ad.content);
-  body += ",\"ctaUrl\":";
+  body += ",\"ctaUrl\":"sv;
   AppendLiteral(body, ad.json.cta_url, ad.cta_url);
-  body += ",\"ctaLabel\":";
+  body += ",\"ctaLabel\":"sv;
   AppendLiteral(body, ad.json.cta_label, ad.cta_label);
-  body += ",\"imageUrl\":";
+  body += ",\"imageUrl\":"sv;
   if (has_image) {
     AppendLiteral(body, ad.json.images[f], ad.images[f]);
   } else {
-    body += earlier ? "\"\"" : "null";
+    body += earlier ? "\"\""sv : "null"sv;
   }
-  body += ",\"communityName\":";
+  body += ",\"communityName\":"sv;
   if (community != nullptr) {
     AppendLiteral(body, community->json_name, community->name);
   } else {
-    body += "\"\"";
+    body += "\"\""sv;
   }
-  body += ",\"communityLogo\":";
+  body += ",\"communityLogo\":"sv;
   if (community != nullptr) {
     AppendLiteral(body, community->json_logo_url, community->logo_url);
   } else {
-    body += "\"\"";
+    body += "\"\""sv;
   }
-  body += ",\"imageFormat\":\"";
+  body += ",\"imageFormat\":\""sv;
   body += ImageFormatName(request.format);
   body += '"';
   if (!earlier && request.ad_unit_id) {
-    body += ",\"adUnitId\":";
+    body += ",\"adUnitId\":"sv;
     AppendJsonString(body, *request.ad_unit_id);
   }
   if (earlier && request.bound_local_id) {
-    body += ",\"localId\":";
+    body += ",\"localId\":"sv;
     AppendJsonString(body, *request.bound_local_id);
   }
   body += '}';

@@ -218,6 +218,13 @@ std::optional<decision::Decision> Choose(const Context& ctx, const decision::Api
   return decision::Decide(decision_request, *ctx.catalog, *ctx.activity, ctx.rng);
 }
 
+// The request being served on this thread, reused so that parsing allocates nothing once its
+// vectors have grown. Requests on one thread run one after the other (Serve is not reentrant).
+AdRequest& ThreadAdRequest() {
+  thread_local AdRequest request;
+  return request;
+}
+
 // Check order: key, Origin, Content-Type, body, wallet presence, decision.
 Outcome Serve(const Context& ctx) {
   auto auth = Authenticate(ctx);
@@ -227,24 +234,27 @@ Outcome Serve(const Context& ctx) {
     return {Error(400, "Unsupported Content-Type",
                   {{"Content-Type", "Content-Type must be application/json"}})};
   }
-  Result<AdRequest> parsed = ParseAdRequest(ctx.request.body, ctx.variant, ctx.options);
-  if (!parsed.ok()) return {Error(400, parsed.status().message(), parsed.status().details())};
+  AdRequest& parsed = ThreadAdRequest();
+  if (Status status = ParseAdRequest(ctx.request.body, ctx.variant, ctx.options, parsed);
+      !status.ok()) {
+    return {Error(400, status.message(), status.details())};
+  }
   IdentityOutcome identity =
-      ResolveIdentity(ctx.identity, ctx.request, *parsed, key.test, ctx.now_seconds);
+      ResolveIdentity(ctx.identity, ctx.request, parsed, key.test, ctx.now_seconds);
   if (identity.no_fill) return {NoFill(ctx.variant)};
-  if (auto response = CheckWalletPresence(*parsed)) return {std::move(*response)};
+  if (auto response = CheckWalletPresence(parsed)) return {std::move(*response)};
   decision::Explanation explanation;
   bool explain = ctx.hooks != nullptr && ExplainAllowed(*ctx.hooks, ctx.request, key.test);
   std::optional<decision::Decision> decision =
-      Choose(ctx, key, *parsed, explain ? &explanation : nullptr);
+      Choose(ctx, key, parsed, explain ? &explanation : nullptr);
   Outcome outcome;
   if (!decision || decision->ad == nullptr || decision->campaign == nullptr) {
-    outcome = {parsed->bound_local_id ? NoAdEarlier(*parsed->bound_local_id) : NoFill(ctx.variant)};
+    outcome = {parsed.bound_local_id ? NoAdEarlier(*parsed.bound_local_id) : NoFill(ctx.variant)};
   } else {
-    outcome = {JsonResponse(200, AdResponseBody(*parsed, *decision))};
+    outcome = {JsonResponse(200, AdResponseBody(parsed, *decision))};
     // Billable: a 200 served by a live key (test keys never touch budgets).
     if (ctx.hooks != nullptr && !key.test) {
-      RecordServed(*ctx.hooks, *decision, parsed->wallets, ctx.now_seconds);
+      RecordServed(*ctx.hooks, *decision, parsed.wallets, ctx.now_seconds);
     }
   }
   if (explain) {

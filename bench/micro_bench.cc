@@ -5,8 +5,10 @@
 
 #include <benchmark/benchmark.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -19,6 +21,18 @@
 #include "ingest/catalog_builder.h"
 #include "serve/ad_handler.h"
 #include "serve/ad_request.h"
+
+// Heap allocations made by this thread, reported per iteration as the "allocs" counter.
+thread_local int64_t g_allocations = 0;
+
+// Not inlined: GCC takes an inlined free() of operator new's memory for a mismatch.
+[[gnu::noinline]] void* operator new(size_t size) {
+  ++g_allocations;
+  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+  throw std::bad_alloc();
+}
+[[gnu::noinline]] void operator delete(void* p) noexcept { std::free(p); }
+[[gnu::noinline]] void operator delete(void* p, size_t) noexcept { std::free(p); }
 
 namespace adserver::bench {
 namespace {
@@ -77,6 +91,11 @@ ImageFormat FormatOf(int r, bool earlier) {
   return static_cast<ImageFormat>(r % (earlier ? kImageFormatsWithImage : kImageFormatCount));
 }
 
+void ReportAllocations(benchmark::State& state, int64_t before) {
+  state.counters["allocs"] =
+      benchmark::Counter(static_cast<double>(g_allocations - before) / state.iterations());
+}
+
 void BM_ParseAdRequest(benchmark::State& state) {
   int n = static_cast<int>(state.range(0));
   std::vector<std::string> bodies;
@@ -84,13 +103,47 @@ void BM_ParseAdRequest(benchmark::State& state) {
   for (const auto& set : WalletSets(n, true)) bodies.push_back(Body(set, FormatOf(r++, false)));
   serve::ServeOptions options;
   size_t i = 0;
+  int64_t allocations = g_allocations;
   for (auto _ : state) {
     auto parsed = serve::ParseAdRequest(bodies[i++ % bodies.size()], decision::Variant::kCurrent,
                                         options);
     benchmark::DoNotOptimize(parsed);
   }
+  ReportAllocations(state, allocations);
 }
 BENCHMARK(BM_ParseAdRequest)->Arg(1)->Arg(3)->Arg(50);
+
+// One wallet of a request body: "0x" + 40 hex digits, lower, upper and mixed case.
+void BM_ParseAddress(benchmark::State& state) {
+  std::vector<std::string> texts;
+  int r = 0;
+  for (const auto& set : WalletSets(1, true)) {
+    std::string text = FormatAddress(set[0]);
+    for (size_t c = 2; c < text.size(); ++c) {
+      if (r % 3 == 1 || (r % 3 == 2 && c % 2 == 0)) {
+        text[c] = static_cast<char>(std::toupper(static_cast<unsigned char>(text[c])));
+      }
+    }
+    texts.push_back(std::move(text));
+    ++r;
+  }
+  size_t i = 0;
+  for (auto _ : state) {
+    auto address = ParseAddress(texts[i++ % texts.size()]);
+    benchmark::DoNotOptimize(address);
+  }
+}
+BENCHMARK(BM_ParseAddress);
+
+// SHA-256 of an x-api-key (34 bytes), as every ad request computes it.
+void BM_Sha256(benchmark::State& state) {
+  ADS_CHECK(InitCrypto());
+  for (auto _ : state) {
+    Sha256Digest digest = Sha256(kLiveKey);
+    benchmark::DoNotOptimize(digest);
+  }
+}
+BENCHMARK(BM_Sha256);
 
 // The key path of every request: SHA-256 of the x-api-key, then the catalog's hash lookup.
 void BM_KeyLookup(benchmark::State& state) {
@@ -197,6 +250,7 @@ void BM_HandleWith(benchmark::State& state) {
   auto variant = earlier ? decision::Variant::kEarlier : decision::Variant::kCurrent;
   size_t i = 0, bytes = 0;
   int64_t ok = 0;
+  int64_t allocations = g_allocations;
   for (auto _ : state) {
     request.body = bodies[i++ % bodies.size()];
     http::Response response = handler.HandleWith(request, variant, w.catalog.get(),
@@ -207,6 +261,7 @@ void BM_HandleWith(benchmark::State& state) {
   }
   state.counters["fill"] = benchmark::Counter(static_cast<double>(ok) / state.iterations());
   state.counters["body_bytes"] = benchmark::Counter(static_cast<double>(bytes) / state.iterations());
+  ReportAllocations(state, allocations);
 }
 BENCHMARK(BM_HandleWith)
     ->ArgNames({"wallets", "known", "earlier"})

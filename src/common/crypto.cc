@@ -1,21 +1,52 @@
 #include "common/crypto.h"
 
+#include <openssl/evp.h>
 #include <sodium.h>
 
+#include <memory>
+
 #include "common/address.h"
+#include "common/check.h"
 
 namespace adserver {
+namespace {
+
+// OpenSSL's SHA-256 uses the CPU's SHA extensions where present (about twice as fast as
+// libsodium's portable code for a key). The algorithm is fetched once and each thread reuses
+// one digest context, so hashing neither allocates nor looks the algorithm up.
+const EVP_MD* Sha256Algorithm() {
+  static const EVP_MD* const md = EVP_MD_fetch(nullptr, "SHA256", nullptr);
+  ADS_CHECK(md != nullptr) << "OpenSSL has no SHA256";
+  return md;
+}
+
+EVP_MD_CTX* ThreadDigestContext() {
+  struct Free {
+    void operator()(EVP_MD_CTX* ctx) const { EVP_MD_CTX_free(ctx); }
+  };
+  thread_local const std::unique_ptr<EVP_MD_CTX, Free> ctx(EVP_MD_CTX_new());
+  ADS_CHECK(ctx != nullptr) << "cannot allocate an OpenSSL digest context";
+  return ctx.get();
+}
+
+}  // namespace
 
 bool InitCrypto() { return sodium_init() >= 0; }
 
 Sha256Digest Sha256(std::string_view data) {
   Sha256Digest out;
-  crypto_hash_sha256(out.data(), reinterpret_cast<const unsigned char*>(data.data()), data.size());
+  EVP_MD_CTX* ctx = ThreadDigestContext();
+  unsigned int size = 0;
+  bool ok = EVP_DigestInit_ex2(ctx, Sha256Algorithm(), nullptr) == 1 &&
+            EVP_DigestUpdate(ctx, data.data(), data.size()) == 1 &&
+            EVP_DigestFinal_ex(ctx, out.data(), &size) == 1;
+  ADS_CHECK(ok && size == out.size()) << "OpenSSL SHA-256 failed";
   return out;
 }
 
 bool ConstantTimeEqual(const Sha256Digest& a, const Sha256Digest& b) {
-  return sodium_memcmp(a.data(), b.data(), a.size()) == 0;
+  static_assert(sizeof(Sha256Digest) == crypto_verify_32_BYTES);
+  return crypto_verify_32(a.data(), b.data()) == 0;
 }
 
 std::string RandomAlphanumeric(size_t n) {

@@ -13,10 +13,10 @@ using Sha256Digest = std::array<uint8_t, 32>;
 // library cannot be initialised (then nothing here may be used).
 bool InitCrypto();
 
-// SHA-256 of `data`.
+// SHA-256 of `data` (OpenSSL). Thread-safe; allocates nothing after a thread's first call.
 Sha256Digest Sha256(std::string_view data);
 
-// Constant-time equality of two digests.
+// Constant-time equality of two digests (libsodium crypto_verify_32).
 bool ConstantTimeEqual(const Sha256Digest& a, const Sha256Digest& b);
 
 // `n` cryptographically random characters from [A-Za-z0-9] (unbiased).

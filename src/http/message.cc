@@ -19,6 +19,31 @@ bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   return true;
 }
 
+// Headers the server owns; a handler's values for them are ignored.
+bool IsFramingHeader(std::string_view name) {
+  return EqualsIgnoreCase(name, "Content-Length") || EqualsIgnoreCase(name, "Transfer-Encoding") ||
+         EqualsIgnoreCase(name, "Connection");
+}
+
+// A header line is name, kSeparator, value, kLineEnd. Appended as string_views: a `const char*`
+// literal would make std::string::append call strlen.
+constexpr std::string_view kSeparator = ": ";
+constexpr std::string_view kLineEnd = "\r\n";
+
+// Calls f(Header) for each "name: value\r\n" line of `lines` until it returns true.
+template <typename F>
+void FindHeaderLine(std::string_view lines, F f) {
+  while (!lines.empty()) {
+    std::string_view line = lines.substr(0, lines.find(kLineEnd));
+    lines.remove_prefix(line.size() + kLineEnd.size());
+    size_t separator = line.find(kSeparator);
+    if (f(Header{line.substr(0, separator), line.substr(separator + kSeparator.size())})) return;
+  }
+}
+
+// Bytes reserved by a response's first header: all of a typical response's headers fit.
+constexpr size_t kHeaderBytes = 256;
+
 }  // namespace
 
 std::string_view MethodName(Method m) {
@@ -64,21 +89,56 @@ std::string_view Request::Param(std::string_view name) const {
   return {};
 }
 
+void Response::SetHeader(std::string_view name, std::string_view value) {
+  if (IsFramingHeader(name)) return;
+  if (header_lines_.empty()) header_lines_.reserve(kHeaderBytes);
+  header_lines_.append(name).append(kSeparator).append(value).append(kLineEnd);
+}
+
+std::string_view Response::Header(std::string_view name) const {
+  std::string_view value;
+  FindHeaderLine(header_lines_, [&](const ::adserver::http::Header& h) {
+    if (!EqualsIgnoreCase(h.name, name)) return false;
+    value = h.value;
+    return true;
+  });
+  return value;
+}
+
+bool Response::HasHeader(std::string_view name) const {
+  bool found = false;
+  FindHeaderLine(header_lines_, [&](const ::adserver::http::Header& h) {
+    found = EqualsIgnoreCase(h.name, name);
+    return found;
+  });
+  return found;
+}
+
+std::vector<Header> Response::Headers() const {
+  std::vector<::adserver::http::Header> headers;
+  FindHeaderLine(header_lines_, [&](const ::adserver::http::Header& h) {
+    headers.push_back(h);
+    return false;
+  });
+  return headers;
+}
+
 std::string ErrorBody(std::string_view message, const std::vector<FieldError>& details) {
+  using namespace std::string_view_literals;  // see kSeparator
   std::string out;
   out.reserve(32 + message.size() + details.size() * 48);
-  out += "{\"error\":";
+  out += "{\"error\":"sv;
   AppendJsonString(out, message);
-  out += ",\"details\":[";
+  out += ",\"details\":["sv;
   for (size_t i = 0; i < details.size(); ++i) {
     if (i > 0) out += ',';
-    out += "{\"field\":";
+    out += "{\"field\":"sv;
     AppendJsonString(out, details[i].field);
-    out += ",\"message\":";
+    out += ",\"message\":"sv;
     AppendJsonString(out, details[i].message);
     out += '}';
   }
-  out += "]}";
+  out += "]}"sv;
   return out;
 }
 
@@ -86,7 +146,6 @@ Response ErrorResponse(int status, std::string_view message,
                        const std::vector<FieldError>& details) {
   Response response;
   response.status = status;
-  response.headers.reserve(2);
   response.SetHeader("Content-Type", "application/json");
   response.SetHeader("Cache-Control", "no-store");
   response.body = ErrorBody(message, details);

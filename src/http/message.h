@@ -40,15 +40,25 @@ struct Request {
   std::string_view Param(std::string_view name) const;
 };
 
+// One response. The server adds the framing (Content-Length, Connection).
 struct Response {
   int status = 200;
-  // Extra headers. The server adds Content-Length, Date-less minimal framing, Connection.
-  std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
 
-  void SetHeader(std::string name, std::string value) {
-    headers.emplace_back(std::move(name), std::move(value));
-  }
+  // Adds a header (names may repeat, e.g. Set-Cookie). Content-Length, Transfer-Encoding and
+  // Connection are the server's and ignored here. Neither may contain CR or LF.
+  void SetHeader(std::string_view name, std::string_view value);
+  // First header with this name (case-insensitive), or empty view when absent.
+  std::string_view Header(std::string_view name) const;
+  bool HasHeader(std::string_view name) const;
+  // All headers in the order set, as views into this response (valid until it changes).
+  std::vector<::adserver::http::Header> Headers() const;
+  // The headers as sent: "Name: value\r\n" for each.
+  std::string_view header_lines() const { return header_lines_; }
+
+ private:
+  // Kept as they go on the wire: one allocation for all headers, one copy into the output.
+  std::string header_lines_;
 };
 
 // JSON error body of the spec (2.6): {"error": message, "details": [{field, message}...]}.

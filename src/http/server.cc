@@ -87,12 +87,6 @@ Method ToMethod(bhttp::verb verb) {
   }
 }
 
-// Headers the server owns; a handler's values for them are ignored.
-bool IsFramingHeader(std::string_view name) {
-  return EqualsIgnoreCase(name, "Content-Length") || EqualsIgnoreCase(name, "Transfer-Encoding") ||
-         EqualsIgnoreCase(name, "Connection");
-}
-
 void AppendDecimal(std::string& out, uint64_t value) {
   char digits[20];
   size_t n = 0;
@@ -528,32 +522,32 @@ void Session::RejectBody() {
 }
 
 void Session::PrepareResponse(Response&& response, unsigned version, bool keep_alive, bool head) {
+  // string_view literals: appending a `const char*` makes std::string::append call strlen.
+  using namespace std::string_view_literals;
   int status = response.status >= 100 && response.status <= 999 ? response.status : 500;
   // 1xx, 204 and 304 have no body and no Content-Length (RFC 9110 8.6).
   bool bodiless = status < 200 || status == 204 || status == 304;
   // The whole response goes out as one buffer, reused by the session (no per-response
   // allocation once it has grown, one write call).
   out_.clear();
-  out_ += version >= 11 ? "HTTP/1.1 " : "HTTP/1.0 ";
+  out_ += version >= 11 ? "HTTP/1.1 "sv : "HTTP/1.0 "sv;
   AppendDecimal(out_, static_cast<uint64_t>(status));
   out_ += ' ';
   beast::string_view reason = bhttp::obsolete_reason(static_cast<bhttp::status>(status));
   out_.append(reason.data(), reason.size());
-  out_ += "\r\n";
-  for (const auto& [name, value] : response.headers) {
-    if (IsFramingHeader(name)) continue;
-    out_.append(name).append(": ").append(value).append("\r\n");
-  }
+  out_ += "\r\n"sv;
+  // Response::SetHeader has dropped any framing header of the handler's.
+  out_ += response.header_lines();
   if (!bodiless) {
     // HEAD: the Content-Length of the GET response, no body.
-    out_ += "Content-Length: ";
+    out_ += "Content-Length: "sv;
     AppendDecimal(out_, response.body.size());
-    out_ += "\r\n";
+    out_ += "\r\n"sv;
   }
   // As Beast frames it: HTTP/1.1 is persistent unless "close", HTTP/1.0 only with "keep-alive".
-  if (version >= 11 && !keep_alive) out_ += "Connection: close\r\n";
-  if (version < 11 && keep_alive) out_ += "Connection: keep-alive\r\n";
-  out_ += "\r\n";
+  if (version >= 11 && !keep_alive) out_ += "Connection: close\r\n"sv;
+  if (version < 11 && keep_alive) out_ += "Connection: keep-alive\r\n"sv;
+  out_ += "\r\n"sv;
   if (!bodiless && !head) out_ += response.body;
 }
 

@@ -66,9 +66,8 @@ bool IsJsonContentType(std::string_view value) {
 http::Response JsonResponse(int status, std::string body) {
   http::Response response;
   response.status = status;
-  response.headers.reserve(6);
   response.SetHeader("Cache-Control", "no-store");
-  response.SetHeader("Content-Type", std::string(kJsonContentType));
+  response.SetHeader("Content-Type", kJsonContentType);
   response.body = std::move(body);
   return response;
 }
@@ -123,7 +122,7 @@ void AddCors(http::Response& response, const http::Request& request, Variant var
   }
   if (!request.HasHeader("Origin")) return;
   if (expose_to_origin) {
-    response.SetHeader("Access-Control-Allow-Origin", std::string(request.Header("Origin")));
+    response.SetHeader("Access-Control-Allow-Origin", request.Header("Origin"));
     response.SetHeader("Access-Control-Allow-Credentials", "true");
   }
   response.SetHeader("Vary", "Origin");
@@ -219,6 +218,13 @@ std::optional<decision::Decision> Choose(const Context& ctx, const decision::Api
   return decision::Decide(decision_request, *ctx.catalog, *ctx.activity, ctx.rng);
 }
 
+// The request being served on this thread, reused so that parsing allocates nothing once its
+// vectors have grown. Requests on one thread run one after the other (Serve is not reentrant).
+AdRequest& ThreadAdRequest() {
+  thread_local AdRequest request;
+  return request;
+}
+
 // Check order: key, Origin, Content-Type, body, wallet presence, decision.
 Outcome Serve(const Context& ctx) {
   auto auth = Authenticate(ctx);
@@ -228,31 +234,34 @@ Outcome Serve(const Context& ctx) {
     return {Error(400, "Unsupported Content-Type",
                   {{"Content-Type", "Content-Type must be application/json"}})};
   }
-  Result<AdRequest> parsed = ParseAdRequest(ctx.request.body, ctx.variant, ctx.options);
-  if (!parsed.ok()) return {Error(400, parsed.status().message(), parsed.status().details())};
+  AdRequest& parsed = ThreadAdRequest();
+  if (Status status = ParseAdRequest(ctx.request.body, ctx.variant, ctx.options, parsed);
+      !status.ok()) {
+    return {Error(400, status.message(), status.details())};
+  }
   IdentityOutcome identity =
-      ResolveIdentity(ctx.identity, ctx.request, *parsed, key.test, ctx.now_seconds);
+      ResolveIdentity(ctx.identity, ctx.request, parsed, key.test, ctx.now_seconds);
   if (identity.no_fill) return {NoFill(ctx.variant)};
-  if (auto response = CheckWalletPresence(*parsed)) return {std::move(*response)};
+  if (auto response = CheckWalletPresence(parsed)) return {std::move(*response)};
   decision::Explanation explanation;
   bool explain = ctx.hooks != nullptr && ExplainAllowed(*ctx.hooks, ctx.request, key.test);
   std::optional<decision::Decision> decision =
-      Choose(ctx, key, *parsed, explain ? &explanation : nullptr);
+      Choose(ctx, key, parsed, explain ? &explanation : nullptr);
   Outcome outcome;
   if (!decision || decision->ad == nullptr || decision->campaign == nullptr) {
-    outcome = {parsed->bound_local_id ? NoAdEarlier(*parsed->bound_local_id) : NoFill(ctx.variant)};
+    outcome = {parsed.bound_local_id ? NoAdEarlier(*parsed.bound_local_id) : NoFill(ctx.variant)};
   } else {
-    outcome = {JsonResponse(200, AdResponseBody(*parsed, *decision))};
+    outcome = {JsonResponse(200, AdResponseBody(parsed, *decision))};
     // Billable: a 200 served by a live key (test keys never touch budgets).
     if (ctx.hooks != nullptr && !key.test) {
-      RecordServed(*ctx.hooks, *decision, parsed->wallets, ctx.now_seconds);
+      RecordServed(*ctx.hooks, *decision, parsed.wallets, ctx.now_seconds);
     }
   }
   if (explain) {
-    outcome.response.SetHeader(std::string(kExplainHeader), ExplanationJson(explanation, false));
+    outcome.response.SetHeader(kExplainHeader, ExplanationJson(explanation, false));
   }
-  for (std::string& cookie : identity.set_cookies) {
-    outcome.response.SetHeader("Set-Cookie", std::move(cookie));
+  for (const std::string& cookie : identity.set_cookies) {
+    outcome.response.SetHeader("Set-Cookie", cookie);
   }
   return outcome;
 }
@@ -287,6 +296,8 @@ void AppendLiteral(std::string& out, const std::string& literal, std::string_vie
 // Written field by field from the catalog's pre-escaped literals: only the wallet, adUnitId and
 // localId (request data) are escaped per request.
 std::string AdResponseBody(const AdRequest& request, const decision::Decision& decision) {
+  // string_view literals: appending a `const char*` makes std::string::append call strlen.
+  using namespace std::string_view_literals;
   const decision::Ad& ad = *decision.ad;
   const decision::Community* community = decision.community;
   bool earlier = IsEarlier(request.variant);
@@ -301,50 +312,50 @@ std::string AdResponseBody(const AdRequest& request, const decision::Decision& d
   if (earlier) {
     size_t matched =
         decision.matched_wallet < request.wallet_texts.size() ? decision.matched_wallet : 0;
-    body += "\"walletAddress\":";
+    body += "\"walletAddress\":"sv;
     AppendJsonString(body, request.wallet_texts[matched]);
     body += ',';
   }
   // Ids are decimal digits: nothing to escape.
-  body += "\"campaignId\":\"";
+  body += "\"campaignId\":\""sv;
   body += decision.campaign->id_str;
-  body += "\",\"adId\":\"";
+  body += "\",\"adId\":\""sv;
   body += ad.id_str;
-  body += "\",\"headline\":";
+  body += "\",\"headline\":"sv;
   AppendLiteral(body, ad.json.headline, ad.headline);
-  body += ",\"content\":";
+  body += ",\"content\":"sv;
   AppendLiteral(body, ad.json.content, ad.content);
-  body += ",\"ctaUrl\":";
+  body += ",\"ctaUrl\":"sv;
   AppendLiteral(body, ad.json.cta_url, ad.cta_url);
-  body += ",\"ctaLabel\":";
+  body += ",\"ctaLabel\":"sv;
   AppendLiteral(body, ad.json.cta_label, ad.cta_label);
-  body += ",\"imageUrl\":";
+  body += ",\"imageUrl\":"sv;
   if (has_image) {
     AppendLiteral(body, ad.json.images[f], ad.images[f]);
   } else {
-    body += earlier ? "\"\"" : "null";
+    body += earlier ? "\"\""sv : "null"sv;
   }
-  body += ",\"communityName\":";
+  body += ",\"communityName\":"sv;
   if (community != nullptr) {
     AppendLiteral(body, community->json_name, community->name);
   } else {
-    body += "\"\"";
+    body += "\"\""sv;
   }
-  body += ",\"communityLogo\":";
+  body += ",\"communityLogo\":"sv;
   if (community != nullptr) {
     AppendLiteral(body, community->json_logo_url, community->logo_url);
   } else {
-    body += "\"\"";
+    body += "\"\""sv;
   }
-  body += ",\"imageFormat\":\"";
+  body += ",\"imageFormat\":\""sv;
   body += ImageFormatName(request.format);
   body += '"';
   if (!earlier && request.ad_unit_id) {
-    body += ",\"adUnitId\":";
+    body += ",\"adUnitId\":"sv;
     AppendJsonString(body, *request.ad_unit_id);
   }
   if (earlier && request.bound_local_id) {
-    body += ",\"localId\":";
+    body += ",\"localId\":"sv;
     AppendJsonString(body, *request.bound_local_id);
   }
   body += '}';
@@ -416,7 +427,6 @@ http::Response AdHandler::HandleWith(const http::Request& request, Variant varia
 http::Response AdHandler::Preflight(const http::Request& request, Variant variant) const {
   http::Response response;
   response.status = 204;
-  response.headers.reserve(7);
   response.SetHeader("Cache-Control", "no-store");
   if (IsEarlier(variant)) {
     response.SetHeader("Access-Control-Allow-Origin", "*");
@@ -424,7 +434,7 @@ http::Response AdHandler::Preflight(const http::Request& request, Variant varian
     // Browsers send no key on a preflight, so the publisher's origin list cannot apply here;
     // the actual request is checked.
     if (request.HasHeader("Origin")) {
-      response.SetHeader("Access-Control-Allow-Origin", std::string(request.Header("Origin")));
+      response.SetHeader("Access-Control-Allow-Origin", request.Header("Origin"));
       response.SetHeader("Access-Control-Allow-Credentials", "true");
     }
     response.SetHeader("Vary", "Origin");

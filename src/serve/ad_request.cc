@@ -180,10 +180,28 @@ void ParseCookieConsent(std::optional<simdjson::dom::element> value, AdRequest& 
   out.cookie_consent = consent;
 }
 
+// A fresh request for `variant` that keeps the capacity of `out`'s vectors.
+void Reset(AdRequest& out, Variant variant) {
+  std::vector<Address> wallets = std::move(out.wallets);
+  std::vector<WalletText> wallet_texts = std::move(out.wallet_texts);
+  wallets.clear();
+  wallet_texts.clear();
+  out = AdRequest{
+      .variant = variant, .wallets = std::move(wallets), .wallet_texts = std::move(wallet_texts)};
+}
+
 }  // namespace
 
 Result<AdRequest> ParseAdRequest(std::string_view body, decision::Variant variant,
                                  const ServeOptions& options) {
+  AdRequest out;
+  ADS_RETURN_IF_ERROR(ParseAdRequest(body, variant, options, out));
+  return out;
+}
+
+Status ParseAdRequest(std::string_view body, decision::Variant variant, const ServeOptions& options,
+                      AdRequest& out) {
+  Reset(out, variant);
   if (body.empty()) return MalformedBody("body is empty; expected a JSON object");
   simdjson::dom::element root;
   if (ThreadParser().parse(body.data(), body.size()).get(root) != simdjson::SUCCESS) {
@@ -195,8 +213,6 @@ Result<AdRequest> ParseAdRequest(std::string_view body, decision::Variant varian
   }
   Members members = CollectMembers(object, variant);
 
-  AdRequest out;
-  out.variant = variant;
   std::vector<FieldError> errors;
   if (members.wallets) ParseWallets(*members.wallets, out, errors);
   ParseImageFormat(members.image_format, variant, out, errors);
@@ -210,7 +226,7 @@ Result<AdRequest> ParseAdRequest(std::string_view body, decision::Variant varian
     ParseCookieConsent(members.cookie_consent, out, errors);
   }
   if (!errors.empty()) return InvalidArgumentError("Invalid request", std::move(errors));
-  return out;
+  return OkStatus();
 }
 
 }  // namespace adserver::serve

@@ -66,5 +66,10 @@ struct AdRequest {
 // depend on identity (whether an empty wallet list is acceptable): see the handler.
 Result<AdRequest> ParseAdRequest(std::string_view body, decision::Variant variant,
                                  const ServeOptions& options);
+// The same into `out`, which is reset first but keeps its vectors' capacity, so that a caller
+// reusing one AdRequest (the handler keeps one per thread) parses without allocating. On error
+// `out` holds a partial request.
+Status ParseAdRequest(std::string_view body, decision::Variant variant, const ServeOptions& options,
+                      AdRequest& out);
 
 }  // namespace adserver::serve

@@ -23,13 +23,41 @@ TEST(MessageTest, ErrorBodyEscapesMessageAndDetails) {
 TEST(MessageTest, ErrorResponseSetsJsonAndNoStore) {
   Response response = ErrorResponse(413, "Request body too large", {{"body", "too big"}});
   EXPECT_EQ(response.status, 413);
-  ASSERT_EQ(response.headers.size(), 2u);
-  EXPECT_EQ(response.headers[0],
-            (std::pair<std::string, std::string>("Content-Type", "application/json")));
-  EXPECT_EQ(response.headers[1],
-            (std::pair<std::string, std::string>("Cache-Control", "no-store")));
+  EXPECT_EQ(response.header_lines(),
+            "Content-Type: application/json\r\nCache-Control: no-store\r\n");
   nlohmann::json body = nlohmann::json::parse(response.body);
   EXPECT_EQ(body["details"][0]["field"], "body");
+}
+
+TEST(MessageTest, ResponseHeadersKeepOrderRepeatsAndEmptyValues) {
+  Response response;
+  EXPECT_FALSE(response.HasHeader("Set-Cookie"));
+  EXPECT_EQ(response.Header("Set-Cookie"), "");
+  response.SetHeader("Set-Cookie", "a=1");
+  response.SetHeader("X-Empty", "");
+  response.SetHeader("set-cookie", "b=2: with colon");
+  EXPECT_EQ(response.header_lines(),
+            "Set-Cookie: a=1\r\nX-Empty: \r\nset-cookie: b=2: with colon\r\n");
+  EXPECT_EQ(response.Header("SET-COOKIE"), "a=1");  // the first one
+  EXPECT_TRUE(response.HasHeader("x-empty"));
+  EXPECT_EQ(response.Header("X-Empty"), "");
+  std::vector<Header> headers = response.Headers();
+  ASSERT_EQ(headers.size(), 3u);
+  EXPECT_EQ(headers[0].name, "Set-Cookie");
+  EXPECT_EQ(headers[0].value, "a=1");
+  EXPECT_EQ(headers[1].name, "X-Empty");
+  EXPECT_EQ(headers[1].value, "");
+  EXPECT_EQ(headers[2].name, "set-cookie");
+  EXPECT_EQ(headers[2].value, "b=2: with colon");
+}
+
+TEST(MessageTest, ResponseIgnoresFramingHeaders) {
+  Response response;
+  response.SetHeader("Content-Length", "999");
+  response.SetHeader("transfer-encoding", "chunked");
+  response.SetHeader("CONNECTION", "close");
+  response.SetHeader("Vary", "Origin");
+  EXPECT_EQ(response.header_lines(), "Vary: Origin\r\n");
 }
 
 TEST(MessageTest, ToHttpStatusMapsEveryCode) {

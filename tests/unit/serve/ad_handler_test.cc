@@ -128,10 +128,10 @@ RequestBuilder AdRequest(std::string key, std::string body) {
 
 std::optional<std::string> HeaderOf(const http::Response& r, std::string_view name) {
   std::optional<std::string> found;
-  for (const auto& [n, v] : r.headers) {
+  for (const auto& [n, v] : r.Headers()) {
     if (n == name) {
       EXPECT_FALSE(found.has_value()) << "duplicate header " << name;
-      found = v;
+      found = std::string(v);
     }
   }
   return found;

@@ -328,5 +328,47 @@ TEST(AdRequestTest, StringEscapesAreDecoded) {
   EXPECT_EQ(r->ad_unit_id, "a\"b\xc3\xa9");
 }
 
+void ExpectSameRequest(const AdRequest& a, const AdRequest& b) {
+  EXPECT_EQ(a.variant, b.variant);
+  EXPECT_EQ(a.wallets, b.wallets);
+  ASSERT_EQ(a.wallet_texts.size(), b.wallet_texts.size());
+  for (size_t i = 0; i < a.wallet_texts.size(); ++i) {
+    EXPECT_EQ(a.wallet_texts[i].view(), b.wallet_texts[i].view());
+  }
+  EXPECT_EQ(a.wallets_present, b.wallets_present);
+  EXPECT_EQ(a.format, b.format);
+  EXPECT_EQ(a.ad_unit_id, b.ad_unit_id);
+  EXPECT_EQ(a.cookie_consent, b.cookie_consent);
+  EXPECT_EQ(a.local_id_present, b.local_id_present);
+  EXPECT_EQ(a.local_id, b.local_id);
+  EXPECT_EQ(a.bound_local_id, b.bound_local_id);
+}
+
+TEST(AdRequestTest, ReusedRequestKeepsNothingOfThePreviousOne) {
+  const std::string big = R"({"walletAddresses":)" + WalletArray(50) +
+                          R"(,"imageFormat":"NO_IMAGE","adUnitId":"top","cookieConsent":true})";
+  const std::string earlier = std::string(R"({"walletAddresses":[")") + kB +
+                              R"("],"imageFormat":"SHORT_BANNER","localId":"abc"})";
+  const std::string small = R"({"imageFormat":"LANDSCAPE"})";
+  AdRequest reused;
+  ASSERT_TRUE(ParseAdRequest(big, Variant::kCurrent, {}, reused).ok());
+  reused.bound_local_id = "bound";  // as identity resolution sets it
+  ASSERT_TRUE(ParseAdRequest(earlier, Variant::kEarlier, {}, reused).ok());
+  ExpectSameRequest(reused, *Parse(earlier, Variant::kEarlier));
+  EXPECT_FALSE(ParseAdRequest("[1]", Variant::kCurrent, {}, reused).ok());
+  ASSERT_TRUE(ParseAdRequest(big, Variant::kCurrent, {}, reused).ok());
+  ASSERT_TRUE(ParseAdRequest(small, Variant::kCurrent, {}, reused).ok());
+  ExpectSameRequest(reused, *Parse(small));
+}
+
+TEST(AdRequestTest, ReusedRequestReportsTheSameErrors) {
+  const std::string bad = R"({"walletAddresses":["0x12",7],"imageFormat":"SQUARE"})";
+  AdRequest reused;
+  ASSERT_TRUE(ParseAdRequest(R"({"imageFormat":"LANDSCAPE"})", Variant::kCurrent, {}, reused).ok());
+  Status status = ParseAdRequest(bad, Variant::kCurrent, {}, reused);
+  EXPECT_EQ(status.details(), Errors(Parse(bad)));
+  EXPECT_EQ(status.message(), Parse(bad).status().message());
+}
+
 }  // namespace
 }  // namespace adserver::serve

@@ -104,8 +104,8 @@ class DecisionHooksTest : public ::testing::Test {
   }
 
   static std::optional<std::string> HeaderOf(const http::Response& r, std::string_view name) {
-    for (const auto& [n, v] : r.headers) {
-      if (n == name) return v;
+    for (const auto& [n, v] : r.Headers()) {
+      if (n == name) return std::string(v);
     }
     return std::nullopt;
   }

@@ -1,0 +1,77 @@
+#include "common/crypto.h"
+
+#include <gtest/gtest.h>
+#include <sodium.h>
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/address.h"
+
+namespace adserver {
+namespace {
+
+std::string Hex(const Sha256Digest& d) { return HexEncode(d.data(), d.size()); }
+
+Sha256Digest SodiumSha256(std::string_view data) {
+  Sha256Digest out;
+  crypto_hash_sha256(out.data(), reinterpret_cast<const unsigned char*>(data.data()), data.size());
+  return out;
+}
+
+TEST(CryptoTest, Sha256MatchesFipsVectors) {
+  ASSERT_TRUE(InitCrypto());
+  EXPECT_EQ(Hex(Sha256("")), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(Hex(Sha256("abc")), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(Hex(Sha256("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq")),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+}
+
+// Stored key hashes were written by libsodium: every length across several blocks must agree.
+TEST(CryptoTest, Sha256AgreesWithLibsodium) {
+  ASSERT_TRUE(InitCrypto());
+  std::mt19937_64 rng(11);
+  for (size_t size = 0; size <= 300; ++size) {
+    std::string data(size, '\0');
+    for (char& c : data) c = static_cast<char>(rng());
+    EXPECT_EQ(Sha256(data), SodiumSha256(data)) << "size " << size;
+  }
+  const std::string key = "spk_" + std::string(30, 'B');
+  EXPECT_EQ(Sha256(key), SodiumSha256(key));
+}
+
+TEST(CryptoTest, Sha256IsThreadSafe) {
+  ASSERT_TRUE(InitCrypto());
+  const Sha256Digest expected = SodiumSha256("spk_abcdefghijklmnopqrstuvwxyz0123");
+  std::vector<std::thread> threads;
+  std::vector<int> mismatches(4, 0);
+  for (size_t t = 0; t < mismatches.size(); ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 10'000; ++i) {
+        mismatches[t] += Sha256("spk_abcdefghijklmnopqrstuvwxyz0123") != expected;
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (int m : mismatches) EXPECT_EQ(m, 0);
+}
+
+TEST(CryptoTest, ConstantTimeEqualComparesEveryBit) {
+  ASSERT_TRUE(InitCrypto());
+  const Sha256Digest a = Sha256("a key");
+  EXPECT_TRUE(ConstantTimeEqual(a, a));
+  for (size_t byte = 0; byte < a.size(); ++byte) {
+    for (int bit = 0; bit < 8; ++bit) {
+      Sha256Digest b = a;
+      b[byte] ^= static_cast<uint8_t>(1 << bit);
+      EXPECT_FALSE(ConstantTimeEqual(a, b)) << "byte " << byte << " bit " << bit;
+      EXPECT_FALSE(ConstantTimeEqual(b, a)) << "byte " << byte << " bit " << bit;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace adserver

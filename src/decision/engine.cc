@@ -657,10 +657,17 @@ std::optional<Decision> Decide(const DecisionRequest& request, const Catalog& ca
   const Campaign& winner = catalog.campaigns[best.ties[winner_pos]];
   const Verdict& verdict = best.verdicts[winner_pos];
 
-  SmallVector<Index, 16> ads;
-  for (Index a : AdList(winner, ctx)) {
-    if (AdInArm(catalog.ads[a], ctx)) ads.push_back(a);
+  // Without A/B arms every listed ad is usable: no need to read the ads to filter them.
+  const std::vector<Index>& listed = AdList(winner, ctx);
+  SmallVector<Index, 16> in_arm;
+  if (winner.has_arm_ads) {
+    for (Index a : listed) {
+      if (AdInArm(catalog.ads[a], ctx)) in_arm.push_back(a);
+    }
   }
+  const std::span<const Index> ads = winner.has_arm_ads
+                                         ? std::span<const Index>(in_arm.begin(), in_arm.size())
+                                         : std::span<const Index>(listed);
   size_t ad_pos = PickWeighted(
       ads.size(), [&](size_t i) -> uint64_t { return catalog.ads[ads[i]].weight; }, rng);
   const Ad& ad = catalog.ads[ads[ad_pos]];

@@ -157,9 +157,8 @@ struct Context {
   const DecisionHooks* hooks = nullptr;  // null = no budgets, caps, billing or explain
 };
 
-// Checks the key and the Origin against the key's publisher. Returns the key, or the
-// response that ends the request.
-std::variant<const decision::ApiKey*, Outcome> Authenticate(const Context& ctx) {
+// The key's checks before its lookup: present and well formed, and a catalog to look it up in.
+std::optional<Outcome> PrecheckKey(const Context& ctx) {
   std::string_view key = ctx.request.Header("x-api-key");
   if (key.empty()) return KeyError(ctx.variant, "x-api-key header is required");
   if (!IsWellFormedKey(key)) {
@@ -167,7 +166,13 @@ std::variant<const decision::ApiKey*, Outcome> Authenticate(const Context& ctx) 
   }
   // Keys are looked up in the catalog, so an unready catalog is answered before that.
   if (ctx.catalog == nullptr || ctx.activity == nullptr) return Unavailable(ctx.variant);
-  const decision::ApiKey* api_key = ctx.catalog->FindKey(Sha256(key));
+  return std::nullopt;
+}
+
+// Looks the key up and checks the Origin against the key's publisher. Returns the key, or the
+// response that ends the request. REQUIRES: PrecheckKey passed.
+std::variant<const decision::ApiKey*, Outcome> Authenticate(const Context& ctx) {
+  const decision::ApiKey* api_key = ctx.catalog->FindKey(Sha256(ctx.request.Header("x-api-key")));
   if (api_key == nullptr) return KeyError(ctx.variant, "x-api-key is not an active API key");
   if (api_key->publisher >= ctx.catalog->publishers.size()) return Unavailable(ctx.variant);
   const decision::Publisher& publisher = ctx.catalog->publishers[api_key->publisher];
@@ -225,20 +230,26 @@ AdRequest& ThreadAdRequest() {
   return request;
 }
 
-// Check order: key, Origin, Content-Type, body, wallet presence, decision.
+// Check order: key, Origin, Content-Type, body, wallet presence, decision. The body is parsed
+// before the key is hashed (its errors still come after the key's and the Content-Type's), so
+// that the wallet index starts loading the request's wallets meanwhile: the two steps of
+// ActivityIndex::Prefetch overlap its memory latency with the key check and what follows it.
 Outcome Serve(const Context& ctx) {
+  if (auto outcome = PrecheckKey(ctx)) return std::move(*outcome);
+  const bool json = IsJsonContentType(ctx.request.Header("Content-Type"));
+  AdRequest& parsed = ThreadAdRequest();
+  const Status body =
+      json ? ParseAdRequest(ctx.request.body, ctx.variant, ctx.options, parsed) : OkStatus();
+  if (json && body.ok()) ctx.activity->Prefetch(parsed.wallets, /*records=*/false);
   auto auth = Authenticate(ctx);
   if (auto* outcome = std::get_if<Outcome>(&auth)) return std::move(*outcome);
   const decision::ApiKey& key = *std::get<const decision::ApiKey*>(auth);
-  if (!IsJsonContentType(ctx.request.Header("Content-Type"))) {
+  if (!json) {
     return {Error(400, "Unsupported Content-Type",
                   {{"Content-Type", "Content-Type must be application/json"}})};
   }
-  AdRequest& parsed = ThreadAdRequest();
-  if (Status status = ParseAdRequest(ctx.request.body, ctx.variant, ctx.options, parsed);
-      !status.ok()) {
-    return {Error(400, status.message(), status.details())};
-  }
+  if (!body.ok()) return {Error(400, body.message(), body.details())};
+  ctx.activity->Prefetch(parsed.wallets, /*records=*/true);
   IdentityOutcome identity =
       ResolveIdentity(ctx.identity, ctx.request, parsed, key.test, ctx.now_seconds);
   if (identity.no_fill) return {NoFill(ctx.variant)};

@@ -239,6 +239,12 @@ void LmdbActivityIndex::LookupAll(std::span<const Address> wallets, const Sink& 
   }
 }
 
+void LmdbActivityIndex::Prefetch(std::span<const Address> wallets, bool records) const {
+  if (!cache_enabled_) return;
+  std::shared_ptr<const ReadView> view = view_.Current();
+  if (view != nullptr && view->table != nullptr) view->table->Prefetch(wallets, records);
+}
+
 std::span<const decision::Interaction> LmdbActivityIndex::Lookup(const Address& wallet) const {
   std::span<const decision::Interaction> out;
   LookupAll(std::span<const Address>(&wallet, 1),

@@ -98,6 +98,12 @@ class WalletTable {
   void FindAll(std::span<const Address> wallets, std::span<const uint8_t> want,
                std::span<std::span<const uint8_t>> values) const;
 
+  // Starts loading what FindAll of `wallets` will read, so the memory latency overlaps other
+  // work of the request: with `records` false the wallets' home slots; with `records` true also
+  // the record each home slot run points to (this reads the slots: call it after the first
+  // step has had time to load them). At most the first kBatch wallets; no effect on results.
+  void Prefetch(std::span<const Address> wallets, bool records) const;
+
  private:
   WalletTable() = default;
   // The record at `offset`: its wallet bytes and value, or false if it does not fit the file.

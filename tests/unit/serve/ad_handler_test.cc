@@ -309,6 +309,31 @@ TEST_F(AdHandlerTest, KeyIsCheckedBeforeBody) {
   EXPECT_EQ(r.status, 401);
 }
 
+// The body is parsed before the key is hashed (to prefetch the wallets); its errors must still
+// come after the key's, the Origin's and the Content-Type's.
+TEST_F(AdHandlerTest, ErrorsKeepTheSpecOrderThoughTheBodyIsParsedFirst) {
+  const std::string good =
+      Json(R"({"walletAddresses":[")") + kA + R"("],"imageFormat":"LANDSCAPE"})";
+  for (const std::string& body : {good, std::string(R"({"walletAddresses":["0x12"]})")}) {
+    auto r = Current(AdRequest(kRevokedKey, body));
+    EXPECT_EQ(r.status, 401);
+    EXPECT_THAT(r.body, ::testing::HasSubstr("x-api-key is not an active API key"));
+    auto b = AdRequest(kStrictKey, body);
+    b.Header("Origin", "https://evil.example");
+    r = Current(b);
+    EXPECT_EQ(r.status, 401);
+    EXPECT_THAT(r.body, ::testing::HasSubstr("Origin not allowed for this API key"));
+    RequestBuilder plain;
+    plain.Header("x-api-key", kLiveKey);
+    plain.Header("Content-Type", "text/plain");
+    plain.body = body;
+    r = Serve(plain, Variant::kCurrent);
+    EXPECT_EQ(r.status, 400);
+    EXPECT_THAT(r.body, ::testing::HasSubstr("Unsupported Content-Type"));
+  }
+  EXPECT_EQ(Current(AdRequest(kLiveKey, R"({"walletAddresses":["0x12"]})")).status, 400);
+}
+
 TEST_F(AdHandlerTest, OriginOutsideAllowedListIs401WithoutCorsOnCurrent) {
   auto b = AdRequest(kStrictKey,
                      Json(R"({"walletAddresses":[")") + kA + R"("],"imageFormat":"LANDSCAPE"})");

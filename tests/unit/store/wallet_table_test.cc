@@ -68,6 +68,9 @@ TEST_F(WalletTableTest, FindsEveryStoredWalletAndNoOther) {
     std::vector<uint8_t> want(batch.size(), 1);
     want[0] = 0;
     std::vector<std::span<const uint8_t>> values(batch.size(), std::span<const uint8_t>());
+    // The two prefetch steps a request issues first change nothing.
+    (*table)->Prefetch(batch, /*records=*/false);
+    (*table)->Prefetch(batch, /*records=*/true);
     (*table)->FindAll(batch, want, values);
     EXPECT_TRUE(values[0].empty());  // not wanted: left alone
     for (size_t k = 1; k < batch.size(); ++k) {
@@ -80,6 +83,26 @@ TEST_F(WalletTableTest, FindsEveryStoredWalletAndNoOther) {
       }
     }
   }
+}
+
+TEST_F(WalletTableTest, PrefetchTakesAnyBatch) {
+  std::mt19937_64 rng(9);
+  std::vector<Address> stored(1'000);
+  for (Address& w : stored) w = RandomWallet(rng);
+  ASSERT_NO_FATAL_FAILURE(Build(stored, 1, {}));
+  auto table = WalletTable::Open(path_.string());
+  ASSERT_TRUE(table.ok()) << table.status().message();
+  for (size_t n : {size_t{0}, size_t{1}, size_t{64}, size_t{1'000}}) {
+    (*table)->Prefetch(std::span<const Address>(stored.data(), n), false);
+    (*table)->Prefetch(std::span<const Address>(stored.data(), n), true);
+  }
+  std::vector<Address> unknown(100);
+  for (Address& w : unknown) w = RandomWallet(rng);
+  (*table)->Prefetch(unknown, true);
+  std::vector<uint8_t> want(1, 1);
+  std::vector<std::span<const uint8_t>> values(1);
+  (*table)->FindAll(std::span<const Address>(stored.data() + 999, 1), want, values);
+  EXPECT_EQ(std::vector<uint8_t>(values[0].begin(), values[0].end()), ValueFor(999));
 }
 
 TEST_F(WalletTableTest, InMemoryCopyAnswersLikeTheFileAndOutlivesIt) {

@@ -159,6 +159,19 @@ struct CatalogOptions {
   double default_cvr = 0.001;
 };
 
+// A project's campaigns for the auction walk, in two runs each sorted by a value, highest first:
+// `steady` holds the campaigns pacing cannot boost, `boostable` those it can. Each run's first
+// value is copied here, so a run that cannot win costs no access to its entries. `Entry` is a
+// Catalog::WalkEntry (sorted by catalog value) or a WalkOrder::Entry (by live bound).
+template <typename Entry>
+struct WalkRuns {
+  std::span<const Entry> steady;
+  std::span<const Entry> boostable;
+  double steady_top = 0;     // the first value of `steady` (0 when empty)
+  double boostable_top = 0;  // the first value of `boostable` (0 when empty)
+  bool empty() const { return steady.empty() && boostable.empty(); }
+};
+
 class Catalog {
  public:
   std::vector<Publisher> publishers;
@@ -202,18 +215,10 @@ class Catalog {
     // The image formats the campaign has ads for (bit f: current variant, bit 4 + f: earlier).
     uint8_t formats = 0;
   };
-  // Campaigns targeting one project in two runs, each highest value first (then lower index):
-  // `steady` cannot be boosted by pacing, `boostable` can. The values are copied into the
-  // entries so the auction can stop each run early, with the score bound of its kind, without
-  // touching the campaigns; each run's first value is copied here too, so a run that cannot
-  // win costs no access to its entries.
-  struct ProjectCampaigns {
-    std::span<const WalkEntry> steady;
-    std::span<const WalkEntry> boostable;
-    double steady_top = 0;     // steady.front().value (0 when empty)
-    double boostable_top = 0;  // boostable.front().value (0 when empty)
-    bool empty() const { return steady.empty() && boostable.empty(); }
-  };
+  // Campaigns targeting one project in two runs, each highest value first (then lower index).
+  // The values are copied into the entries so the auction can stop each run early, with the
+  // score bound of its kind, without touching the campaigns.
+  using ProjectCampaigns = WalkRuns<WalkEntry>;
   // Campaign indexes targeting `project_id`: the steady run, then the boostable run, each
   // highest value first (empty if none). Copies; for tests and tools.
   std::vector<Index> CampaignsForProject(uint32_t project_id) const;

@@ -36,15 +36,8 @@ class WalkOrder {
     // the campaign's value times its current learned-rate lift.
     double bound = 0;
   };
-  // A project's campaigns in the catalog's two runs (steady, boostable; see
-  // Catalog::ProjectCampaigns), each sorted by bound, highest first (then catalog order).
-  struct Runs {
-    std::span<const Entry> steady;
-    std::span<const Entry> boostable;
-    double steady_top = 0;     // steady.front().bound (0 when empty)
-    double boostable_top = 0;  // boostable.front().bound (0 when empty)
-    bool empty() const { return steady.empty() && boostable.empty(); }
-  };
+  // A project's campaigns in the catalog's two runs, each sorted by bound (then catalog order).
+  using Runs = WalkRuns<Entry>;
 
   // Orders `catalog`'s walks with `ceilings[i]` = the lift ceiling of catalog campaign i (> 0).
   // `fallback_lift` is the MaxRateLift the ceilings of campaigns without their own ceiling came

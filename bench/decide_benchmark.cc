@@ -18,6 +18,7 @@
 #include "dataset.h"
 #include "decision/engine.h"
 #include "decision/live_state.h"
+#include "decision/walk_order.h"
 #include "ingest/catalog_builder.h"
 
 namespace adserver::bench {
@@ -112,6 +113,28 @@ BENCHMARK(BM_DecideLive)
     ->Unit(benchmark::kMicrosecond)
     ->Repetitions(5)
     ->ReportAggregatesOnly(true);
+
+// The background work of the counter flusher's tick (every second), which shares the serving
+// core: the recompute of every lift ceiling, and building a walk order when one is due.
+void BM_RecomputeRateLift(benchmark::State& state) {
+  const World& w = GetWorld();
+  for (auto _ : state) {
+    decision::RecomputeRateLift(*w.live, *w.catalog, w.options.now + 12 * 3600);
+  }
+}
+BENCHMARK(BM_RecomputeRateLift)->Unit(benchmark::kMicrosecond);
+
+void BM_BuildWalkOrder(benchmark::State& state) {
+  const World& w = GetWorld();
+  std::vector<double> ceilings(w.catalog->campaigns.size());
+  for (size_t c = 0; c < ceilings.size(); ++c) {
+    ceilings[c] = w.live->LiftCeiling(w.catalog->campaigns[c].id);
+  }
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(decision::WalkOrder::Build(*w.catalog, ceilings, 0));
+  }
+}
+BENCHMARK(BM_BuildWalkOrder)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace adserver::bench

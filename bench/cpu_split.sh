@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# Where the server CPU of a request goes, adserver against nginx (issue 6): user and system µs
+# per request and syscalls per request of each server on the load mix. Starts `adserver serve`
+# (one event loop) and nginx (nginx-light, one worker, answering a real ad body taken from
+# adserver) both pinned to CPU 0, then for each server, twice, A B A B: a 2-second wrk warm-up,
+# then a measured run (wrk pinned to CPU 1, bench/wrk_mix.lua) while `perf stat` counts the
+# server's recvfrom/sendto/writev/epoll_wait calls. utime and stime come from /proc/PID/stat.
+# perf's tracepoints add a little system time to both servers alike.
+#
+#   bench/cpu_split.sh [--wallets N] [--connections C] [--seconds S] [--build-dir DIR]
+#
+# Defaults: the 10 M-wallet dataset bench/load.sh caches in /tmp/adserver-bench-N, 64
+# connections, 6-second runs, build/. Loopback only. Needs perf (linux-perf) with tracepoints.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+wallets=10000000 connections=64 seconds=6 build_dir="$here/../build"
+while (($#)); do
+  case "$1" in
+    --wallets) wallets="$2"; shift 2 ;;
+    --connections) connections="$2"; shift 2 ;;
+    --seconds) seconds="$2"; shift 2 ;;
+    --build-dir) build_dir="$2"; shift 2 ;;
+    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    *) echo "unknown option $1" >&2; exit 2 ;;
+  esac
+done
+data="/tmp/adserver-bench-$wallets"
+[[ -f "$data/bench-key.txt" ]] ||
+  { echo "no dataset in $data: run bench/load.sh --startup-only --wallets $wallets" >&2; exit 1; }
+for tool in taskset wrk curl nginx; do
+  command -v "$tool" >/dev/null || { echo "missing $tool (scripts/install-deps.sh)" >&2; exit 1; }
+done
+command -v perf >/dev/null || { echo "missing perf (apt-get install linux-perf)" >&2; exit 1; }
+clk_tck=$(getconf CLK_TCK)
+work=$(mktemp -d /tmp/adserver-split.XXXXXX)
+server_pid="" nginx_pid=""
+cleanup() {
+  [[ -n "$server_pid" ]] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
+  [[ -n "$nginx_pid" ]] && kill -QUIT "$nginx_pid" 2>/dev/null && wait "$nginx_pid" 2>/dev/null
+  rm -rf "$work"
+  return 0
+}
+trap cleanup EXIT
+free_port() {
+  local port
+  for _ in $(seq 100); do
+    port=$((20000 + RANDOM % 40000))
+    if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then echo "$port"; return; fi
+  done
+  return 1
+}
+
+taskset -c 0 "$build_dir/adserver" serve --data "$data" --listen 127.0.0.1:0 --io-threads 1 \
+  --log-level warn --ready-file "$work/ready" >"$work/server.log" 2>&1 &
+server_pid=$!
+for _ in $(seq 3000); do [[ -s "$work/ready" ]] && break; sleep 0.01; done
+[[ -s "$work/ready" ]] || { cat "$work/server.log" >&2; exit 1; }
+server_port=$(head -1 "$work/ready")
+for _ in $(seq 600); do
+  out=$(curl -sf "http://127.0.0.1:$server_port/readyz" || true)
+  [[ "$out" == *'"walletTableInMemory":true'* || "$out" == *'"walletTable":"off"'* ]] && break
+  sleep 0.2
+done
+
+key=$(head -1 "$data/bench-key.txt")
+body=""
+while read -r wallet; do
+  code=$(curl -s -o "$work/body.json" -w '%{http_code}' -X POST \
+    "http://127.0.0.1:$server_port/v1/ads" -H 'Content-Type: application/json' \
+    -H "x-api-key: $key" -d "{\"walletAddresses\":[\"$wallet\"],\"imageFormat\":\"LANDSCAPE\"}")
+  if [[ "$code" == 200 ]]; then body=$(cat "$work/body.json"); break; fi
+done < <(head -200 "$data/wallets-known.txt")
+[[ -n "$body" ]] || { echo "no known wallet got an ad from adserver" >&2; exit 1; }
+nginx_port=$(free_port)
+mkdir -p "$work/nginx/logs"
+nginx_body=$(printf '%s' "$body" | tr "'\\\\" '"/')  # same byte count, fits a config string
+cat >"$work/nginx/nginx.conf" <<CONF
+worker_processes 1;
+daemon off;
+pid $work/nginx/nginx.pid;
+error_log $work/nginx/logs/error.log warn;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  client_body_temp_path $work/nginx/body;
+  proxy_temp_path $work/nginx/proxy;
+  fastcgi_temp_path $work/nginx/fastcgi;
+  uwsgi_temp_path $work/nginx/uwsgi;
+  scgi_temp_path $work/nginx/scgi;
+  keepalive_requests 10000;
+  keepalive_timeout 60s;
+  server {
+    listen 127.0.0.1:$nginx_port;
+    location / {
+      default_type "application/json; charset=utf-8";
+      add_header Cache-Control no-store;
+      add_header Access-Control-Allow-Origin *;
+      return 200 '$nginx_body';
+    }
+  }
+}
+CONF
+taskset -c 0 nginx -p "$work/nginx" -c "$work/nginx/nginx.conf" >"$work/nginx/stdout.log" 2>&1 &
+nginx_pid=$!
+for _ in $(seq 1000); do pgrep -P "$nginx_pid" >/dev/null && break; sleep 0.01; done
+sleep 0.5
+nginx_worker=$(pgrep -P "$nginx_pid" | head -1)
+[[ -n "$nginx_worker" ]] || { cat "$work/nginx/logs/error.log" >&2; exit 1; }
+
+events=syscalls:sys_enter_recvfrom,syscalls:sys_enter_sendto,syscalls:sys_enter_writev
+events+=,syscalls:sys_enter_epoll_wait
+measure() {  # measure NAME PID PORT: one line of µs per request, then syscalls per request
+  local name=$1 pid=$2 port=$3 before after requests
+  taskset -c 1 wrk -t1 -c"$connections" -d2s -s "$here/wrk_mix.lua" "http://127.0.0.1:$port" \
+    -- "$data" >/dev/null
+  before=$(sed 's/.*) //' "/proc/$pid/stat" | awk '{print $12, $13}')
+  perf stat -x, -e "$events" -p "$pid" -o "$work/perf.$name" -- sleep "$seconds" &
+  local perf_pid=$!
+  requests=$(taskset -c 1 wrk -t1 -c"$connections" -d"${seconds}s" -s "$here/wrk_mix.lua" \
+    "http://127.0.0.1:$port" -- "$data" | awk '/requests in/ {print $1}')
+  wait "$perf_pid" || true
+  after=$(sed 's/.*) //' "/proc/$pid/stat" | awk '{print $12, $13}')
+  echo "$before $after $requests" | awk -v n="$name" -v t="$clk_tck" '{
+    printf "%s\tuser_us_per_req=%.2f\tsys_us_per_req=%.2f\treq_per_s=%.0f", n,
+           ($3 - $1) * 1e6 / t / $5, ($4 - $2) * 1e6 / t / $5, $5 / '"$seconds"' }'
+  awk -F, -v r="$requests" '$3 ~ /syscalls/ { sub(/syscalls:sys_enter_/, "", $3);
+    printf "\t%s=%.2f", $3, $1 / r }' "$work/perf.$name"
+  echo
+}
+echo "dataset $data, $connections connections, ${seconds}s runs; load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+for _ in 1 2; do
+  measure adserver "$server_pid" "$server_port"
+  measure nginx "$nginx_worker" "$nginx_port"
+done

@@ -59,6 +59,10 @@ WalkOrder::Runs WalkOrder::Find(uint32_t project_id) const {
 }
 
 void WalkOrder::Widen(double factor) const {
+  if (!(factor > 1)) return;
+  // A ratio of ceilings times the built ceiling can round below the current ceiling: a relative
+  // margin far above double rounding keeps the bound an upper bound.
+  factor *= 1 + 1e-12;
   double seen = slack_.load(std::memory_order_relaxed);
   while (factor > seen && !slack_.compare_exchange_weak(seen, factor, std::memory_order_acq_rel)) {
   }

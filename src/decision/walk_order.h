@@ -52,7 +52,8 @@ class WalkOrder {
 
   // The factor bounds are multiplied by (at least 1).
   double slack() const { return slack_.load(std::memory_order_relaxed); }
-  // Grows the slack to at least `factor`. Thread-safe (atomic max).
+  // Grows the slack to at least `factor` (a hair more, for rounding) when `factor` > 1.
+  // Thread-safe (atomic max).
   void Widen(double factor) const;
   // The ceiling campaign `id` was ordered with; +infinity when it is not in the order (nothing
   // to widen for it).

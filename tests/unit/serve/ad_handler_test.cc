@@ -332,6 +332,13 @@ TEST_F(AdHandlerTest, ErrorsKeepTheSpecOrderThoughTheBodyIsParsedFirst) {
     EXPECT_THAT(r.body, ::testing::HasSubstr("Unsupported Content-Type"));
   }
   EXPECT_EQ(Current(AdRequest(kLiveKey, R"({"walletAddresses":["0x12"]})")).status, 400);
+  // A body too large to parse before the key check (padded with spaces) answers the same.
+  const std::string large = good + std::string(9000, ' ');
+  EXPECT_EQ(Current(AdRequest(kRevokedKey, large)).status, 401);
+  EXPECT_EQ(Current(AdRequest(kLiveKey, large)).status, Current(AdRequest(kLiveKey, good)).status);
+  EXPECT_EQ(Current(AdRequest(kLiveKey, R"({"walletAddresses":["0x12"]})" + std::string(9000, ' ')))
+                .status,
+            400);
 }
 
 TEST_F(AdHandlerTest, OriginOutsideAllowedListIs401WithoutCorsOnCurrent) {

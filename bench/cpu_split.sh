@@ -13,6 +13,8 @@
 # connections, 6-second runs, build/. Loopback only. Needs perf (linux-perf) with tracepoints.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=bench/nginx_static.sh
+source "$here/nginx_static.sh"
 wallets=10000000 connections=64 seconds=6 build_dir="$here/../build"
 while (($#)); do
   case "$1" in
@@ -41,14 +43,6 @@ cleanup() {
   return 0
 }
 trap cleanup EXIT
-free_port() {
-  local port
-  for _ in $(seq 100); do
-    port=$((20000 + RANDOM % 40000))
-    if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then echo "$port"; return; fi
-  done
-  return 1
-}
 
 taskset -c 0 "$build_dir/adserver" serve --data "$data" --listen 127.0.0.1:0 --io-threads 1 \
   --log-level warn --ready-file "$work/ready" >"$work/server.log" 2>&1 &
@@ -72,34 +66,7 @@ while read -r wallet; do
 done < <(head -200 "$data/wallets-known.txt")
 [[ -n "$body" ]] || { echo "no known wallet got an ad from adserver" >&2; exit 1; }
 nginx_port=$(free_port)
-mkdir -p "$work/nginx/logs"
-nginx_body=$(printf '%s' "$body" | tr "'\\\\" '"/')  # same byte count, fits a config string
-cat >"$work/nginx/nginx.conf" <<CONF
-worker_processes 1;
-daemon off;
-pid $work/nginx/nginx.pid;
-error_log $work/nginx/logs/error.log warn;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  client_body_temp_path $work/nginx/body;
-  proxy_temp_path $work/nginx/proxy;
-  fastcgi_temp_path $work/nginx/fastcgi;
-  uwsgi_temp_path $work/nginx/uwsgi;
-  scgi_temp_path $work/nginx/scgi;
-  keepalive_requests 10000;
-  keepalive_timeout 60s;
-  server {
-    listen 127.0.0.1:$nginx_port;
-    location / {
-      default_type "application/json; charset=utf-8";
-      add_header Cache-Control no-store;
-      add_header Access-Control-Allow-Origin *;
-      return 200 '$nginx_body';
-    }
-  }
-}
-CONF
+write_nginx_conf "$work/nginx" "$nginx_port" "$body"
 taskset -c 0 nginx -p "$work/nginx" -c "$work/nginx/nginx.conf" >"$work/nginx/stdout.log" 2>&1 &
 nginx_pid=$!
 for _ in $(seq 1000); do pgrep -P "$nginx_pid" >/dev/null && break; sleep 0.01; done

@@ -29,6 +29,8 @@
 # (CTest label `bench`), asserts nothing about timing.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source=bench/nginx_static.sh
+source "$here/nginx_static.sh"
 root="$(dirname "$here")"
 # First line of DIR/bench-format.txt written by the generator (kFormat in bench/bench_data.cc).
 data_format="format 2"
@@ -156,15 +158,6 @@ rss_kib() {
 rss_anon_kib() {
   awk '/^RssAnon/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0
 }
-# A port nothing listens on (nginx fails loudly below if it was taken meanwhile).
-free_port() {
-  local port
-  for _ in $(seq 100); do
-    port=$((20000 + RANDOM % 40000))
-    if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then echo "$port"; return; fi
-  done
-  return 1
-}
 wait_for() {  # wait_for SECONDS COMMAND...
   local deadline=$((SECONDS + $1)); shift
   until "$@" >/dev/null 2>&1; do
@@ -261,35 +254,7 @@ done < <(head -200 "$data/wallets-known.txt")
 
 # --- nginx -----------------------------------------------------------------------------------
 nginx_port=$(free_port)
-mkdir -p "$work/nginx/logs"
-# Same byte count; quotes and backslashes replaced so the body fits a config string.
-nginx_body=$(printf '%s' "$body" | tr "'\\\\" '"/')
-cat >"$work/nginx/nginx.conf" <<CONF
-worker_processes 1;
-daemon off;
-pid $work/nginx/nginx.pid;
-error_log $work/nginx/logs/error.log warn;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  client_body_temp_path $work/nginx/body;
-  proxy_temp_path $work/nginx/proxy;
-  fastcgi_temp_path $work/nginx/fastcgi;
-  uwsgi_temp_path $work/nginx/uwsgi;
-  scgi_temp_path $work/nginx/scgi;
-  keepalive_requests 10000;
-  keepalive_timeout 60s;
-  server {
-    listen 127.0.0.1:$nginx_port;
-    location / {
-      default_type "application/json; charset=utf-8";
-      add_header Cache-Control no-store;
-      add_header Access-Control-Allow-Origin *;
-      return 200 '$nginx_body';
-    }
-  }
-}
-CONF
+write_nginx_conf "$work/nginx" "$nginx_port" "$body"
 echo "== starting nginx on CPU $server_cpu (port $nginx_port, body ${#body} bytes)" >&2
 taskset -c "$server_cpu" nginx -p "$work/nginx" -c "$work/nginx/nginx.conf" \
   >"$work/nginx/stdout.log" 2>&1 &

@@ -57,14 +57,7 @@ for _ in $(seq 600); do
 done
 
 key=$(head -1 "$data/bench-key.txt")
-body=""
-while read -r wallet; do
-  code=$(curl -s -o "$work/body.json" -w '%{http_code}' -X POST \
-    "http://127.0.0.1:$server_port/v1/ads" -H 'Content-Type: application/json' \
-    -H "x-api-key: $key" -d "{\"walletAddresses\":[\"$wallet\"],\"imageFormat\":\"LANDSCAPE\"}")
-  if [[ "$code" == 200 ]]; then body=$(cat "$work/body.json"); break; fi
-done < <(head -200 "$data/wallets-known.txt")
-[[ -n "$body" ]] || { echo "no known wallet got an ad from adserver" >&2; exit 1; }
+body=$(sample_ad_body "$server_port" "$key" "$data" "$work/body.json")
 nginx_port=$(free_port)
 write_nginx_conf "$work/nginx" "$nginx_port" "$body"
 taskset -c 0 nginx -p "$work/nginx" -c "$work/nginx/nginx.conf" >"$work/nginx/stdout.log" 2>&1 &

@@ -243,14 +243,7 @@ wait_for 600 sh -c "curl -sf http://127.0.0.1:$server_port/readyz | grep -q '\"w
 echo "   wallet table in memory after $((SECONDS - table_wait_start)) s more" >&2
 
 # A real 200 body for nginx to answer with (same size as a typical ad response).
-body=""
-while read -r wallet; do
-  code=$(curl -s -o "$work/body.json" -w '%{http_code}' -X POST \
-    "http://127.0.0.1:$server_port/v1/ads" -H 'Content-Type: application/json' \
-    -H "x-api-key: $key" -d "{\"walletAddresses\":[\"$wallet\"],\"imageFormat\":\"LANDSCAPE\"}")
-  if [[ "$code" == 200 ]]; then body=$(cat "$work/body.json"); break; fi
-done < <(head -200 "$data/wallets-known.txt")
-[[ -n "$body" ]] || { echo "no known wallet got an ad from adserver" >&2; exit 1; }
+body=$(sample_ad_body "$server_port" "$key" "$data" "$work/body.json")
 
 # --- nginx -----------------------------------------------------------------------------------
 nginx_port=$(free_port)

@@ -45,3 +45,18 @@ http {
 }
 CONF
 }
+
+# sample_ad_body PORT KEY DATA_DIR TMP_FILE: prints the body of the first 200 that adserver on
+# PORT answers for one of DATA_DIR's first 200 known wallets (what nginx answers with: the same
+# size as a typical ad response); fails if none gets an ad.
+sample_ad_body() {
+  local port=$1 key=$2 data=$3 tmp=$4 wallet code
+  while read -r wallet; do
+    code=$(curl -s -o "$tmp" -w '%{http_code}' -X POST "http://127.0.0.1:$port/v1/ads" \
+      -H 'Content-Type: application/json' -H "x-api-key: $key" \
+      -d "{\"walletAddresses\":[\"$wallet\"],\"imageFormat\":\"LANDSCAPE\"}")
+    if [[ "$code" == 200 ]]; then cat "$tmp"; return 0; fi
+  done < <(head -200 "$data/wallets-known.txt")
+  echo "no known wallet got an ad from adserver" >&2
+  return 1
+}

@@ -106,7 +106,7 @@ void Catalog::BuildProjectIndex() {
       if (x.pacing_can_boost != y.pacing_can_boost) return !x.pacing_can_boost;
       return x.value_micros > y.value_micros;
     });
-    ProjectRuns& runs = project_runs_[project];
+    RunRange& runs = project_runs_[project];
     runs.begin = static_cast<uint32_t>(walk_entries_.size());
     runs.steady = runs.begin;
     for (Index c : list) {

@@ -172,6 +172,26 @@ struct WalkRuns {
   bool empty() const { return steady.empty() && boostable.empty(); }
 };
 
+// Where one project's two runs lie in an array of walk entries ([begin, steady) and
+// [steady, end)), with the first value of each, so a run that cannot win costs no access to
+// its entries. Shared by the catalog's walk and the WalkOrder's.
+struct RunRange {
+  uint32_t begin = 0;
+  uint32_t steady = 0;
+  uint32_t end = 0;
+  double steady_top = 0;     // 0 when the run is empty
+  double boostable_top = 0;  // 0 when the run is empty
+  // The runs in `entries`, the array these offsets index.
+  template <typename Entry>
+  WalkRuns<Entry> In(const std::vector<Entry>& entries) const {
+    const Entry* base = entries.data();
+    return {.steady = {base + begin, base + steady},
+            .boostable = {base + steady, base + end},
+            .steady_top = steady_top,
+            .boostable_top = boostable_top};
+  }
+};
+
 class Catalog {
  public:
   std::vector<Publisher> publishers;
@@ -226,12 +246,7 @@ class Catalog {
   // into this catalog.
   ProjectCampaigns FindProjectCampaigns(uint32_t project_id) const {
     if (project_id >= project_runs_.size()) return {};
-    const ProjectRuns& runs = project_runs_[project_id];
-    const WalkEntry* base = walk_entries_.data();
-    return {.steady = {base + runs.begin, base + runs.steady},
-            .boostable = {base + runs.steady, base + runs.end},
-            .steady_top = runs.steady_top,
-            .boostable_top = runs.boostable_top};
+    return project_runs_[project_id].In(walk_entries_);
   }
   // Active ads (all campaigns) usable for test keys per format and variant; see Ad lists.
   const std::vector<Index>& SampleAds(ImageFormat format, bool earlier_variant) const;
@@ -242,17 +257,8 @@ class Catalog {
 
   uint64_t generation_ = 0;
   std::unordered_map<Sha256Digest, Index, DigestHash> key_by_hash_;
-  // A project's walk entries: walk_entries_[begin, steady) and [steady, end), and the first
-  // value of each run.
-  struct ProjectRuns {
-    uint32_t begin = 0;
-    uint32_t steady = 0;
-    uint32_t end = 0;
-    double steady_top = 0;
-    double boostable_top = 0;
-  };
   // By project id (dense store ids); empty runs for projects no campaign targets.
-  std::vector<ProjectRuns> project_runs_;
+  std::vector<RunRange> project_runs_;
   // Every project's walk entries, project after project.
   std::vector<WalkEntry> walk_entries_;
   std::array<std::vector<Index>, kImageFormatCount> sample_current_;

@@ -35,7 +35,7 @@ std::shared_ptr<WalkOrder> WalkOrder::Build(const Catalog& catalog,
   };
   for (uint32_t project = 0; project < catalog.project_id_limit; ++project) {
     const Catalog::ProjectCampaigns list = catalog.FindProjectCampaigns(project);
-    ProjectRuns& runs = order->runs_[project];
+    RunRange& runs = order->runs_[project];
     runs.begin = static_cast<uint32_t>(order->entries_.size());
     append(list.steady);
     runs.steady = static_cast<uint32_t>(order->entries_.size());
@@ -49,13 +49,7 @@ std::shared_ptr<WalkOrder> WalkOrder::Build(const Catalog& catalog,
 
 WalkOrder::Runs WalkOrder::Find(uint32_t project_id) const {
   if (project_id >= runs_.size()) return {};
-  const ProjectRuns& r = runs_[project_id];
-  const Entry* base = entries_.data();
-  Runs out{.steady = {base + r.begin, base + r.steady},
-           .boostable = {base + r.steady, base + r.end}};
-  if (!out.steady.empty()) out.steady_top = out.steady.front().bound;
-  if (!out.boostable.empty()) out.boostable_top = out.boostable.front().bound;
-  return out;
+  return runs_[project_id].In(entries_);
 }
 
 void WalkOrder::Widen(double factor) const {

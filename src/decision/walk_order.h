@@ -65,17 +65,8 @@ class WalkOrder {
   const std::vector<std::pair<int64_t, double>>& built_ceilings() const { return by_id_; }
 
  private:
-  struct ProjectRuns {
-    uint32_t begin = 0;
-    uint32_t steady = 0;
-    uint32_t end = 0;
-    // The first bound of each run (0 when empty), here so that a run that cannot win costs no
-    // access to its entries.
-    double steady_top = 0;
-    double boostable_top = 0;
-  };
   uint64_t catalog_generation_ = 0;
-  std::vector<ProjectRuns> runs_;  // by project id, like the catalog's
+  std::vector<RunRange> runs_;  // by project id, like the catalog's
   std::vector<Entry> entries_;
   std::vector<double> ceilings_;                   // by catalog index
   std::vector<std::pair<int64_t, double>> by_id_;  // (campaign id, ceiling), sorted by id

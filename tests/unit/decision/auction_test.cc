@@ -96,6 +96,18 @@ class AuctionTest : public ::testing::Test {
     return compared;
   }
 
+  // Campaign 1: CPM valued 3000; campaign 2: CPC valued 1000 at the 1 % prior (0.1 a click);
+  // both target project 5, which Wallet(1) used.
+  void AddCpmAboveCpc() {
+    t_.AddCampaign(1, {5}, 3000);
+    Campaign& cpc = t_.AddCampaign(2, {5}, 1000);
+    cpc.pricing_model = PricingModel::kCpc;
+    cpc.bid_micros = 100'000;
+    t_.AddAd(1, 10);
+    t_.AddAd(2, 20);
+    activity_.Add(Wallet(1), Seen(5));
+  }
+
   const Campaign& CampaignById(int64_t id) {
     for (const Campaign& c : t_.catalog.campaigns) {
       if (c.id == id) return c;
@@ -372,13 +384,7 @@ TEST_F(AuctionTest, LearnedClickRateCanLiftACpcCampaignAboveTheStaticOrder) {
   // Catalog order: CPM 3000 first, CPC valued 1000 at the 1 % prior. After a 10 % observed CTR
   // the CPC campaign is worth far more and must still be found (the pruning bound uses the
   // largest learned lift).
-  t_.AddCampaign(1, {5}, 3000);
-  Campaign& cpc = t_.AddCampaign(2, {5}, 1000);
-  cpc.pricing_model = PricingModel::kCpc;
-  cpc.bid_micros = 100'000;  // 0.1 a click x 1 % = 1000
-  t_.AddAd(1, 10);
-  t_.AddAd(2, 20);
-  activity_.Add(Wallet(1), Seen(5));
+  AddCpmAboveCpc();
   EXPECT_EQ(DecideFor({Wallet(1)})->campaign->id, 1);
   for (int i = 0; i < 20000; ++i) live_.ledger.RecordImpression(2, 0, kNow);
   for (int i = 0; i < 2000; ++i) RecordClick(live_, CampaignById(2), kNow);
@@ -390,13 +396,7 @@ TEST_F(AuctionTest, WalkOrderStillFindsACampaignRaisedAfterItWasBuilt) {
   // The CPC campaign's learned rate fell to 1/21 of the default: the walk order puts it after
   // the CPM campaign, and the walk stops before reaching it. Clicks after the build raise it
   // above the CPM campaign; the order's slack must make the walk reach it.
-  t_.AddCampaign(1, {5}, 3000);
-  Campaign& cpc = t_.AddCampaign(2, {5}, 1000);
-  cpc.pricing_model = PricingModel::kCpc;
-  cpc.bid_micros = 100'000;  // 0.1 a click x 1 % = 1000
-  t_.AddAd(1, 10);
-  t_.AddAd(2, 20);
-  activity_.Add(Wallet(1), Seen(5));
+  AddCpmAboveCpc();
   Finish();
   for (int i = 0; i < 20000; ++i) live_.ledger.RecordImpression(2, 0, kNow);
   RecomputeRateLift(live_, t_.catalog, kNow);

@@ -49,6 +49,11 @@ bool ConstantTimeEqual(const Sha256Digest& a, const Sha256Digest& b) {
   return crypto_verify_32(a.data(), b.data()) == 0;
 }
 
+bool ConstantTimeEqual(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  return sodium_memcmp(a.data(), b.data(), a.size()) == 0;
+}
+
 std::string RandomAlphanumeric(size_t n) {
   static constexpr char kAlphabet[] =
       "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";

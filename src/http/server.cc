@@ -112,7 +112,10 @@ struct Loop {
   // Declared before `ioc`: sessions destroyed while `ioc` tears down unregister here.
   std::unordered_set<Session*> sessions;
   bool draining = false;
-  asio::io_context ioc{1};
+  // One thread runs the loop and every socket operation of its sessions happens on it (a
+  // kWorker handler only posts its response back), so the reactor needs no per-socket locks.
+  // Posting to `ioc` from other threads (Stop, workers) stays safe: the scheduler still locks.
+  asio::io_context ioc{BOOST_ASIO_CONCURRENCY_HINT_UNSAFE_IO};
   Acceptor acceptor{ioc};
   asio::steady_timer accept_retry{ioc};
   // Timeouts: each session keeps a deadline on this loop's coarse clock, which the sweep

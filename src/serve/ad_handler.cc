@@ -1,5 +1,7 @@
 #include "serve/ad_handler.h"
 
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <exception>
 #include <memory>
@@ -171,10 +173,37 @@ std::optional<Outcome> PrecheckKey(const Context& ctx) {
   return std::nullopt;
 }
 
+// The active key `key` (raw, as sent) names in `catalog`, or null. A publisher's pages send one
+// key with every request, so each thread remembers the last key that resolved and what it
+// resolved to, and a repeat skips hashing it. The memo holds for one catalog (its address and
+// generation: a key revoked or changed comes with a new catalog) and is compared in constant
+// time, so answering from it reveals nothing a caller without the key could learn.
+const decision::ApiKey* FindKey(const decision::Catalog& catalog, std::string_view key) {
+  struct Memo {
+    const decision::Catalog* catalog = nullptr;
+    uint64_t generation = 0;
+    std::array<char, kKeyLength> key{};
+    const decision::ApiKey* api_key = nullptr;
+  };
+  thread_local Memo memo;
+  if (memo.catalog == &catalog && memo.generation == catalog.generation() &&
+      ConstantTimeEqual(key, std::string_view(memo.key.data(), memo.key.size()))) {
+    return memo.api_key;
+  }
+  const decision::ApiKey* api_key = catalog.FindKey(Sha256(key));
+  if (api_key != nullptr && key.size() == kKeyLength) {
+    memo.catalog = &catalog;
+    memo.generation = catalog.generation();
+    std::copy(key.begin(), key.end(), memo.key.begin());
+    memo.api_key = api_key;
+  }
+  return api_key;
+}
+
 // Looks the key up and checks the Origin against the key's publisher. Returns the key, or the
 // response that ends the request. REQUIRES: PrecheckKey passed.
 std::variant<const decision::ApiKey*, Outcome> Authenticate(const Context& ctx) {
-  const decision::ApiKey* api_key = ctx.catalog->FindKey(Sha256(ctx.request.Header("x-api-key")));
+  const decision::ApiKey* api_key = FindKey(*ctx.catalog, ctx.request.Header("x-api-key"));
   if (api_key == nullptr) return KeyError(ctx.variant, "x-api-key is not an active API key");
   if (api_key->publisher >= ctx.catalog->publishers.size()) return Unavailable(ctx.variant);
   const decision::Publisher& publisher = ctx.catalog->publishers[api_key->publisher];

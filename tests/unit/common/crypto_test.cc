@@ -73,5 +73,21 @@ TEST(CryptoTest, ConstantTimeEqualComparesEveryBit) {
   }
 }
 
+TEST(CryptoTest, ConstantTimeEqualOfStringsComparesEveryBitAndTheLength) {
+  ASSERT_TRUE(InitCrypto());
+  const std::string a = "spk_abcdefghijklmnopqrstuvwxyz1234";
+  EXPECT_TRUE(ConstantTimeEqual(a, std::string(a)));
+  EXPECT_TRUE(ConstantTimeEqual(std::string_view(), std::string_view()));
+  EXPECT_FALSE(ConstantTimeEqual(a, a.substr(0, a.size() - 1)));
+  EXPECT_FALSE(ConstantTimeEqual(a + "5", a));
+  for (size_t byte = 0; byte < a.size(); ++byte) {
+    for (int bit = 0; bit < 8; ++bit) {
+      std::string b = a;
+      b[byte] = static_cast<char>(b[byte] ^ (1 << bit));
+      EXPECT_FALSE(ConstantTimeEqual(a, b)) << "byte " << byte << " bit " << bit;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace adserver

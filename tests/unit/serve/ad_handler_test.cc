@@ -304,6 +304,40 @@ TEST_F(AdHandlerTest, UnknownOrRevokedKeyIs401) {
   EXPECT_EQ(HeaderOf(r, "Access-Control-Allow-Origin"), "*");
 }
 
+// Each thread remembers its last resolved key (to skip hashing a repeat); the memo must never
+// answer for another key, another catalog, or a catalog whose keys changed.
+TEST_F(AdHandlerTest, RememberedKeyAnswersOnlyForTheSameKeyInTheSameCatalog) {
+  const std::string body =
+      Json(R"({"walletAddresses":[")") + kA + R"("],"imageFormat":"LANDSCAPE"})";
+  ASSERT_EQ(Current(AdRequest(kLiveKey, body)).status, 200);
+  ASSERT_EQ(Current(AdRequest(kLiveKey, body)).status, 200);  // from the memo
+  // Another key, differing from the remembered one only in its last character.
+  std::string near = kLiveKey;
+  near.back() = 'b';
+  EXPECT_EQ(Current(AdRequest(near, body)).status, 401);
+  // The test key (another publisher's kind of key) after the live one: served samples.
+  ASSERT_EQ(Current(AdRequest(kLiveKey, body)).status, 200);
+  auto sample = Current(AdRequest(kTestKey, body));
+  EXPECT_EQ(sample.status, 200);
+  ASSERT_EQ(Current(AdRequest(kLiveKey, body)).status, 200);
+  // The strict publisher's key right after: its Origin list applies, not the live key's.
+  auto strict = AdRequest(kStrictKey, body);
+  strict.Header("Origin", "https://evil.example");
+  EXPECT_EQ(Current(strict).status, 401);
+
+  // The key revoked: a new catalog without it.
+  ASSERT_EQ(Current(AdRequest(kLiveKey, body)).status, 200);
+  auto revoked = MakeCatalog();
+  revoked->api_keys.erase(revoked->api_keys.begin());
+  revoked->BuildIndexes();
+  EXPECT_EQ(Serve(AdRequest(kLiveKey, body), Variant::kCurrent, revoked.get()).status, 401);
+  // The same catalog object rebuilt in place without the key (a new generation).
+  ASSERT_EQ(Current(AdRequest(kLiveKey, body)).status, 200);
+  catalog_->api_keys.erase(catalog_->api_keys.begin());
+  catalog_->BuildIndexes();
+  EXPECT_EQ(Current(AdRequest(kLiveKey, body)).status, 401);
+}
+
 TEST_F(AdHandlerTest, KeyIsCheckedBeforeBody) {
   auto r = Current(AdRequest(kRevokedKey, "not json"));
   EXPECT_EQ(r.status, 401);

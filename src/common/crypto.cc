@@ -1,5 +1,6 @@
 #include "common/crypto.h"
 
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <sodium.h>
 
@@ -51,7 +52,7 @@ bool ConstantTimeEqual(const Sha256Digest& a, const Sha256Digest& b) {
 
 bool ConstantTimeEqual(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
-  return sodium_memcmp(a.data(), b.data(), a.size()) == 0;
+  return CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
 }
 
 std::string RandomAlphanumeric(size_t n) {

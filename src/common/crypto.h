@@ -18,8 +18,8 @@ Sha256Digest Sha256(std::string_view data);
 
 // Constant-time equality of two digests (libsodium crypto_verify_32).
 bool ConstantTimeEqual(const Sha256Digest& a, const Sha256Digest& b);
-// Equality of two byte strings in time that depends only on their lengths (libsodium
-// sodium_memcmp); strings of different lengths are unequal.
+// Equality of two byte strings in time that depends only on their lengths (OpenSSL
+// CRYPTO_memcmp); strings of different lengths are unequal.
 bool ConstantTimeEqual(std::string_view a, std::string_view b);
 
 // `n` cryptographically random characters from [A-Za-z0-9] (unbiased).

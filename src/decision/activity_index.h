@@ -38,11 +38,10 @@ class ActivityIndex {
   // Calls `sink` once per wallet, in order, with its interactions. All spans stay valid until
   // the calling thread's next lookup on this index (one consistent snapshot for a request).
   virtual void LookupAll(std::span<const Address> wallets, const Sink& sink) const;
-  // A hint that `wallets` are looked up soon: starts loading what the lookup will read, so that
-  // memory latency overlaps the caller's other work. Step 1 (`records` false) loads where the
-  // wallets are; step 2 (`records` true), called some work later, also what is stored for
-  // them. Changes no result; may do nothing (this in-memory index does nothing).
-  virtual void Prefetch(std::span<const Address> /*wallets*/, bool /*records*/) const {}
+  // A hint that `wallets` are looked up soon: starts loading where the lookup will find them,
+  // so that memory latency overlaps the caller's other work. Changes no result; may do nothing
+  // (this in-memory index does nothing).
+  virtual void Prefetch(std::span<const Address> /*wallets*/) const {}
   virtual size_t wallet_count() const { return by_wallet_.size(); }
 
  private:

@@ -263,8 +263,8 @@ AdRequest& ThreadAdRequest() {
 
 // Check order: key, Origin, Content-Type, body, wallet presence, decision. The body is parsed
 // before the key is hashed (its errors still come after the key's and the Content-Type's), so
-// that the wallet index starts loading the request's wallets meanwhile: the two steps of
-// ActivityIndex::Prefetch overlap its memory latency with the key check and what follows it.
+// that the wallet index starts loading where the request's wallets are (ActivityIndex::Prefetch)
+// while the key is checked.
 //
 // Only bodies up to kEarlyParseBytes (a 50-wallet request is about 2.3 KB) are parsed before the
 // key check, so a request with a made-up key still costs little to refuse.
@@ -275,7 +275,7 @@ Outcome Serve(const Context& ctx) {
   AdRequest& parsed = ThreadAdRequest();
   Status body =
       early ? ParseAdRequest(ctx.request.body, ctx.variant, ctx.options, parsed) : OkStatus();
-  if (early && body.ok()) ctx.activity->Prefetch(parsed.wallets, /*records=*/false);
+  if (early && body.ok()) ctx.activity->Prefetch(parsed.wallets);
   auto auth = Authenticate(ctx);
   if (auto* outcome = std::get_if<Outcome>(&auth)) return std::move(*outcome);
   const decision::ApiKey& key = *std::get<const decision::ApiKey*>(auth);
@@ -285,7 +285,6 @@ Outcome Serve(const Context& ctx) {
   }
   if (!early) body = ParseAdRequest(ctx.request.body, ctx.variant, ctx.options, parsed);
   if (!body.ok()) return {Error(400, body.message(), body.details())};
-  ctx.activity->Prefetch(parsed.wallets, /*records=*/true);
   IdentityOutcome identity =
       ResolveIdentity(ctx.identity, ctx.request, parsed, key.test, ctx.now_seconds);
   if (identity.no_fill) return {NoFill(ctx.variant)};

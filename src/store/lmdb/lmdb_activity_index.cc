@@ -239,10 +239,10 @@ void LmdbActivityIndex::LookupAll(std::span<const Address> wallets, const Sink& 
   }
 }
 
-void LmdbActivityIndex::Prefetch(std::span<const Address> wallets, bool records) const {
+void LmdbActivityIndex::Prefetch(std::span<const Address> wallets) const {
   if (!cache_enabled_) return;
   std::shared_ptr<const ReadView> view = view_.Current();
-  if (view != nullptr && view->table != nullptr) view->table->Prefetch(wallets, records);
+  if (view != nullptr && view->table != nullptr) view->table->Prefetch(wallets);
 }
 
 std::span<const decision::Interaction> LmdbActivityIndex::Lookup(const Address& wallet) const {

@@ -102,7 +102,7 @@ class LmdbActivityIndex final : public decision::ActivityIndex {
   std::span<const decision::Interaction> Lookup(const Address& wallet) const override;
   void LookupAll(std::span<const Address> wallets, const Sink& sink) const override;
   // Prefetches from the wallet table when one is published (WalletTable::Prefetch).
-  void Prefetch(std::span<const Address> wallets, bool records) const override;
+  void Prefetch(std::span<const Address> wallets) const override;
   // Number of wallets (reads the B-tree header).
   size_t wallet_count() const override;
 

@@ -265,27 +265,10 @@ std::span<const uint8_t> WalletTable::Probe(const Address& wallet, uint64_t hash
   return {};
 }
 
-void WalletTable::Prefetch(std::span<const Address> wallets, bool records) const {
+void WalletTable::Prefetch(std::span<const Address> wallets) const {
   const size_t n = std::min(kBatch, wallets.size());
   for (size_t k = 0; k < n; ++k) {
-    const uint64_t hash = HashWallet(wallets[k], seed_);
-    uint64_t i = hash & slot_mask_;
-    if (!records) {
-      __builtin_prefetch(slots_ + i);
-      continue;
-    }
-    const uint64_t tag = TagOf(hash);
-    // Like FindAll's step 2, but only within the home slot's cache line: a hint, not a lookup.
-    for (uint64_t probes = 0; probes < 8; ++probes, i = (i + 1) & slot_mask_) {
-      const uint64_t slot = slots_[i];
-      if (slot == 0) break;
-      if ((slot >> kOffsetBits) == tag) {
-        const uint64_t offset = (slot & kOffsetMask) - 1;
-        __builtin_prefetch(records_ + offset);
-        __builtin_prefetch(records_ + offset + 63);
-        break;
-      }
-    }
+    __builtin_prefetch(slots_ + (HashWallet(wallets[k], seed_) & slot_mask_));
   }
 }
 

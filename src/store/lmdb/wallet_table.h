@@ -98,11 +98,12 @@ class WalletTable {
   void FindAll(std::span<const Address> wallets, std::span<const uint8_t> want,
                std::span<std::span<const uint8_t>> values) const;
 
-  // Starts loading what FindAll of `wallets` will read, so the memory latency overlaps other
-  // work of the request: with `records` false the wallets' home slots; with `records` true also
-  // the record each home slot run points to (this reads the slots: call it after the first
-  // step has had time to load them). At most the first kBatch wallets; no effect on results.
-  void Prefetch(std::span<const Address> wallets, bool records) const;
+  // Starts loading the home slots FindAll of `wallets` will read first, so the memory latency
+  // overlaps other work of the request. Reads nothing itself: a second step that also
+  // prefetched the records the slots point to had to wait for the slots, and cost more than it
+  // saved once the key check mostly skips hashing (docs/BENCHMARKS.md). At most the first
+  // kBatch wallets; no effect on results.
+  void Prefetch(std::span<const Address> wallets) const;
 
  private:
   WalletTable() = default;

@@ -68,9 +68,8 @@ TEST_F(WalletTableTest, FindsEveryStoredWalletAndNoOther) {
     std::vector<uint8_t> want(batch.size(), 1);
     want[0] = 0;
     std::vector<std::span<const uint8_t>> values(batch.size(), std::span<const uint8_t>());
-    // The two prefetch steps a request issues first change nothing.
-    (*table)->Prefetch(batch, /*records=*/false);
-    (*table)->Prefetch(batch, /*records=*/true);
+    // The prefetch a request issues first changes nothing.
+    (*table)->Prefetch(batch);
     (*table)->FindAll(batch, want, values);
     EXPECT_TRUE(values[0].empty());  // not wanted: left alone
     for (size_t k = 1; k < batch.size(); ++k) {
@@ -93,12 +92,11 @@ TEST_F(WalletTableTest, PrefetchTakesAnyBatch) {
   auto table = WalletTable::Open(path_.string());
   ASSERT_TRUE(table.ok()) << table.status().message();
   for (size_t n : {size_t{0}, size_t{1}, size_t{64}, size_t{1'000}}) {
-    (*table)->Prefetch(std::span<const Address>(stored.data(), n), false);
-    (*table)->Prefetch(std::span<const Address>(stored.data(), n), true);
+    (*table)->Prefetch(std::span<const Address>(stored.data(), n));
   }
   std::vector<Address> unknown(100);
   for (Address& w : unknown) w = RandomWallet(rng);
-  (*table)->Prefetch(unknown, true);
+  (*table)->Prefetch(unknown);
   std::vector<uint8_t> want(1, 1);
   std::vector<std::span<const uint8_t>> values(1);
   (*table)->FindAll(std::span<const Address>(stored.data() + 999, 1), want, values);

@@ -6,9 +6,10 @@
 #                 [--duration SECONDS] [--connections "8 64 256"] [--repeats R] [--out DIR]
 #                 [--startup-wallets "1000000 N"]
 #
-# Defaults: 10 M wallets, 10 k campaigns, 10 s runs at 8/64/256 connections, 3 repeats: about
-# 4 minutes on 2 cores with a cold cache (generating 10 M and 1 M wallets: about 45 s), well
-# under the issue's 10.
+# Defaults: 10 M wallets, 10 k campaigns, 10 s runs at 8/64/256 connections, 5 repeats: about
+# 6.5 minutes on 2 cores with a cold cache (generating 10 M and 1 M wallets: about 45 s), under
+# the issue's 10. Single runs on a shared VM move by 10 %; five interleaved repeats keep one
+# noisy stretch from deciding a median.
 # Builds Release with -DADSERVER_BUILD_BENCH=ON if the binaries are missing, generates each data
 # directory it needs (cached in /tmp/adserver-bench-N[-cM]; regenerated when its
 # bench-format.txt stamp is missing or differs from data_format below, e.g. a cache made before
@@ -21,7 +22,8 @@
 #     fixed ad body of the same size. wrk (pinned to CPU 1) sends bench/wrk_mix.lua's mix to
 #     each, interleaved A B A B per connection count. Prints medians: req/s, p50/p99/p99.9,
 #     server CPU µs per request (utime+stime from /proc/PID/stat over the run / requests), RSS,
-#     and the ratios adserver/nginx.
+#     and the ratios adserver/nginx; then the ratios of each adserver run to the nginx run right
+#     after it (median and range over the pairs).
 # Loopback only. Results in --out (default a fresh /tmp/adserver-load.XXXXXX): summary.md,
 # raw.tsv (one line per run), startup.tsv (one line per start).
 # --startup-only: step 1 only (no nginx, no wrk).
@@ -42,7 +44,7 @@ wallets=10000000
 campaigns=10000
 duration=10
 connections="8 64 256"
-repeats=3
+repeats=5
 out_dir=""
 startup_wallets=""
 while (($#)); do
@@ -323,6 +325,35 @@ summary="$out_dir/summary.md"
           m["adserver", 4] / m["nginx", 4], m["adserver", 5] / m["nginx", 5],
           m["adserver", 6] / m["nginx", 6], m["adserver", 7] / m["nginx", 7],
           m["adserver", 8] / m["nginx", 8], m["adserver", 9] / m["nginx", 9]
+      }
+    }' "$raw"
+  echo
+  echo "Paired ratios: each adserver run over the nginx run right after it (same connections," \
+    "same repeat), so a drift of the machine between repeats cancels; median and range over" \
+    "the $repeats pairs:"
+  echo
+  echo "| conns | CPU µs/req ratio (median) | CPU ratio (min–max) | p99 ratio (median) | p99 ratio (min–max) |"
+  echo "|---|---|---|---|---|"
+  awk -F'\t' '
+    function median(arr, n,   i, j, t) {
+      for (i = 1; i <= n; ++i) for (j = i + 1; j <= n; ++j) if (arr[j] < arr[i]) { t = arr[i]; arr[i] = arr[j]; arr[j] = t }
+      return n % 2 ? arr[(n + 1) / 2] : (arr[n / 2] + arr[n / 2 + 1]) / 2
+    }
+    { cpu[$1, $2, $3] = $8; p99[$1, $2, $3] = $6; reps[$2, $3] = 1
+      if (!($2 in seen)) { seen[$2] = 1; order[++nc] = $2 } }
+    END {
+      for (i = 1; i <= nc; ++i) {
+        c = order[i]; n = 0; split("", rc); split("", rp)
+        for (key in reps) {
+          split(key, k, SUBSEP)
+          if (k[1] != c || !(("adserver", c, k[2]) in cpu) || !(("nginx", c, k[2]) in cpu)) continue
+          if (cpu["nginx", c, k[2]] <= 0 || p99["nginx", c, k[2]] <= 0) continue
+          ++n; rc[n] = cpu["adserver", c, k[2]] / cpu["nginx", c, k[2]]
+          rp[n] = p99["adserver", c, k[2]] / p99["nginx", c, k[2]]
+        }
+        if (n == 0) continue
+        mc = median(rc, n); mp = median(rp, n)
+        printf "| %d | **%.2f** | %.2f–%.2f | %.2f | %.2f–%.2f |\n", c, mc, rc[1], rc[n], mp, rp[1], rp[n]
       }
     }' "$raw"
   echo

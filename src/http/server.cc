@@ -125,6 +125,9 @@ struct Loop {
   std::chrono::milliseconds sweep_period{kMaxSweep};
   int64_t now_ms = 0;    // steady clock in ms at the last sweep (> 0)
   bool closing = false;  // CloseAll ran: the sweep stops rearming so the loop can run out
+  // The response being sent, shared by the loop's sessions: a response is written at once with
+  // a non-blocking send, so one buffer that stays in cache serves them all (Session::Write).
+  std::string out;
   asio::executor_work_guard<asio::io_context::executor_type> work = asio::make_work_guard(ioc);
   std::promise<void> exited;
   std::future<void> exited_future = exited.get_future();
@@ -340,7 +343,7 @@ class Session : public std::enable_shared_from_this<Session> {
   Request request_;
   Router::Match match_;
   size_t body_limit_ = 0;
-  std::string out_;  // the serialized response being written
+  std::string unsent_;  // the part of a response the socket did not take at once (Write)
   int served_ = 0;
   size_t lingered_bytes_ = 0;
   int64_t deadline_ms_ = 0;  // Loop::now_ms clock; 0 = none
@@ -530,35 +533,59 @@ void Session::PrepareResponse(Response&& response, unsigned version, bool keep_a
   int status = response.status >= 100 && response.status <= 999 ? response.status : 500;
   // 1xx, 204 and 304 have no body and no Content-Length (RFC 9110 8.6).
   bool bodiless = status < 200 || status == 204 || status == 304;
-  // The whole response goes out as one buffer, reused by the session (no per-response
-  // allocation once it has grown, one write call).
-  out_.clear();
-  out_ += version >= 11 ? "HTTP/1.1 "sv : "HTTP/1.0 "sv;
-  AppendDecimal(out_, static_cast<uint64_t>(status));
-  out_ += ' ';
+  // The whole response goes out as one buffer, the loop's (no per-response allocation once it
+  // has grown, one send call).
+  std::string& out = loop_.out;
+  out.clear();
+  out += version >= 11 ? "HTTP/1.1 "sv : "HTTP/1.0 "sv;
+  AppendDecimal(out, static_cast<uint64_t>(status));
+  out += ' ';
   beast::string_view reason = bhttp::obsolete_reason(static_cast<bhttp::status>(status));
-  out_.append(reason.data(), reason.size());
-  out_ += "\r\n"sv;
+  out.append(reason.data(), reason.size());
+  out += "\r\n"sv;
   // Response::SetHeader has dropped any framing header of the handler's.
-  out_ += response.header_lines();
+  out += response.header_lines();
   if (!bodiless) {
     // HEAD: the Content-Length of the GET response, no body.
-    out_ += "Content-Length: "sv;
-    AppendDecimal(out_, response.body.size());
-    out_ += "\r\n"sv;
+    out += "Content-Length: "sv;
+    AppendDecimal(out, response.body.size());
+    out += "\r\n"sv;
   }
   // As Beast frames it: HTTP/1.1 is persistent unless "close", HTTP/1.0 only with "keep-alive".
-  if (version >= 11 && !keep_alive) out_ += "Connection: close\r\n"sv;
-  if (version < 11 && keep_alive) out_ += "Connection: keep-alive\r\n"sv;
-  out_ += "\r\n"sv;
-  if (!bodiless && !head) out_ += response.body;
+  if (version >= 11 && !keep_alive) out += "Connection: close\r\n"sv;
+  if (version < 11 && keep_alive) out += "Connection: keep-alive\r\n"sv;
+  out += "\r\n"sv;
+  if (!bodiless && !head) out += response.body;
 }
 
+// Sends loop_.out with one non-blocking send. The socket nearly always takes a whole response,
+// which then needs no asynchronous operation; the rest of a response it did not take is kept by
+// the session and written asynchronously (a client that does not read is cut off like one that
+// does not send).
 void Session::Write(bool keep_alive) {
   state_ = State::kWriting;
-  // A client that does not read its response is cut off like one that does not send.
+  const std::string& out = loop_.out;
+  ErrorCode ec;
+  size_t sent = socket_.write_some(asio::buffer(out), ec);
+  if (ec == asio::error::would_block || ec == asio::error::try_again) {
+    ec = {};
+    sent = 0;
+  }
+  if (ec) return Close();
+  const bool whole = sent == out.size();
+  if (!whole) unsent_.assign(out, sent);
+  // A large admin response does not leave its buffer with the loop.
+  RequestParser::ShrinkIfLarge(loop_.out);
+  if (whole) {
+    // Continue from the loop, after the handlers it already has: reading the next request
+    // right away would nearly always find nothing yet (a wasted recv per request), and a
+    // pipelined request already buffered would be answered from here, growing the stack.
+    asio::post(socket_.get_executor(),
+               [self = shared_from_this(), keep_alive] { self->OnWrite({}, keep_alive); });
+    return;
+  }
   ExpiresAfter(options_.body_timeout);
-  asio::async_write(socket_, asio::buffer(out_),
+  asio::async_write(socket_, asio::buffer(unsent_),
                     [self = shared_from_this(), keep_alive](const ErrorCode& ec, size_t) {
                       self->OnWrite(ec, keep_alive);
                     });
@@ -567,6 +594,8 @@ void Session::Write(bool keep_alive) {
 void Session::OnWrite(const ErrorCode& ec, bool keep_alive) {
   if (state_ == State::kClosed) return;
   if (ec) return Close();
+  RequestParser::ShrinkIfLarge(unsent_);
+  unsent_.clear();
   if (!keep_alive) return Linger();
   WaitForRequest();
 }
@@ -673,6 +702,8 @@ void ServerImpl::OnAccept(Loop& loop, const ErrorCode& ec, Socket socket) {
   } else {
     stats_.connections_accepted.fetch_add(1, std::memory_order_relaxed);
     socket.set_option(tcp::no_delay(true), ignored);
+    // Session::Write sends without waiting; a socket that cannot take a response says so.
+    socket.non_blocking(true, ignored);
     std::make_shared<Session>(*this, loop, std::move(socket))->Start();
   }
   Accept(loop);

@@ -134,6 +134,63 @@ TEST_F(ServerTest, PipelinedRequestsAreAnsweredInOrder) {
   }
 }
 
+// A response is sent with one non-blocking send from a buffer its event loop shares with every
+// session; what the socket does not take at once must stay the session's until written. Here a
+// client that reads nothing for a while gets two large responses (the socket buffer takes only
+// part of the first) while another client on the same event loop is answered meanwhile.
+TEST_F(ServerTest, ResponsesTheSocketCannotTakeAtOnceArriveWhole) {
+  auto pattern = [](char tag, size_t size) {
+    std::string body(size, tag);
+    for (size_t i = 0; i < size; i += 1000) body[i] = static_cast<char>('0' + (i / 1000) % 10);
+    return body;
+  };
+  router_.Add(Method::kGet, "/big", [&pattern](const Request& r) {
+    return Text(pattern(r.query.empty() ? 'x' : r.query[0], 8 << 20));
+  });
+  ServerOptions options = TestOptions();
+  options.io_threads = 1;
+  StartServer(options);
+  HttpClient slow = Client();
+  ASSERT_EQ(slow.SendRaw("GET /big?a HTTP/1.1\r\nHost: x\r\n\r\n"
+                         "GET /big?b HTTP/1.1\r\nHost: x\r\n\r\n"
+                         "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n"),
+            "");
+  HttpClient other = Client();
+  for (int i = 0; i < 20; ++i) {
+    HttpResult result = other.Get(i % 2 == 0 ? "/hello" : "/big?c");
+    ASSERT_TRUE(result.ok()) << result.error;
+    EXPECT_EQ(result.body, i % 2 == 0 ? std::string("hello") : pattern('c', 8 << 20));
+  }
+  std::this_thread::sleep_for(milliseconds(100));
+  for (char tag : {'a', 'b'}) {
+    HttpResult result = slow.ReadResponse();
+    ASSERT_TRUE(result.ok()) << result.error;
+    EXPECT_EQ(result.status, 200);
+    EXPECT_TRUE(result.body == pattern(tag, 8 << 20)) << "response " << tag << " corrupted";
+  }
+  HttpResult last = slow.ReadResponse();
+  ASSERT_TRUE(last.ok()) << last.error;
+  EXPECT_EQ(last.body, "hello");
+}
+
+// Responses sent at once continue with the next buffered request from the loop, not by
+// recursion: thousands of pipelined requests in one go are all answered, in order.
+TEST_F(ServerTest, ThousandsOfPipelinedRequestsAreAnswered) {
+  StartServer();
+  HttpClient client = Client();
+  constexpr int kRequests = 5000;
+  std::string requests;
+  for (int i = 0; i < kRequests; ++i) {
+    requests += "GET /echo?" + std::to_string(i) + " HTTP/1.1\r\nHost: x\r\n\r\n";
+  }
+  ASSERT_EQ(client.SendRaw(requests), "");
+  for (int i = 0; i < kRequests; ++i) {
+    HttpResult result = client.ReadResponse();
+    ASSERT_TRUE(result.ok()) << result.error << " at " << i;
+    ASSERT_EQ(result.body, std::to_string(i));
+  }
+}
+
 TEST_F(ServerTest, RequestArrivingInPiecesKeepsHeadersAndBodyIntact) {
   router_.Add(Method::kPost, "/collect", [](const Request& r) {
     return Text(std::string(r.path) + "|" + std::string(r.query) + "|" +

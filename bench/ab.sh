@@ -12,6 +12,8 @@
 # connections, 8-second runs, 3 pairs. Loopback only.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=bench/common.sh
+source "$here/common.sh"
 wallets=10000000 connections=64 seconds=8 pairs=3
 while (($#)); do
   case "$1" in
@@ -32,9 +34,9 @@ for tool in taskset wrk curl; do
 done
 clk_tck=$(getconf CLK_TCK)
 work=$(mktemp -d /tmp/adserver-ab.XXXXXX)
-pid=""
+server_pid=""
 cleanup() {
-  [[ -n "$pid" ]] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+  [[ -n "$server_pid" ]] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
   rm -rf "$work"
   return 0
 }
@@ -42,29 +44,17 @@ trap cleanup EXIT
 
 run() {  # run BINARY: one measured run, prints one line
   local bin=$1 port t0 t1 out requests p99
-  rm -f "$work/ready"
-  taskset -c 0 "$bin" serve --data "$data" --listen 127.0.0.1:0 --io-threads 1 --log-level warn \
-    --ready-file "$work/ready" >"$work/server.log" 2>&1 &
-  pid=$!
-  for _ in $(seq 3000); do [[ -s "$work/ready" ]] && break; sleep 0.01; done
-  [[ -s "$work/ready" ]] || { cat "$work/server.log" >&2; exit 1; }
-  port=$(head -1 "$work/ready")
-  # The in-memory table when the binary has one, else the mapped table.
-  for _ in $(seq 600); do
-    out=$(curl -sf "http://127.0.0.1:$port/readyz" || true)
-    [[ "$out" == *'"walletTableInMemory":true'* ]] && break
-    [[ "$out" == *'"walletTable":"ready"'* && "$out" != *walletTableInMemory* ]] && break
-    sleep 0.2
-  done
+  start_adserver "$bin" "$data" "$work" || exit 1
+  port=$server_port
   taskset -c 1 wrk -t1 -c"$connections" -d2s -s "$here/wrk_mix.lua" "http://127.0.0.1:$port" \
     -- "$data" >/dev/null
-  t0=$(sed 's/.*) //' "/proc/$pid/stat" | awk '{print $12 + $13}')
+  t0=$(sed 's/.*) //' "/proc/$server_pid/stat" | awk '{print $12 + $13}')
   out=$(taskset -c 1 wrk -t1 -c"$connections" -d"${seconds}s" --latency -s "$here/wrk_mix.lua" \
     "http://127.0.0.1:$port" -- "$data")
-  t1=$(sed 's/.*) //' "/proc/$pid/stat" | awk '{print $12 + $13}')
-  kill "$pid"
-  wait "$pid" 2>/dev/null || true
-  pid=""
+  t1=$(sed 's/.*) //' "/proc/$server_pid/stat" | awk '{print $12 + $13}')
+  kill "$server_pid"
+  wait "$server_pid" 2>/dev/null || true
+  server_pid=""
   requests=$(echo "$out" | awk '/requests in/ {print $1}')
   p99=$(echo "$out" | awk '/ 99%/ {print $2}')
   awk -v b="$bin" -v t=$((t1 - t0)) -v r="$requests" -v s="$seconds" -v tck="$clk_tck" \

@@ -13,8 +13,8 @@
 # connections, 6-second runs, build/. Loopback only. Needs perf (linux-perf) with tracepoints.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source=bench/nginx_static.sh
-source "$here/nginx_static.sh"
+# shellcheck source=bench/common.sh
+source "$here/common.sh"
 wallets=10000000 connections=64 seconds=6 build_dir="$here/../build"
 while (($#)); do
   case "$1" in
@@ -44,17 +44,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-taskset -c 0 "$build_dir/adserver" serve --data "$data" --listen 127.0.0.1:0 --io-threads 1 \
-  --log-level warn --ready-file "$work/ready" >"$work/server.log" 2>&1 &
-server_pid=$!
-for _ in $(seq 3000); do [[ -s "$work/ready" ]] && break; sleep 0.01; done
-[[ -s "$work/ready" ]] || { cat "$work/server.log" >&2; exit 1; }
-server_port=$(head -1 "$work/ready")
-for _ in $(seq 600); do
-  out=$(curl -sf "http://127.0.0.1:$server_port/readyz" || true)
-  [[ "$out" == *'"walletTableInMemory":true'* || "$out" == *'"walletTable":"off"'* ]] && break
-  sleep 0.2
-done
+start_adserver "$build_dir/adserver" "$data" "$work" || exit 1
 
 key=$(head -1 "$data/bench-key.txt")
 body=$(sample_ad_body "$server_port" "$key" "$data" "$work/body.json")

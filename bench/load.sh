@@ -31,8 +31,8 @@
 # (CTest label `bench`), asserts nothing about timing.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-# shellcheck source=bench/nginx_static.sh
-source "$here/nginx_static.sh"
+# shellcheck source=bench/common.sh
+source "$here/common.sh"
 root="$(dirname "$here")"
 # First line of DIR/bench-format.txt written by the generator (kFormat in bench/bench_data.cc).
 data_format="format 2"
@@ -169,9 +169,10 @@ wait_for() {  # wait_for SECONDS COMMAND...
 }
 
 # --- adserver --------------------------------------------------------------------------------
-# start_adserver DATA: `adserver serve` on CPU 0; sets server_pid, server_port, ready_ms (exec
+# start_adserver_timed DATA: `adserver serve` on CPU 0, timed (start_adserver of common.sh also
+# waits for the wallet table); sets server_pid, server_port, ready_ms (exec
 # to ready file), ready_rss and ready_anon (KiB at ready).
-start_adserver() {
+start_adserver_timed() {
   local start_ns
   rm -f "$work/ready"
   start_ns=$(date +%s%N)
@@ -194,7 +195,7 @@ stop_adserver() {
 echo "== start-up: wallets rep ready_ms rss_kib anon_kib" >&2
 for n in $startup_wallets; do
   for ((rep = 1; rep <= repeats; ++rep)); do
-    start_adserver "$(data_dir_for "$n")"
+    start_adserver_timed "$(data_dir_for "$n")"
     stop_adserver
     printf '%s\t%d\t%d\t%d\t%d\n' "$n" "$rep" "$ready_ms" "$ready_rss" "$ready_anon" \
       | tee -a "$startup_tsv" >&2
@@ -234,7 +235,7 @@ fi
 
 key=$(head -1 "$data/bench-key.txt")
 echo "== starting adserver on CPU $server_cpu ($data)" >&2
-start_adserver "$data"
+start_adserver_timed "$data"
 echo "   ready in ${ready_ms} ms, RSS $((ready_rss / 1024)) MiB, port $server_port" >&2
 # Serving is ready at once; lookups move from LMDB to the wallet table once it is built (the
 # first start on a dataset builds it, ~15 s at 10 M wallets; later starts map it), then to its

@@ -13,6 +13,8 @@
 # 5-second runs at 64 connections. About 40 seconds.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=bench/common.sh
+source "$here/common.sh"
 root=$(cd "$here/.." && pwd)
 build_dir="$root/build"
 wallets=10000000
@@ -43,12 +45,8 @@ cleanup() {
   return 0
 }
 trap cleanup EXIT
-taskset -c 0 "$build_dir/adserver" serve --data "$data" --listen 127.0.0.1:0 --io-threads 1 \
-  --log-level warn --ready-file "$work/ready" >"$work/adserver.log" 2>&1 &
-server_pid=$!
-for _ in $(seq 3000); do [[ -s "$work/ready" ]] && break; sleep 0.01; done
-[[ -s "$work/ready" ]] || { cat "$work/adserver.log" >&2; exit 1; }
-port=$(head -1 "$work/ready")
+start_adserver "$build_dir/adserver" "$data" "$work" || exit 1
+port=$server_port
 clk_tck=$(getconf CLK_TCK)
 ticks() { sed 's/.*) //' "/proc/$server_pid/stat" | awk '{print $12 + $13}'; }
 

@@ -30,25 +30,14 @@ bool Authorized(const http::Request& request, const Sha256Digest& token_hash) {
   return ConstantTimeEqual(Sha256(token), token_hash);
 }
 
-Json IdentityJson(const store::IdentityRecord& r) {
-  Json wallets = Json::array();
-  for (const store::IdentityWalletRecord& w : r.wallets) {
-    wallets.push_back(
-        Json{{"address", FormatAddress(w.wallet)}, {"lastSeen", detail::TimeToJson(w.last_seen)}});
-  }
-  std::string id = HexEncode(r.key.data(), r.key.size());
-  Json out{{"kind", r.kind == store::IdentityKind::kLocal ? "localId" : "cookie"}};
-  // A localId is what the SDK stores, so it is shown; a cookie identity's id only ever leaves
-  // the server sealed, so admins see a hash of it (enough to tell identities apart).
-  if (r.kind == store::IdentityKind::kLocal) {
-    out["localId"] = id;
-  } else {
-    Sha256Digest digest = Sha256(id);
-    out["ref"] = HexEncode(digest.data(), 8);
-  }
-  out["lastSeen"] = detail::TimeToJson(r.last_seen);
-  out["wallets"] = std::move(wallets);
-  return out;
+// Identities are not stored server-side (they live in sealed cookies and localIds), so
+// `identities` is always empty; what the server holds for a wallet is at most its erasure.
+Json WalletJson(const identity::IdentityService& identities, const Address& wallet) {
+  std::optional<int64_t> erased_at = identities.ErasedAt(wallet);
+  return Json{{"wallet", FormatAddress(wallet)},
+              {"identities", Json::array()},
+              {"erased", erased_at.has_value()},
+              {"erasedAt", erased_at ? detail::TimeToJson(*erased_at) : Json(nullptr)}};
 }
 
 http::Response Handle(identity::IdentityService& identities, const http::Request& request) {
@@ -58,16 +47,15 @@ http::Response Handle(identity::IdentityService& identities, const http::Request
         InvalidFieldError("address", "must be 0x followed by 40 hex digits"));
   }
   if (request.method == http::Method::kDelete) {
-    Result<int64_t> removed = identities.EraseWallet(*wallet);
-    if (!removed.ok()) return http::ErrorResponse(removed.status());
-    return JsonResponse(200, Json{{"wallet", FormatAddress(*wallet)}, {"erasedLinks", *removed}});
+    Result<store::ErasureRecord> erased = identities.EraseWallet(*wallet);
+    if (!erased.ok()) return http::ErrorResponse(erased.status());
+    // erasedLinks: stored links removed, always 0 now that nothing is stored per identity;
+    // the erasure reaches every cookie and localId through the erasure list instead.
+    return JsonResponse(200, Json{{"wallet", FormatAddress(*wallet)},
+                                  {"erasedLinks", 0},
+                                  {"erasedAt", detail::TimeToJson(erased->erased_at)}});
   }
-  Result<std::vector<store::IdentityRecord>> found = identities.ForWallet(*wallet);
-  if (!found.ok()) return http::ErrorResponse(found.status());
-  Json list = Json::array();
-  for (const store::IdentityRecord& r : *found) list.push_back(IdentityJson(r));
-  return JsonResponse(200,
-                      Json{{"wallet", FormatAddress(*wallet)}, {"identities", std::move(list)}});
+  return JsonResponse(200, WalletJson(identities, *wallet));
 }
 
 }  // namespace

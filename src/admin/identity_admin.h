@@ -9,11 +9,12 @@
 
 namespace adserver::admin {
 
-// Privacy operations on the identity graph, part of the admin API (same bearer token, worker
-// pool, error shape):
-//   GET    /admin/v1/identities/by-wallet/{address}  what is stored for the wallet
-//   DELETE /admin/v1/identities/by-wallet/{address}  erases every link of it (cookie identities
-//                                                     and localIds; emptied ones are deleted)
+// Privacy operations on identities, part of the admin API (same bearer token, worker pool,
+// error shape):
+//   GET    /admin/v1/identities/by-wallet/{address}  what is stored for the wallet (identities
+//                                                     are not stored; whether it is erased)
+//   DELETE /admin/v1/identities/by-wallet/{address}  erases it from every identity cookie and
+//                                                     localId issued so far (erasure list)
 // Thread-safe.
 class IdentityAdminApi {
  public:

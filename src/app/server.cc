@@ -174,7 +174,7 @@ void Server::Stop() {
   if (http_) http_->Stop();  // drains in-flight requests, including admin writes
   if (indexer_) indexer_->Stop();    // finishes its step; every applied block is committed
   if (read_cache_) read_cache_->Stop();
-  if (identity_) identity_->Stop();  // writes the last batch of identity changes
+  if (identity_) identity_->Stop();  // nothing to flush: identities are not stored
   if (flusher_) flusher_->Stop();    // writes the last spend and counters (SIGTERM loses none)
   if (snapshots_) snapshots_->Stop();
   ADS_LOG(info, "stopped");
@@ -199,13 +199,15 @@ Result<AdminCallResult> RunAdminCall(const std::string& data_dir, http::Method m
   admin::AdminApi api(*store, snapshots, SystemClock::Get(), options);
   http::Router router;
   api.RegisterRoutes(router);
-  // Identity privacy operations work on the store directly (an unloaded graph).
+  // Identity erasures go to the store's erasure list (under its digest key); a running server
+  // picks them up within identity.flush_interval_ms.
   ADS_ASSIGN_OR_RETURN(auto identity_store, OpenIdentityStore(data_dir));
   identity::IdentityOptions identity_options;
   identity_options.keys = "1:" + RandomHex(32);  // never seals anything here
   ADS_ASSIGN_OR_RETURN(auto identities,
                        identity::IdentityService::Create(identity_store.get(), SystemClock::Get(),
                                                          identity_options));
+  ADS_RETURN_IF_ERROR(identities->Load());
   admin::IdentityAdminApi identity_api(*identities, options);
   identity_api.RegisterRoutes(router);
 

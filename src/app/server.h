@@ -82,7 +82,7 @@ class Server {
   std::unique_ptr<decision::LiveState> live_;
   std::unique_ptr<ingest::CounterFlusher> flusher_;
   serve::DecisionHooks decision_hooks_;
-  // Identity graph (cookie identities, localIds): its own SQLite connection, write-behind.
+  // Identity tokens (cookies, localIds) and the erasure list: its own SQLite connection.
   std::unique_ptr<store::IdentityStore> identity_store_;
   std::unique_ptr<identity::IdentityService> identity_;
   std::unique_ptr<serve::AdHandler> ads_;

@@ -82,12 +82,15 @@ void ApplyIdentityFile(const toml::table& root, Config& c, std::vector<FieldErro
   const toml::table* t = Section(root, "identity", errors);
   if (!t) return;
   CheckKnownKeys(*t, "identity",
-                 {"cookie_name", "cookie_max_age_seconds", "retention_seconds", "keys_file",
-                  "flush_interval_ms", "sweep_interval_ms"},
+                 {"cookie_name", "cookie_max_age_seconds", "cookie_refresh_seconds",
+                  "retention_seconds", "max_wallets", "keys_file", "flush_interval_ms",
+                  "sweep_interval_ms"},
                  errors);
   ReadString(*t, "identity", "cookie_name", c.identity.cookie_name, errors);
   ReadInt(*t, "identity", "cookie_max_age_seconds", c.identity.cookie_max_age_seconds, errors);
+  ReadInt(*t, "identity", "cookie_refresh_seconds", c.identity.cookie_refresh_seconds, errors);
   ReadInt(*t, "identity", "retention_seconds", c.identity.retention_seconds, errors);
+  ReadInt(*t, "identity", "max_wallets", c.identity.max_wallets, errors);
   ReadMillis(*t, "identity", "flush_interval_ms", c.identity.flush_interval, errors);
   ReadMillis(*t, "identity", "sweep_interval_ms", c.identity.sweep_interval, errors);
   std::string keys_file;
@@ -307,6 +310,13 @@ void ValidateIdentity(const identity::IdentityOptions& o, std::vector<FieldError
     errors.push_back({"identity.cookie_max_age_seconds", "must be 1 to 34128000 (13 months)"});
   }
   if (o.retention_seconds < 1) errors.push_back({"identity.retention_seconds", "must be >= 1"});
+  if (o.cookie_refresh_seconds < 0 || o.cookie_refresh_seconds > o.cookie_max_age_seconds) {
+    errors.push_back(
+        {"identity.cookie_refresh_seconds", "must be 0 to identity.cookie_max_age_seconds"});
+  }
+  if (o.max_wallets < 1 || o.max_wallets > identity::kMaxWalletsPerIdentity) {
+    errors.push_back({"identity.max_wallets", "must be 1 to 50"});
+  }
   if (o.flush_interval.count() < 10 || o.flush_interval.count() > 60000) {
     errors.push_back({"identity.flush_interval_ms", "must be 10 to 60000"});
   }
@@ -371,6 +381,13 @@ Status Validate(const Config& c) {
     errors.push_back({"admin.token", "must be at least 16 characters"});
   }
   ValidateIdentity(c.identity, errors);
+  // Every localId the server issues must be accepted back.
+  if (c.serve.max_local_id_bytes < identity::MaxTokenChars(c.identity.max_wallets)) {
+    errors.push_back({"serve.max_local_id_bytes",
+                      "must be at least " +
+                          std::to_string(identity::MaxTokenChars(c.identity.max_wallets)) +
+                          " (the longest localId issued for identity.max_wallets wallets)"});
+  }
   ValidateIndexer(c.indexer, errors);
   if (!errors.empty()) return InvalidArgumentError("invalid configuration", errors);
   return OkStatus();

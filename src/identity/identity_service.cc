@@ -2,7 +2,6 @@
 
 #include <sodium.h>
 
-#include <algorithm>
 #include <utility>
 
 #include "common/check.h"
@@ -10,6 +9,18 @@
 #include "common/log.h"
 
 namespace adserver::identity {
+namespace {
+
+// Erasures are kept a minute longer than the links they can still reach (clock skew).
+constexpr int64_t kEraseMarginSeconds = 60;
+
+store::ErasureDigestKey RandomDigestKey() {
+  store::ErasureDigestKey key;
+  randombytes_buf(key.data(), key.size());
+  return key;
+}
+
+}  // namespace
 
 Result<std::unique_ptr<IdentityService>> IdentityService::Create(store::IdentityStore* store,
                                                                  const Clock& clock,
@@ -19,7 +30,7 @@ Result<std::unique_ptr<IdentityService>> IdentityService::Create(store::Identity
   if (options.keys.empty()) {
     ADS_LOG(warn,
             "no identity keys configured (ADSERVER_IDENTITY_KEYS[_FILE]); using a random "
-            "key: identity cookies will not survive a restart");
+            "key: identity cookies and localIds will not survive a restart");
     keys = KeyRing::Random();
   } else {
     ADS_ASSIGN_OR_RETURN(KeyRing parsed, KeyRing::Parse(options.keys));
@@ -31,29 +42,27 @@ Result<std::unique_ptr<IdentityService>> IdentityService::Create(store::Identity
 
 IdentityService::IdentityService(store::IdentityStore* store, const Clock& clock,
                                  const IdentityOptions& options, KeyRing keys)
-    : store_(store),
-      clock_(clock),
-      options_(options),
-      keys_(std::move(keys)),
-      graph_(options.retention_seconds) {}
+    : store_(store), clock_(clock), options_(options), keys_(std::move(keys)) {
+  erasures_.Publish(std::make_shared<const ErasureList>(
+      RandomDigestKey(), std::unordered_map<uint64_t, int64_t>{}, 0));
+}
 
 IdentityService::~IdentityService() { Stop(); }
 
-store::IdentityKey IdentityService::NewKey() {
-  store::IdentityKey key;
-  randombytes_buf(key.data(), key.size());
-  return key;
+IdentityId IdentityService::NewId() {
+  IdentityId id;
+  randombytes_buf(id.data(), id.size());
+  return id;
 }
 
 Status IdentityService::Load() {
   if (store_ == nullptr) return OkStatus();
-  size_t n = 0;
-  ADS_RETURN_IF_ERROR(store_->ScanIdentities(clock_.NowSeconds() - options_.retention_seconds,
-                                             [&](store::IdentityRecord&& r) {
-                                               graph_.Load(std::move(r));
-                                               ++n;
-                                             }));
-  ADS_LOG(info, "identities loaded", "count", n);
+  std::lock_guard<std::mutex> lock(mu_);
+  ADS_ASSIGN_OR_RETURN(store::ErasureDigestKey key, store_->DigestKey(RandomDigestKey()));
+  erasures_.Publish(
+      std::make_shared<const ErasureList>(key, std::unordered_map<uint64_t, int64_t>{}, 0));
+  ADS_RETURN_IF_ERROR(SyncLocked());
+  ADS_LOG(info, "identity erasure list loaded", "erasures", erasures_.Current()->size());
   return OkStatus();
 }
 
@@ -70,85 +79,112 @@ void IdentityService::Stop() {
   }
   wake_.notify_all();
   if (thread_.joinable()) thread_.join();
-  Status st = Flush();
-  if (!st.ok()) ADS_LOG(error, "identity changes could not be written at shutdown", "status", st);
 }
 
 void IdentityService::Run() {
-  auto next_sweep = std::chrono::steady_clock::now();  // sweep once soon after start
+  auto next_prune = std::chrono::steady_clock::now();  // once soon after start
   std::unique_lock<std::mutex> lock(thread_mu_);
   while (!stopping_) {
     wake_.wait_for(lock, options_.flush_interval, [this] { return stopping_; });
     if (stopping_) break;
     lock.unlock();
-    Status st = Flush();
-    if (!st.ok()) ADS_LOG(warn, "identity flush failed; will retry", "status", st);
-    if (std::chrono::steady_clock::now() >= next_sweep) {
-      Result<int64_t> swept = Sweep();
-      if (!swept.ok()) ADS_LOG(warn, "identity retention sweep failed", "status", swept.status());
-      next_sweep = std::chrono::steady_clock::now() + options_.sweep_interval;
+    Status st = Sync();
+    if (!st.ok()) ADS_LOG(warn, "identity erasure sync failed; will retry", "status", st);
+    if (std::chrono::steady_clock::now() >= next_prune) {
+      Result<int64_t> pruned = Prune();
+      if (!pruned.ok()) ADS_LOG(warn, "identity erasure prune failed", "status", pruned.status());
+      next_prune = std::chrono::steady_clock::now() + options_.sweep_interval;
     }
     lock.lock();
   }
 }
 
-Status IdentityService::Flush() {
-  std::lock_guard<std::mutex> lock(flush_mu_);
-  return FlushLocked();
+Status IdentityService::Sync() {
+  if (store_ == nullptr) return OkStatus();
+  std::lock_guard<std::mutex> lock(mu_);
+  return SyncLocked();
 }
 
-Status IdentityService::FlushLocked() {
-  std::vector<store::IdentityRecord> batch = graph_.TakeDirty();
-  if (store_ == nullptr) return OkStatus();
-  // Newer copies replace failed older ones of the same identity.
-  for (store::IdentityRecord& r : batch) {
-    auto same = std::find_if(pending_.begin(), pending_.end(),
-                             [&](const store::IdentityRecord& p) { return p.key == r.key; });
-    if (same != pending_.end()) {
-      *same = std::move(r);
-    } else {
-      pending_.push_back(std::move(r));
-    }
-  }
-  if (pending_.empty()) return OkStatus();
-  ADS_RETURN_IF_ERROR(store_->PutIdentities(pending_));
-  pending_.clear();
+Status IdentityService::SyncLocked() {
+  std::shared_ptr<const ErasureList> current = erasures_.Current();
+  std::unordered_map<uint64_t, int64_t> added;
+  int64_t last_seq = current->last_seq();
+  ADS_RETURN_IF_ERROR(store_->ScanErasures(last_seq, [&](const store::ErasureRecord& r) {
+    added[r.digest] = r.erased_at;
+    last_seq = r.seq;
+  }));
+  if (added.empty()) return OkStatus();
+  std::unordered_map<uint64_t, int64_t> entries = current->entries();
+  for (const auto& [digest, erased_at] : added) entries[digest] = erased_at;
+  erasures_.Publish(
+      std::make_shared<const ErasureList>(current->key(), std::move(entries), last_seq));
   return OkStatus();
 }
 
-Result<int64_t> IdentityService::Sweep() {
-  std::lock_guard<std::mutex> lock(flush_mu_);
-  int64_t now = clock_.NowSeconds();
-  size_t in_memory = graph_.Sweep(now);
-  if (store_ == nullptr) return static_cast<int64_t>(in_memory);
-  ADS_ASSIGN_OR_RETURN(int64_t deleted,
-                       store_->DeleteIdentitiesBefore(now - options_.retention_seconds));
+Result<int64_t> IdentityService::Prune() {
+  std::lock_guard<std::mutex> lock(mu_);
+  int64_t cutoff = clock_.NowSeconds() - options_.retention_seconds - kEraseMarginSeconds;
+  int64_t deleted = 0;
+  if (store_ != nullptr) {
+    ADS_ASSIGN_OR_RETURN(deleted, store_->DeleteErasuresBefore(cutoff));
+  }
+  std::shared_ptr<const ErasureList> current = erasures_.Current();
+  std::unordered_map<uint64_t, int64_t> entries = current->entries();
+  size_t in_memory = std::erase_if(entries, [&](const auto& e) { return e.second < cutoff; });
+  if (in_memory > 0) {
+    erasures_.Publish(std::make_shared<const ErasureList>(current->key(), std::move(entries),
+                                                          current->last_seq()));
+  }
   if (deleted > 0 || in_memory > 0) {
-    ADS_LOG(info, "identity retention sweep", "deleted", deleted, "in_memory", in_memory);
+    ADS_LOG(info, "identity erasures past retention pruned", "stored", deleted, "in_memory",
+            in_memory);
   }
-  return deleted;
+  return store_ != nullptr ? deleted : static_cast<int64_t>(in_memory);
 }
 
-Result<std::vector<store::IdentityRecord>> IdentityService::ForWallet(const Address& wallet) {
-  std::lock_guard<std::mutex> lock(flush_mu_);
-  if (store_ == nullptr) return graph_.ForWallet(wallet);
-  ADS_RETURN_IF_ERROR(FlushLocked());
-  return store_->IdentitiesForWallet(wallet);
+std::optional<IdentityService::Opened> IdentityService::Open(TokenKind kind,
+                                                             std::string_view value,
+                                                             int64_t now) const {
+  int64_t max_age = kind == TokenKind::kCookie ? options_.cookie_max_age_seconds
+                                               : options_.retention_seconds;
+  std::optional<IdentityToken> token = UnsealToken(keys_, kind, value, now, max_age);
+  if (!token) return std::nullopt;
+  int64_t cutoff = now - options_.retention_seconds;
+  size_t dropped =
+      token->wallets.RemoveIf([cutoff](const WalletLink& l) { return l.last_seen < cutoff; });
+  std::shared_ptr<const ErasureList> erased = erasures_.Current();
+  dropped += erased->Apply(token->wallets);
+  if (token->wallets.empty()) return std::nullopt;
+  return Opened{std::move(*token), dropped > 0};
 }
 
-Result<int64_t> IdentityService::EraseWallet(const Address& wallet) {
-  std::lock_guard<std::mutex> lock(flush_mu_);
-  int64_t removed = static_cast<int64_t>(graph_.EraseWallet(wallet));
-  for (store::IdentityRecord& r : pending_) {
-    std::erase_if(r.wallets,
-                  [&](const store::IdentityWalletRecord& w) { return w.wallet == wallet; });
-  }
-  std::erase_if(pending_, [](const store::IdentityRecord& r) { return r.wallets.empty(); });
-  if (store_ == nullptr) return removed;
-  // Write what is pending first, so the store's erase is the last word on this wallet.
-  ADS_RETURN_IF_ERROR(FlushLocked());
-  ADS_ASSIGN_OR_RETURN(int64_t stored, store_->EraseWallet(wallet));
-  return std::max(removed, stored);
+std::string IdentityService::Seal(TokenKind kind, IdentityToken& token, int64_t now) const {
+  token.sealed_at = now;
+  return SealToken(keys_, kind, token);
 }
+
+Result<store::ErasureRecord> IdentityService::EraseWallet(const Address& wallet) {
+  std::lock_guard<std::mutex> lock(mu_);
+  int64_t now = clock_.NowSeconds();
+  std::shared_ptr<const ErasureList> current = erasures_.Current();
+  uint64_t digest = current->Digest(wallet);
+  store::ErasureRecord record{.digest = digest, .erased_at = now, .seq = current->last_seq()};
+  if (store_ == nullptr) {
+    std::unordered_map<uint64_t, int64_t> entries = current->entries();
+    entries[digest] = now;
+    erasures_.Publish(
+        std::make_shared<const ErasureList>(current->key(), std::move(entries), record.seq));
+    return record;
+  }
+  ADS_ASSIGN_OR_RETURN(record, store_->PutErasure(digest, now));
+  ADS_RETURN_IF_ERROR(SyncLocked());  // publishes it (and any other process's) at once
+  return record;
+}
+
+std::optional<int64_t> IdentityService::ErasedAt(const Address& wallet) const {
+  return erasures_.Current()->ErasedAt(wallet);
+}
+
+size_t IdentityService::erasure_count() const { return erasures_.Current()->size(); }
 
 }  // namespace adserver::identity

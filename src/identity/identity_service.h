@@ -3,73 +3,92 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
 #include <thread>
-#include <vector>
 
 #include "common/clock.h"
+#include "common/published.h"
 #include "common/status.h"
-#include "identity/identity_graph.h"
+#include "identity/erasure_list.h"
 #include "identity/key_ring.h"
 #include "identity/options.h"
+#include "identity/wallet_token.h"
 #include "store/identity_store.h"
 
 namespace adserver::identity {
 
-// Owns the in-memory identity graph and keeps it in step with an IdentityStore.
+// Identity without server-side identity state: opens and seals identity tokens (cookies and
+// localIds, identity/wallet_token.h) and keeps the erasure list that reaches tokens already
+// issued.
 //
-// Reads never touch the store: every live identity is loaded into memory at start (Load), so
-// a lookup that misses in memory is a definite "unknown" and the event loop never waits. Writes
-// go to memory and are written behind in batches by a background thread every
-// `flush_interval`; Stop() writes the last batch (SIGTERM loses nothing). The same thread runs
-// the retention sweep every `sweep_interval`. Thread-safe.
+// Serving (Open/Seal) takes no lock, does no I/O and allocates only the sealed string: the
+// erasure list is an immutable snapshot (Published<ErasureList>). Nothing a request does is
+// written anywhere, so nothing queues behind identity and shutdown has nothing to flush.
+// The erasure list is persisted in an IdentityStore; a background thread picks up erasures
+// written by other processes (the CLI) every `flush_interval` and prunes erasures older than
+// the retention period every `sweep_interval`. Thread-safe.
 class IdentityService {
  public:
-  // Parses the key ring (a random one when options.keys is empty). `store` (may be null: memory
-  // only) and `clock` must outlive the service.
+  // Parses the key ring (a random one when options.keys is empty). `store` (may be null: the
+  // erasure list then lives in memory only) and `clock` must outlive the service.
   static Result<std::unique_ptr<IdentityService>> Create(store::IdentityStore* store,
                                                          const Clock& clock,
                                                          const IdentityOptions& options);
   ~IdentityService();
 
-  // Loads every identity seen within the retention period from the store.
+  // Reads the digest key and the erasure list from the store.
   Status Load();
-  // Starts the flush/sweep thread.
+  // Starts the sync/prune thread.
   void Start();
-  // Stops the thread and flushes what is pending. Idempotent.
+  // Stops the thread (within one store call). Idempotent; nothing is pending.
   void Stop();
-  // Writes pending changes now. On failure they stay pending and are retried.
-  Status Flush();
-  // Applies retention now, in memory and in the store. Returns identities deleted in the store.
-  Result<int64_t> Sweep();
+  // Applies erasures stored since the last sync (by any process) now.
+  Status Sync();
+  // Forgets erasures older than the retention period, in memory and in the store. Returns
+  // how many went from the store (from memory when there is none).
+  Result<int64_t> Prune();
 
-  // Serving path (any thread, never blocks on I/O).
+  // A token that opened: its live wallets (retention and erasures applied, at least one).
+  struct Opened {
+    IdentityToken token;
+    // Links were dropped (expired or erased): re-seal so the client stops carrying them.
+    bool pruned = false;
+  };
+  // Serving path (any thread). nullopt when `value` is no live token of `kind` (see
+  // UnsealToken; a cookie lives cookie_max_age_seconds, a localId retention_seconds) or has no
+  // live wallet left.
+  std::optional<Opened> Open(TokenKind kind, std::string_view value, int64_t now) const;
+  // Seals `token` (sets sealed_at = now) under the active key.
+  std::string Seal(TokenKind kind, IdentityToken& token, int64_t now) const;
+  // A fresh random identity id.
+  static IdentityId NewId();
+
   const KeyRing& keys() const { return keys_; }
   const IdentityOptions& options() const { return options_; }
-  IdentityGraph& graph() { return graph_; }
-  // A fresh random 128-bit identity key.
-  static store::IdentityKey NewKey();
 
-  // Admin (worker threads): what is stored for `wallet` (pending changes flushed first), and
-  // erasure of every link of it, in memory and in the store.
-  Result<std::vector<store::IdentityRecord>> ForWallet(const Address& wallet);
-  Result<int64_t> EraseWallet(const Address& wallet);
+  // Admin (worker threads): erases `wallet` from every token issued so far, durably (stored
+  // before it returns) and at once for this process's serving path. Returns the stored record.
+  Result<store::ErasureRecord> EraseWallet(const Address& wallet);
+  // When `wallet` was erased (within the retention period), or nullopt.
+  std::optional<int64_t> ErasedAt(const Address& wallet) const;
+  size_t erasure_count() const;
 
  private:
   IdentityService(store::IdentityStore* store, const Clock& clock, const IdentityOptions& options,
                   KeyRing keys);
-  Status FlushLocked();  // requires flush_mu_
+  Status SyncLocked();  // REQUIRES: mu_ held.
   void Run();
 
   store::IdentityStore* const store_;
   const Clock& clock_;
   const IdentityOptions options_;
   const KeyRing keys_;
-  IdentityGraph graph_;
+  Published<ErasureList> erasures_;
 
-  // Serialises flushes, sweeps and erasures so that a batch taken before an erasure is never
-  // written after it.
-  std::mutex flush_mu_;
-  std::vector<store::IdentityRecord> pending_;  // guarded by flush_mu_; failed batches
+  // Serialises the writers of erasures_ (load, sync, erase, prune).
+  std::mutex mu_;
 
   std::mutex thread_mu_;
   std::condition_variable wake_;

@@ -157,7 +157,7 @@ struct Context {
   decision::Rng& rng;
   const ServeOptions& options;
   std::atomic<uint64_t>& sample_counter;
-  identity::IdentityService* identity;   // null = identity disabled
+  const identity::IdentityService* identity;  // null = identity disabled
   const DecisionHooks* hooks = nullptr;  // null = no budgets, caps, billing or explain
 };
 
@@ -410,7 +410,7 @@ std::string AdResponseBody(const AdRequest& request, const decision::Decision& d
 
 AdHandler::AdHandler(const Published<decision::Catalog>& catalogs,
                      const Published<decision::ActivityIndex>& activity, const Clock& clock,
-                     const ServeOptions& options, identity::IdentityService* identity)
+                     const ServeOptions& options, const identity::IdentityService* identity)
     : catalogs_(catalogs),
       activity_(activity),
       clock_(clock),

@@ -26,7 +26,7 @@ class AdHandler {
   // the identity cookie and localId binding (every localId is then unknown).
   AdHandler(const Published<decision::Catalog>& catalogs,
             const Published<decision::ActivityIndex>& activity, const Clock& clock,
-            const ServeOptions& options, identity::IdentityService* identity = nullptr);
+            const ServeOptions& options, const identity::IdentityService* identity = nullptr);
 
   // Budgets, caps, billing and explain (issue 4). `hooks` must outlive the handler; call before
   // serving. Without it decisions use no live state and nothing is billed.
@@ -51,7 +51,7 @@ class AdHandler {
   const Clock& clock_;
   ServeOptions options_;
   mutable std::atomic<uint64_t> sample_counter_{0};
-  identity::IdentityService* identity_ = nullptr;
+  const identity::IdentityService* identity_ = nullptr;
   const DecisionHooks* hooks_ = nullptr;
 };
 

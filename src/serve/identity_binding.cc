@@ -4,13 +4,11 @@
 #include <span>
 
 #include "common/address.h"
-#include "identity/sealed_cookie.h"
 
 namespace adserver::serve {
 namespace {
 
-using store::IdentityKey;
-using store::IdentityKind;
+using identity::TokenKind;
 
 constexpr std::string_view kPartitionedSuffix = "_p";
 
@@ -41,96 +39,105 @@ std::string SetCookie(std::string_view name, std::string_view value, int64_t max
   return c;
 }
 
-// A localId is 32 lower- or upper-case hex characters (128 bits); anything else is unknown.
-std::optional<IdentityKey> ParseLocalId(std::string_view text) {
-  if (text.size() != 32) return std::nullopt;
-  IdentityKey key{};
-  for (size_t i = 0; i < 32; ++i) {
-    char c = text[i];
-    int v = c >= '0' && c <= '9'   ? c - '0'
-            : c >= 'a' && c <= 'f' ? c - 'a' + 10
-            : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                   : -1;
-    if (v < 0) return std::nullopt;
-    key[i / 2] = static_cast<uint8_t>(key[i / 2] * 16 + v);
-  }
-  return key;
-}
-
-void UseIdentityWallets(AdRequest& request, std::vector<Address> wallets) {
+void UseIdentityWallets(AdRequest& request, const identity::WalletLinks& links) {
+  request.wallets.clear();
   request.wallet_texts.clear();
-  request.wallet_texts.reserve(wallets.size());
-  for (const Address& a : wallets) request.wallet_texts.emplace_back(FormatAddress(a));
-  request.wallets = std::move(wallets);
+  request.wallets.reserve(links.size());
+  request.wallet_texts.reserve(links.size());
+  for (const identity::WalletLink& link : links.view()) {
+    request.wallets.push_back(link.wallet);
+    request.wallet_texts.emplace_back(FormatAddress(link.wallet));
+  }
 }
 
-IdentityOutcome ResolveCookie(identity::IdentityService& identity,
+// The first cookie value (unpartitioned name first, then the twin) that opens as a live
+// identity; `carried` tells whether any cookie of either name was sent.
+std::optional<identity::IdentityService::Opened> OpenCookie(
+    const identity::IdentityService& identity, const http::Request& http_request, int64_t now,
+    bool& carried) {
+  const std::string& name = identity.options().cookie_name;
+  std::string twin = name + std::string(kPartitionedSuffix);
+  for (const std::string& cookie : {name, twin}) {
+    for (std::string_view value : CookieValues(http_request, cookie)) {
+      carried = true;
+      // A tampered, foreign, expired or fully erased value is no identity (nothing is made
+      // from it): with wallets a new identity starts.
+      if (auto opened = identity.Open(TokenKind::kCookie, value, now)) return opened;
+    }
+  }
+  return std::nullopt;
+}
+
+IdentityOutcome ResolveCookie(const identity::IdentityService& identity,
                               const http::Request& http_request, AdRequest& request, bool test_key,
                               int64_t now) {
   IdentityOutcome out;
   const identity::IdentityOptions& options = identity.options();
-  const std::string& name = options.cookie_name;
-  std::string twin = name + std::string(kPartitionedSuffix);
   bool carried = false;
-  std::optional<IdentityKey> key;
-  // The unpartitioned cookie first, then the partitioned twin; the first live identity wins.
-  for (const std::string& cookie : {name, twin}) {
-    for (std::string_view value : CookieValues(http_request, cookie)) {
-      carried = true;
-      if (key) continue;
-      std::optional<identity::Unsealed> opened =
-          identity::UnsealIdentity(identity.keys(), value, now, options.cookie_max_age_seconds);
-      // An erased or expired identity is not revived: with wallets a new one is made.
-      if (opened && identity.graph().Wallets(IdentityKind::kCookie, opened->id, now)) {
-        key = opened->id;
-      }
-    }
-  }
+  std::optional<identity::IdentityService::Opened> opened =
+      OpenCookie(identity, http_request, now, carried);
+  bool reseal = false;
   if (request.wallets.empty()) {
     if (!carried) return out;  // 400: wallets required unless the cookie is carried
-    std::optional<std::vector<Address>> wallets;
-    if (key) wallets = identity.graph().Wallets(IdentityKind::kCookie, *key, now);
-    if (!wallets) {
+    if (!opened) {
       out.no_fill = true;  // a cookie that is no identity: no error, and no identity made
       return out;
     }
-    UseIdentityWallets(request, std::move(*wallets));
+    UseIdentityWallets(request, opened->token.wallets);
     if (test_key) return out;
-    identity.graph().Touch(IdentityKind::kCookie, *key, now);
+    reseal = opened->pruned;
   } else {
     if (test_key) return out;
-    if (!key) key = identity::IdentityService::NewKey();
-    identity.graph().Link(IdentityKind::kCookie, *key, request.wallets, now);
+    if (!opened) {
+      opened.emplace();
+      opened->token.id = identity::IdentityService::NewId();
+      reseal = true;
+    }
+    reseal |= identity::MergeWallets(opened->token.wallets, request.wallets, now,
+                                     options.max_wallets) ||
+              opened->pruned;
   }
-  std::string sealed = identity::SealIdentity(identity.keys(), *key, now);
+  // Unchanged wallets: re-sealed (sliding Max-Age, fresh link times) once a refresh is due.
+  reseal |= now - opened->token.sealed_at >= options.cookie_refresh_seconds;
+  if (!reseal) return out;
+  std::string sealed = identity.Seal(TokenKind::kCookie, opened->token, now);
+  const std::string& name = options.cookie_name;
   out.set_cookies.push_back(SetCookie(name, sealed, options.cookie_max_age_seconds, false));
-  out.set_cookies.push_back(SetCookie(twin, sealed, options.cookie_max_age_seconds, true));
+  out.set_cookies.push_back(SetCookie(name + std::string(kPartitionedSuffix), sealed,
+                                      options.cookie_max_age_seconds, true));
   return out;
 }
 
-void ResolveLocalId(identity::IdentityService& identity, AdRequest& request, bool test_key,
-                    int64_t now) {
-  std::optional<IdentityKey> key;
-  if (request.local_id) key = ParseLocalId(*request.local_id);
-  bool known = key && identity.graph().Wallets(IdentityKind::kLocal, *key, now).has_value();
+void ResolveLocalId(const identity::IdentityService& identity, AdRequest& request,
+                    bool test_key, int64_t now) {
+  std::optional<identity::IdentityService::Opened> opened;
+  if (request.local_id) opened = identity.Open(TokenKind::kLocalId, *request.local_id, now);
   if (request.wallets.empty()) {
     // Only `walletAddresses: []` with a known id relaxes the 1-address minimum.
-    if (!request.wallets_present || !known) return;  // 400, or 404 WALLET_CACHE_VOID
-    std::optional<std::vector<Address>> wallets =
-        identity.graph().Wallets(IdentityKind::kLocal, *key, now);
-    if (!wallets) return;
-    UseIdentityWallets(request, std::move(*wallets));
-    if (!test_key) identity.graph().Touch(IdentityKind::kLocal, *key, now);
-    request.bound_local_id = HexEncode(key->data(), key->size());
+    if (!request.wallets_present || !opened) return;  // 400, or 404 WALLET_CACHE_VOID
+    UseIdentityWallets(request, opened->token.wallets);
+    // An id that still carries an erased or expired wallet is re-issued without it.
+    request.bound_local_id = opened->pruned && !test_key
+                                 ? identity.Seal(TokenKind::kLocalId, opened->token, now)
+                                 : *request.local_id;
     return;
   }
   if (test_key) {
-    if (known) request.bound_local_id = HexEncode(key->data(), key->size());
+    if (opened) request.bound_local_id = *request.local_id;
     return;
   }
-  if (!known) key = identity::IdentityService::NewKey();
-  identity.graph().Link(IdentityKind::kLocal, *key, request.wallets, now);
-  request.bound_local_id = HexEncode(key->data(), key->size());
+  bool reissue = !opened;
+  if (!opened) {
+    opened.emplace();
+    opened->token.id = identity::IdentityService::NewId();
+  }
+  reissue |= identity::MergeWallets(opened->token.wallets, request.wallets, now,
+                                    identity.options().max_wallets) ||
+             opened->pruned;
+  // The same id while its wallets stay the same (compatibility.md); a changed binding is a
+  // new id, which the SDK stores in place of the old one.
+  request.bound_local_id =
+      reissue ? identity.Seal(TokenKind::kLocalId, opened->token, now) : *request.local_id;
 }
 
 }  // namespace
@@ -156,7 +163,7 @@ std::vector<std::string_view> CookieValues(const http::Request& request, std::st
   return values;
 }
 
-IdentityOutcome ResolveIdentity(identity::IdentityService* identity,
+IdentityOutcome ResolveIdentity(const identity::IdentityService* identity,
                                 const http::Request& http_request, AdRequest& request,
                                 bool test_key, int64_t now_seconds) {
   if (identity == nullptr) return {};

@@ -1,8 +1,8 @@
 #pragma once
 
 // Identity rules of the ad endpoints (spec 2.1, 4.2, 5.5; compatibility.md): the consented
-// identity cookie of /v1/ads and the localId of /api/ads. Runs on the event loop: only
-// in-memory lookups (identity::IdentityService never blocks on its store here).
+// identity cookie of /v1/ads and the localId of /api/ads. Runs on the event loop: no lock,
+// no I/O (identity::IdentityService::Open/Seal).
 
 #include <cstdint>
 #include <string>
@@ -22,19 +22,23 @@ struct IdentityOutcome {
   std::vector<std::string> set_cookies;
 };
 
-// Applies the identity rules to a parsed request of a live or test key:
-// - current, cookieConsent true: reads the cookie (unpartitioned first, then the partitioned
-//   twin); with wallets, links them to its identity (a new one when there is none) and sets
-//   both cookies; without wallets, fills request.wallets from the identity and refreshes the
-//   cookies, or sets `no_fill` when a cookie was sent but is no identity.
-// - earlier, `localId` key present: with wallets, binds them to the sent id (a new id when it
-//   is null or unknown) and sets request.bound_local_id; with `walletAddresses: []` and a
-//   known id, fills request.wallets from it.
-// Test keys read but never write: no cookie set, no link made, no new localId.
+// Applies the identity rules to a parsed request of a live or test key. Identities are
+// stateless tokens (identity/wallet_token.h): nothing here is stored, so a request whose
+// cookie or localId never comes back leaves nothing behind.
+// - current, cookieConsent true: opens the cookie (unpartitioned first, then the partitioned
+//   twin); with wallets, merges them into its identity (a new one when none opens); without
+//   wallets, fills request.wallets from the identity, or sets `no_fill` when a cookie was sent
+//   but is no identity. Both cookies are (re-)set when the wallets changed, links were dropped
+//   (erased, expired) or the value is older than identity.cookie_refresh_seconds.
+// - earlier, `localId` key present: with wallets, merges them into the sent id's identity (a
+//   new one when it is null or unknown) and sets request.bound_local_id: the sent id itself
+//   when its wallets did not change, else a new id; with `walletAddresses: []` and a known
+//   id, fills request.wallets from it.
+// Test keys read but never write: no cookie set, no new localId.
 // `identity` null = identity disabled: nothing happens (every localId is unknown).
 // Leaves request.wallets empty when the identity gives nothing; the caller's wallet-presence
 // rule then answers 400 (or 404 WALLET_CACHE_VOID).
-IdentityOutcome ResolveIdentity(identity::IdentityService* identity,
+IdentityOutcome ResolveIdentity(const identity::IdentityService* identity,
                                 const http::Request& http_request, AdRequest& request,
                                 bool test_key, int64_t now_seconds);
 

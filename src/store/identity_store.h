@@ -3,55 +3,41 @@
 #include <array>
 #include <cstdint>
 #include <functional>
-#include <vector>
 
-#include "common/address.h"
 #include "common/status.h"
 
 namespace adserver::store {
 
-// 128 random bits naming one identity (a browser's cookie identity or an SDK's localId).
-using IdentityKey = std::array<uint8_t, 16>;
+// Key of the keyed 64-bit wallet digest (SipHash-2-4) erasures are recorded under; one per
+// installation, so digests mean nothing without the database they sit in.
+using ErasureDigestKey = std::array<uint8_t, 16>;
 
-// What created the identity: the consented cookie of /v1/ads or a localId of /api/ads. The two
-// never mix: a localId is never looked up as a cookie identity and vice versa.
-enum class IdentityKind : uint8_t { kCookie = 1, kLocal = 2 };
-
-struct IdentityWalletRecord {
-  Address wallet;
-  int64_t last_seen = 0;  // Unix seconds
+struct ErasureRecord {
+  uint64_t digest = 0;    // keyed digest of the erased wallet (never the address itself)
+  int64_t erased_at = 0;  // Unix seconds
+  int64_t seq = 0;        // increases with every Put; later erasures have larger numbers
 };
 
-// One identity: at most 50 wallets (the most recently seen), most recent first.
-struct IdentityRecord {
-  IdentityKey key{};
-  IdentityKind kind = IdentityKind::kCookie;
-  int64_t last_seen = 0;  // Unix seconds; retention counts from here
-  std::vector<IdentityWalletRecord> wallets;
-};
-
-// Persistence of the identity graph. Implementations are thread-safe; every call may block on
-// I/O, so callers run them on background or admin worker threads, never on an event loop.
+// Persistence of the identity erasure list. Identities themselves are not stored: they live
+// in sealed cookies and localIds (identity/wallet_token.h), so this holds only what an
+// operator erased. Implementations are thread-safe; every call may block on I/O, so callers
+// run them on background or admin worker threads, never on an event loop.
 // Errors: Unavailable when the backend cannot be reached or is busy; Internal otherwise.
 class IdentityStore {
  public:
   virtual ~IdentityStore() = default;
 
-  // Upserts every identity in one transaction; each record replaces the stored wallet list of
-  // its identity as a whole.
-  virtual Status PutIdentities(const std::vector<IdentityRecord>& identities) = 0;
-  // Streams every identity last seen at or after `min_last_seen` to `fn` (wallets most
-  // recent first, links older than `min_last_seen` left out).
-  virtual Status ScanIdentities(int64_t min_last_seen,
-                                const std::function<void(IdentityRecord&&)>& fn) = 0;
-  // Every identity (of either kind) that links `wallet`.
-  virtual Result<std::vector<IdentityRecord>> IdentitiesForWallet(const Address& wallet) = 0;
-  // Removes every link of `wallet`; identities left without wallets are deleted. Returns the
-  // number of links removed.
-  virtual Result<int64_t> EraseWallet(const Address& wallet) = 0;
-  // Retention: deletes identities last seen before `cutoff` and wallet links last seen before
-  // it (identities left without wallets go too). Returns the number of identities deleted.
-  virtual Result<int64_t> DeleteIdentitiesBefore(int64_t cutoff) = 0;
+  // The installation's digest key: the stored one, or `candidate` once stored when there is
+  // none yet (the first caller wins; every later call returns the same key).
+  virtual Result<ErasureDigestKey> DigestKey(const ErasureDigestKey& candidate) = 0;
+  // Records the erasure of `digest` at `erased_at` (a repeat re-dates it), durably before it
+  // returns. Returns the record as stored, with its new sequence number.
+  virtual Result<ErasureRecord> PutErasure(uint64_t digest, int64_t erased_at) = 0;
+  // Streams every erasure with seq > `after_seq`, in seq order.
+  virtual Status ScanErasures(int64_t after_seq,
+                              const std::function<void(const ErasureRecord&)>& fn) = 0;
+  // Retention: deletes erasures dated before `cutoff`. Returns how many went.
+  virtual Result<int64_t> DeleteErasuresBefore(int64_t cutoff) = 0;
 };
 
 }  // namespace adserver::store

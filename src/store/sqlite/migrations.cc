@@ -193,6 +193,25 @@ CREATE TABLE campaign_counters (
   hour_spend_micros  INTEGER NOT NULL
 );
 )sql"},
+    // Identity redesign (issue 20): identities live in sealed cookies and localIds, so the
+    // identity graph tables go; what remains server-side is the erasure list (keyed wallet
+    // digests, never addresses) and the installation's digest key.
+    {4, R"sql(
+DROP TABLE identity_wallets;
+DROP TABLE identities;
+
+CREATE TABLE identity_erasures (
+  seq       INTEGER PRIMARY KEY AUTOINCREMENT,
+  digest    INTEGER NOT NULL UNIQUE,  -- SipHash-2-4 of the wallet under identity_meta.digest_key
+  erased_at INTEGER NOT NULL
+);
+CREATE INDEX identity_erasures_by_time ON identity_erasures (erased_at);
+
+CREATE TABLE identity_meta (
+  name  TEXT PRIMARY KEY,
+  value BLOB NOT NULL
+) WITHOUT ROWID;
+)sql"},
 };
 
 Result<int> CurrentVersion(Connection& conn) {

@@ -14,10 +14,10 @@ namespace sqlite_detail {
 class Connection;
 }  // namespace sqlite_detail
 
-// IdentityStore on the same SQLite file as SqliteStore (tables `identities` and
-// `identity_wallets`, migration 2). Uses its own connection, serialised by a mutex: identity
-// calls come from one background flusher/sweeper and from admin workers, never from an event
-// loop, so one connection is enough and it never holds up inventory writes for long.
+// IdentityStore on the same SQLite file as SqliteStore (tables `identity_erasures` and
+// `identity_meta`, migration 4). Uses its own connection, serialised by a mutex: calls come
+// from the erasure-list sync thread and from admin workers, never from an event loop, and each
+// is one short statement.
 class SqliteIdentityStore final : public IdentityStore {
  public:
   // Opens the database at `path` and applies pending migrations (as SqliteStore::Open does).
@@ -27,12 +27,11 @@ class SqliteIdentityStore final : public IdentityStore {
   SqliteIdentityStore(const SqliteIdentityStore&) = delete;
   SqliteIdentityStore& operator=(const SqliteIdentityStore&) = delete;
 
-  Status PutIdentities(const std::vector<IdentityRecord>& identities) override;
-  Status ScanIdentities(int64_t min_last_seen,
-                        const std::function<void(IdentityRecord&&)>& fn) override;
-  Result<std::vector<IdentityRecord>> IdentitiesForWallet(const Address& wallet) override;
-  Result<int64_t> EraseWallet(const Address& wallet) override;
-  Result<int64_t> DeleteIdentitiesBefore(int64_t cutoff) override;
+  Result<ErasureDigestKey> DigestKey(const ErasureDigestKey& candidate) override;
+  Result<ErasureRecord> PutErasure(uint64_t digest, int64_t erased_at) override;
+  Status ScanErasures(int64_t after_seq,
+                      const std::function<void(const ErasureRecord&)>& fn) override;
+  Result<int64_t> DeleteErasuresBefore(int64_t cutoff) override;
 
  private:
   explicit SqliteIdentityStore(std::unique_ptr<sqlite_detail::Connection> conn);

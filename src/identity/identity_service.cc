@@ -155,11 +155,13 @@ std::optional<IdentityService::Opened> IdentityService::Open(TokenKind kind,
   std::shared_ptr<const ErasureList> erased = erasures_.Current();
   dropped += erased->Apply(token->wallets);
   if (token->wallets.empty()) return std::nullopt;
-  return Opened{std::move(*token), dropped > 0};
+  bool rotated = token->key_id != keys_.active().id;
+  return Opened{std::move(*token), dropped > 0 || rotated};
 }
 
 std::string IdentityService::Seal(TokenKind kind, IdentityToken& token, int64_t now) const {
   token.sealed_at = now;
+  token.key_id = keys_.active().id;
   return SealToken(keys_, kind, token);
 }
 

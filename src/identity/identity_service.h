@@ -51,16 +51,18 @@ class IdentityService {
   Result<int64_t> Prune();
 
   // A token that opened: its live wallets (retention and erasures applied, at least one).
+  // `reseal` says it should be re-sealed.
   struct Opened {
     IdentityToken token;
-    // Links were dropped (expired or erased): re-seal so the client stops carrying them.
-    bool pruned = false;
+    // Links were dropped (expired or erased), or the value is sealed under a key that is no
+    // longer active: re-seal so the client stops carrying them / moves to the active key.
+    bool reseal = false;
   };
   // Serving path (any thread). nullopt when `value` is no live token of `kind` (see
   // UnsealToken; a cookie lives cookie_max_age_seconds, a localId retention_seconds) or has no
   // live wallet left.
   std::optional<Opened> Open(TokenKind kind, std::string_view value, int64_t now) const;
-  // Seals `token` (sets sealed_at = now) under the active key.
+  // Seals `token` (sets sealed_at = now and key_id) under the active key.
   std::string Seal(TokenKind kind, IdentityToken& token, int64_t now) const;
   // A fresh random identity id.
   static IdentityId NewId();

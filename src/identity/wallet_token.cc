@@ -161,6 +161,7 @@ std::optional<IdentityToken> UnsealToken(const KeyRing& keys, TokenKind kind,
     return std::nullopt;
   }
   std::optional<IdentityToken> token(std::in_place);
+  token->key_id = key->id;
   if (!DecodePlain(plain.data(), static_cast<size_t>(plain_size), *token)) return std::nullopt;
   if (token->sealed_at > now_seconds + kMaxClockSkewSeconds ||
       now_seconds - token->sealed_at > max_age_seconds) {

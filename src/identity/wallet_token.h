@@ -72,6 +72,7 @@ bool MergeWallets(WalletLinks& links, std::span<const Address> seen, int64_t now
 struct IdentityToken {
   IdentityId id{};
   int64_t sealed_at = 0;  // Unix seconds
+  uint8_t key_id = 0;     // the key it was sealed under (set by SealToken's caller / UnsealToken)
   WalletLinks wallets;
 };
 

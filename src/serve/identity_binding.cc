@@ -85,7 +85,7 @@ IdentityOutcome ResolveCookie(const identity::IdentityService& identity,
     }
     UseIdentityWallets(request, opened->token.wallets);
     if (test_key) return out;
-    reseal = opened->pruned;
+    reseal = opened->reseal;
   } else {
     if (test_key) return out;
     if (!opened) {
@@ -95,7 +95,7 @@ IdentityOutcome ResolveCookie(const identity::IdentityService& identity,
     }
     reseal |= identity::MergeWallets(opened->token.wallets, request.wallets, now,
                                      options.max_wallets) ||
-              opened->pruned;
+              opened->reseal;
   }
   // Unchanged wallets: re-sealed (sliding Max-Age, fresh link times) once a refresh is due.
   reseal |= now - opened->token.sealed_at >= options.cookie_refresh_seconds;
@@ -117,7 +117,7 @@ void ResolveLocalId(const identity::IdentityService& identity, AdRequest& reques
     if (!request.wallets_present || !opened) return;  // 400, or 404 WALLET_CACHE_VOID
     UseIdentityWallets(request, opened->token.wallets);
     // An id that still carries an erased or expired wallet is re-issued without it.
-    request.bound_local_id = opened->pruned && !test_key
+    request.bound_local_id = opened->reseal && !test_key
                                  ? identity.Seal(TokenKind::kLocalId, opened->token, now)
                                  : *request.local_id;
     return;
@@ -133,7 +133,7 @@ void ResolveLocalId(const identity::IdentityService& identity, AdRequest& reques
   }
   reissue |= identity::MergeWallets(opened->token.wallets, request.wallets, now,
                                     identity.options().max_wallets) ||
-             opened->pruned;
+             opened->reseal;
   // The same id while its wallets stay the same (compatibility.md); a changed binding is a
   // new id, which the SDK stores in place of the old one.
   request.bound_local_id =

@@ -22,8 +22,8 @@ std::string Content400() {
 
 }  // namespace
 
-ServingFixture::ServingFixture() {
-  server_ = std::make_unique<ServerProcess>();
+ServingFixture::ServingFixture(ServerProcess::Options options) {
+  server_ = std::make_unique<ServerProcess>(std::move(options));
   if (!server_->Start()) {
     error_ = server_->error();
     return;

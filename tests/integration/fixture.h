@@ -41,8 +41,8 @@ struct FixtureKeys {
 
 class ServingFixture {
  public:
-  // Starts the server and loads the dataset; check ok() / error().
-  ServingFixture();
+  // Starts the server (with `options`) and loads the dataset; check ok() / error().
+  explicit ServingFixture(ServerProcess::Options options = {});
   bool ok() const { return error_.empty(); }
   const std::string& error() const { return error_; }
 

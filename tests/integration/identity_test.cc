@@ -1,10 +1,13 @@
-// Identity rules over real HTTP (issue 3): the consented identity cookie of /v1/ads (and its
-// partitioned twin), localId binding of /api/ads, test keys, the admin privacy operations,
-// key rotation and persistence across restarts, retention, and what the logs must not show.
+// Identity rules over real HTTP (issues 3 and 20): the consented identity cookie of /v1/ads
+// (and its partitioned twin), localId binding of /api/ads, test keys, the admin privacy
+// operations (erasure reaching cookies the server holds nothing for, also from the CLI), a
+// wallet alone unlocking nothing, key rotation and restarts, retention, and what the logs must
+// not show. Floods and shutdown are in identity_flood_test.cc.
 #include <gtest/gtest.h>
 #include <strings.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -85,6 +88,15 @@ std::string CampaignOf(const HttpResult& r) {
 
 json Body(const HttpResult& r) { return json::parse(r.body, nullptr, false); }
 
+// A localId is a sealed token: base64url, 120 characters for one wallet.
+bool IsLocalId(const json& v) {
+  if (!v.is_string() || v.get<std::string>().size() < 100) return false;
+  for (char c : v.get<std::string>()) {
+    if (!isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_') return false;
+  }
+  return true;
+}
+
 class IdentityTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -137,7 +149,8 @@ TEST_F(IdentityTest, ConsentedRequestWithoutWalletsIsServedFromTheCookie) {
     ASSERT_EQ(r.status, 200) << r.body;
     EXPECT_EQ(CampaignOf(r), Aave());
     EXPECT_FALSE(Body(r).contains("walletAddress"));  // current variant shape unchanged
-    EXPECT_FALSE(CookieValue(r, kCookie).empty()) << "the cookie is refreshed";
+    // Unchanged and sealed less than identity.cookie_refresh_seconds (1 day) ago: not re-set.
+    EXPECT_TRUE(SetCookies(r).empty());
   }
 }
 
@@ -167,18 +180,50 @@ TEST_F(IdentityTest, ConsentedRequestsWithWalletsLinkThemToTheCookieIdentity) {
                        .consent = true,
                        .cookie = std::string(kCookie) + "=" + value});
   ASSERT_EQ(r.status, 200) << r.body;
-  // Still the same identity (linked), now also reaching the Aave campaign without wallets.
-  r = Send({.consent = true, .cookie = std::string(kCookie) + "=" + CookieValue(r, kCookie)});
+  ASSERT_EQ(SetCookies(r).size(), 2u) << "a new wallet: the cookie is re-sealed at once";
+  std::string linked = CookieValue(r, kCookie);
+  // The same identity, now also reaching the Aave campaign without wallets.
+  r = Send({.consent = true, .cookie = std::string(kCookie) + "=" + linked});
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(CampaignOf(r), Aave());
+  // The old value still names only its own wallet (nothing is shared server-side).
+  r = Send({.consent = true, .cookie = std::string(kCookie) + "=" + value});
+  EXPECT_EQ(r.status, 204) << r.body;
+  // Nothing is stored per identity.
   HttpResult stored = fixture->Admin("GET", "/admin/v1/identities/by-wallet/" + W().aave_and_lido);
   ASSERT_EQ(stored.status, 200) << stored.body;
-  bool linked_both = false;
-  json found = Body(stored);
-  for (const json& id : found["identities"]) {
-    if (id["kind"] == "cookie" && id["wallets"].size() == 2) linked_both = true;
+  EXPECT_EQ(Body(stored)["identities"].size(), 0u) << stored.body;
+  EXPECT_EQ(Body(stored)["erased"], false);
+}
+
+TEST_F(IdentityTest, AWalletAloneUnlocksNothingItsOwnerLinkedElsewhere) {
+  // The owner's browser links W1 (aave: the Lido campaign) and W2 (uniswap: Aave campaign).
+  std::string owner = NewIdentity(W().aave);
+  HttpResult r = Send({.wallets = std::vector<std::string>{W().uniswap},
+                       .consent = true,
+                       .cookie = std::string(kCookie) + "=" + owner});
+  ASSERT_EQ(r.status, 200) << r.body;
+  // Another client knows W1 only. Whatever it does with it, it never reaches W2's ad.
+  std::string other = NewIdentity(W().aave);
+  for (int i = 0; i < 5; ++i) {
+    r = Send({.consent = true, .cookie = std::string(kCookie) + "=" + other});
+    ASSERT_EQ(r.status, 200) << r.body;
+    EXPECT_EQ(CampaignOf(r), Lido());
+    r = Send({.wallets = std::vector<std::string>{W().aave},
+              .consent = true,
+              .cookie = std::string(kCookie) + "=" + other});
+    EXPECT_EQ(CampaignOf(r), Lido());
+    if (!CookieValue(r, kCookie).empty()) other = CookieValue(r, kCookie);
   }
-  EXPECT_TRUE(linked_both) << stored.body;
+  r = Send({.path = "/api/ads",
+            .wallets = std::vector<std::string>{W().aave},
+            .local_id = json(nullptr)});
+  json local = Body(r)["localId"];
+  ASSERT_TRUE(IsLocalId(local)) << r.body;
+  r = Send({.path = "/api/ads", .wallets = std::vector<std::string>{}, .local_id = local});
+  // The Lido ad is current-only (400 characters): no fill, but never W2's Aave ad.
+  EXPECT_EQ(r.status, 404) << r.body;
+  EXPECT_EQ(Body(r)["localId"], local);
 }
 
 TEST_F(IdentityTest, WithoutConsentNothingIsReadOrSet) {
@@ -257,14 +302,6 @@ TEST_F(IdentityTest, CredentialedCorsHeadersAccompanyTheCookie) {
 
 // ---- /api/ads: localId ----------------------------------------------------------------------
 
-bool IsLocalId(const json& v) {
-  if (!v.is_string() || v.get<std::string>().size() != 32) return false;
-  for (char c : v.get<std::string>()) {
-    if (!isxdigit(static_cast<unsigned char>(c))) return false;
-  }
-  return true;
-}
-
 TEST_F(IdentityTest, LocalIdIsIssuedWhenTheKeyIsPresentWithWallets) {
   HttpResult r = Send({.path = "/api/ads",
                        .wallets = std::vector<std::string>{W().uniswap},
@@ -278,6 +315,12 @@ TEST_F(IdentityTest, LocalIdIsIssuedWhenTheKeyIsPresentWithWallets) {
             .wallets = std::vector<std::string>{W().uniswap},
             .local_id = b["localId"]});
   EXPECT_EQ(Body(r)["localId"], b["localId"]);
+  // New wallets bind to a new id (the SDK stores whatever comes back).
+  r = Send({.path = "/api/ads",
+            .wallets = std::vector<std::string>{W().aave},
+            .local_id = b["localId"]});
+  ASSERT_TRUE(IsLocalId(Body(r)["localId"])) << r.body;
+  EXPECT_NE(Body(r)["localId"], b["localId"]);
   // An unknown id gets a new one.
   r = Send({.path = "/api/ads",
             .wallets = std::vector<std::string>{W().uniswap},
@@ -341,35 +384,73 @@ TEST_F(IdentityTest, ACookieIdentityIsNotALocalIdAndViceVersa) {
 
 // ---- Privacy operations ---------------------------------------------------------------------
 
-TEST_F(IdentityTest, AdminErasesEveryLinkOfAWallet) {
+TEST_F(IdentityTest, AdminErasureStopsEveryIssuedCookieAndLocalIdFromResolvingToTheWallet) {
   std::string wallet = "0x" + std::string(39, '9') + "a";
   std::string cookie = NewIdentity(wallet);
   HttpResult r = Send(
       {.path = "/api/ads", .wallets = std::vector<std::string>{wallet}, .local_id = json(nullptr)});
   json local = Body(r)["localId"];
+  // A cookie linking the wallet and the aave wallet (the Lido campaign).
+  r = Send({.wallets = std::vector<std::string>{W().aave, wallet}, .consent = true});
+  std::string shared = CookieValue(r, kCookie);
   HttpResult shown = fixture->Admin("GET", "/admin/v1/identities/by-wallet/" + wallet);
   ASSERT_EQ(shown.status, 200) << shown.body;
-  json s = Body(shown);
-  EXPECT_EQ(s["wallet"], wallet);
-  ASSERT_EQ(s["identities"].size(), 2u) << shown.body;
-  bool saw_local = false;
-  for (const json& id : s["identities"]) {
-    EXPECT_TRUE(id.contains("lastSeen"));
-    EXPECT_EQ(id["wallets"][0]["address"], wallet);
-    if (id["kind"] == "localId") saw_local = id["localId"] == local;
-  }
-  EXPECT_TRUE(saw_local) << shown.body;
+  EXPECT_EQ(Body(shown)["wallet"], wallet);
+  EXPECT_EQ(Body(shown)["identities"].size(), 0u) << "identities are not stored";
+  EXPECT_EQ(Body(shown)["erased"], false);
+  EXPECT_TRUE(Body(shown)["erasedAt"].is_null());
+  // Times are whole seconds: a link made in the erasure's second counts as erased.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
 
   HttpResult erased = fixture->Admin("DELETE", "/admin/v1/identities/by-wallet/" + wallet);
   ASSERT_EQ(erased.status, 200) << erased.body;
-  EXPECT_EQ(Body(erased)["erasedLinks"], 2);
-  EXPECT_EQ(
-      Body(fixture->Admin("GET", "/admin/v1/identities/by-wallet/" + wallet))["identities"].size(),
-      0u);
+  EXPECT_EQ(Body(erased)["wallet"], wallet);
+  EXPECT_EQ(Body(erased)["erasedLinks"], 0);
+  EXPECT_TRUE(Body(erased)["erasedAt"].is_string()) << erased.body;
+  shown = fixture->Admin("GET", "/admin/v1/identities/by-wallet/" + wallet);
+  EXPECT_EQ(Body(shown)["erased"], true);
+  EXPECT_EQ(Body(shown)["erasedAt"], Body(erased)["erasedAt"]);
+  // At once, for values the server holds no row for.
   r = Send({.consent = true, .cookie = std::string(kCookie) + "=" + cookie});
   EXPECT_EQ(r.status, 204);
   r = Send({.path = "/api/ads", .wallets = std::vector<std::string>{}, .local_id = local});
   EXPECT_EQ(Body(r)["localId"], "WALLET_CACHE_VOID");
+  // The shared cookie keeps its other wallet and is re-set without the erased one.
+  r = Send({.consent = true, .cookie = std::string(kCookie) + "=" + shared});
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(CampaignOf(r), Lido());
+  std::string pruned = CookieValue(r, kCookie);
+  ASSERT_FALSE(pruned.empty()) << "re-sealed without the erased wallet";
+  EXPECT_LT(pruned.size(), shared.size());
+  // Presented again after the erasure, the wallet links again (a new, consented presentation).
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  r = Send({.wallets = std::vector<std::string>{wallet}, .consent = true});
+  r = Send({.consent = true, .cookie = std::string(kCookie) + "=" + CookieValue(r, kCookie)});
+  EXPECT_EQ(r.status, 204) << "the wallet has no ad, but the identity is live again";
+  EXPECT_TRUE(SetCookies(r).empty());
+}
+
+TEST_F(IdentityTest, AnErasureThroughTheCliReachesTheRunningServer) {
+  std::string wallet = "0x" + std::string(39, '8') + "b";
+  HttpResult made = Send({.wallets = std::vector<std::string>{W().aave, wallet}, .consent = true});
+  std::string cookie = CookieValue(made, kCookie);
+  ASSERT_FALSE(cookie.empty());
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  std::string command = AdserverBinary() + " admin DELETE /admin/v1/identities/by-wallet/" +
+                        wallet + " --data " + fixture->server().data_dir() + " >/dev/null";
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  // Picked up within identity.flush_interval_ms (1 s); the deadline only bounds a failure.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  std::string pruned;
+  while (pruned.empty() && std::chrono::steady_clock::now() < deadline) {
+    HttpResult r = Send({.consent = true, .cookie = std::string(kCookie) + "=" + cookie});
+    pruned = CookieValue(r, kCookie);  // re-set only once the erased wallet was dropped
+    if (pruned.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_FALSE(pruned.empty()) << "the CLI erasure never reached the server";
+  EXPECT_LT(pruned.size(), cookie.size());
+  HttpResult shown = fixture->Admin("GET", "/admin/v1/identities/by-wallet/" + wallet);
+  EXPECT_EQ(Body(shown)["erased"], true);
 }
 
 TEST_F(IdentityTest, AdminIdentityRoutesNeedTheTokenAndAnAddress) {
@@ -443,7 +524,13 @@ TEST_F(RestartTest, IdentitiesSurviveRestartsAndKeysRotateWithoutLoggingAnyoneOu
     EXPECT_NE(new_cookie, old_cookie);
     r = Call(*s, {.path = "/api/ads", .wallets = std::vector<std::string>{}, .local_id = local});
     ASSERT_EQ(r.status, 200) << r.body;
-    EXPECT_EQ(Body(r)["localId"], local);
+    // Served, and re-issued under the active key (the SDK stores the new id).
+    json reissued = Body(r)["localId"];
+    EXPECT_TRUE(IsLocalId(reissued)) << r.body;
+    EXPECT_NE(reissued, local);
+    r = Call(*s, {.path = "/api/ads", .wallets = std::vector<std::string>{}, .local_id = reissued});
+    EXPECT_EQ(Body(r)["localId"], reissued) << "under the active key: the same id";
+    local = reissued;
     EXPECT_EQ(s->Stop(), 0);
     std::string out = s->Output();
     EXPECT_EQ(out.find(std::string(64, '2')), std::string::npos) << "keys are never logged";
@@ -455,6 +542,8 @@ TEST_F(RestartTest, IdentitiesSurviveRestartsAndKeysRotateWithoutLoggingAnyoneOu
     EXPECT_EQ(r.status, 204);
     r = Call(*s, {.consent = true, .cookie = std::string(kCookie) + "=" + new_cookie});
     EXPECT_EQ(r.status, 200);
+    r = Call(*s, {.path = "/api/ads", .wallets = std::vector<std::string>{}, .local_id = local});
+    EXPECT_EQ(r.status, 200) << "the re-issued localId outlives key 1";
     EXPECT_EQ(s->Stop(), 0);
   }
   {

@@ -35,7 +35,10 @@ bool ServerProcess::Start(std::chrono::seconds deadline) {
   args.insert(args.end(), options_.extra_args.begin(), options_.extra_args.end());
   std::vector<std::string> env;
   for (char** e = environ; *e; ++e) {
-    if (std::string_view(*e).starts_with("ADSERVER_")) continue;  // hermetic
+    std::string_view entry(*e);
+    if (entry.starts_with("ADSERVER_")) continue;  // hermetic
+    std::string name(entry.substr(0, entry.find('=')));
+    if (options_.env.contains(name)) continue;  // replaced below
     env.emplace_back(*e);
   }
   if (!options_.admin_token.empty()) env.push_back("ADSERVER_ADMIN_TOKEN=" + options_.admin_token);
@@ -102,6 +105,20 @@ std::string ServerProcess::Output() const {
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
+}
+
+}  // namespace adserver::testing
+
+namespace adserver::testing {
+
+int64_t ServerProcess::RssKib() const {
+  if (pid_ <= 0) return -1;
+  std::ifstream in("/proc/" + std::to_string(pid_) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.starts_with("VmRSS:")) return std::stoll(line.substr(6));
+  }
+  return -1;
 }
 
 }  // namespace adserver::testing

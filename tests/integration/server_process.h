@@ -18,7 +18,7 @@ class ServerProcess {
  public:
   struct Options {
     std::vector<std::string> extra_args;
-    std::map<std::string, std::string> env;  // added to the environment
+    std::map<std::string, std::string> env;  // added to (or replacing in) the environment
     std::string admin_token = "integration-test-admin-token";
     // Existing data directory to use instead of a fresh temp one.
     std::string data_dir;
@@ -39,6 +39,9 @@ class ServerProcess {
   int Wait(std::chrono::seconds deadline);
 
   uint16_t port() const { return port_; }
+  pid_t pid() const { return pid_; }
+  // Resident set size of the running process (VmRSS), KiB; -1 when not running.
+  int64_t RssKib() const;
   const std::string& data_dir() const { return data_dir_; }
   const std::string& admin_token() const { return options_.admin_token; }
   const std::string& error() const { return error_; }

@@ -132,5 +132,32 @@ TEST(ConfigTest, IdentitySectionAndKeyRingSources) {
   EXPECT_EQ(c.status().details()[0].field, "identity.colour");
 }
 
+TEST(ConfigTest, IdentityTokenBoundsAndTheLocalIdLimitThatMustAcceptThem) {
+  testing::TempDir dir;
+  Result<Config> c = LoadConfig(
+      WriteFile(dir, "[identity]\nmax_wallets = 10\ncookie_refresh_seconds = 0\n"), {});
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->identity.max_wallets, 10u);
+  EXPECT_EQ(c->identity.cookie_refresh_seconds, 0);
+  EXPECT_GE(Config().serve.max_local_id_bytes,
+            identity::MaxTokenChars(identity::kMaxWalletsPerIdentity))
+      << "the defaults accept every localId the server issues";
+  Config bad;
+  bad.identity.max_wallets = 51;
+  bad.identity.cookie_refresh_seconds = -1;
+  bad.serve.max_local_id_bytes = 128;  // the pre-token default
+  Status st = Validate(bad);
+  ASSERT_FALSE(st.ok());
+  std::vector<std::string> fields;
+  for (const FieldError& e : st.details()) fields.push_back(e.field);
+  EXPECT_THAT(fields, ::testing::Contains("identity.max_wallets"));
+  EXPECT_THAT(fields, ::testing::Contains("identity.cookie_refresh_seconds"));
+  EXPECT_THAT(fields, ::testing::Contains("serve.max_local_id_bytes"));
+  Config small;
+  small.identity.max_wallets = 2;
+  small.serve.max_local_id_bytes = identity::MaxTokenChars(2);
+  EXPECT_TRUE(Validate(small).ok()) << Validate(small).message();
+}
+
 }  // namespace
 }  // namespace adserver::config

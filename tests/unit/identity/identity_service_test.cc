@@ -67,7 +67,7 @@ TEST_F(IdentityServiceTest, OpensWhatItSealed) {
   auto opened = svc->Open(TokenKind::kCookie, value, Now());
   ASSERT_TRUE(opened.has_value());
   EXPECT_THAT(Wallets(opened->token.wallets), ElementsAre(W(1), W(2)));
-  EXPECT_FALSE(opened->pruned);
+  EXPECT_FALSE(opened->reseal);
   EXPECT_FALSE(svc->Open(TokenKind::kLocalId, value, Now()).has_value());
 }
 
@@ -82,7 +82,7 @@ TEST_F(IdentityServiceTest, ErasureStopsEveryIssuedTokenFromResolvingToTheWallet
   auto opened = svc->Open(TokenKind::kCookie, both, Now());
   ASSERT_TRUE(opened.has_value());
   EXPECT_THAT(Wallets(opened->token.wallets), ElementsAre(W(2)));
-  EXPECT_TRUE(opened->pruned) << "re-seal so the client stops carrying it";
+  EXPECT_TRUE(opened->reseal) << "re-seal so the client stops carrying it";
   EXPECT_FALSE(svc->Open(TokenKind::kCookie, only_w1, Now())) << "nothing left: no identity";
   EXPECT_EQ(svc->ErasedAt(W(1)), Now());
   EXPECT_FALSE(svc->ErasedAt(W(2)));
@@ -151,12 +151,23 @@ TEST_F(IdentityServiceTest, LinksPastRetentionAreDroppedAndErasuresPrunedAfterIt
   auto opened = svc->Open(TokenKind::kCookie, both, Now());
   ASSERT_TRUE(opened.has_value());
   EXPECT_THAT(Wallets(opened->token.wallets), ElementsAre(W(2)));
-  EXPECT_TRUE(opened->pruned);
+  EXPECT_TRUE(opened->reseal);
   EXPECT_EQ(*svc->Prune(), 0) << "the erasure is 700 s old, retention 1000 s";
   clock_.Advance(std::chrono::seconds(400));
   EXPECT_EQ(*svc->Prune(), 1);
   EXPECT_EQ(svc->erasure_count(), 0u);
   EXPECT_EQ(Make()->erasure_count(), 0u) << "gone from the store too";
+}
+
+TEST_F(IdentityServiceTest, AValueSealedUnderAnOlderKeyAsksToBeResealed) {
+  std::string old_value = Cookie(*Make(), {W(1)});
+  options_.keys = "2:" + std::string(64, 'b') + ",1:" + std::string(64, 'a');
+  auto rotated = Make();
+  auto opened = rotated->Open(TokenKind::kCookie, old_value, Now());
+  ASSERT_TRUE(opened.has_value());
+  EXPECT_TRUE(opened->reseal);
+  std::string resealed = rotated->Seal(TokenKind::kCookie, opened->token, Now());
+  EXPECT_FALSE(rotated->Open(TokenKind::kCookie, resealed, Now())->reseal);
 }
 
 TEST_F(IdentityServiceTest, WithoutAStoreErasuresLiveInMemory) {

@@ -509,7 +509,7 @@ TEST_F(RestartTest, IdentitiesSurviveRestartsAndKeysRotateWithoutLoggingAnyoneOu
                   .wallets = std::vector<std::string>{W().uniswap},
                   .local_id = json(nullptr)});
     local = Body(r)["localId"];
-    EXPECT_EQ(s->Stop(), 0);  // SIGTERM: the write-behind batch is flushed
+    EXPECT_EQ(s->Stop(), 0);  // nothing to flush: the identities live in the values
   }
   {
     // Rotation: key 2 active, key 1 still accepted (from a file this time).

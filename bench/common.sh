@@ -87,3 +87,20 @@ sample_ad_body() {
   echo "no known wallet got an ad from adserver" >&2
   return 1
 }
+
+# identity_cookies PORT KEY DATA_DIR OUT N: writes OUT with one "cookie<TAB>wallet" line for
+# each of DATA_DIR's first N known wallets: the identity cookie adserver on PORT sets for a
+# consented request with that wallet (cookies are sealed under the server's own key ring, so
+# they are only valid for that process). Fails if none was set.
+identity_cookies() {
+  local port=$1 key=$2 data=$3 out=$4 n=$5 wallet value
+  : >"$out"
+  while read -r wallet; do
+    value=$(curl -s -o /dev/null -D - -X POST "http://127.0.0.1:$port/v1/ads" \
+      -H 'Content-Type: application/json' -H "x-api-key: $key" \
+      -d "{\"walletAddresses\":[\"$wallet\"],\"imageFormat\":\"LANDSCAPE\",\"cookieConsent\":true}" |
+      sed -n 's/^[Ss]et-[Cc]ookie: adserver_id=\([^;]*\);.*/\1/p' | head -1)
+    [[ -n "$value" ]] && printf '%s\t%s\n' "$value" "$wallet" >>"$out"
+  done < <(head -"$n" "$data/wallets-known.txt")
+  [[ -s "$out" ]] || { echo "adserver set no identity cookie" >&2; return 1; }
+}

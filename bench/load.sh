@@ -4,7 +4,7 @@
 #
 #   bench/load.sh [--smoke] [--startup-only] [--build-dir DIR] [--wallets N] [--campaigns M]
 #                 [--duration SECONDS] [--connections "8 64 256"] [--repeats R] [--out DIR]
-#                 [--startup-wallets "1000000 N"]
+#                 [--startup-wallets "1000000 N"] [--cookies]
 #
 # Defaults: 10 M wallets, 10 k campaigns, 10 s runs at 8/64/256 connections, 5 repeats: about
 # 6.5 minutes on 2 cores with a cold cache (generating 10 M and 1 M wallets: about 45 s), under
@@ -27,6 +27,9 @@
 # Loopback only. Results in --out (default a fresh /tmp/adserver-load.XXXXXX): summary.md,
 # raw.tsv (one line per run), startup.tsv (one line per start).
 # --startup-only: step 1 only (no nginx, no wrk).
+# --cookies: every current-variant request (70 % of the mix) is a consented browser carrying its
+# identity cookie (issue 20): 256 cookies taken from the server before the runs, half the
+# requests presenting the cookie's wallet again, half none. nginx gets the same requests.
 # --smoke: tiny dataset, one start, 1-second runs at 8 connections; checks the harness works
 # (CTest label `bench`), asserts nothing about timing.
 set -euo pipefail
@@ -47,6 +50,7 @@ connections="8 64 256"
 repeats=5
 out_dir=""
 startup_wallets=""
+cookies=0
 while (($#)); do
   case "$1" in
     --smoke) smoke=1 ;;
@@ -59,7 +63,8 @@ while (($#)); do
     --repeats) repeats="$2"; shift ;;
     --out) out_dir="$2"; shift ;;
     --startup-wallets) startup_wallets="$2"; shift ;;
-    -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
+    --cookies) cookies=1 ;;
+    -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
   shift
@@ -247,6 +252,12 @@ echo "   wallet table in memory after $((SECONDS - table_wait_start)) s more" >&
 
 # A real 200 body for nginx to answer with (same size as a typical ad response).
 body=$(sample_ad_body "$server_port" "$key" "$data" "$work/body.json")
+wrk_args=("$data")
+if ((cookies)); then
+  identity_cookies "$server_port" "$key" "$data" "$work/cookies.tsv" 256
+  wrk_args+=("$work/cookies.tsv")
+  echo "   $(wc -l <"$work/cookies.tsv") identity cookies for the consented requests" >&2
+fi
 
 # --- nginx -----------------------------------------------------------------------------------
 nginx_port=$(free_port)
@@ -265,7 +276,7 @@ run() {
   local before after line
   before=$(cpu_ticks "$pid")
   line=$(taskset -c "$client_cpu" wrk -t1 -c"$conns" -d"${secs}s" --timeout 5s \
-    -s "$here/wrk_mix.lua" "http://127.0.0.1:$port" -- "$data" | grep '^RESULT')
+    -s "$here/wrk_mix.lua" "http://127.0.0.1:$port" -- "${wrk_args[@]}" | grep '^RESULT')
   after=$(cpu_ticks "$pid")
   local requests duration p50 p99 p999 non2xx errors
   eval "$(echo "${line#RESULT }" | tr ' ' '\n' | sed 's/^/local_/')"
@@ -301,6 +312,7 @@ summary="$out_dir/summary.md"
   echo "dataset: $wallets wallets, $campaigns campaigns ($data, $(du -sh "$data" | cut -f1));" \
     "adserver ready in ${ready_ms} ms, RSS at ready $((ready_rss / 1024)) MiB;" \
     "${duration}s runs, $repeats repeats (medians); load average before:$load_before"
+  ((cookies)) && echo && echo "--cookies: current-variant requests are consented with identity cookies"
   echo
   echo "| conns | server | req/s | p50 µs | p99 µs | p99.9 µs | CPU µs/req | RSS MiB |"
   echo "|---|---|---|---|---|---|---|---|"

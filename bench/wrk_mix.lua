@@ -1,7 +1,10 @@
 -- wrk script for bench/load.sh: a realistic mix of ad requests (issue 6).
--- Usage: wrk ... -s bench/wrk_mix.lua -- DATA_DIR
+-- Usage: wrk ... -s bench/wrk_mix.lua -- DATA_DIR [COOKIES_FILE]
 --   DATA_DIR holds bench-key.txt, wallets-known.txt and wallets-unknown.txt
---   (written by adserver-bench-data).
+--   (written by adserver-bench-data). COOKIES_FILE (bench/common.sh identity_cookies): lines
+--   "cookie<TAB>wallet"; with it every current-variant request is a consented browser with its
+--   identity cookie (and its partitioned twin), half presenting the cookie's wallet again, half
+--   no wallet (served from the cookie).
 -- Mix: 70 % current variant (/v1/ads, 4 formats, adUnitId, half with an Origin), 30 % earlier
 -- (/api/ads, 3 formats); 60 % 1 wallet, 30 % 3, 10 % 50; each wallet known with p = 0.7.
 -- The same seeded sequence of requests goes to every server. done() prints one RESULT line.
@@ -27,6 +30,7 @@ function init(args)
   local key = read_lines(dir .. "/bench-key.txt")[1]
   local known = read_lines(dir .. "/wallets-known.txt")
   local unknown = read_lines(dir .. "/wallets-unknown.txt")
+  local cookies = args[2] and read_lines(args[2]) or nil
   math.randomseed(20260101)
   local current_formats = { "LANDSCAPE", "LONG_BANNER", "SHORT_BANNER", "NO_IMAGE" }
   local earlier_formats = { "LANDSCAPE", "LONG_BANNER", "SHORT_BANNER" }
@@ -45,6 +49,14 @@ function init(args)
       if math.random() < 0.5 then headers["Origin"] = "https://news.example" end
       body = '{"walletAddresses":[' .. table.concat(wallets, ",") .. '],"imageFormat":"' ..
              pick(current_formats) .. '","adUnitId":"slot-' .. math.random(20) .. '"}'
+      if cookies then
+        local value, wallet = pick(cookies):match("^([^\t]+)\t(.+)$")
+        headers["Cookie"] = "adserver_id=" .. value .. "; adserver_id_p=" .. value
+        local presented = math.random() < 0.5 and ('"' .. wallet .. '"') or ""
+        body = '{"walletAddresses":[' .. presented .. '],"imageFormat":"' ..
+               pick(current_formats) .. '","adUnitId":"slot-' .. math.random(20) ..
+               '","cookieConsent":true}'
+      end
     else
       path = "/api/ads"
       body = '{"walletAddresses":[' .. table.concat(wallets, ",") .. '],"imageFormat":"' ..

@@ -65,6 +65,14 @@ std::string ConsentedCookieless(int thread, int i) {
       .dump();
 }
 
+// 50 distinct wallets per request: the most a request can make an identity remember.
+std::string ConsentedCookieless50(int thread, int i) {
+  json wallets = json::array();
+  for (int k = 0; k < 50; ++k) wallets.push_back(Wallet(thread, i * 50 + k));
+  return json{{"walletAddresses", wallets}, {"imageFormat", "LANDSCAPE"}, {"cookieConsent", true}}
+      .dump();
+}
+
 std::string NullLocalId(int thread, int i) {
   return json{{"walletAddresses", {Wallet(thread, i)}},
               {"imageFormat", "LANDSCAPE"},
@@ -186,7 +194,7 @@ TEST_F(IdentityFloodTest, AnErasureAnswersAtOnceDuringAConsentedFlood) {
 TEST(IdentityShutdownTest, SigtermExitsWithinTenSecondsAfterAConsentedFlood) {
   ServingFixture own(FloodOptions());
   ASSERT_TRUE(own.ok()) << own.error();
-  Flood(own.server(), own.keys.open_live, "/v1/ads", ConsentedCookieless, 10'000);
+  Flood(own.server(), own.keys.open_live, "/v1/ads", ConsentedCookieless50, 3'000);
   Flood(own.server(), own.keys.open_live, "/api/ads", NullLocalId, 2'500);
   auto started = std::chrono::steady_clock::now();
   EXPECT_EQ(own.server().Stop(std::chrono::seconds(10)), 0) << own.server().Output();

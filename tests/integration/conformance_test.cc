@@ -391,7 +391,27 @@ std::vector<Case> Cases() {
        .check = [](const HttpResult& r) {
          json b = json::parse(r.body);
          ASSERT_TRUE(b.contains("localId") && b["localId"].is_string()) << r.body;
-         EXPECT_EQ(b["localId"].get<std::string>().size(), 32u) << "128 random bits, hex";
+         // A sealed token naming the one wallet: base64url, unguessable (random nonce).
+         std::string id = b["localId"].get<std::string>();
+         EXPECT_EQ(id.size(), 120u) << id;
+         EXPECT_EQ(id.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                        "0123456789-_"),
+                   std::string::npos)
+             << id;
+       }});
+  add({.rule = "2.1: localId longer than serve.max_local_id_bytes (2048) is 400", .path = kEarlier,
+       .body = {{"walletAddresses", {kW.uniswap}}, {"imageFormat", "LANDSCAPE"},
+                {"localId", std::string(2049, 'A')}},
+       .status = 400, .detail_fields = {"localId"}});
+  add({.rule = "compat: a localId as long as the longest issued (50 wallets) is accepted",
+       .path = kEarlier,
+       .body = {{"walletAddresses", {kW.uniswap}}, {"imageFormat", "LANDSCAPE"},
+                {"localId", std::string(1688, 'A')}},
+       .check = [](const HttpResult& r) {
+         json b = json::parse(r.body);
+         // Not a token of ours: unknown, so a new id is bound.
+         ASSERT_TRUE(b.contains("localId") && b["localId"].is_string()) << r.body;
+         EXPECT_NE(b["localId"], std::string(1688, 'A'));
        }});
   add({.rule = "2.1: localId must be a string or null", .path = kEarlier,
        .body = {{"walletAddresses", {kW.uniswap}}, {"imageFormat", "LANDSCAPE"}, {"localId", false}},

@@ -1,0 +1,104 @@
+#include "store/sqlite/sqlite_identity_store.h"
+
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <string>
+#include <vector>
+
+#include "support/temp_dir.h"
+
+namespace adserver::store {
+namespace {
+
+ErasureDigestKey Key(uint8_t n) {
+  ErasureDigestKey k;
+  k.fill(n);
+  return k;
+}
+
+std::vector<ErasureRecord> Scan(SqliteIdentityStore& s, int64_t after) {
+  std::vector<ErasureRecord> out;
+  EXPECT_TRUE(s.ScanErasures(after, [&](const ErasureRecord& r) { out.push_back(r); }).ok());
+  return out;
+}
+
+int64_t Count(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
+  sqlite3_stmt* stmt = nullptr;
+  int64_t n = -1;
+  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK &&
+      sqlite3_step(stmt) == SQLITE_ROW) {
+    n = sqlite3_column_int64(stmt, 0);
+  }
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
+  return n;
+}
+
+TEST(SqliteIdentityStoreTest, TheFirstDigestKeyStoredIsTheInstallationsKey) {
+  testing::TempDir dir;
+  auto a = SqliteIdentityStore::Open(dir.File("adserver.db"));
+  auto b = SqliteIdentityStore::Open(dir.File("adserver.db"));
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(*(*a)->DigestKey(Key(1)), Key(1));
+  EXPECT_EQ(*(*b)->DigestKey(Key(2)), Key(1)) << "another process gets the stored key";
+  EXPECT_EQ(*(*a)->DigestKey(Key(3)), Key(1));
+}
+
+TEST(SqliteIdentityStoreTest, ErasuresAreScannedInOrderAndARepeatGetsANewSequenceNumber) {
+  testing::TempDir dir;
+  auto s = std::move(*SqliteIdentityStore::Open(dir.File("adserver.db")));
+  ErasureRecord first = *s->PutErasure(0xffff'ffff'ffff'fff0ULL, 100);  // above INT64_MAX
+  ErasureRecord second = *s->PutErasure(7, 200);
+  EXPECT_LT(first.seq, second.seq);
+  std::vector<ErasureRecord> all = Scan(*s, 0);
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0].digest, 0xffff'ffff'ffff'fff0ULL);
+  EXPECT_EQ(all[0].erased_at, 100);
+  EXPECT_EQ(all[1].digest, 7u);
+  ErasureRecord again = *s->PutErasure(0xffff'ffff'ffff'fff0ULL, 300);
+  EXPECT_GT(again.seq, second.seq);
+  std::vector<ErasureRecord> since = Scan(*s, second.seq);
+  ASSERT_EQ(since.size(), 1u);
+  EXPECT_EQ(since[0].erased_at, 300);
+  EXPECT_EQ(Scan(*s, 0).size(), 2u) << "one row per digest";
+  EXPECT_EQ(*s->DeleteErasuresBefore(250), 1);
+  ASSERT_EQ(Scan(*s, 0).size(), 1u);
+  EXPECT_EQ(Scan(*s, 0)[0].erased_at, 300);
+}
+
+TEST(SqliteIdentityStoreTest, UpgradingDropsTheIdentityGraphTablesAndTheirRows) {
+  testing::TempDir dir;
+  std::string path = dir.File("adserver.db");
+  {
+    // The identity tables of schema version 3 (the identity-graph release), with rows.
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    const char* sql =
+        "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT "
+        "NULL);"
+        "INSERT INTO schema_migrations VALUES (1, 0), (2, 0), (3, 0);"
+        "CREATE TABLE identities (id BLOB PRIMARY KEY, kind INTEGER NOT NULL, last_seen INTEGER "
+        "NOT NULL) WITHOUT ROWID;"
+        "CREATE TABLE identity_wallets (identity_id BLOB NOT NULL REFERENCES identities (id) ON "
+        "DELETE CASCADE, wallet BLOB NOT NULL, last_seen INTEGER NOT NULL, PRIMARY KEY "
+        "(identity_id, wallet)) WITHOUT ROWID;"
+        "INSERT INTO identities VALUES (x'00112233445566778899aabbccddeeff', 1, 5);"
+        "INSERT INTO identity_wallets VALUES (x'00112233445566778899aabbccddeeff', "
+        "x'1111111111111111111111111111111111111111', 5);";
+    ASSERT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+    sqlite3_close(db);
+  }
+  auto s = SqliteIdentityStore::Open(path);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(Count(path, "SELECT count(*) FROM sqlite_master WHERE name IN "
+                        "('identities', 'identity_wallets')"),
+            0);
+  EXPECT_EQ(Count(path, "SELECT max(version) FROM schema_migrations"), 4);
+  EXPECT_EQ(Count(path, "SELECT count(*) FROM identity_erasures"), 0);
+}
+
+}  // namespace
+}  // namespace adserver::store

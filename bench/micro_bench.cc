@@ -1,6 +1,7 @@
 // Google Benchmark micro-benchmarks of the serving path (issue 6): request parsing and
 // validation, key lookup, wallet index lookup, Decide() on a 10k-campaign catalog, and the
-// whole handler including response serialization. Catalogs are built in memory from the
+// whole handler including response serialization; identity tokens (issue 20): opening and
+// sealing a cookie, and the consented request's identity step. Catalogs are built in memory from the
 // dataset of bench/dataset.h (ADSERVER_BENCH_WALLETS wallets, default 1M; 10k campaigns).
 
 #include <benchmark/benchmark.h>
@@ -21,6 +22,7 @@
 #include "ingest/catalog_builder.h"
 #include "serve/ad_handler.h"
 #include "serve/ad_request.h"
+#include "serve/identity_binding.h"
 
 // Heap allocations made by this thread, reported per iteration as the "allocs" counter.
 thread_local int64_t g_allocations = 0;
@@ -267,6 +269,84 @@ BENCHMARK(BM_HandleWith)
     ->ArgNames({"wallets", "known", "earlier"})
     ->Args({1, 1, 0})->Args({3, 1, 0})->Args({50, 1, 0})
     ->Args({3, 0, 0})->Args({3, 1, 1});
+
+// Identity tokens (issue 20). One service for all: a fixed key, no store, no erasures.
+identity::IdentityService& Identity() {
+  static FakeClock clock;
+  static std::unique_ptr<identity::IdentityService> service = [] {
+    identity::IdentityOptions options;
+    options.keys = "1:" + std::string(64, 'c');
+    return std::move(*identity::IdentityService::Create(nullptr, clock, options));
+  }();
+  return *service;
+}
+
+identity::IdentityToken TokenOf(int wallets, int64_t now) {
+  identity::IdentityToken token;
+  token.id = identity::IdentityService::NewId();
+  std::vector<Address> seen;
+  for (int i = 0; i < wallets; ++i) {
+    Address a;
+    a.bytes.fill(static_cast<uint8_t>(i + 1));
+    seen.push_back(a);
+  }
+  identity::MergeWallets(token.wallets, seen, now, identity::kMaxWalletsPerIdentity);
+  return token;
+}
+
+// Opening a cookie value (base64url decode, XChaCha20-Poly1305, retention and erasure checks).
+void BM_OpenCookie(benchmark::State& state) {
+  const int64_t now = 1'767'225'600;
+  identity::IdentityToken token = TokenOf(static_cast<int>(state.range(0)), now);
+  std::string value = Identity().Seal(identity::TokenKind::kCookie, token, now);
+  int64_t allocations = g_allocations;
+  for (auto _ : state) {
+    auto opened = Identity().Open(identity::TokenKind::kCookie, value, now);
+    benchmark::DoNotOptimize(opened);
+  }
+  state.counters["value_chars"] = static_cast<double>(value.size());
+  ReportAllocations(state, allocations);
+}
+BENCHMARK(BM_OpenCookie)->ArgName("wallets")->Arg(1)->Arg(50);
+
+void BM_SealCookie(benchmark::State& state) {
+  const int64_t now = 1'767'225'600;
+  identity::IdentityToken token = TokenOf(static_cast<int>(state.range(0)), now);
+  for (auto _ : state) {
+    std::string value = Identity().Seal(identity::TokenKind::kCookie, token, now);
+    benchmark::DoNotOptimize(value);
+  }
+}
+BENCHMARK(BM_SealCookie)->ArgName("wallets")->Arg(1)->Arg(50);
+
+// serve::ResolveIdentity for a consented /v1/ads request: a returning browser (its cookie and
+// its wallet, nothing to re-seal) or a cookieless one (a new identity sealed into two cookies).
+void BM_ResolveConsentedIdentity(benchmark::State& state) {
+  const int64_t now = 1'767'225'600;
+  bool with_cookie = state.range(0) != 0;
+  identity::IdentityToken token = TokenOf(1, now);
+  std::string value = Identity().Seal(identity::TokenKind::kCookie, token, now);
+  http::Request http_request;
+  if (with_cookie) {
+    http_request.headers = {{"Cookie", "adserver_id=" + value + "; adserver_id_p=" + value}};
+  }
+  serve::AdRequest request;
+  request.variant = decision::Variant::kCurrent;
+  request.cookie_consent = true;
+  int64_t allocations = g_allocations;
+  size_t set_cookies = 0;
+  for (auto _ : state) {
+    request.wallets = {token.wallets[0].wallet};
+    serve::IdentityOutcome out =
+        serve::ResolveIdentity(&Identity(), http_request, request, false, now + 60);
+    set_cookies += out.set_cookies.size();
+    benchmark::DoNotOptimize(out);
+  }
+  state.counters["set_cookies"] =
+      benchmark::Counter(static_cast<double>(set_cookies) / state.iterations());
+  ReportAllocations(state, allocations);
+}
+BENCHMARK(BM_ResolveConsentedIdentity)->ArgName("cookie")->Arg(1)->Arg(0);
 
 }  // namespace
 }  // namespace adserver::bench

@@ -4,6 +4,8 @@
 #include <openssl/evp.h>
 #include <sodium.h>
 
+#include <array>
+#include <cstring>
 #include <memory>
 
 #include "common/address.h"
@@ -69,6 +71,80 @@ std::string RandomHex(size_t bytes) {
   std::string raw(bytes, '\0');
   randombytes_buf(raw.data(), raw.size());
   return HexEncode(reinterpret_cast<const uint8_t*>(raw.data()), raw.size());
+}
+
+}  // namespace adserver
+
+namespace adserver {
+
+void RandomBytesBuffered(uint8_t* out, size_t size) {
+  constexpr size_t kBufferBytes = 4096;
+  ADS_CHECK(size <= 256) << "RandomBytesBuffered is for nonces and ids";
+  struct Buffer {
+    std::array<uint8_t, kBufferBytes> bytes;
+    size_t used = kBufferBytes;
+    ~Buffer() { sodium_memzero(bytes.data(), bytes.size()); }
+  };
+  thread_local Buffer buffer;
+  if (kBufferBytes - buffer.used < size) {
+    randombytes_buf(buffer.bytes.data(), buffer.bytes.size());
+    buffer.used = 0;
+  }
+  std::memcpy(out, buffer.bytes.data() + buffer.used, size);
+  sodium_memzero(buffer.bytes.data() + buffer.used, size);  // each byte is handed out once
+  buffer.used += size;
+}
+
+std::string Base64UrlEncode(const uint8_t* data, size_t size) {
+  std::string out(4 * ((size + 2) / 3) + 1, '\0');  // padded, plus OpenSSL's NUL
+  int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()), data,
+                          static_cast<int>(size));
+  out.resize(static_cast<size_t>(n));
+  while (!out.empty() && out.back() == '=') out.pop_back();
+  for (char& c : out) c = c == '+' ? '-' : c == '/' ? '_' : c;
+  return out;
+}
+
+ptrdiff_t Base64UrlDecode(std::string_view text, uint8_t* out, size_t capacity) {
+  // The longest input decoded on the stack; longer values are not ours anyway.
+  constexpr size_t kMaxChars = 4096;
+  size_t rem = text.size() % 4;
+  if (rem == 1 || text.size() > kMaxChars) return -1;
+  size_t padding = rem == 0 ? 0 : 4 - rem;
+  size_t decoded = text.size() / 4 * 3 + (rem == 0 ? 0 : rem - 1);
+  if (decoded > capacity) return -1;
+  if (text.empty()) return 0;
+  char standard[kMaxChars + 4];
+  std::memcpy(standard, text.data(), text.size());
+  std::memcpy(standard + text.size(), "===", padding);
+  for (size_t i = 0; i < text.size(); ++i) {
+    char& c = standard[i];
+    // EVP_DecodeBlock would accept these (standard alphabet, padding, whitespace).
+    if (c == '+' || c == '/' || c == '=' || c == ' ' || c == '\t' || c == '\r' || c == '\n') {
+      return -1;
+    }
+    c = c == '-' ? '+' : c == '_' ? '/' : c;
+  }
+  size_t total = text.size() + padding;
+  unsigned char buffer[kMaxChars / 4 * 3 + 3];
+  if (EVP_DecodeBlock(buffer, reinterpret_cast<const unsigned char*>(standard),
+                      static_cast<int>(total)) < 0) {
+    return -1;
+  }
+  // Canonical form only: the unused low bits of the last character must be zero, so that one
+  // value has exactly one encoding.
+  if (rem != 0) {
+    char c = standard[text.size() - 1];
+    int v = c >= 'A' && c <= 'Z'   ? c - 'A'
+            : c >= 'a' && c <= 'z' ? c - 'a' + 26
+            : c >= '0' && c <= '9' ? c - '0' + 52
+            : c == '+'             ? 62
+                                   : 63;
+    int unused_bits = rem == 2 ? 4 : 2;
+    if ((v & ((1 << unused_bits) - 1)) != 0) return -1;
+  }
+  std::memcpy(out, buffer, decoded);
+  return static_cast<ptrdiff_t>(decoded);
 }
 
 }  // namespace adserver

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -25,8 +26,22 @@ bool ConstantTimeEqual(std::string_view a, std::string_view b);
 // `n` cryptographically random characters from [A-Za-z0-9] (unbiased).
 std::string RandomAlphanumeric(size_t n);
 
+// Fills `out` with `size` random bytes (at most 256) from a per-thread buffer of libsodium's
+// randombytes, refilled 4 KiB at a time: one getrandom() call per ~170 nonces instead of one
+// each, for nonces and ids on the serving path. A forked child must not use it before exec
+// (it would repeat its parent's buffered bytes); the server never forks.
+void RandomBytesBuffered(uint8_t* out, size_t size);
+
 // A random token of `bytes` random bytes, hex encoded.
 std::string RandomHex(size_t bytes);
+
+// Base64url without padding (RFC 4648 section 5) of `size` bytes, table-driven (OpenSSL): for
+// public values such as sealed cookies, not for secrets (not constant-time).
+std::string Base64UrlEncode(const uint8_t* data, size_t size);
+// Decodes unpadded base64url into `out` (at most `capacity` bytes) and returns the byte count,
+// or -1 for anything else: another alphabet ('+', '/'), padding, whitespace, a length that is
+// not a base64 length, or more than `capacity` bytes. Allocates nothing.
+ptrdiff_t Base64UrlDecode(std::string_view text, uint8_t* out, size_t capacity);
 
 struct DigestHash {
   size_t operator()(const Sha256Digest& d) const noexcept {

@@ -51,7 +51,7 @@ IdentityService::~IdentityService() { Stop(); }
 
 IdentityId IdentityService::NewId() {
   IdentityId id;
-  randombytes_buf(id.data(), id.size());
+  RandomBytesBuffered(id.data(), id.size());
   return id;
 }
 

@@ -72,8 +72,7 @@ bool DecodePlain(const uint8_t* plain, size_t size, IdentityToken& token) {
     WalletLink link;
     std::memcpy(link.wallet.bytes.data(), in, 20);
     link.last_seen = token.sealed_at - static_cast<int64_t>(GetBigEndian(in + 20, 4));
-    if (token.wallets.Contains(link.wallet)) return false;
-    token.wallets.push_back(link);
+    token.wallets.push_back(link);  // authenticated: sealed by us without duplicates
   }
   return true;
 }
@@ -119,7 +118,7 @@ std::string SealToken(const KeyRing& keys, TokenKind kind, const IdentityToken& 
   std::array<uint8_t, kMaxSealedBytes> sealed{};
   sealed[0] = key.id;
   uint8_t* nonce = sealed.data() + 1;
-  randombytes_buf(nonce, kNonceBytes);
+  RandomBytesBuffered(nonce, kNonceBytes);
   std::array<uint8_t, kMaxPlainBytes> plain{};
   size_t plain_size = EncodePlain(token, plain.data());
   AssociatedData ad = MakeAssociatedData(kind, key.id);
@@ -129,30 +128,21 @@ std::string SealToken(const KeyRing& keys, TokenKind kind, const IdentityToken& 
                                              nullptr, nonce, key.bytes.data());
   sodium_memzero(plain.data(), plain_size);
   size_t sealed_size = 1 + kNonceBytes + static_cast<size_t>(cipher_size);
-  std::string out(
-      sodium_base64_ENCODED_LEN(sealed_size, sodium_base64_VARIANT_URLSAFE_NO_PADDING), '\0');
-  sodium_bin2base64(out.data(), out.size(), sealed.data(), sealed_size,
-                    sodium_base64_VARIANT_URLSAFE_NO_PADDING);
-  out.pop_back();  // the terminating NUL
-  return out;
+  return Base64UrlEncode(sealed.data(), sealed_size);
 }
 
 std::optional<IdentityToken> UnsealToken(const KeyRing& keys, TokenKind kind,
                                          std::string_view value, int64_t now_seconds,
                                          int64_t max_age_seconds) {
   if (value.size() > MaxTokenChars(kMaxWalletsPerIdentity)) return std::nullopt;
-  std::array<uint8_t, kMaxSealedBytes> sealed{};
-  size_t sealed_size = 0;
-  const char* end = nullptr;
-  if (sodium_base642bin(sealed.data(), sealed.size(), value.data(), value.size(), nullptr,
-                        &sealed_size, &end, sodium_base64_VARIANT_URLSAFE_NO_PADDING) != 0 ||
-      end != value.data() + value.size() || sealed_size < kMinSealedBytes) {
-    return std::nullopt;
-  }
+  std::array<uint8_t, kMaxSealedBytes> sealed;
+  ptrdiff_t decoded = Base64UrlDecode(value, sealed.data(), sealed.size());
+  if (decoded < static_cast<ptrdiff_t>(kMinSealedBytes)) return std::nullopt;
+  size_t sealed_size = static_cast<size_t>(decoded);
   const SealingKey* key = keys.Find(sealed[0]);
   if (key == nullptr) return std::nullopt;
   AssociatedData ad = MakeAssociatedData(kind, key->id);
-  std::array<uint8_t, kMaxPlainBytes> plain{};
+  std::array<uint8_t, kMaxPlainBytes> plain;
   unsigned long long plain_size = 0;
   if (crypto_aead_xchacha20poly1305_ietf_decrypt(
           plain.data(), &plain_size, nullptr, sealed.data() + 1 + kNonceBytes,

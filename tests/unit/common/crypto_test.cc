@@ -5,6 +5,8 @@
 
 #include <cstdint>
 #include <random>
+#include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -87,6 +89,70 @@ TEST(CryptoTest, ConstantTimeEqualOfStringsComparesEveryBitAndTheLength) {
       EXPECT_FALSE(ConstantTimeEqual(a, b)) << "byte " << byte << " bit " << bit;
     }
   }
+}
+
+TEST(CryptoTest, BufferedRandomBytesNeverRepeatAcrossRefillsOrThreads) {
+  ASSERT_TRUE(InitCrypto());
+  std::set<std::string> seen;
+  std::mutex mu;
+  auto draw = [&](int n) {
+    std::vector<std::string> mine;
+    for (int i = 0; i < n; ++i) {
+      std::string nonce(24, '\0');
+      RandomBytesBuffered(reinterpret_cast<uint8_t*>(nonce.data()), nonce.size());
+      mine.push_back(nonce);
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    for (std::string& m : mine) EXPECT_TRUE(seen.insert(m).second);
+  };
+  std::thread a(draw, 2000), b(draw, 2000);  // each thread refills its buffer ~12 times
+  a.join();
+  b.join();
+  EXPECT_EQ(seen.size(), 4000u);
+  std::string zeros(24, '\0');
+  EXPECT_EQ(seen.count(zeros), 0u);
+}
+
+TEST(CryptoTest, Base64UrlMatchesRfc4648WithoutPaddingAndRoundTrips) {
+  ASSERT_TRUE(InitCrypto());
+  // RFC 4648 section 10 vectors, padding removed.
+  const std::pair<std::string, std::string> vectors[] = {
+      {"", ""},       {"f", "Zg"},        {"fo", "Zm8"},        {"foo", "Zm9v"},
+      {"foob", "Zm9vYg"}, {"fooba", "Zm9vYmE"}, {"foobar", "Zm9vYmFy"}};
+  for (const auto& [plain, encoded] : vectors) {
+    const auto* bytes = reinterpret_cast<const uint8_t*>(plain.data());
+    EXPECT_EQ(Base64UrlEncode(bytes, plain.size()), encoded);
+    uint8_t out[16];
+    ASSERT_EQ(Base64UrlDecode(encoded, out, sizeof out), static_cast<ptrdiff_t>(plain.size()));
+    EXPECT_EQ(std::string(reinterpret_cast<char*>(out), plain.size()), plain);
+  }
+  // The URL alphabet: 0xfb 0xff -> "-_8" (standard base64 would be "+/8=").
+  const uint8_t special[] = {0xfb, 0xff};
+  EXPECT_EQ(Base64UrlEncode(special, 2), "-_8");
+  uint8_t out[4];
+  EXPECT_EQ(Base64UrlDecode("-_8", out, sizeof out), 2);
+  EXPECT_EQ(out[0], 0xfb);
+  EXPECT_EQ(out[1], 0xff);
+  for (int n = 0; n < 300; ++n) {
+    std::vector<uint8_t> data(n);
+    for (int i = 0; i < n; ++i) data[i] = static_cast<uint8_t>(i * 131 + n);
+    std::string text = Base64UrlEncode(data.data(), data.size());
+    std::vector<uint8_t> back(n + 3);
+    ASSERT_EQ(Base64UrlDecode(text, back.data(), back.size()), n);
+    back.resize(n);
+    EXPECT_EQ(back, data) << n;
+  }
+}
+
+TEST(CryptoTest, Base64UrlDecodeRefusesEverythingButTheCanonicalUnpaddedForm) {
+  ASSERT_TRUE(InitCrypto());
+  uint8_t out[16];
+  for (const char* bad : {"+/8", "Zm9v=", "Zg==", "Zm 9v", "Zm9v\n", "Z", "Zm9vY", "Zm9*",
+                          "Zh", "Zm9", "Zm-"}) {
+    EXPECT_EQ(Base64UrlDecode(bad, out, sizeof out), -1) << bad;
+  }
+  EXPECT_EQ(Base64UrlDecode("Zm9vYmFy", out, 5), -1) << "more than the capacity";
+  EXPECT_EQ(Base64UrlDecode(std::string(5000, 'A'), out, sizeof out), -1);
 }
 
 }  // namespace

@@ -1,8 +1,8 @@
 // Google Benchmark micro-benchmarks of the serving path (issue 6): request parsing and
 // validation, key lookup, wallet index lookup, Decide() on a 10k-campaign catalog, and the
 // whole handler including response serialization; identity tokens (issue 20): opening and
-// sealing a cookie, and the consented request's identity step. Catalogs are built in memory from the
-// dataset of bench/dataset.h (ADSERVER_BENCH_WALLETS wallets, default 1M; 10k campaigns).
+// sealing a cookie, and the consented request's identity step. Catalogs are built in memory from
+// the dataset of bench/dataset.h (ADSERVER_BENCH_WALLETS wallets, default 1M; 10k campaigns).
 
 #include <benchmark/benchmark.h>
 

@@ -97,8 +97,8 @@ void RandomBytesBuffered(uint8_t* out, size_t size) {
 
 std::string Base64UrlEncode(const uint8_t* data, size_t size) {
   std::string out(4 * ((size + 2) / 3) + 1, '\0');  // padded, plus OpenSSL's NUL
-  int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()), data,
-                          static_cast<int>(size));
+  int n =
+      EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()), data, static_cast<int>(size));
   out.resize(static_cast<size_t>(n));
   while (!out.empty() && out.back() == '=') out.pop_back();
   for (char& c : out) c = c == '+' ? '-' : c == '/' ? '_' : c;

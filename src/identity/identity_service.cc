@@ -42,7 +42,11 @@ Result<std::unique_ptr<IdentityService>> IdentityService::Create(store::Identity
 
 IdentityService::IdentityService(store::IdentityStore* store, const Clock& clock,
                                  const IdentityOptions& options, KeyRing keys)
-    : store_(store), clock_(clock), options_(options), keys_(std::move(keys)) {
+    : store_(store),
+      clock_(clock),
+      options_(options),
+      keys_(std::move(keys)),
+      twin_cookie_name_(options.cookie_name + "_p") {
   erasures_.Publish(std::make_shared<const ErasureList>(
       RandomDigestKey(), std::unordered_map<uint64_t, int64_t>{}, 0));
 }
@@ -142,11 +146,10 @@ Result<int64_t> IdentityService::Prune() {
   return store_ != nullptr ? deleted : static_cast<int64_t>(in_memory);
 }
 
-std::optional<IdentityService::Opened> IdentityService::Open(TokenKind kind,
-                                                             std::string_view value,
+std::optional<IdentityService::Opened> IdentityService::Open(TokenKind kind, std::string_view value,
                                                              int64_t now) const {
-  int64_t max_age = kind == TokenKind::kCookie ? options_.cookie_max_age_seconds
-                                               : options_.retention_seconds;
+  int64_t max_age =
+      kind == TokenKind::kCookie ? options_.cookie_max_age_seconds : options_.retention_seconds;
   std::optional<IdentityToken> token = UnsealToken(keys_, kind, value, now, max_age);
   if (!token) return std::nullopt;
   int64_t cutoff = now - options_.retention_seconds;

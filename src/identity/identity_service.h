@@ -69,6 +69,8 @@ class IdentityService {
 
   const KeyRing& keys() const { return keys_; }
   const IdentityOptions& options() const { return options_; }
+  // Name of the partitioned (CHIPS) twin of the identity cookie: `<cookie_name>_p`.
+  const std::string& twin_cookie_name() const { return twin_cookie_name_; }
 
   // Admin (worker threads): erases `wallet` from every token issued so far, durably (stored
   // before it returns) and at once for this process's serving path. Returns the stored record.
@@ -87,6 +89,7 @@ class IdentityService {
   const Clock& clock_;
   const IdentityOptions options_;
   const KeyRing keys_;
+  const std::string twin_cookie_name_;
   Published<ErasureList> erasures_;
 
   // Serialises the writers of erasures_ (load, sync, erase, prune).

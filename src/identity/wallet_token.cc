@@ -21,8 +21,8 @@ constexpr size_t kMaxSealedBytes = 1 + kNonceBytes + kMaxPlainBytes + kTagBytes;
 constexpr size_t kMinSealedBytes = 1 + kNonceBytes + kHeadBytes + kLinkBytes + kTagBytes;
 constexpr int64_t kMaxClockSkewSeconds = 60;
 static_assert(MaxTokenChars(kMaxWalletsPerIdentity) ==
-              sodium_base64_ENCODED_LEN(kMaxSealedBytes,
-                                        sodium_base64_VARIANT_URLSAFE_NO_PADDING) - 1);
+              sodium_base64_ENCODED_LEN(kMaxSealedBytes, sodium_base64_VARIANT_URLSAFE_NO_PADDING) -
+                  1);
 
 using AssociatedData = std::array<uint8_t, kLabel.size() + 2>;
 

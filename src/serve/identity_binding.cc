@@ -10,8 +10,6 @@ namespace {
 
 using identity::TokenKind;
 
-constexpr std::string_view kPartitionedSuffix = "_p";
-
 bool IEquals(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {
@@ -55,9 +53,8 @@ void UseIdentityWallets(AdRequest& request, const identity::WalletLinks& links) 
 std::optional<identity::IdentityService::Opened> OpenCookie(
     const identity::IdentityService& identity, const http::Request& http_request, int64_t now,
     bool& carried) {
-  const std::string& name = identity.options().cookie_name;
-  std::string twin = name + std::string(kPartitionedSuffix);
-  for (const std::string& cookie : {name, twin}) {
+  for (std::string_view cookie : {std::string_view(identity.options().cookie_name),
+                                  std::string_view(identity.twin_cookie_name())}) {
     for (std::string_view value : CookieValues(http_request, cookie)) {
       carried = true;
       // A tampered, foreign, expired or fully erased value is no identity (nothing is made
@@ -93,9 +90,9 @@ IdentityOutcome ResolveCookie(const identity::IdentityService& identity,
       opened->token.id = identity::IdentityService::NewId();
       reseal = true;
     }
-    reseal |= identity::MergeWallets(opened->token.wallets, request.wallets, now,
-                                     options.max_wallets) ||
-              opened->reseal;
+    reseal |=
+        identity::MergeWallets(opened->token.wallets, request.wallets, now, options.max_wallets) ||
+        opened->reseal;
   }
   // Unchanged wallets: re-sealed (sliding Max-Age, fresh link times) once a refresh is due.
   reseal |= now - opened->token.sealed_at >= options.cookie_refresh_seconds;
@@ -103,13 +100,13 @@ IdentityOutcome ResolveCookie(const identity::IdentityService& identity,
   std::string sealed = identity.Seal(TokenKind::kCookie, opened->token, now);
   const std::string& name = options.cookie_name;
   out.set_cookies.push_back(SetCookie(name, sealed, options.cookie_max_age_seconds, false));
-  out.set_cookies.push_back(SetCookie(name + std::string(kPartitionedSuffix), sealed,
-                                      options.cookie_max_age_seconds, true));
+  out.set_cookies.push_back(
+      SetCookie(identity.twin_cookie_name(), sealed, options.cookie_max_age_seconds, true));
   return out;
 }
 
-void ResolveLocalId(const identity::IdentityService& identity, AdRequest& request,
-                    bool test_key, int64_t now) {
+void ResolveLocalId(const identity::IdentityService& identity, AdRequest& request, bool test_key,
+                    int64_t now) {
   std::optional<identity::IdentityService::Opened> opened;
   if (request.local_id) opened = identity.Open(TokenKind::kLocalId, *request.local_id, now);
   if (request.wallets.empty()) {

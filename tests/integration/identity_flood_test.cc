@@ -31,8 +31,7 @@ ServerProcess::Options FloodOptions() {
   // Under AddressSanitizer, freed memory waits in a quarantine that grows RSS with any churn;
   // measure the server's own state instead.
   const char* asan = std::getenv("ASAN_OPTIONS");
-  o.env["ASAN_OPTIONS"] = std::string(asan ? asan : "") +
-                          (asan && *asan ? ":" : "") +
+  o.env["ASAN_OPTIONS"] = std::string(asan ? asan : "") + (asan && *asan ? ":" : "") +
                           "quarantine_size_mb=0:thread_local_quarantine_size_kb=0";
   return o;
 }
@@ -74,15 +73,14 @@ std::string ConsentedCookieless50(int thread, int i) {
 }
 
 std::string NullLocalId(int thread, int i) {
-  return json{{"walletAddresses", {Wallet(thread, i)}},
-              {"imageFormat", "LANDSCAPE"},
-              {"localId", nullptr}}
+  return json{
+      {"walletAddresses", {Wallet(thread, i)}}, {"imageFormat", "LANDSCAPE"}, {"localId", nullptr}}
       .dump();
 }
 
 struct FloodResult {
-  int64_t answered = 0;      // 200, 204 or 404 with the identity's headers/fields
-  int64_t with_identity = 0; // responses that issued a cookie or a localId
+  int64_t answered = 0;       // 200, 204 or 404 with the identity's headers/fields
+  int64_t with_identity = 0;  // responses that issued a cookie or a localId
   int64_t failed = 0;
 };
 
@@ -152,12 +150,12 @@ class IdentityFloodTest : public ::testing::Test {
     EXPECT_EQ(r.answered, kFloodRequests);
     EXPECT_EQ(r.with_identity, kFloodRequests) << "every request was given an identity";
     EXPECT_LE(rss_after - rss_before, kMaxGrowthKib)
-        << path << ": RSS " << rss_before << " -> " << rss_after << " KiB over "
-        << kFloodRequests << " requests";
+        << path << ": RSS " << rss_before << " -> " << rss_after << " KiB over " << kFloodRequests
+        << " requests";
     EXPECT_LE(db_after - db_before, 3 * 1024 * 1024)
         << "database " << db_before << " -> " << db_after << " bytes";
-    std::printf("%s flood of %d: RSS %lld -> %lld KiB, database %lld -> %lld bytes\n",
-                path.c_str(), kFloodRequests, static_cast<long long>(rss_before),
+    std::printf("%s flood of %d: RSS %lld -> %lld KiB, database %lld -> %lld bytes\n", path.c_str(),
+                kFloodRequests, static_cast<long long>(rss_before),
                 static_cast<long long>(rss_after), static_cast<long long>(db_before),
                 static_cast<long long>(db_after));
   }
@@ -174,9 +172,8 @@ TEST_F(IdentityFloodTest, ANullLocalIdFloodLeavesMemoryFlat) {
 TEST_F(IdentityFloodTest, AnErasureAnswersAtOnceDuringAConsentedFlood) {
   std::atomic<bool> stop{false};
   FloodResult during;
-  std::thread flood([&] {
-    during = Flood(server(), key(), "/v1/ads", ConsentedCookieless, 1'000'000, &stop);
-  });
+  std::thread flood(
+      [&] { during = Flood(server(), key(), "/v1/ads", ConsentedCookieless, 1'000'000, &stop); });
   std::this_thread::sleep_for(std::chrono::seconds(2));  // let the flood build up
   std::string wallet = Wallet(0, 7);
   auto started = std::chrono::steady_clock::now();
@@ -199,9 +196,9 @@ TEST(IdentityShutdownTest, SigtermExitsWithinTenSecondsAfterAConsentedFlood) {
   auto started = std::chrono::steady_clock::now();
   EXPECT_EQ(own.server().Stop(std::chrono::seconds(10)), 0) << own.server().Output();
   auto took = std::chrono::steady_clock::now() - started;
-  std::printf("SIGTERM after the flood: exited in %lld ms\n",
-              static_cast<long long>(
-                  std::chrono::duration_cast<std::chrono::milliseconds>(took).count()));
+  std::printf(
+      "SIGTERM after the flood: exited in %lld ms\n",
+      static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(took).count()));
 }
 
 }  // namespace

@@ -4,8 +4,8 @@
 #include <sodium.h>
 
 #include <cstdint>
-#include <random>
 #include <mutex>
+#include <random>
 #include <set>
 #include <string>
 #include <thread>
@@ -117,7 +117,7 @@ TEST(CryptoTest, Base64UrlMatchesRfc4648WithoutPaddingAndRoundTrips) {
   ASSERT_TRUE(InitCrypto());
   // RFC 4648 section 10 vectors, padding removed.
   const std::pair<std::string, std::string> vectors[] = {
-      {"", ""},       {"f", "Zg"},        {"fo", "Zm8"},        {"foo", "Zm9v"},
+      {"", ""},           {"f", "Zg"},          {"fo", "Zm8"},         {"foo", "Zm9v"},
       {"foob", "Zm9vYg"}, {"fooba", "Zm9vYmE"}, {"foobar", "Zm9vYmFy"}};
   for (const auto& [plain, encoded] : vectors) {
     const auto* bytes = reinterpret_cast<const uint8_t*>(plain.data());
@@ -147,8 +147,8 @@ TEST(CryptoTest, Base64UrlMatchesRfc4648WithoutPaddingAndRoundTrips) {
 TEST(CryptoTest, Base64UrlDecodeRefusesEverythingButTheCanonicalUnpaddedForm) {
   ASSERT_TRUE(InitCrypto());
   uint8_t out[16];
-  for (const char* bad : {"+/8", "Zm9v=", "Zg==", "Zm 9v", "Zm9v\n", "Z", "Zm9vY", "Zm9*",
-                          "Zh", "Zm9", "Zm-"}) {
+  for (const char* bad :
+       {"+/8", "Zm9v=", "Zg==", "Zm 9v", "Zm9v\n", "Z", "Zm9vY", "Zm9*", "Zh", "Zm9", "Zm-"}) {
     EXPECT_EQ(Base64UrlDecode(bad, out, sizeof out), -1) << bad;
   }
   EXPECT_EQ(Base64UrlDecode("Zm9vYmFy", out, 5), -1) << "more than the capacity";

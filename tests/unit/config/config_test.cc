@@ -33,8 +33,8 @@ TEST(ConfigTest, ExampleFileLoadsAndIsValid) {
 TEST(ConfigTest, EnvironmentOverridesFile) {
   testing::TempDir dir;
   std::string path = WriteFile(dir, "data_dir = \"/from/file\"\n[http]\nlisten = \"1.2.3.4:1\"\n");
-  Result<Config> c = LoadConfig(path, {{"ADSERVER_DATA", "/from/env"},
-                                       {"ADSERVER_ADMIN_TOKEN", "0123456789abcdef"}});
+  Result<Config> c = LoadConfig(
+      path, {{"ADSERVER_DATA", "/from/env"}, {"ADSERVER_ADMIN_TOKEN", "0123456789abcdef"}});
   ASSERT_TRUE(c.ok());
   EXPECT_EQ(c->data_dir, "/from/env");
   EXPECT_EQ(c->http.listen, "1.2.3.4:1");
@@ -43,8 +43,7 @@ TEST(ConfigTest, EnvironmentOverridesFile) {
 
 TEST(ConfigTest, UnknownKeysAndWrongTypesNameTheKey) {
   testing::TempDir dir;
-  Result<Config> c =
-      LoadConfig(WriteFile(dir, "colour = 1\n[http]\nio_threads = \"two\"\n"), {});
+  Result<Config> c = LoadConfig(WriteFile(dir, "colour = 1\n[http]\nio_threads = \"two\"\n"), {});
   ASSERT_FALSE(c.ok());
   std::vector<std::string> fields;
   for (const auto& d : c.status().details()) fields.push_back(d.field);
@@ -134,8 +133,8 @@ TEST(ConfigTest, IdentitySectionAndKeyRingSources) {
 
 TEST(ConfigTest, IdentityTokenBoundsAndTheLocalIdLimitThatMustAcceptThem) {
   testing::TempDir dir;
-  Result<Config> c = LoadConfig(
-      WriteFile(dir, "[identity]\nmax_wallets = 10\ncookie_refresh_seconds = 0\n"), {});
+  Result<Config> c =
+      LoadConfig(WriteFile(dir, "[identity]\nmax_wallets = 10\ncookie_refresh_seconds = 0\n"), {});
   ASSERT_TRUE(c.ok()) << c.status().message();
   EXPECT_EQ(c->identity.max_wallets, 10u);
   EXPECT_EQ(c->identity.cookie_refresh_seconds, 0);

@@ -98,7 +98,8 @@ TEST(WalletTokenTest, RoundTripsIdWalletsAndLinkTimes) {
   EXPECT_EQ(back->wallets[2].last_seen, kNow - 20);
   // Fresh random nonce per seal: the same token never seals to the same value twice.
   EXPECT_NE(SealToken(ring, TokenKind::kCookie, t), value);
-  for (char c : value) EXPECT_TRUE(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_');
+  for (char c : value)
+    EXPECT_TRUE(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_');
 }
 
 TEST(WalletTokenTest, TheWalletCapBoundsTheValueWellUnderBrowserCookieLimits) {
@@ -166,8 +167,8 @@ TEST(WalletTokenTest, LinkAgesSaturateInsteadOfWrapping) {
   t.wallets.clear();
   t.wallets.push_back({W(1), kNow - (int64_t{1} << 40)});
   t.wallets.push_back({W(2), kNow + 100});  // a link "from the future" counts as now
-  auto back = UnsealToken(ring, TokenKind::kCookie, SealToken(ring, TokenKind::kCookie, t), kNow,
-                          kMaxAge);
+  auto back =
+      UnsealToken(ring, TokenKind::kCookie, SealToken(ring, TokenKind::kCookie, t), kNow, kMaxAge);
   ASSERT_TRUE(back.has_value());
   EXPECT_EQ(back->wallets[0].last_seen, kNow - int64_t{UINT32_MAX});
   EXPECT_EQ(back->wallets[1].last_seen, kNow);

@@ -93,8 +93,9 @@ TEST(SqliteIdentityStoreTest, UpgradingDropsTheIdentityGraphTablesAndTheirRows) 
   }
   auto s = SqliteIdentityStore::Open(path);
   ASSERT_TRUE(s.ok()) << s.status().message();
-  EXPECT_EQ(Count(path, "SELECT count(*) FROM sqlite_master WHERE name IN "
-                        "('identities', 'identity_wallets')"),
+  EXPECT_EQ(Count(path,
+                  "SELECT count(*) FROM sqlite_master WHERE name IN "
+                  "('identities', 'identity_wallets')"),
             0);
   EXPECT_EQ(Count(path, "SELECT max(version) FROM schema_migrations"), 4);
   EXPECT_EQ(Count(path, "SELECT count(*) FROM identity_erasures"), 0);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Identity soak (issue 20): mixed consented /v1/ads load where half the requests come from
-# browsers without the identity cookie and half from browsers that keep it
-# (bench/wrk_identity.lua), for --duration seconds. Samples the server's RSS and the rows of its
+# browsers without the identity cookie and half from browsers that keep it (bench/wrk_mix.lua
+# in its `identity` mode), for --duration seconds. Samples the server's RSS and the rows of its
 # identity tables every --sample seconds and checks, after --warmup seconds, that RSS stays
 # within ±5 % of its value at the end of the warm-up and that identity rows do not grow.
 #
@@ -104,7 +104,7 @@ db_bytes() { du -cb "$data"/adserver.db* | tail -1 | cut -f1; }
 samples="$out_dir/samples.tsv"
 printf 'seconds\trss_kib\tanon_kib\tidentity_rows\tdb_bytes\n' >"$samples"
 taskset -c "$(($(nproc) > 1 ? 1 : 0))" wrk -t1 -c"$connections" -d"${duration}s" --timeout 5s \
-  -s "$here/wrk_identity.lua" "http://127.0.0.1:$server_port" -- "$data" "$work/cookies.tsv" \
+  -s "$here/wrk_mix.lua" "http://127.0.0.1:$server_port" -- "$data" "$work/cookies.tsv" identity \
   >"$work/wrk.out" 2>&1 &
 wrk_pid=$!
 start=$SECONDS

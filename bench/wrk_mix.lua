@@ -1,10 +1,14 @@
 -- wrk script for bench/load.sh: a realistic mix of ad requests (issue 6).
--- Usage: wrk ... -s bench/wrk_mix.lua -- DATA_DIR [COOKIES_FILE]
+-- Usage: wrk ... -s bench/wrk_mix.lua -- DATA_DIR [COOKIES_FILE [identity]]
 --   DATA_DIR holds bench-key.txt, wallets-known.txt and wallets-unknown.txt
 --   (written by adserver-bench-data). COOKIES_FILE (bench/common.sh identity_cookies): lines
 --   "cookie<TAB>wallet"; with it every current-variant request is a consented browser with its
 --   identity cookie (and its partitioned twin), half presenting the cookie's wallet again, half
 --   no wallet (served from the cookie).
+--   `identity` (bench/identity_soak.sh, issue 20): instead of the mix, consented /v1/ads only,
+--   half from browsers without the cookie (1 to 3 wallets, known with p = 0.7; in the
+--   identity-graph design each one minted an identity that stayed), half from browsers that
+--   keep it (as above).
 -- Mix: 70 % current variant (/v1/ads, 4 formats, adUnitId, half with an Origin), 30 % earlier
 -- (/api/ads, 3 formats); 60 % 1 wallet, 30 % 3, 10 % 50; each wallet known with p = 0.7.
 -- The same seeded sequence of requests goes to every server. done() prints one RESULT line.
@@ -25,6 +29,30 @@ end
 
 local function pick(list) return list[math.random(#list)] end
 
+-- A consented browser with its identity cookie: presents the cookie's wallet again (p = 0.5)
+-- or none. Returns the quoted wallet list and sets the Cookie header.
+local function with_cookie(cookies, headers)
+  local value, wallet = pick(cookies):match("^([^\t]+)\t(.+)$")
+  headers["Cookie"] = "adserver_id=" .. value .. "; adserver_id_p=" .. value
+  return math.random() < 0.5 and ('"' .. wallet .. '"') or ""
+end
+
+local function identity_request(key, known, unknown, cookies)
+  local headers = { ["Content-Type"] = "application/json", ["x-api-key"] = key }
+  local wallets
+  if math.random() < 0.5 then
+    local list = {}
+    for j = 1, math.random(3) do
+      list[j] = '"' .. (math.random() < 0.7 and pick(known) or pick(unknown)) .. '"'
+    end
+    wallets = table.concat(list, ",")
+  else
+    wallets = with_cookie(cookies, headers)
+  end
+  return wrk.format("POST", "/v1/ads", headers, '{"walletAddresses":[' .. wallets ..
+                    '],"imageFormat":"LANDSCAPE","cookieConsent":true}')
+end
+
 function init(args)
   local dir = args[1] or "."
   local key = read_lines(dir .. "/bench-key.txt")[1]
@@ -32,6 +60,10 @@ function init(args)
   local unknown = read_lines(dir .. "/wallets-unknown.txt")
   local cookies = args[2] and read_lines(args[2]) or nil
   math.randomseed(20260101)
+  if args[3] == "identity" then
+    for i = 1, pool_size do pool[i] = identity_request(key, known, unknown, cookies) end
+    return
+  end
   local current_formats = { "LANDSCAPE", "LONG_BANNER", "SHORT_BANNER", "NO_IMAGE" }
   local earlier_formats = { "LANDSCAPE", "LONG_BANNER", "SHORT_BANNER" }
   for i = 1, pool_size do
@@ -50,10 +82,7 @@ function init(args)
       body = '{"walletAddresses":[' .. table.concat(wallets, ",") .. '],"imageFormat":"' ..
              pick(current_formats) .. '","adUnitId":"slot-' .. math.random(20) .. '"}'
       if cookies then
-        local value, wallet = pick(cookies):match("^([^\t]+)\t(.+)$")
-        headers["Cookie"] = "adserver_id=" .. value .. "; adserver_id_p=" .. value
-        local presented = math.random() < 0.5 and ('"' .. wallet .. '"') or ""
-        body = '{"walletAddresses":[' .. presented .. '],"imageFormat":"' ..
+        body = '{"walletAddresses":[' .. with_cookie(cookies, headers) .. '],"imageFormat":"' ..
                pick(current_formats) .. '","adUnitId":"slot-' .. math.random(20) ..
                '","cookieConsent":true}'
       end

@@ -47,11 +47,17 @@ IdentityService::IdentityService(store::IdentityStore* store, const Clock& clock
       options_(options),
       keys_(std::move(keys)),
       twin_cookie_name_(options.cookie_name + "_p") {
-  erasures_.Publish(std::make_shared<const ErasureList>(
+  PublishErasures(std::make_shared<const ErasureList>(
       RandomDigestKey(), std::unordered_map<uint64_t, int64_t>{}, 0));
 }
 
 IdentityService::~IdentityService() { Stop(); }
+
+void IdentityService::PublishErasures(std::shared_ptr<const ErasureList> list) {
+  size_t size = list->size();
+  erasures_.Publish(std::move(list));
+  erasure_count_.store(size, std::memory_order_release);
+}
 
 IdentityId IdentityService::NewId() {
   IdentityId id;
@@ -63,7 +69,7 @@ Status IdentityService::Load() {
   if (store_ == nullptr) return OkStatus();
   std::lock_guard<std::mutex> lock(mu_);
   ADS_ASSIGN_OR_RETURN(store::ErasureDigestKey key, store_->DigestKey(RandomDigestKey()));
-  erasures_.Publish(
+  PublishErasures(
       std::make_shared<const ErasureList>(key, std::unordered_map<uint64_t, int64_t>{}, 0));
   ADS_RETURN_IF_ERROR(SyncLocked());
   ADS_LOG(info, "identity erasure list loaded", "erasures", erasures_.Current()->size());
@@ -120,7 +126,7 @@ Status IdentityService::SyncLocked() {
   if (added.empty()) return OkStatus();
   std::unordered_map<uint64_t, int64_t> entries = current->entries();
   for (const auto& [digest, erased_at] : added) entries[digest] = erased_at;
-  erasures_.Publish(
+  PublishErasures(
       std::make_shared<const ErasureList>(current->key(), std::move(entries), last_seq));
   return OkStatus();
 }
@@ -136,7 +142,7 @@ Result<int64_t> IdentityService::Prune() {
   std::unordered_map<uint64_t, int64_t> entries = current->entries();
   size_t in_memory = std::erase_if(entries, [&](const auto& e) { return e.second < cutoff; });
   if (in_memory > 0) {
-    erasures_.Publish(std::make_shared<const ErasureList>(current->key(), std::move(entries),
+    PublishErasures(std::make_shared<const ErasureList>(current->key(), std::move(entries),
                                                           current->last_seq()));
   }
   if (deleted > 0 || in_memory > 0) {
@@ -155,8 +161,9 @@ std::optional<IdentityService::Opened> IdentityService::Open(TokenKind kind, std
   int64_t cutoff = now - options_.retention_seconds;
   size_t dropped =
       token->wallets.RemoveIf([cutoff](const WalletLink& l) { return l.last_seen < cutoff; });
-  std::shared_ptr<const ErasureList> erased = erasures_.Current();
-  dropped += erased->Apply(token->wallets);
+  if (erasure_count_.load(std::memory_order_acquire) != 0) {
+    dropped += erasures_.Current()->Apply(token->wallets);
+  }
   if (token->wallets.empty()) return std::nullopt;
   bool rotated = token->key_id != keys_.active().id;
   return Opened{std::move(*token), dropped > 0 || rotated};
@@ -177,7 +184,7 @@ Result<store::ErasureRecord> IdentityService::EraseWallet(const Address& wallet)
   if (store_ == nullptr) {
     std::unordered_map<uint64_t, int64_t> entries = current->entries();
     entries[digest] = now;
-    erasures_.Publish(
+    PublishErasures(
         std::make_shared<const ErasureList>(current->key(), std::move(entries), record.seq));
     return record;
   }

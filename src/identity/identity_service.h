@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -83,6 +84,8 @@ class IdentityService {
   IdentityService(store::IdentityStore* store, const Clock& clock, const IdentityOptions& options,
                   KeyRing keys);
   Status SyncLocked();  // REQUIRES: mu_ held.
+  // Publishes `list` as the erasure list. REQUIRES: mu_ held (or the constructor).
+  void PublishErasures(std::shared_ptr<const ErasureList> list);
   void Run();
 
   store::IdentityStore* const store_;
@@ -91,6 +94,9 @@ class IdentityService {
   const KeyRing keys_;
   const std::string twin_cookie_name_;
   Published<ErasureList> erasures_;
+  // Size of the published erasure list, so that Open skips taking the snapshot while it is
+  // empty (the common case). Updated after each Publish.
+  std::atomic<size_t> erasure_count_{0};
 
   // Serialises the writers of erasures_ (load, sync, erase, prune).
   std::mutex mu_;

@@ -37,13 +37,39 @@ std::string SetCookie(std::string_view name, std::string_view value, int64_t max
   return c;
 }
 
+// Calls fn(value) for every cookie named `name` in the request's Cookie headers, in order,
+// until it returns false (then returns false). Allocates nothing.
+template <typename Fn>
+bool ForEachCookieValue(const http::Request& request, std::string_view name, Fn fn) {
+  for (const http::Header& header : request.headers) {
+    if (!IEquals(header.name, "Cookie")) continue;
+    std::string_view rest = header.value;
+    while (!rest.empty()) {
+      size_t semi = rest.find(';');
+      std::string_view pair = Trim(rest.substr(0, semi));
+      rest = semi == std::string_view::npos ? std::string_view() : rest.substr(semi + 1);
+      size_t eq = pair.find('=');
+      if (eq == std::string_view::npos || Trim(pair.substr(0, eq)) != name) continue;
+      std::string_view value = Trim(pair.substr(eq + 1));
+      if (value.size() >= 2 && value.front() == '"' && value.back() == '"') {
+        value = value.substr(1, value.size() - 2);
+      }
+      if (!fn(value)) return false;
+    }
+  }
+  return true;
+}
+
+// Serves the request from the identity's wallets. Their texts are only echoed by the earlier
+// variant (`walletAddress`), so only it gets them.
 void UseIdentityWallets(AdRequest& request, const identity::WalletLinks& links) {
   request.wallets.clear();
   request.wallet_texts.clear();
   request.wallets.reserve(links.size());
+  for (const identity::WalletLink& link : links.view()) request.wallets.push_back(link.wallet);
+  if (request.variant != decision::Variant::kEarlier) return;
   request.wallet_texts.reserve(links.size());
   for (const identity::WalletLink& link : links.view()) {
-    request.wallets.push_back(link.wallet);
     request.wallet_texts.emplace_back(FormatAddress(link.wallet));
   }
 }
@@ -53,16 +79,19 @@ void UseIdentityWallets(AdRequest& request, const identity::WalletLinks& links) 
 std::optional<identity::IdentityService::Opened> OpenCookie(
     const identity::IdentityService& identity, const http::Request& http_request, int64_t now,
     bool& carried) {
+  std::optional<identity::IdentityService::Opened> opened;
   for (std::string_view cookie : {std::string_view(identity.options().cookie_name),
                                   std::string_view(identity.twin_cookie_name())}) {
-    for (std::string_view value : CookieValues(http_request, cookie)) {
+    bool more = ForEachCookieValue(http_request, cookie, [&](std::string_view value) {
       carried = true;
       // A tampered, foreign, expired or fully erased value is no identity (nothing is made
       // from it): with wallets a new identity starts.
-      if (auto opened = identity.Open(TokenKind::kCookie, value, now)) return opened;
-    }
+      opened = identity.Open(TokenKind::kCookie, value, now);
+      return !opened;
+    });
+    if (!more) break;
   }
-  return std::nullopt;
+  return opened;
 }
 
 IdentityOutcome ResolveCookie(const identity::IdentityService& identity,
@@ -141,22 +170,10 @@ void ResolveLocalId(const identity::IdentityService& identity, AdRequest& reques
 
 std::vector<std::string_view> CookieValues(const http::Request& request, std::string_view name) {
   std::vector<std::string_view> values;
-  for (const http::Header& header : request.headers) {
-    if (!IEquals(header.name, "Cookie")) continue;
-    std::string_view rest = header.value;
-    while (!rest.empty()) {
-      size_t semi = rest.find(';');
-      std::string_view pair = Trim(rest.substr(0, semi));
-      rest = semi == std::string_view::npos ? std::string_view() : rest.substr(semi + 1);
-      size_t eq = pair.find('=');
-      if (eq == std::string_view::npos || Trim(pair.substr(0, eq)) != name) continue;
-      std::string_view value = Trim(pair.substr(eq + 1));
-      if (value.size() >= 2 && value.front() == '"' && value.back() == '"') {
-        value = value.substr(1, value.size() - 2);
-      }
-      values.push_back(value);
-    }
-  }
+  ForEachCookieValue(request, name, [&](std::string_view value) {
+    values.push_back(value);
+    return true;
+  });
   return values;
 }
 

@@ -74,16 +74,24 @@ void UseIdentityWallets(AdRequest& request, const identity::WalletLinks& links) 
   }
 }
 
+// At most this many identity cookie values are opened per request. A browser sends one per
+// name (two when it also kept an older one); a header stuffed with values must not buy a
+// decryption each.
+constexpr int kMaxCookieValuesOpened = 4;
+
 // The first cookie value (unpartitioned name first, then the twin) that opens as a live
-// identity; `carried` tells whether any cookie of either name was sent.
+// identity, among the first kMaxCookieValuesOpened; `carried` tells whether any cookie of
+// either name was sent.
 std::optional<identity::IdentityService::Opened> OpenCookie(
     const identity::IdentityService& identity, const http::Request& http_request, int64_t now,
     bool& carried) {
   std::optional<identity::IdentityService::Opened> opened;
+  int tried = 0;
   for (std::string_view cookie : {std::string_view(identity.options().cookie_name),
                                   std::string_view(identity.twin_cookie_name())}) {
     bool more = ForEachCookieValue(http_request, cookie, [&](std::string_view value) {
       carried = true;
+      if (++tried > kMaxCookieValuesOpened) return false;
       // A tampered, foreign, expired or fully erased value is no identity (nothing is made
       // from it): with wallets a new identity starts.
       opened = identity.Open(TokenKind::kCookie, value, now);

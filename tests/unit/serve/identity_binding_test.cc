@@ -146,6 +146,22 @@ TEST_F(IdentityBindingTest, BadCookieWithoutWalletsIsNoFillAndMakesNothing) {
   EXPECT_TRUE(r.wallets.empty());
 }
 
+TEST_F(IdentityBindingTest, OnlyTheFirstFourCookieValuesAreOpened) {
+  AdRequest r = Current({W(1)}, true);
+  std::string good = CookieOf(ResolveIdentity(identity_.get(), {}, r, false, kNow));
+  std::string three_bad = "adserver_id=x; adserver_id=y; adserver_id=z; ";
+  r = Current({}, true);
+  ResolveIdentity(identity_.get(), WithCookie(three_bad + "adserver_id_p=" + good), r, false,
+                  kNow);
+  EXPECT_THAT(r.wallets, ElementsAre(W(1))) << "the fourth value is still opened";
+  r = Current({}, true);
+  IdentityOutcome o = ResolveIdentity(
+      identity_.get(), WithCookie(three_bad + "adserver_id=w; adserver_id_p=" + good), r, false,
+      kNow);
+  EXPECT_TRUE(o.no_fill) << "a fifth value is not";
+  EXPECT_TRUE(r.wallets.empty());
+}
+
 TEST_F(IdentityBindingTest, TestKeysSetNoCookieAndIssueNoLocalId) {
   AdRequest r = Current({W(1)}, true);
   IdentityOutcome o = ResolveIdentity(identity_.get(), {}, r, /*test_key=*/true, kNow);

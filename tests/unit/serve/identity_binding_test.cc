@@ -151,8 +151,7 @@ TEST_F(IdentityBindingTest, OnlyTheFirstFourCookieValuesAreOpened) {
   std::string good = CookieOf(ResolveIdentity(identity_.get(), {}, r, false, kNow));
   std::string three_bad = "adserver_id=x; adserver_id=y; adserver_id=z; ";
   r = Current({}, true);
-  ResolveIdentity(identity_.get(), WithCookie(three_bad + "adserver_id_p=" + good), r, false,
-                  kNow);
+  ResolveIdentity(identity_.get(), WithCookie(three_bad + "adserver_id_p=" + good), r, false, kNow);
   EXPECT_THAT(r.wallets, ElementsAre(W(1))) << "the fourth value is still opened";
   r = Current({}, true);
   IdentityOutcome o = ResolveIdentity(

@@ -149,6 +149,9 @@ TEST_F(ServerTest, ResponsesTheSocketCannotTakeAtOnceArriveWhole) {
   });
   ServerOptions options = TestOptions();
   options.io_threads = 1;
+  // body_timeout also bounds writing one response: the stalled reader below must outlast the
+  // other client's 20 requests, which take over 10 s under ASan on a slow machine.
+  options.body_timeout = milliseconds(300'000);
   StartServer(options);
   HttpClient slow = Client();
   ASSERT_EQ(slow.SendRaw("GET /big?a HTTP/1.1\r\nHost: x\r\n\r\n"

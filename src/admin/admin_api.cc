@@ -10,6 +10,7 @@
 #include <variant>
 #include <vector>
 
+#include "admin/detail/guard.h"
 #include "admin/detail/json_fields.h"
 #include "admin/detail/records_json.h"
 #include "common/address.h"
@@ -30,7 +31,6 @@ using detail::JsonResponse;
 using detail::ObjectReader;
 using detail::ProjectNames;
 
-constexpr std::string_view kDisabledMessage = "admin API is disabled (set ADSERVER_ADMIN_TOKEN)";
 
 // What every handler works with. References outlive the AdminApi (see its constructor).
 struct Ctx {
@@ -91,18 +91,6 @@ std::variant<Json, http::Response> ReadJsonObject(const http::Request& request,
   return body;
 }
 
-bool Authorized(const http::Request& request, const Sha256Digest& token_hash) {
-  std::string_view value = request.Header("Authorization");
-  constexpr std::string_view kScheme = "bearer ";
-  if (value.size() <= kScheme.size() || !HasMediaType(value.substr(0, 6), "bearer") ||
-      value[6] != ' ') {
-    return false;
-  }
-  std::string_view token = value.substr(kScheme.size());
-  while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
-  while (!token.empty() && token.back() == ' ') token.remove_suffix(1);
-  return ConstantTimeEqual(Sha256(token), token_hash);
-}
 
 std::optional<std::string_view> QueryParam(std::string_view query, std::string_view name) {
   while (!query.empty()) {
@@ -745,19 +733,8 @@ namespace {
 // Checks the admin token, then runs `handler`.
 http::Response Serve(const AdminOptions& options, const Sha256Digest& token_hash, Ctx ctx,
                      HandlerFn handler, const http::Request& request) {
-  if (options.token.empty()) return http::ErrorResponse(404, kDisabledMessage);
-  if (!Authorized(request, token_hash)) {
-    http::Response response = http::ErrorResponse(401, "missing or invalid admin token");
-    response.SetHeader("WWW-Authenticate", "Bearer");
-    return response;
-  }
-  try {
-    return handler(ctx, request);
-  } catch (const std::exception& e) {
-    // Handlers return Statuses; this is a last line of defence (e.g. allocation failure).
-    ADS_LOG(error, "admin handler threw", "path", request.path, "what", e.what());
-    return http::ErrorResponse(500, "internal error");
-  }
+  return detail::Guarded(options, token_hash, request,
+                         [&]() { return handler(ctx, request); });
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <optional>
 #include <utility>
 
+#include "admin/detail/guard.h"
 #include "admin/detail/json_fields.h"
 #include "admin/detail/records_json.h"
 #include "common/address.h"
@@ -17,18 +18,6 @@ using detail::JsonResponse;
 
 constexpr std::string_view kPath = "/admin/v1/identities/by-wallet/{address}";
 
-// Same check as the rest of the admin API: `Authorization: Bearer <token>`, constant time.
-bool Authorized(const http::Request& request, const Sha256Digest& token_hash) {
-  std::string_view value = request.Header("Authorization");
-  if (value.size() <= 7) return false;
-  std::string scheme(value.substr(0, 7));
-  for (char& c : scheme) c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-  if (scheme != "bearer ") return false;
-  std::string_view token = value.substr(7);
-  while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
-  while (!token.empty() && token.back() == ' ') token.remove_suffix(1);
-  return ConstantTimeEqual(Sha256(token), token_hash);
-}
 
 // Identities are not stored server-side (they live in sealed cookies and localIds), so
 // `identities` is always empty; what the server holds for a wallet is at most its erasure.
@@ -72,20 +61,8 @@ void IdentityAdminApi::RegisterRoutes(http::Router& router) {
     router.Add(
         method, std::string(kPath),
         [this](const http::Request& request) {
-          if (options_.token.empty()) {
-            return http::ErrorResponse(404, "admin API is disabled (set ADSERVER_ADMIN_TOKEN)");
-          }
-          if (!Authorized(request, token_hash_)) {
-            http::Response response = http::ErrorResponse(401, "missing or invalid admin token");
-            response.SetHeader("WWW-Authenticate", "Bearer");
-            return response;
-          }
-          try {
-            return Handle(identities_, request);
-          } catch (const std::exception& e) {
-            ADS_LOG(error, "identity admin handler threw", "what", e.what());
-            return http::ErrorResponse(500, "internal error");
-          }
+          return detail::Guarded(options_, token_hash_, request,
+                                 [&]() { return Handle(identities_, request); });
         },
         route);
   }

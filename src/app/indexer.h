@@ -1,59 +1,71 @@
 #pragma once
 
-// The live EVM indexer: follows a node over JSON-RPC and records wallet interactions with
-// registry contracts into the data directory's activity index. Run by `adserver index`, or on
-// its own thread inside `adserver serve` when the configuration has an [indexer] section.
+// The live EVM indexer (ingest/chain/chain_indexer.h) over a node's JSON-RPC, as `adserver
+// index` runs it, or on its own thread inside `adserver serve` when the configuration has an
+// [indexer] section.
 
-#include <atomic>
+#include <memory>
 #include <string>
 #include <thread>
 
 #include "common/status.h"
-#include "ingest/indexer_options.h"
+#include "ingest/chain/block_sink.h"
+#include "ingest/chain/chain_indexer.h"
+#include "ingest/chain/indexer_options.h"
+#include "ingest/chain/json_rpc_chain_source.h"
 #include "store/lmdb/lmdb_activity_store.h"
 
 namespace adserver::app {
 
-using IndexerOptions = ingest::IndexerOptions;
+using IndexerOptions = ingest::chain::IndexerOptions;
 
-// Runs until `stop` is set. Interactions: a transaction to a registry contract (wallet = from)
-// and a log emitted by one (wallet = the transaction's from), counted once per transaction and
-// project. Each batch of blocks is applied in one LMDB write transaction together with its
-// undo journal and the chain's checkpoint (see LmdbActivityIndex::ApplyBlocks), so a restart
-// resumes exactly where the last commit left off. A block whose parent hash does not match, or
-// a tip the node no longer has, is a reorg: the indexer finds the common ancestor and undoes
-// the abandoned blocks newest first before following the new branch. A legacy checkpoint file
-// DATA_DIR/indexer-<chainId>.json is read once when the index has no checkpoint for the chain.
-// Node errors are retried with exponential backoff (100 ms to 5 s). Returns a Status for
-// unrecoverable errors only: a reorg deeper than the journal (nothing is changed), or the
-// registry cannot be read at start.
-Status RunIndexer(const std::string& data_dir, const IndexerOptions& options,
-                  const std::atomic<bool>& stop);
-// The same on an already open data directory (LMDB must not be opened twice in one process).
-// `store` must outlive the call.
-Status RunIndexer(store::LmdbActivityStore& store, const std::string& data_dir,
-                  const IndexerOptions& options, const std::atomic<bool>& stop);
+// A ChainIndexer reading the node at options.rpc_url into the data directory's activity index,
+// migrating the checkpoint file of earlier versions (DATA_DIR/indexer-<chainId>.json) once.
+// Run and Stop as ChainIndexer's: Run on one thread, Stop from any.
+class LiveIndexer {
+ public:
+  // InvalidArgument if options.rpc_url is not http://host[:port][/path]. `store` (an already
+  // open data directory: LMDB must not be opened twice in one process) and `sink` (optional)
+  // must outlive the result.
+  static Result<std::unique_ptr<LiveIndexer>> Create(store::LmdbActivityStore& store,
+                                                     const std::string& data_dir,
+                                                     const IndexerOptions& options,
+                                                     ingest::chain::BlockSink* sink = nullptr);
+  LiveIndexer(std::unique_ptr<ingest::chain::JsonRpcChainSource> source,
+              store::LmdbActivityStore& store, const IndexerOptions& options,
+              ingest::chain::BlockSink* sink);
 
-// RunIndexer on its own thread (inside `serve`; never on an event loop). An unrecoverable
+  Status Run() { return indexer_.Run(); }
+  void Stop() { indexer_.Stop(); }
+
+ private:
+  std::unique_ptr<ingest::chain::JsonRpcChainSource> source_;
+  ingest::chain::ChainIndexer indexer_;
+};
+
+// A LiveIndexer on its own thread (inside `serve`; never on an event loop). An unrecoverable
 // error is logged and ends the thread; serving goes on. Start and Stop from one thread.
 class IndexerThread {
  public:
-  // `store` must outlive this object.
-  IndexerThread(store::LmdbActivityStore& store, std::string data_dir, IndexerOptions options);
+  // `store` and `sink` (optional) must outlive this object.
+  IndexerThread(store::LmdbActivityStore& store, std::string data_dir, IndexerOptions options,
+                ingest::chain::BlockSink* sink = nullptr);
   ~IndexerThread();
   IndexerThread(const IndexerThread&) = delete;
   IndexerThread& operator=(const IndexerThread&) = delete;
 
+  // Starts the thread; a bad rpc_url is logged and starts nothing.
   void Start();
-  // Asks the indexer to stop after its current step (at most one JSON-RPC timeout) and joins
-  // it. Idempotent.
+  // Stops the indexer after its current step (at most one JSON-RPC timeout; a poll or backoff
+  // wait ends at once) and joins it. Idempotent.
   void Stop();
 
  private:
   store::LmdbActivityStore& store_;
   std::string data_dir_;
   IndexerOptions options_;
-  std::atomic<bool> stop_{false};
+  ingest::chain::BlockSink* sink_;
+  std::unique_ptr<LiveIndexer> indexer_;
   std::thread thread_;
 };
 

@@ -7,6 +7,7 @@
 
 #include "common/log.h"
 #include "store/lmdb/lmdb_activity_store.h"
+#include "store/sqlite/sqlite_events_store.h"
 #include "store/sqlite/sqlite_identity_store.h"
 #include "store/sqlite/sqlite_store.h"
 
@@ -78,6 +79,44 @@ Status Server::InitDecisionState() {
   return OkStatus();
 }
 
+// Clicks, serving counters and the click redirect (issue 15). After InitDecisionState: billed
+// clicks feed the live counters.
+Status Server::InitEvents() {
+  ADS_ASSIGN_OR_RETURN(auto events_store,
+                       store::SqliteEventsStore::Open(DatabasePath(config_.data_dir), {},
+                                                      config_.events.synchronous_full));
+  events_store_ = std::move(events_store);
+  ADS_ASSIGN_OR_RETURN(events_, events::EventsService::Create(*events_store_, clock_, config_.events));
+  events_->SetOnBilled([this](const store::ClickRecord& click) {
+    std::shared_ptr<const decision::Catalog> catalog = catalogs_.Current();
+    const decision::Campaign* campaign = catalog ? catalog->FindCampaign(click.campaign_id) : nullptr;
+    if (campaign != nullptr) {
+      decision::RecordClick(*live_, *campaign, click.price, click.clicked_at);
+    } else {
+      live_->ledger.RecordClick(click.campaign_id, click.price, click.clicked_at);
+    }
+  });
+  clicks_ = std::make_unique<serve::ClickHandler>(
+      catalogs_, *events_, clock_, [this](int64_t ad_id) -> std::optional<std::string> {
+        Result<store::AdRecord> ad = store_->GetAd(ad_id);
+        if (!ad.ok()) return std::nullopt;
+        return ad->cta_url;
+      });
+  clicks_->RegisterRoutes(router_);
+  std::string public_url = config_.serve.public_url;
+  if (public_url.empty()) {
+    public_url = "http://" + config_.http.listen;
+    ADS_LOG(warn, "http.public_url is not set: click URLs use the listen address; set "
+                  "ADSERVER_PUBLIC_URL to the address visitors reach in production",
+            "public_url", public_url);
+  }
+  // A port chosen at start (":0") is known only after Start(), which sets the URL then.
+  if (!public_url.ends_with(":0")) ads_->SetEvents(events_.get(), public_url);
+  events_admin_ = std::make_unique<admin::EventsAdminApi>(*events_store_, *store_, config_.admin);
+  events_admin_->RegisterRoutes(router_);
+  return OkStatus();
+}
+
 Status Server::Init() {
   ADS_ASSIGN_OR_RETURN(auto store, OpenActivityStore(config_.data_dir));
   // Serving reads the LMDB index live: published once, never rebuilt. The indexer shares the
@@ -113,6 +152,7 @@ Status Server::Init() {
                                             identity_.get());
   ADS_RETURN_IF_ERROR(InitDecisionState());
   ads_->SetDecisionHooks(&decision_hooks_);
+  ADS_RETURN_IF_ERROR(InitEvents());
   ads_->RegisterRoutes(router_);
   admin::AdminOptions admin_options = config_.admin;
   admin_options.import_ledger_path = ImportLedgerPath(config_.data_dir);
@@ -151,8 +191,14 @@ Status Server::Init() {
 }
 
 Status Server::Start() {
+  events_->Start();
   ADS_ASSIGN_OR_RETURN(http_, http::Server::Create(config_.http, router_));
   ADS_RETURN_IF_ERROR(http_->Start());
+  if (config_.serve.public_url.empty() && config_.http.listen.ends_with(":0")) {
+    std::string listen = config_.http.listen;
+    ads_->SetEvents(events_.get(), "http://" + listen.substr(0, listen.size() - 1) +
+                                       std::to_string(http_->port()));
+  }
   snapshots_->Start();
   if (indexer_) indexer_->Start();
   if (read_cache_) read_cache_->Start();
@@ -175,6 +221,7 @@ void Server::Stop() {
   if (indexer_) indexer_->Stop();    // finishes its step; every applied block is committed
   if (read_cache_) read_cache_->Stop();
   if (identity_) identity_->Stop();  // nothing to flush: identities are not stored
+  if (events_) events_->Stop();      // commits queued clicks, writes the last serving counters
   if (flusher_) flusher_->Stop();    // writes the last spend and counters (SIGTERM loses none)
   if (snapshots_) snapshots_->Stop();
   ADS_LOG(info, "stopped");

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "admin/admin_api.h"
+#include "admin/events_admin.h"
 #include "admin/identity_admin.h"
 #include "app/indexer.h"
 #include "app/read_cache.h"
@@ -14,12 +15,15 @@
 #include "decision/activity_index.h"
 #include "decision/catalog.h"
 #include "decision/live_state.h"
+#include "events/events_service.h"
 #include "http/router.h"
 #include "http/server.h"
 #include "identity/identity_service.h"
 #include "ingest/counter_flusher.h"
 #include "ingest/snapshot_publisher.h"
 #include "serve/ad_handler.h"
+#include "serve/click_handler.h"
+#include "store/events_store.h"
 #include "store/identity_store.h"
 #include "store/lmdb/lmdb_activity_store.h"
 #include "store/store.h"
@@ -65,6 +69,7 @@ class Server {
   explicit Server(const config::Config& config) : config_(config) {}
   Status Init();
   Status InitDecisionState();
+  Status InitEvents();
 
   config::Config config_;
   const Clock& clock_ = SystemClock::Get();
@@ -85,9 +90,14 @@ class Server {
   // Identity tokens (cookies, localIds) and the erasure list: its own SQLite connection.
   std::unique_ptr<store::IdentityStore> identity_store_;
   std::unique_ptr<identity::IdentityService> identity_;
+  // Clicks and serving counters (issue 15): their own SQLite connection.
+  std::unique_ptr<store::EventsStore> events_store_;
+  std::unique_ptr<events::EventsService> events_;
+  std::unique_ptr<serve::ClickHandler> clicks_;
   std::unique_ptr<serve::AdHandler> ads_;
   std::unique_ptr<admin::AdminApi> admin_;
   std::unique_ptr<admin::IdentityAdminApi> identity_admin_;
+  std::unique_ptr<admin::EventsAdminApi> events_admin_;
   http::Router router_;
   std::unique_ptr<http::Server> http_;
   std::atomic<bool> ready_{false};

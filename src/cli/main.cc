@@ -104,15 +104,16 @@ Status RunServe(const ServeFlags& flags) {
 // `adserver index`: the indexer loop on a thread; SIGTERM/SIGINT stop it after its batch.
 Status RunIndex(const std::string& data_dir, const app::IndexerOptions& options) {
   sigset_t signals = BlockShutdownSignals();
-  std::atomic<bool> stop{false};
+  ADS_ASSIGN_OR_RETURN(auto store, app::OpenActivityStore(data_dir));
+  ADS_ASSIGN_OR_RETURN(auto indexer, app::LiveIndexer::Create(*store, data_dir, options));
   Status status;
   std::thread worker([&] {
-    status = app::RunIndexer(data_dir, options, stop);
+    status = indexer->Run();
     if (!status.ok()) kill(getpid(), SIGTERM);  // wake sigwait
   });
   int sig = 0;
   sigwait(&signals, &sig);
-  stop.store(true);
+  indexer->Stop();
   worker.join();
   return status;
 }

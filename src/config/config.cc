@@ -9,6 +9,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "identity/key_ring.h"
+
 extern char** environ;
 
 namespace adserver::config {
@@ -167,10 +169,45 @@ Status ApplyIndexerEnvironment(const Environment& env, Config& c) {
   return OkStatus();
 }
 
+void ApplyEventsFile(const toml::table& root, Config& c, std::vector<FieldError>& errors) {
+  const toml::table* t = Section(root, "events", errors);
+  if (t == nullptr) return;
+  CheckKnownKeys(*t, "events",
+                 {"keys", "keys_file", "click_ttl_seconds", "flush_interval_ms", "max_click_batch",
+                  "max_pending_clicks", "max_rollup_keys_per_thread", "raw_retention_days",
+                  "minute_rollup_retention_hours", "hour_rollup_retention_days",
+                  "synchronous_full"},
+                 errors);
+  events::EventsOptions& e = c.events;
+  ReadString(*t, "events", "keys", e.keys, errors);
+  ReadInt(*t, "events", "click_ttl_seconds", e.click_ttl_seconds, errors);
+  ReadMillis(*t, "events", "flush_interval_ms", e.flush_interval, errors);
+  ReadInt(*t, "events", "max_click_batch", e.max_click_batch, errors);
+  ReadInt(*t, "events", "max_pending_clicks", e.max_pending_clicks, errors);
+  ReadInt(*t, "events", "max_rollup_keys_per_thread", e.max_rollup_keys_per_thread, errors);
+  ReadInt(*t, "events", "raw_retention_days", e.raw_retention_days, errors);
+  ReadInt(*t, "events", "minute_rollup_retention_hours", e.minute_rollup_retention_hours, errors);
+  ReadInt(*t, "events", "hour_rollup_retention_days", e.hour_rollup_retention_days, errors);
+  if (const toml::node* n = t->get("synchronous_full")) {
+    if (const toml::value<bool>* v = n->as_boolean()) {
+      e.synchronous_full = v->get();
+    } else {
+      errors.push_back({"events.synchronous_full", "must be true or false"});
+    }
+  }
+  std::string keys_file;
+  ReadString(*t, "events", "keys_file", keys_file, errors);
+  if (!keys_file.empty()) {
+    Status st = ReadKeysFile(keys_file, e.keys);
+    if (!st.ok()) errors.push_back({"events.keys_file", st.message()});
+  }
+}
+
 void ApplyFile(const toml::table& root, Config& c, std::vector<FieldError>& errors) {
   CheckKnownKeys(
       root, "",
-      {"data_dir", "log_level", "http", "serve", "snapshots", "admin", "identity", "indexer"},
+      {"data_dir", "log_level", "http", "serve", "snapshots", "admin", "identity", "indexer",
+       "events"},
       errors);
   ReadString(root, "", "data_dir", c.data_dir, errors);
   ReadString(root, "", "log_level", c.log_level, errors);
@@ -178,8 +215,9 @@ void ApplyFile(const toml::table& root, Config& c, std::vector<FieldError>& erro
     CheckKnownKeys(*h, "http",
                    {"listen", "io_threads", "worker_threads", "max_connections", "header_timeout_ms",
                     "body_timeout_ms", "idle_timeout_ms", "max_requests_per_connection",
-                    "max_header_bytes", "drain_timeout_ms"},
+                    "max_header_bytes", "drain_timeout_ms", "public_url"},
                    errors);
+    ReadString(*h, "http", "public_url", c.serve.public_url, errors);
     ReadString(*h, "http", "listen", c.http.listen, errors);
     ReadInt(*h, "http", "io_threads", c.http.io_threads, errors);
     ReadInt(*h, "http", "worker_threads", c.http.worker_threads, errors);
@@ -236,6 +274,7 @@ void ApplyFile(const toml::table& root, Config& c, std::vector<FieldError>& erro
   }
   ApplyIdentityFile(root, c, errors);
   ApplyIndexerFile(root, c, errors);
+  ApplyEventsFile(root, c, errors);
 }
 
 Status ApplyEnvironment(const Environment& env, Config& c) {
@@ -246,6 +285,9 @@ Status ApplyEnvironment(const Environment& env, Config& c) {
     return it == env.end() ? nullptr : &it->second;
   };
   if (auto* v = get("ADSERVER_DATA")) c.data_dir = *v;
+  if (auto* v = get("ADSERVER_PUBLIC_URL")) c.serve.public_url = *v;
+  if (auto* v = get("ADSERVER_EVENTS_KEYS_FILE")) ADS_RETURN_IF_ERROR(ReadKeysFile(*v, c.events.keys));
+  if (auto* v = get("ADSERVER_EVENTS_KEYS")) c.events.keys = *v;
   if (auto* v = get("ADSERVER_LISTEN")) c.http.listen = *v;
   if (auto* v = get("ADSERVER_LOG_LEVEL")) c.log_level = *v;
   if (auto* v = get("ADSERVER_ADMIN_TOKEN_FILE")) {
@@ -297,6 +339,41 @@ Result<Config> LoadConfig(const std::optional<std::string>& path, const Environm
 }
 
 namespace {
+void ValidateEvents(const Config& c, std::vector<FieldError>& errors) {
+  const std::string& url = c.serve.public_url;
+  if (!url.empty()) {
+    bool http = url.starts_with("http://") || url.starts_with("https://");
+    size_t host = url.find("://") + 3;
+    bool clean = url.find_first_of(" \t\r\n\"\\?#") == std::string::npos;
+    if (!http || host >= url.size() || url[host] == '/' || !clean) {
+      errors.push_back({"http.public_url",
+                        "must be an absolute http(s) URL without query or fragment, e.g. "
+                        "https://ads.example.com"});
+    }
+  }
+  const events::EventsOptions& e = c.events;
+  if (e.click_ttl_seconds < 1) errors.push_back({"events.click_ttl_seconds", "must be >= 1"});
+  if (e.flush_interval.count() < 10 || e.flush_interval.count() > 60000) {
+    errors.push_back({"events.flush_interval_ms", "must be 10 to 60000"});
+  }
+  if (e.max_click_batch < 1) errors.push_back({"events.max_click_batch", "must be >= 1"});
+  if (e.max_pending_clicks < 1) errors.push_back({"events.max_pending_clicks", "must be >= 1"});
+  if (e.max_rollup_keys_per_thread < 1) {
+    errors.push_back({"events.max_rollup_keys_per_thread", "must be >= 1"});
+  }
+  if (e.raw_retention_days < 1) errors.push_back({"events.raw_retention_days", "must be >= 1"});
+  if (e.minute_rollup_retention_hours < 1) {
+    errors.push_back({"events.minute_rollup_retention_hours", "must be >= 1"});
+  }
+  if (e.hour_rollup_retention_days < 1) {
+    errors.push_back({"events.hour_rollup_retention_days", "must be >= 1"});
+  }
+  if (!e.keys.empty()) {
+    Result<identity::KeyRing> ring = identity::KeyRing::Parse(e.keys, "events.keys");
+    if (!ring.ok()) errors.insert(errors.end(), ring.status().details().begin(), ring.status().details().end());
+  }
+}
+
 void ValidateIdentity(const identity::IdentityOptions& o, std::vector<FieldError>& errors) {
   bool name_ok = !o.cookie_name.empty() && o.cookie_name.size() <= 64;
   for (char ch : o.cookie_name) {
@@ -389,6 +466,7 @@ Status Validate(const Config& c) {
                           " (the longest localId issued for identity.max_wallets wallets)"});
   }
   ValidateIndexer(c.indexer, errors);
+  ValidateEvents(c, errors);
   if (!errors.empty()) return InvalidArgumentError("invalid configuration", errors);
   return OkStatus();
 }

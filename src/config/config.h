@@ -6,6 +6,7 @@
 
 #include "admin/admin_api.h"
 #include "common/status.h"
+#include "events/options.h"
 #include "http/options.h"
 #include "identity/options.h"
 #include "ingest/indexer_options.h"
@@ -26,6 +27,8 @@ struct Config {
   ingest::SnapshotOptions snapshots;
   admin::AdminOptions admin;
   identity::IdentityOptions identity;
+  // Clicks, serving counters and their retention ([events]); http.public_url is in `serve`.
+  events::EventsOptions events;
   // The live EVM indexer run inside `serve` (on its own thread); unset = not run. Set by an
   // [indexer] section or ADSERVER_INDEXER_RPC.
   std::optional<ingest::IndexerOptions> indexer;
@@ -38,7 +41,8 @@ Environment ProcessEnvironment();
 
 // Loads defaults, then the TOML file at `path` (if given), then the environment:
 //   ADSERVER_ADMIN_TOKEN, ADSERVER_ADMIN_TOKEN_FILE (token read from that file),
-//   ADSERVER_DATA, ADSERVER_LISTEN, ADSERVER_LOG_LEVEL,
+//   ADSERVER_DATA, ADSERVER_LISTEN, ADSERVER_LOG_LEVEL, ADSERVER_PUBLIC_URL (http.public_url),
+//   ADSERVER_EVENTS_KEYS, ADSERVER_EVENTS_KEYS_FILE (events.keys),
 //   ADSERVER_IDENTITY_KEYS, ADSERVER_IDENTITY_KEYS_FILE (key ring read from that file; the
 //   file key `identity.keys_file` does the same),
 //   ADSERVER_INDEXER_RPC, ADSERVER_INDEXER_CHAIN_ID, ADSERVER_INDEXER_CONFIRMATIONS (the first

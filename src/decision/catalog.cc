@@ -141,6 +141,10 @@ void Catalog::BuildIndexes() {
   key_by_hash_.clear();
   key_by_hash_.reserve(api_keys.size());
   for (Index i = 0; i < api_keys.size(); ++i) key_by_hash_.emplace(api_keys[i].hash, i);
+  campaign_by_id_.clear();
+  for (Index i = 0; i < campaigns.size(); ++i) campaign_by_id_.emplace(campaigns[i].id, i);
+  ad_by_id_.clear();
+  for (Index i = 0; i < ads.size(); ++i) ad_by_id_.emplace(ads[i].id, i);
 
   BuildProjectIndex();
 
@@ -191,6 +195,16 @@ std::vector<Index> Catalog::CampaignsForProject(uint32_t project_id) const {
 const std::vector<Index>& Catalog::SampleAds(ImageFormat format, bool earlier_variant) const {
   const auto& lists = earlier_variant ? sample_earlier_ : sample_current_;
   return lists[static_cast<size_t>(format)];
+}
+
+const Campaign* Catalog::FindCampaign(int64_t id) const {
+  auto it = campaign_by_id_.find(id);
+  return it == campaign_by_id_.end() ? nullptr : &campaigns[it->second];
+}
+
+const Ad* Catalog::FindAd(int64_t id) const {
+  auto it = ad_by_id_.find(id);
+  return it == ad_by_id_.end() ? nullptr : &ads[it->second];
 }
 
 }  // namespace adserver::decision

@@ -220,6 +220,9 @@ class Catalog {
 
   // The key whose SHA-256 equals `hash` (compared in constant time), or nullptr.
   const ApiKey* FindKey(const Sha256Digest& hash) const;
+  // The campaign / ad with this store id, or nullptr (not active, or unknown).
+  const Campaign* FindCampaign(int64_t id) const;
+  const Ad* FindAd(int64_t id) const;
   static constexpr uint32_t kAnyAge = std::numeric_limits<uint32_t>::max();
   // One campaign in a project's walk: what the auction checks before touching the campaign,
   // packed so that each entry costs one cache access.
@@ -257,6 +260,8 @@ class Catalog {
 
   uint64_t generation_ = 0;
   std::unordered_map<Sha256Digest, Index, DigestHash> key_by_hash_;
+  std::unordered_map<int64_t, Index> campaign_by_id_;
+  std::unordered_map<int64_t, Index> ad_by_id_;
   // By project id (dense store ids); empty runs for projects no campaign targets.
   std::vector<RunRange> project_runs_;
   // Every project's walk entries, project after project.

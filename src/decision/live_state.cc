@@ -119,7 +119,11 @@ void RecordImpression(LiveState& state, const Campaign& campaign, std::span<cons
 }
 
 void RecordClick(LiveState& state, const Campaign& campaign, int64_t now) {
-  Micros price = campaign.pricing_model == PricingModel::kCpc ? campaign.bid_micros : 0;
+  RecordClick(state, campaign,
+              campaign.pricing_model == PricingModel::kCpc ? campaign.bid_micros : 0, now);
+}
+
+void RecordClick(LiveState& state, const Campaign& campaign, Micros price, int64_t now) {
   state.ledger.RecordClick(campaign.id, price, now);
   NoteLift(state, campaign, now);
 }

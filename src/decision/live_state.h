@@ -91,6 +91,8 @@ Micros ImpressionPrice(const Campaign& campaign);
 void RecordImpression(LiveState& state, const Campaign& campaign, std::span<const Address> wallets,
                       int64_t now);
 void RecordClick(LiveState& state, const Campaign& campaign, int64_t now);
+// A click billed at `price` (the CPC bid when the ad was served, carried by the click token).
+void RecordClick(LiveState& state, const Campaign& campaign, Micros price, int64_t now);
 void RecordConversion(LiveState& state, const Campaign& campaign, int64_t now);
 
 // Beta-smoothed rate: (successes + mean * weight) / (trials + weight).

@@ -10,9 +10,9 @@
 namespace adserver::identity {
 namespace {
 
-Status BadKeys(std::string message) {
-  return InvalidArgumentError("invalid identity key ring",
-                              {FieldError{"identity.keys", std::move(message)}});
+Status BadKeys(std::string_view field, std::string message) {
+  return InvalidArgumentError("invalid key ring " + std::string(field),
+                              {FieldError{std::string(field), std::move(message)}});
 }
 
 int HexValue(char c) {
@@ -26,7 +26,7 @@ bool IsSeparator(char c) { return c == ',' || c == ' ' || c == '\n' || c == '\r'
 
 }  // namespace
 
-Result<KeyRing> KeyRing::Parse(std::string_view text) {
+Result<KeyRing> KeyRing::Parse(std::string_view text, std::string_view field) {
   std::vector<SealingKey> keys;
   size_t entry = 0;
   while (!text.empty()) {
@@ -40,30 +40,30 @@ Result<KeyRing> KeyRing::Parse(std::string_view text) {
     std::string where = "entry " + std::to_string(entry);
     size_t colon = item.find(':');
     if (colon == std::string_view::npos || colon == 0 || colon > 3) {
-      return BadKeys(where + " must be <id>:<64 hex characters>");
+      return BadKeys(field, where + " must be <id>:<64 hex characters>");
     }
     int id = 0;
     for (char c : item.substr(0, colon)) {
-      if (c < '0' || c > '9') return BadKeys(where + ": key id must be a number 1..255");
+      if (c < '0' || c > '9') return BadKeys(field, where + ": key id must be a number 1..255");
       id = id * 10 + (c - '0');
     }
-    if (id < 1 || id > 255) return BadKeys(where + ": key id must be a number 1..255");
+    if (id < 1 || id > 255) return BadKeys(field, where + ": key id must be a number 1..255");
     std::string_view hex = item.substr(colon + 1);
-    if (hex.size() != 64) return BadKeys(where + ": key must be 64 hex characters (32 bytes)");
+    if (hex.size() != 64) return BadKeys(field, where + ": key must be 64 hex characters (32 bytes)");
     SealingKey key;
     key.id = static_cast<uint8_t>(id);
     for (size_t i = 0; i < 32; ++i) {
       int hi = HexValue(hex[2 * i]);
       int lo = HexValue(hex[2 * i + 1]);
-      if (hi < 0 || lo < 0) return BadKeys(where + ": key must be 64 hex characters (32 bytes)");
+      if (hi < 0 || lo < 0) return BadKeys(field, where + ": key must be 64 hex characters (32 bytes)");
       key.bytes[i] = static_cast<uint8_t>(hi * 16 + lo);
     }
     for (const SealingKey& k : keys) {
-      if (k.id == key.id) return BadKeys(where + ": duplicate key id " + std::to_string(id));
+      if (k.id == key.id) return BadKeys(field, where + ": duplicate key id " + std::to_string(id));
     }
     keys.push_back(key);
   }
-  if (keys.empty()) return BadKeys("no key given");
+  if (keys.empty()) return BadKeys(field, "no key given");
   return KeyRing(std::move(keys));
 }
 

@@ -15,14 +15,15 @@ struct SealingKey {
   std::array<uint8_t, 32> bytes{};
 };
 
-// The keys identity cookies are sealed with: one active key (seals new values) plus older keys
+// The keys identity cookies (and click tokens) are sealed with: one active key (seals new values) plus older keys
 // that still open values sealed before a rotation. Immutable after construction; thread-safe.
 class KeyRing {
  public:
   // Parses `<id>:<64 hex chars>` entries (id 1..255) separated by commas, spaces or new lines;
-  // the first is active. InvalidArgument (field "identity.keys", no key material in the
-  // message) for a malformed entry, a duplicate id or an empty text.
-  static Result<KeyRing> Parse(std::string_view text);
+  // the first is active. InvalidArgument (naming `field`, the setting the text came from; no
+  // key material in the message) for a malformed entry, a duplicate id or an empty text. Also
+  // the format of the click-token keys (events.keys).
+  static Result<KeyRing> Parse(std::string_view text, std::string_view field = "identity.keys");
   // A ring with one fresh random key (id 1), for a process without configured keys.
   static KeyRing Random();
 

@@ -15,6 +15,8 @@
 #include "common/crypto.h"
 #include "common/json_writer.h"
 #include "common/log.h"
+#include "events/click_token.h"
+#include "events/decision_id.h"
 #include "serve/ad_request.h"
 #include "serve/decision_hooks.h"
 #include "serve/identity_binding.h"
@@ -147,6 +149,11 @@ std::optional<http::Response> CheckWalletPresence(const AdRequest& request) {
   return Error(400, "Invalid request", {{"walletAddresses", "at least one address is required"}});
 }
 
+std::optional<std::string_view> AdUnitOf(const AdRequest& request) {
+  if (!request.ad_unit_id) return std::nullopt;
+  return std::string_view(*request.ad_unit_id);
+}
+
 // Everything HandleWith needs, bundled so the steps below stay small.
 struct Context {
   const http::Request& request;
@@ -159,7 +166,40 @@ struct Context {
   std::atomic<uint64_t>& sample_counter;
   const identity::IdentityService* identity;  // null = identity disabled
   const DecisionHooks* hooks = nullptr;  // null = no budgets, caps, billing or explain
+  const EventHooks* events = nullptr;     // null = no click URLs, no serving counters
+  int64_t now_micros = 0;
 };
+
+// What a live key's request ended with, for the serving counters.
+struct ServedInfo {
+  int64_t campaign_id = 0;
+  int64_t ad_id = 0;
+  Micros spend = 0;
+};
+
+// The click URL of a live key's ad: {public_url}/v1/click/{token}, the token sealing what the
+// click needs (events/click_token.h) under a new decision id.
+std::string ClickUrl(const Context& ctx, const decision::Publisher& publisher,
+                     const AdRequest& request, const decision::Decision& decision) {
+  const decision::Campaign& campaign = *decision.campaign;
+  events::ClickClaims claims{
+      .decision = events::NewDecisionId(ctx.now_micros / 1000),
+      .publisher_id = publisher.id,
+      .campaign_id = campaign.id,
+      .ad_id = decision.ad->id,
+      .served_at = ctx.now_seconds,
+      .price = campaign.pricing_model == PricingModel::kCpc ? campaign.bid_micros : 0,
+      .person = ctx.events->service->PersonDigest(request.wallets),
+      .earlier_variant = IsEarlier(request.variant),
+      .arm = std::string(decision::ArmFor(publisher, AdUnitOf(request))),
+      .ad_unit_id = request.ad_unit_id.value_or(std::string()),
+  };
+  std::string url;
+  url.reserve(ctx.events->click_prefix.size() + 160 + claims.ad_unit_id.size());
+  url += ctx.events->click_prefix;
+  events::SealClick(ctx.events->service->click_keys(), claims, url);
+  return url;
+}
 
 // The key's checks before its lookup: present and well formed, and a catalog to look it up in.
 std::optional<Outcome> PrecheckKey(const Context& ctx) {
@@ -216,11 +256,6 @@ std::variant<const decision::ApiKey*, Outcome> Authenticate(const Context& ctx) 
   return api_key;
 }
 
-std::optional<std::string_view> AdUnitOf(const AdRequest& request) {
-  if (!request.ad_unit_id) return std::nullopt;
-  return std::string_view(*request.ad_unit_id);
-}
-
 // Test keys are served samples; their explanation replays what a live key would get, with a
 // private RNG and without billing.
 void ExplainReplay(const Context& ctx, const AdRequest& request,
@@ -268,6 +303,9 @@ AdRequest& ThreadAdRequest() {
 //
 // Only bodies up to kEarlyParseBytes (a 50-wallet request is about 2.3 KB) are parsed before the
 // key check, so a request with a made-up key still costs little to refuse.
+Outcome ServeForKey(const Context& ctx, const decision::ApiKey& key, AdRequest& parsed,
+                    bool json, bool early, Status body, ServedInfo& served);
+
 Outcome Serve(const Context& ctx) {
   if (auto outcome = PrecheckKey(ctx)) return std::move(*outcome);
   const bool json = IsJsonContentType(ctx.request.Header("Content-Type"));
@@ -279,6 +317,32 @@ Outcome Serve(const Context& ctx) {
   auto auth = Authenticate(ctx);
   if (auto* outcome = std::get_if<Outcome>(&auth)) return std::move(*outcome);
   const decision::ApiKey& key = *std::get<const decision::ApiKey*>(auth);
+  ServedInfo served;
+  Outcome outcome = ServeForKey(ctx, key, parsed, json, early, std::move(body), served);
+  // Serving counters: every request a live key made (test keys write nothing).
+  if (ctx.events != nullptr && !key.test) {
+    const decision::Publisher& publisher = ctx.catalog->publishers[key.publisher];
+    int status = outcome.response.status;
+    events::ServeOutcome result = status == 200 ? events::ServeOutcome::kFill
+                                  : status == 204 || (status == 404 && IsEarlier(ctx.variant))
+                                      ? events::ServeOutcome::kNoFill
+                                      : events::ServeOutcome::kError;
+    bool parsed_ok = status != 400;
+    std::optional<std::string_view> ad_unit = parsed_ok ? AdUnitOf(parsed) : std::nullopt;
+    ctx.events->service->served().Count(
+        {.unix_seconds = ctx.now_seconds,
+         .publisher_id = publisher.id,
+         .ad_unit_id = ad_unit.value_or(std::string_view()),
+         .campaign_id = served.campaign_id,
+         .ad_id = served.ad_id,
+         .arm = decision::ArmFor(publisher, ad_unit)},
+        result, served.spend);
+  }
+  return outcome;
+}
+
+Outcome ServeForKey(const Context& ctx, const decision::ApiKey& key, AdRequest& parsed,
+                    bool json, bool early, Status body, ServedInfo& served) {
   if (!json) {
     return {Error(400, "Unsupported Content-Type",
                   {{"Content-Type", "Content-Type must be application/json"}})};
@@ -297,7 +361,15 @@ Outcome Serve(const Context& ctx) {
   if (!decision || decision->ad == nullptr || decision->campaign == nullptr) {
     outcome = {parsed.bound_local_id ? NoAdEarlier(*parsed.bound_local_id) : NoFill(ctx.variant)};
   } else {
-    outcome = {JsonResponse(200, AdResponseBody(parsed, *decision))};
+    // Live keys' ads link through the click redirect; test keys keep the ad's own URL.
+    std::string click_url;
+    if (ctx.events != nullptr && !key.test) {
+      click_url = ClickUrl(ctx, ctx.catalog->publishers[key.publisher], parsed, *decision);
+      served = {.campaign_id = decision->campaign->id,
+                .ad_id = decision->ad->id,
+                .spend = decision::ImpressionPrice(*decision->campaign)};
+    }
+    outcome = {JsonResponse(200, AdResponseBody(parsed, *decision, click_url))};
     // Billable: a 200 served by a live key (test keys never touch budgets).
     if (ctx.hooks != nullptr && !key.test) {
       RecordServed(*ctx.hooks, *decision, parsed.wallets, ctx.now_seconds);
@@ -341,7 +413,8 @@ void AppendLiteral(std::string& out, const std::string& literal, std::string_vie
 
 // Written field by field from the catalog's pre-escaped literals: only the wallet, adUnitId and
 // localId (request data) are escaped per request.
-std::string AdResponseBody(const AdRequest& request, const decision::Decision& decision) {
+std::string AdResponseBody(const AdRequest& request, const decision::Decision& decision,
+                           std::string_view click_url) {
   // string_view literals: appending a `const char*` makes std::string::append call strlen.
   using namespace std::string_view_literals;
   const decision::Ad& ad = *decision.ad;
@@ -353,7 +426,7 @@ std::string AdResponseBody(const AdRequest& request, const decision::Decision& d
   body.reserve(256 + ad.json.headline.size() + ad.json.content.size() + ad.json.cta_url.size() +
                ad.json.cta_label.size() + (has_image ? ad.json.images[f].size() : 0) +
                (community ? community->json_name.size() + community->json_logo_url.size() : 0) +
-               (request.ad_unit_id ? request.ad_unit_id->size() : 0));
+               (request.ad_unit_id ? request.ad_unit_id->size() : 0) + click_url.size());
   body += '{';
   if (earlier) {
     size_t matched =
@@ -372,7 +445,11 @@ std::string AdResponseBody(const AdRequest& request, const decision::Decision& d
   body += ",\"content\":"sv;
   AppendLiteral(body, ad.json.content, ad.content);
   body += ",\"ctaUrl\":"sv;
-  AppendLiteral(body, ad.json.cta_url, ad.cta_url);
+  if (!click_url.empty()) {
+    AppendJsonString(body, click_url);
+  } else {
+    AppendLiteral(body, ad.json.cta_url, ad.cta_url);
+  }
   body += ",\"ctaLabel\":"sv;
   AppendLiteral(body, ad.json.cta_label, ad.cta_label);
   body += ",\"imageUrl\":"sv;
@@ -446,17 +523,41 @@ http::Response AdHandler::Handle(const http::Request& request, Variant variant) 
     LogFailure(e.what());
     return WithCors(Unavailable(variant), request, variant);
   }
-  return HandleWith(request, variant, catalog.get(), activity.get(), clock_.NowSeconds(),
-                    ThreadRng(options_.rng_seed));
+  int64_t now_micros = clock_.NowMicros();
+  return HandleAt(request, variant, catalog.get(), activity.get(), now_micros,
+                  ThreadRng(options_.rng_seed));
+}
+
+void AdHandler::SetEvents(events::EventsService* events, std::string_view public_url) {
+  if (events == nullptr) {
+    events_.store(nullptr, std::memory_order_release);
+    return;
+  }
+  std::string prefix(public_url);
+  while (!prefix.empty() && prefix.back() == '/') prefix.pop_back();
+  prefix += "/v1/click/";
+  event_hooks_.push_back(
+      std::make_unique<EventHooks>(EventHooks{.service = events, .click_prefix = std::move(prefix)}));
+  events_.store(event_hooks_.back().get(), std::memory_order_release);
 }
 
 http::Response AdHandler::HandleWith(const http::Request& request, Variant variant,
                                      const decision::Catalog* catalog,
                                      const decision::ActivityIndex* activity, int64_t now_seconds,
                                      decision::Rng& rng) const {
+  return HandleAt(request, variant, catalog, activity, now_seconds * 1'000'000, rng);
+}
+
+http::Response AdHandler::HandleAt(const http::Request& request, Variant variant,
+                                   const decision::Catalog* catalog,
+                                   const decision::ActivityIndex* activity, int64_t now_micros,
+                                   decision::Rng& rng) const {
+  int64_t now_seconds = now_micros >= 0 ? now_micros / 1'000'000 : (now_micros - 999'999) / 1'000'000;
   Context ctx{request, variant,  catalog,         activity, now_seconds,
               rng,     options_, sample_counter_, identity_};
   ctx.hooks = hooks_;
+  ctx.events = events_.load(std::memory_order_acquire);
+  ctx.now_micros = now_micros;
   Outcome outcome;
   try {
     outcome = Serve(ctx);

@@ -2,12 +2,18 @@
 
 #include <atomic>
 #include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <memory>
+#include <vector>
 
 #include "common/clock.h"
 #include "common/published.h"
 #include "decision/activity_index.h"
 #include "decision/catalog.h"
 #include "decision/engine.h"
+#include "events/events_service.h"
 #include "http/message.h"
 #include "http/router.h"
 #include "identity/identity_service.h"
@@ -16,6 +22,12 @@
 #include "serve/options.h"
 
 namespace adserver::serve {
+
+// Events on the serving path (issue 15): click URLs in live keys' ads and serving counters.
+struct EventHooks {
+  events::EventsService* service = nullptr;
+  std::string click_prefix;  // "{public_url}/v1/click/"
+};
 
 // Serves POST /v1/ads (current) and POST /api/ads (earlier), and their CORS preflights.
 // Handling is a pure function of (request, catalog, activity, time, rng); Handle() only picks
@@ -31,6 +43,10 @@ class AdHandler {
   // Budgets, caps, billing and explain (issue 4). `hooks` must outlive the handler; call before
   // serving. Without it decisions use no live state and nothing is billed.
   void SetDecisionHooks(const DecisionHooks* hooks) { hooks_ = hooks; }
+  // Click redirect and serving counters (issue 15): a live key's ctaUrl becomes
+  // {public_url}/v1/click/{token} and every live request is counted. `events` must outlive the
+  // handler (null turns events off); call before serving.
+  void SetEvents(events::EventsService* events, std::string_view public_url);
 
   // Registers POST and OPTIONS for /v1/ads and /api/ads.
   void RegisterRoutes(http::Router& router) const;
@@ -44,6 +60,11 @@ class AdHandler {
                             const decision::Catalog* catalog,
                             const decision::ActivityIndex* activity, int64_t now_seconds,
                             decision::Rng& rng) const;
+  // The same at a time in microseconds (decision ids carry milliseconds).
+  http::Response HandleAt(const http::Request& request, decision::Variant variant,
+                          const decision::Catalog* catalog,
+                          const decision::ActivityIndex* activity, int64_t now_micros,
+                          decision::Rng& rng) const;
 
  private:
   const Published<decision::Catalog>& catalogs_;
@@ -53,10 +74,16 @@ class AdHandler {
   mutable std::atomic<uint64_t> sample_counter_{0};
   const identity::IdentityService* identity_ = nullptr;
   const DecisionHooks* hooks_ = nullptr;
+  // Set before serving, or (a port chosen at start) right after listening: published with
+  // release/acquire; every hooks object set stays alive with the handler.
+  std::atomic<const EventHooks*> events_{nullptr};
+  std::vector<std::unique_ptr<EventHooks>> event_hooks_;
 };
 
 // The 200 body of an ad answer (spec 2.4: the current variant's fields, or the earlier one's
 // with walletAddress and localId). `decision` must hold an ad. Public for the micro-benchmark.
-std::string AdResponseBody(const AdRequest& request, const decision::Decision& decision);
+// `click_url`, when not empty, replaces the ad's ctaUrl (a live key's click redirect).
+std::string AdResponseBody(const AdRequest& request, const decision::Decision& decision,
+                           std::string_view click_url = {});
 
 }  // namespace adserver::serve

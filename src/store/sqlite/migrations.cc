@@ -212,6 +212,94 @@ CREATE TABLE identity_meta (
   value BLOB NOT NULL
 ) WITHOUT ROWID;
 )sql"},
+    // Events (issue 15): clicks (raw rows, 90 days), serving and click rollups per minute
+    // (48 h), hour (400 days) and day (forever), and the installation's event secrets (the
+    // click-token key when none is configured, the person-digest key).
+    {5, R"sql(
+CREATE TABLE clicks (
+  id              INTEGER PRIMARY KEY AUTOINCREMENT,
+  decision_id     BLOB NOT NULL,     -- 16 bytes (UUIDv7)
+  publisher_id    INTEGER NOT NULL,
+  ad_unit_id      TEXT NOT NULL,
+  campaign_id     INTEGER NOT NULL,
+  ad_id           INTEGER NOT NULL,
+  arm             TEXT NOT NULL,
+  served_at       INTEGER NOT NULL,
+  clicked_at      INTEGER NOT NULL,
+  price_micros    INTEGER NOT NULL,  -- billed amount (0 unless billed)
+  person          INTEGER NOT NULL,  -- keyed digest of the wallet set, never a wallet
+  earlier_variant INTEGER NOT NULL CHECK (earlier_variant IN (0, 1)),
+  status          TEXT NOT NULL CHECK (status IN ('billed', 'duplicate', 'expired'))
+);
+-- A decision bills at most one click.
+CREATE UNIQUE INDEX clicks_billed_once ON clicks (decision_id) WHERE status = 'billed';
+CREATE INDEX clicks_by_campaign ON clicks (campaign_id, id);
+CREATE INDEX clicks_by_publisher ON clicks (publisher_id, id);
+CREATE INDEX clicks_by_time ON clicks (clicked_at);
+
+CREATE TABLE rollups_minute (
+  bucket             INTEGER NOT NULL,  -- Unix seconds of the bucket's start
+  publisher_id       INTEGER NOT NULL,
+  ad_unit_id         TEXT NOT NULL,
+  campaign_id        INTEGER NOT NULL,  -- 0: requests that filled nothing
+  ad_id              INTEGER NOT NULL,
+  arm                TEXT NOT NULL,
+  requests           INTEGER NOT NULL DEFAULT 0,
+  fills              INTEGER NOT NULL DEFAULT 0,
+  no_fills           INTEGER NOT NULL DEFAULT 0,
+  errors             INTEGER NOT NULL DEFAULT 0,
+  impression_spend   INTEGER NOT NULL DEFAULT 0,  -- micros
+  clicks             INTEGER NOT NULL DEFAULT 0,  -- billed
+  duplicate_clicks   INTEGER NOT NULL DEFAULT 0,
+  expired_clicks     INTEGER NOT NULL DEFAULT 0,
+  click_spend        INTEGER NOT NULL DEFAULT 0,  -- micros
+  PRIMARY KEY (bucket, publisher_id, ad_unit_id, campaign_id, ad_id, arm)
+) WITHOUT ROWID;
+CREATE TABLE rollups_hour (
+  bucket             INTEGER NOT NULL,  -- Unix seconds of the bucket's start
+  publisher_id       INTEGER NOT NULL,
+  ad_unit_id         TEXT NOT NULL,
+  campaign_id        INTEGER NOT NULL,  -- 0: requests that filled nothing
+  ad_id              INTEGER NOT NULL,
+  arm                TEXT NOT NULL,
+  requests           INTEGER NOT NULL DEFAULT 0,
+  fills              INTEGER NOT NULL DEFAULT 0,
+  no_fills           INTEGER NOT NULL DEFAULT 0,
+  errors             INTEGER NOT NULL DEFAULT 0,
+  impression_spend   INTEGER NOT NULL DEFAULT 0,  -- micros
+  clicks             INTEGER NOT NULL DEFAULT 0,  -- billed
+  duplicate_clicks   INTEGER NOT NULL DEFAULT 0,
+  expired_clicks     INTEGER NOT NULL DEFAULT 0,
+  click_spend        INTEGER NOT NULL DEFAULT 0,  -- micros
+  PRIMARY KEY (bucket, publisher_id, ad_unit_id, campaign_id, ad_id, arm)
+) WITHOUT ROWID;
+CREATE TABLE rollups_day (
+  bucket             INTEGER NOT NULL,  -- Unix seconds of the bucket's start
+  publisher_id       INTEGER NOT NULL,
+  ad_unit_id         TEXT NOT NULL,
+  campaign_id        INTEGER NOT NULL,  -- 0: requests that filled nothing
+  ad_id              INTEGER NOT NULL,
+  arm                TEXT NOT NULL,
+  requests           INTEGER NOT NULL DEFAULT 0,
+  fills              INTEGER NOT NULL DEFAULT 0,
+  no_fills           INTEGER NOT NULL DEFAULT 0,
+  errors             INTEGER NOT NULL DEFAULT 0,
+  impression_spend   INTEGER NOT NULL DEFAULT 0,  -- micros
+  clicks             INTEGER NOT NULL DEFAULT 0,  -- billed
+  duplicate_clicks   INTEGER NOT NULL DEFAULT 0,
+  expired_clicks     INTEGER NOT NULL DEFAULT 0,
+  click_spend        INTEGER NOT NULL DEFAULT 0,  -- micros
+  PRIMARY KEY (bucket, publisher_id, ad_unit_id, campaign_id, ad_id, arm)
+) WITHOUT ROWID;
+CREATE INDEX rollups_day_by_campaign ON rollups_day (campaign_id, bucket);
+CREATE INDEX rollups_day_by_publisher ON rollups_day (publisher_id, bucket);
+CREATE INDEX rollups_hour_by_publisher ON rollups_hour (publisher_id, bucket);
+
+CREATE TABLE events_meta (
+  name  TEXT PRIMARY KEY,
+  value BLOB NOT NULL
+) WITHOUT ROWID;
+)sql"},
 };
 
 Result<int> CurrentVersion(Connection& conn) {

@@ -1,0 +1,227 @@
+#include "admin/events_admin.h"
+
+#include <charconv>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "admin/detail/guard.h"
+#include "admin/detail/json_fields.h"
+#include "admin/detail/records_json.h"
+#include "common/check.h"
+#include "ingest/activity_import.h"
+
+namespace adserver::admin {
+namespace {
+
+using detail::Json;
+using detail::JsonResponse;
+
+constexpr int kDefaultLimit = 100;
+constexpr int kMaxLimit = 1000;
+
+std::string DecisionIdText(const store::DecisionIdBytes& b) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (size_t i = 0; i < b.size(); ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) out += '-';
+    out += kHex[b[i] >> 4];
+    out += kHex[b[i] & 15];
+  }
+  return out;
+}
+
+std::string PersonText(uint64_t person) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out(16, '0');
+  for (int i = 15; i >= 0; --i, person >>= 4) out[static_cast<size_t>(i)] = kHex[person & 15];
+  return out;
+}
+
+std::optional<int64_t> ParsePositiveInt(std::string_view text) {
+  int64_t v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || v < 1) return std::nullopt;
+  return v;
+}
+
+// RFC 3339, or a date (YYYY-MM-DD, its midnight UTC).
+std::optional<int64_t> ParseTime(std::string_view text) {
+  std::string value(text);
+  if (value.size() == 10) value += "T00:00:00Z";
+  Result<int64_t> seconds = ingest::ParseRfc3339(value);
+  if (!seconds.ok()) return std::nullopt;
+  return *seconds;
+}
+
+int HexDigit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// application/x-www-form-urlencoded value: %XX and '+' (a bad escape stays as it is).
+std::string PercentDecode(std::string_view s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size()) {
+      int hi = HexDigit(s[i + 1]);
+      int lo = HexDigit(s[i + 2]);
+      if (hi >= 0 && lo >= 0) {
+        out += static_cast<char>(hi * 16 + lo);
+        i += 2;
+        continue;
+      }
+    }
+    out += s[i] == '+' ? ' ' : s[i];
+  }
+  return out;
+}
+
+// The listing's query string; errors name the parameter.
+Result<store::EventQuery> ParseEventQuery(std::string_view query) {
+  store::EventQuery q;
+  q.limit = kDefaultLimit;
+  std::vector<FieldError> errors;
+  while (!query.empty()) {
+    std::string_view pair = query.substr(0, query.find('&'));
+    query.remove_prefix(std::min(query.size(), pair.size() + 1));
+    if (pair.empty()) continue;
+    size_t eq = pair.find('=');
+    std::string_view name = pair.substr(0, eq);
+    std::string value = PercentDecode(eq == std::string_view::npos ? "" : pair.substr(eq + 1));
+    if (name == "campaignId" || name == "publisherId" || name == "cursor") {
+      std::optional<int64_t> id = ParsePositiveInt(value);
+      if (!id) {
+        errors.push_back({std::string(name), "must be a positive integer"});
+      } else if (name == "campaignId") {
+        q.campaign_id = id;
+      } else if (name == "publisherId") {
+        q.publisher_id = id;
+      } else {
+        q.before_id = id;
+      }
+    } else if (name == "from" || name == "to") {
+      std::optional<int64_t> t = ParseTime(value);
+      if (!t) {
+        errors.push_back({std::string(name),
+                          "must be an RFC 3339 timestamp or a date, e.g. 2026-11-01T12:00:00Z or "
+                          "2026-11-01"});
+      } else {
+        (name == "from" ? q.from : q.to) = t;
+      }
+    } else if (name == "limit") {
+      std::optional<int64_t> limit = ParsePositiveInt(value);
+      if (!limit || *limit > kMaxLimit) {
+        errors.push_back({"limit", "must be 1 to " + std::to_string(kMaxLimit)});
+      } else {
+        q.limit = static_cast<int>(*limit);
+      }
+    } else {
+      errors.push_back({std::string(name.substr(0, 64)),
+                        "unknown query parameter (campaignId, publisherId, from, to, cursor, "
+                        "limit)"});
+    }
+  }
+  if (!errors.empty()) return InvalidArgumentError("invalid query", std::move(errors));
+  return q;
+}
+
+Json ClickToJson(const store::ClickRecord& c) {
+  return Json{{"id", std::to_string(c.id)},
+              {"decisionId", DecisionIdText(c.decision_id)},
+              {"status", std::string(store::ClickStatusName(c.status))},
+              {"billed", c.status == store::ClickStatus::kBilled},
+              {"reason", c.status == store::ClickStatus::kBilled
+                             ? Json(nullptr)
+                             : Json(std::string(store::ClickStatusName(c.status)))},
+              {"publisherId", std::to_string(c.publisher_id)},
+              {"adUnitId", c.ad_unit_id.empty() ? Json(nullptr) : Json(c.ad_unit_id)},
+              {"campaignId", std::to_string(c.campaign_id)},
+              {"adId", std::to_string(c.ad_id)},
+              {"arm", c.arm},
+              {"variant", c.earlier_variant ? "earlier" : "current"},
+              {"servedAt", detail::TimeToJson(c.served_at)},
+              {"clickedAt", detail::TimeToJson(c.clicked_at)},
+              {"price", detail::MoneyToJson(c.price)},
+              {"person", PersonText(c.person)}};
+}
+
+double Ratio(int64_t num, int64_t den) {
+  return den > 0 ? static_cast<double>(num) / static_cast<double>(den) : 0.0;
+}
+
+}  // namespace
+
+EventsAdminApi::EventsAdminApi(store::EventsStore& events, store::Store& inventory,
+                               AdminOptions options)
+    : events_(events), inventory_(inventory), options_(std::move(options)) {
+  ADS_CHECK(InitCrypto()) << "libsodium cannot be initialised";
+  if (!options_.token.empty()) token_hash_ = Sha256(options_.token);
+}
+
+http::Response EventsAdminApi::Clicks(const http::Request& request) {
+  Result<store::EventQuery> query = ParseEventQuery(request.query);
+  if (!query.ok()) return http::ErrorResponse(query.status());
+  // One more row than asked tells whether a next page exists.
+  store::EventQuery probe = *query;
+  probe.limit = query->limit + 1;
+  Result<std::vector<store::ClickRecord>> rows = events_.ListClicks(probe);
+  if (!rows.ok()) return http::ErrorResponse(rows.status());
+  bool more = rows->size() > static_cast<size_t>(query->limit);
+  if (more) rows->pop_back();
+  Json clicks = Json::array();
+  for (const store::ClickRecord& c : *rows) clicks.push_back(ClickToJson(c));
+  Json next = more ? Json(std::to_string(rows->back().id)) : Json(nullptr);
+  return JsonResponse(200, Json{{"clicks", std::move(clicks)}, {"nextCursor", std::move(next)}});
+}
+
+http::Response EventsAdminApi::CampaignStats(const http::Request& request) {
+  std::optional<int64_t> id = ParsePositiveInt(request.Param("id"));
+  if (!id) return http::ErrorResponse(InvalidFieldError("id", "must be a positive integer"));
+  Result<store::CampaignRecord> campaign = inventory_.GetCampaign(*id);
+  if (!campaign.ok()) return http::ErrorResponse(campaign.status());
+  Result<store::CampaignEventTotals> t = events_.CampaignTotals(*id);
+  if (!t.ok()) return http::ErrorResponse(t.status());
+  Micros spend = t->impression_spend + t->click_spend;
+  return JsonResponse(
+      200,
+      Json{{"campaignId", std::to_string(*id)},
+           {"impressions", t->impressions},
+           {"clicks", t->clicks},
+           {"conversions", 0},
+           {"spend", detail::MoneyToJson(spend)},
+           {"ctr", Ratio(t->clicks, t->impressions)},
+           {"cvr", 0.0},
+           {"ecpm", detail::MoneyToJson(t->impressions > 0 ? spend * 1000 / t->impressions : 0)},
+           {"spendBreakdown",
+            Json{{"impressions", detail::MoneyToJson(t->impression_spend)},
+                 {"clicks", detail::MoneyToJson(t->click_spend)},
+                 {"conversions", detail::MoneyToJson(0)}}},
+           {"clicksByStatus",
+            Json{{"billed", t->clicks},
+                 {"duplicate", t->duplicate_clicks},
+                 {"expired", t->expired_clicks}}},
+           {"conversionsByTouch", Json{{"click", 0}, {"view", 0}}}});
+}
+
+void EventsAdminApi::RegisterRoutes(http::Router& router) {
+  http::RouteOptions route{.dispatch = http::Dispatch::kWorker, .max_body_bytes = 0};
+  router.Add(
+      http::Method::kGet, "/admin/v1/clicks",
+      [this](const http::Request& request) {
+        return detail::Guarded(options_, token_hash_, request, [&]() { return Clicks(request); });
+      },
+      route);
+  router.Add(
+      http::Method::kGet, "/admin/v1/campaigns/{id}/stats",
+      [this](const http::Request& request) {
+        return detail::Guarded(options_, token_hash_, request,
+                               [&]() { return CampaignStats(request); });
+      },
+      route);
+}
+
+}  // namespace adserver::admin

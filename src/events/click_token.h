@@ -1,0 +1,52 @@
+#pragma once
+
+// The token in a click URL ({public_url}/v1/click/{token}). It carries what a click needs
+// without a store read, sealed (XChaCha20-Poly1305) under the events key ring so that it can be
+// neither read nor forged, and keys can rotate without breaking tokens in flight (the key id
+// travels in the clear; every key of the ring opens).
+//
+// Layout (then base64url without padding): key id (1) | decision id (16, also the nonce's first
+// 16 bytes: decision ids are unique) | sealed claims | tag (16). About 100 characters plus the
+// adUnitId and arm.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "common/types.h"
+#include "events/decision_id.h"
+#include "identity/key_ring.h"
+
+namespace adserver::events {
+
+// Longest adUnitId and arm a token carries (longer ones are cut; the ad request limits
+// adUnitId to serve.max_ad_unit_id_bytes, 256 by default).
+inline constexpr size_t kMaxTokenAdUnitBytes = 1024;
+inline constexpr size_t kMaxTokenArmBytes = 64;
+
+struct ClickClaims {
+  DecisionId decision;
+  int64_t publisher_id = 0;
+  int64_t campaign_id = 0;
+  int64_t ad_id = 0;
+  int64_t served_at = 0;  // Unix seconds
+  Micros price = 0;       // what the first valid click bills (the CPC bid at serve time; 0 else)
+  // Keyed digest of the person served (their wallet set), never a wallet.
+  uint64_t person = 0;
+  bool earlier_variant = false;
+  std::string arm;         // experiment arm ("" = none)
+  std::string ad_unit_id;  // "" = none sent
+  bool operator==(const ClickClaims&) const = default;
+};
+
+// Seals `claims` under the ring's active key. Appends the token to `out`.
+void SealClick(const identity::KeyRing& keys, const ClickClaims& claims, std::string& out);
+std::string SealClick(const identity::KeyRing& keys, const ClickClaims& claims);
+
+// Opens a token sealed by SealClick under any key of the ring; nullopt for anything forged,
+// truncated, tampered with, sealed under an unknown key or not a token at all. Expiry is the
+// caller's (an expired click still redirects).
+std::optional<ClickClaims> OpenClick(const identity::KeyRing& keys, std::string_view token);
+
+}  // namespace adserver::events

@@ -1,0 +1,191 @@
+#include "events/events_service.h"
+
+#include <sodium.h>
+
+#include <utility>
+
+#include "common/check.h"
+#include "common/crypto.h"
+#include "common/log.h"
+
+namespace adserver::events {
+namespace {
+
+constexpr std::string_view kClickKeyName = "click_key";
+constexpr std::string_view kPersonKeyName = "person_key";
+constexpr std::chrono::seconds kPruneEvery{3600};
+
+std::string Hex(std::span<const uint8_t> bytes) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (uint8_t b : bytes) {
+    out += kHex[b >> 4];
+    out += kHex[b & 15];
+  }
+  return out;
+}
+
+}  // namespace
+
+struct EventsService::PendingClick {
+  store::ClickRecord row;
+  Status status;
+  bool done = false;
+};
+
+Result<std::unique_ptr<EventsService>> EventsService::Create(store::EventsStore& store,
+                                                             const Clock& clock,
+                                                             EventsOptions options) {
+  ADS_CHECK(InitCrypto()) << "libsodium cannot be initialised";
+  std::string ring_text = options.keys;
+  if (ring_text.empty()) {
+    std::array<uint8_t, 32> candidate;
+    randombytes_buf(candidate.data(), candidate.size());
+    ADS_ASSIGN_OR_RETURN(std::vector<uint8_t> key, store.Secret(kClickKeyName, candidate));
+    if (key.size() != 32) return InternalError("events_meta.click_key is not 32 bytes");
+    ring_text = "1:" + Hex(key);
+  }
+  ADS_ASSIGN_OR_RETURN(identity::KeyRing ring, identity::KeyRing::Parse(ring_text, "events.keys"));
+  std::array<uint8_t, 16> person_candidate;
+  randombytes_buf(person_candidate.data(), person_candidate.size());
+  ADS_ASSIGN_OR_RETURN(std::vector<uint8_t> person, store.Secret(kPersonKeyName, person_candidate));
+  if (person.size() != 16) return InternalError("events_meta.person_key is not 16 bytes");
+  std::array<uint8_t, 16> person_key;
+  std::copy(person.begin(), person.end(), person_key.begin());
+  return std::unique_ptr<EventsService>(
+      new EventsService(store, clock, std::move(options), std::move(ring), person_key));
+}
+
+EventsService::EventsService(store::EventsStore& store, const Clock& clock, EventsOptions options,
+                             identity::KeyRing click_keys, std::array<uint8_t, 16> person_key)
+    : store_(store),
+      clock_(clock),
+      options_(std::move(options)),
+      click_keys_(std::move(click_keys)),
+      person_key_(person_key),
+      served_(options_.max_rollup_keys_per_thread) {}
+
+EventsService::~EventsService() { Stop(); }
+
+uint64_t EventsService::PersonDigest(std::span<const Address> wallets) const {
+  uint64_t sum = 0;
+  for (const Address& a : wallets) {
+    uint64_t h = 0;
+    crypto_shorthash(reinterpret_cast<unsigned char*>(&h), a.bytes.data(), a.bytes.size(),
+                     person_key_.data());
+    sum += h;
+  }
+  return sum;
+}
+
+Result<store::ClickRecord> EventsService::RecordClick(store::ClickRecord click) {
+  PendingClick pending{.row = std::move(click)};
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (!accepting_) return UnavailableError("click log is not running");
+    if (queue_.size() >= options_.max_pending_clicks) {
+      return UnavailableError("too many clicks waiting to be written");
+    }
+    queue_.push_back(&pending);
+    work_cv_.notify_one();
+    done_cv_.wait(lock, [&] { return pending.done; });
+  }
+  if (!pending.status.ok()) return pending.status;
+  if (pending.row.status == store::ClickStatus::kBilled && on_billed_) on_billed_(pending.row);
+  return std::move(pending.row);
+}
+
+void EventsService::RunWriter() {
+  std::vector<PendingClick*> batch;
+  std::vector<store::ClickRecord> rows;
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      work_cv_.wait(lock, [&] { return !queue_.empty() || stopping_; });
+      if (queue_.empty()) return;  // stopping with nothing left
+      while (!queue_.empty() && batch.size() < options_.max_click_batch) {
+        batch.push_back(queue_.front());
+        queue_.pop_front();
+      }
+    }
+    rows.clear();
+    for (PendingClick* p : batch) rows.push_back(p->row);
+    Status status = store_.InsertClicks(rows);
+    if (!status.ok()) ADS_LOG(error, "click batch not written", "clicks", batch.size(), "error", status.message());
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (size_t i = 0; i < batch.size(); ++i) {
+        batch[i]->status = status;
+        if (status.ok()) batch[i]->row = std::move(rows[i]);
+        batch[i]->done = true;
+      }
+    }
+    done_cv_.notify_all();
+    batch.clear();
+  }
+}
+
+Status EventsService::FlushNow() {
+  std::lock_guard<std::mutex> lock(flush_mu_);
+  std::vector<store::RollupRow> rows = served_.Take();
+  unflushed_.insert(unflushed_.end(), std::make_move_iterator(rows.begin()),
+                    std::make_move_iterator(rows.end()));
+  if (unflushed_.empty()) return OkStatus();
+  Status status = store_.AddRollups(unflushed_);
+  if (status.ok()) unflushed_.clear();
+  return status;
+}
+
+void EventsService::RunFlusher() {
+  auto next_prune = std::chrono::steady_clock::now();
+  std::unique_lock<std::mutex> lock(flusher_mu_);
+  while (!flusher_stop_) {
+    flusher_cv_.wait_for(lock, options_.flush_interval, [&] { return flusher_stop_; });
+    if (flusher_stop_) break;
+    lock.unlock();
+    Status flushed = FlushNow();
+    if (!flushed.ok()) ADS_LOG(warn, "serving counters not written; retrying", "error", flushed.message());
+    if (std::chrono::steady_clock::now() >= next_prune) {
+      next_prune = std::chrono::steady_clock::now() + kPruneEvery;
+      store::EventRetention retention{
+          .raw_seconds = options_.raw_retention_days * 86400,
+          .minute_rollup_seconds = options_.minute_rollup_retention_hours * 3600,
+          .hour_rollup_seconds = options_.hour_rollup_retention_days * 86400};
+      Result<int64_t> pruned = store_.Prune(retention, clock_.NowSeconds());
+      if (!pruned.ok()) ADS_LOG(warn, "event prune failed", "error", pruned.status().message());
+    }
+    lock.lock();
+  }
+}
+
+void EventsService::Start() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (accepting_ || stopped_) return;
+    accepting_ = true;
+  }
+  writer_ = std::thread([this] { RunWriter(); });
+  flusher_ = std::thread([this] { RunFlusher(); });
+}
+
+void EventsService::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopped_) return;
+    stopped_ = true;
+    accepting_ = false;
+    stopping_ = true;
+  }
+  work_cv_.notify_all();
+  if (writer_.joinable()) writer_.join();  // commits every click still queued
+  {
+    std::lock_guard<std::mutex> lock(flusher_mu_);
+    flusher_stop_ = true;
+  }
+  flusher_cv_.notify_all();
+  if (flusher_.joinable()) flusher_.join();
+  Status flushed = FlushNow();
+  if (!flushed.ok()) ADS_LOG(error, "last serving counters not written", "error", flushed.message());
+}
+
+}  // namespace adserver::events

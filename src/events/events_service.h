@@ -1,0 +1,101 @@
+#pragma once
+
+// The event side of serving (issue 15): click-token keys, the person digest, serving counters
+// and their flusher, and the click log that makes a click durable before its redirect leaves.
+//
+// Clicks: RecordClick queues a row and waits until the writer thread has committed it (group
+// commit: every click waiting when a transaction starts goes into it). The store decides
+// whether a valid click is its decision's first (billed) or a duplicate. Then `on_billed` runs
+// for billed clicks (the decision engine's counters) before RecordClick returns.
+//
+// Serving counters are kept per thread (ServedCounters) and written every flush_interval by a
+// background thread, which also prunes old rows once an hour. Stop() writes the last counters.
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <thread>
+
+#include "common/address.h"
+#include "common/clock.h"
+#include "common/status.h"
+#include "events/options.h"
+#include "events/served_counters.h"
+#include "identity/key_ring.h"
+#include "store/events_store.h"
+
+namespace adserver::events {
+
+class EventsService {
+ public:
+  // Loads (or creates, first run) the installation's secrets from `store`. `store` and `clock`
+  // must outlive the service.
+  static Result<std::unique_ptr<EventsService>> Create(store::EventsStore& store,
+                                                       const Clock& clock, EventsOptions options);
+  ~EventsService();
+  EventsService(const EventsService&) = delete;
+  EventsService& operator=(const EventsService&) = delete;
+
+  const EventsOptions& options() const { return options_; }
+  const identity::KeyRing& click_keys() const { return click_keys_; }
+  // Keyed digest (SipHash-2-4 under the installation's person key, summed over the wallets so
+  // order does not matter) of a person's wallet set. Thread-safe, allocation-free.
+  uint64_t PersonDigest(std::span<const Address> wallets) const;
+  ServedCounters& served() { return served_; }
+  store::EventsStore& store() { return store_; }
+
+  // Called once per billed click after it is durable (on the calling worker thread).
+  void SetOnBilled(std::function<void(const store::ClickRecord&)> on_billed) {
+    on_billed_ = std::move(on_billed);
+  }
+
+  // Stores one click durably and returns it with its id and final status. Blocks the calling
+  // (worker) thread until committed. Unavailable when the queue is full, the service stopped
+  // or the store failed (nothing was billed then).
+  Result<store::ClickRecord> RecordClick(store::ClickRecord click);
+
+  // Starts the click writer and the counter flusher.
+  void Start();
+  // Writes serving counters now.
+  Status FlushNow();
+  // Stops accepting clicks, commits those queued, writes the last counters. Idempotent.
+  void Stop();
+
+ private:
+  EventsService(store::EventsStore& store, const Clock& clock, EventsOptions options,
+                identity::KeyRing click_keys, std::array<uint8_t, 16> person_key);
+  struct PendingClick;
+  void RunWriter();
+  void RunFlusher();
+
+  store::EventsStore& store_;
+  const Clock& clock_;
+  const EventsOptions options_;
+  const identity::KeyRing click_keys_;
+  const std::array<uint8_t, 16> person_key_;
+  ServedCounters served_;
+  std::function<void(const store::ClickRecord&)> on_billed_;
+
+  std::mutex mu_;
+  std::condition_variable work_cv_;  // writer: queue non-empty or stopping
+  std::condition_variable done_cv_;  // waiters: a batch committed
+  std::deque<PendingClick*> queue_;  // guarded by mu_
+  bool accepting_ = false;           // guarded by mu_
+  bool stopping_ = false;            // guarded by mu_
+  std::thread writer_;
+
+  std::mutex flush_mu_;  // serialises counter flushes
+  std::vector<store::RollupRow> unflushed_;  // guarded by flush_mu_: retried by the next flush
+  std::mutex flusher_mu_;
+  std::condition_variable flusher_cv_;
+  bool flusher_stop_ = false;  // guarded by flusher_mu_
+  std::thread flusher_;
+  bool stopped_ = false;
+};
+
+}  // namespace adserver::events

@@ -1,0 +1,129 @@
+#include "events/served_counters.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <utility>
+
+namespace adserver::events {
+namespace {
+
+constexpr std::string_view kOtherAdUnit = "~other";
+constexpr size_t kMaxArmBytes = 255;
+
+void PutInt(std::string& out, int64_t v) {
+  char bytes[8];
+  std::memcpy(bytes, &v, 8);
+  out.append(bytes, 8);
+}
+
+int64_t GetInt(const char* p) {
+  int64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+
+// minute | publisher | campaign | ad | arm length (1) | arm | adUnitId.
+void EncodeKey(const ServedKey& key, std::string_view ad_unit, std::string& out) {
+  out.clear();
+  int64_t minute = key.unix_seconds - ((key.unix_seconds % 60) + 60) % 60;
+  PutInt(out, minute);
+  PutInt(out, key.publisher_id);
+  PutInt(out, key.campaign_id);
+  PutInt(out, key.ad_id);
+  std::string_view arm = key.arm.substr(0, kMaxArmBytes);
+  out += static_cast<char>(arm.size());
+  out += arm;
+  out += ad_unit;
+}
+
+store::RollupRow DecodeKey(const std::string& k) {
+  store::RollupRow row;
+  row.bucket = GetInt(k.data());
+  row.publisher_id = GetInt(k.data() + 8);
+  row.campaign_id = GetInt(k.data() + 16);
+  row.ad_id = GetInt(k.data() + 24);
+  size_t arm_size = static_cast<uint8_t>(k[32]);
+  row.arm = k.substr(33, arm_size);
+  row.ad_unit_id = k.substr(33 + arm_size);
+  return row;
+}
+
+std::atomic<uint64_t> next_instance{1};
+
+}  // namespace
+
+ServedCounters::ServedCounters(size_t max_keys_per_thread)
+    : max_keys_(std::max<size_t>(1, max_keys_per_thread)),
+      instance_(next_instance.fetch_add(1, std::memory_order_relaxed)) {}
+
+ServedCounters::~ServedCounters() = default;
+
+ServedCounters::Shard& ServedCounters::ThreadShard() {
+  // Usually one entry (the server's one ServedCounters); tests may make more.
+  thread_local std::vector<std::pair<uint64_t, Shard*>> cache;
+  for (const auto& [instance, shard] : cache) {
+    if (instance == instance_) return *shard;
+  }
+  std::lock_guard<std::mutex> lock(shards_mu_);
+  shards_.push_back(std::make_unique<Shard>());
+  cache.emplace_back(instance_, shards_.back().get());
+  return *shards_.back();
+}
+
+void ServedCounters::Count(const ServedKey& key, ServeOutcome outcome, Micros spend) {
+  thread_local std::string encoded;
+  Shard& shard = ThreadShard();
+  EncodeKey(key, key.ad_unit_id, encoded);
+  std::lock_guard<std::mutex> lock(shard.mu);
+  auto it = shard.rows.find(encoded);
+  if (it == shard.rows.end()) {
+    if (shard.rows.size() >= max_keys_) {
+      EncodeKey(key, kOtherAdUnit, encoded);
+      it = shard.rows.find(encoded);
+    }
+    if (it == shard.rows.end()) it = shard.rows.emplace(encoded, Counts{}).first;
+  }
+  Counts& c = it->second;
+  ++c.requests;
+  switch (outcome) {
+    case ServeOutcome::kFill:
+      ++c.fills;
+      c.spend += spend;
+      break;
+    case ServeOutcome::kNoFill:
+      ++c.no_fills;
+      break;
+    case ServeOutcome::kError:
+      ++c.errors;
+      break;
+  }
+}
+
+std::vector<store::RollupRow> ServedCounters::Take() {
+  std::vector<Shard*> shards;
+  {
+    std::lock_guard<std::mutex> lock(shards_mu_);
+    for (auto& shard : shards_) shards.push_back(shard.get());
+  }
+  std::vector<store::RollupRow> rows;
+  for (Shard* shard : shards) {
+    std::unordered_map<std::string, Counts> taken;
+    {
+      std::lock_guard<std::mutex> lock(shard->mu);
+      taken.swap(shard->rows);
+    }
+    for (const auto& [key, c] : taken) {
+      store::RollupRow row = DecodeKey(key);
+      row.requests = c.requests;
+      row.fills = c.fills;
+      row.no_fills = c.no_fills;
+      row.errors = c.errors;
+      row.impression_spend = c.spend;
+      rows.push_back(std::move(row));
+    }
+  }
+  return rows;
+}
+
+}  // namespace adserver::events

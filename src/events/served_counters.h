@@ -1,0 +1,67 @@
+#pragma once
+
+// Serving counters per minute x publisher x adUnitId x campaign x ad x arm, kept per serving
+// thread (each thread writes its own shard; the flusher swaps shards out once per interval, the
+// only time a shard's mutex is contended) and summed into rollup rows when flushed.
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "common/types.h"
+#include "store/events_store.h"
+
+namespace adserver::events {
+
+// How one ad request for a live key ended.
+enum class ServeOutcome : uint8_t { kFill, kNoFill, kError };
+
+struct ServedKey {
+  int64_t unix_seconds = 0;  // floored to the minute
+  int64_t publisher_id = 0;
+  std::string_view ad_unit_id;
+  int64_t campaign_id = 0;  // 0 unless kFill
+  int64_t ad_id = 0;
+  std::string_view arm;
+};
+
+class ServedCounters {
+ public:
+  // `max_keys_per_thread`: distinct rows a thread's shard holds between Take()s; further
+  // adUnitIds are counted under "~other".
+  explicit ServedCounters(size_t max_keys_per_thread = 65536);
+  ~ServedCounters();
+  ServedCounters(const ServedCounters&) = delete;
+  ServedCounters& operator=(const ServedCounters&) = delete;
+
+  // Counts one request (and, for kFill, one impression costing `spend`). Thread-safe; takes
+  // only the calling thread's uncontended shard lock and allocates only for a new row.
+  void Count(const ServedKey& key, ServeOutcome outcome, Micros spend = 0);
+  // Everything counted since the previous call, one row per key (bucket = minute start).
+  std::vector<store::RollupRow> Take();
+
+ private:
+  struct Counts {
+    int64_t requests = 0;
+    int64_t fills = 0;
+    int64_t no_fills = 0;
+    int64_t errors = 0;
+    Micros spend = 0;
+  };
+  struct Shard {
+    std::mutex mu;
+    std::unordered_map<std::string, Counts> rows;  // guarded by mu; key: EncodeKey
+  };
+  Shard& ThreadShard();
+
+  const size_t max_keys_;
+  const uint64_t instance_;  // unique per object, never reused: keys the thread-local cache
+  std::mutex shards_mu_;
+  std::vector<std::unique_ptr<Shard>> shards_;  // guarded by shards_mu_
+};
+
+}  // namespace adserver::events

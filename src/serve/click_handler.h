@@ -1,0 +1,44 @@
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "common/clock.h"
+#include "common/published.h"
+#include "decision/catalog.h"
+#include "events/events_service.h"
+#include "http/message.h"
+#include "http/router.h"
+
+namespace adserver::serve {
+
+// GET /v1/click/{token}: the click redirect (issue 15, docs/api-notes.md "Clicks").
+//   - a token that does not open (forged, truncated, altered, unknown key): 400 in the error
+//     shape, no redirect, nothing recorded;
+//   - otherwise 302 to the ad's own ctaUrl with spclid=<decision id> added, Cache-Control:
+//     no-store, Referrer-Policy: no-referrer, after the click is durable: the first valid
+//     click of a decision is billed (CPC) and counted, later ones are recorded as duplicates,
+//     a token older than events.click_ttl_seconds as expired;
+//   - HEAD (link previews, prefetchers) redirects the same way but records nothing.
+// Runs on the worker pool (it waits for the click's commit). Thread-safe.
+class ClickHandler {
+ public:
+  // The ctaUrl of an ad no longer in the serving catalog (paused, campaign ended), read from
+  // the store; nullopt when the ad does not exist.
+  using AdUrlLookup = std::function<std::optional<std::string>(int64_t ad_id)>;
+
+  // Every argument must outlive the handler.
+  ClickHandler(const Published<decision::Catalog>& catalogs, events::EventsService& events,
+               const Clock& clock, AdUrlLookup lookup);
+  void RegisterRoutes(http::Router& router) const;
+  http::Response Handle(const http::Request& request) const;
+
+ private:
+  const Published<decision::Catalog>& catalogs_;
+  events::EventsService& events_;
+  const Clock& clock_;
+  AdUrlLookup lookup_;
+};
+
+}  // namespace adserver::serve

@@ -1,0 +1,128 @@
+#pragma once
+
+// Persistence of events (issue 15): clicks, minute/hour/day rollups of serving and clicks, and
+// the installation's event secrets. The embedded adapter is SQLite
+// (store/sqlite/sqlite_events_store.h); a PostgreSQL adapter implements the same interface.
+// Thread-safe; every call may block on I/O (never call it on an event loop).
+// Error contract as store::Store (Unavailable when the backend is busy or gone, Internal else).
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+#include "common/types.h"
+#include "store/records.h"
+
+namespace adserver::store {
+
+using DecisionIdBytes = std::array<uint8_t, 16>;
+
+// What a click counted as. kBilled: the first valid click of its decision (it bills the CPC bid
+// and counts); kDuplicate: a later valid click of a decision already billed; kExpired: the
+// token was older than events.click_ttl.
+enum class ClickStatus : uint8_t { kBilled, kDuplicate, kExpired };
+inline std::string_view ClickStatusName(ClickStatus status) {
+  switch (status) {
+    case ClickStatus::kBilled:
+      return "billed";
+    case ClickStatus::kDuplicate:
+      return "duplicate";
+    case ClickStatus::kExpired:
+      return "expired";
+  }
+  return "billed";
+}
+
+struct ClickRecord {
+  Id id = 0;  // assigned by InsertClicks; increases with insertion order
+  DecisionIdBytes decision_id{};
+  Id publisher_id = 0;
+  std::string ad_unit_id;  // "" = none sent
+  Id campaign_id = 0;
+  Id ad_id = 0;
+  std::string arm;  // "" = none
+  int64_t served_at = 0;
+  int64_t clicked_at = 0;
+  Micros price = 0;  // billed amount: the token's price when kBilled, else 0
+  uint64_t person = 0;
+  bool earlier_variant = false;
+  ClickStatus status = ClickStatus::kBilled;
+};
+
+// Counts of one rollup bucket and dimension combination. Serving rows have campaign_id and
+// ad_id 0 for requests that filled nothing.
+struct RollupRow {
+  int64_t bucket = 0;  // Unix seconds of the bucket's start (a whole minute for AddRollups)
+  Id publisher_id = 0;
+  std::string ad_unit_id;
+  Id campaign_id = 0;
+  Id ad_id = 0;
+  std::string arm;
+  int64_t requests = 0;
+  int64_t fills = 0;  // = served impressions (a 200 for a live key)
+  int64_t no_fills = 0;
+  int64_t errors = 0;
+  Micros impression_spend = 0;
+  int64_t clicks = 0;  // billed clicks
+  int64_t duplicate_clicks = 0;
+  int64_t expired_clicks = 0;
+  Micros click_spend = 0;
+};
+
+// Filters of the read-back listings; newest first.
+struct EventQuery {
+  std::optional<Id> campaign_id;
+  std::optional<Id> publisher_id;
+  std::optional<int64_t> from;       // inclusive, Unix seconds
+  std::optional<int64_t> to;         // exclusive
+  std::optional<Id> before_id;       // cursor: rows with a smaller id
+  int limit = 100;
+};
+
+// A campaign's totals since creation (from the daily rollups).
+struct CampaignEventTotals {
+  int64_t impressions = 0;
+  Micros impression_spend = 0;
+  int64_t clicks = 0;
+  int64_t duplicate_clicks = 0;
+  int64_t expired_clicks = 0;
+  Micros click_spend = 0;
+};
+
+// How long each kind of row is kept (seconds); daily rollups are kept forever.
+struct EventRetention {
+  int64_t raw_seconds = 90 * 86400;
+  int64_t minute_rollup_seconds = 48 * 3600;
+  int64_t hour_rollup_seconds = 400 * 86400;
+};
+
+class EventsStore {
+ public:
+  virtual ~EventsStore() = default;
+
+  // The stored secret `name`, or `candidate` stored under it when there is none yet (first use
+  // by any process wins; every later call returns that one).
+  virtual Result<std::vector<uint8_t>> Secret(std::string_view name,
+                                              std::span<const uint8_t> candidate) = 0;
+
+  // Stores clicks in one transaction (durable when this returns: a process crash cannot lose
+  // them). A row passed as kBilled is stored as kDuplicate when its decision already has a
+  // billed click (earlier or in this batch). Fills in ids and the final status; adds every row
+  // to the minute, hour and day rollups of its click time.
+  virtual Status InsertClicks(std::span<ClickRecord> rows) = 0;
+  // Adds serving counts (one row per minute and dimensions) to the minute, hour and day
+  // rollups, in one transaction.
+  virtual Status AddRollups(std::span<const RollupRow> rows) = 0;
+
+  virtual Result<std::vector<ClickRecord>> ListClicks(const EventQuery& query) = 0;
+  virtual Result<CampaignEventTotals> CampaignTotals(Id campaign_id) = 0;
+  // Deletes raw rows and rollups older than the retention allows. Returns rows deleted.
+  virtual Result<int64_t> Prune(const EventRetention& retention, int64_t now) = 0;
+};
+
+}  // namespace adserver::store

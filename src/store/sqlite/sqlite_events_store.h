@@ -1,0 +1,48 @@
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "common/status.h"
+#include "store/events_store.h"
+#include "store/sqlite/options.h"
+
+namespace adserver::store {
+
+namespace sqlite_detail {
+class Connection;
+}  // namespace sqlite_detail
+
+// EventsStore on the same SQLite file as SqliteStore (tables `clicks`, `rollups_minute`,
+// `rollups_hour`, `rollups_day`, `events_meta`; migration 5). One connection of its own,
+// serialised by a mutex: the click writer, the rollup flusher and admin reads share it, never
+// an event loop. Commits use synchronous=NORMAL in WAL mode: a committed click survives the
+// process being killed (kill -9); only an operating-system crash or power loss can take the
+// last commits (set `synchronous_full` for that).
+class SqliteEventsStore final : public EventsStore {
+ public:
+  static Result<std::unique_ptr<SqliteEventsStore>> Open(const std::string& path,
+                                                         const SqliteOptions& options = {},
+                                                         bool synchronous_full = false);
+  ~SqliteEventsStore() override;
+  SqliteEventsStore(const SqliteEventsStore&) = delete;
+  SqliteEventsStore& operator=(const SqliteEventsStore&) = delete;
+
+  Result<std::vector<uint8_t>> Secret(std::string_view name,
+                                      std::span<const uint8_t> candidate) override;
+  Status InsertClicks(std::span<ClickRecord> rows) override;
+  Status AddRollups(std::span<const RollupRow> rows) override;
+  Result<std::vector<ClickRecord>> ListClicks(const EventQuery& query) override;
+  Result<CampaignEventTotals> CampaignTotals(Id campaign_id) override;
+  Result<int64_t> Prune(const EventRetention& retention, int64_t now) override;
+
+ private:
+  explicit SqliteEventsStore(std::unique_ptr<sqlite_detail::Connection> conn);
+  Status AddToRollups(const RollupRow& row);  // REQUIRES: mu_ held, in a write transaction
+
+  std::mutex mu_;
+  std::unique_ptr<sqlite_detail::Connection> conn_;  // guarded by mu_
+};
+
+}  // namespace adserver::store

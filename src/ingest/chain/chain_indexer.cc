@@ -108,7 +108,16 @@ bool ChainIndexer::stopped() {
 
 bool ChainIndexer::WaitUnlessStopped(std::chrono::milliseconds duration) {
   std::unique_lock<std::mutex> lock(mu_);
-  return stop_cv_.wait_for(lock, duration, [this] { return stop_; });
+  waiting_ = true;
+  stop_cv_.notify_all();  // for WaitUntilWaitingForTest
+  bool stopped = stop_cv_.wait_for(lock, duration, [this] { return stop_; });
+  waiting_ = false;
+  return stopped;
+}
+
+bool ChainIndexer::WaitUntilWaitingForTest(std::chrono::seconds deadline) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return stop_cv_.wait_for(lock, deadline, [this] { return waiting_; });
 }
 
 Status ChainIndexer::LoadRegistry() {

@@ -70,6 +70,9 @@ class ChainIndexer {
   Result<bool> Step();
   // Set when the index cannot follow the source any more (a reorg deeper than the journal).
   const Status& fatal() const { return fatal_; }
+  // Waits until Run is inside a poll or backoff wait (blocked until Stop or the wait's end);
+  // false if that did not happen within `deadline`.
+  bool WaitUntilWaitingForTest(std::chrono::seconds deadline);
 
  private:
   // The chain's checkpoint; on the first run, one made from the legacy file, from_block or
@@ -101,7 +104,8 @@ class ChainIndexer {
 
   std::mutex mu_;
   std::condition_variable stop_cv_;
-  bool stop_ = false;  // guarded by mu_
+  bool stop_ = false;     // guarded by mu_
+  bool waiting_ = false;  // guarded by mu_; Run is in WaitUnlessStopped
 };
 
 }  // namespace adserver::ingest::chain

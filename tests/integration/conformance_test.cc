@@ -20,10 +20,16 @@ namespace {
 using nlohmann::json;
 
 ServingFixture* fixture = nullptr;
+// Click URLs in live keys' ads start with this (http.public_url).
+constexpr const char* kPublicUrl = "https://ads.example.test";
 
 class ConformanceEnvironment : public ::testing::Environment {
  public:
-  void SetUp() override { fixture = new ServingFixture(); }
+  void SetUp() override {
+    ServerProcess::Options options;
+    options.env["ADSERVER_PUBLIC_URL"] = kPublicUrl;
+    fixture = new ServingFixture(options);
+  }
   void TearDown() override {
     delete fixture;
     fixture = nullptr;
@@ -429,11 +435,34 @@ std::vector<Case> Cases() {
   add({.rule = "2.2: ad fields come from the ad and community",
        .body = Req({kW.uniswap}),
        .expect_fields = {{"headline", "Earn on Aave"}, {"content", "Supply on **Aave**.\\n* Earn *yield*"},
-                         {"ctaUrl", "https://app.aave.com"}, {"ctaLabel", "Open Aave"},
-                         {"communityName", "Aave Co"},
+                         {"ctaLabel", "Open Aave"}, {"communityName", "Aave Co"},
                          {"communityLogo", "https://cdn.example/aave.png"}},
        .check = [](const HttpResult& r) {
          EXPECT_EQ(json::parse(r.body).value("adId", ""), std::to_string(fixture->aave_ad));
+       }});
+  // A live key's ctaUrl is the click redirect on http.public_url, which leads to the ad's own
+  // ctaUrl with spclid (api-notes "Clicks"); test keys keep the ad's URL.
+  for (const std::string& path : {std::string("/v1/ads"), kEarlier}) {
+    add({.rule = "events: a live key's ctaUrl is {public_url}/v1/click/{token} and redirects to "
+                 "the ad's ctaUrl with spclid",
+         .path = path, .body = Req({kW.uniswap}),
+         .check = [](const HttpResult& r) {
+           std::string url = json::parse(r.body).value("ctaUrl", "");
+           std::string prefix = std::string(kPublicUrl) + "/v1/click/";
+           ASSERT_TRUE(url.starts_with(prefix)) << url;
+           HttpResult click = fixture->Client().Get(url.substr(std::string(kPublicUrl).size()));
+           EXPECT_EQ(click.status, 302) << click.body;
+           EXPECT_TRUE(click.Header("Location").starts_with("https://app.aave.com?spclid="))
+               << click.Header("Location");
+           EXPECT_EQ(click.Header("Cache-Control"), "no-store");
+         }});
+  }
+  add({.rule = "events: a test key's ctaUrl is the ad's own URL", .key = KeyKind::kTest,
+       .body = Req({kW.uniswap}),
+       .check = [](const HttpResult& r) {
+         std::string url = json::parse(r.body).value("ctaUrl", "");
+         EXPECT_FALSE(url.starts_with(kPublicUrl)) << url;
+         EXPECT_TRUE(url.starts_with("https://")) << url;
        }});
   add({.rule = "2.2/8: 400-character content is served on the current variant",
        .body = Req({kW.aave}),

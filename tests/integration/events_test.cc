@@ -1,0 +1,302 @@
+// Events over real HTTP (issue 15): the click URL of live keys on both variants, the 302 with
+// spclid, CPC billing of the first valid click, duplicates, HEAD, forged and expired tokens,
+// test keys writing nothing, the read-back API, and no answered click lost to kill -9.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+
+#include "integration/fixture.h"
+#include "support/temp_dir.h"
+
+namespace adserver::testing {
+namespace {
+
+using nlohmann::json;
+
+constexpr char kPublicUrl[] = "https://clicks.example.test";
+constexpr int kClickTtlSeconds = 3;
+
+struct Env {
+  TempDir config_dir;
+  std::unique_ptr<ServingFixture> fixture;
+  int64_t cpc_campaign = 0;
+  int64_t cpc_ad = 0;
+};
+Env* env = nullptr;
+
+class EventsEnvironment : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    env = new Env();
+    std::string config = env->config_dir.File("adserver.toml");
+    std::ofstream(config) << "[events]\nclick_ttl_seconds = " << kClickTtlSeconds
+                          << "\nflush_interval_ms = 200\n";
+    ServerProcess::Options options;
+    options.env["ADSERVER_PUBLIC_URL"] = kPublicUrl;
+    options.extra_args = {"--config", config};
+    env->fixture = std::make_unique<ServingFixture>(options);
+    ASSERT_TRUE(env->fixture->ok()) << env->fixture->error();
+    // A CPC campaign for the Base USDC wallet, worth more than the CPM campaign there.
+    HttpResult community = env->fixture->Admin("POST", "/admin/v1/communities",
+                                               {{"name", "Clicky"}, {"logoUrl", "https://c.example/l.png"}});
+    ASSERT_EQ(community.status, 201) << community.body;
+    HttpResult campaign = env->fixture->Admin(
+        "POST", "/admin/v1/campaigns",
+        {{"communityId", json::parse(community.body)["id"]},
+         {"name", "Pay per click"},
+         {"status", "active"},
+         {"pricing", {{"model", "CPC"}, {"bid", 5}}},
+         {"targeting", {{"projects", {"usdc"}}, {"chains", {8453}}}}});
+    ASSERT_EQ(campaign.status, 201) << campaign.body;
+    env->cpc_campaign = json::parse(campaign.body)["id"].get<int64_t>();
+    HttpResult ad = env->fixture->Admin(
+        "POST", "/admin/v1/ads",
+        {{"campaignId", env->cpc_campaign},
+         {"headline", "Click me"},
+         {"content", "A **CPC** ad."},
+         {"ctaUrl", "https://cpc.example/landing?ref=x&q=a%20b#top"},
+         {"ctaLabel", "Go"},
+         {"images", {{"LANDSCAPE", "https://c.example/a.png"},
+                     {"SHORT_BANNER", "https://c.example/s.png"}}}});
+    ASSERT_EQ(ad.status, 201) << ad.body;
+    env->cpc_ad = json::parse(ad.body)["id"].get<int64_t>();
+    // The catalog is rebuilt from the store within a poll interval.
+    for (int i = 0; i < 200; ++i) {
+      HttpResult r = Serve("/v1/ads", env->fixture->keys.open_live);
+      if (r.status == 200 && json::parse(r.body).value("adId", "") == std::to_string(env->cpc_ad)) {
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(25));  // waiting for the rebuild
+    }
+    FAIL() << "the CPC campaign was never served";
+  }
+  void TearDown() override {
+    delete env;
+    env = nullptr;
+  }
+
+  static HttpResult Serve(const std::string& path, const std::string& key,
+                          const std::string& wallet = "0x4444444444444444444444444444444444444444",
+                          const std::string& ad_unit = "") {
+    json body = {{"walletAddresses", {wallet}}, {"imageFormat", "LANDSCAPE"}};
+    if (!ad_unit.empty()) body["adUnitId"] = ad_unit;
+    return env->fixture->Client().Send(
+        "POST", path, {{"Content-Type", "application/json"}, {"x-api-key", key}}, body.dump());
+  }
+};
+const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new EventsEnvironment);
+
+HttpResult Serve(const std::string& path = "/v1/ads", const std::string& ad_unit = "") {
+  return EventsEnvironment::Serve(path, env->fixture->keys.open_live,
+                                  "0x4444444444444444444444444444444444444444", ad_unit);
+}
+
+// The click path of an ad answer ("/v1/click/..."), checking it is on the public URL.
+std::string ClickPath(const HttpResult& r) {
+  EXPECT_EQ(r.status, 200) << r.body;
+  std::string url = json::parse(r.body).value("ctaUrl", "");
+  std::string prefix = std::string(kPublicUrl) + "/v1/click/";
+  EXPECT_TRUE(url.starts_with(prefix)) << url;
+  return url.substr(std::string(kPublicUrl).size());
+}
+
+HttpResult Click(const std::string& path, const std::string& method = "GET") {
+  return env->fixture->Client().Send(method, path);
+}
+
+// Waits past two flush intervals, so that earlier serves are in the stats.
+void SettleFlush() { std::this_thread::sleep_for(std::chrono::milliseconds(500)); }
+
+json Stats() {
+  HttpResult r = env->fixture->Admin(
+      "GET", "/admin/v1/campaigns/" + std::to_string(env->cpc_campaign) + "/stats");
+  EXPECT_EQ(r.status, 200) << r.body;
+  return json::parse(r.body);
+}
+
+json Clicks(const std::string& query = "") {
+  HttpResult r = env->fixture->Admin(
+      "GET", "/admin/v1/clicks?campaignId=" + std::to_string(env->cpc_campaign) + query);
+  EXPECT_EQ(r.status, 200) << r.body;
+  return json::parse(r.body);
+}
+
+std::string SpclidOf(const std::string& location) {
+  size_t at = location.find("spclid=");
+  return at == std::string::npos ? "" : location.substr(at + 7, 36);
+}
+
+TEST(EventsTest, AClickRedirectsWithSpclidAndBillsTheCpcBidOnce) {
+  json before = Stats();
+  std::string path = ClickPath(Serve("/v1/ads", "sidebar"));
+  HttpResult first = Click(path);
+  ASSERT_EQ(first.status, 302) << first.body;
+  std::string location = first.Header("Location");
+  std::string spclid = SpclidOf(location);
+  ASSERT_EQ(spclid.size(), 36u) << location;
+  EXPECT_EQ(location, "https://cpc.example/landing?ref=x&q=a%20b&spclid=" + spclid + "#top");
+  EXPECT_EQ(first.Header("Cache-Control"), "no-store");
+  EXPECT_EQ(first.Header("Referrer-Policy"), "no-referrer");
+
+  // The click is durable before the 302: it is listed at once.
+  json listed = Clicks();
+  ASSERT_FALSE(listed["clicks"].empty());
+  json row = listed["clicks"][0];
+  EXPECT_EQ(row["decisionId"], spclid);
+  EXPECT_EQ(row["status"], "billed");
+  EXPECT_EQ(row["billed"], true);
+  EXPECT_EQ(row["price"], 5);
+  EXPECT_EQ(row["adUnitId"], "sidebar");
+  EXPECT_EQ(row["variant"], "current");
+  EXPECT_EQ(row["adId"], std::to_string(env->cpc_ad));
+  EXPECT_EQ(row["publisherId"], std::to_string(env->fixture->keys.open_publisher));
+  EXPECT_EQ(row["person"].get<std::string>().size(), 16u);
+  EXPECT_EQ(row.dump().find("0x4444"), std::string::npos) << "no raw wallet in a click row";
+
+  // Repeats redirect the same way and are recorded as duplicates, not billed.
+  HttpResult again = Click(path);
+  ASSERT_EQ(again.status, 302);
+  EXPECT_EQ(again.Header("Location"), location);
+  json after = Stats();
+  EXPECT_EQ(after["clicks"].get<int>(), before["clicks"].get<int>() + 1);
+  EXPECT_EQ(after["clicksByStatus"]["duplicate"].get<int>(),
+            before["clicksByStatus"]["duplicate"].get<int>() + 1);
+  EXPECT_DOUBLE_EQ(after["spendBreakdown"]["clicks"].get<double>(),
+                   before["spendBreakdown"]["clicks"].get<double>() + 5);
+  EXPECT_EQ(Clicks()["clicks"][0]["status"], "duplicate");
+}
+
+TEST(EventsTest, ServedImpressionsReachTheStatsWithinAFlush) {
+  SettleFlush();
+  int64_t before = Stats()["impressions"].get<int64_t>();
+  for (int i = 0; i < 3; ++i) ASSERT_EQ(Serve().status, 200);
+  int64_t now = before;
+  for (int i = 0; i < 200 && now < before + 3; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));  // waiting for the flush
+    now = Stats()["impressions"].get<int64_t>();
+  }
+  EXPECT_EQ(now, before + 3);
+  json stats = Stats();
+  EXPECT_GT(stats["ctr"].get<double>(), 0);
+  EXPECT_EQ(stats["conversions"], 0);
+}
+
+TEST(EventsTest, TheEarlierVariantLinksThroughTheClickRedirectToo) {
+  std::string path = ClickPath(Serve("/api/ads"));
+  HttpResult click = Click(path);
+  ASSERT_EQ(click.status, 302);
+  json row = Clicks()["clicks"][0];
+  EXPECT_EQ(row["variant"], "earlier");
+  EXPECT_EQ(row["status"], "billed");
+  EXPECT_EQ(row["decisionId"], SpclidOf(click.Header("Location")));
+}
+
+TEST(EventsTest, HeadRedirectsButIsNotAClick) {
+  std::string path = ClickPath(Serve());
+  size_t rows = Clicks("&limit=1000")["clicks"].size();
+  HttpResult head = Click(path, "HEAD");
+  EXPECT_EQ(head.status, 302);
+  EXPECT_TRUE(head.Header("Location").starts_with("https://cpc.example/landing?"));
+  EXPECT_EQ(Clicks("&limit=1000")["clicks"].size(), rows);
+}
+
+TEST(EventsTest, ForgedTruncatedOrTamperedTokensGet400AndNoRedirect) {
+  std::string path = ClickPath(Serve());
+  std::string tampered = path;
+  tampered[tampered.size() - 5] = tampered[tampered.size() - 5] == 'A' ? 'B' : 'A';
+  for (const std::string& bad :
+       {tampered, path.substr(0, path.size() - 10), std::string("/v1/click/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"),
+        std::string("/v1/click/%00%01"), path + "x"}) {
+    HttpResult r = Click(bad);
+    EXPECT_EQ(r.status, 400) << bad;
+    EXPECT_FALSE(r.HasHeader("Location")) << bad;
+    json body = json::parse(r.body, nullptr, false);
+    ASSERT_TRUE(body.is_object()) << r.body;
+    EXPECT_EQ(body["error"], "Invalid click token");
+    EXPECT_EQ(body["details"][0]["field"], "token");
+  }
+}
+
+TEST(EventsTest, TestKeysLinkToTheAdAndWriteNothing) {
+  SettleFlush();
+  json before = Stats();
+  HttpResult r = EventsEnvironment::Serve("/v1/ads", env->fixture->keys.open_test);
+  ASSERT_EQ(r.status, 200);
+  std::string url = json::parse(r.body).value("ctaUrl", "");
+  EXPECT_FALSE(url.starts_with(kPublicUrl)) << url;
+  SettleFlush();
+  EXPECT_EQ(Stats()["impressions"], before["impressions"]);
+}
+
+TEST(EventsTest, AnExpiredTokenRedirectsButIsNotBilled) {
+  std::string path = ClickPath(Serve());
+  std::this_thread::sleep_for(std::chrono::seconds(kClickTtlSeconds + 2));  // past the TTL
+  json before = Stats();
+  HttpResult r = Click(path);
+  ASSERT_EQ(r.status, 302);
+  EXPECT_TRUE(r.Header("Location").starts_with("https://cpc.example/"));
+  json row = Clicks()["clicks"][0];
+  EXPECT_EQ(row["status"], "expired");
+  EXPECT_EQ(row["billed"], false);
+  EXPECT_EQ(row["price"], 0);
+  json after = Stats();
+  EXPECT_EQ(after["clicks"], before["clicks"]);
+  EXPECT_EQ(after["clicksByStatus"]["expired"].get<int>(),
+            before["clicksByStatus"]["expired"].get<int>() + 1);
+}
+
+TEST(EventsTest, ListingsFilterPageAndRejectBadParameters) {
+  for (int i = 0; i < 3; ++i) ASSERT_EQ(Click(ClickPath(Serve())).status, 302);
+  json page = Clicks("&limit=2");
+  ASSERT_EQ(page["clicks"].size(), 2u);
+  ASSERT_TRUE(page["nextCursor"].is_string());
+  json next = Clicks("&limit=2&cursor=" + page["nextCursor"].get<std::string>());
+  ASSERT_FALSE(next["clicks"].empty());
+  EXPECT_LT(std::stoll(next["clicks"][0]["id"].get<std::string>()),
+            std::stoll(page["clicks"][1]["id"].get<std::string>()));
+  EXPECT_TRUE(Clicks("&from=2999-01-01")["clicks"].empty());
+  EXPECT_FALSE(Clicks("&to=2999-01-01T00:00:00Z")["clicks"].empty());
+  HttpResult other = env->fixture->Admin("GET", "/admin/v1/clicks?publisherId=999999");
+  EXPECT_TRUE(json::parse(other.body)["clicks"].empty());
+  HttpResult bad = env->fixture->Admin("GET", "/admin/v1/clicks?limit=0&from=yesterday&x=1");
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_EQ(json::parse(bad.body)["details"].size(), 3u) << bad.body;
+  EXPECT_EQ(env->fixture->Admin("GET", "/admin/v1/campaigns/999999/stats").status, 404);
+  HttpResult anonymous = env->fixture->Client().Get("/admin/v1/clicks");
+  EXPECT_EQ(anonymous.status, 401);
+}
+
+// Runs last: it kills the server.
+TEST(EventsTest, ZZ_KillNineAfterA302LosesNoClick) {
+  std::string path = ClickPath(Serve());
+  HttpResult click = Click(path);
+  ASSERT_EQ(click.status, 302);
+  std::string spclid = SpclidOf(click.Header("Location"));
+  ServerProcess& server = env->fixture->server();
+  server.Signal(SIGKILL);
+  server.Wait(std::chrono::seconds(10));
+  ServerProcess::Options options;
+  options.data_dir = server.data_dir();
+  options.env["ADSERVER_PUBLIC_URL"] = kPublicUrl;
+  ServerProcess restarted(options);
+  ASSERT_TRUE(restarted.Start()) << restarted.error();
+  HttpResult r = HttpClient("127.0.0.1", restarted.port())
+                     .Send("GET", "/admin/v1/clicks?campaignId=" + std::to_string(env->cpc_campaign),
+                           {{"Authorization", "Bearer " + restarted.admin_token()}});
+  ASSERT_EQ(r.status, 200) << r.body;
+  json row = json::parse(r.body)["clicks"][0];
+  EXPECT_EQ(row["decisionId"], spclid);
+  EXPECT_EQ(row["status"], "billed");
+  // The same token still works after the restart (the installation's key is stored).
+  HttpResult again = HttpClient("127.0.0.1", restarted.port()).Get(path);
+  EXPECT_EQ(again.status, 302);
+  EXPECT_EQ(SpclidOf(again.Header("Location")), spclid);
+}
+
+}  // namespace
+}  // namespace adserver::testing

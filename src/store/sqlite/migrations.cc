@@ -300,6 +300,45 @@ CREATE TABLE events_meta (
   value BLOB NOT NULL
 ) WITHOUT ROWID;
 )sql"},
+    // Advertiser keys (sak_..., SHA-256 at rest; catalog data like api_keys) and advertiser
+    // events of POST /v1/events (issue 15): raw rows kept 90 days, counts per community,
+    // campaign (0 = none) and name kept forever.
+    {6, R"sql(
+CREATE TABLE advertiser_keys (
+  id           INTEGER PRIMARY KEY AUTOINCREMENT,
+  community_id INTEGER NOT NULL REFERENCES communities (id) ON DELETE CASCADE,
+  key_hash     BLOB NOT NULL UNIQUE CHECK (length(key_hash) = 32),
+  prefix       TEXT NOT NULL,
+  test         INTEGER NOT NULL CHECK (test IN (0, 1)),
+  created_at   INTEGER NOT NULL,
+  revoked_at   INTEGER
+);
+CREATE INDEX advertiser_keys_by_community ON advertiser_keys (community_id);
+
+CREATE TABLE advertiser_events (
+  id           INTEGER PRIMARY KEY AUTOINCREMENT,
+  community_id INTEGER NOT NULL,
+  key_id       INTEGER NOT NULL,
+  name         TEXT NOT NULL,
+  url          TEXT,              -- NULL: none sent
+  decision_id  BLOB CHECK (decision_id IS NULL OR length(decision_id) = 16),  -- from spclid
+  campaign_id  INTEGER,           -- the campaign of the decision's click; NULL: none
+  person       INTEGER NOT NULL,  -- keyed digest of the wallet set, never a wallet
+  created_at   INTEGER NOT NULL
+);
+CREATE INDEX advertiser_events_by_campaign ON advertiser_events (campaign_id, id);
+CREATE INDEX advertiser_events_by_community ON advertiser_events (community_id, id);
+CREATE INDEX advertiser_events_by_time ON advertiser_events (created_at);
+
+CREATE TABLE advertiser_event_counts (
+  community_id INTEGER NOT NULL,
+  campaign_id  INTEGER NOT NULL,  -- 0: not linked to a campaign
+  name         TEXT NOT NULL,
+  count        INTEGER NOT NULL,
+  PRIMARY KEY (community_id, campaign_id, name)
+) WITHOUT ROWID;
+CREATE INDEX advertiser_event_counts_by_campaign ON advertiser_event_counts (campaign_id);
+)sql"},
 };
 
 Result<int> CurrentVersion(Connection& conn) {

@@ -45,6 +45,18 @@ struct ApiKeyRecord {
   std::optional<int64_t> revoked_at;
 };
 
+// An advertiser key (issue 15, POST /v1/events): like ApiKeyRecord, owned by a community.
+struct AdvertiserKeyRecord {
+  Id id = 0;
+  Id community_id = 0;
+  // SHA-256 of the full key ("sak_" + 30 characters); the key itself is never stored.
+  Sha256Digest hash{};
+  std::string prefix;  // first 8 characters ("sak_AbCd")
+  bool test = false;
+  int64_t created_at = 0;
+  std::optional<int64_t> revoked_at;
+};
+
 struct CommunityRecord {
   Id id = 0;
   std::string name;
@@ -151,6 +163,7 @@ struct CatalogData {
   std::vector<ProjectRecord> projects;
   std::vector<CampaignRecord> campaigns;
   std::vector<AdRecord> ads;
+  std::vector<AdvertiserKeyRecord> advertiser_keys;  // including revoked ones
 };
 
 }  // namespace adserver::store

@@ -42,6 +42,25 @@ class Store {
   // NotFound if the key does not exist or does not belong to the publisher.
   virtual Result<ApiKeyRecord> RevokeApiKey(Id publisher_id, Id key_id, int64_t now) = 0;
 
+  // Advertiser keys (issue 15), the keys of POST /v1/events; a community's keys go with it.
+  // Like the publisher keys: Create is Conflict when the community does not exist, Revoke is
+  // NotFound when the key does not exist or does not belong to the community. Inventory
+  // changes (ChangeCounter moves). Adapters without support return Internal.
+  virtual Result<AdvertiserKeyRecord> CreateAdvertiserKey(const AdvertiserKeyRecord& k,
+                                                          int64_t now) {
+    (void)k, (void)now;
+    return InternalError("advertiser keys are not supported by this store");
+  }
+  virtual Result<std::vector<AdvertiserKeyRecord>> ListAdvertiserKeys(Id community_id) {
+    (void)community_id;
+    return InternalError("advertiser keys are not supported by this store");
+  }
+  virtual Result<AdvertiserKeyRecord> RevokeAdvertiserKey(Id community_id, Id key_id,
+                                                          int64_t now) {
+    (void)community_id, (void)key_id, (void)now;
+    return InternalError("advertiser keys are not supported by this store");
+  }
+
   // Communities. DeleteCommunity is Conflict while campaigns reference it.
   virtual Result<CommunityRecord> CreateCommunity(const CommunityRecord& c, int64_t now) = 0;
   virtual Result<CommunityRecord> GetCommunity(Id id) = 0;

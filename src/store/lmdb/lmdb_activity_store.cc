@@ -66,6 +66,20 @@ Result<ApiKeyRecord> LmdbActivityStore::RevokeApiKey(Id publisher_id, Id key_id,
   return inner_->RevokeApiKey(publisher_id, key_id, now);
 }
 
+Result<AdvertiserKeyRecord> LmdbActivityStore::CreateAdvertiserKey(const AdvertiserKeyRecord& k,
+                                                                   int64_t now) {
+  return inner_->CreateAdvertiserKey(k, now);
+}
+
+Result<std::vector<AdvertiserKeyRecord>> LmdbActivityStore::ListAdvertiserKeys(Id community_id) {
+  return inner_->ListAdvertiserKeys(community_id);
+}
+
+Result<AdvertiserKeyRecord> LmdbActivityStore::RevokeAdvertiserKey(Id community_id, Id key_id,
+                                                                   int64_t now) {
+  return inner_->RevokeAdvertiserKey(community_id, key_id, now);
+}
+
 Result<CommunityRecord> LmdbActivityStore::CreateCommunity(const CommunityRecord& c, int64_t now) {
   return inner_->CreateCommunity(c, now);
 }

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "common/json_writer.h"
+#include "store/sqlite/detail/advertiser_keys.h"
 #include "store/sqlite/detail/decision_tables.h"
 #include "store/sqlite/detail/migrations.h"
 #include "store/sqlite/detail/sqlite_util.h"
@@ -720,6 +721,40 @@ Result<ApiKeyRecord> SqliteStore::RevokeApiKey(Id publisher_id, Id key_id, int64
   return std::move(*out);
 }
 
+// ---- Advertiser keys (issue 15; SQL in advertiser_keys.cc).
+
+Result<AdvertiserKeyRecord> SqliteStore::CreateAdvertiserKey(const AdvertiserKeyRecord& k,
+                                                             int64_t now) {
+  std::optional<Result<AdvertiserKeyRecord>> out;
+  ADS_RETURN_IF_ERROR(Write(kCatalog, [&](Connection& c) -> Status {
+    ADS_ASSIGN_OR_RETURN(Id id, sqlite_detail::InsertAdvertiserKey(c, k, now));
+    out = Single(sqlite_detail::LoadAdvertiserKeys(c, std::nullopt, id), "advertiser key", id);
+    return out->status();
+  }));
+  return std::move(*out);
+}
+
+Result<std::vector<AdvertiserKeyRecord>> SqliteStore::ListAdvertiserKeys(Id community_id) {
+  std::vector<AdvertiserKeyRecord> out;
+  ADS_RETURN_IF_ERROR(Read([&](Connection& c) -> Status {
+    ADS_ASSIGN_OR_RETURN(out, sqlite_detail::LoadAdvertiserKeys(c, community_id, std::nullopt));
+    return OkStatus();
+  }));
+  return out;
+}
+
+Result<AdvertiserKeyRecord> SqliteStore::RevokeAdvertiserKey(Id community_id, Id key_id,
+                                                             int64_t now) {
+  std::optional<Result<AdvertiserKeyRecord>> out;
+  ADS_RETURN_IF_ERROR(Write(kCatalog, [&](Connection& c) -> Status {
+    ADS_RETURN_IF_ERROR(sqlite_detail::RevokeAdvertiserKey(c, community_id, key_id, now));
+    out = Single(sqlite_detail::LoadAdvertiserKeys(c, std::nullopt, key_id), "advertiser key",
+                 key_id);
+    return out->status();
+  }));
+  return std::move(*out);
+}
+
 // ---- Communities.
 
 Result<CommunityRecord> SqliteStore::CreateCommunity(const CommunityRecord& r, int64_t now) {
@@ -1076,6 +1111,8 @@ Result<CatalogData> SqliteStore::LoadCatalogData() {
     ADS_ASSIGN_OR_RETURN(d.projects, LoadProjects(c, std::nullopt));
     ADS_ASSIGN_OR_RETURN(d.campaigns, LoadCampaigns(c, std::nullopt));
     ADS_ASSIGN_OR_RETURN(d.ads, LoadAds(c, "", std::nullopt));
+    ADS_ASSIGN_OR_RETURN(d.advertiser_keys,
+                         sqlite_detail::LoadAdvertiserKeys(c, std::nullopt, std::nullopt));
     return OkStatus();
   }));
   return d;

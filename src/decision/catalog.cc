@@ -141,6 +141,10 @@ void Catalog::BuildIndexes() {
   key_by_hash_.clear();
   key_by_hash_.reserve(api_keys.size());
   for (Index i = 0; i < api_keys.size(); ++i) key_by_hash_.emplace(api_keys[i].hash, i);
+  advertiser_key_by_hash_.clear();
+  for (Index i = 0; i < advertiser_keys.size(); ++i) {
+    advertiser_key_by_hash_.emplace(advertiser_keys[i].hash, i);
+  }
   campaign_by_id_.clear();
   for (Index i = 0; i < campaigns.size(); ++i) campaign_by_id_.emplace(campaigns[i].id, i);
   ad_by_id_.clear();
@@ -195,6 +199,13 @@ std::vector<Index> Catalog::CampaignsForProject(uint32_t project_id) const {
 const std::vector<Index>& Catalog::SampleAds(ImageFormat format, bool earlier_variant) const {
   const auto& lists = earlier_variant ? sample_earlier_ : sample_current_;
   return lists[static_cast<size_t>(format)];
+}
+
+const AdvertiserKey* Catalog::FindAdvertiserKey(const Sha256Digest& hash) const {
+  auto it = advertiser_key_by_hash_.find(hash);
+  if (it == advertiser_key_by_hash_.end()) return nullptr;
+  const AdvertiserKey& key = advertiser_keys[it->second];
+  return ConstantTimeEqual(key.hash, hash) ? &key : nullptr;
 }
 
 const Campaign* Catalog::FindCampaign(int64_t id) const {

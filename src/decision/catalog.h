@@ -46,6 +46,14 @@ struct ApiKey {
   bool test = false;
 };
 
+// An advertiser key (issue 15): authenticates POST /v1/events for its community.
+struct AdvertiserKey {
+  int64_t id = 0;
+  int64_t community_id = 0;
+  Sha256Digest hash{};
+  bool test = false;
+};
+
 struct Community {
   int64_t id = 0;
   std::string name;
@@ -196,6 +204,7 @@ class Catalog {
  public:
   std::vector<Publisher> publishers;
   std::vector<ApiKey> api_keys;  // only keys that are not revoked
+  std::vector<AdvertiserKey> advertiser_keys;  // only keys that are not revoked
   std::vector<Community> communities;
   std::vector<Campaign> campaigns;  // only status == active
   std::vector<Ad> ads;              // only active ads of campaigns in `campaigns`
@@ -220,6 +229,8 @@ class Catalog {
 
   // The key whose SHA-256 equals `hash` (compared in constant time), or nullptr.
   const ApiKey* FindKey(const Sha256Digest& hash) const;
+  // The advertiser key whose SHA-256 equals `hash` (compared in constant time), or nullptr.
+  const AdvertiserKey* FindAdvertiserKey(const Sha256Digest& hash) const;
   // The campaign / ad with this store id, or nullptr (not active, or unknown).
   const Campaign* FindCampaign(int64_t id) const;
   const Ad* FindAd(int64_t id) const;
@@ -260,6 +271,7 @@ class Catalog {
 
   uint64_t generation_ = 0;
   std::unordered_map<Sha256Digest, Index, DigestHash> key_by_hash_;
+  std::unordered_map<Sha256Digest, Index, DigestHash> advertiser_key_by_hash_;
   std::unordered_map<int64_t, Index> campaign_by_id_;
   std::unordered_map<int64_t, Index> ad_by_id_;
   // By project id (dense store ids); empty runs for projects no campaign targets.

@@ -91,6 +91,19 @@ Status AddApiKeys(Build& b) {
   return OkStatus();
 }
 
+Status AddAdvertiserKeys(Build& b) {
+  for (const store::AdvertiserKeyRecord& k : b.data.advertiser_keys) {
+    if (k.revoked_at) continue;
+    if (!b.communities.contains(k.community_id)) {
+      return InternalError("advertiser key " + std::to_string(k.id) +
+                           " references missing community " + std::to_string(k.community_id));
+    }
+    b.catalog.advertiser_keys.push_back(
+        {.id = k.id, .community_id = k.community_id, .hash = k.hash, .test = k.test});
+  }
+  return OkStatus();
+}
+
 void AddCommunities(Build& b) {
   for (const store::CommunityRecord& c : b.data.communities) {
     b.communities.emplace(c.id, static_cast<Index>(b.catalog.communities.size()));
@@ -222,6 +235,7 @@ Result<std::shared_ptr<const decision::Catalog>> BuildCatalog(
   AddPublishers(b);
   ADS_RETURN_IF_ERROR(AddApiKeys(b));
   AddCommunities(b);
+  ADS_RETURN_IF_ERROR(AddAdvertiserKeys(b));
   ADS_RETURN_IF_ERROR(AddProjects(b));
   ADS_RETURN_IF_ERROR(AddCampaigns(b));
   ADS_RETURN_IF_ERROR(AddAds(b));

@@ -338,6 +338,8 @@ CREATE TABLE advertiser_event_counts (
   PRIMARY KEY (community_id, campaign_id, name)
 ) WITHOUT ROWID;
 CREATE INDEX advertiser_event_counts_by_campaign ON advertiser_event_counts (campaign_id);
+-- An event's spclid finds its click (any status) by decision id.
+CREATE INDEX clicks_by_decision ON clicks (decision_id);
 )sql"},
 };
 

@@ -149,6 +149,17 @@ void Catalog::BuildIndexes() {
   for (Index i = 0; i < campaigns.size(); ++i) campaign_by_id_.emplace(campaigns[i].id, i);
   ad_by_id_.clear();
   for (Index i = 0; i < ads.size(); ++i) ad_by_id_.emplace(ads[i].id, i);
+  conversion_campaigns_.clear();
+  max_conversion_window_days_ = 0;
+  for (Index i = 0; i < campaigns.size(); ++i) {
+    if (!campaigns[i].conversion) continue;
+    max_conversion_window_days_ =
+        std::max(max_conversion_window_days_, campaigns[i].conversion->window_days);
+    for (int64_t project : campaigns[i].conversion->projects) {
+      std::vector<Index>& list = conversion_campaigns_[project];
+      if (list.empty() || list.back() != i) list.push_back(i);
+    }
+  }
 
   BuildProjectIndex();
 
@@ -211,6 +222,12 @@ const AdvertiserKey* Catalog::FindAdvertiserKey(const Sha256Digest& hash) const 
 const Campaign* Catalog::FindCampaign(int64_t id) const {
   auto it = campaign_by_id_.find(id);
   return it == campaign_by_id_.end() ? nullptr : &campaigns[it->second];
+}
+
+std::span<const Index> Catalog::ConversionCampaigns(int64_t project_id) const {
+  auto it = conversion_campaigns_.find(project_id);
+  if (it == conversion_campaigns_.end()) return {};
+  return it->second;
 }
 
 const Ad* Catalog::FindAd(int64_t id) const {

@@ -92,6 +92,17 @@ struct Ad {
   JsonText json;
 };
 
+// Which onchain transactions count as a campaign's conversions (issue 15; see
+// store::ConversionRule). Project ids are store ids.
+struct ConversionRule {
+  enum class Kind : uint8_t { kAny, kNew, kReturning };
+  std::vector<int64_t> projects;
+  Kind kind = Kind::kAny;
+  int32_t returning_after_days = 45;
+  int32_t window_days = 14;
+  bool count_once_per_person = true;
+};
+
 struct Campaign {
   int64_t id = 0;
   std::string id_str;  // decimal id, as served in `campaignId`
@@ -122,6 +133,7 @@ struct Campaign {
   std::vector<int64_t> allowed_publishers;
   std::optional<uint32_t> advertiser_project;
   bool exclude_existing_users = false;
+  std::optional<ConversionRule> conversion;
   // Active ads usable per requested format (index = ImageFormat). NO_IMAGE lists every
   // active ad. Split by API variant because the earlier variant needs content < 400 chars.
   std::array<std::vector<Index>, kImageFormatCount> ads_current;
@@ -234,6 +246,10 @@ class Catalog {
   // The campaign / ad with this store id, or nullptr (not active, or unknown).
   const Campaign* FindCampaign(int64_t id) const;
   const Ad* FindAd(int64_t id) const;
+  // Campaigns with a conversion rule naming project `project_id` (empty if none).
+  std::span<const Index> ConversionCampaigns(int64_t project_id) const;
+  // The longest conversion window of any campaign, in days (0 when none has a rule).
+  int32_t max_conversion_window_days() const { return max_conversion_window_days_; }
   static constexpr uint32_t kAnyAge = std::numeric_limits<uint32_t>::max();
   // One campaign in a project's walk: what the auction checks before touching the campaign,
   // packed so that each entry costs one cache access.
@@ -274,6 +290,8 @@ class Catalog {
   std::unordered_map<Sha256Digest, Index, DigestHash> advertiser_key_by_hash_;
   std::unordered_map<int64_t, Index> campaign_by_id_;
   std::unordered_map<int64_t, Index> ad_by_id_;
+  std::unordered_map<int64_t, std::vector<Index>> conversion_campaigns_;
+  int32_t max_conversion_window_days_ = 0;
   // By project id (dense store ids); empty runs for projects no campaign targets.
   std::vector<RunRange> project_runs_;
   // Every project's walk entries, project after project.

@@ -163,6 +163,18 @@ void AddDecisionControls(const store::CampaignRecord& c, decision::Campaign& out
     out.advertiser_project = static_cast<uint32_t>(*c.advertiser_project);
   }
   out.exclude_existing_users = c.exclude_existing_users;
+  if (c.conversion) {
+    decision::ConversionRule rule;
+    rule.projects = c.conversion->projects;
+    rule.kind = c.conversion->kind == store::ConversionKind::kNew ? decision::ConversionRule::Kind::kNew
+                : c.conversion->kind == store::ConversionKind::kReturning
+                    ? decision::ConversionRule::Kind::kReturning
+                    : decision::ConversionRule::Kind::kAny;
+    rule.returning_after_days = c.conversion->returning_after_days;
+    rule.window_days = c.conversion->window_days;
+    rule.count_once_per_person = c.conversion->count_once_per_person;
+    out.conversion = std::move(rule);
+  }
 }
 
 Status AddCampaign(Build& b, const store::CampaignRecord& c) {

@@ -22,6 +22,8 @@ void Put(std::string& out, const Sha256Digest& d);
 void Put(std::string& out, const store::ContractRef& c);
 void Put(std::string& out, const store::FrequencyCap& f);
 void Put(std::string& out, const std::array<std::string, kImageFormatsWithImage>& images);
+void Put(std::string& out, const store::ConversionRule& r);  // used by Put(optional)
+
 template <typename T>
 requires std::is_arithmetic_v<T> || std::is_enum_v<T>
 void Put(std::string& out, T v) {
@@ -55,6 +57,13 @@ void Put(std::string& out, const store::ContractRef& c) {
 void Put(std::string& out, const store::FrequencyCap& f) {
   Put(out, f.count);
   Put(out, f.hours);
+}
+void Put(std::string& out, const store::ConversionRule& r) {
+  Put(out, r.projects);
+  Put(out, r.kind);
+  Put(out, r.returning_after_days);
+  Put(out, r.window_days);
+  Put(out, r.count_once_per_person);
 }
 void Put(std::string& out, const std::array<std::string, kImageFormatsWithImage>& images) {
   for (const std::string& image : images) Put(out, image);
@@ -94,7 +103,7 @@ void PutCampaignsAndAds(std::string& out, const store::CatalogData& data) {
            c.exclude_projects, c.chains, c.recency_days, c.frequency_cap, c.created_at,
            c.updated_at);
     PutAll(out, c.category, c.allowed_publishers, c.pacing, c.advertiser_project,
-           c.exclude_existing_users);
+           c.exclude_existing_users, c.conversion);
   }
   Put(out, data.ads.size());
   for (const auto& a : data.ads) {

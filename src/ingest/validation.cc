@@ -391,6 +391,26 @@ void CheckPricingAndBudget(Problems& out, const store::CampaignRecord& c) {
   }
 }
 
+// CPA bills onchain conversions, so it needs to know which ones (issue 15).
+void CheckConversion(Problems& out, const store::CampaignRecord& c) {
+  if (!c.conversion) {
+    if (c.pricing_model == PricingModel::kCpa) {
+      out.Add("conversion.projects", "is required for CPA campaigns (the projects whose onchain "
+                                     "transactions count as conversions)");
+    }
+    return;
+  }
+  const store::ConversionRule& rule = *c.conversion;
+  if (rule.projects.empty()) out.Add("conversion.projects", "must list at least one project");
+  CheckPositiveIds(out, "conversion.projects", rule.projects);
+  if (rule.window_days < 1 || rule.window_days > 30) {
+    out.Add("conversion.windowDays", "must be between 1 and 30");
+  }
+  if (rule.returning_after_days < 1 || rule.returning_after_days > 3650) {
+    out.Add("conversion.returningAfterDays", "must be between 1 and 3650");
+  }
+}
+
 void CheckTargeting(Problems& out, const store::CampaignRecord& c) {
   if (c.target_projects.empty()) out.Add("targeting.projects", "must list at least one project");
   CheckPositiveIds(out, "targeting.projects", c.target_projects);
@@ -488,6 +508,7 @@ Status ValidateCampaign(const store::CampaignRecord& c) {
   }
   CheckPricingAndBudget(out, c);
   CheckTargeting(out, c);
+  CheckConversion(out, c);
   if (c.frequency_cap) {
     if (c.frequency_cap->count < 1) out.Add("frequencyCap.count", "must be at least 1");
     if (c.frequency_cap->hours < 1 || c.frequency_cap->hours > 8760) {

@@ -88,6 +88,19 @@ struct FrequencyCap {
   bool operator==(const FrequencyCap&) const = default;
 };
 
+// Onchain conversions a campaign counts (issue 15, CPTx): an interaction of an exposed wallet
+// with one of `projects` within `window_days` after the exposure.
+enum class ConversionKind : uint8_t { kAny, kNew, kReturning };
+struct ConversionRule {
+  std::vector<Id> projects;  // at least one
+  ConversionKind kind = ConversionKind::kAny;
+  // kReturning: no interaction with the projects in this many days before the exposure.
+  int32_t returning_after_days = 45;
+  int32_t window_days = 14;  // 1..30
+  bool count_once_per_person = true;
+  bool operator==(const ConversionRule&) const = default;
+};
+
 struct CampaignRecord {
   Id id = 0;
   Id community_id = 0;
@@ -110,6 +123,7 @@ struct CampaignRecord {
   std::string pacing = "even";            // "even" or "asap"
   std::optional<Id> advertiser_project;   // the advertiser's own project
   bool exclude_existing_users = false;    // skip people who already use advertiser_project
+  std::optional<ConversionRule> conversion;  // required for CPA
   int64_t created_at = 0;
   int64_t updated_at = 0;
 };

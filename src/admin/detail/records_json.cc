@@ -206,6 +206,39 @@ void ReadCampaignControls(ObjectReader& r, const ProjectNames& names, store::Cam
   r.ReadBool("excludeExistingUsers", c.exclude_existing_users);
 }
 
+void ReadConversion(ObjectReader& r, const ProjectNames& names, store::CampaignRecord& c) {
+  store::ConversionRule rule = c.conversion.value_or(store::ConversionRule{});
+  ReadProjectSlugs(r, "projects", names, rule.projects);
+  if (const Json* v = r.Find("kind")) {
+    if (v->is_string() && *v == "any") {
+      rule.kind = store::ConversionKind::kAny;
+    } else if (v->is_string() && *v == "new") {
+      rule.kind = store::ConversionKind::kNew;
+    } else if (v->is_string() && *v == "returning") {
+      rule.kind = store::ConversionKind::kReturning;
+    } else {
+      r.Error("kind", "must be one of any, new, returning");
+    }
+  }
+  r.ReadInt32("returningAfterDays", rule.returning_after_days);
+  r.ReadInt32("windowDays", rule.window_days);
+  r.ReadBool("countOncePerPerson", rule.count_once_per_person);
+  r.RejectUnknown();
+  c.conversion = std::move(rule);
+}
+
+std::string_view ConversionKindName(store::ConversionKind kind) {
+  switch (kind) {
+    case store::ConversionKind::kNew:
+      return "new";
+    case store::ConversionKind::kReturning:
+      return "returning";
+    case store::ConversionKind::kAny:
+      break;
+  }
+  return "any";
+}
+
 }  // namespace
 
 ProjectNames::ProjectNames(const std::vector<store::ProjectRecord>& projects) {
@@ -313,6 +346,9 @@ void ApplyCampaign(ObjectReader& r, bool creating, const ProjectNames& names,
       "frequencyCap", [&](ObjectReader& f) { ReadFrequencyCap(f, c); },
       [&] { c.frequency_cap.reset(); });
   ReadCampaignControls(r, names, c);
+  r.ReadObject(
+      "conversion", [&](ObjectReader& o) { ReadConversion(o, names, c); },
+      [&] { c.conversion.reset(); });
   r.RejectUnknown();
 }
 
@@ -327,6 +363,14 @@ Json CampaignToJson(const store::CampaignRecord& c, const ProjectNames& names) {
   };
   Json cap;
   if (c.frequency_cap) cap = Json{{"count", c.frequency_cap->count}, {"hours", c.frequency_cap->hours}};
+  Json conversion;
+  if (c.conversion) {
+    conversion = Json{{"projects", slugs(c.conversion->projects)},
+                      {"kind", ConversionKindName(c.conversion->kind)},
+                      {"returningAfterDays", c.conversion->returning_after_days},
+                      {"windowDays", c.conversion->window_days},
+                      {"countOncePerPerson", c.conversion->count_once_per_person}};
+  }
   return Json{
       {"id", c.id},
       {"communityId", c.community_id},
@@ -350,6 +394,7 @@ Json CampaignToJson(const store::CampaignRecord& c, const ProjectNames& names) {
       {"advertiserProject",
        c.advertiser_project ? Json(names.SlugOf(*c.advertiser_project)) : Json()},
       {"excludeExistingUsers", c.exclude_existing_users},
+      {"conversion", std::move(conversion)},
       {"createdAt", TimeToJson(c.created_at)},
       {"updatedAt", TimeToJson(c.updated_at)}};
 }

@@ -78,13 +78,28 @@ Status LoadCampaignControls(Connection& c, std::vector<CampaignRecord>& out) {
   return ForEachControl(
       c,
       "SELECT campaign_id, category, allowed_publishers, pacing, advertiser_project_id, "
-      "exclude_existing_users FROM campaign_controls",
+      "exclude_existing_users, conversion_projects, conversion_kind, "
+      "conversion_returning_after_days, conversion_window_days, conversion_once_per_person "
+      "FROM campaign_controls",
       out, [](CampaignRecord& r, Statement& s) {
         r.category = s.Text(1);
         r.allowed_publishers = SplitIds(s.Text(2));
         r.pacing = s.Text(3);
         r.advertiser_project = s.OptInt(4);
         r.exclude_existing_users = s.Int(5) != 0;
+        r.conversion.reset();
+        if (!s.IsNull(6)) {
+          ConversionRule rule;
+          rule.projects = SplitIds(s.Text(6));
+          std::string kind = s.Text(7);
+          rule.kind = kind == "new"         ? ConversionKind::kNew
+                      : kind == "returning" ? ConversionKind::kReturning
+                                            : ConversionKind::kAny;
+          rule.returning_after_days = static_cast<int32_t>(s.Int(8));
+          rule.window_days = static_cast<int32_t>(s.Int(9));
+          rule.count_once_per_person = s.Int(10) != 0;
+          r.conversion = std::move(rule);
+        }
       });
 }
 
@@ -110,15 +125,29 @@ Status WriteCampaignControls(Connection& c, Id id, const CampaignRecord& r) {
   ADS_ASSIGN_OR_RETURN(
       Statement s,
       c.Prepare("INSERT OR REPLACE INTO campaign_controls (campaign_id, category, "
-                "allowed_publishers, pacing, advertiser_project_id, exclude_existing_users) "
-                "VALUES (?1, ?2, ?3, ?4, ?5, ?6)"));
-  return s.Bind(1, id)
+                "allowed_publishers, pacing, advertiser_project_id, exclude_existing_users, "
+                "conversion_projects, conversion_kind, conversion_returning_after_days, "
+                "conversion_window_days, conversion_once_per_person) "
+                "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"));
+  s.Bind(1, id)
       .Bind(2, r.category)
       .Bind(3, Join(r.allowed_publishers))
       .Bind(4, r.pacing)
       .Bind(5, r.advertiser_project)
-      .Bind(6, int64_t{r.exclude_existing_users ? 1 : 0})
-      .Run();
+      .Bind(6, int64_t{r.exclude_existing_users ? 1 : 0});
+  if (r.conversion) {
+    const ConversionRule& rule = *r.conversion;
+    s.Bind(7, Join(rule.projects))
+        .Bind(8, std::string_view(rule.kind == ConversionKind::kNew         ? "new"
+                 : rule.kind == ConversionKind::kReturning ? "returning"
+                                                           : "any"))
+        .Bind(9, int64_t{rule.returning_after_days})
+        .Bind(10, int64_t{rule.window_days})
+        .Bind(11, int64_t{rule.count_once_per_person ? 1 : 0});
+  } else {
+    s.BindNull(7).Bind(8, std::string_view("any")).Bind(9, int64_t{45}).Bind(10, int64_t{14}).Bind(11, int64_t{1});
+  }
+  return s.Run();
 }
 
 Status WriteAdControls(Connection& c, Id id, const AdRecord& a) {

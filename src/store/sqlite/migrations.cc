@@ -341,6 +341,55 @@ CREATE INDEX advertiser_event_counts_by_campaign ON advertiser_event_counts (cam
 -- An event's spclid finds its click (any status) by decision id.
 CREATE INDEX clicks_by_decision ON clicks (decision_id);
 )sql"},
+    // Onchain conversions (issue 15): the campaign's conversion rule, attributed conversions,
+    // and their counts and spend in the rollups.
+    {7, R"sql(
+ALTER TABLE campaign_controls ADD COLUMN conversion_projects TEXT;  -- NULL: no rule
+ALTER TABLE campaign_controls ADD COLUMN conversion_kind TEXT NOT NULL DEFAULT 'any'
+  CHECK (conversion_kind IN ('any', 'new', 'returning'));
+ALTER TABLE campaign_controls ADD COLUMN conversion_returning_after_days INTEGER NOT NULL DEFAULT 45;
+ALTER TABLE campaign_controls ADD COLUMN conversion_window_days INTEGER NOT NULL DEFAULT 14;
+ALTER TABLE campaign_controls ADD COLUMN conversion_once_per_person INTEGER NOT NULL DEFAULT 1;
+
+CREATE TABLE conversions (
+  id               INTEGER PRIMARY KEY AUTOINCREMENT,
+  campaign_id      INTEGER NOT NULL,
+  ad_id            INTEGER NOT NULL,
+  publisher_id     INTEGER NOT NULL,
+  ad_unit_id       TEXT NOT NULL,
+  arm              TEXT NOT NULL,
+  decision_id      BLOB NOT NULL,
+  wallet           BLOB NOT NULL,     -- 20 bytes: the wallet of the onchain transaction
+  person           INTEGER NOT NULL,  -- keyed digest of the exposed wallet set
+  chain_id         INTEGER NOT NULL,
+  tx_hash          BLOB NOT NULL,
+  log_index        INTEGER NOT NULL,  -- -1: a transaction to the contract, no log
+  block_number     INTEGER NOT NULL,
+  block_hash       BLOB NOT NULL,
+  block_time       INTEGER NOT NULL,
+  touch            TEXT NOT NULL CHECK (touch IN ('click', 'view')),
+  exposed_at       INTEGER NOT NULL,  -- the attributed serve (or click) time
+  price_micros     INTEGER NOT NULL,  -- billed CPA (0 for other models)
+  confirmed        INTEGER NOT NULL CHECK (confirmed IN (0, 1)),
+  status           TEXT NOT NULL CHECK (status IN ('billed', 'reorged')),
+  recorded_at      INTEGER NOT NULL,
+  reverted_at      INTEGER
+);
+-- A transaction (log) counts once per campaign while its block stands.
+CREATE UNIQUE INDEX conversions_once ON conversions (chain_id, tx_hash, log_index, campaign_id)
+  WHERE status = 'billed';
+CREATE INDEX conversions_by_campaign ON conversions (campaign_id, id);
+CREATE INDEX conversions_by_publisher ON conversions (publisher_id, id);
+CREATE INDEX conversions_by_person ON conversions (campaign_id, person, block_time);
+CREATE INDEX conversions_by_block ON conversions (chain_id, block_number);
+
+ALTER TABLE rollups_minute ADD COLUMN conversions INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE rollups_minute ADD COLUMN conversion_spend INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE rollups_hour ADD COLUMN conversions INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE rollups_hour ADD COLUMN conversion_spend INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE rollups_day ADD COLUMN conversions INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE rollups_day ADD COLUMN conversion_spend INTEGER NOT NULL DEFAULT 0;
+)sql"},
 };
 
 Result<int> CurrentVersion(Connection& conn) {

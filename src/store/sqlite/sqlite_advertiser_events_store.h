@@ -1,0 +1,46 @@
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "common/status.h"
+#include "store/advertiser_events_store.h"
+#include "store/sqlite/options.h"
+
+namespace adserver::store {
+
+namespace sqlite_detail {
+class Connection;
+}  // namespace sqlite_detail
+
+// AdvertiserEventsStore on the same SQLite file as SqliteStore (tables `advertiser_events`
+// and `advertiser_event_counts`, migration 6; an event's spclid is looked up in `clicks`).
+// One connection of its own, serialised by a mutex: inserts from the worker pool and admin
+// reads share it, never an event loop. Each insert is one transaction committed in WAL mode
+// with synchronous=NORMAL: it survives the process being killed (kill -9); only an
+// operating-system crash or power loss can take the last commits.
+class SqliteAdvertiserEventsStore final : public AdvertiserEventsStore {
+ public:
+  static Result<std::unique_ptr<SqliteAdvertiserEventsStore>> Open(
+      const std::string& path, const SqliteOptions& options = {});
+  ~SqliteAdvertiserEventsStore() override;
+  SqliteAdvertiserEventsStore(const SqliteAdvertiserEventsStore&) = delete;
+  SqliteAdvertiserEventsStore& operator=(const SqliteAdvertiserEventsStore&) = delete;
+
+  Status Insert(AdvertiserEventRecord& event) override;
+  Result<std::vector<AdvertiserEventRecord>> List(const AdvertiserEventQuery& query) override;
+  Result<std::vector<AdvertiserEventCount>> Counts(std::optional<Id> campaign_id,
+                                                   std::optional<Id> community_id) override;
+  Result<int64_t> Prune(int64_t before) override;
+
+ private:
+  explicit SqliteAdvertiserEventsStore(std::unique_ptr<sqlite_detail::Connection> conn);
+  // The campaign of `decision_id`'s first click. REQUIRES: mu_ held.
+  Result<std::optional<Id>> CampaignOfClick(const std::array<uint8_t, 16>& decision_id);
+
+  std::mutex mu_;
+  std::unique_ptr<sqlite_detail::Connection> conn_;  // guarded by mu_
+};
+
+}  // namespace adserver::store

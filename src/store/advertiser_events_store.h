@@ -19,10 +19,10 @@
 namespace adserver::store {
 
 struct AdvertiserEventRecord {
-  Id id = 0;  // assigned by Insert; increases with insertion order
-  Id community_id = 0;  // the key's community
-  Id key_id = 0;        // the advertiser key that sent it
-  std::string name;     // ^[a-z0-9_]{1,64}$
+  Id id = 0;                       // assigned by Insert; increases with insertion order
+  Id community_id = 0;             // the key's community
+  Id key_id = 0;                   // the advertiser key that sent it
+  std::string name;                // ^[a-z0-9_]{1,64}$
   std::optional<std::string> url;  // event.url as sent
   // The decision of the `spclid` in `url` (16 bytes, UUIDv7).
   std::optional<std::array<uint8_t, 16>> decision_id;
@@ -36,9 +36,9 @@ struct AdvertiserEventRecord {
 struct AdvertiserEventQuery {
   std::optional<Id> campaign_id;
   std::optional<Id> community_id;
-  std::optional<int64_t> from;    // inclusive, Unix seconds
-  std::optional<int64_t> to;      // exclusive
-  std::optional<Id> before_id;    // cursor: rows with a smaller id
+  std::optional<int64_t> from;  // inclusive, Unix seconds
+  std::optional<int64_t> to;    // exclusive
+  std::optional<Id> before_id;  // cursor: rows with a smaller id
   int limit = 100;
 };
 

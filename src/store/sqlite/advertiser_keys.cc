@@ -36,9 +36,8 @@ Result<Id> InsertAdvertiserKey(Connection& c, const AdvertiserKeyRecord& k, int6
   Status inserted;
   {
     ADS_ASSIGN_OR_RETURN(
-        Statement s,
-        c.Prepare("INSERT INTO advertiser_keys (community_id, key_hash, prefix, test, "
-                  "created_at, revoked_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"));
+        Statement s, c.Prepare("INSERT INTO advertiser_keys (community_id, key_hash, prefix, test, "
+                               "created_at, revoked_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"));
     s.Bind(1, k.community_id)
         .BindBlob(2, k.hash.data(), k.hash.size())
         .Bind(3, k.prefix)
@@ -60,9 +59,9 @@ Result<Id> InsertAdvertiserKey(Connection& c, const AdvertiserKeyRecord& k, int6
 }
 
 Status RevokeAdvertiserKey(Connection& c, Id community_id, Id key_id, int64_t now) {
-  ADS_ASSIGN_OR_RETURN(
-      Statement s, c.Prepare("UPDATE advertiser_keys SET revoked_at = COALESCE(revoked_at, ?3) "
-                             "WHERE id = ?1 AND community_id = ?2"));
+  ADS_ASSIGN_OR_RETURN(Statement s,
+                       c.Prepare("UPDATE advertiser_keys SET revoked_at = COALESCE(revoked_at, ?3) "
+                                 "WHERE id = ?1 AND community_id = ?2"));
   ADS_RETURN_IF_ERROR(s.Bind(1, key_id).Bind(2, community_id).Bind(3, now).Run());
   if (c.Changes() == 0) {
     return NotFoundError("advertiser key " + std::to_string(key_id) + " of community " +

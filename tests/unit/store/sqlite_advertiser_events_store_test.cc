@@ -20,7 +20,10 @@ std::array<uint8_t, 16> Decision(uint8_t n) {
 }
 
 AdvertiserEventRecord Event(std::string name, int64_t at, Id community = 1) {
-  return {.community_id = community, .key_id = 7, .name = std::move(name), .person = 42,
+  return {.community_id = community,
+          .key_id = 7,
+          .name = std::move(name),
+          .person = 42,
           .created_at = at};
 }
 

@@ -431,6 +431,69 @@ http::Response RevokeKey(Ctx& ctx, const http::Request& request) {
   return JsonResponse(200, detail::ApiKeyToJson(*revoked));
 }
 
+// ---- Advertiser keys (issue 15): the keys of POST /v1/events, shaped like publisher keys.
+
+Json AdvertiserKeyToJson(const store::AdvertiserKeyRecord& k) {
+  return Json{{"id", k.id},
+              {"communityId", k.community_id},
+              {"prefix", k.prefix},
+              {"test", k.test},
+              {"createdAt", detail::TimeToJson(k.created_at)},
+              {"revokedAt", k.revoked_at ? detail::TimeToJson(*k.revoked_at) : Json(nullptr)}};
+}
+
+http::Response CreateAdvertiserKey(Ctx& ctx, const http::Request& request) {
+  std::variant<Json, http::Response> body = ReadJsonObject(request, /*allow_empty=*/true);
+  if (auto* error = std::get_if<http::Response>(&body)) return std::move(*error);
+  FieldErrors errors;
+  ObjectReader reader(std::get<Json>(body), "", errors);
+  store::AdvertiserKeyRecord key;
+  reader.ReadBool("test", key.test);
+  reader.RejectUnknown();
+  if (!errors.empty()) return Fail(errors.ToStatus());
+  Result<store::CommunityRecord> community = CommunityApi::Find(ctx.store, request.Param("id"));
+  if (!community.ok()) return Fail(community.status());
+  // "sak_" + 30 characters (34, like publisher keys); only the hash and the prefix are stored.
+  std::string secret = "sak_" + RandomAlphanumeric(30);
+  key.community_id = community->id;
+  key.hash = Sha256(secret);
+  key.prefix = secret.substr(0, 8);
+  Result<store::AdvertiserKeyRecord> created =
+      ctx.store.CreateAdvertiserKey(key, ctx.clock.NowSeconds());
+  if (!created.ok()) return Fail(created.status());
+  Refresh(ctx);
+  Json out = AdvertiserKeyToJson(*created);
+  out["key"] = secret;
+  return JsonResponse(201, out);
+}
+
+http::Response ListAdvertiserKeys(Ctx& ctx, const http::Request& request) {
+  Result<store::CommunityRecord> community = CommunityApi::Find(ctx.store, request.Param("id"));
+  if (!community.ok()) return Fail(community.status());
+  Result<std::vector<store::AdvertiserKeyRecord>> keys =
+      ctx.store.ListAdvertiserKeys(community->id);
+  if (!keys.ok()) return Fail(keys.status());
+  Json items = Json::array();
+  for (const store::AdvertiserKeyRecord& k : *keys) items.push_back(AdvertiserKeyToJson(k));
+  return JsonResponse(200, Json{{"keys", std::move(items)}});
+}
+
+http::Response RevokeAdvertiserKey(Ctx& ctx, const http::Request& request) {
+  Result<store::CommunityRecord> community = CommunityApi::Find(ctx.store, request.Param("id"));
+  if (!community.ok()) return Fail(community.status());
+  std::string_view key_param = request.Param("keyId");
+  std::optional<store::Id> key_id = ParseId(key_param);
+  Result<store::AdvertiserKeyRecord> revoked =
+      key_id ? NameNotFound(ctx.store.RevokeAdvertiserKey(community->id, *key_id,
+                                                          ctx.clock.NowSeconds()),
+                            "key", key_param)
+             : Result<store::AdvertiserKeyRecord>(NotFoundError("key not found"));
+  if (!revoked.ok()) return Fail(revoked.status());
+  // The events endpoint must reject the key as soon as this call returns.
+  Refresh(ctx);
+  return JsonResponse(200, AdvertiserKeyToJson(*revoked));
+}
+
 // ---- Activity and reload.
 
 // An activity upload: what the body is and how to read it.
@@ -698,6 +761,9 @@ constexpr RouteSpec kRoutes[] = {
     {Method::kGet, "/admin/v1/communities/{id}", &C<CommunityApi>::Get},
     {Method::kPatch, "/admin/v1/communities/{id}", &C<CommunityApi>::Patch},
     {Method::kDelete, "/admin/v1/communities/{id}", &C<CommunityApi>::Delete},
+    {Method::kPost, "/admin/v1/communities/{id}/keys", &CreateAdvertiserKey},
+    {Method::kGet, "/admin/v1/communities/{id}/keys", &ListAdvertiserKeys},
+    {Method::kDelete, "/admin/v1/communities/{id}/keys/{keyId}", &RevokeAdvertiserKey},
     {Method::kPost, "/admin/v1/projects", &C<ProjectApi>::Create},
     {Method::kPost, "/admin/v1/projects/import", &ImportProjects},
     {Method::kGet, "/admin/v1/projects", &C<ProjectApi>::List},

@@ -1,0 +1,200 @@
+#include "admin/advertiser_events_admin.h"
+
+#include <charconv>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "admin/detail/guard.h"
+#include "admin/detail/json_fields.h"
+#include "admin/detail/records_json.h"
+#include "common/check.h"
+#include "ingest/activity_import.h"
+
+namespace adserver::admin {
+namespace {
+
+using detail::Json;
+using detail::JsonResponse;
+
+constexpr int kDefaultLimit = 100;
+constexpr int kMaxLimit = 1000;
+
+std::string Hex(const uint8_t* data, size_t size) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (size_t i = 0; i < size; ++i) {
+    out += kHex[data[i] >> 4];
+    out += kHex[data[i] & 15];
+  }
+  return out;
+}
+
+// 8-4-4-4-12 lower-case hex, as the spclid was sent.
+std::string DecisionIdText(const std::array<uint8_t, 16>& b) {
+  std::string hex = Hex(b.data(), b.size());
+  return hex.substr(0, 8) + '-' + hex.substr(8, 4) + '-' + hex.substr(12, 4) + '-' +
+         hex.substr(16, 4) + '-' + hex.substr(20);
+}
+
+std::string PersonText(uint64_t person) {
+  std::string out(16, '0');
+  for (int i = 15; i >= 0; --i, person >>= 4) {
+    out[static_cast<size_t>(i)] = "0123456789abcdef"[person & 15];
+  }
+  return out;
+}
+
+std::optional<int64_t> ParsePositiveInt(std::string_view text) {
+  int64_t v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || v < 1) return std::nullopt;
+  return v;
+}
+
+int HexDigit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// application/x-www-form-urlencoded value: %XX and '+' (a bad escape stays as it is).
+std::string PercentDecode(std::string_view s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size() && HexDigit(s[i + 1]) >= 0 && HexDigit(s[i + 2]) >= 0) {
+      out += static_cast<char>(HexDigit(s[i + 1]) * 16 + HexDigit(s[i + 2]));
+      i += 2;
+    } else {
+      out += s[i] == '+' ? ' ' : s[i];
+    }
+  }
+  return out;
+}
+
+// RFC 3339, or a date (YYYY-MM-DD, its midnight UTC).
+std::optional<int64_t> ParseTime(std::string_view text) {
+  std::string value(text);
+  if (value.size() == 10) value += "T00:00:00Z";
+  Result<int64_t> seconds = ingest::ParseRfc3339(value);
+  if (!seconds.ok()) return std::nullopt;
+  return *seconds;
+}
+
+// The query string of both listings (`counts`: the counts route, which takes only the ids).
+Result<store::AdvertiserEventQuery> ParseQuery(std::string_view query, bool counts) {
+  store::AdvertiserEventQuery q;
+  q.limit = kDefaultLimit;
+  std::vector<FieldError> errors;
+  const std::string allowed =
+      counts ? "campaignId, communityId" : "campaignId, communityId, from, to, cursor, limit";
+  while (!query.empty()) {
+    std::string_view pair = query.substr(0, query.find('&'));
+    query.remove_prefix(std::min(query.size(), pair.size() + 1));
+    if (pair.empty()) continue;
+    size_t eq = pair.find('=');
+    std::string name = PercentDecode(pair.substr(0, eq));
+    std::string value = PercentDecode(eq == std::string_view::npos ? "" : pair.substr(eq + 1));
+    bool id_param = name == "campaignId" || name == "communityId" || (!counts && name == "cursor");
+    if (id_param) {
+      std::optional<int64_t> id = ParsePositiveInt(value);
+      if (!id) {
+        errors.push_back({name, "must be a positive integer"});
+      } else {
+        (name == "campaignId"    ? q.campaign_id
+         : name == "communityId" ? q.community_id
+                                 : q.before_id) = id;
+      }
+    } else if (!counts && (name == "from" || name == "to")) {
+      std::optional<int64_t> t = ParseTime(value);
+      if (!t) {
+        errors.push_back({name,
+                          "must be an RFC 3339 timestamp or a date, e.g. "
+                          "2026-11-01T12:00:00Z or 2026-11-01"});
+      } else {
+        (name == "from" ? q.from : q.to) = t;
+      }
+    } else if (!counts && name == "limit") {
+      std::optional<int64_t> limit = ParsePositiveInt(value);
+      if (!limit || *limit > kMaxLimit) {
+        errors.push_back({"limit", "must be 1 to " + std::to_string(kMaxLimit)});
+      } else {
+        q.limit = static_cast<int>(*limit);
+      }
+    } else {
+      errors.push_back({name.substr(0, 64), "unknown query parameter (" + allowed + ")"});
+    }
+  }
+  if (!errors.empty()) return InvalidArgumentError("invalid query", std::move(errors));
+  return q;
+}
+
+Json EventToJson(const store::AdvertiserEventRecord& e) {
+  return Json{{"id", std::to_string(e.id)},
+              {"name", e.name},
+              {"url", e.url ? Json(*e.url) : Json(nullptr)},
+              {"communityId", std::to_string(e.community_id)},
+              {"keyId", std::to_string(e.key_id)},
+              {"decisionId", e.decision_id ? Json(DecisionIdText(*e.decision_id)) : Json(nullptr)},
+              {"campaignId", e.campaign_id ? Json(std::to_string(*e.campaign_id)) : Json(nullptr)},
+              {"person", PersonText(e.person)},
+              {"createdAt", detail::TimeToJson(e.created_at)}};
+}
+
+}  // namespace
+
+AdvertiserEventsAdminApi::AdvertiserEventsAdminApi(store::AdvertiserEventsStore& events,
+                                                   AdminOptions options)
+    : events_(events), options_(std::move(options)) {
+  ADS_CHECK(InitCrypto()) << "libsodium cannot be initialised";
+  if (!options_.token.empty()) token_hash_ = Sha256(options_.token);
+}
+
+http::Response AdvertiserEventsAdminApi::Events(const http::Request& request) {
+  Result<store::AdvertiserEventQuery> query = ParseQuery(request.query, /*counts=*/false);
+  if (!query.ok()) return http::ErrorResponse(query.status());
+  // One more row than asked tells whether a next page exists.
+  store::AdvertiserEventQuery probe = *query;
+  probe.limit = query->limit + 1;
+  Result<std::vector<store::AdvertiserEventRecord>> rows = events_.List(probe);
+  if (!rows.ok()) return http::ErrorResponse(rows.status());
+  bool more = rows->size() > static_cast<size_t>(query->limit);
+  if (more) rows->pop_back();
+  Json events = Json::array();
+  for (const store::AdvertiserEventRecord& e : *rows) events.push_back(EventToJson(e));
+  Json next = more ? Json(std::to_string(rows->back().id)) : Json(nullptr);
+  return JsonResponse(200, Json{{"events", std::move(events)}, {"nextCursor", std::move(next)}});
+}
+
+http::Response AdvertiserEventsAdminApi::Counts(const http::Request& request) {
+  Result<store::AdvertiserEventQuery> query = ParseQuery(request.query, /*counts=*/true);
+  if (!query.ok()) return http::ErrorResponse(query.status());
+  Result<std::vector<store::AdvertiserEventCount>> counts =
+      events_.Counts(query->campaign_id, query->community_id);
+  if (!counts.ok()) return http::ErrorResponse(counts.status());
+  Json out = Json::array();
+  for (const store::AdvertiserEventCount& c : *counts) {
+    out.push_back(Json{{"name", c.name}, {"count", c.count}});
+  }
+  return JsonResponse(200, Json{{"counts", std::move(out)}});
+}
+
+void AdvertiserEventsAdminApi::RegisterRoutes(http::Router& router) {
+  http::RouteOptions route{.dispatch = http::Dispatch::kWorker, .max_body_bytes = 0};
+  router.Add(
+      http::Method::kGet, "/admin/v1/events",
+      [this](const http::Request& request) {
+        return detail::Guarded(options_, token_hash_, request, [&]() { return Events(request); });
+      },
+      route);
+  router.Add(
+      http::Method::kGet, "/admin/v1/events/counts",
+      [this](const http::Request& request) {
+        return detail::Guarded(options_, token_hash_, request, [&]() { return Counts(request); });
+      },
+      route);
+}
+
+}  // namespace adserver::admin

@@ -9,6 +9,7 @@
 #include "admin/detail/guard.h"
 #include "admin/detail/json_fields.h"
 #include "admin/detail/records_json.h"
+#include "common/address.h"
 #include "common/check.h"
 #include "ingest/activity_import.h"
 
@@ -149,6 +150,43 @@ Json ClickToJson(const store::ClickRecord& c) {
               {"person", PersonText(c.person)}};
 }
 
+std::string HexText(std::span<const uint8_t> bytes) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out = "0x";
+  for (uint8_t b : bytes) {
+    out += kHex[b >> 4];
+    out += kHex[b & 15];
+  }
+  return out;
+}
+
+Json ConversionToJson(const store::ConversionRecord& c) {
+  return Json{{"id", std::to_string(c.id)},
+              {"status", std::string(store::ConversionStatusName(c.status))},
+              {"billed", c.status == store::ConversionStatus::kBilled},
+              {"reason", c.status == store::ConversionStatus::kReorged ? Json("reorged") : Json(nullptr)},
+              {"campaignId", std::to_string(c.campaign_id)},
+              {"adId", std::to_string(c.ad_id)},
+              {"publisherId", std::to_string(c.publisher_id)},
+              {"adUnitId", c.ad_unit_id.empty() ? Json(nullptr) : Json(c.ad_unit_id)},
+              {"arm", c.arm},
+              {"decisionId", DecisionIdText(c.decision_id)},
+              {"wallet", FormatAddress(c.wallet)},
+              {"chainId", c.chain_id},
+              {"txHash", HexText(c.tx_hash)},
+              {"logIndex", c.log_index >= 0 ? Json(c.log_index) : Json(nullptr)},
+              {"blockNumber", c.block_number},
+              {"blockHash", HexText(c.block_hash)},
+              {"blockTime", detail::TimeToJson(c.block_time)},
+              {"confirmed", c.confirmed},
+              {"touch", c.click_touch ? "click" : "view"},
+              {"touchedAt", detail::TimeToJson(c.touched_at)},
+              {"secondsSinceTouch", c.block_time - c.touched_at},
+              {"price", detail::MoneyToJson(c.price)},
+              {"recordedAt", detail::TimeToJson(c.recorded_at)},
+              {"revertedAt", c.reverted_at ? detail::TimeToJson(*c.reverted_at) : Json(nullptr)}};
+}
+
 double Ratio(int64_t num, int64_t den) {
   return den > 0 ? static_cast<double>(num) / static_cast<double>(den) : 0.0;
 }
@@ -178,6 +216,22 @@ http::Response EventsAdminApi::Clicks(const http::Request& request) {
   return JsonResponse(200, Json{{"clicks", std::move(clicks)}, {"nextCursor", std::move(next)}});
 }
 
+http::Response EventsAdminApi::Conversions(const http::Request& request) {
+  Result<store::EventQuery> query = ParseEventQuery(request.query);
+  if (!query.ok()) return http::ErrorResponse(query.status());
+  store::EventQuery probe = *query;
+  probe.limit = query->limit + 1;
+  Result<std::vector<store::ConversionRecord>> rows = events_.ListConversions(probe);
+  if (!rows.ok()) return http::ErrorResponse(rows.status());
+  bool more = rows->size() > static_cast<size_t>(query->limit);
+  if (more) rows->pop_back();
+  Json conversions = Json::array();
+  for (const store::ConversionRecord& c : *rows) conversions.push_back(ConversionToJson(c));
+  Json next = more ? Json(std::to_string(rows->back().id)) : Json(nullptr);
+  return JsonResponse(200,
+                      Json{{"conversions", std::move(conversions)}, {"nextCursor", std::move(next)}});
+}
+
 http::Response EventsAdminApi::CampaignStats(const http::Request& request) {
   std::optional<int64_t> id = ParsePositiveInt(request.Param("id"));
   if (!id) return http::ErrorResponse(InvalidFieldError("id", "must be a positive integer"));
@@ -185,26 +239,28 @@ http::Response EventsAdminApi::CampaignStats(const http::Request& request) {
   if (!campaign.ok()) return http::ErrorResponse(campaign.status());
   Result<store::CampaignEventTotals> t = events_.CampaignTotals(*id);
   if (!t.ok()) return http::ErrorResponse(t.status());
-  Micros spend = t->impression_spend + t->click_spend;
+  Micros spend = t->impression_spend + t->click_spend + t->conversion_spend;
   return JsonResponse(
       200,
       Json{{"campaignId", std::to_string(*id)},
            {"impressions", t->impressions},
            {"clicks", t->clicks},
-           {"conversions", 0},
+           {"conversions", t->conversions},
            {"spend", detail::MoneyToJson(spend)},
            {"ctr", Ratio(t->clicks, t->impressions)},
-           {"cvr", 0.0},
+           {"cvr", Ratio(t->conversions, t->impressions)},
            {"ecpm", detail::MoneyToJson(t->impressions > 0 ? spend * 1000 / t->impressions : 0)},
            {"spendBreakdown",
             Json{{"impressions", detail::MoneyToJson(t->impression_spend)},
                  {"clicks", detail::MoneyToJson(t->click_spend)},
-                 {"conversions", detail::MoneyToJson(0)}}},
+                 {"conversions", detail::MoneyToJson(t->conversion_spend)}}},
            {"clicksByStatus",
             Json{{"billed", t->clicks},
                  {"duplicate", t->duplicate_clicks},
                  {"expired", t->expired_clicks}}},
-           {"conversionsByTouch", Json{{"click", 0}, {"view", 0}}}});
+           {"conversionsByTouch",
+            Json{{"click", t->click_conversions}, {"view", t->view_conversions}}},
+           {"reorgedConversions", t->reorged_conversions}});
 }
 
 void EventsAdminApi::RegisterRoutes(http::Router& router) {
@@ -213,6 +269,13 @@ void EventsAdminApi::RegisterRoutes(http::Router& router) {
       http::Method::kGet, "/admin/v1/clicks",
       [this](const http::Request& request) {
         return detail::Guarded(options_, token_hash_, request, [&]() { return Clicks(request); });
+      },
+      route);
+  router.Add(
+      http::Method::kGet, "/admin/v1/conversions",
+      [this](const http::Request& request) {
+        return detail::Guarded(options_, token_hash_, request,
+                               [&]() { return Conversions(request); });
       },
       route);
   router.Add(

@@ -14,6 +14,8 @@ namespace adserver::admin {
 //                                          to (RFC 3339 or YYYY-MM-DD), paginated by `cursor`
 //                                          (nextCursor of the previous page) and `limit`
 //                                          (1..1000, default 100)
+//   GET /admin/v1/conversions              onchain conversions newest first (billed and reorged),
+//                                          same filters (from/to on the block time) and paging
 //   GET /admin/v1/campaigns/{id}/stats     impressions, billable clicks, conversions, spend,
 //                                          CTR and CVR since creation, with breakdowns
 // Thread-safe.
@@ -25,6 +27,7 @@ class EventsAdminApi {
 
  private:
   http::Response Clicks(const http::Request& request);
+  http::Response Conversions(const http::Request& request);
   http::Response CampaignStats(const http::Request& request);
 
   store::EventsStore& events_;

@@ -7,6 +7,7 @@
 
 #include "common/log.h"
 #include "store/lmdb/lmdb_activity_store.h"
+#include "store/lmdb/lmdb_exposure_store.h"
 #include "store/sqlite/sqlite_events_store.h"
 #include "store/sqlite/sqlite_identity_store.h"
 #include "store/sqlite/sqlite_store.h"
@@ -39,6 +40,10 @@ Result<std::unique_ptr<store::LmdbActivityStore>> OpenActivityStore(const std::s
 
 std::string ImportLedgerPath(const std::string& data_dir) {
   return (std::filesystem::path(data_dir) / "imports.ledger").string();
+}
+
+std::string ExposureIndexPath(const std::string& data_dir) {
+  return (std::filesystem::path(data_dir) / "exposures.lmdb").string();
 }
 
 std::string ActivityIndexPath(const std::string& data_dir) {
@@ -96,6 +101,27 @@ Status Server::InitEvents() {
       live_->ledger.RecordClick(click.campaign_id, click.price, click.clicked_at);
     }
   });
+  ADS_ASSIGN_OR_RETURN(
+      exposure_store_,
+      store::LmdbExposureStore::Open(ExposureIndexPath(config_.data_dir),
+                                     {.map_size_bytes = config_.events.exposure_map_bytes}));
+  exposures_ = std::make_unique<events::ExposureRecorder>(*exposure_store_, catalogs_, activity_,
+                                                          clock_);
+  conversions_ = std::make_unique<events::ConversionAttributor>(
+      *exposure_store_, *events_store_, catalogs_, clock_,
+      [this](const store::ConversionRecord& c) {
+        std::shared_ptr<const decision::Catalog> catalog = catalogs_.Current();
+        const decision::Campaign* campaign =
+            catalog ? catalog->FindCampaign(c.campaign_id) : nullptr;
+        if (campaign != nullptr) {
+          decision::RecordConversion(*live_, *campaign, c.price, c.recorded_at);
+        } else {
+          live_->ledger.RecordConversion(c.campaign_id, c.price, c.recorded_at);
+        }
+      },
+      [this](const store::ConversionRecord& c) {
+        live_->ledger.UndoConversion(c.campaign_id, c.price, c.recorded_at);
+      });
   clicks_ = std::make_unique<serve::ClickHandler>(
       catalogs_, *events_, clock_, [this](int64_t ad_id) -> std::optional<std::string> {
         Result<store::AdRecord> ad = store_->GetAd(ad_id);
@@ -111,7 +137,7 @@ Status Server::InitEvents() {
             "public_url", public_url);
   }
   // A port chosen at start (":0") is known only after Start(), which sets the URL then.
-  if (!public_url.ends_with(":0")) ads_->SetEvents(events_.get(), public_url);
+  if (!public_url.ends_with(":0")) ads_->SetEvents(events_.get(), public_url, exposures_.get());
   events_admin_ = std::make_unique<admin::EventsAdminApi>(*events_store_, *store_, config_.admin);
   events_admin_->RegisterRoutes(router_);
   return OkStatus();
@@ -131,9 +157,7 @@ Status Server::Init() {
     read_cache_ = std::make_unique<ReadCacheThread>(
         *activity_index_, std::min(config_.snapshots.poll_interval, kReadCachePoll));
   }
-  if (config_.indexer) {
-    indexer_ = std::make_unique<IndexerThread>(*store, config_.data_dir, *config_.indexer);
-  }
+  activity_store_ = store.get();
   store_ = std::move(store);
   ingest::SnapshotOptions snapshot_options = config_.snapshots;
   snapshot_options.rebuild_activity = false;
@@ -153,6 +177,11 @@ Status Server::Init() {
   ADS_RETURN_IF_ERROR(InitDecisionState());
   ads_->SetDecisionHooks(&decision_hooks_);
   ADS_RETURN_IF_ERROR(InitEvents());
+  // The live indexer attributes onchain conversions as it applies blocks (issue 15).
+  if (config_.indexer) {
+    indexer_ = std::make_unique<IndexerThread>(*activity_store_, config_.data_dir,
+                                               *config_.indexer, conversions_.get());
+  }
   ads_->RegisterRoutes(router_);
   admin::AdminOptions admin_options = config_.admin;
   admin_options.import_ledger_path = ImportLedgerPath(config_.data_dir);
@@ -192,12 +221,14 @@ Status Server::Init() {
 
 Status Server::Start() {
   events_->Start();
+  exposures_->Start();
   ADS_ASSIGN_OR_RETURN(http_, http::Server::Create(config_.http, router_));
   ADS_RETURN_IF_ERROR(http_->Start());
   if (config_.serve.public_url.empty() && config_.http.listen.ends_with(":0")) {
     std::string listen = config_.http.listen;
-    ads_->SetEvents(events_.get(), "http://" + listen.substr(0, listen.size() - 1) +
-                                       std::to_string(http_->port()));
+    ads_->SetEvents(events_.get(),
+                    "http://" + listen.substr(0, listen.size() - 1) + std::to_string(http_->port()),
+                    exposures_.get());
   }
   snapshots_->Start();
   if (indexer_) indexer_->Start();
@@ -222,6 +253,7 @@ void Server::Stop() {
   if (read_cache_) read_cache_->Stop();
   if (identity_) identity_->Stop();  // nothing to flush: identities are not stored
   if (events_) events_->Stop();      // commits queued clicks, writes the last serving counters
+  if (exposures_) exposures_->Stop();  // writes the last exposures
   if (flusher_) flusher_->Stop();    // writes the last spend and counters (SIGTERM loses none)
   if (snapshots_) snapshots_->Stop();
   ADS_LOG(info, "stopped");

@@ -15,7 +15,10 @@
 #include "decision/activity_index.h"
 #include "decision/catalog.h"
 #include "decision/live_state.h"
+#include "events/conversion_attributor.h"
 #include "events/events_service.h"
+#include "events/exposure_recorder.h"
+#include "store/exposure_store.h"
 #include "http/router.h"
 #include "http/server.h"
 #include "identity/identity_service.h"
@@ -39,6 +42,8 @@ Result<std::unique_ptr<store::Store>> OpenStore(const std::string& data_dir);
 // (DATA_DIR/activity.lmdb) for wallet activity.
 Result<std::unique_ptr<store::LmdbActivityStore>> OpenActivityStore(const std::string& data_dir);
 std::string ActivityIndexPath(const std::string& data_dir);
+// Exposures for conversion attribution (DATA_DIR/exposures.lmdb).
+std::string ExposureIndexPath(const std::string& data_dir);
 // The bulk import ledger shared by `adserver activity import` and POST /admin/v1/activity.
 std::string ImportLedgerPath(const std::string& data_dir);
 
@@ -79,6 +84,7 @@ class Server {
   std::unique_ptr<ingest::SnapshotPublisher> snapshots_;
   // The live EVM indexer when configured ([indexer]); writes activity through store_.
   std::unique_ptr<IndexerThread> indexer_;
+  store::LmdbActivityStore* activity_store_ = nullptr;  // store_ as its concrete type
   // The serving read cache of the wallet index (store/lmdb/wallet_table.h), kept current by
   // read_cache_.
   std::shared_ptr<store::LmdbActivityIndex> activity_index_;
@@ -94,6 +100,10 @@ class Server {
   std::unique_ptr<store::EventsStore> events_store_;
   std::unique_ptr<events::EventsService> events_;
   std::unique_ptr<serve::ClickHandler> clicks_;
+  // Exposures (DATA_DIR/exposures.lmdb) and the conversion attribution the indexer feeds.
+  std::unique_ptr<store::ExposureStore> exposure_store_;
+  std::unique_ptr<events::ExposureRecorder> exposures_;
+  std::unique_ptr<events::ConversionAttributor> conversions_;
   std::unique_ptr<serve::AdHandler> ads_;
   std::unique_ptr<admin::AdminApi> admin_;
   std::unique_ptr<admin::IdentityAdminApi> identity_admin_;

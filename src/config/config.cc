@@ -176,7 +176,7 @@ void ApplyEventsFile(const toml::table& root, Config& c, std::vector<FieldError>
                  {"keys", "keys_file", "click_ttl_seconds", "flush_interval_ms", "max_click_batch",
                   "max_pending_clicks", "max_rollup_keys_per_thread", "raw_retention_days",
                   "minute_rollup_retention_hours", "hour_rollup_retention_days",
-                  "synchronous_full"},
+                  "synchronous_full", "exposure_map_bytes"},
                  errors);
   events::EventsOptions& e = c.events;
   ReadString(*t, "events", "keys", e.keys, errors);
@@ -188,6 +188,7 @@ void ApplyEventsFile(const toml::table& root, Config& c, std::vector<FieldError>
   ReadInt(*t, "events", "raw_retention_days", e.raw_retention_days, errors);
   ReadInt(*t, "events", "minute_rollup_retention_hours", e.minute_rollup_retention_hours, errors);
   ReadInt(*t, "events", "hour_rollup_retention_days", e.hour_rollup_retention_days, errors);
+  ReadInt(*t, "events", "exposure_map_bytes", e.exposure_map_bytes, errors);
   if (const toml::node* n = t->get("synchronous_full")) {
     if (const toml::value<bool>* v = n->as_boolean()) {
       e.synchronous_full = v->get();
@@ -360,6 +361,9 @@ void ValidateEvents(const Config& c, std::vector<FieldError>& errors) {
   if (e.max_pending_clicks < 1) errors.push_back({"events.max_pending_clicks", "must be >= 1"});
   if (e.max_rollup_keys_per_thread < 1) {
     errors.push_back({"events.max_rollup_keys_per_thread", "must be >= 1"});
+  }
+  if (e.exposure_map_bytes < (size_t{1} << 20)) {
+    errors.push_back({"events.exposure_map_bytes", "must be at least 1048576 (1 MiB)"});
   }
   if (e.raw_retention_days < 1) errors.push_back({"events.raw_retention_days", "must be >= 1"});
   if (e.minute_rollup_retention_hours < 1) {

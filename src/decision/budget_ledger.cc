@@ -31,6 +31,18 @@ void AddInPeriod(std::atomic<uint64_t>& word, int64_t period, Micros amount) {
   }
 }
 
+// Takes `amount` off the spend of `word` if it still holds `period` (an older period's spend is
+// no longer read, so there is nothing to correct).
+void SubtractInPeriod(std::atomic<uint64_t>& word, int64_t period, Micros amount) {
+  uint64_t old = word.load(std::memory_order_relaxed);
+  while ((old >> kSpendBits) == (static_cast<uint64_t>(period) & kPeriodMask)) {
+    if (word.compare_exchange_weak(old, Pack(period, SpendIn(old, period) - amount),
+                                   std::memory_order_relaxed)) {
+      return;
+    }
+  }
+}
+
 size_t Mix(int64_t id) {
   auto x = static_cast<uint64_t>(id);
   x ^= x >> 33;
@@ -136,6 +148,19 @@ bool BudgetLedger::RecordClick(int64_t id, Micros price, int64_t now) {
 }
 bool BudgetLedger::RecordConversion(int64_t id, Micros price, int64_t now) {
   return Record(id, price, now, kConversion);
+}
+
+bool BudgetLedger::UndoConversion(int64_t campaign_id, Micros price, int64_t billed_at) {
+  Slot* s = Find(campaign_id);
+  if (s == nullptr) return false;
+  s->counts[kConversion].fetch_sub(1, std::memory_order_relaxed);
+  if (price > 0) {
+    s->total_spend.fetch_sub(price, std::memory_order_relaxed);
+    SubtractInPeriod(s->day, DayOf(billed_at), price);
+    SubtractInPeriod(s->hour, billed_at / 3600, price);
+  }
+  s->version.fetch_add(1, std::memory_order_release);
+  return true;
 }
 
 void BudgetLedger::Restore(const CampaignCounters& c) {

@@ -53,6 +53,10 @@ class BudgetLedger {
   bool RecordImpression(int64_t campaign_id, Micros price, int64_t now);
   bool RecordClick(int64_t campaign_id, Micros price, int64_t now);
   bool RecordConversion(int64_t campaign_id, Micros price, int64_t now);
+  // Takes back a conversion billed at `billed_at` for `price` (its block was reorged away):
+  // one conversion less, the price off the total, and off the day / hour spend when they are
+  // still those of `billed_at`. False when the campaign has no slot.
+  bool UndoConversion(int64_t campaign_id, Micros price, int64_t billed_at);
 
   // Sets a campaign's counters (recovery at start-up, before serving).
   void Restore(const CampaignCounters& counters);

@@ -129,7 +129,11 @@ void RecordClick(LiveState& state, const Campaign& campaign, Micros price, int64
 }
 
 void RecordConversion(LiveState& state, const Campaign& campaign, int64_t now) {
-  Micros price = campaign.pricing_model == PricingModel::kCpa ? campaign.bid_micros : 0;
+  RecordConversion(state, campaign,
+                   campaign.pricing_model == PricingModel::kCpa ? campaign.bid_micros : 0, now);
+}
+
+void RecordConversion(LiveState& state, const Campaign& campaign, Micros price, int64_t now) {
   state.ledger.RecordConversion(campaign.id, price, now);
   NoteLift(state, campaign, now);
 }

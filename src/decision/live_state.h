@@ -94,6 +94,8 @@ void RecordClick(LiveState& state, const Campaign& campaign, int64_t now);
 // A click billed at `price` (the CPC bid when the ad was served, carried by the click token).
 void RecordClick(LiveState& state, const Campaign& campaign, Micros price, int64_t now);
 void RecordConversion(LiveState& state, const Campaign& campaign, int64_t now);
+// A conversion billed at `price` (the CPA bid when it was attributed; 0 for other models).
+void RecordConversion(LiveState& state, const Campaign& campaign, Micros price, int64_t now);
 
 // Beta-smoothed rate: (successes + mean * weight) / (trials + weight).
 double SmoothedRate(int64_t successes, int64_t trials, double prior_mean, double prior_weight);

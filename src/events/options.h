@@ -29,6 +29,8 @@ struct EventsOptions {
   int64_t raw_retention_days = 90;
   int64_t minute_rollup_retention_hours = 48;
   int64_t hour_rollup_retention_days = 400;
+  // Upper bound of the exposure store (DATA_DIR/exposures.lmdb), bytes: its size cap.
+  size_t exposure_map_bytes = size_t{4} << 30;
   // Commit clicks with synchronous=FULL (survive power loss, not only a process crash).
   bool synchronous_full = false;
 };

@@ -180,18 +180,19 @@ struct ServedInfo {
 // The click URL of a live key's ad: {public_url}/v1/click/{token}, the token sealing what the
 // click needs (events/click_token.h) under a new decision id.
 std::string ClickUrl(const Context& ctx, const decision::Publisher& publisher,
-                     const AdRequest& request, const decision::Decision& decision) {
+                     const AdRequest& request, const decision::Decision& decision,
+                     const events::DecisionId& id, uint64_t person, std::string_view arm) {
   const decision::Campaign& campaign = *decision.campaign;
   events::ClickClaims claims{
-      .decision = events::NewDecisionId(ctx.now_micros / 1000),
+      .decision = id,
       .publisher_id = publisher.id,
       .campaign_id = campaign.id,
       .ad_id = decision.ad->id,
       .served_at = ctx.now_seconds,
       .price = campaign.pricing_model == PricingModel::kCpc ? campaign.bid_micros : 0,
-      .person = ctx.events->service->PersonDigest(request.wallets),
+      .person = person,
       .earlier_variant = IsEarlier(request.variant),
-      .arm = std::string(decision::ArmFor(publisher, AdUnitOf(request))),
+      .arm = std::string(arm),
       .ad_unit_id = request.ad_unit_id.value_or(std::string()),
   };
   std::string url;
@@ -364,10 +365,27 @@ Outcome ServeForKey(const Context& ctx, const decision::ApiKey& key, AdRequest& 
     // Live keys' ads link through the click redirect; test keys keep the ad's own URL.
     std::string click_url;
     if (ctx.events != nullptr && !key.test) {
-      click_url = ClickUrl(ctx, ctx.catalog->publishers[key.publisher], parsed, *decision);
+      const decision::Publisher& publisher = ctx.catalog->publishers[key.publisher];
+      events::DecisionId id = events::NewDecisionId(ctx.now_micros / 1000);
+      uint64_t person = ctx.events->service->PersonDigest(parsed.wallets);
+      std::string_view arm = decision::ArmFor(publisher, AdUnitOf(parsed));
+      click_url = ClickUrl(ctx, publisher, parsed, *decision, id, person, arm);
       served = {.campaign_id = decision->campaign->id,
                 .ad_id = decision->ad->id,
                 .spend = decision::ImpressionPrice(*decision->campaign)};
+      // Campaigns billed on onchain conversions remember whom they were shown to.
+      if (decision->campaign->conversion && ctx.events->exposures != nullptr) {
+        store::ExposureEntry exposure{
+            .decision_id = id.bytes,
+            .exposed_at = ctx.now_seconds,
+            .ad_id = decision->ad->id,
+            .publisher_id = publisher.id,
+            .person = person,
+            .arm = std::string(arm.substr(0, store::kMaxExposureArmBytes)),
+            .ad_unit_id = std::string(AdUnitOf(parsed).value_or(std::string_view())
+                                          .substr(0, store::kMaxExposureAdUnitBytes))};
+        ctx.events->exposures->Record(decision->campaign->id, exposure, parsed.wallets);
+      }
     }
     outcome = {JsonResponse(200, AdResponseBody(parsed, *decision, click_url))};
     // Billable: a 200 served by a live key (test keys never touch budgets).
@@ -528,7 +546,8 @@ http::Response AdHandler::Handle(const http::Request& request, Variant variant) 
                   ThreadRng(options_.rng_seed));
 }
 
-void AdHandler::SetEvents(events::EventsService* events, std::string_view public_url) {
+void AdHandler::SetEvents(events::EventsService* events, std::string_view public_url,
+                          events::ExposureRecorder* exposures) {
   if (events == nullptr) {
     events_.store(nullptr, std::memory_order_release);
     return;
@@ -537,7 +556,8 @@ void AdHandler::SetEvents(events::EventsService* events, std::string_view public
   while (!prefix.empty() && prefix.back() == '/') prefix.pop_back();
   prefix += "/v1/click/";
   event_hooks_.push_back(
-      std::make_unique<EventHooks>(EventHooks{.service = events, .click_prefix = std::move(prefix)}));
+      std::make_unique<EventHooks>(EventHooks{
+          .service = events, .exposures = exposures, .click_prefix = std::move(prefix)}));
   events_.store(event_hooks_.back().get(), std::memory_order_release);
 }
 

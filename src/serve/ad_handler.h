@@ -14,6 +14,7 @@
 #include "decision/catalog.h"
 #include "decision/engine.h"
 #include "events/events_service.h"
+#include "events/exposure_recorder.h"
 #include "http/message.h"
 #include "http/router.h"
 #include "identity/identity_service.h"
@@ -26,7 +27,8 @@ namespace adserver::serve {
 // Events on the serving path (issue 15): click URLs in live keys' ads and serving counters.
 struct EventHooks {
   events::EventsService* service = nullptr;
-  std::string click_prefix;  // "{public_url}/v1/click/"
+  events::ExposureRecorder* exposures = nullptr;  // null: no exposures recorded
+  std::string click_prefix;                       // "{public_url}/v1/click/"
 };
 
 // Serves POST /v1/ads (current) and POST /api/ads (earlier), and their CORS preflights.
@@ -46,7 +48,9 @@ class AdHandler {
   // Click redirect and serving counters (issue 15): a live key's ctaUrl becomes
   // {public_url}/v1/click/{token} and every live request is counted. `events` must outlive the
   // handler (null turns events off); call before serving.
-  void SetEvents(events::EventsService* events, std::string_view public_url);
+  // `exposures` (may be null) records whom campaigns with a conversion rule were shown to.
+  void SetEvents(events::EventsService* events, std::string_view public_url,
+                 events::ExposureRecorder* exposures = nullptr);
 
   // Registers POST and OPTIONS for /v1/ads and /api/ads.
   void RegisterRoutes(http::Router& router) const;

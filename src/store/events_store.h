@@ -72,6 +72,46 @@ struct RollupRow {
   int64_t duplicate_clicks = 0;
   int64_t expired_clicks = 0;
   Micros click_spend = 0;
+  int64_t conversions = 0;  // billed (a reorg subtracts what it undoes)
+  Micros conversion_spend = 0;
+};
+
+enum class ConversionStatus : uint8_t { kBilled, kReorged };
+inline std::string_view ConversionStatusName(ConversionStatus s) {
+  return s == ConversionStatus::kReorged ? "reorged" : "billed";
+}
+
+// One onchain transaction (or log) attributed to an exposure of a campaign (issue 15).
+struct ConversionRecord {
+  Id id = 0;  // assigned by InsertConversions
+  Id campaign_id = 0;
+  Id ad_id = 0;
+  Id publisher_id = 0;
+  std::string ad_unit_id;
+  std::string arm;
+  DecisionIdBytes decision_id{};
+  Address wallet;
+  uint64_t person = 0;
+  int64_t chain_id = 0;
+  std::array<uint8_t, 32> tx_hash{};
+  int64_t log_index = -1;  // -1: a transaction to the contract (no log)
+  int64_t block_number = 0;
+  std::array<uint8_t, 32> block_hash{};
+  int64_t block_time = 0;
+  bool click_touch = false;  // touch: click (true) or view
+  int64_t touched_at = 0;    // the click or serve it is attributed to
+  Micros price = 0;          // billed CPA bid (0 for other models)
+  bool confirmed = true;     // false: from a block not yet `confirmations` deep
+  ConversionStatus status = ConversionStatus::kBilled;
+  int64_t recorded_at = 0;
+  std::optional<int64_t> reverted_at;
+};
+
+// A conversion to record, with the campaign's once-per-person rule.
+struct ConversionCandidate {
+  ConversionRecord record;
+  bool count_once_per_person = true;
+  int64_t window_seconds = 14 * 86400;
 };
 
 // Filters of the read-back listings; newest first.
@@ -92,6 +132,11 @@ struct CampaignEventTotals {
   int64_t duplicate_clicks = 0;
   int64_t expired_clicks = 0;
   Micros click_spend = 0;
+  int64_t conversions = 0;
+  Micros conversion_spend = 0;
+  int64_t click_conversions = 0;  // by touch, among billed conversions (raw rows' retention)
+  int64_t view_conversions = 0;
+  int64_t reorged_conversions = 0;
 };
 
 // How long each kind of row is kept (seconds); daily rollups are kept forever.
@@ -120,6 +165,21 @@ class EventsStore {
   virtual Status AddRollups(std::span<const RollupRow> rows) = 0;
 
   virtual Result<std::vector<ClickRecord>> ListClicks(const EventQuery& query) = 0;
+  // When the decision's click was billed (Unix seconds), or nullopt.
+  virtual Result<std::optional<int64_t>> BilledClickAt(const DecisionIdBytes& decision_id) = 0;
+
+  // Records conversions in one transaction, skipping a candidate whose transaction (chain, tx
+  // hash, log index) is already billed for the campaign, or, with count_once_per_person,
+  // whose person already has a billed conversion of the campaign in the window before it.
+  // Adds the recorded ones to the rollups (at block time) and returns them with their ids.
+  virtual Result<std::vector<ConversionRecord>> InsertConversions(
+      std::span<const ConversionCandidate> candidates, int64_t now) = 0;
+  // Marks the billed conversions of a block a reorg abandoned as reorged, takes them out of
+  // the rollups, and returns them (as they were billed).
+  virtual Result<std::vector<ConversionRecord>> RevertConversions(
+      int64_t chain_id, int64_t block_number, const std::array<uint8_t, 32>& block_hash,
+      int64_t now) = 0;
+  virtual Result<std::vector<ConversionRecord>> ListConversions(const EventQuery& query) = 0;
   virtual Result<CampaignEventTotals> CampaignTotals(Id campaign_id) = 0;
   // Deletes raw rows and rollups older than the retention allows. Returns rows deleted.
   virtual Result<int64_t> Prune(const EventRetention& retention, int64_t now) = 0;

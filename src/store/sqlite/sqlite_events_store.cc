@@ -23,7 +23,8 @@ std::string UpsertSql(const char* table) {
   return std::string("INSERT INTO ") + table +
          " (bucket, publisher_id, ad_unit_id, campaign_id, ad_id, arm, requests, fills, "
          "no_fills, errors, impression_spend, clicks, duplicate_clicks, expired_clicks, "
-         "click_spend) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15) "
+         "click_spend, conversions, conversion_spend) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, "
+         "?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17) "
          "ON CONFLICT (bucket, publisher_id, ad_unit_id, campaign_id, ad_id, arm) DO UPDATE SET "
          "requests = requests + excluded.requests, fills = fills + excluded.fills, "
          "no_fills = no_fills + excluded.no_fills, errors = errors + excluded.errors, "
@@ -31,7 +32,9 @@ std::string UpsertSql(const char* table) {
          "clicks = clicks + excluded.clicks, "
          "duplicate_clicks = duplicate_clicks + excluded.duplicate_clicks, "
          "expired_clicks = expired_clicks + excluded.expired_clicks, "
-         "click_spend = click_spend + excluded.click_spend";
+         "click_spend = click_spend + excluded.click_spend, "
+         "conversions = conversions + excluded.conversions, "
+         "conversion_spend = conversion_spend + excluded.conversion_spend";
 }
 
 ClickStatus StatusFromName(std::string_view name) {
@@ -98,7 +101,9 @@ Status SqliteEventsStore::AddToRollups(const RollupRow& row) {
         .Bind(12, row.clicks)
         .Bind(13, row.duplicate_clicks)
         .Bind(14, row.expired_clicks)
-        .Bind(15, row.click_spend);
+        .Bind(15, row.click_spend)
+        .Bind(16, row.conversions)
+        .Bind(17, row.conversion_spend);
     ADS_RETURN_IF_ERROR(up.Run());
   }
   return OkStatus();
@@ -216,7 +221,8 @@ Result<CampaignEventTotals> SqliteEventsStore::CampaignTotals(Id campaign_id) {
       Statement sel,
       conn_->Prepare("SELECT COALESCE(SUM(fills), 0), COALESCE(SUM(impression_spend), 0), "
                      "COALESCE(SUM(clicks), 0), COALESCE(SUM(duplicate_clicks), 0), "
-                     "COALESCE(SUM(expired_clicks), 0), COALESCE(SUM(click_spend), 0) "
+                     "COALESCE(SUM(expired_clicks), 0), COALESCE(SUM(click_spend), 0), "
+                     "COALESCE(SUM(conversions), 0), COALESCE(SUM(conversion_spend), 0) "
                      "FROM rollups_day WHERE campaign_id = ?1"));
   sel.Bind(1, campaign_id);
   ADS_ASSIGN_OR_RETURN(bool row, sel.Step());
@@ -228,6 +234,21 @@ Result<CampaignEventTotals> SqliteEventsStore::CampaignTotals(Id campaign_id) {
     totals.duplicate_clicks = sel.Int(3);
     totals.expired_clicks = sel.Int(4);
     totals.click_spend = sel.Int(5);
+    totals.conversions = sel.Int(6);
+    totals.conversion_spend = sel.Int(7);
+  }
+  sel.Reset();
+  ADS_ASSIGN_OR_RETURN(
+      Statement touch,
+      conn_->Prepare("SELECT COALESCE(SUM(status = 'billed' AND touch = 'click'), 0), "
+                     "COALESCE(SUM(status = 'billed' AND touch = 'view'), 0), "
+                     "COALESCE(SUM(status = 'reorged'), 0) FROM conversions WHERE campaign_id = ?1"));
+  touch.Bind(1, campaign_id);
+  ADS_ASSIGN_OR_RETURN(bool touch_row, touch.Step());
+  if (touch_row) {
+    totals.click_conversions = touch.Int(0);
+    totals.view_conversions = touch.Int(1);
+    totals.reorged_conversions = touch.Int(2);
   }
   return totals;
 }
@@ -252,6 +273,187 @@ Result<int64_t> SqliteEventsStore::Prune(const EventRetention& retention, int64_
   }
   ADS_RETURN_IF_ERROR(txn.Commit());
   return deleted;
+}
+
+Result<std::optional<int64_t>> SqliteEventsStore::BilledClickAt(const DecisionIdBytes& decision_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ADS_ASSIGN_OR_RETURN(
+      Statement sel,
+      conn_->Prepare("SELECT clicked_at FROM clicks WHERE decision_id = ?1 AND status = 'billed'"));
+  sel.BindBlob(1, decision_id.data(), decision_id.size());
+  ADS_ASSIGN_OR_RETURN(bool row, sel.Step());
+  if (!row) return std::optional<int64_t>();
+  return std::optional<int64_t>(sel.Int(0));
+}
+
+namespace {
+
+constexpr const char* kConversionColumns =
+    "id, campaign_id, ad_id, publisher_id, ad_unit_id, arm, decision_id, wallet, person, "
+    "chain_id, tx_hash, log_index, block_number, block_hash, block_time, touch, exposed_at, "
+    "price_micros, confirmed, status, recorded_at, reverted_at";
+
+ConversionRecord ReadConversion(const Statement& s) {
+  ConversionRecord r;
+  r.id = s.Int(0);
+  r.campaign_id = s.Int(1);
+  r.ad_id = s.Int(2);
+  r.publisher_id = s.Int(3);
+  r.ad_unit_id = s.Text(4);
+  r.arm = s.Text(5);
+  s.Blob(6, r.decision_id.data(), r.decision_id.size());
+  s.Blob(7, r.wallet.bytes.data(), r.wallet.bytes.size());
+  r.person = static_cast<uint64_t>(s.Int(8));
+  r.chain_id = s.Int(9);
+  s.Blob(10, r.tx_hash.data(), r.tx_hash.size());
+  r.log_index = s.Int(11);
+  r.block_number = s.Int(12);
+  s.Blob(13, r.block_hash.data(), r.block_hash.size());
+  r.block_time = s.Int(14);
+  r.click_touch = s.Text(15) == "click";
+  r.touched_at = s.Int(16);
+  r.price = s.Int(17);
+  r.confirmed = s.Int(18) != 0;
+  r.status = s.Text(19) == "reorged" ? ConversionStatus::kReorged : ConversionStatus::kBilled;
+  r.recorded_at = s.Int(20);
+  r.reverted_at = s.OptInt(21);
+  return r;
+}
+
+RollupRow ConversionRollup(const ConversionRecord& r, int sign) {
+  return RollupRow{.bucket = r.block_time,
+                   .publisher_id = r.publisher_id,
+                   .ad_unit_id = r.ad_unit_id,
+                   .campaign_id = r.campaign_id,
+                   .ad_id = r.ad_id,
+                   .arm = r.arm,
+                   .conversions = sign,
+                   .conversion_spend = sign * r.price};
+}
+
+}  // namespace
+
+Result<std::vector<ConversionRecord>> SqliteEventsStore::InsertConversions(
+    std::span<const ConversionCandidate> candidates, int64_t now) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Connection& c = *conn_;
+  ADS_ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(c, Transaction::Kind::kWrite));
+  std::vector<ConversionRecord> inserted;
+  for (const ConversionCandidate& candidate : candidates) {
+    const ConversionRecord& r = candidate.record;
+    {
+      ADS_ASSIGN_OR_RETURN(Statement dup,
+                           c.Prepare("SELECT 1 FROM conversions WHERE chain_id = ?1 AND "
+                                     "tx_hash = ?2 AND log_index = ?3 AND campaign_id = ?4 AND "
+                                     "status = 'billed'"));
+      dup.Bind(1, r.chain_id)
+          .BindBlob(2, r.tx_hash.data(), r.tx_hash.size())
+          .Bind(3, r.log_index)
+          .Bind(4, r.campaign_id);
+      ADS_ASSIGN_OR_RETURN(bool counted, dup.Step());
+      if (counted) continue;
+    }
+    if (candidate.count_once_per_person) {
+      ADS_ASSIGN_OR_RETURN(Statement once,
+                           c.Prepare("SELECT 1 FROM conversions WHERE campaign_id = ?1 AND "
+                                     "person = ?2 AND status = 'billed' AND block_time > ?3"));
+      once.Bind(1, r.campaign_id)
+          .Bind(2, static_cast<int64_t>(r.person))
+          .Bind(3, r.block_time - candidate.window_seconds);
+      ADS_ASSIGN_OR_RETURN(bool converted, once.Step());
+      if (converted) continue;
+    }
+    ADS_ASSIGN_OR_RETURN(
+        Statement ins,
+        c.Prepare("INSERT INTO conversions (campaign_id, ad_id, publisher_id, ad_unit_id, arm, "
+                  "decision_id, wallet, person, chain_id, tx_hash, log_index, block_number, "
+                  "block_hash, block_time, touch, exposed_at, price_micros, confirmed, status, "
+                  "recorded_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, "
+                  "?14, ?15, ?16, ?17, ?18, 'billed', ?19)"));
+    ins.Bind(1, r.campaign_id)
+        .Bind(2, r.ad_id)
+        .Bind(3, r.publisher_id)
+        .Bind(4, r.ad_unit_id)
+        .Bind(5, r.arm)
+        .BindBlob(6, r.decision_id.data(), r.decision_id.size())
+        .BindBlob(7, r.wallet.bytes.data(), r.wallet.bytes.size())
+        .Bind(8, static_cast<int64_t>(r.person))
+        .Bind(9, r.chain_id)
+        .BindBlob(10, r.tx_hash.data(), r.tx_hash.size())
+        .Bind(11, r.log_index)
+        .Bind(12, r.block_number)
+        .BindBlob(13, r.block_hash.data(), r.block_hash.size())
+        .Bind(14, r.block_time)
+        .Bind(15, std::string_view(r.click_touch ? "click" : "view"))
+        .Bind(16, r.touched_at)
+        .Bind(17, r.price)
+        .Bind(18, int64_t{r.confirmed ? 1 : 0})
+        .Bind(19, now);
+    ADS_RETURN_IF_ERROR(ins.Run());
+    ConversionRecord stored = r;
+    stored.id = c.LastInsertId();
+    stored.status = ConversionStatus::kBilled;
+    stored.recorded_at = now;
+    ADS_RETURN_IF_ERROR(AddToRollups(ConversionRollup(stored, 1)));
+    inserted.push_back(std::move(stored));
+  }
+  ADS_RETURN_IF_ERROR(txn.Commit());
+  return inserted;
+}
+
+Result<std::vector<ConversionRecord>> SqliteEventsStore::RevertConversions(
+    int64_t chain_id, int64_t block_number, const std::array<uint8_t, 32>& block_hash,
+    int64_t now) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Connection& c = *conn_;
+  ADS_ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(c, Transaction::Kind::kWrite));
+  std::vector<ConversionRecord> reverted;
+  {
+    ADS_ASSIGN_OR_RETURN(
+        Statement sel,
+        c.Prepare(std::string("SELECT ") + kConversionColumns +
+                  " FROM conversions WHERE chain_id = ?1 AND block_number = ?2 AND "
+                  "block_hash = ?3 AND status = 'billed'"));
+    sel.Bind(1, chain_id).Bind(2, block_number).BindBlob(3, block_hash.data(), block_hash.size());
+    for (;;) {
+      ADS_ASSIGN_OR_RETURN(bool row, sel.Step());
+      if (!row) break;
+      reverted.push_back(ReadConversion(sel));
+    }
+  }
+  for (const ConversionRecord& r : reverted) {
+    ADS_ASSIGN_OR_RETURN(Statement up,
+                         c.Prepare("UPDATE conversions SET status = 'reorged', reverted_at = ?2 "
+                                   "WHERE id = ?1"));
+    ADS_RETURN_IF_ERROR(up.Bind(1, r.id).Bind(2, now).Run());
+    ADS_RETURN_IF_ERROR(AddToRollups(ConversionRollup(r, -1)));
+  }
+  ADS_RETURN_IF_ERROR(txn.Commit());
+  return reverted;
+}
+
+Result<std::vector<ConversionRecord>> SqliteEventsStore::ListConversions(const EventQuery& q) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ADS_ASSIGN_OR_RETURN(
+      Statement sel,
+      conn_->Prepare(std::string("SELECT ") + kConversionColumns +
+                     " FROM conversions WHERE (?1 IS NULL OR campaign_id = ?1) "
+                     "AND (?2 IS NULL OR publisher_id = ?2) AND (?3 IS NULL OR block_time >= ?3) "
+                     "AND (?4 IS NULL OR block_time < ?4) AND (?5 IS NULL OR id < ?5) "
+                     "ORDER BY id DESC LIMIT ?6"));
+  sel.Bind(1, q.campaign_id)
+      .Bind(2, q.publisher_id)
+      .Bind(3, q.from)
+      .Bind(4, q.to)
+      .Bind(5, q.before_id)
+      .Bind(6, int64_t{q.limit});
+  std::vector<ConversionRecord> rows;
+  for (;;) {
+    ADS_ASSIGN_OR_RETURN(bool row, sel.Step());
+    if (!row) break;
+    rows.push_back(ReadConversion(sel));
+  }
+  return rows;
 }
 
 }  // namespace adserver::store

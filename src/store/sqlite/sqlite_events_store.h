@@ -34,6 +34,13 @@ class SqliteEventsStore final : public EventsStore {
   Status InsertClicks(std::span<ClickRecord> rows) override;
   Status AddRollups(std::span<const RollupRow> rows) override;
   Result<std::vector<ClickRecord>> ListClicks(const EventQuery& query) override;
+  Result<std::optional<int64_t>> BilledClickAt(const DecisionIdBytes& decision_id) override;
+  Result<std::vector<ConversionRecord>> InsertConversions(
+      std::span<const ConversionCandidate> candidates, int64_t now) override;
+  Result<std::vector<ConversionRecord>> RevertConversions(int64_t chain_id, int64_t block_number,
+                                                          const std::array<uint8_t, 32>& block_hash,
+                                                          int64_t now) override;
+  Result<std::vector<ConversionRecord>> ListConversions(const EventQuery& query) override;
   Result<CampaignEventTotals> CampaignTotals(Id campaign_id) override;
   Result<int64_t> Prune(const EventRetention& retention, int64_t now) override;
 

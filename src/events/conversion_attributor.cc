@@ -1,0 +1,117 @@
+#include "events/conversion_attributor.h"
+
+#include <utility>
+#include <vector>
+
+#include "common/log.h"
+#include "events/attribution.h"
+
+namespace adserver::events {
+namespace {
+
+AttributionRule RuleOf(const decision::ConversionRule& rule) {
+  AttributionRule out;
+  out.kind = rule.kind == decision::ConversionRule::Kind::kNew ? AttributionRule::Kind::kNew
+             : rule.kind == decision::ConversionRule::Kind::kReturning
+                 ? AttributionRule::Kind::kReturning
+                 : AttributionRule::Kind::kAny;
+  out.returning_after_days = rule.returning_after_days;
+  out.window_days = rule.window_days;
+  return out;
+}
+
+}  // namespace
+
+ConversionAttributor::ConversionAttributor(store::ExposureStore& exposures,
+                                           store::EventsStore& events,
+                                           const Published<decision::Catalog>& catalogs,
+                                           const Clock& clock, Callback on_billed,
+                                           Callback on_reverted)
+    : exposures_(exposures),
+      events_(events),
+      catalogs_(catalogs),
+      clock_(clock),
+      on_billed_(std::move(on_billed)),
+      on_reverted_(std::move(on_reverted)) {}
+
+void ConversionAttributor::OnApplied(int64_t chain_id,
+                                     std::span<const ingest::chain::AppliedBlock> blocks) {
+  std::shared_ptr<const decision::Catalog> catalog = catalogs_.Current();
+  if (!catalog || catalog->max_conversion_window_days() == 0) return;
+  ClickedAt clicked_at = [this](const store::DecisionIdBytes& id) -> std::optional<int64_t> {
+    Result<std::optional<int64_t>> at = events_.BilledClickAt(id);
+    return at.ok() ? *at : std::nullopt;
+  };
+  std::vector<store::ConversionCandidate> candidates;
+  for (const ingest::chain::AppliedBlock& block : blocks) {
+    for (const ingest::chain::ChainInteraction& interaction : block.interactions) {
+      for (decision::Index index : catalog->ConversionCampaigns(interaction.project_id)) {
+        const decision::Campaign& campaign = catalog->campaigns[index];
+        Result<std::optional<store::ExposureRecord>> record =
+            exposures_.Get(interaction.wallet, campaign.id);
+        if (!record.ok()) {
+          ADS_LOG(error, "exposure read failed", "error", record.status().message());
+          continue;
+        }
+        if (!record->has_value()) continue;
+        std::optional<Attribution> attribution =
+            Attribute(**record, RuleOf(*campaign.conversion), block.timestamp, clicked_at);
+        if (!attribution) continue;
+        const store::ExposureEntry& exposure = *attribution->exposure;
+        store::ConversionRecord r{
+            .campaign_id = campaign.id,
+            .ad_id = exposure.ad_id,
+            .publisher_id = exposure.publisher_id,
+            .ad_unit_id = exposure.ad_unit_id,
+            .arm = exposure.arm,
+            .decision_id = exposure.decision_id,
+            .wallet = interaction.wallet,
+            .person = exposure.person,
+            .chain_id = chain_id,
+            .tx_hash = interaction.tx_hash.bytes,
+            .log_index = interaction.log_index ? static_cast<int64_t>(*interaction.log_index) : -1,
+            .block_number = static_cast<int64_t>(block.number),
+            .block_hash = block.hash.bytes,
+            .block_time = block.timestamp,
+            .click_touch = attribution->touch == Touch::kClick,
+            .touched_at = attribution->touched_at,
+            .price = campaign.pricing_model == PricingModel::kCpa ? campaign.bid_micros : 0,
+            .confirmed = block.confirmed,
+        };
+        candidates.push_back(store::ConversionCandidate{
+            .record = std::move(r),
+            .count_once_per_person = campaign.conversion->count_once_per_person,
+            .window_seconds = int64_t{campaign.conversion->window_days} * 86400});
+      }
+    }
+  }
+  if (candidates.empty()) return;
+  Result<std::vector<store::ConversionRecord>> recorded =
+      events_.InsertConversions(candidates, clock_.NowSeconds());
+  if (!recorded.ok()) {
+    ADS_LOG(error, "conversions not recorded", "chain", chain_id, "candidates", candidates.size(),
+            "error", recorded.status().message());
+    return;
+  }
+  for (const store::ConversionRecord& c : *recorded) {
+    if (on_billed_) on_billed_(c);
+  }
+}
+
+void ConversionAttributor::OnReverted(int64_t chain_id,
+                                      std::span<const ingest::chain::RevertedBlock> blocks) {
+  for (const ingest::chain::RevertedBlock& block : blocks) {
+    Result<std::vector<store::ConversionRecord>> reverted = events_.RevertConversions(
+        chain_id, static_cast<int64_t>(block.number), block.hash.bytes, clock_.NowSeconds());
+    if (!reverted.ok()) {
+      ADS_LOG(error, "conversions of a reorged block not reverted", "chain", chain_id, "block",
+              block.number, "error", reverted.status().message());
+      continue;
+    }
+    for (const store::ConversionRecord& c : *reverted) {
+      if (on_reverted_) on_reverted_(c);
+    }
+  }
+}
+
+}  // namespace adserver::events

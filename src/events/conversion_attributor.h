@@ -1,0 +1,44 @@
+#pragma once
+
+// Onchain conversions (issue 15, CPTx): the live indexer's block sink. For every interaction
+// of a wallet W with a project P in an applied block, and every campaign C whose conversion
+// rule names P, the attributor reads W's exposures to C, attributes the interaction
+// (events/attribution.h: window, kind, last touch) and records a conversion (EventsStore:
+// unique per transaction and campaign, once per person per window when asked). Recorded
+// conversions are billed through `on_billed` (the decision engine: CPA spend, learned CVR).
+// Blocks a reorg abandons have their conversions marked reorged and unbilled (`on_reverted`).
+// Runs on the indexer's thread, after each LMDB commit.
+
+#include <functional>
+#include <span>
+
+#include "common/clock.h"
+#include "common/published.h"
+#include "decision/catalog.h"
+#include "ingest/chain/block_sink.h"
+#include "store/events_store.h"
+#include "store/exposure_store.h"
+
+namespace adserver::events {
+
+class ConversionAttributor final : public ingest::chain::BlockSink {
+ public:
+  using Callback = std::function<void(const store::ConversionRecord&)>;
+  // Every reference must outlive the attributor.
+  ConversionAttributor(store::ExposureStore& exposures, store::EventsStore& events,
+                       const Published<decision::Catalog>& catalogs, const Clock& clock,
+                       Callback on_billed, Callback on_reverted);
+
+  void OnApplied(int64_t chain_id, std::span<const ingest::chain::AppliedBlock> blocks) override;
+  void OnReverted(int64_t chain_id, std::span<const ingest::chain::RevertedBlock> blocks) override;
+
+ private:
+  store::ExposureStore& exposures_;
+  store::EventsStore& events_;
+  const Published<decision::Catalog>& catalogs_;
+  const Clock& clock_;
+  Callback on_billed_;
+  Callback on_reverted_;
+};
+
+}  // namespace adserver::events

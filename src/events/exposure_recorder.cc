@@ -1,0 +1,154 @@
+#include "events/exposure_recorder.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "common/log.h"
+
+namespace adserver::events {
+namespace {
+
+std::atomic<uint64_t> next_instance{1};
+constexpr int64_t kDay = 86400;
+
+// The wallet's latest interaction (day start, Unix seconds) with any of `projects`; 0 if none.
+int64_t PriorLastSeen(const decision::ActivityIndex& activity, const Address& wallet,
+                      const std::vector<int64_t>& projects) {
+  int64_t latest = 0;
+  for (const decision::Interaction& i : activity.Lookup(wallet)) {
+    if (std::find(projects.begin(), projects.end(), static_cast<int64_t>(i.project_id)) !=
+        projects.end()) {
+      latest = std::max(latest, static_cast<int64_t>(i.last_seen_day) * kDay);
+    }
+  }
+  return latest;
+}
+
+}  // namespace
+
+ExposureRecorder::ExposureRecorder(store::ExposureStore& store,
+                                   const Published<decision::Catalog>& catalogs,
+                                   const Published<decision::ActivityIndex>& activity,
+                                   const Clock& clock, ExposureRecorderOptions options)
+    : store_(store),
+      catalogs_(catalogs),
+      activity_(activity),
+      clock_(clock),
+      options_(options),
+      instance_(next_instance.fetch_add(1, std::memory_order_relaxed)) {}
+
+ExposureRecorder::~ExposureRecorder() { Stop(); }
+
+ExposureRecorder::Shard& ExposureRecorder::ThreadShard() {
+  thread_local std::vector<std::pair<uint64_t, Shard*>> cache;
+  for (const auto& [instance, shard] : cache) {
+    if (instance == instance_) return *shard;
+  }
+  std::lock_guard<std::mutex> lock(shards_mu_);
+  shards_.push_back(std::make_unique<Shard>());
+  cache.emplace_back(instance_, shards_.back().get());
+  return *shards_.back();
+}
+
+void ExposureRecorder::Record(int64_t campaign_id, const store::ExposureEntry& entry,
+                              std::span<const Address> wallets) {
+  if (wallets.empty()) return;
+  Shard& shard = ThreadShard();
+  std::lock_guard<std::mutex> lock(shard.mu);
+  Buffer& b = shard.buffer;
+  if (b.exposures.size() >= options_.max_pending_per_thread) {
+    dropped_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  b.exposures.push_back(Pending{.campaign_id = campaign_id,
+                                .entry = entry,
+                                .first_wallet = static_cast<uint32_t>(b.wallets.size()),
+                                .wallet_count = static_cast<uint32_t>(wallets.size())});
+  b.wallets.insert(b.wallets.end(), wallets.begin(), wallets.end());
+}
+
+Status ExposureRecorder::FlushNow() {
+  std::lock_guard<std::mutex> flush_lock(flush_mu_);
+  std::vector<Shard*> shards;
+  {
+    std::lock_guard<std::mutex> lock(shards_mu_);
+    for (auto& s : shards_) shards.push_back(s.get());
+  }
+  std::shared_ptr<const decision::Catalog> catalog = catalogs_.Current();
+  std::shared_ptr<const decision::ActivityIndex> activity = activity_.Current();
+  std::vector<store::ExposureWrite> writes;
+  // Swapped with each shard's buffer, so both keep their capacity.
+  thread_local Buffer spare;
+  for (Shard* shard : shards) {
+    spare.clear();
+    {
+      std::lock_guard<std::mutex> lock(shard->mu);
+      std::swap(spare, shard->buffer);
+    }
+    for (const Pending& p : spare.exposures) {
+      const decision::Campaign* campaign = catalog ? catalog->FindCampaign(p.campaign_id) : nullptr;
+      for (uint32_t i = 0; i < p.wallet_count; ++i) {
+        const Address& wallet = spare.wallets[p.first_wallet + i];
+        int64_t prior = 0;
+        if (campaign != nullptr && campaign->conversion && activity) {
+          prior = PriorLastSeen(*activity, wallet, campaign->conversion->projects);
+        }
+        writes.push_back(store::ExposureWrite{.wallet = wallet,
+                                              .campaign_id = p.campaign_id,
+                                              .entry = p.entry,
+                                              .prior_last_seen = prior});
+      }
+    }
+  }
+  spare.clear();
+  if (writes.empty()) return OkStatus();
+  Status written = store_.AddExposures(writes);
+  if (!written.ok()) {
+    dropped_.fetch_add(static_cast<int64_t>(writes.size()), std::memory_order_relaxed);
+  }
+  return written;
+}
+
+void ExposureRecorder::Run() {
+  auto next_expiry = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stop_) {
+    cv_.wait_for(lock, options_.flush_interval, [&] { return stop_; });
+    if (stop_) break;
+    lock.unlock();
+    Status flushed = FlushNow();
+    if (!flushed.ok()) ADS_LOG(warn, "exposures not written", "error", flushed.message());
+    if (std::chrono::steady_clock::now() >= next_expiry) {
+      next_expiry = std::chrono::steady_clock::now() + options_.expire_interval;
+      int32_t days = options_.default_window_days;
+      if (auto catalog = catalogs_.Current()) {
+        days = std::max(days, catalog->max_conversion_window_days());
+      }
+      days = std::min(days, 30);
+      Result<int64_t> expired = store_.ExpireBefore(clock_.NowSeconds() - days * kDay);
+      if (!expired.ok()) ADS_LOG(warn, "exposure expiry failed", "error", expired.status().message());
+    }
+    lock.lock();
+  }
+}
+
+void ExposureRecorder::Start() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (started_ || stop_) return;
+  started_ = true;
+  thread_ = std::thread([this] { Run(); });
+}
+
+void ExposureRecorder::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stop_) return;
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  Status flushed = FlushNow();
+  if (!flushed.ok()) ADS_LOG(error, "last exposures not written", "error", flushed.message());
+}
+
+}  // namespace adserver::events

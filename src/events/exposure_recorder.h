@@ -1,0 +1,99 @@
+#pragma once
+
+// Records exposures (a live key's ad served to a person, for campaigns with a conversion rule)
+// off the request path: the serving thread appends to its own buffer (an uncontended lock,
+// no allocation once the buffer has grown) and a background thread writes the buffers to the
+// ExposureStore every `flush_interval`, looking up each wallet's prior interactions with the
+// campaign's conversion projects there (for the `new`/`returning` kinds). It also expires
+// exposures older than the longest conversion window in use, once per `expire_interval`.
+// Buffers are bounded: beyond `max_pending_per_thread` exposures a thread's new ones are
+// dropped and counted (dropped()), never blocking a request. Thread-safe.
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <thread>
+#include <vector>
+
+#include "common/address.h"
+#include "common/clock.h"
+#include "common/published.h"
+#include "decision/activity_index.h"
+#include "decision/catalog.h"
+#include "store/exposure_store.h"
+
+namespace adserver::events {
+
+struct ExposureRecorderOptions {
+  std::chrono::milliseconds flush_interval{50};
+  std::chrono::seconds expire_interval{3600};
+  size_t max_pending_per_thread = 65536;
+  // Exposures are kept this long when no campaign has a longer window (days, at most 30).
+  int32_t default_window_days = 14;
+};
+
+class ExposureRecorder {
+ public:
+  // Every argument must outlive the recorder.
+  ExposureRecorder(store::ExposureStore& store, const Published<decision::Catalog>& catalogs,
+                   const Published<decision::ActivityIndex>& activity, const Clock& clock,
+                   ExposureRecorderOptions options = {});
+  ~ExposureRecorder();
+  ExposureRecorder(const ExposureRecorder&) = delete;
+  ExposureRecorder& operator=(const ExposureRecorder&) = delete;
+
+  // One exposure of `campaign_id` to every wallet of `wallets` (at most 50). Request path.
+  void Record(int64_t campaign_id, const store::ExposureEntry& entry,
+              std::span<const Address> wallets);
+
+  void Start();
+  // Writes what is buffered now (the background thread does this every flush_interval).
+  Status FlushNow();
+  // Stops the thread after writing everything buffered. Idempotent.
+  void Stop();
+  int64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
+
+ private:
+  struct Pending {
+    int64_t campaign_id = 0;
+    store::ExposureEntry entry;
+    uint32_t first_wallet = 0;
+    uint32_t wallet_count = 0;
+  };
+  struct Buffer {
+    std::vector<Pending> exposures;
+    std::vector<Address> wallets;
+    void clear() {
+      exposures.clear();
+      wallets.clear();
+    }
+  };
+  struct Shard {
+    std::mutex mu;
+    Buffer buffer;  // guarded by mu
+  };
+  Shard& ThreadShard();
+  void Run();
+
+  store::ExposureStore& store_;
+  const Published<decision::Catalog>& catalogs_;
+  const Published<decision::ActivityIndex>& activity_;
+  const Clock& clock_;
+  const ExposureRecorderOptions options_;
+  const uint64_t instance_;
+  std::atomic<int64_t> dropped_{0};
+  std::mutex shards_mu_;
+  std::vector<std::unique_ptr<Shard>> shards_;  // guarded by shards_mu_
+  std::mutex flush_mu_;  // serialises flushes
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;  // guarded by mu_
+  bool started_ = false;
+  std::thread thread_;
+};
+
+}  // namespace adserver::events

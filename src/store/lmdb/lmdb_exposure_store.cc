@@ -1,0 +1,239 @@
+#include "store/lmdb/lmdb_exposure_store.h"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+
+namespace adserver::store {
+namespace {
+
+constexpr size_t kKeyBytes = 20 + 8;
+using Key = std::array<uint8_t, kKeyBytes>;
+
+Status LmdbError(int rc, std::string_view what) {
+  std::string message = std::string(what) + ": " + mdb_strerror(rc);
+  if (rc == MDB_MAP_FULL || rc == MDB_READERS_FULL || rc == EAGAIN || rc == EIO) {
+    return UnavailableError(std::move(message));
+  }
+  return InternalError(std::move(message));
+}
+
+Key MakeKey(const Address& wallet, Id campaign_id) {
+  Key key{};
+  std::memcpy(key.data(), wallet.bytes.data(), 20);
+  auto id = static_cast<uint64_t>(campaign_id);
+  for (int i = 0; i < 8; ++i) key[20 + i] = static_cast<uint8_t>(id >> (8 * (7 - i)));
+  return key;
+}
+
+void PutU64(std::string& out, uint64_t v) {
+  for (int i = 7; i >= 0; --i) out += static_cast<char>(v >> (8 * i));
+}
+
+uint64_t GetU64(const uint8_t* p) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v = (v << 8) | p[i];
+  return v;
+}
+
+void PutText(std::string& out, std::string_view text, size_t max) {
+  text = text.substr(0, max);
+  out += static_cast<char>(text.size());
+  out.append(text);
+}
+
+std::string Encode(const ExposureRecord& r) {
+  std::string out;
+  out.reserve(9 + r.entries.size() * 80);
+  PutU64(out, static_cast<uint64_t>(r.prior_last_seen));
+  out += static_cast<char>(r.entries.size());
+  for (const ExposureEntry& e : r.entries) {
+    out.append(reinterpret_cast<const char*>(e.decision_id.data()), e.decision_id.size());
+    PutU64(out, static_cast<uint64_t>(e.exposed_at));
+    PutU64(out, static_cast<uint64_t>(e.ad_id));
+    PutU64(out, static_cast<uint64_t>(e.publisher_id));
+    PutU64(out, e.person);
+    PutText(out, e.arm, kMaxExposureArmBytes);
+    PutText(out, e.ad_unit_id, kMaxExposureAdUnitBytes);
+  }
+  return out;
+}
+
+bool Decode(const MDB_val& v, ExposureRecord& r) {
+  const auto* p = static_cast<const uint8_t*>(v.mv_data);
+  const uint8_t* end = p + v.mv_size;
+  if (end - p < 9) return false;
+  r.prior_last_seen = static_cast<int64_t>(GetU64(p));
+  size_t n = p[8];
+  p += 9;
+  r.entries.clear();
+  for (size_t i = 0; i < n; ++i) {
+    if (end - p < 16 + 32 + 2) return false;
+    ExposureEntry e;
+    std::memcpy(e.decision_id.data(), p, 16);
+    e.exposed_at = static_cast<int64_t>(GetU64(p + 16));
+    e.ad_id = static_cast<int64_t>(GetU64(p + 24));
+    e.publisher_id = static_cast<int64_t>(GetU64(p + 32));
+    e.person = GetU64(p + 40);
+    p += 48;
+    for (std::string* text : {&e.arm, &e.ad_unit_id}) {
+      if (p >= end) return false;
+      size_t len = *p++;
+      if (static_cast<size_t>(end - p) < len) return false;
+      text->assign(reinterpret_cast<const char*>(p), len);
+      p += len;
+    }
+    r.entries.push_back(std::move(e));
+  }
+  return p == end;
+}
+
+// Read-only or write transaction, aborted unless committed.
+class Txn {
+ public:
+  Txn(MDB_env* env, bool write) { rc_ = mdb_txn_begin(env, nullptr, write ? 0 : MDB_RDONLY, &txn_); }
+  ~Txn() {
+    if (txn_ != nullptr) mdb_txn_abort(txn_);
+  }
+  int rc() const { return rc_; }
+  MDB_txn* get() const { return txn_; }
+  int Commit() {
+    int rc = mdb_txn_commit(txn_);
+    txn_ = nullptr;
+    return rc;
+  }
+
+ private:
+  MDB_txn* txn_ = nullptr;
+  int rc_ = 0;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<LmdbExposureStore>> LmdbExposureStore::Open(
+    const std::string& dir, const LmdbExposureOptions& options) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return UnavailableError("cannot create " + dir + ": " + ec.message());
+  MDB_env* env = nullptr;
+  int rc = mdb_env_create(&env);
+  if (rc != 0) return LmdbError(rc, "mdb_env_create");
+  mdb_env_set_mapsize(env, options.map_size_bytes);
+  mdb_env_set_maxdbs(env, 1);
+  unsigned flags = MDB_NOTLS | MDB_NORDAHEAD | (options.no_sync ? MDB_NOSYNC : 0u);
+  rc = mdb_env_open(env, dir.c_str(), flags, 0644);
+  if (rc != 0) {
+    mdb_env_close(env);
+    return LmdbError(rc, "open exposures " + dir);
+  }
+  MDB_dbi dbi = 0;
+  {
+    Txn txn(env, true);
+    if (txn.rc() != 0 || (rc = mdb_dbi_open(txn.get(), "exposures", MDB_CREATE, &dbi)) != 0 ||
+        (rc = txn.Commit()) != 0) {
+      mdb_env_close(env);
+      return LmdbError(txn.rc() != 0 ? txn.rc() : rc, "open exposures database");
+    }
+  }
+  return std::unique_ptr<LmdbExposureStore>(new LmdbExposureStore(env, dbi));
+}
+
+LmdbExposureStore::~LmdbExposureStore() { mdb_env_close(env_); }
+
+Status LmdbExposureStore::AddExposures(std::span<const ExposureWrite> writes) {
+  Txn txn(env_, true);
+  if (txn.rc() != 0) return LmdbError(txn.rc(), "begin exposures write");
+  ExposureRecord record;
+  for (const ExposureWrite& w : writes) {
+    Key key = MakeKey(w.wallet, w.campaign_id);
+    MDB_val k{key.size(), key.data()};
+    MDB_val v;
+    int rc = mdb_get(txn.get(), dbi_, &k, &v);
+    if (rc == 0 && Decode(v, record)) {
+      // A decision already recorded (the same exposure twice) is not repeated.
+      bool seen = std::any_of(record.entries.begin(), record.entries.end(),
+                              [&](const ExposureEntry& e) { return e.decision_id == w.entry.decision_id; });
+      if (seen) continue;
+    } else if (rc == 0 || rc == MDB_NOTFOUND) {
+      record = ExposureRecord{.prior_last_seen = w.prior_last_seen};
+    } else {
+      return LmdbError(rc, "read exposure");
+    }
+    record.entries.insert(record.entries.begin(), w.entry);
+    std::stable_sort(record.entries.begin(), record.entries.end(),
+                     [](const ExposureEntry& a, const ExposureEntry& b) {
+                       return a.exposed_at > b.exposed_at;
+                     });
+    if (record.entries.size() > kMaxExposuresPerRecord) {
+      record.entries.resize(kMaxExposuresPerRecord);
+    }
+    std::string value = Encode(record);
+    MDB_val out{value.size(), value.data()};
+    rc = mdb_put(txn.get(), dbi_, &k, &out, 0);
+    if (rc != 0) return LmdbError(rc, "write exposure");
+  }
+  int rc = txn.Commit();
+  if (rc != 0) return LmdbError(rc, "commit exposures");
+  return OkStatus();
+}
+
+Result<std::optional<ExposureRecord>> LmdbExposureStore::Get(const Address& wallet,
+                                                             Id campaign_id) {
+  Txn txn(env_, false);
+  if (txn.rc() != 0) return LmdbError(txn.rc(), "begin exposures read");
+  Key key = MakeKey(wallet, campaign_id);
+  MDB_val k{key.size(), key.data()};
+  MDB_val v;
+  int rc = mdb_get(txn.get(), dbi_, &k, &v);
+  if (rc == MDB_NOTFOUND) return std::optional<ExposureRecord>();
+  if (rc != 0) return LmdbError(rc, "read exposure");
+  ExposureRecord record;
+  if (!Decode(v, record)) return InternalError("exposure record does not decode");
+  return std::optional<ExposureRecord>(std::move(record));
+}
+
+Result<int64_t> LmdbExposureStore::ExpireBefore(int64_t cutoff) {
+  Txn txn(env_, true);
+  if (txn.rc() != 0) return LmdbError(txn.rc(), "begin exposures expiry");
+  MDB_cursor* cursor = nullptr;
+  int rc = mdb_cursor_open(txn.get(), dbi_, &cursor);
+  if (rc != 0) return LmdbError(rc, "open exposures cursor");
+  int64_t deleted = 0;
+  MDB_val k, v;
+  ExposureRecord record;
+  for (rc = mdb_cursor_get(cursor, &k, &v, MDB_FIRST); rc == 0;
+       rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT)) {
+    if (!Decode(v, record)) continue;
+    size_t before = record.entries.size();
+    std::erase_if(record.entries, [&](const ExposureEntry& e) { return e.exposed_at < cutoff; });
+    if (record.entries.empty()) {
+      rc = mdb_cursor_del(cursor, 0);
+      ++deleted;
+    } else if (record.entries.size() != before) {
+      std::string value = Encode(record);
+      MDB_val out{value.size(), value.data()};
+      rc = mdb_cursor_put(cursor, &k, &out, MDB_CURRENT);
+    }
+    if (rc != 0) break;
+  }
+  mdb_cursor_close(cursor);
+  if (rc != MDB_NOTFOUND && rc != 0) return LmdbError(rc, "expire exposures");
+  rc = txn.Commit();
+  if (rc != 0) return LmdbError(rc, "commit exposure expiry");
+  return deleted;
+}
+
+Result<ExposureStats> LmdbExposureStore::Stats() {
+  Txn txn(env_, false);
+  if (txn.rc() != 0) return LmdbError(txn.rc(), "begin exposures read");
+  MDB_stat stat;
+  int rc = mdb_stat(txn.get(), dbi_, &stat);
+  if (rc != 0) return LmdbError(rc, "exposure stats");
+  int64_t pages = static_cast<int64_t>(stat.ms_branch_pages + stat.ms_leaf_pages + stat.ms_overflow_pages);
+  return ExposureStats{.records = static_cast<int64_t>(stat.ms_entries),
+                       .bytes = pages * static_cast<int64_t>(stat.ms_psize)};
+}
+
+}  // namespace adserver::store

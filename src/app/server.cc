@@ -8,6 +8,7 @@
 #include "common/log.h"
 #include "store/lmdb/lmdb_activity_store.h"
 #include "store/lmdb/lmdb_exposure_store.h"
+#include "store/sqlite/sqlite_advertiser_events_store.h"
 #include "store/sqlite/sqlite_events_store.h"
 #include "store/sqlite/sqlite_identity_store.h"
 #include "store/sqlite/sqlite_store.h"
@@ -143,6 +144,23 @@ Status Server::InitEvents() {
   return OkStatus();
 }
 
+// POST /v1/events and its read-back (issue 15). After InitEvents (the person digest) and
+// the identity service (the consented cookie).
+Status Server::InitAdvertiserEvents() {
+  ADS_ASSIGN_OR_RETURN(advertiser_events_store_,
+                       store::SqliteAdvertiserEventsStore::Open(DatabasePath(config_.data_dir)));
+  events::EventsService* events = events_.get();
+  advertiser_events_ = std::make_unique<serve::EventsHandler>(
+      catalogs_, *advertiser_events_store_,
+      [events](std::span<const Address> wallets) { return events->PersonDigest(wallets); },
+      clock_, identity_.get());
+  advertiser_events_->RegisterRoutes(router_);
+  advertiser_events_admin_ =
+      std::make_unique<admin::AdvertiserEventsAdminApi>(*advertiser_events_store_, config_.admin);
+  advertiser_events_admin_->RegisterRoutes(router_);
+  return OkStatus();
+}
+
 Status Server::Init() {
   ADS_ASSIGN_OR_RETURN(auto store, OpenActivityStore(config_.data_dir));
   // Serving reads the LMDB index live: published once, never rebuilt. The indexer shares the
@@ -189,6 +207,7 @@ Status Server::Init() {
   admin_->RegisterRoutes(router_);
   identity_admin_ = std::make_unique<admin::IdentityAdminApi>(*identity_, config_.admin);
   identity_admin_->RegisterRoutes(router_);
+  ADS_RETURN_IF_ERROR(InitAdvertiserEvents());
   router_.Add(http::Method::kGet, "/healthz", [](const http::Request&) {
     http::Response r;
     r.SetHeader("Content-Type", "application/json");

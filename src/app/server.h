@@ -4,6 +4,7 @@
 #include <string>
 
 #include "admin/admin_api.h"
+#include "admin/advertiser_events_admin.h"
 #include "admin/events_admin.h"
 #include "admin/identity_admin.h"
 #include "app/indexer.h"
@@ -26,6 +27,8 @@
 #include "ingest/snapshot_publisher.h"
 #include "serve/ad_handler.h"
 #include "serve/click_handler.h"
+#include "serve/events_handler.h"
+#include "store/advertiser_events_store.h"
 #include "store/events_store.h"
 #include "store/identity_store.h"
 #include "store/lmdb/lmdb_activity_store.h"
@@ -75,6 +78,7 @@ class Server {
   Status Init();
   Status InitDecisionState();
   Status InitEvents();
+  Status InitAdvertiserEvents();
 
   config::Config config_;
   const Clock& clock_ = SystemClock::Get();
@@ -108,6 +112,10 @@ class Server {
   std::unique_ptr<admin::AdminApi> admin_;
   std::unique_ptr<admin::IdentityAdminApi> identity_admin_;
   std::unique_ptr<admin::EventsAdminApi> events_admin_;
+  // Advertiser events (POST /v1/events, issue 15): their own SQLite connection.
+  std::unique_ptr<store::AdvertiserEventsStore> advertiser_events_store_;
+  std::unique_ptr<serve::EventsHandler> advertiser_events_;
+  std::unique_ptr<admin::AdvertiserEventsAdminApi> advertiser_events_admin_;
   http::Router router_;
   std::unique_ptr<http::Server> http_;
   std::atomic<bool> ready_{false};

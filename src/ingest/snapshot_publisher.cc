@@ -88,6 +88,10 @@ void PutRecords(std::string& out, const store::CatalogData& data) {
   for (const auto& c : data.communities) {
     PutAll(out, c.id, c.name, c.logo_url, c.created_at, c.updated_at);
   }
+  Put(out, data.advertiser_keys.size());
+  for (const auto& k : data.advertiser_keys) {
+    PutAll(out, k.id, k.community_id, k.hash, k.prefix, k.test, k.created_at, k.revoked_at);
+  }
   Put(out, data.projects.size());
   for (const auto& p : data.projects) {
     PutAll(out, p.id, p.slug, p.name, p.logo_url, p.category, p.contracts, p.created_at,

@@ -42,6 +42,25 @@ TEST(BudgetLedgerTest, DailySpendStartsAtZeroOnANewUtcDay) {
   EXPECT_EQ(v.total_spend, 5100);
 }
 
+TEST(BudgetLedgerTest, UndoConversionTakesBackItsCountAndSpend) {
+  BudgetLedger ledger(64);
+  ledger.RecordConversion(7, 3000, kDayStart + 100);
+  ledger.RecordConversion(7, 3000, kDayStart + 200);
+  ASSERT_TRUE(ledger.UndoConversion(7, 3000, kDayStart + 200));
+  BudgetLedger::View v = ledger.Read(7, kDayStart + 300);
+  EXPECT_EQ(v.conversions, 1);
+  EXPECT_EQ(v.total_spend, 3000);
+  EXPECT_EQ(v.day_spend, 3000);
+  // A conversion of an earlier day comes off the total only: that day's spend is not read.
+  ledger.RecordConversion(7, 500, kDayStart + 86400 + 10);
+  ASSERT_TRUE(ledger.UndoConversion(7, 3000, kDayStart + 100));
+  v = ledger.Read(7, kDayStart + 86400 + 20);
+  EXPECT_EQ(v.total_spend, 500);
+  EXPECT_EQ(v.day_spend, 500);
+  EXPECT_EQ(v.conversions, 1);
+  EXPECT_FALSE(ledger.UndoConversion(99, 1, kDayStart));
+}
+
 TEST(BudgetLedgerTest, ClicksAndConversionsAreCountedSeparately) {
   BudgetLedger ledger(64);
   ledger.RecordClick(3, 200, kDayStart);

@@ -1,0 +1,107 @@
+#include "store/sqlite/sqlite_events_store.h"
+
+#include <gtest/gtest.h>
+
+#include "support/temp_dir.h"
+
+namespace adserver::store {
+namespace {
+
+constexpr int64_t kT = 1'800'000'000;
+
+ConversionCandidate Candidate(uint8_t tx, uint64_t person, int64_t block_time,
+                              Id campaign = 10, bool once = true) {
+  ConversionCandidate c;
+  ConversionRecord& r = c.record;
+  r.campaign_id = campaign;
+  r.ad_id = 20;
+  r.publisher_id = 1;
+  r.ad_unit_id = "top";
+  r.person = person;
+  r.chain_id = 1;
+  r.tx_hash[0] = tx;
+  r.block_number = 100 + tx;
+  r.block_hash[0] = tx;
+  r.block_time = block_time;
+  r.touched_at = block_time - 60;
+  r.price = 3'000'000;
+  c.count_once_per_person = once;
+  c.window_seconds = 14 * 86400;
+  return c;
+}
+
+class SqliteEventsStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto opened = SqliteEventsStore::Open(dir_.File("adserver.db"));
+    ASSERT_TRUE(opened.ok()) << opened.status().message();
+    store_ = std::move(opened).value();
+  }
+  testing::TempDir dir_;
+  std::unique_ptr<SqliteEventsStore> store_;
+};
+
+TEST_F(SqliteEventsStoreTest, ATransactionCountsOncePerCampaign) {
+  auto first = store_->InsertConversions(std::vector{Candidate(1, 5, kT), Candidate(1, 5, kT)}, kT);
+  ASSERT_TRUE(first.ok()) << first.status().message();
+  EXPECT_EQ(first->size(), 1u);
+  auto again = store_->InsertConversions(std::vector{Candidate(1, 5, kT)}, kT);
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->empty());
+  // The same transaction may count for another campaign.
+  auto other = store_->InsertConversions(std::vector{Candidate(1, 5, kT, /*campaign=*/11)}, kT);
+  EXPECT_EQ(other->size(), 1u);
+}
+
+TEST_F(SqliteEventsStoreTest, OncePerPersonPerWindowUnlessTheCampaignAllowsMore) {
+  auto a = store_->InsertConversions(std::vector{Candidate(1, 5, kT), Candidate(2, 5, kT + 60)}, kT);
+  EXPECT_EQ(a->size(), 1u);
+  // After the window the person may convert again.
+  auto later = store_->InsertConversions(std::vector{Candidate(3, 5, kT + 15 * 86400)}, kT);
+  EXPECT_EQ(later->size(), 1u);
+  auto many = store_->InsertConversions(
+      std::vector{Candidate(4, 6, kT, 12, /*once=*/false), Candidate(5, 6, kT + 1, 12, false)}, kT);
+  EXPECT_EQ(many->size(), 2u);
+}
+
+TEST_F(SqliteEventsStoreTest, AReorgMarksItsBlocksConversionsAndTakesThemOutOfTheTotals) {
+  ASSERT_TRUE(store_->InsertConversions(std::vector{Candidate(1, 5, kT), Candidate(2, 6, kT)}, kT).ok());
+  CampaignEventTotals before = *store_->CampaignTotals(10);
+  EXPECT_EQ(before.conversions, 2);
+  EXPECT_EQ(before.conversion_spend, 6'000'000);
+  std::array<uint8_t, 32> hash{};
+  hash[0] = 2;
+  auto reverted = store_->RevertConversions(1, 102, hash, kT + 5);
+  ASSERT_TRUE(reverted.ok());
+  ASSERT_EQ(reverted->size(), 1u);
+  EXPECT_EQ((*reverted)[0].price, 3'000'000);
+  // Another hash at that height is another block: nothing to revert.
+  hash[0] = 9;
+  EXPECT_TRUE(store_->RevertConversions(1, 101, hash, kT + 5)->empty());
+  CampaignEventTotals after = *store_->CampaignTotals(10);
+  EXPECT_EQ(after.conversions, 1);
+  EXPECT_EQ(after.conversion_spend, 3'000'000);
+  EXPECT_EQ(after.reorged_conversions, 1);
+  auto listed = store_->ListConversions({.campaign_id = 10});
+  ASSERT_EQ(listed->size(), 2u);
+  EXPECT_EQ((*listed)[0].status, ConversionStatus::kReorged);
+  EXPECT_EQ((*listed)[0].reverted_at, kT + 5);
+  // The transaction mined again on the new branch counts again.
+  auto remined = store_->InsertConversions(std::vector{Candidate(2, 6, kT + 30)}, kT);
+  EXPECT_EQ(remined->size(), 1u);
+}
+
+TEST_F(SqliteEventsStoreTest, BilledClickAtFindsOnlyBilledClicks) {
+  std::vector<ClickRecord> clicks(2);
+  clicks[0].decision_id[0] = 1;
+  clicks[0].clicked_at = kT;
+  clicks[1].decision_id[0] = 2;
+  clicks[1].clicked_at = kT;
+  clicks[1].status = ClickStatus::kExpired;
+  ASSERT_TRUE(store_->InsertClicks(clicks).ok());
+  EXPECT_EQ(*store_->BilledClickAt(clicks[0].decision_id), kT);
+  EXPECT_FALSE(store_->BilledClickAt(clicks[1].decision_id)->has_value());
+}
+
+}  // namespace
+}  // namespace adserver::store

@@ -174,6 +174,11 @@ store::CampaignRecord MakeCampaign(const DatasetOptions& o, int i, const Zipf& z
   int recency = kRecency[rng.Uniform(0, 4)];
   if (recency > 0) c.recency_days = recency;
   if (rng.Uniform(0, 19) == 0) c.ends_at = o.now - 86400;  // 5 % already ended
+  // CPA campaigns count onchain conversions on one project (drawn without the RNG, so the rest
+  // of the dataset is the one earlier formats had): their serves record exposures.
+  if (c.pricing_model == PricingModel::kCpa) {
+    c.conversion = store::ConversionRule{.projects = {1 + c.id % o.projects}};
+  }
   c.created_at = c.updated_at = o.now;
   return c;
 }

@@ -27,10 +27,25 @@ std::string Hex(std::span<const uint8_t> bytes) {
 
 }  // namespace
 
+// One click waiting for its commit. The writer wakes each waiter on its own condition variable
+// (a targeted futex wake-up: no broadcast to every waiter, and no spinning with sched_yield as
+// std::binary_semaphore does).
 struct EventsService::PendingClick {
   store::ClickRecord row;
   Status status;
-  bool done = false;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;  // guarded by mu
+
+  void Wait() {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [this] { return done; });
+  }
+  void Finish() {
+    std::lock_guard<std::mutex> lock(mu);  // held while notifying: the waiter may then return
+    done = true;                            // and destroy this object
+    cv.notify_one();
+  }
 };
 
 Result<std::unique_ptr<EventsService>> EventsService::Create(store::EventsStore& store,
@@ -79,17 +94,18 @@ uint64_t EventsService::PersonDigest(std::span<const Address> wallets) const {
 }
 
 Result<store::ClickRecord> EventsService::RecordClick(store::ClickRecord click) {
-  PendingClick pending{.row = std::move(click)};
+  PendingClick pending;
+  pending.row = std::move(click);
   {
-    std::unique_lock<std::mutex> lock(mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     if (!accepting_) return UnavailableError("click log is not running");
     if (queue_.size() >= options_.max_pending_clicks) {
       return UnavailableError("too many clicks waiting to be written");
     }
     queue_.push_back(&pending);
-    work_cv_.notify_one();
-    done_cv_.wait(lock, [&] { return pending.done; });
   }
+  work_cv_.notify_one();
+  pending.Wait();
   if (!pending.status.ok()) return pending.status;
   if (pending.row.status == store::ClickStatus::kBilled && on_billed_) on_billed_(pending.row);
   return std::move(pending.row);
@@ -112,15 +128,11 @@ void EventsService::RunWriter() {
     for (PendingClick* p : batch) rows.push_back(p->row);
     Status status = store_.InsertClicks(rows);
     if (!status.ok()) ADS_LOG(error, "click batch not written", "clicks", batch.size(), "error", status.message());
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      for (size_t i = 0; i < batch.size(); ++i) {
-        batch[i]->status = status;
-        if (status.ok()) batch[i]->row = std::move(rows[i]);
-        batch[i]->done = true;
-      }
+    for (size_t i = 0; i < batch.size(); ++i) {
+      batch[i]->status = status;
+      if (status.ok()) batch[i]->row = std::move(rows[i]);
+      batch[i]->Finish();  // `batch[i]` may be gone after this
     }
-    done_cv_.notify_all();
     batch.clear();
   }
 }

@@ -83,7 +83,6 @@ class EventsService {
 
   std::mutex mu_;
   std::condition_variable work_cv_;  // writer: queue non-empty or stopping
-  std::condition_variable done_cv_;  // waiters: a batch committed
   std::deque<PendingClick*> queue_;  // guarded by mu_
   bool accepting_ = false;           // guarded by mu_
   bool stopping_ = false;            // guarded by mu_

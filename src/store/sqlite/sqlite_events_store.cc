@@ -1,5 +1,7 @@
 #include "store/sqlite/sqlite_events_store.h"
 
+#include <map>
+#include <tuple>
 #include <utility>
 
 #include "store/sqlite/detail/migrations.h"
@@ -113,6 +115,7 @@ Status SqliteEventsStore::InsertClicks(std::span<ClickRecord> rows) {
   std::lock_guard<std::mutex> lock(mu_);
   Connection& c = *conn_;
   ADS_ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(c, Transaction::Kind::kWrite));
+  std::map<std::tuple<int64_t, Id, std::string, Id, Id, std::string>, RollupRow> rollups;
   for (ClickRecord& r : rows) {
     if (r.status == ClickStatus::kBilled) {
       ADS_ASSIGN_OR_RETURN(
@@ -144,26 +147,30 @@ Status SqliteEventsStore::InsertClicks(std::span<ClickRecord> rows) {
       ADS_RETURN_IF_ERROR(ins.Run());
       r.id = c.LastInsertId();
     }
-    RollupRow rollup{.bucket = r.clicked_at,
-                     .publisher_id = r.publisher_id,
-                     .ad_unit_id = r.ad_unit_id,
-                     .campaign_id = r.campaign_id,
-                     .ad_id = r.ad_id,
-                     .arm = r.arm};
+    // Rollup deltas are summed per minute and dimensions over the batch: one upsert per
+    // distinct key and table, not per click.
+    RollupRow& rollup = rollups[std::make_tuple(FloorTo(r.clicked_at, 60), r.publisher_id,
+                                                r.ad_unit_id, r.campaign_id, r.ad_id, r.arm)];
+    rollup.bucket = FloorTo(r.clicked_at, 60);
+    rollup.publisher_id = r.publisher_id;
+    rollup.ad_unit_id = r.ad_unit_id;
+    rollup.campaign_id = r.campaign_id;
+    rollup.ad_id = r.ad_id;
+    rollup.arm = r.arm;
     switch (r.status) {
       case ClickStatus::kBilled:
-        rollup.clicks = 1;
-        rollup.click_spend = r.price;
+        rollup.clicks += 1;
+        rollup.click_spend += r.price;
         break;
       case ClickStatus::kDuplicate:
-        rollup.duplicate_clicks = 1;
+        rollup.duplicate_clicks += 1;
         break;
       case ClickStatus::kExpired:
-        rollup.expired_clicks = 1;
+        rollup.expired_clicks += 1;
         break;
     }
-    ADS_RETURN_IF_ERROR(AddToRollups(rollup));
   }
+  for (const auto& [key, rollup] : rollups) ADS_RETURN_IF_ERROR(AddToRollups(rollup));
   return txn.Commit();
 }
 

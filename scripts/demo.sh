@@ -6,4 +6,7 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j"$(nproc)" --target adserver
-exec build/adserver serve --demo --data ./demo-data --listen "${1:-127.0.0.1:8080}"
+listen="${1:-127.0.0.1:8080}"
+# Click URLs in live keys' ads point here (http.public_url; production sets its public address).
+export ADSERVER_PUBLIC_URL="${ADSERVER_PUBLIC_URL:-http://$listen}"
+exec build/adserver serve --demo --data ./demo-data --listen "$listen"

@@ -27,25 +27,10 @@ std::string Hex(std::span<const uint8_t> bytes) {
 
 }  // namespace
 
-// One click waiting for its commit. The writer wakes each waiter on its own condition variable
-// (a targeted futex wake-up: no broadcast to every waiter, and no spinning with sched_yield as
-// std::binary_semaphore does).
+// One click waiting for its commit, with whom to tell.
 struct EventsService::PendingClick {
   store::ClickRecord row;
-  Status status;
-  std::mutex mu;
-  std::condition_variable cv;
-  bool done = false;  // guarded by mu
-
-  void Wait() {
-    std::unique_lock<std::mutex> lock(mu);
-    cv.wait(lock, [this] { return done; });
-  }
-  void Finish() {
-    std::lock_guard<std::mutex> lock(mu);  // held while notifying: the waiter may then return
-    done = true;                            // and destroy this object
-    cv.notify_one();
-  }
+  ClickDone done;
 };
 
 Result<std::unique_ptr<EventsService>> EventsService::Create(store::EventsStore& store,
@@ -93,26 +78,37 @@ uint64_t EventsService::PersonDigest(std::span<const Address> wallets) const {
   return sum;
 }
 
-Result<store::ClickRecord> EventsService::RecordClick(store::ClickRecord click) {
-  PendingClick pending;
-  pending.row = std::move(click);
+void EventsService::RecordClickAsync(store::ClickRecord click, ClickDone done) {
+  Status refused;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (!accepting_) return UnavailableError("click log is not running");
-    if (queue_.size() >= options_.max_pending_clicks) {
-      return UnavailableError("too many clicks waiting to be written");
+    if (accepting_ && queue_.size() < options_.max_pending_clicks) {
+      queue_.push_back(PendingClick{.row = std::move(click), .done = std::move(done)});
+      work_cv_.notify_one();
+      return;
     }
-    queue_.push_back(&pending);
+    refused = UnavailableError(accepting_ ? "too many clicks waiting to be written"
+                                          : "click log is not running");
   }
-  work_cv_.notify_one();
-  pending.Wait();
-  if (!pending.status.ok()) return pending.status;
-  if (pending.row.status == store::ClickStatus::kBilled && on_billed_) on_billed_(pending.row);
-  return std::move(pending.row);
+  done(std::move(refused));
+}
+
+Result<store::ClickRecord> EventsService::RecordClick(store::ClickRecord click) {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::optional<Result<store::ClickRecord>> result;  // guarded by mu
+  RecordClickAsync(std::move(click), [&](Result<store::ClickRecord> r) {
+    std::lock_guard<std::mutex> lock(mu);  // held while notifying: this frame may then end
+    result.emplace(std::move(r));
+    cv.notify_one();
+  });
+  std::unique_lock<std::mutex> lock(mu);
+  cv.wait(lock, [&] { return result.has_value(); });
+  return std::move(*result);
 }
 
 void EventsService::RunWriter() {
-  std::vector<PendingClick*> batch;
+  std::vector<PendingClick> batch;
   std::vector<store::ClickRecord> rows;
   for (;;) {
     {
@@ -120,18 +116,23 @@ void EventsService::RunWriter() {
       work_cv_.wait(lock, [&] { return !queue_.empty() || stopping_; });
       if (queue_.empty()) return;  // stopping with nothing left
       while (!queue_.empty() && batch.size() < options_.max_click_batch) {
-        batch.push_back(queue_.front());
+        batch.push_back(std::move(queue_.front()));
         queue_.pop_front();
       }
     }
     rows.clear();
-    for (PendingClick* p : batch) rows.push_back(p->row);
+    for (PendingClick& p : batch) rows.push_back(std::move(p.row));
     Status status = store_.InsertClicks(rows);
-    if (!status.ok()) ADS_LOG(error, "click batch not written", "clicks", batch.size(), "error", status.message());
+    if (!status.ok()) {
+      ADS_LOG(error, "click batch not written", "clicks", batch.size(), "error", status.message());
+    }
     for (size_t i = 0; i < batch.size(); ++i) {
-      batch[i]->status = status;
-      if (status.ok()) batch[i]->row = std::move(rows[i]);
-      batch[i]->Finish();  // `batch[i]` may be gone after this
+      if (!status.ok()) {
+        batch[i].done(status);
+        continue;
+      }
+      if (rows[i].status == store::ClickStatus::kBilled && on_billed_) on_billed_(rows[i]);
+      batch[i].done(std::move(rows[i]));
     }
     batch.clear();
   }

@@ -54,9 +54,13 @@ class EventsService {
     on_billed_ = std::move(on_billed);
   }
 
-  // Stores one click durably and returns it with its id and final status. Blocks the calling
-  // (worker) thread until committed. Unavailable when the queue is full, the service stopped
-  // or the store failed (nothing was billed then).
+  // Stores one click durably; `done` gets it with its id and final status once committed (on
+  // the click writer's thread, after on_billed), or Unavailable when the queue is full, the
+  // service stopped (both called at once, on the calling thread) or the store failed (nothing
+  // was billed then). Never blocks.
+  using ClickDone = std::function<void(Result<store::ClickRecord>)>;
+  void RecordClickAsync(store::ClickRecord click, ClickDone done);
+  // The same, waiting for the commit (for callers that may block).
   Result<store::ClickRecord> RecordClick(store::ClickRecord click);
 
   // Starts the click writer and the counter flusher.
@@ -83,7 +87,7 @@ class EventsService {
 
   std::mutex mu_;
   std::condition_variable work_cv_;  // writer: queue non-empty or stopping
-  std::deque<PendingClick*> queue_;  // guarded by mu_
+  std::deque<PendingClick> queue_;   // guarded by mu_
   bool accepting_ = false;           // guarded by mu_
   bool stopping_ = false;            // guarded by mu_
   std::thread writer_;

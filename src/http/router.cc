@@ -1,5 +1,7 @@
 #include "http/router.h"
 
+#include <future>
+#include <memory>
 #include <utility>
 
 #include "common/check.h"
@@ -57,6 +59,21 @@ void Router::Add(Method method, std::string pattern, Handler handler, RouteOptio
   routes_.push_back(std::move(route));
 }
 
+void Router::AddDeferred(Method method, std::string pattern, DeferredHandler handler,
+                         RouteOptions options) {
+  ADS_CHECK(handler != nullptr) << "route without handler: " << pattern;
+  options.dispatch = Dispatch::kDeferred;
+  auto shared = std::make_shared<DeferredHandler>(std::move(handler));
+  Handler blocking = [shared](const Request& request) {
+    std::promise<Response> answer;
+    std::future<Response> future = answer.get_future();
+    (*shared)(request, [&answer](Response response) { answer.set_value(std::move(response)); });
+    return future.get();
+  };
+  Add(method, std::move(pattern), std::move(blocking), options);
+  routes_.back().deferred = *shared;
+}
+
 bool Router::MatchPath(const Route& route, std::string_view path, Params* params) {
   std::string_view rest = path;
   for (const std::string& segment : route.segments) {
@@ -87,6 +104,7 @@ Router::Match Router::Find(Request& request) const {
     if (!MatchPath(route, request.path, &request.params)) continue;
     if (route.method == request.method) {
       match.handler = &route.handler;
+      if (route.deferred) match.deferred = &route.deferred;
       match.options = route.options;
       match.status = 200;
       return match;
@@ -99,6 +117,7 @@ Router::Match Router::Find(Request& request) const {
     // HEAD runs the GET handler; the server sends its headers without the body.
     MatchPath(*get_route, request.path, &request.params);
     match.handler = &get_route->handler;
+    if (get_route->deferred) match.deferred = &get_route->deferred;
     match.options = get_route->options;
     match.status = 200;
     return match;

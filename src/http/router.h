@@ -16,9 +16,18 @@ enum class Dispatch : uint8_t {
   kInline,
   // On the server's worker pool; for handlers that do store I/O (admin API).
   kWorker,
+  // On the event loop, answered later (Router::AddDeferred): for handlers that hand the work
+  // to another thread and must not hold a thread while it runs (the click redirect waits for
+  // its group commit).
+  kDeferred,
 };
 
 using Handler = std::function<Response(const Request&)>;
+// Sends the response of a deferred request. Callable from any thread, exactly once.
+using Responder = std::function<void(Response)>;
+// Runs on the event loop and must neither block nor throw; the request's views stay valid
+// until `respond` is called (the connection reads nothing meanwhile).
+using DeferredHandler = std::function<void(const Request&, Responder respond)>;
 
 struct RouteOptions {
   Dispatch dispatch = Dispatch::kInline;
@@ -37,9 +46,15 @@ class Router {
  public:
   // `pattern` must start with '/'; `method` must not be kOther (checked).
   void Add(Method method, std::string pattern, Handler handler, RouteOptions options = {});
+  // A Dispatch::kDeferred route. Match::handler is then a blocking adapter (it waits for
+  // `respond`), for callers that run handlers directly (tests, the CLI's admin calls).
+  void AddDeferred(Method method, std::string pattern, DeferredHandler handler,
+                   RouteOptions options = {});
 
   struct Match {
     const Handler* handler = nullptr;  // null: no route for the method (see status)
+    // Set for a kDeferred route (the server calls it instead of `handler`).
+    const DeferredHandler* deferred = nullptr;
     RouteOptions options;
     // When handler is null: 404 (no such path) or 405 (path exists, other method).
     int status = 404;
@@ -57,6 +72,7 @@ class Router {
     bool wildcard = false;
     Handler handler;
     RouteOptions options;
+    DeferredHandler deferred;  // empty unless added by AddDeferred
   };
   static bool MatchPath(const Route& route, std::string_view path,
                         std::vector<std::pair<std::string_view, std::string_view>>* params);

@@ -474,6 +474,25 @@ void Session::Dispatch() {
   request_.body = std::string_view(storage_.body.data(), storage_.body.size());
   if (match_.handler == nullptr) return Respond(RouteError());
   if (match_.options.dispatch == Dispatch::kInline) return Respond(Invoke());
+  if (match_.deferred != nullptr) {
+    // The session stays alive in the responder; no I/O runs on the connection until the
+    // response is posted back to this loop.
+    Responder respond = [self = shared_from_this(),
+                         executor = socket_.get_executor()](Response response) mutable {
+      asio::post(executor, [self = std::move(self), response = std::move(response)]() mutable {
+        self->Respond(std::move(response));
+      });
+    };
+    try {
+      (*match_.deferred)(request_, std::move(respond));
+    } catch (const std::exception& e) {
+      // A deferred handler must not throw; it may or may not have answered, so the connection
+      // cannot be trusted to continue.
+      ADS_LOG(error, "deferred http handler threw", "what", e.what());
+      Close();
+    }
+    return;
+  }
   // The session (and with it the storage that owns the request bytes) stays alive in the job.
   // No I/O runs on the connection meanwhile, so the worker has the request to itself.
   asio::post(

@@ -1,6 +1,7 @@
 #include "serve/click_handler.h"
 
 #include <exception>
+#include <future>
 #include <utility>
 
 #include "common/log.h"
@@ -33,42 +34,66 @@ ClickHandler::ClickHandler(const Published<decision::Catalog>& catalogs,
     : catalogs_(catalogs), events_(events), clock_(clock), lookup_(std::move(lookup)) {}
 
 void ClickHandler::RegisterRoutes(http::Router& router) const {
-  http::RouteOptions route{.dispatch = http::Dispatch::kWorker, .max_body_bytes = 0};
-  for (http::Method method : {http::Method::kGet, http::Method::kHead}) {
-    router.Add(
-        method, "/v1/click/{token}",
-        [this](const http::Request& request) {
-          try {
-            return Handle(request);
-          } catch (const std::exception& e) {
-            ADS_LOG(error, "click failed", "error", e.what());
-            return http::ErrorResponse(500, "Internal server error");
-          }
-        },
-        route);
-  }
+  router.AddDeferred(
+      http::Method::kGet, "/v1/click/{token}",
+      [this](const http::Request& request, http::Responder respond) {
+        try {
+          HandleDeferred(request, std::move(respond));
+        } catch (const std::exception& e) {
+          // Nothing was queued when this throws (RecordClickAsync does not).
+          ADS_LOG(error, "click failed", "error", e.what());
+        }
+      },
+      {.max_body_bytes = 0});
+  router.Add(
+      http::Method::kHead, "/v1/click/{token}",
+      [this](const http::Request& request) {
+        try {
+          return Handle(request);
+        } catch (const std::exception& e) {
+          ADS_LOG(error, "click failed", "error", e.what());
+          return http::ErrorResponse(500, "Internal server error");
+        }
+      },
+      {.dispatch = http::Dispatch::kWorker, .max_body_bytes = 0});
 }
 
 http::Response ClickHandler::Handle(const http::Request& request) const {
+  std::promise<http::Response> answer;
+  std::future<http::Response> future = answer.get_future();
+  HandleDeferred(request, [&answer](http::Response r) { answer.set_value(std::move(r)); });
+  return future.get();
+}
+
+void ClickHandler::HandleDeferred(const http::Request& request, http::Responder respond) const {
   std::optional<events::ClickClaims> claims =
       events::OpenClick(events_.click_keys(), request.Param("token"));
-  if (!claims) return BadToken();
+  if (!claims) return respond(BadToken());
+  // The catalog has every active ad; an ad paused since is read from the store, off the event
+  // loop: on the click writer's thread once the click is committed (or here for HEAD, which
+  // runs on a worker).
   std::optional<std::string> cta_url;
   if (auto catalog = catalogs_.Current()) {
     if (const decision::Ad* ad = catalog->FindAd(claims->ad_id)) cta_url = ad->cta_url;
   }
-  if (!cta_url && lookup_) cta_url = lookup_(claims->ad_id);
-  if (!cta_url) {
-    return http::ErrorResponse(404, "Ad not found",
-                               {{"token", "the ad this click is for no longer exists"}});
-  }
-  std::optional<std::string> location = events::AddSpclid(*cta_url, claims->decision);
-  if (!location) {
-    return http::ErrorResponse(404, "Ad has no http(s) destination",
-                               {{"ctaUrl", "the ad's ctaUrl is not an absolute http(s) URL"}});
-  }
+  int64_t ad_id = claims->ad_id;
+  events::DecisionId decision = claims->decision;
+  auto finish = [this, ad_id, decision, respond](std::optional<std::string> url) {
+    if (!url && lookup_) url = lookup_(ad_id);
+    if (!url) {
+      return respond(http::ErrorResponse(
+          404, "Ad not found", {{"token", "the ad this click is for no longer exists"}}));
+    }
+    std::optional<std::string> location = events::AddSpclid(*url, decision);
+    if (!location) {
+      return respond(
+          http::ErrorResponse(404, "Ad has no http(s) destination",
+                              {{"ctaUrl", "the ad's ctaUrl is not an absolute http(s) URL"}}));
+    }
+    respond(Redirect(*location));
+  };
   // Only GET is a click: HEAD comes from previews and prefetchers.
-  if (request.method != http::Method::kGet) return Redirect(*location);
+  if (request.method != http::Method::kGet) return finish(std::move(cta_url));
 
   int64_t now = clock_.NowSeconds();
   bool expired = now - claims->served_at > events_.options().click_ttl_seconds;
@@ -86,14 +111,18 @@ http::Response ClickHandler::Handle(const http::Request& request) const {
       .earlier_variant = claims->earlier_variant,
       .status = expired ? store::ClickStatus::kExpired : store::ClickStatus::kBilled,
   };
-  Result<store::ClickRecord> recorded = events_.RecordClick(std::move(click));
-  if (!recorded.ok()) {
-    http::Response response = http::ErrorResponse(503, "Click not recorded, try again",
-                                                   {{"token", recorded.status().message()}});
-    response.SetHeader("Retry-After", "1");
-    return response;
-  }
-  return Redirect(*location);
+  // Answered once the click is durable (on the writer's thread).
+  events_.RecordClickAsync(
+      std::move(click), [respond, finish, cta_url = std::move(cta_url)](
+                            Result<store::ClickRecord> recorded) mutable {
+        if (!recorded.ok()) {
+          http::Response response = http::ErrorResponse(
+              503, "Click not recorded, try again", {{"token", recorded.status().message()}});
+          response.SetHeader("Retry-After", "1");
+          return respond(std::move(response));
+        }
+        finish(std::move(cta_url));
+      });
 }
 
 }  // namespace adserver::serve

@@ -10,6 +10,7 @@
 #include "events/events_service.h"
 #include "http/message.h"
 #include "http/router.h"
+#include "store/events_store.h"
 
 namespace adserver::serve {
 
@@ -21,7 +22,8 @@ namespace adserver::serve {
 //     click of a decision is billed (CPC) and counted, later ones are recorded as duplicates,
 //     a token older than events.click_ttl_seconds as expired;
 //   - HEAD (link previews, prefetchers) redirects the same way but records nothing.
-// Runs on the worker pool (it waits for the click's commit). Thread-safe.
+// GET runs on the event loop and answers once the click writer has committed it
+// (Dispatch::kDeferred: no thread waits); HEAD runs on the worker pool. Thread-safe.
 class ClickHandler {
  public:
   // The ctaUrl of an ad no longer in the serving catalog (paused, campaign ended), read from
@@ -32,6 +34,9 @@ class ClickHandler {
   ClickHandler(const Published<decision::Catalog>& catalogs, events::EventsService& events,
                const Clock& clock, AdUrlLookup lookup);
   void RegisterRoutes(http::Router& router) const;
+  // Answers through `respond` (possibly from the click writer's thread).
+  void HandleDeferred(const http::Request& request, http::Responder respond) const;
+  // The same, waiting for the answer (HEAD, tests).
   http::Response Handle(const http::Request& request) const;
 
  private:

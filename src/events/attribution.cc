@@ -1,12 +1,14 @@
 #include "events/attribution.h"
 
+#include <vector>
+
 namespace adserver::events {
 namespace {
 
 constexpr int64_t kDay = 86400;
 
 bool KindAllows(const AttributionRule& rule, const store::ExposureRecord& record,
-                const store::ExposureEntry& exposure) {
+                int64_t exposed_at) {
   switch (rule.kind) {
     case AttributionRule::Kind::kAny:
       return true;
@@ -14,7 +16,7 @@ bool KindAllows(const AttributionRule& rule, const store::ExposureRecord& record
       return record.prior_last_seen == 0;
     case AttributionRule::Kind::kReturning:
       return record.prior_last_seen != 0 &&
-             record.prior_last_seen < exposure.exposed_at - rule.returning_after_days * kDay;
+             record.prior_last_seen < exposed_at - rule.returning_after_days * kDay;
   }
   return false;
 }
@@ -23,21 +25,36 @@ bool KindAllows(const AttributionRule& rule, const store::ExposureRecord& record
 
 std::optional<Attribution> Attribute(const store::ExposureRecord& record,
                                      const AttributionRule& rule, int64_t interaction_at,
-                                     const ClickedAt& clicked_at) {
+                                     const LastClick& last_click) {
+  const int64_t window_start = interaction_at - rule.window_days * kDay;
   std::optional<Attribution> view;
-  std::optional<Attribution> click;
+  std::vector<uint64_t> persons;
   for (const store::ExposureEntry& e : record.entries) {
-    if (e.exposed_at > interaction_at || interaction_at - e.exposed_at > rule.window_days * kDay) {
-      continue;
-    }
-    if (!KindAllows(rule, record, e)) continue;
+    if (e.exposed_at > interaction_at || e.exposed_at < window_start) continue;
+    if (!KindAllows(rule, record, e.exposed_at)) continue;
     if (!view || e.exposed_at > view->touched_at) {
-      view = Attribution{.exposure = &e, .touch = Touch::kView, .touched_at = e.exposed_at};
+      view = Attribution{.exposure = e, .touch = Touch::kView, .touched_at = e.exposed_at};
     }
-    std::optional<int64_t> at = clicked_at ? clicked_at(e.decision_id) : std::nullopt;
-    if (at && *at <= interaction_at && (!click || *at > click->touched_at)) {
-      click = Attribution{.exposure = &e, .touch = Touch::kClick, .touched_at = *at};
-    }
+    bool seen = false;
+    for (uint64_t p : persons) seen = seen || p == e.person;
+    if (!seen) persons.push_back(e.person);
+  }
+  if (!view || !last_click) return view;
+  std::optional<Attribution> click;
+  for (uint64_t person : persons) {
+    std::optional<store::ClickRecord> c = last_click(person, window_start, interaction_at);
+    if (!c || c->clicked_at > interaction_at || c->served_at < window_start) continue;
+    if (!KindAllows(rule, record, c->served_at)) continue;
+    if (click && c->clicked_at <= click->touched_at) continue;
+    click = Attribution{.exposure = {.decision_id = c->decision_id,
+                                     .exposed_at = c->served_at,
+                                     .ad_id = c->ad_id,
+                                     .publisher_id = c->publisher_id,
+                                     .person = c->person,
+                                     .arm = c->arm,
+                                     .ad_unit_id = c->ad_unit_id},
+                        .touch = Touch::kClick,
+                        .touched_at = c->clicked_at};
   }
   return click ? click : view;
 }

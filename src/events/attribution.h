@@ -9,13 +9,18 @@
 //   - kind `new`: W had no interaction with those projects before its exposure (the record's
 //     prior_last_seen is 0); `returning`: W had one, but none in the returningAfterDays before
 //     the exposure; `any`: no condition;
-//   - last touch: the candidate with the most recent billed click at or before T wins; without
-//     a click, the most recent exposure (view-through).
+//   - last touch: the most recent billed click of the person (the candidates' person digests)
+//     on C at or before T, on an ad served within the window, wins; without one, the most
+//     recent candidate exposure (view-through).
+// Clicks are looked up by person, not by the exposures kept: the exposure store keeps a
+// (wallet, campaign)'s exposures at most every few minutes (ExposureRecorder), so the clicked
+// serve itself may not be among them.
 
 #include <cstdint>
 #include <functional>
 #include <optional>
 
+#include "store/events_store.h"
 #include "store/exposure_store.h"
 
 namespace adserver::events {
@@ -30,16 +35,18 @@ struct AttributionRule {
 enum class Touch : uint8_t { kView, kClick };
 
 struct Attribution {
-  const store::ExposureEntry* exposure = nullptr;  // points into the record passed in
+  store::ExposureEntry exposure;  // the serve attributed to (for a click: the clicked serve)
   Touch touch = Touch::kView;
   int64_t touched_at = 0;  // the click time, or the serve time for a view
 };
 
-// When the decision was clicked (a billed click), or nullopt.
-using ClickedAt = std::function<std::optional<int64_t>(const store::DecisionIdBytes&)>;
+// The person's most recent billed click on the campaign with clicked_at <= `clicked_by` and
+// served_at >= `served_from`, or nullopt.
+using LastClick = std::function<std::optional<store::ClickRecord>(
+    uint64_t person, int64_t served_from, int64_t clicked_by)>;
 
 std::optional<Attribution> Attribute(const store::ExposureRecord& record,
                                      const AttributionRule& rule, int64_t interaction_at,
-                                     const ClickedAt& clicked_at);
+                                     const LastClick& last_click);
 
 }  // namespace adserver::events

@@ -38,9 +38,17 @@ void ConversionAttributor::OnApplied(int64_t chain_id,
                                      std::span<const ingest::chain::AppliedBlock> blocks) {
   std::shared_ptr<const decision::Catalog> catalog = catalogs_.Current();
   if (!catalog || catalog->max_conversion_window_days() == 0) return;
-  ClickedAt clicked_at = [this](const store::DecisionIdBytes& id) -> std::optional<int64_t> {
-    Result<std::optional<int64_t>> at = events_.BilledClickAt(id);
-    return at.ok() ? *at : std::nullopt;
+  // Per campaign, below: the person's last billed click in the window.
+  int64_t campaign_id = 0;
+  LastClick last_click = [this, &campaign_id](uint64_t person, int64_t served_from,
+                                              int64_t clicked_by) -> std::optional<store::ClickRecord> {
+    Result<std::optional<store::ClickRecord>> c =
+        events_.LastBilledClick(campaign_id, person, served_from, clicked_by);
+    if (!c.ok()) {
+      ADS_LOG(error, "click lookup failed", "error", c.status().message());
+      return std::nullopt;
+    }
+    return *c;
   };
   std::vector<store::ConversionCandidate> candidates;
   for (const ingest::chain::AppliedBlock& block : blocks) {
@@ -54,10 +62,11 @@ void ConversionAttributor::OnApplied(int64_t chain_id,
           continue;
         }
         if (!record->has_value()) continue;
+        campaign_id = campaign.id;
         std::optional<Attribution> attribution =
-            Attribute(**record, RuleOf(*campaign.conversion), block.timestamp, clicked_at);
+            Attribute(**record, RuleOf(*campaign.conversion), block.timestamp, last_click);
         if (!attribution) continue;
-        const store::ExposureEntry& exposure = *attribution->exposure;
+        const store::ExposureEntry& exposure = attribution->exposure;
         store::ConversionRecord r{
             .campaign_id = campaign.id,
             .ad_id = exposure.ad_id,

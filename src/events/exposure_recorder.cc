@@ -87,12 +87,22 @@ Status ExposureRecorder::FlushNow() {
     }
     for (const Pending& p : spare.exposures) {
       const decision::Campaign* campaign = catalog ? catalog->FindCampaign(p.campaign_id) : nullptr;
+      // Prior interactions matter only to the `new` and `returning` kinds.
+      bool needs_prior = campaign != nullptr && campaign->conversion && activity &&
+                         campaign->conversion->kind != decision::ConversionRule::Kind::kAny;
       for (uint32_t i = 0; i < p.wallet_count; ++i) {
         const Address& wallet = spare.wallets[p.first_wallet + i];
-        int64_t prior = 0;
-        if (campaign != nullptr && campaign->conversion && activity) {
-          prior = PriorLastSeen(*activity, wallet, campaign->conversion->projects);
+        if (recent_.size() >= options_.max_recent) recent_.clear();
+        auto [it, fresh] = recent_.try_emplace(PairKey{wallet, p.campaign_id}, p.entry.exposed_at);
+        if (!fresh) {
+          if (p.entry.exposed_at - it->second < options_.coalesce_seconds) {
+            coalesced_.fetch_add(1, std::memory_order_relaxed);
+            continue;
+          }
+          it->second = p.entry.exposed_at;
         }
+        int64_t prior =
+            needs_prior ? PriorLastSeen(*activity, wallet, campaign->conversion->projects) : 0;
         writes.push_back(store::ExposureWrite{.wallet = wallet,
                                               .campaign_id = p.campaign_id,
                                               .entry = p.entry,

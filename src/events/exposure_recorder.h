@@ -17,6 +17,7 @@
 #include <mutex>
 #include <span>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "common/address.h"
@@ -34,6 +35,12 @@ struct ExposureRecorderOptions {
   size_t max_pending_per_thread = 65536;
   // Exposures are kept this long when no campaign has a longer window (days, at most 30).
   int32_t default_window_days = 14;
+  // A (wallet, campaign) exposed again within this many seconds of its last written exposure
+  // is not written again: attribution windows are days, clicks are found by person
+  // (events/attribution.h), and a page reloaded every few seconds would otherwise cost a store
+  // write per load. Bounded by `max_recent` remembered pairs (forgotten all at once beyond).
+  int64_t coalesce_seconds = 600;
+  size_t max_recent = size_t{1} << 20;
 };
 
 class ExposureRecorder {
@@ -56,6 +63,8 @@ class ExposureRecorder {
   // Stops the thread after writing everything buffered. Idempotent.
   void Stop();
   int64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
+  // Exposures not written because their pair was written within coalesce_seconds.
+  int64_t coalesced() const { return coalesced_.load(std::memory_order_relaxed); }
 
  private:
   struct Pending {
@@ -86,6 +95,19 @@ class ExposureRecorder {
   const ExposureRecorderOptions options_;
   const uint64_t instance_;
   std::atomic<int64_t> dropped_{0};
+  std::atomic<int64_t> coalesced_{0};
+  struct PairKey {
+    Address wallet;
+    int64_t campaign_id = 0;
+    bool operator==(const PairKey&) const = default;
+  };
+  struct PairHash {
+    size_t operator()(const PairKey& k) const noexcept {
+      return AddressHash{}(k.wallet) ^ static_cast<size_t>(k.campaign_id * 0x9E3779B97F4A7C15ULL);
+    }
+  };
+  // When each pair was last written (guarded by flush_mu_).
+  std::unordered_map<PairKey, int64_t, PairHash> recent_;
   std::mutex shards_mu_;
   std::vector<std::unique_ptr<Shard>> shards_;  // guarded by shards_mu_
   std::mutex flush_mu_;  // serialises flushes

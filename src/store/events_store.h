@@ -167,6 +167,11 @@ class EventsStore {
   virtual Result<std::vector<ClickRecord>> ListClicks(const EventQuery& query) = 0;
   // When the decision's click was billed (Unix seconds), or nullopt.
   virtual Result<std::optional<int64_t>> BilledClickAt(const DecisionIdBytes& decision_id) = 0;
+  // The person's most recent billed click on the campaign with clicked_at <= clicked_by and
+  // served_at >= served_from, or nullopt.
+  virtual Result<std::optional<ClickRecord>> LastBilledClick(Id campaign_id, uint64_t person,
+                                                             int64_t served_from,
+                                                             int64_t clicked_by) = 0;
 
   // Records conversions in one transaction, skipping a candidate whose transaction (chain, tx
   // hash, log index) is already billed for the campaign, or, with count_once_per_person,

@@ -382,6 +382,8 @@ CREATE INDEX conversions_by_campaign ON conversions (campaign_id, id);
 CREATE INDEX conversions_by_publisher ON conversions (publisher_id, id);
 CREATE INDEX conversions_by_person ON conversions (campaign_id, person, block_time);
 CREATE INDEX conversions_by_block ON conversions (chain_id, block_number);
+-- Attribution finds a person's last click on a campaign.
+CREATE INDEX clicks_by_person ON clicks (campaign_id, person, clicked_at);
 
 ALTER TABLE rollups_minute ADD COLUMN conversions INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE rollups_minute ADD COLUMN conversion_spend INTEGER NOT NULL DEFAULT 0;

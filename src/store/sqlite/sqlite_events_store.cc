@@ -45,6 +45,28 @@ ClickStatus StatusFromName(std::string_view name) {
   return ClickStatus::kBilled;
 }
 
+constexpr const char* kClickColumns =
+    "id, decision_id, publisher_id, ad_unit_id, campaign_id, ad_id, arm, served_at, clicked_at, "
+    "price_micros, person, earlier_variant, status";
+
+ClickRecord ReadClick(const Statement& sel) {
+  ClickRecord r;
+  r.id = sel.Int(0);
+  sel.Blob(1, r.decision_id.data(), r.decision_id.size());
+  r.publisher_id = sel.Int(2);
+  r.ad_unit_id = sel.Text(3);
+  r.campaign_id = sel.Int(4);
+  r.ad_id = sel.Int(5);
+  r.arm = sel.Text(6);
+  r.served_at = sel.Int(7);
+  r.clicked_at = sel.Int(8);
+  r.price = sel.Int(9);
+  r.person = static_cast<uint64_t>(sel.Int(10));
+  r.earlier_variant = sel.Int(11) != 0;
+  r.status = StatusFromName(sel.Text(12));
+  return r;
+}
+
 }  // namespace
 
 SqliteEventsStore::SqliteEventsStore(std::unique_ptr<Connection> conn) : conn_(std::move(conn)) {}
@@ -203,21 +225,7 @@ Result<std::vector<ClickRecord>> SqliteEventsStore::ListClicks(const EventQuery&
   for (;;) {
     ADS_ASSIGN_OR_RETURN(bool row, sel.Step());
     if (!row) break;
-    ClickRecord r;
-    r.id = sel.Int(0);
-    sel.Blob(1, r.decision_id.data(), r.decision_id.size());
-    r.publisher_id = sel.Int(2);
-    r.ad_unit_id = sel.Text(3);
-    r.campaign_id = sel.Int(4);
-    r.ad_id = sel.Int(5);
-    r.arm = sel.Text(6);
-    r.served_at = sel.Int(7);
-    r.clicked_at = sel.Int(8);
-    r.price = sel.Int(9);
-    r.person = static_cast<uint64_t>(sel.Int(10));
-    r.earlier_variant = sel.Int(11) != 0;
-    r.status = StatusFromName(sel.Text(12));
-    rows.push_back(std::move(r));
+    rows.push_back(ReadClick(sel));
   }
   return rows;
 }
@@ -280,6 +288,22 @@ Result<int64_t> SqliteEventsStore::Prune(const EventRetention& retention, int64_
   }
   ADS_RETURN_IF_ERROR(txn.Commit());
   return deleted;
+}
+
+Result<std::optional<ClickRecord>> SqliteEventsStore::LastBilledClick(Id campaign_id,
+                                                                      uint64_t person,
+                                                                      int64_t served_from,
+                                                                      int64_t clicked_by) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ADS_ASSIGN_OR_RETURN(
+      Statement sel,
+      conn_->Prepare(std::string("SELECT ") + kClickColumns +
+                     " FROM clicks WHERE campaign_id = ?1 AND person = ?2 AND status = 'billed' "
+                     "AND clicked_at <= ?3 AND served_at >= ?4 ORDER BY clicked_at DESC LIMIT 1"));
+  sel.Bind(1, campaign_id).Bind(2, static_cast<int64_t>(person)).Bind(3, clicked_by).Bind(4, served_from);
+  ADS_ASSIGN_OR_RETURN(bool row, sel.Step());
+  if (!row) return std::optional<ClickRecord>();
+  return std::optional<ClickRecord>(ReadClick(sel));
 }
 
 Result<std::optional<int64_t>> SqliteEventsStore::BilledClickAt(const DecisionIdBytes& decision_id) {

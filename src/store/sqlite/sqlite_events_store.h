@@ -35,6 +35,9 @@ class SqliteEventsStore final : public EventsStore {
   Status AddRollups(std::span<const RollupRow> rows) override;
   Result<std::vector<ClickRecord>> ListClicks(const EventQuery& query) override;
   Result<std::optional<int64_t>> BilledClickAt(const DecisionIdBytes& decision_id) override;
+  Result<std::optional<ClickRecord>> LastBilledClick(Id campaign_id, uint64_t person,
+                                                     int64_t served_from,
+                                                     int64_t clicked_by) override;
   Result<std::vector<ConversionRecord>> InsertConversions(
       std::span<const ConversionCandidate> candidates, int64_t now) override;
   Result<std::vector<ConversionRecord>> RevertConversions(int64_t chain_id, int64_t block_number,

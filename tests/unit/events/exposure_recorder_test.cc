@@ -1,0 +1,91 @@
+#include "events/exposure_recorder.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+#include <vector>
+
+#include "store/lmdb/lmdb_exposure_store.h"
+#include "support/temp_dir.h"
+
+namespace adserver::events {
+namespace {
+
+store::ExposureEntry Entry(uint8_t decision, int64_t at) {
+  store::ExposureEntry e;
+  e.decision_id[0] = decision;
+  e.exposed_at = at;
+  e.ad_id = 5;
+  return e;
+}
+
+Address Wallet(uint8_t b) {
+  Address a{};
+  a.bytes.fill(b);
+  return a;
+}
+
+class ExposureRecorderTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto opened = store::LmdbExposureStore::Open(dir_.File("exposures.lmdb"));
+    ASSERT_TRUE(opened.ok()) << opened.status().message();
+    store_ = std::move(opened).value();
+  }
+  testing::TempDir dir_;
+  std::unique_ptr<store::LmdbExposureStore> store_;
+  Published<decision::Catalog> catalogs_;
+  Published<decision::ActivityIndex> activity_;
+  FakeClock clock_;
+};
+
+TEST_F(ExposureRecorderTest, EveryWalletOfTheRequestIsExposed) {
+  ExposureRecorder recorder(*store_, catalogs_, activity_, clock_);
+  std::vector<Address> wallets{Wallet(1), Wallet(2), Wallet(3)};
+  recorder.Record(10, Entry(1, 1000), wallets);
+  ASSERT_TRUE(recorder.FlushNow().ok());
+  for (const Address& w : wallets) {
+    auto record = store_->Get(w, 10);
+    ASSERT_TRUE(record.ok() && record->has_value());
+    EXPECT_EQ((*record)->entries.size(), 1u);
+  }
+  EXPECT_FALSE(store_->Get(Wallet(1), 11)->has_value());
+}
+
+TEST_F(ExposureRecorderTest, RepeatsWithinTheCoalescingIntervalAreNotWrittenAgain) {
+  ExposureRecorder recorder(*store_, catalogs_, activity_, clock_, {.coalesce_seconds = 600});
+  std::vector<Address> wallet{Wallet(1)};
+  recorder.Record(10, Entry(1, 1000), wallet);
+  recorder.Record(10, Entry(2, 1100), wallet);
+  ASSERT_TRUE(recorder.FlushNow().ok());
+  recorder.Record(10, Entry(3, 1599), wallet);
+  recorder.Record(10, Entry(4, 1600), wallet);  // 600 s after the last written one
+  ASSERT_TRUE(recorder.FlushNow().ok());
+  auto record = store_->Get(Wallet(1), 10);
+  ASSERT_TRUE(record.ok() && record->has_value());
+  ASSERT_EQ((*record)->entries.size(), 2u);
+  EXPECT_EQ((*record)->entries[0].decision_id[0], 4);
+  EXPECT_EQ((*record)->entries[1].decision_id[0], 1);
+  EXPECT_EQ(recorder.coalesced(), 2);
+}
+
+TEST_F(ExposureRecorderTest, ABufferBeyondItsCapDropsAndCounts) {
+  ExposureRecorder recorder(*store_, catalogs_, activity_, clock_, {.max_pending_per_thread = 2});
+  std::vector<Address> wallet{Wallet(1)};
+  for (int i = 0; i < 5; ++i) recorder.Record(10 + i, Entry(static_cast<uint8_t>(i), 1000), wallet);
+  EXPECT_EQ(recorder.dropped(), 3);
+  ASSERT_TRUE(recorder.FlushNow().ok());
+  EXPECT_TRUE(store_->Get(Wallet(1), 11)->has_value());
+  EXPECT_FALSE(store_->Get(Wallet(1), 12)->has_value());
+}
+
+TEST_F(ExposureRecorderTest, StopWritesWhatIsBuffered) {
+  ExposureRecorder recorder(*store_, catalogs_, activity_, clock_, {.flush_interval = std::chrono::hours(1)});
+  recorder.Start();
+  std::thread([&] { recorder.Record(10, Entry(1, 1000), std::vector<Address>{Wallet(9)}); }).join();
+  recorder.Stop();
+  EXPECT_TRUE(store_->Get(Wallet(9), 10)->has_value());
+}
+
+}  // namespace
+}  // namespace adserver::events

@@ -30,7 +30,8 @@
 namespace adserver::events {
 
 struct ExposureRecorderOptions {
-  std::chrono::milliseconds flush_interval{50};
+  // Exposures are written this often; a conversion's block lands long after its exposure.
+  std::chrono::milliseconds flush_interval{500};
   std::chrono::seconds expire_interval{3600};
   size_t max_pending_per_thread = 65536;
   // Exposures are kept this long when no campaign has a longer window (days, at most 30).

@@ -31,7 +31,6 @@ using detail::JsonResponse;
 using detail::ObjectReader;
 using detail::ProjectNames;
 
-
 // What every handler works with. References outlive the AdminApi (see its constructor).
 struct Ctx {
   store::Store& store;
@@ -90,7 +89,6 @@ std::variant<Json, http::Response> ReadJsonObject(const http::Request& request,
   if (!body.is_object()) return Fail(InvalidArgumentError("request body must be a JSON object"));
   return body;
 }
-
 
 std::optional<std::string_view> QueryParam(std::string_view query, std::string_view name) {
   while (!query.empty()) {
@@ -484,9 +482,9 @@ http::Response RevokeAdvertiserKey(Ctx& ctx, const http::Request& request) {
   std::string_view key_param = request.Param("keyId");
   std::optional<store::Id> key_id = ParseId(key_param);
   Result<store::AdvertiserKeyRecord> revoked =
-      key_id ? NameNotFound(ctx.store.RevokeAdvertiserKey(community->id, *key_id,
-                                                          ctx.clock.NowSeconds()),
-                            "key", key_param)
+      key_id ? NameNotFound(
+                   ctx.store.RevokeAdvertiserKey(community->id, *key_id, ctx.clock.NowSeconds()),
+                   "key", key_param)
              : Result<store::AdvertiserKeyRecord>(NotFoundError("key not found"));
   if (!revoked.ok()) return Fail(revoked.status());
   // The events endpoint must reject the key as soon as this call returns.
@@ -799,8 +797,7 @@ namespace {
 // Checks the admin token, then runs `handler`.
 http::Response Serve(const AdminOptions& options, const Sha256Digest& token_hash, Ctx ctx,
                      HandlerFn handler, const http::Request& request) {
-  return detail::Guarded(options, token_hash, request,
-                         [&]() { return handler(ctx, request); });
+  return detail::Guarded(options, token_hash, request, [&]() { return handler(ctx, request); });
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "admin/detail/event_text.h"
 #include "admin/detail/guard.h"
 #include "admin/detail/json_fields.h"
 #include "admin/detail/records_json.h"
@@ -15,73 +16,16 @@
 namespace adserver::admin {
 namespace {
 
+using detail::DecisionIdText;
 using detail::Json;
 using detail::JsonResponse;
+using detail::ParsePositiveInt;
+using detail::ParseTimeOrDate;
+using detail::PercentDecode;
+using detail::PersonText;
 
 constexpr int kDefaultLimit = 100;
 constexpr int kMaxLimit = 1000;
-
-std::string Hex(const uint8_t* data, size_t size) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (size_t i = 0; i < size; ++i) {
-    out += kHex[data[i] >> 4];
-    out += kHex[data[i] & 15];
-  }
-  return out;
-}
-
-// 8-4-4-4-12 lower-case hex, as the spclid was sent.
-std::string DecisionIdText(const std::array<uint8_t, 16>& b) {
-  std::string hex = Hex(b.data(), b.size());
-  return hex.substr(0, 8) + '-' + hex.substr(8, 4) + '-' + hex.substr(12, 4) + '-' +
-         hex.substr(16, 4) + '-' + hex.substr(20);
-}
-
-std::string PersonText(uint64_t person) {
-  std::string out(16, '0');
-  for (int i = 15; i >= 0; --i, person >>= 4) {
-    out[static_cast<size_t>(i)] = "0123456789abcdef"[person & 15];
-  }
-  return out;
-}
-
-std::optional<int64_t> ParsePositiveInt(std::string_view text) {
-  int64_t v = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || end != text.data() + text.size() || v < 1) return std::nullopt;
-  return v;
-}
-
-int HexDigit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-// application/x-www-form-urlencoded value: %XX and '+' (a bad escape stays as it is).
-std::string PercentDecode(std::string_view s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size() && HexDigit(s[i + 1]) >= 0 && HexDigit(s[i + 2]) >= 0) {
-      out += static_cast<char>(HexDigit(s[i + 1]) * 16 + HexDigit(s[i + 2]));
-      i += 2;
-    } else {
-      out += s[i] == '+' ? ' ' : s[i];
-    }
-  }
-  return out;
-}
-
-// RFC 3339, or a date (YYYY-MM-DD, its midnight UTC).
-std::optional<int64_t> ParseTime(std::string_view text) {
-  std::string value(text);
-  if (value.size() == 10) value += "T00:00:00Z";
-  Result<int64_t> seconds = ingest::ParseRfc3339(value);
-  if (!seconds.ok()) return std::nullopt;
-  return *seconds;
-}
 
 // The query string of both listings (`counts`: the counts route, which takes only the ids).
 Result<store::AdvertiserEventQuery> ParseQuery(std::string_view query, bool counts) {
@@ -108,7 +52,7 @@ Result<store::AdvertiserEventQuery> ParseQuery(std::string_view query, bool coun
                                  : q.before_id) = id;
       }
     } else if (!counts && (name == "from" || name == "to")) {
-      std::optional<int64_t> t = ParseTime(value);
+      std::optional<int64_t> t = ParseTimeOrDate(value);
       if (!t) {
         errors.push_back({name,
                           "must be an RFC 3339 timestamp or a date, e.g. "

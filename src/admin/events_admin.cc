@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "admin/detail/event_text.h"
 #include "admin/detail/guard.h"
 #include "admin/detail/json_fields.h"
 #include "admin/detail/records_json.h"
@@ -16,70 +17,16 @@
 namespace adserver::admin {
 namespace {
 
+using detail::DecisionIdText;
 using detail::Json;
 using detail::JsonResponse;
+using detail::ParsePositiveInt;
+using detail::ParseTimeOrDate;
+using detail::PercentDecode;
+using detail::PersonText;
 
 constexpr int kDefaultLimit = 100;
 constexpr int kMaxLimit = 1000;
-
-std::string DecisionIdText(const store::DecisionIdBytes& b) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (size_t i = 0; i < b.size(); ++i) {
-    if (i == 4 || i == 6 || i == 8 || i == 10) out += '-';
-    out += kHex[b[i] >> 4];
-    out += kHex[b[i] & 15];
-  }
-  return out;
-}
-
-std::string PersonText(uint64_t person) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out(16, '0');
-  for (int i = 15; i >= 0; --i, person >>= 4) out[static_cast<size_t>(i)] = kHex[person & 15];
-  return out;
-}
-
-std::optional<int64_t> ParsePositiveInt(std::string_view text) {
-  int64_t v = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || end != text.data() + text.size() || v < 1) return std::nullopt;
-  return v;
-}
-
-// RFC 3339, or a date (YYYY-MM-DD, its midnight UTC).
-std::optional<int64_t> ParseTime(std::string_view text) {
-  std::string value(text);
-  if (value.size() == 10) value += "T00:00:00Z";
-  Result<int64_t> seconds = ingest::ParseRfc3339(value);
-  if (!seconds.ok()) return std::nullopt;
-  return *seconds;
-}
-
-int HexDigit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-// application/x-www-form-urlencoded value: %XX and '+' (a bad escape stays as it is).
-std::string PercentDecode(std::string_view s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size()) {
-      int hi = HexDigit(s[i + 1]);
-      int lo = HexDigit(s[i + 2]);
-      if (hi >= 0 && lo >= 0) {
-        out += static_cast<char>(hi * 16 + lo);
-        i += 2;
-        continue;
-      }
-    }
-    out += s[i] == '+' ? ' ' : s[i];
-  }
-  return out;
-}
 
 // The listing's query string; errors name the parameter.
 Result<store::EventQuery> ParseEventQuery(std::string_view query) {
@@ -105,7 +52,7 @@ Result<store::EventQuery> ParseEventQuery(std::string_view query) {
         q.before_id = id;
       }
     } else if (name == "from" || name == "to") {
-      std::optional<int64_t> t = ParseTime(value);
+      std::optional<int64_t> t = ParseTimeOrDate(value);
       if (!t) {
         errors.push_back({std::string(name),
                           "must be an RFC 3339 timestamp or a date, e.g. 2026-11-01T12:00:00Z or "
@@ -150,41 +97,34 @@ Json ClickToJson(const store::ClickRecord& c) {
               {"person", PersonText(c.person)}};
 }
 
-std::string HexText(std::span<const uint8_t> bytes) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out = "0x";
-  for (uint8_t b : bytes) {
-    out += kHex[b >> 4];
-    out += kHex[b & 15];
-  }
-  return out;
-}
+std::string HexText(std::span<const uint8_t> bytes) { return "0x" + detail::Hex(bytes); }
 
 Json ConversionToJson(const store::ConversionRecord& c) {
-  return Json{{"id", std::to_string(c.id)},
-              {"status", std::string(store::ConversionStatusName(c.status))},
-              {"billed", c.status == store::ConversionStatus::kBilled},
-              {"reason", c.status == store::ConversionStatus::kReorged ? Json("reorged") : Json(nullptr)},
-              {"campaignId", std::to_string(c.campaign_id)},
-              {"adId", std::to_string(c.ad_id)},
-              {"publisherId", std::to_string(c.publisher_id)},
-              {"adUnitId", c.ad_unit_id.empty() ? Json(nullptr) : Json(c.ad_unit_id)},
-              {"arm", c.arm},
-              {"decisionId", DecisionIdText(c.decision_id)},
-              {"wallet", FormatAddress(c.wallet)},
-              {"chainId", c.chain_id},
-              {"txHash", HexText(c.tx_hash)},
-              {"logIndex", c.log_index >= 0 ? Json(c.log_index) : Json(nullptr)},
-              {"blockNumber", c.block_number},
-              {"blockHash", HexText(c.block_hash)},
-              {"blockTime", detail::TimeToJson(c.block_time)},
-              {"confirmed", c.confirmed},
-              {"touch", c.click_touch ? "click" : "view"},
-              {"touchedAt", detail::TimeToJson(c.touched_at)},
-              {"secondsSinceTouch", c.block_time - c.touched_at},
-              {"price", detail::MoneyToJson(c.price)},
-              {"recordedAt", detail::TimeToJson(c.recorded_at)},
-              {"revertedAt", c.reverted_at ? detail::TimeToJson(*c.reverted_at) : Json(nullptr)}};
+  return Json{
+      {"id", std::to_string(c.id)},
+      {"status", std::string(store::ConversionStatusName(c.status))},
+      {"billed", c.status == store::ConversionStatus::kBilled},
+      {"reason", c.status == store::ConversionStatus::kReorged ? Json("reorged") : Json(nullptr)},
+      {"campaignId", std::to_string(c.campaign_id)},
+      {"adId", std::to_string(c.ad_id)},
+      {"publisherId", std::to_string(c.publisher_id)},
+      {"adUnitId", c.ad_unit_id.empty() ? Json(nullptr) : Json(c.ad_unit_id)},
+      {"arm", c.arm},
+      {"decisionId", DecisionIdText(c.decision_id)},
+      {"wallet", FormatAddress(c.wallet)},
+      {"chainId", c.chain_id},
+      {"txHash", HexText(c.tx_hash)},
+      {"logIndex", c.log_index >= 0 ? Json(c.log_index) : Json(nullptr)},
+      {"blockNumber", c.block_number},
+      {"blockHash", HexText(c.block_hash)},
+      {"blockTime", detail::TimeToJson(c.block_time)},
+      {"confirmed", c.confirmed},
+      {"touch", c.click_touch ? "click" : "view"},
+      {"touchedAt", detail::TimeToJson(c.touched_at)},
+      {"secondsSinceTouch", c.block_time - c.touched_at},
+      {"price", detail::MoneyToJson(c.price)},
+      {"recordedAt", detail::TimeToJson(c.recorded_at)},
+      {"revertedAt", c.reverted_at ? detail::TimeToJson(*c.reverted_at) : Json(nullptr)}};
 }
 
 double Ratio(int64_t num, int64_t den) {
@@ -228,8 +168,8 @@ http::Response EventsAdminApi::Conversions(const http::Request& request) {
   Json conversions = Json::array();
   for (const store::ConversionRecord& c : *rows) conversions.push_back(ConversionToJson(c));
   Json next = more ? Json(std::to_string(rows->back().id)) : Json(nullptr);
-  return JsonResponse(200,
-                      Json{{"conversions", std::move(conversions)}, {"nextCursor", std::move(next)}});
+  return JsonResponse(
+      200, Json{{"conversions", std::move(conversions)}, {"nextCursor", std::move(next)}});
 }
 
 http::Response EventsAdminApi::CampaignStats(const http::Request& request) {
@@ -250,14 +190,12 @@ http::Response EventsAdminApi::CampaignStats(const http::Request& request) {
            {"ctr", Ratio(t->clicks, t->impressions)},
            {"cvr", Ratio(t->conversions, t->impressions)},
            {"ecpm", detail::MoneyToJson(t->impressions > 0 ? spend * 1000 / t->impressions : 0)},
-           {"spendBreakdown",
-            Json{{"impressions", detail::MoneyToJson(t->impression_spend)},
-                 {"clicks", detail::MoneyToJson(t->click_spend)},
-                 {"conversions", detail::MoneyToJson(t->conversion_spend)}}},
-           {"clicksByStatus",
-            Json{{"billed", t->clicks},
-                 {"duplicate", t->duplicate_clicks},
-                 {"expired", t->expired_clicks}}},
+           {"spendBreakdown", Json{{"impressions", detail::MoneyToJson(t->impression_spend)},
+                                   {"clicks", detail::MoneyToJson(t->click_spend)},
+                                   {"conversions", detail::MoneyToJson(t->conversion_spend)}}},
+           {"clicksByStatus", Json{{"billed", t->clicks},
+                                   {"duplicate", t->duplicate_clicks},
+                                   {"expired", t->expired_clicks}}},
            {"conversionsByTouch",
             Json{{"click", t->click_conversions}, {"view", t->view_conversions}}},
            {"reorgedConversions", t->reorged_conversions}});

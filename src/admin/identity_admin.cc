@@ -18,7 +18,6 @@ using detail::JsonResponse;
 
 constexpr std::string_view kPath = "/admin/v1/identities/by-wallet/{address}";
 
-
 // Identities are not stored server-side (they live in sealed cookies and localIds), so
 // `identities` is always empty; what the server holds for a wallet is at most its erasure.
 Json WalletJson(const identity::IdentityService& identities, const Address& wallet) {

@@ -85,29 +85,41 @@ Status Server::InitDecisionState() {
   return OkStatus();
 }
 
+// The event stores' own connections only append and aggregate: a small page cache each, so
+// that their memory does not grow with the tables (the default is 8 MiB per connection).
+namespace {
+store::SqliteOptions EventsConnectionOptions() {
+  store::SqliteOptions options;
+  options.cache_size_kib = 1024;
+  return options;
+}
+}  // namespace
+
 // Clicks, serving counters and the click redirect (issue 15). After InitDecisionState: billed
 // clicks feed the live counters.
 Status Server::InitEvents() {
   ADS_ASSIGN_OR_RETURN(auto events_store,
-                       store::SqliteEventsStore::Open(DatabasePath(config_.data_dir), {},
+                       store::SqliteEventsStore::Open(DatabasePath(config_.data_dir),
+                                                      EventsConnectionOptions(),
                                                       config_.events.synchronous_full));
   events_store_ = std::move(events_store);
-  ADS_ASSIGN_OR_RETURN(events_, events::EventsService::Create(*events_store_, clock_, config_.events));
+  ADS_ASSIGN_OR_RETURN(events_,
+                       events::EventsService::Create(*events_store_, clock_, config_.events));
   events_->SetOnBilled([this](const store::ClickRecord& click) {
     std::shared_ptr<const decision::Catalog> catalog = catalogs_.Current();
-    const decision::Campaign* campaign = catalog ? catalog->FindCampaign(click.campaign_id) : nullptr;
+    const decision::Campaign* campaign =
+        catalog ? catalog->FindCampaign(click.campaign_id) : nullptr;
     if (campaign != nullptr) {
       decision::RecordClick(*live_, *campaign, click.price, click.clicked_at);
     } else {
       live_->ledger.RecordClick(click.campaign_id, click.price, click.clicked_at);
     }
   });
-  ADS_ASSIGN_OR_RETURN(
-      exposure_store_,
-      store::LmdbExposureStore::Open(ExposureIndexPath(config_.data_dir),
-                                     {.map_size_bytes = config_.events.exposure_map_bytes}));
-  exposures_ = std::make_unique<events::ExposureRecorder>(*exposure_store_, catalogs_, activity_,
-                                                          clock_);
+  ADS_ASSIGN_OR_RETURN(exposure_store_, store::LmdbExposureStore::Open(
+                                            ExposureIndexPath(config_.data_dir),
+                                            {.map_size_bytes = config_.events.exposure_map_bytes}));
+  exposures_ =
+      std::make_unique<events::ExposureRecorder>(*exposure_store_, catalogs_, activity_, clock_);
   conversions_ = std::make_unique<events::ConversionAttributor>(
       *exposure_store_, *events_store_, catalogs_, clock_,
       [this](const store::ConversionRecord& c) {
@@ -123,6 +135,12 @@ Status Server::InitEvents() {
       [this](const store::ConversionRecord& c) {
         live_->ledger.UndoConversion(c.campaign_id, c.price, c.recorded_at);
       });
+  // Exposures still buffered when a block lands are written first, so that a transaction
+  // right after its serve is attributed like any other.
+  conversions_->SetBeforeAttribution([this] {
+    Status flushed = exposures_->FlushNow();
+    if (!flushed.ok()) ADS_LOG(warn, "exposures not written", "error", flushed.message());
+  });
   clicks_ = std::make_unique<serve::ClickHandler>(
       catalogs_, *events_, clock_, [this](int64_t ad_id) -> std::optional<std::string> {
         Result<store::AdRecord> ad = store_->GetAd(ad_id);
@@ -133,8 +151,9 @@ Status Server::InitEvents() {
   std::string public_url = config_.serve.public_url;
   if (public_url.empty()) {
     public_url = "http://" + config_.http.listen;
-    ADS_LOG(warn, "http.public_url is not set: click URLs use the listen address; set "
-                  "ADSERVER_PUBLIC_URL to the address visitors reach in production",
+    ADS_LOG(warn,
+            "http.public_url is not set: click URLs use the listen address; set "
+            "ADSERVER_PUBLIC_URL to the address visitors reach in production",
             "public_url", public_url);
   }
   // A port chosen at start (":0") is known only after Start(), which sets the URL then.
@@ -148,12 +167,13 @@ Status Server::InitEvents() {
 // the identity service (the consented cookie).
 Status Server::InitAdvertiserEvents() {
   ADS_ASSIGN_OR_RETURN(advertiser_events_store_,
-                       store::SqliteAdvertiserEventsStore::Open(DatabasePath(config_.data_dir)));
+                       store::SqliteAdvertiserEventsStore::Open(DatabasePath(config_.data_dir),
+                                                                EventsConnectionOptions()));
   events::EventsService* events = events_.get();
   advertiser_events_ = std::make_unique<serve::EventsHandler>(
       catalogs_, *advertiser_events_store_,
-      [events](std::span<const Address> wallets) { return events->PersonDigest(wallets); },
-      clock_, identity_.get());
+      [events](std::span<const Address> wallets) { return events->PersonDigest(wallets); }, clock_,
+      identity_.get());
   advertiser_events_->RegisterRoutes(router_);
   advertiser_events_admin_ =
       std::make_unique<admin::AdvertiserEventsAdminApi>(*advertiser_events_store_, config_.admin);
@@ -197,8 +217,8 @@ Status Server::Init() {
   ADS_RETURN_IF_ERROR(InitEvents());
   // The live indexer attributes onchain conversions as it applies blocks (issue 15).
   if (config_.indexer) {
-    indexer_ = std::make_unique<IndexerThread>(*activity_store_, config_.data_dir,
-                                               *config_.indexer, conversions_.get());
+    indexer_ = std::make_unique<IndexerThread>(*activity_store_, config_.data_dir, *config_.indexer,
+                                               conversions_.get());
   }
   ads_->RegisterRoutes(router_);
   admin::AdminOptions admin_options = config_.admin;

@@ -175,8 +175,8 @@ void ApplyEventsFile(const toml::table& root, Config& c, std::vector<FieldError>
   CheckKnownKeys(*t, "events",
                  {"keys", "keys_file", "click_ttl_seconds", "flush_interval_ms", "max_click_batch",
                   "max_pending_clicks", "max_rollup_keys_per_thread", "raw_retention_days",
-                  "minute_rollup_retention_hours", "hour_rollup_retention_days",
-                  "synchronous_full", "exposure_map_bytes"},
+                  "minute_rollup_retention_hours", "hour_rollup_retention_days", "synchronous_full",
+                  "exposure_map_bytes"},
                  errors);
   events::EventsOptions& e = c.events;
   ReadString(*t, "events", "keys", e.keys, errors);
@@ -205,19 +205,19 @@ void ApplyEventsFile(const toml::table& root, Config& c, std::vector<FieldError>
 }
 
 void ApplyFile(const toml::table& root, Config& c, std::vector<FieldError>& errors) {
-  CheckKnownKeys(
-      root, "",
-      {"data_dir", "log_level", "http", "serve", "snapshots", "admin", "identity", "indexer",
-       "events"},
-      errors);
+  CheckKnownKeys(root, "",
+                 {"data_dir", "log_level", "http", "serve", "snapshots", "admin", "identity",
+                  "indexer", "events"},
+                 errors);
   ReadString(root, "", "data_dir", c.data_dir, errors);
   ReadString(root, "", "log_level", c.log_level, errors);
   if (const toml::table* h = Section(root, "http", errors)) {
-    CheckKnownKeys(*h, "http",
-                   {"listen", "io_threads", "worker_threads", "max_connections", "header_timeout_ms",
-                    "body_timeout_ms", "idle_timeout_ms", "max_requests_per_connection",
-                    "max_header_bytes", "drain_timeout_ms", "public_url"},
-                   errors);
+    CheckKnownKeys(
+        *h, "http",
+        {"listen", "io_threads", "worker_threads", "max_connections", "header_timeout_ms",
+         "body_timeout_ms", "idle_timeout_ms", "max_requests_per_connection", "max_header_bytes",
+         "drain_timeout_ms", "public_url"},
+        errors);
     ReadString(*h, "http", "public_url", c.serve.public_url, errors);
     ReadString(*h, "http", "listen", c.http.listen, errors);
     ReadInt(*h, "http", "io_threads", c.http.io_threads, errors);
@@ -287,7 +287,8 @@ Status ApplyEnvironment(const Environment& env, Config& c) {
   };
   if (auto* v = get("ADSERVER_DATA")) c.data_dir = *v;
   if (auto* v = get("ADSERVER_PUBLIC_URL")) c.serve.public_url = *v;
-  if (auto* v = get("ADSERVER_EVENTS_KEYS_FILE")) ADS_RETURN_IF_ERROR(ReadKeysFile(*v, c.events.keys));
+  if (auto* v = get("ADSERVER_EVENTS_KEYS_FILE"))
+    ADS_RETURN_IF_ERROR(ReadKeysFile(*v, c.events.keys));
   if (auto* v = get("ADSERVER_EVENTS_KEYS")) c.events.keys = *v;
   if (auto* v = get("ADSERVER_LISTEN")) c.http.listen = *v;
   if (auto* v = get("ADSERVER_LOG_LEVEL")) c.log_level = *v;
@@ -374,7 +375,8 @@ void ValidateEvents(const Config& c, std::vector<FieldError>& errors) {
   }
   if (!e.keys.empty()) {
     Result<identity::KeyRing> ring = identity::KeyRing::Parse(e.keys, "events.keys");
-    if (!ring.ok()) errors.insert(errors.end(), ring.status().details().begin(), ring.status().details().end());
+    if (!ring.ok())
+      errors.insert(errors.end(), ring.status().details().begin(), ring.status().details().end());
   }
 }
 

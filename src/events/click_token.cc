@@ -81,8 +81,8 @@ bool GetText(const uint8_t*& in, const uint8_t* end, std::string& text) {
 
 size_t EncodePlain(const ClickClaims& c, uint8_t* plain) {
   uint8_t* out = plain;
-  for (int64_t v : {c.publisher_id, c.campaign_id, c.ad_id, c.served_at, c.price,
-                    static_cast<int64_t>(0)}) {
+  for (int64_t v :
+       {c.publisher_id, c.campaign_id, c.ad_id, c.served_at, c.price, static_cast<int64_t>(0)}) {
     out = PutVarint(out, v);
   }
   for (int i = 0; i < 8; ++i) *out++ = static_cast<uint8_t>(c.person >> (8 * (7 - i)));
@@ -94,8 +94,8 @@ size_t EncodePlain(const ClickClaims& c, uint8_t* plain) {
 
 bool DecodePlain(const uint8_t* in, const uint8_t* end, ClickClaims& c) {
   int64_t reserved = 0;
-  for (int64_t* v : {&c.publisher_id, &c.campaign_id, &c.ad_id, &c.served_at, &c.price,
-                     &reserved}) {
+  for (int64_t* v :
+       {&c.publisher_id, &c.campaign_id, &c.ad_id, &c.served_at, &c.price, &reserved}) {
     if (!GetVarint(in, end, *v)) return false;
   }
   if (end - in < 9) return false;
@@ -145,10 +145,9 @@ std::optional<ClickClaims> OpenClick(const identity::KeyRing& keys, std::string_
   std::array<uint8_t, kMaxPlainBytes> plain;
   unsigned long long plain_size = 0;
   size_t cipher_size = static_cast<size_t>(decoded) - 1 - kIdBytes;
-  if (crypto_aead_xchacha20poly1305_ietf_decrypt(plain.data(), &plain_size, nullptr,
-                                                 sealed.data() + 1 + kIdBytes, cipher_size,
-                                                 ad.data(), ad.size(), nonce.data(),
-                                                 key->bytes.data()) != 0) {
+  if (crypto_aead_xchacha20poly1305_ietf_decrypt(
+          plain.data(), &plain_size, nullptr, sealed.data() + 1 + kIdBytes, cipher_size, ad.data(),
+          ad.size(), nonce.data(), key->bytes.data()) != 0) {
     return std::nullopt;
   }
   ClickClaims claims;

@@ -38,10 +38,17 @@ void ConversionAttributor::OnApplied(int64_t chain_id,
                                      std::span<const ingest::chain::AppliedBlock> blocks) {
   std::shared_ptr<const decision::Catalog> catalog = catalogs_.Current();
   if (!catalog || catalog->max_conversion_window_days() == 0) return;
+  bool any_interaction = false;
+  for (const ingest::chain::AppliedBlock& block : blocks) {
+    any_interaction = any_interaction || !block.interactions.empty();
+  }
+  if (!any_interaction) return;
+  if (before_attribution_) before_attribution_();
   // Per campaign, below: the person's last billed click in the window.
   int64_t campaign_id = 0;
-  LastClick last_click = [this, &campaign_id](uint64_t person, int64_t served_from,
-                                              int64_t clicked_by) -> std::optional<store::ClickRecord> {
+  LastClick last_click = [this, &campaign_id](
+                             uint64_t person, int64_t served_from,
+                             int64_t clicked_by) -> std::optional<store::ClickRecord> {
     Result<std::optional<store::ClickRecord>> c =
         events_.LastBilledClick(campaign_id, person, served_from, clicked_by);
     if (!c.ok()) {

@@ -29,6 +29,9 @@ class ConversionAttributor final : public ingest::chain::BlockSink {
                        const Published<decision::Catalog>& catalogs, const Clock& clock,
                        Callback on_billed, Callback on_reverted);
 
+  // Runs before each applied batch is attributed (serve writes buffered exposures there).
+  void SetBeforeAttribution(std::function<void()> fn) { before_attribution_ = std::move(fn); }
+
   void OnApplied(int64_t chain_id, std::span<const ingest::chain::AppliedBlock> blocks) override;
   void OnReverted(int64_t chain_id, std::span<const ingest::chain::RevertedBlock> blocks) override;
 
@@ -39,6 +42,7 @@ class ConversionAttributor final : public ingest::chain::BlockSink {
   const Clock& clock_;
   Callback on_billed_;
   Callback on_reverted_;
+  std::function<void()> before_attribution_;
 };
 
 }  // namespace adserver::events

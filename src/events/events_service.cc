@@ -157,7 +157,8 @@ void EventsService::RunFlusher() {
     if (flusher_stop_) break;
     lock.unlock();
     Status flushed = FlushNow();
-    if (!flushed.ok()) ADS_LOG(warn, "serving counters not written; retrying", "error", flushed.message());
+    if (!flushed.ok())
+      ADS_LOG(warn, "serving counters not written; retrying", "error", flushed.message());
     if (std::chrono::steady_clock::now() >= next_prune) {
       next_prune = std::chrono::steady_clock::now() + kPruneEvery;
       store::EventRetention retention{
@@ -198,7 +199,8 @@ void EventsService::Stop() {
   flusher_cv_.notify_all();
   if (flusher_.joinable()) flusher_.join();
   Status flushed = FlushNow();
-  if (!flushed.ok()) ADS_LOG(error, "last serving counters not written", "error", flushed.message());
+  if (!flushed.ok())
+    ADS_LOG(error, "last serving counters not written", "error", flushed.message());
 }
 
 }  // namespace adserver::events

@@ -92,7 +92,7 @@ class EventsService {
   bool stopping_ = false;            // guarded by mu_
   std::thread writer_;
 
-  std::mutex flush_mu_;  // serialises counter flushes
+  std::mutex flush_mu_;                      // serialises counter flushes
   std::vector<store::RollupRow> unflushed_;  // guarded by flush_mu_: retried by the next flush
   std::mutex flusher_mu_;
   std::condition_variable flusher_cv_;

@@ -8,7 +8,6 @@
 namespace adserver::events {
 namespace {
 
-std::atomic<uint64_t> next_instance{1};
 constexpr int64_t kDay = 86400;
 
 // The wallet's latest interaction (day start, Unix seconds) with any of `projects`; 0 if none.
@@ -30,33 +29,18 @@ ExposureRecorder::ExposureRecorder(store::ExposureStore& store,
                                    const Published<decision::Catalog>& catalogs,
                                    const Published<decision::ActivityIndex>& activity,
                                    const Clock& clock, ExposureRecorderOptions options)
-    : store_(store),
-      catalogs_(catalogs),
-      activity_(activity),
-      clock_(clock),
-      options_(options),
-      instance_(next_instance.fetch_add(1, std::memory_order_relaxed)) {}
+    : store_(store), catalogs_(catalogs), activity_(activity), clock_(clock), options_(options) {}
 
 ExposureRecorder::~ExposureRecorder() { Stop(); }
-
-ExposureRecorder::Shard& ExposureRecorder::ThreadShard() {
-  thread_local std::vector<std::pair<uint64_t, Shard*>> cache;
-  for (const auto& [instance, shard] : cache) {
-    if (instance == instance_) return *shard;
-  }
-  std::lock_guard<std::mutex> lock(shards_mu_);
-  shards_.push_back(std::make_unique<Shard>());
-  cache.emplace_back(instance_, shards_.back().get());
-  return *shards_.back();
-}
 
 void ExposureRecorder::Record(int64_t campaign_id, const store::ExposureEntry& entry,
                               std::span<const Address> wallets) {
   if (wallets.empty()) return;
-  Shard& shard = ThreadShard();
+  Shard& shard = shards_.Local();
   std::lock_guard<std::mutex> lock(shard.mu);
   Buffer& b = shard.buffer;
-  if (b.exposures.size() >= options_.max_pending_per_thread) {
+  if (b.exposures.size() >= options_.max_pending_per_thread ||
+      b.wallets.size() + wallets.size() > options_.max_pending_wallets_per_thread) {
     dropped_.fetch_add(1, std::memory_order_relaxed);
     return;
   }
@@ -69,11 +53,7 @@ void ExposureRecorder::Record(int64_t campaign_id, const store::ExposureEntry& e
 
 Status ExposureRecorder::FlushNow() {
   std::lock_guard<std::mutex> flush_lock(flush_mu_);
-  std::vector<Shard*> shards;
-  {
-    std::lock_guard<std::mutex> lock(shards_mu_);
-    for (auto& s : shards_) shards.push_back(s.get());
-  }
+  std::vector<Shard*> shards = shards_.All();
   std::shared_ptr<const decision::Catalog> catalog = catalogs_.Current();
   std::shared_ptr<const decision::ActivityIndex> activity = activity_.Current();
   std::vector<store::ExposureWrite> writes;
@@ -136,7 +116,8 @@ void ExposureRecorder::Run() {
       }
       days = std::min(days, 30);
       Result<int64_t> expired = store_.ExpireBefore(clock_.NowSeconds() - days * kDay);
-      if (!expired.ok()) ADS_LOG(warn, "exposure expiry failed", "error", expired.status().message());
+      if (!expired.ok())
+        ADS_LOG(warn, "exposure expiry failed", "error", expired.status().message());
     }
     lock.lock();
   }

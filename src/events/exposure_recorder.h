@@ -23,6 +23,7 @@
 #include "common/address.h"
 #include "common/clock.h"
 #include "common/published.h"
+#include "common/thread_shards.h"
 #include "decision/activity_index.h"
 #include "decision/catalog.h"
 #include "store/exposure_store.h"
@@ -34,6 +35,9 @@ struct ExposureRecorderOptions {
   std::chrono::milliseconds flush_interval{500};
   std::chrono::seconds expire_interval{3600};
   size_t max_pending_per_thread = 65536;
+  // Wallets buffered per thread at most (an exposure carries up to 50): bounds the buffers'
+  // memory (20 bytes each) when requests carry many wallets.
+  size_t max_pending_wallets_per_thread = 262144;
   // Exposures are kept this long when no campaign has a longer window (days, at most 30).
   int32_t default_window_days = 14;
   // A (wallet, campaign) exposed again within this many seconds of its last written exposure
@@ -41,7 +45,7 @@ struct ExposureRecorderOptions {
   // (events/attribution.h), and a page reloaded every few seconds would otherwise cost a store
   // write per load. Bounded by `max_recent` remembered pairs (forgotten all at once beyond).
   int64_t coalesce_seconds = 600;
-  size_t max_recent = size_t{1} << 20;
+  size_t max_recent = size_t{1} << 16;
 };
 
 class ExposureRecorder {
@@ -86,7 +90,6 @@ class ExposureRecorder {
     std::mutex mu;
     Buffer buffer;  // guarded by mu
   };
-  Shard& ThreadShard();
   void Run();
 
   store::ExposureStore& store_;
@@ -94,7 +97,6 @@ class ExposureRecorder {
   const Published<decision::ActivityIndex>& activity_;
   const Clock& clock_;
   const ExposureRecorderOptions options_;
-  const uint64_t instance_;
   std::atomic<int64_t> dropped_{0};
   std::atomic<int64_t> coalesced_{0};
   struct PairKey {
@@ -109,8 +111,7 @@ class ExposureRecorder {
   };
   // When each pair was last written (guarded by flush_mu_).
   std::unordered_map<PairKey, int64_t, PairHash> recent_;
-  std::mutex shards_mu_;
-  std::vector<std::unique_ptr<Shard>> shards_;  // guarded by shards_mu_
+  ThreadShards<Shard> shards_;
   std::mutex flush_mu_;  // serialises flushes
   std::mutex mu_;
   std::condition_variable cv_;

@@ -49,31 +49,16 @@ store::RollupRow DecodeKey(const std::string& k) {
   return row;
 }
 
-std::atomic<uint64_t> next_instance{1};
-
 }  // namespace
 
 ServedCounters::ServedCounters(size_t max_keys_per_thread)
-    : max_keys_(std::max<size_t>(1, max_keys_per_thread)),
-      instance_(next_instance.fetch_add(1, std::memory_order_relaxed)) {}
+    : max_keys_(std::max<size_t>(1, max_keys_per_thread)) {}
 
 ServedCounters::~ServedCounters() = default;
 
-ServedCounters::Shard& ServedCounters::ThreadShard() {
-  // Usually one entry (the server's one ServedCounters); tests may make more.
-  thread_local std::vector<std::pair<uint64_t, Shard*>> cache;
-  for (const auto& [instance, shard] : cache) {
-    if (instance == instance_) return *shard;
-  }
-  std::lock_guard<std::mutex> lock(shards_mu_);
-  shards_.push_back(std::make_unique<Shard>());
-  cache.emplace_back(instance_, shards_.back().get());
-  return *shards_.back();
-}
-
 void ServedCounters::Count(const ServedKey& key, ServeOutcome outcome, Micros spend) {
   thread_local std::string encoded;
-  Shard& shard = ThreadShard();
+  Shard& shard = shards_.Local();
   EncodeKey(key, key.ad_unit_id, encoded);
   std::lock_guard<std::mutex> lock(shard.mu);
   auto it = shard.rows.find(encoded);
@@ -101,13 +86,8 @@ void ServedCounters::Count(const ServedKey& key, ServeOutcome outcome, Micros sp
 }
 
 std::vector<store::RollupRow> ServedCounters::Take() {
-  std::vector<Shard*> shards;
-  {
-    std::lock_guard<std::mutex> lock(shards_mu_);
-    for (auto& shard : shards_) shards.push_back(shard.get());
-  }
   std::vector<store::RollupRow> rows;
-  for (Shard* shard : shards) {
+  for (Shard* shard : shards_.All()) {
     std::unordered_map<std::string, Counts> taken;
     {
       std::lock_guard<std::mutex> lock(shard->mu);

@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/thread_shards.h"
 #include "common/types.h"
 #include "store/events_store.h"
 
@@ -56,12 +57,8 @@ class ServedCounters {
     std::mutex mu;
     std::unordered_map<std::string, Counts> rows;  // guarded by mu; key: EncodeKey
   };
-  Shard& ThreadShard();
-
   const size_t max_keys_;
-  const uint64_t instance_;  // unique per object, never reused: keys the thread-local cache
-  std::mutex shards_mu_;
-  std::vector<std::unique_ptr<Shard>> shards_;  // guarded by shards_mu_
+  ThreadShards<Shard> shards_;
 };
 
 }  // namespace adserver::events

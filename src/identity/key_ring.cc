@@ -49,13 +49,15 @@ Result<KeyRing> KeyRing::Parse(std::string_view text, std::string_view field) {
     }
     if (id < 1 || id > 255) return BadKeys(field, where + ": key id must be a number 1..255");
     std::string_view hex = item.substr(colon + 1);
-    if (hex.size() != 64) return BadKeys(field, where + ": key must be 64 hex characters (32 bytes)");
+    if (hex.size() != 64)
+      return BadKeys(field, where + ": key must be 64 hex characters (32 bytes)");
     SealingKey key;
     key.id = static_cast<uint8_t>(id);
     for (size_t i = 0; i < 32; ++i) {
       int hi = HexValue(hex[2 * i]);
       int lo = HexValue(hex[2 * i + 1]);
-      if (hi < 0 || lo < 0) return BadKeys(field, where + ": key must be 64 hex characters (32 bytes)");
+      if (hi < 0 || lo < 0)
+        return BadKeys(field, where + ": key must be 64 hex characters (32 bytes)");
       key.bytes[i] = static_cast<uint8_t>(hi * 16 + lo);
     }
     for (const SealingKey& k : keys) {

@@ -15,8 +15,9 @@ struct SealingKey {
   std::array<uint8_t, 32> bytes{};
 };
 
-// The keys identity cookies (and click tokens) are sealed with: one active key (seals new values) plus older keys
-// that still open values sealed before a rotation. Immutable after construction; thread-safe.
+// The keys identity cookies (and click tokens) are sealed with: one active key (seals new values)
+// plus older keys that still open values sealed before a rotation. Immutable after construction;
+// thread-safe.
 class KeyRing {
  public:
   // Parses `<id>:<64 hex chars>` entries (id 1..255) separated by commas, spaces or new lines;

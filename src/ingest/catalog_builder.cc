@@ -166,7 +166,8 @@ void AddDecisionControls(const store::CampaignRecord& c, decision::Campaign& out
   if (c.conversion) {
     decision::ConversionRule rule;
     rule.projects = c.conversion->projects;
-    rule.kind = c.conversion->kind == store::ConversionKind::kNew ? decision::ConversionRule::Kind::kNew
+    rule.kind = c.conversion->kind == store::ConversionKind::kNew
+                    ? decision::ConversionRule::Kind::kNew
                 : c.conversion->kind == store::ConversionKind::kReturning
                     ? decision::ConversionRule::Kind::kReturning
                     : decision::ConversionRule::Kind::kAny;

@@ -395,8 +395,9 @@ void CheckPricingAndBudget(Problems& out, const store::CampaignRecord& c) {
 void CheckConversion(Problems& out, const store::CampaignRecord& c) {
   if (!c.conversion) {
     if (c.pricing_model == PricingModel::kCpa) {
-      out.Add("conversion.projects", "is required for CPA campaigns (the projects whose onchain "
-                                     "transactions count as conversions)");
+      out.Add("conversion.projects",
+              "is required for CPA campaigns (the projects whose onchain "
+              "transactions count as conversions)");
     }
     return;
   }

@@ -166,7 +166,7 @@ struct Context {
   std::atomic<uint64_t>& sample_counter;
   const identity::IdentityService* identity;  // null = identity disabled
   const DecisionHooks* hooks = nullptr;  // null = no budgets, caps, billing or explain
-  const EventHooks* events = nullptr;     // null = no click URLs, no serving counters
+  const EventHooks* events = nullptr;    // null = no click URLs, no serving counters
   int64_t now_micros = 0;
 };
 
@@ -304,8 +304,8 @@ AdRequest& ThreadAdRequest() {
 //
 // Only bodies up to kEarlyParseBytes (a 50-wallet request is about 2.3 KB) are parsed before the
 // key check, so a request with a made-up key still costs little to refuse.
-Outcome ServeForKey(const Context& ctx, const decision::ApiKey& key, AdRequest& parsed,
-                    bool json, bool early, Status body, ServedInfo& served);
+Outcome ServeForKey(const Context& ctx, const decision::ApiKey& key, AdRequest& parsed, bool json,
+                    bool early, Status body, ServedInfo& served);
 
 Outcome Serve(const Context& ctx) {
   if (auto outcome = PrecheckKey(ctx)) return std::move(*outcome);
@@ -330,20 +330,19 @@ Outcome Serve(const Context& ctx) {
                                       : events::ServeOutcome::kError;
     bool parsed_ok = status != 400;
     std::optional<std::string_view> ad_unit = parsed_ok ? AdUnitOf(parsed) : std::nullopt;
-    ctx.events->service->served().Count(
-        {.unix_seconds = ctx.now_seconds,
-         .publisher_id = publisher.id,
-         .ad_unit_id = ad_unit.value_or(std::string_view()),
-         .campaign_id = served.campaign_id,
-         .ad_id = served.ad_id,
-         .arm = decision::ArmFor(publisher, ad_unit)},
-        result, served.spend);
+    ctx.events->service->served().Count({.unix_seconds = ctx.now_seconds,
+                                         .publisher_id = publisher.id,
+                                         .ad_unit_id = ad_unit.value_or(std::string_view()),
+                                         .campaign_id = served.campaign_id,
+                                         .ad_id = served.ad_id,
+                                         .arm = decision::ArmFor(publisher, ad_unit)},
+                                        result, served.spend);
   }
   return outcome;
 }
 
-Outcome ServeForKey(const Context& ctx, const decision::ApiKey& key, AdRequest& parsed,
-                    bool json, bool early, Status body, ServedInfo& served) {
+Outcome ServeForKey(const Context& ctx, const decision::ApiKey& key, AdRequest& parsed, bool json,
+                    bool early, Status body, ServedInfo& served) {
   if (!json) {
     return {Error(400, "Unsupported Content-Type",
                   {{"Content-Type", "Content-Type must be application/json"}})};
@@ -382,7 +381,8 @@ Outcome ServeForKey(const Context& ctx, const decision::ApiKey& key, AdRequest& 
             .publisher_id = publisher.id,
             .person = person,
             .arm = std::string(arm.substr(0, store::kMaxExposureArmBytes)),
-            .ad_unit_id = std::string(AdUnitOf(parsed).value_or(std::string_view())
+            .ad_unit_id = std::string(AdUnitOf(parsed)
+                                          .value_or(std::string_view())
                                           .substr(0, store::kMaxExposureAdUnitBytes))};
         ctx.events->exposures->Record(decision->campaign->id, exposure, parsed.wallets);
       }
@@ -555,9 +555,8 @@ void AdHandler::SetEvents(events::EventsService* events, std::string_view public
   std::string prefix(public_url);
   while (!prefix.empty() && prefix.back() == '/') prefix.pop_back();
   prefix += "/v1/click/";
-  event_hooks_.push_back(
-      std::make_unique<EventHooks>(EventHooks{
-          .service = events, .exposures = exposures, .click_prefix = std::move(prefix)}));
+  event_hooks_.push_back(std::make_unique<EventHooks>(
+      EventHooks{.service = events, .exposures = exposures, .click_prefix = std::move(prefix)}));
   events_.store(event_hooks_.back().get(), std::memory_order_release);
 }
 
@@ -572,7 +571,8 @@ http::Response AdHandler::HandleAt(const http::Request& request, Variant variant
                                    const decision::Catalog* catalog,
                                    const decision::ActivityIndex* activity, int64_t now_micros,
                                    decision::Rng& rng) const {
-  int64_t now_seconds = now_micros >= 0 ? now_micros / 1'000'000 : (now_micros - 999'999) / 1'000'000;
+  int64_t now_seconds =
+      now_micros >= 0 ? now_micros / 1'000'000 : (now_micros - 999'999) / 1'000'000;
   Context ctx{request, variant,  catalog,         activity, now_seconds,
               rng,     options_, sample_counter_, identity_};
   ctx.hooks = hooks_;

@@ -2,10 +2,10 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <memory>
 #include <vector>
 
 #include "common/clock.h"
@@ -66,9 +66,8 @@ class AdHandler {
                             decision::Rng& rng) const;
   // The same at a time in microseconds (decision ids carry milliseconds).
   http::Response HandleAt(const http::Request& request, decision::Variant variant,
-                          const decision::Catalog* catalog,
-                          const decision::ActivityIndex* activity, int64_t now_micros,
-                          decision::Rng& rng) const;
+                          const decision::Catalog* catalog, const decision::ActivityIndex* activity,
+                          int64_t now_micros, decision::Rng& rng) const;
 
  private:
   const Published<decision::Catalog>& catalogs_;

@@ -34,28 +34,26 @@ ClickHandler::ClickHandler(const Published<decision::Catalog>& catalogs,
     : catalogs_(catalogs), events_(events), clock_(clock), lookup_(std::move(lookup)) {}
 
 void ClickHandler::RegisterRoutes(http::Router& router) const {
-  router.AddDeferred(
-      http::Method::kGet, "/v1/click/{token}",
-      [this](const http::Request& request, http::Responder respond) {
-        try {
-          HandleDeferred(request, std::move(respond));
-        } catch (const std::exception& e) {
-          // Nothing was queued when this throws (RecordClickAsync does not).
-          ADS_LOG(error, "click failed", "error", e.what());
-        }
-      },
-      {.max_body_bytes = 0});
-  router.Add(
-      http::Method::kHead, "/v1/click/{token}",
-      [this](const http::Request& request) {
-        try {
-          return Handle(request);
-        } catch (const std::exception& e) {
-          ADS_LOG(error, "click failed", "error", e.what());
-          return http::ErrorResponse(500, "Internal server error");
-        }
-      },
-      {.dispatch = http::Dispatch::kWorker, .max_body_bytes = 0});
+  router.AddDeferred(http::Method::kGet, "/v1/click/{token}",
+                     [this](const http::Request& request, http::Responder respond) {
+                       try {
+                         HandleDeferred(request, std::move(respond));
+                       } catch (const std::exception& e) {
+                         // Nothing was queued when this throws (RecordClickAsync does not).
+                         ADS_LOG(error, "click failed", "error", e.what());
+                       }
+                     },
+                     {.max_body_bytes = 0});
+  router.Add(http::Method::kHead, "/v1/click/{token}",
+             [this](const http::Request& request) {
+               try {
+                 return Handle(request);
+               } catch (const std::exception& e) {
+                 ADS_LOG(error, "click failed", "error", e.what());
+                 return http::ErrorResponse(500, "Internal server error");
+               }
+             },
+             {.dispatch = http::Dispatch::kWorker, .max_body_bytes = 0});
 }
 
 http::Response ClickHandler::Handle(const http::Request& request) const {
@@ -81,8 +79,8 @@ void ClickHandler::HandleDeferred(const http::Request& request, http::Responder 
   auto finish = [this, ad_id, decision, respond](std::optional<std::string> url) {
     if (!url && lookup_) url = lookup_(ad_id);
     if (!url) {
-      return respond(http::ErrorResponse(
-          404, "Ad not found", {{"token", "the ad this click is for no longer exists"}}));
+      return respond(http::ErrorResponse(404, "Ad not found",
+                                         {{"token", "the ad this click is for no longer exists"}}));
     }
     std::optional<std::string> location = events::AddSpclid(*url, decision);
     if (!location) {
@@ -112,17 +110,16 @@ void ClickHandler::HandleDeferred(const http::Request& request, http::Responder 
       .status = expired ? store::ClickStatus::kExpired : store::ClickStatus::kBilled,
   };
   // Answered once the click is durable (on the writer's thread).
-  events_.RecordClickAsync(
-      std::move(click), [respond, finish, cta_url = std::move(cta_url)](
-                            Result<store::ClickRecord> recorded) mutable {
-        if (!recorded.ok()) {
-          http::Response response = http::ErrorResponse(
-              503, "Click not recorded, try again", {{"token", recorded.status().message()}});
-          response.SetHeader("Retry-After", "1");
-          return respond(std::move(response));
-        }
-        finish(std::move(cta_url));
-      });
+  events_.RecordClickAsync(std::move(click), [respond, finish, cta_url = std::move(cta_url)](
+                                                 Result<store::ClickRecord> recorded) mutable {
+    if (!recorded.ok()) {
+      http::Response response = http::ErrorResponse(503, "Click not recorded, try again",
+                                                    {{"token", recorded.status().message()}});
+      response.SetHeader("Retry-After", "1");
+      return respond(std::move(response));
+    }
+    finish(std::move(cta_url));
+  });
 }
 
 }  // namespace adserver::serve

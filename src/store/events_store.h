@@ -118,9 +118,9 @@ struct ConversionCandidate {
 struct EventQuery {
   std::optional<Id> campaign_id;
   std::optional<Id> publisher_id;
-  std::optional<int64_t> from;       // inclusive, Unix seconds
-  std::optional<int64_t> to;         // exclusive
-  std::optional<Id> before_id;       // cursor: rows with a smaller id
+  std::optional<int64_t> from;  // inclusive, Unix seconds
+  std::optional<int64_t> to;    // exclusive
+  std::optional<Id> before_id;  // cursor: rows with a smaller id
   int limit = 100;
 };
 

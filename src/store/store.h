@@ -55,8 +55,7 @@ class Store {
     (void)community_id;
     return InternalError("advertiser keys are not supported by this store");
   }
-  virtual Result<AdvertiserKeyRecord> RevokeAdvertiserKey(Id community_id, Id key_id,
-                                                          int64_t now) {
+  virtual Result<AdvertiserKeyRecord> RevokeAdvertiserKey(Id community_id, Id key_id, int64_t now) {
     (void)community_id, (void)key_id, (void)now;
     return InternalError("advertiser keys are not supported by this store");
   }

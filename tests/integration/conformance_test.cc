@@ -434,8 +434,10 @@ std::vector<Case> Cases() {
        .expect_fields = {{"walletAddress", Upper(kW.uniswap)}}});
   add({.rule = "2.2: ad fields come from the ad and community",
        .body = Req({kW.uniswap}),
-       .expect_fields = {{"headline", "Earn on Aave"}, {"content", "Supply on **Aave**.\\n* Earn *yield*"},
-                         {"ctaLabel", "Open Aave"}, {"communityName", "Aave Co"},
+       .expect_fields = {{"headline", "Earn on Aave"},
+                         {"content", "Supply on **Aave**.\\n* Earn *yield*"},
+                         {"ctaLabel", "Open Aave"},
+                         {"communityName", "Aave Co"},
                          {"communityLogo", "https://cdn.example/aave.png"}},
        .check = [](const HttpResult& r) {
          EXPECT_EQ(json::parse(r.body).value("adId", ""), std::to_string(fixture->aave_ad));
@@ -445,7 +447,8 @@ std::vector<Case> Cases() {
   for (const std::string& path : {std::string("/v1/ads"), kEarlier}) {
     add({.rule = "events: a live key's ctaUrl is {public_url}/v1/click/{token} and redirects to "
                  "the ad's ctaUrl with spclid",
-         .path = path, .body = Req({kW.uniswap}),
+         .path = path,
+         .body = Req({kW.uniswap}),
          .check = [](const HttpResult& r) {
            std::string url = json::parse(r.body).value("ctaUrl", "");
            std::string prefix = std::string(kPublicUrl) + "/v1/click/";
@@ -457,7 +460,8 @@ std::vector<Case> Cases() {
            EXPECT_EQ(click.Header("Cache-Control"), "no-store");
          }});
   }
-  add({.rule = "events: a test key's ctaUrl is the ad's own URL", .key = KeyKind::kTest,
+  add({.rule = "events: a test key's ctaUrl is the ad's own URL",
+       .key = KeyKind::kTest,
        .body = Req({kW.uniswap}),
        .check = [](const HttpResult& r) {
          std::string url = json::parse(r.body).value("ctaUrl", "");

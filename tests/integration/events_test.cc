@@ -42,27 +42,29 @@ class EventsEnvironment : public ::testing::Environment {
     env->fixture = std::make_unique<ServingFixture>(options);
     ASSERT_TRUE(env->fixture->ok()) << env->fixture->error();
     // A CPC campaign for the Base USDC wallet, worth more than the CPM campaign there.
-    HttpResult community = env->fixture->Admin("POST", "/admin/v1/communities",
-                                               {{"name", "Clicky"}, {"logoUrl", "https://c.example/l.png"}});
+    HttpResult community =
+        env->fixture->Admin("POST", "/admin/v1/communities",
+                            {{"name", "Clicky"}, {"logoUrl", "https://c.example/l.png"}});
     ASSERT_EQ(community.status, 201) << community.body;
-    HttpResult campaign = env->fixture->Admin(
-        "POST", "/admin/v1/campaigns",
-        {{"communityId", json::parse(community.body)["id"]},
-         {"name", "Pay per click"},
-         {"status", "active"},
-         {"pricing", {{"model", "CPC"}, {"bid", 5}}},
-         {"targeting", {{"projects", {"usdc"}}, {"chains", {8453}}}}});
+    HttpResult campaign =
+        env->fixture->Admin("POST", "/admin/v1/campaigns",
+                            {{"communityId", json::parse(community.body)["id"]},
+                             {"name", "Pay per click"},
+                             {"status", "active"},
+                             {"pricing", {{"model", "CPC"}, {"bid", 5}}},
+                             {"targeting", {{"projects", {"usdc"}}, {"chains", {8453}}}}});
     ASSERT_EQ(campaign.status, 201) << campaign.body;
     env->cpc_campaign = json::parse(campaign.body)["id"].get<int64_t>();
-    HttpResult ad = env->fixture->Admin(
-        "POST", "/admin/v1/ads",
-        {{"campaignId", env->cpc_campaign},
-         {"headline", "Click me"},
-         {"content", "A **CPC** ad."},
-         {"ctaUrl", "https://cpc.example/landing?ref=x&q=a%20b#top"},
-         {"ctaLabel", "Go"},
-         {"images", {{"LANDSCAPE", "https://c.example/a.png"},
-                     {"SHORT_BANNER", "https://c.example/s.png"}}}});
+    HttpResult ad =
+        env->fixture->Admin("POST", "/admin/v1/ads",
+                            {{"campaignId", env->cpc_campaign},
+                             {"headline", "Click me"},
+                             {"content", "A **CPC** ad."},
+                             {"ctaUrl", "https://cpc.example/landing?ref=x&q=a%20b#top"},
+                             {"ctaLabel", "Go"},
+                             {"images",
+                              {{"LANDSCAPE", "https://c.example/a.png"},
+                               {"SHORT_BANNER", "https://c.example/s.png"}}}});
     ASSERT_EQ(ad.status, 201) << ad.body;
     env->cpc_ad = json::parse(ad.body)["id"].get<int64_t>();
     // The catalog is rebuilt from the store within a poll interval.
@@ -209,9 +211,9 @@ TEST(EventsTest, ForgedTruncatedOrTamperedTokensGet400AndNoRedirect) {
   std::string path = ClickPath(Serve());
   std::string tampered = path;
   tampered[tampered.size() - 5] = tampered[tampered.size() - 5] == 'A' ? 'B' : 'A';
-  for (const std::string& bad :
-       {tampered, path.substr(0, path.size() - 10), std::string("/v1/click/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"),
-        std::string("/v1/click/%00%01"), path + "x"}) {
+  for (const std::string& bad : {tampered, path.substr(0, path.size() - 10),
+                                 std::string("/v1/click/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"),
+                                 std::string("/v1/click/%00%01"), path + "x"}) {
     HttpResult r = Click(bad);
     EXPECT_EQ(r.status, 400) << bad;
     EXPECT_FALSE(r.HasHeader("Location")) << bad;
@@ -285,9 +287,10 @@ TEST(EventsTest, ZZ_KillNineAfterA302LosesNoClick) {
   options.env["ADSERVER_PUBLIC_URL"] = kPublicUrl;
   ServerProcess restarted(options);
   ASSERT_TRUE(restarted.Start()) << restarted.error();
-  HttpResult r = HttpClient("127.0.0.1", restarted.port())
-                     .Send("GET", "/admin/v1/clicks?campaignId=" + std::to_string(env->cpc_campaign),
-                           {{"Authorization", "Bearer " + restarted.admin_token()}});
+  HttpResult r =
+      HttpClient("127.0.0.1", restarted.port())
+          .Send("GET", "/admin/v1/clicks?campaignId=" + std::to_string(env->cpc_campaign),
+                {{"Authorization", "Bearer " + restarted.admin_token()}});
   ASSERT_EQ(r.status, 200) << r.body;
   json row = json::parse(r.body)["clicks"][0];
   EXPECT_EQ(row["decisionId"], spclid);

@@ -93,7 +93,9 @@ bool Decode(const MDB_val& v, ExposureRecord& r) {
 // Read-only or write transaction, aborted unless committed.
 class Txn {
  public:
-  Txn(MDB_env* env, bool write) { rc_ = mdb_txn_begin(env, nullptr, write ? 0 : MDB_RDONLY, &txn_); }
+  Txn(MDB_env* env, bool write) {
+    rc_ = mdb_txn_begin(env, nullptr, write ? 0 : MDB_RDONLY, &txn_);
+  }
   ~Txn() {
     if (txn_ != nullptr) mdb_txn_abort(txn_);
   }
@@ -124,8 +126,8 @@ Result<std::unique_ptr<LmdbExposureStore>> LmdbExposureStore::Open(
   mdb_env_set_maxdbs(env, 1);
   // MDB_WRITEMAP: a commit changes the mapped pages in place instead of copying each dirty
   // page into the file with writev (exposure writes hit random pages: one per new pair).
-  unsigned flags = MDB_NOTLS | MDB_NORDAHEAD | MDB_WRITEMAP |
-                   (options.no_sync ? MDB_NOSYNC | MDB_MAPASYNC : 0u);
+  unsigned flags =
+      MDB_NOTLS | MDB_NORDAHEAD | MDB_WRITEMAP | (options.no_sync ? MDB_NOSYNC | MDB_MAPASYNC : 0u);
   rc = mdb_env_open(env, dir.c_str(), flags, 0644);
   if (rc != 0) {
     mdb_env_close(env);
@@ -156,8 +158,9 @@ Status LmdbExposureStore::AddExposures(std::span<const ExposureWrite> writes) {
     int rc = mdb_get(txn.get(), dbi_, &k, &v);
     if (rc == 0 && Decode(v, record)) {
       // A decision already recorded (the same exposure twice) is not repeated.
-      bool seen = std::any_of(record.entries.begin(), record.entries.end(),
-                              [&](const ExposureEntry& e) { return e.decision_id == w.entry.decision_id; });
+      bool seen =
+          std::any_of(record.entries.begin(), record.entries.end(),
+                      [&](const ExposureEntry& e) { return e.decision_id == w.entry.decision_id; });
       if (seen) continue;
     } else if (rc == 0 || rc == MDB_NOTFOUND) {
       record = ExposureRecord{.prior_last_seen = w.prior_last_seen};
@@ -165,10 +168,9 @@ Status LmdbExposureStore::AddExposures(std::span<const ExposureWrite> writes) {
       return LmdbError(rc, "read exposure");
     }
     record.entries.insert(record.entries.begin(), w.entry);
-    std::stable_sort(record.entries.begin(), record.entries.end(),
-                     [](const ExposureEntry& a, const ExposureEntry& b) {
-                       return a.exposed_at > b.exposed_at;
-                     });
+    std::stable_sort(
+        record.entries.begin(), record.entries.end(),
+        [](const ExposureEntry& a, const ExposureEntry& b) { return a.exposed_at > b.exposed_at; });
     if (record.entries.size() > kMaxExposuresPerRecord) {
       record.entries.resize(kMaxExposuresPerRecord);
     }
@@ -234,7 +236,8 @@ Result<ExposureStats> LmdbExposureStore::Stats() {
   MDB_stat stat;
   int rc = mdb_stat(txn.get(), dbi_, &stat);
   if (rc != 0) return LmdbError(rc, "exposure stats");
-  int64_t pages = static_cast<int64_t>(stat.ms_branch_pages + stat.ms_leaf_pages + stat.ms_overflow_pages);
+  int64_t pages =
+      static_cast<int64_t>(stat.ms_branch_pages + stat.ms_leaf_pages + stat.ms_overflow_pages);
   return ExposureStats{.records = static_cast<int64_t>(stat.ms_entries),
                        .bytes = pages * static_cast<int64_t>(stat.ms_psize)};
 }

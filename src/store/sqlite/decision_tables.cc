@@ -139,13 +139,17 @@ Status WriteCampaignControls(Connection& c, Id id, const CampaignRecord& r) {
     const ConversionRule& rule = *r.conversion;
     s.Bind(7, Join(rule.projects))
         .Bind(8, std::string_view(rule.kind == ConversionKind::kNew         ? "new"
-                 : rule.kind == ConversionKind::kReturning ? "returning"
-                                                           : "any"))
+                                  : rule.kind == ConversionKind::kReturning ? "returning"
+                                                                            : "any"))
         .Bind(9, int64_t{rule.returning_after_days})
         .Bind(10, int64_t{rule.window_days})
         .Bind(11, int64_t{rule.count_once_per_person ? 1 : 0});
   } else {
-    s.BindNull(7).Bind(8, std::string_view("any")).Bind(9, int64_t{45}).Bind(10, int64_t{14}).Bind(11, int64_t{1});
+    s.BindNull(7)
+        .Bind(8, std::string_view("any"))
+        .Bind(9, int64_t{45})
+        .Bind(10, int64_t{14})
+        .Bind(11, int64_t{1});
   }
   return s.Run();
 }

@@ -91,7 +91,8 @@ Result<std::vector<uint8_t>> SqliteEventsStore::Secret(std::string_view name,
   ADS_ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(c, Transaction::Kind::kWrite));
   {
     ADS_ASSIGN_OR_RETURN(
-        Statement ins, c.Prepare("INSERT OR IGNORE INTO events_meta (name, value) VALUES (?1, ?2)"));
+        Statement ins,
+        c.Prepare("INSERT OR IGNORE INTO events_meta (name, value) VALUES (?1, ?2)"));
     ADS_RETURN_IF_ERROR(ins.Bind(1, name).BindBlob(2, candidate.data(), candidate.size()).Run());
   }
   std::vector<uint8_t> value;
@@ -255,9 +256,10 @@ Result<CampaignEventTotals> SqliteEventsStore::CampaignTotals(Id campaign_id) {
   sel.Reset();
   ADS_ASSIGN_OR_RETURN(
       Statement touch,
-      conn_->Prepare("SELECT COALESCE(SUM(status = 'billed' AND touch = 'click'), 0), "
-                     "COALESCE(SUM(status = 'billed' AND touch = 'view'), 0), "
-                     "COALESCE(SUM(status = 'reorged'), 0) FROM conversions WHERE campaign_id = ?1"));
+      conn_->Prepare(
+          "SELECT COALESCE(SUM(status = 'billed' AND touch = 'click'), 0), "
+          "COALESCE(SUM(status = 'billed' AND touch = 'view'), 0), "
+          "COALESCE(SUM(status = 'reorged'), 0) FROM conversions WHERE campaign_id = ?1"));
   touch.Bind(1, campaign_id);
   ADS_ASSIGN_OR_RETURN(bool touch_row, touch.Step());
   if (touch_row) {
@@ -277,11 +279,10 @@ Result<int64_t> SqliteEventsStore::Prune(const EventRetention& retention, int64_
     const char* sql;
     int64_t keep;
   };
-  for (Rule rule : {Rule{"DELETE FROM clicks WHERE clicked_at < ?1", retention.raw_seconds},
-                    Rule{"DELETE FROM rollups_minute WHERE bucket < ?1",
-                         retention.minute_rollup_seconds},
-                    Rule{"DELETE FROM rollups_hour WHERE bucket < ?1",
-                         retention.hour_rollup_seconds}}) {
+  for (Rule rule :
+       {Rule{"DELETE FROM clicks WHERE clicked_at < ?1", retention.raw_seconds},
+        Rule{"DELETE FROM rollups_minute WHERE bucket < ?1", retention.minute_rollup_seconds},
+        Rule{"DELETE FROM rollups_hour WHERE bucket < ?1", retention.hour_rollup_seconds}}) {
     ADS_ASSIGN_OR_RETURN(Statement del, c.Prepare(rule.sql));
     ADS_RETURN_IF_ERROR(del.Bind(1, now - rule.keep).Run());
     deleted += c.Changes();
@@ -300,13 +301,17 @@ Result<std::optional<ClickRecord>> SqliteEventsStore::LastBilledClick(Id campaig
       conn_->Prepare(std::string("SELECT ") + kClickColumns +
                      " FROM clicks WHERE campaign_id = ?1 AND person = ?2 AND status = 'billed' "
                      "AND clicked_at <= ?3 AND served_at >= ?4 ORDER BY clicked_at DESC LIMIT 1"));
-  sel.Bind(1, campaign_id).Bind(2, static_cast<int64_t>(person)).Bind(3, clicked_by).Bind(4, served_from);
+  sel.Bind(1, campaign_id)
+      .Bind(2, static_cast<int64_t>(person))
+      .Bind(3, clicked_by)
+      .Bind(4, served_from);
   ADS_ASSIGN_OR_RETURN(bool row, sel.Step());
   if (!row) return std::optional<ClickRecord>();
   return std::optional<ClickRecord>(ReadClick(sel));
 }
 
-Result<std::optional<int64_t>> SqliteEventsStore::BilledClickAt(const DecisionIdBytes& decision_id) {
+Result<std::optional<int64_t>> SqliteEventsStore::BilledClickAt(
+    const DecisionIdBytes& decision_id) {
   std::lock_guard<std::mutex> lock(mu_);
   ADS_ASSIGN_OR_RETURN(
       Statement sel,
@@ -441,10 +446,9 @@ Result<std::vector<ConversionRecord>> SqliteEventsStore::RevertConversions(
   std::vector<ConversionRecord> reverted;
   {
     ADS_ASSIGN_OR_RETURN(
-        Statement sel,
-        c.Prepare(std::string("SELECT ") + kConversionColumns +
-                  " FROM conversions WHERE chain_id = ?1 AND block_number = ?2 AND "
-                  "block_hash = ?3 AND status = 'billed'"));
+        Statement sel, c.Prepare(std::string("SELECT ") + kConversionColumns +
+                                 " FROM conversions WHERE chain_id = ?1 AND block_number = ?2 AND "
+                                 "block_hash = ?3 AND status = 'billed'"));
     sel.Bind(1, chain_id).Bind(2, block_number).BindBlob(3, block_hash.data(), block_hash.size());
     for (;;) {
       ADS_ASSIGN_OR_RETURN(bool row, sel.Step());

@@ -53,8 +53,7 @@ class SqliteStore final : public Store {
   Result<AdvertiserKeyRecord> CreateAdvertiserKey(const AdvertiserKeyRecord& k,
                                                   int64_t now) override;
   Result<std::vector<AdvertiserKeyRecord>> ListAdvertiserKeys(Id community_id) override;
-  Result<AdvertiserKeyRecord> RevokeAdvertiserKey(Id community_id, Id key_id,
-                                                  int64_t now) override;
+  Result<AdvertiserKeyRecord> RevokeAdvertiserKey(Id community_id, Id key_id, int64_t now) override;
 
   Result<CommunityRecord> CreateCommunity(const CommunityRecord& c, int64_t now) override;
   Result<CommunityRecord> GetCommunity(Id id) override;

@@ -52,7 +52,8 @@ LastClick Clicks(std::vector<store::ClickRecord> clicks) {
 }
 
 TEST(AttributionTest, TheMostRecentViewInTheWindowWins) {
-  auto record = Record({Exposure(1, kT - 3 * kDay), Exposure(2, kT - kDay), Exposure(3, kT - 2 * kDay)});
+  auto record =
+      Record({Exposure(1, kT - 3 * kDay), Exposure(2, kT - kDay), Exposure(3, kT - 2 * kDay)});
   auto a = Attribute(record, {.window_days = 14}, kT, Clicks({}));
   ASSERT_TRUE(a);
   EXPECT_EQ(a->exposure.ad_id, 2);
@@ -62,7 +63,8 @@ TEST(AttributionTest, TheMostRecentViewInTheWindowWins) {
 
 TEST(AttributionTest, AClickBeatsAMoreRecentView) {
   auto record = Record({Exposure(1, kT - 3 * kDay), Exposure(2, kT - kDay)});
-  auto a = Attribute(record, {.window_days = 14}, kT, Clicks({Click(1, kT - 3 * kDay, kT - 3 * kDay + 60)}));
+  auto a = Attribute(record, {.window_days = 14}, kT,
+                     Clicks({Click(1, kT - 3 * kDay, kT - 3 * kDay + 60)}));
   ASSERT_TRUE(a);
   EXPECT_EQ(a->touch, Touch::kClick);
   EXPECT_EQ(a->exposure.decision_id[0], 1);
@@ -74,7 +76,8 @@ TEST(AttributionTest, TheClickedServeNeedNotBeAmongTheKeptExposures) {
   // The exposure store keeps a pair's exposures at most every few minutes; the click row has
   // the serve it was on.
   auto record = Record({Exposure(1, kT - kDay)});
-  auto a = Attribute(record, {.window_days = 14}, kT, Clicks({Click(9, kT - kDay + 120, kT - kDay + 130)}));
+  auto a = Attribute(record, {.window_days = 14}, kT,
+                     Clicks({Click(9, kT - kDay + 120, kT - kDay + 130)}));
   ASSERT_TRUE(a);
   EXPECT_EQ(a->touch, Touch::kClick);
   EXPECT_EQ(a->exposure.decision_id[0], 9);
@@ -82,18 +85,21 @@ TEST(AttributionTest, TheClickedServeNeedNotBeAmongTheKeptExposures) {
 
 TEST(AttributionTest, TheMostRecentClickWins) {
   auto record = Record({Exposure(1, kT - 3 * kDay)});
-  auto a = Attribute(record, {.window_days = 14}, kT,
-                     Clicks({Click(1, kT - 3 * kDay, kT - 100), Click(2, kT - 2 * kDay, kT - 2 * kDay + 5)}));
+  auto a = Attribute(
+      record, {.window_days = 14}, kT,
+      Clicks({Click(1, kT - 3 * kDay, kT - 100), Click(2, kT - 2 * kDay, kT - 2 * kDay + 5)}));
   ASSERT_TRUE(a);
   EXPECT_EQ(a->exposure.decision_id[0], 1);  // clicked later, though served earlier
 }
 
 TEST(AttributionTest, ClicksOfOtherPeopleOrAfterTheTransactionDoNotCount) {
   auto record = Record({Exposure(1, kT - kDay, /*person=*/7)});
-  EXPECT_EQ(Attribute(record, {.window_days = 14}, kT, Clicks({Click(1, kT - kDay, kT + 10)}))->touch,
-            Touch::kView);
+  EXPECT_EQ(
+      Attribute(record, {.window_days = 14}, kT, Clicks({Click(1, kT - kDay, kT + 10)}))->touch,
+      Touch::kView);
   EXPECT_EQ(Attribute(record, {.window_days = 14}, kT,
-                      Clicks({Click(1, kT - kDay, kT - 10, /*person=*/8)}))->touch,
+                      Clicks({Click(1, kT - kDay, kT - 10, /*person=*/8)}))
+                ->touch,
             Touch::kView);
 }
 
@@ -101,8 +107,10 @@ TEST(AttributionTest, ExposuresOutsideTheWindowOrAfterTheTransactionDoNotCount) 
   auto record = Record({Exposure(1, kT - 15 * kDay), Exposure(2, kT + 1)});
   EXPECT_FALSE(Attribute(record, {.window_days = 14}, kT, Clicks({})));
   // The window's edge is inclusive.
-  EXPECT_TRUE(Attribute(Record({Exposure(3, kT - 14 * kDay)}), {.window_days = 14}, kT, Clicks({})));
-  EXPECT_FALSE(Attribute(Record({Exposure(3, kT - 14 * kDay - 1)}), {.window_days = 14}, kT, Clicks({})));
+  EXPECT_TRUE(
+      Attribute(Record({Exposure(3, kT - 14 * kDay)}), {.window_days = 14}, kT, Clicks({})));
+  EXPECT_FALSE(
+      Attribute(Record({Exposure(3, kT - 14 * kDay - 1)}), {.window_days = 14}, kT, Clicks({})));
   // A click on a serve before the window does not count either.
   auto a = Attribute(Record({Exposure(4, kT - kDay)}), {.window_days = 14}, kT,
                      Clicks({Click(5, kT - 20 * kDay, kT - kDay)}));
@@ -115,13 +123,13 @@ TEST(AttributionTest, ExposuresOutsideTheWindowOrAfterTheTransactionDoNotCount) 
 TEST(AttributionTest, NewRequiresNoInteractionBeforeTheExposure) {
   AttributionRule rule{.kind = AttributionRule::Kind::kNew, .window_days = 14};
   EXPECT_TRUE(Attribute(Record({Exposure(1, kT - kDay)}, /*prior=*/0), rule, kT, Clicks({})));
-  EXPECT_FALSE(Attribute(Record({Exposure(1, kT - kDay)}, /*prior=*/kT - 100 * kDay), rule, kT,
-                         Clicks({})));
+  EXPECT_FALSE(
+      Attribute(Record({Exposure(1, kT - kDay)}, /*prior=*/kT - 100 * kDay), rule, kT, Clicks({})));
 }
 
 TEST(AttributionTest, ReturningRequiresAnOldInteractionButNoneRecently) {
-  AttributionRule rule{.kind = AttributionRule::Kind::kReturning, .returning_after_days = 45,
-                       .window_days = 14};
+  AttributionRule rule{
+      .kind = AttributionRule::Kind::kReturning, .returning_after_days = 45, .window_days = 14};
   int64_t exposed = kT - kDay;
   EXPECT_FALSE(Attribute(Record({Exposure(1, exposed)}, 0), rule, kT, Clicks({})));  // never
   EXPECT_FALSE(Attribute(Record({Exposure(1, exposed)}, exposed - 10 * kDay), rule, kT,

@@ -33,7 +33,7 @@ TEST(DecisionIdTest, IsAUuidVersion7CarryingItsMilliseconds) {
   DecisionId id = NewDecisionId(1'767'225'600'123);
   std::string text = id.ToString();
   ASSERT_EQ(text.size(), 36u);
-  EXPECT_EQ(text[14], '7');  // version
+  EXPECT_EQ(text[14], '7');                                          // version
   EXPECT_NE(std::string("89ab").find(text[19]), std::string::npos);  // variant 10xx
   EXPECT_EQ(id.UnixMillis(), 1'767'225'600'123);
   EXPECT_EQ(DecisionId::Parse(text), id);

@@ -32,10 +32,17 @@ class EventsServiceTest : public ::testing::Test {
   }
 
   ClickRecord Click(const DecisionId& id, ClickStatus status = ClickStatus::kBilled) {
-    return ClickRecord{.decision_id = id.bytes, .publisher_id = 1, .ad_unit_id = "top",
-                       .campaign_id = 10, .ad_id = 20, .arm = "a",
-                       .served_at = clock_.NowSeconds() - 5, .clicked_at = clock_.NowSeconds(),
-                       .price = 1'500'000, .person = 99, .status = status};
+    return ClickRecord{.decision_id = id.bytes,
+                       .publisher_id = 1,
+                       .ad_unit_id = "top",
+                       .campaign_id = 10,
+                       .ad_id = 20,
+                       .arm = "a",
+                       .served_at = clock_.NowSeconds() - 5,
+                       .clicked_at = clock_.NowSeconds(),
+                       .price = 1'500'000,
+                       .person = 99,
+                       .status = status};
   }
 
   testing::TempDir dir_;
@@ -58,7 +65,8 @@ TEST_F(EventsServiceTest, TheFirstValidClickOfADecisionIsBilledAndLaterOnesAreDu
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(again->status, ClickStatus::kDuplicate);
   EXPECT_EQ(again->price, 0);
-  Result<ClickRecord> expired = service->RecordClick(Click(NewDecisionId(1), ClickStatus::kExpired));
+  Result<ClickRecord> expired =
+      service->RecordClick(Click(NewDecisionId(1), ClickStatus::kExpired));
   ASSERT_TRUE(expired.ok());
   EXPECT_EQ(expired->status, ClickStatus::kExpired);
   ASSERT_EQ(billed.size(), 1u);
@@ -104,22 +112,20 @@ TEST_F(EventsServiceTest, ConcurrentClicksOfOneDecisionBillExactlyOnce) {
 
 TEST_F(EventsServiceTest, ClicksAreRefusedBeforeStartAndAfterStop) {
   auto service = Service();
-  EXPECT_EQ(service->RecordClick(Click(NewDecisionId(1))).status().code(),
-            Code::kUnavailable);
+  EXPECT_EQ(service->RecordClick(Click(NewDecisionId(1))).status().code(), Code::kUnavailable);
   service->Start();
   EXPECT_TRUE(service->RecordClick(Click(NewDecisionId(1))).ok());
   service->Stop();
-  EXPECT_EQ(service->RecordClick(Click(NewDecisionId(2))).status().code(),
-            Code::kUnavailable);
+  EXPECT_EQ(service->RecordClick(Click(NewDecisionId(2))).status().code(), Code::kUnavailable);
 }
 
 TEST_F(EventsServiceTest, StopWritesTheLastServingCounters) {
   auto service = Service({.flush_interval = std::chrono::minutes(10)});
   service->Start();
   for (int i = 0; i < 3; ++i) {
-    service->served().Count({.unix_seconds = clock_.NowSeconds(), .publisher_id = 1,
-                             .campaign_id = 10, .ad_id = 20},
-                            ServeOutcome::kFill, 2000);
+    service->served().Count(
+        {.unix_seconds = clock_.NowSeconds(), .publisher_id = 1, .campaign_id = 10, .ad_id = 20},
+        ServeOutcome::kFill, 2000);
   }
   service->Stop();
   auto totals = store_->CampaignTotals(10);

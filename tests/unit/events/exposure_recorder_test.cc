@@ -80,7 +80,8 @@ TEST_F(ExposureRecorderTest, ABufferBeyondItsCapDropsAndCounts) {
 }
 
 TEST_F(ExposureRecorderTest, StopWritesWhatIsBuffered) {
-  ExposureRecorder recorder(*store_, catalogs_, activity_, clock_, {.flush_interval = std::chrono::hours(1)});
+  ExposureRecorder recorder(*store_, catalogs_, activity_, clock_,
+                            {.flush_interval = std::chrono::hours(1)});
   recorder.Start();
   std::thread([&] { recorder.Record(10, Entry(1, 1000), std::vector<Address>{Wallet(9)}); }).join();
   recorder.Stop();

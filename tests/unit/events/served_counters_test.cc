@@ -19,8 +19,12 @@ const store::RollupRow* Find(const std::vector<store::RollupRow>& rows, std::str
 
 TEST(ServedCountersTest, CountsPerMinuteAndDimensions) {
   ServedCounters counters;
-  ServedKey fill{.unix_seconds = 1'000'000'059, .publisher_id = 1, .ad_unit_id = "top",
-                 .campaign_id = 5, .ad_id = 9, .arm = "a"};
+  ServedKey fill{.unix_seconds = 1'000'000'059,
+                 .publisher_id = 1,
+                 .ad_unit_id = "top",
+                 .campaign_id = 5,
+                 .ad_id = 9,
+                 .arm = "a"};
   counters.Count(fill, ServeOutcome::kFill, 1500);
   counters.Count(fill, ServeOutcome::kFill, 1500);
   ServedKey none{.unix_seconds = 1'000'000'001, .publisher_id = 1, .ad_unit_id = "top", .arm = "a"};
@@ -65,9 +69,9 @@ TEST(ServedCountersTest, ThreadsCountIntoTheirOwnShardsAndAreSummed) {
 TEST(ServedCountersTest, NewAdUnitsBeyondTheCapAreCountedAsOther) {
   ServedCounters counters(/*max_keys_per_thread=*/3);
   for (int i = 0; i < 100; ++i) {
-    counters.Count({.unix_seconds = 60, .publisher_id = 1,
-                    .ad_unit_id = "unit-" + std::to_string(i)},
-                   ServeOutcome::kNoFill);
+    counters.Count(
+        {.unix_seconds = 60, .publisher_id = 1, .ad_unit_id = "unit-" + std::to_string(i)},
+        ServeOutcome::kNoFill);
   }
   std::vector<store::RollupRow> rows = counters.Take();
   EXPECT_LE(rows.size(), 4u);

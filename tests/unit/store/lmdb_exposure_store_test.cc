@@ -22,8 +22,8 @@ ExposureWrite Write(uint8_t wallet, Id campaign, uint8_t decision, int64_t at, i
   e.person = 99;
   e.arm = "b";
   e.ad_unit_id = std::string(100, 'u');  // longer than kept
-  return ExposureWrite{.wallet = Wallet(wallet), .campaign_id = campaign, .entry = e,
-                       .prior_last_seen = prior};
+  return ExposureWrite{
+      .wallet = Wallet(wallet), .campaign_id = campaign, .entry = e, .prior_last_seen = prior};
 }
 
 class LmdbExposureStoreTest : public ::testing::Test {
@@ -39,7 +39,8 @@ class LmdbExposureStoreTest : public ::testing::Test {
 
 TEST_F(LmdbExposureStoreTest, KeepsTheMostRecentExposuresPerWalletAndCampaign) {
   std::vector<ExposureWrite> writes;
-  for (int i = 0; i < 6; ++i) writes.push_back(Write(1, 10, static_cast<uint8_t>(i), 1000 + i, 500));
+  for (int i = 0; i < 6; ++i)
+    writes.push_back(Write(1, 10, static_cast<uint8_t>(i), 1000 + i, 500));
   writes.push_back(Write(1, 11, 50, 2000));
   writes.push_back(Write(2, 10, 60, 3000));
   ASSERT_TRUE(store_->AddExposures(writes).ok());
@@ -71,8 +72,9 @@ TEST_F(LmdbExposureStoreTest, TheSameDecisionIsRecordedOnce) {
 }
 
 TEST_F(LmdbExposureStoreTest, ExpiryDropsOldEntriesAndEmptyRecords) {
-  ASSERT_TRUE(store_->AddExposures(std::vector{Write(1, 10, 1, 1000), Write(1, 10, 2, 3000),
-                                               Write(2, 10, 3, 1500)})
+  ASSERT_TRUE(store_
+                  ->AddExposures(std::vector{Write(1, 10, 1, 1000), Write(1, 10, 2, 3000),
+                                             Write(2, 10, 3, 1500)})
                   .ok());
   auto deleted = store_->ExpireBefore(2000);
   ASSERT_TRUE(deleted.ok());

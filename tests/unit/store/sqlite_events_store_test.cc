@@ -9,8 +9,8 @@ namespace {
 
 constexpr int64_t kT = 1'800'000'000;
 
-ConversionCandidate Candidate(uint8_t tx, uint64_t person, int64_t block_time,
-                              Id campaign = 10, bool once = true) {
+ConversionCandidate Candidate(uint8_t tx, uint64_t person, int64_t block_time, Id campaign = 10,
+                              bool once = true) {
   ConversionCandidate c;
   ConversionRecord& r = c.record;
   r.campaign_id = campaign;
@@ -54,7 +54,8 @@ TEST_F(SqliteEventsStoreTest, ATransactionCountsOncePerCampaign) {
 }
 
 TEST_F(SqliteEventsStoreTest, OncePerPersonPerWindowUnlessTheCampaignAllowsMore) {
-  auto a = store_->InsertConversions(std::vector{Candidate(1, 5, kT), Candidate(2, 5, kT + 60)}, kT);
+  auto a =
+      store_->InsertConversions(std::vector{Candidate(1, 5, kT), Candidate(2, 5, kT + 60)}, kT);
   EXPECT_EQ(a->size(), 1u);
   // After the window the person may convert again.
   auto later = store_->InsertConversions(std::vector{Candidate(3, 5, kT + 15 * 86400)}, kT);
@@ -65,7 +66,8 @@ TEST_F(SqliteEventsStoreTest, OncePerPersonPerWindowUnlessTheCampaignAllowsMore)
 }
 
 TEST_F(SqliteEventsStoreTest, AReorgMarksItsBlocksConversionsAndTakesThemOutOfTheTotals) {
-  ASSERT_TRUE(store_->InsertConversions(std::vector{Candidate(1, 5, kT), Candidate(2, 6, kT)}, kT).ok());
+  ASSERT_TRUE(
+      store_->InsertConversions(std::vector{Candidate(1, 5, kT), Candidate(2, 6, kT)}, kT).ok());
   CampaignEventTotals before = *store_->CampaignTotals(10);
   EXPECT_EQ(before.conversions, 2);
   EXPECT_EQ(before.conversion_spend, 6'000'000);

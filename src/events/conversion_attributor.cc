@@ -1,5 +1,6 @@
 #include "events/conversion_attributor.h"
 
+#include <iterator>
 #include <utility>
 #include <vector>
 
@@ -37,12 +38,14 @@ ConversionAttributor::ConversionAttributor(store::ExposureStore& exposures,
 void ConversionAttributor::OnApplied(int64_t chain_id,
                                      std::span<const ingest::chain::AppliedBlock> blocks) {
   std::shared_ptr<const decision::Catalog> catalog = catalogs_.Current();
-  if (!catalog || catalog->max_conversion_window_days() == 0) return;
   bool any_interaction = false;
   for (const ingest::chain::AppliedBlock& block : blocks) {
     any_interaction = any_interaction || !block.interactions.empty();
   }
-  if (!any_interaction) return;
+  if (!catalog || catalog->max_conversion_window_days() == 0 || !any_interaction) {
+    if (!pending_.empty()) Insert(chain_id, {});
+    return;
+  }
   if (before_attribution_) before_attribution_();
   // Per campaign, below: the person's last billed click in the window.
   int64_t campaign_id = 0;
@@ -101,12 +104,23 @@ void ConversionAttributor::OnApplied(int64_t chain_id,
       }
     }
   }
-  if (candidates.empty()) return;
+  if (candidates.empty() && pending_.empty()) return;
+  Insert(chain_id, std::move(candidates));
+}
+
+void ConversionAttributor::Insert(int64_t chain_id, std::vector<store::ConversionCandidate> fresh) {
+  std::vector<store::ConversionCandidate> batch = std::move(pending_);
+  pending_.clear();
+  batch.insert(batch.end(), std::make_move_iterator(fresh.begin()),
+               std::make_move_iterator(fresh.end()));
   Result<std::vector<store::ConversionRecord>> recorded =
-      events_.InsertConversions(candidates, clock_.NowSeconds());
+      events_.InsertConversions(batch, clock_.NowSeconds());
   if (!recorded.ok()) {
-    ADS_LOG(error, "conversions not recorded", "chain", chain_id, "candidates", candidates.size(),
-            "error", recorded.status().message());
+    size_t dropped = batch.size() > kMaxPending ? batch.size() - kMaxPending : 0;
+    if (dropped > 0) batch.erase(batch.begin(), batch.begin() + static_cast<ptrdiff_t>(dropped));
+    ADS_LOG(error, "conversions not recorded yet, retried with the next block", "chain", chain_id,
+            "waiting", batch.size(), "dropped", dropped, "error", recorded.status().message());
+    pending_ = std::move(batch);
     return;
   }
   for (const store::ConversionRecord& c : *recorded) {
@@ -117,6 +131,11 @@ void ConversionAttributor::OnApplied(int64_t chain_id,
 void ConversionAttributor::OnReverted(int64_t chain_id,
                                       std::span<const ingest::chain::RevertedBlock> blocks) {
   for (const ingest::chain::RevertedBlock& block : blocks) {
+    std::erase_if(pending_, [&](const store::ConversionCandidate& c) {
+      return c.record.chain_id == chain_id &&
+             c.record.block_number == static_cast<int64_t>(block.number) &&
+             c.record.block_hash == block.hash.bytes;
+    });
     Result<std::vector<store::ConversionRecord>> reverted = events_.RevertConversions(
         chain_id, static_cast<int64_t>(block.number), block.hash.bytes, clock_.NowSeconds());
     if (!reverted.ok()) {

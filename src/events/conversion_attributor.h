@@ -8,9 +8,17 @@
 // conversions are billed through `on_billed` (the decision engine: CPA spend, learned CVR).
 // Blocks a reorg abandons have their conversions marked reorged and unbilled (`on_reverted`).
 // Runs on the indexer's thread, after each LMDB commit.
+//
+// A batch the events store cannot take (InsertConversions fails: disk full, a locked database)
+// is kept and offered again, first, with the next applied batch: inserts are idempotent (unique
+// per transaction and campaign), so a retry never counts twice. At most `kMaxPending` conversions
+// wait; beyond that the oldest are dropped with an error log (the activity itself is kept by the
+// indexer, so an operator can re-attribute by replaying the blocks). A reorg drops the waiting
+// conversions of the blocks it abandons.
 
 #include <functional>
 #include <span>
+#include <vector>
 
 #include "common/clock.h"
 #include "common/published.h"
@@ -35,7 +43,16 @@ class ConversionAttributor final : public ingest::chain::BlockSink {
   void OnApplied(int64_t chain_id, std::span<const ingest::chain::AppliedBlock> blocks) override;
   void OnReverted(int64_t chain_id, std::span<const ingest::chain::RevertedBlock> blocks) override;
 
+  // Conversions waiting for a retry after a failed insert.
+  size_t pending() const { return pending_.size(); }
+
+  static constexpr size_t kMaxPending = size_t{1} << 16;
+
  private:
+  // Inserts `pending_` (failed earlier) and then `fresh`; keeps them all for the next call when
+  // the store fails.
+  void Insert(int64_t chain_id, std::vector<store::ConversionCandidate> fresh);
+
   store::ExposureStore& exposures_;
   store::EventsStore& events_;
   const Published<decision::Catalog>& catalogs_;
@@ -43,6 +60,8 @@ class ConversionAttributor final : public ingest::chain::BlockSink {
   Callback on_billed_;
   Callback on_reverted_;
   std::function<void()> before_attribution_;
+  // Only the indexer's thread touches it.
+  std::vector<store::ConversionCandidate> pending_;
 };
 
 }  // namespace adserver::events

@@ -480,6 +480,10 @@ Status ValidatePublisher(const store::PublisherRecord& p) {
     }
   }
   CheckPositiveIds(out, "blockedCommunities", p.blocked_communities);
+  if (!(p.payout.percent >= 0 && p.payout.percent <= 100)) {
+    out.Add("payout.percent", "must be a number from 0 to 100");
+  }
+  if (p.payout.cpm_micros < 0) out.Add("payout.cpm", "must not be negative");
   return std::move(out).ToStatus("publisher");
 }
 

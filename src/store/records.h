@@ -17,6 +17,17 @@ namespace adserver::store {
 
 using Id = int64_t;
 
+// How a publisher is paid (issue 16): a share of what advertisers spent on its inventory, or a
+// guaranteed price per 1000 served impressions.
+struct PayoutRule {
+  enum class Model { kRevshare, kCpm };
+  Model model = Model::kRevshare;
+  // kRevshare: the publisher's percent of spend, 0..100.
+  double percent = 70;
+  // kCpm: micros per 1000 served impressions, >= 0.
+  Micros cpm_micros = 0;
+};
+
 struct PublisherRecord {
   Id id = 0;
   std::string name;
@@ -29,6 +40,7 @@ struct PublisherRecord {
   std::vector<std::string> category_opt_ins;
   std::optional<Micros> floor_cpm_micros;
   std::vector<std::string> ab_arms;
+  PayoutRule payout;
   int64_t created_at = 0;
   int64_t updated_at = 0;
 };

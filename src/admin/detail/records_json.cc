@@ -183,6 +183,39 @@ void ReadPublisherControls(ObjectReader& r, store::PublisherRecord& p) {
   ReadNameArray(r, "abArms", 32, true, p.ab_arms);
 }
 
+// The payout rule replaces the publisher's whole rule: {"model":"revshare","percent":70} (percent
+// defaults to 70) or {"model":"cpm","cpm":10}.
+void ReadPayoutRule(ObjectReader& r, store::PayoutRule& out) {
+  store::PayoutRule rule;
+  const Json* model = r.Find("model");
+  if (model == nullptr) return r.Require({"model"});
+  if (model->is_string() && *model == "cpm") {
+    rule.model = store::PayoutRule::Model::kCpm;
+    r.Require({"cpm"});
+    r.ReadMoney("cpm", rule.cpm_micros);
+  } else if (model->is_string() && *model == "revshare") {
+    if (const Json* percent = r.Find("percent")) {
+      if (!percent->is_number() || !(percent->get<double>() >= 0) ||
+          !(percent->get<double>() <= 100)) {
+        r.Error("percent", "must be a number from 0 to 100");
+      } else {
+        rule.percent = percent->get<double>();
+      }
+    }
+  } else {
+    return r.Error("model", "must be one of revshare, cpm");
+  }
+  r.RejectUnknown();
+  out = rule;
+}
+
+Json PayoutRuleToJson(const store::PayoutRule& rule) {
+  if (rule.model == store::PayoutRule::Model::kCpm) {
+    return Json{{"model", "cpm"}, {"cpm", MoneyToJson(rule.cpm_micros)}};
+  }
+  return Json{{"model", "revshare"}, {"percent", rule.percent}};
+}
+
 void ReadCampaignControls(ObjectReader& r, const ProjectNames& names, store::CampaignRecord& c) {
   ReadOptionalName(r, "category", 64, false, c.category);
   r.ReadIntArray("allowedPublishers", c.allowed_publishers);
@@ -261,6 +294,7 @@ void ApplyPublisher(ObjectReader& r, bool creating, store::PublisherRecord& p) {
   r.ReadStringArray("allowedOrigins", p.allowed_origins);
   r.ReadIntArray("blockedCommunities", p.blocked_communities);
   ReadPublisherControls(r, p);
+  r.ReadObject("payout", [&](ObjectReader& payout) { ReadPayoutRule(payout, p.payout); });
   r.RejectUnknown();
 }
 
@@ -273,6 +307,7 @@ Json PublisherToJson(const store::PublisherRecord& p) {
               {"categoryOptIns", p.category_opt_ins},
               {"floorCpm", p.floor_cpm_micros ? MoneyToJson(*p.floor_cpm_micros) : Json()},
               {"abArms", p.ab_arms},
+              {"payout", PayoutRuleToJson(p.payout)},
               {"createdAt", TimeToJson(p.created_at)},
               {"updatedAt", TimeToJson(p.updated_at)}};
 }

@@ -392,6 +392,17 @@ ALTER TABLE rollups_hour ADD COLUMN conversion_spend INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE rollups_day ADD COLUMN conversions INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE rollups_day ADD COLUMN conversion_spend INTEGER NOT NULL DEFAULT 0;
 )sql"},
+    // Reports (issue 16): each publisher's payout rule (revenue share of spend, or a guaranteed
+    // CPM per served impression) and the index reports by campaign read hourly rollups with.
+    {8, R"sql(
+ALTER TABLE publishers ADD COLUMN payout_model TEXT NOT NULL DEFAULT 'revshare'
+  CHECK (payout_model IN ('revshare', 'cpm'));
+ALTER TABLE publishers ADD COLUMN payout_percent REAL NOT NULL DEFAULT 70
+  CHECK (payout_percent >= 0 AND payout_percent <= 100);
+ALTER TABLE publishers ADD COLUMN payout_cpm_micros INTEGER NOT NULL DEFAULT 0
+  CHECK (payout_cpm_micros >= 0);
+CREATE INDEX rollups_hour_by_campaign ON rollups_hour (campaign_id, bucket);
+)sql"},
 };
 
 Result<int> CurrentVersion(Connection& conn) {

@@ -137,13 +137,18 @@ std::optional<std::vector<int64_t>> DecodeChains(std::string_view text) {
 
 // ---- Publishers.
 
+std::string_view PayoutModelName(PayoutRule::Model model) {
+  return model == PayoutRule::Model::kCpm ? "cpm" : "revshare";
+}
+
 Result<std::vector<PublisherRecord>> LoadPublishers(Connection& c, std::optional<Id> id) {
   std::vector<PublisherRecord> out;
   {
     ADS_ASSIGN_OR_RETURN(Statement s,
                          Query(c,
-                               Sql("SELECT id, name, created_at, updated_at FROM publishers", id,
-                                   "WHERE id = ?1", "ORDER BY id"),
+                               Sql("SELECT id, name, created_at, updated_at, payout_model, "
+                                   "payout_percent, payout_cpm_micros FROM publishers",
+                                   id, "WHERE id = ?1", "ORDER BY id"),
                                id));
     ADS_RETURN_IF_ERROR(ForEachRow(s, [&] {
       PublisherRecord& p = out.emplace_back();
@@ -151,6 +156,9 @@ Result<std::vector<PublisherRecord>> LoadPublishers(Connection& c, std::optional
       p.name = s.Text(1);
       p.created_at = s.Int(2);
       p.updated_at = s.Int(3);
+      p.payout.model = s.Text(4) == "cpm" ? PayoutRule::Model::kCpm : PayoutRule::Model::kRevshare;
+      p.payout.percent = s.Double(5);
+      p.payout.cpm_micros = s.Int(6);
       return OkStatus();
     }));
   }
@@ -614,9 +622,15 @@ Result<PublisherRecord> SqliteStore::CreatePublisher(const PublisherRecord& p, i
     {
       ADS_ASSIGN_OR_RETURN(Statement s,
                            c.Prepare("INSERT INTO publishers (name, allowed_origins, created_at, "
-                                     "updated_at) VALUES (?1, ?2, ?3, ?3)"));
-      ADS_RETURN_IF_ERROR(
-          s.Bind(1, p.name).Bind(2, EncodeOrigins(p.allowed_origins)).Bind(3, now).Run());
+                                     "updated_at, payout_model, payout_percent, "
+                                     "payout_cpm_micros) VALUES (?1, ?2, ?3, ?3, ?4, ?5, ?6)"));
+      ADS_RETURN_IF_ERROR(s.Bind(1, p.name)
+                              .Bind(2, EncodeOrigins(p.allowed_origins))
+                              .Bind(3, now)
+                              .Bind(4, PayoutModelName(p.payout.model))
+                              .BindDouble(5, p.payout.percent)
+                              .Bind(6, p.payout.cpm_micros)
+                              .Run());
     }
     Id id = c.LastInsertId();
     ADS_RETURN_IF_ERROR(WriteBlockedCommunities(c, id, p.blocked_communities));
@@ -651,8 +665,12 @@ Result<PublisherRecord> SqliteStore::UpdatePublisher(const PublisherRecord& p, i
     {
       ADS_ASSIGN_OR_RETURN(Statement s,
                            c.Prepare("UPDATE publishers SET name = ?2, allowed_origins = ?3, "
-                                     "updated_at = ?4 WHERE id = ?1"));
+                                     "updated_at = ?4, payout_model = ?5, payout_percent = ?6, "
+                                     "payout_cpm_micros = ?7 WHERE id = ?1"));
       s.Bind(1, p.id).Bind(2, p.name).Bind(3, EncodeOrigins(p.allowed_origins)).Bind(4, now);
+      s.Bind(5, PayoutModelName(p.payout.model))
+          .BindDouble(6, p.payout.percent)
+          .Bind(7, p.payout.cpm_micros);
       ADS_RETURN_IF_ERROR(RunOnRow(c, s, "publisher", p.id));
     }
     ADS_RETURN_IF_ERROR(WriteBlockedCommunities(c, p.id, p.blocked_communities));

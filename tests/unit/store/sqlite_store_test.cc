@@ -275,6 +275,30 @@ TEST_F(SqliteStoreTest, PublisherRoundTripsEveryField) {
   EXPECT_EQ((*list)[0].name, "Renamed");
 }
 
+TEST_F(SqliteStoreTest, PublisherPayoutRuleRoundTrips) {
+  PublisherRecord in;
+  in.name = "Default payout";
+  Result<PublisherRecord> created = store_->CreatePublisher(in, kNow);
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  EXPECT_EQ(created->payout.model, PayoutRule::Model::kRevshare);
+  EXPECT_EQ(created->payout.percent, 70);
+
+  PublisherRecord update = *created;
+  update.payout = {.model = PayoutRule::Model::kCpm, .percent = 70, .cpm_micros = 10'500'000};
+  Result<PublisherRecord> cpm = store_->UpdatePublisher(update, kNow + 1);
+  ASSERT_TRUE(cpm.ok()) << cpm.status().ToString();
+  EXPECT_EQ(cpm->payout.model, PayoutRule::Model::kCpm);
+  EXPECT_EQ(cpm->payout.cpm_micros, 10'500'000);
+
+  update.payout = {.model = PayoutRule::Model::kRevshare, .percent = 62.5};
+  ASSERT_TRUE(store_->UpdatePublisher(update, kNow + 2).ok());
+  Result<PublisherRecord> got = store_->GetPublisher(created->id);
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->payout.model, PayoutRule::Model::kRevshare);
+  EXPECT_EQ(got->payout.percent, 62.5);
+  EXPECT_EQ(RawQuery(path_, "SELECT COUNT(*) FROM publishers WHERE payout_model = 'revshare'"), 1);
+}
+
 TEST_F(SqliteStoreTest, PublisherNotFound) {
   EXPECT_EQ(store_->GetPublisher(42).status().code(), Code::kNotFound);
   EXPECT_THAT(store_->GetPublisher(42).status().message(), HasSubstr("publisher 42 not found"));

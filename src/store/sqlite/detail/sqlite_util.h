@@ -91,6 +91,7 @@ class Statement {
     return Check(sqlite3_bind_blob64(stmt_, i, data, size, SQLITE_TRANSIENT));
   }
   Statement& BindNull(int i) { return Check(sqlite3_bind_null(stmt_, i)); }
+  Statement& BindDouble(int i, double v) { return Check(sqlite3_bind_double(stmt_, i, v)); }
   template <typename T>
   Statement& Bind(int i, const std::optional<T>& v) {
     return v.has_value() ? Bind(i, static_cast<int64_t>(*v)) : BindNull(i);
@@ -114,6 +115,7 @@ class Statement {
 
   bool IsNull(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
   int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
+  double Double(int col) const { return sqlite3_column_double(stmt_, col); }
   std::optional<int64_t> OptInt(int col) const {
     if (IsNull(col)) return std::nullopt;
     return Int(col);

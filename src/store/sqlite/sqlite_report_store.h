@@ -1,0 +1,38 @@
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "common/status.h"
+#include "store/report_store.h"
+#include "store/sqlite/options.h"
+
+namespace adserver::store {
+
+namespace sqlite_detail {
+class Connection;
+}  // namespace sqlite_detail
+
+// ReportStore on the same SQLite file as SqliteStore (tables `rollups_minute`, `rollups_hour`,
+// `rollups_day` of migration 5, `campaigns` for the community). One read connection of its own,
+// serialised by a mutex, so a long report never waits on (or holds up) the event writers'
+// connection; WAL lets it read while they write.
+class SqliteReportStore final : public ReportStore {
+ public:
+  static Result<std::unique_ptr<SqliteReportStore>> Open(const std::string& path,
+                                                         const SqliteOptions& options = {});
+  ~SqliteReportStore() override;
+  SqliteReportStore(const SqliteReportStore&) = delete;
+  SqliteReportStore& operator=(const SqliteReportStore&) = delete;
+
+  Result<std::vector<RollupGroup>> QueryRollups(const RollupQuery& query) override;
+
+ private:
+  explicit SqliteReportStore(std::unique_ptr<sqlite_detail::Connection> conn);
+
+  std::mutex mu_;
+  std::unique_ptr<sqlite_detail::Connection> conn_;  // guarded by mu_
+};
+
+}  // namespace adserver::store

@@ -592,6 +592,7 @@ std::variant<ActivityUpload, http::Response> ReadActivityUpload(const Ctx& ctx,
   if (!query.ok()) return Fail(query);
   upload.options.ledger_path = ctx.options.import_ledger_path;
   upload.options.max_input_bytes = ctx.options.max_decompressed_bytes;
+  upload.options.transactions = ctx.options.transactions;
   return upload;
 }
 
@@ -622,7 +623,8 @@ http::Response ImportOwnNdjson(Ctx& ctx, const ActivityUpload& upload, std::stri
   Result<bool> wrote = ingest::WriteOnce(
       upload.options.ledger_path, ingest::ContentDigestHex(ndjson), "POST /admin/v1/activity",
       upload.options.force, [&]() -> Result<uint64_t> {
-        ADS_ASSIGN_OR_RETURN(summary, ingest::ImportActivityNdjson(ndjson, ctx.store, ctx.clock));
+        ADS_ASSIGN_OR_RETURN(summary, ingest::ImportActivityNdjson(ndjson, ctx.store, ctx.clock,
+                                                                   ctx.options.transactions));
         return summary.imported + summary.rejected;
       });
   if (!wrote.ok()) return Fail(wrote.status());

@@ -7,6 +7,7 @@
 #include "http/message.h"
 #include "http/router.h"
 #include "ingest/snapshot_publisher.h"
+#include "ingest/transaction_sink.h"
 #include "store/store.h"
 
 namespace adserver::admin {
@@ -22,6 +23,9 @@ struct AdminOptions {
   // Import ledger shared with `adserver activity import` (app sets DATA_DIR/imports.ledger):
   // content already imported (same decompressed bytes) is not written again. Empty = none.
   std::string import_ledger_path;
+  // Activity uploads hand rows naming a transaction (tx hash) here: conversion attribution (app
+  // sets serve's attributor; it must outlive the API). Null = not attributed.
+  ingest::TransactionSink* transactions = nullptr;
 };
 
 // The admin API (/admin/v1/...): JSON CRUD for publishers, keys, communities, projects,

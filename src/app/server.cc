@@ -223,6 +223,7 @@ Status Server::Init() {
   ads_->RegisterRoutes(router_);
   admin::AdminOptions admin_options = config_.admin;
   admin_options.import_ledger_path = ImportLedgerPath(config_.data_dir);
+  admin_options.transactions = conversions_.get();  // uploads with tx hashes can convert
   admin_ = std::make_unique<admin::AdminApi>(*store_, *snapshots_, clock_, admin_options);
   admin_->RegisterRoutes(router_);
   identity_admin_ = std::make_unique<admin::IdentityAdminApi>(*identity_, config_.admin);

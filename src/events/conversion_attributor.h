@@ -17,19 +17,23 @@
 // conversions of the blocks it abandons.
 
 #include <functional>
+#include <mutex>
 #include <span>
 #include <vector>
 
 #include "common/clock.h"
 #include "common/published.h"
 #include "decision/catalog.h"
+#include "events/attribution.h"
 #include "ingest/chain/block_sink.h"
+#include "ingest/transaction_sink.h"
 #include "store/events_store.h"
 #include "store/exposure_store.h"
 
 namespace adserver::events {
 
-class ConversionAttributor final : public ingest::chain::BlockSink {
+class ConversionAttributor final : public ingest::chain::BlockSink,
+                                   public ingest::TransactionSink {
  public:
   using Callback = std::function<void(const store::ConversionRecord&)>;
   // Every reference must outlive the attributor.
@@ -43,12 +47,31 @@ class ConversionAttributor final : public ingest::chain::BlockSink {
   void OnApplied(int64_t chain_id, std::span<const ingest::chain::AppliedBlock> blocks) override;
   void OnReverted(int64_t chain_id, std::span<const ingest::chain::RevertedBlock> blocks) override;
 
+  // Bulk activity imports (admin API): rows naming a transaction are attributed like the
+  // interactions of a block, at the row's time; they have no block hash, so no reorg undoes them.
+  bool Wants(int64_t project_id, int64_t unix_seconds) const override;
+  void OnImported(std::span<const ingest::chain::ChainInteraction> interactions) override;
+
   // Conversions waiting for a retry after a failed insert.
-  size_t pending() const { return pending_.size(); }
+  size_t pending() const;
 
   static constexpr size_t kMaxPending = size_t{1} << 16;
 
  private:
+  // Where an interaction happened.
+  struct BlockRef {
+    int64_t chain_id = 0;
+    uint64_t number = 0;
+    ingest::chain::Hash32 hash;  // zero for imported rows
+    int64_t time = 0;
+    bool confirmed = true;
+  };
+  // The person's last billed click on the campaign whose id `campaign_id` holds at the call.
+  LastClick LastClickOf(const int64_t& campaign_id);
+  // Conversion candidates of one interaction, one per campaign whose rule it meets.
+  void Collect(const decision::Catalog& catalog,
+               const ingest::chain::ChainInteraction& interaction, const BlockRef& block,
+               std::vector<store::ConversionCandidate>& out);
   // Inserts `pending_` (failed earlier) and then `fresh`; keeps them all for the next call when
   // the store fails.
   void Insert(int64_t chain_id, std::vector<store::ConversionCandidate> fresh);
@@ -60,8 +83,9 @@ class ConversionAttributor final : public ingest::chain::BlockSink {
   Callback on_billed_;
   Callback on_reverted_;
   std::function<void()> before_attribution_;
-  // Only the indexer's thread touches it.
-  std::vector<store::ConversionCandidate> pending_;
+  // Serialises the indexer's thread and admin imports.
+  mutable std::mutex mu_;
+  std::vector<store::ConversionCandidate> pending_;  // guarded by mu_
 };
 
 }  // namespace adserver::events

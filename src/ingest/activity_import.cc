@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "common/address.h"
+#include "ingest/bulk_import.h"
 
 namespace adserver::ingest {
 namespace {
@@ -44,7 +45,25 @@ struct Interaction {
   store::Id project_id = 0;
   int64_t chain_id = 0;
   int64_t timestamp = 0;
+  // Optional "txHash", "logIndex", "blockNumber": the line can be an onchain conversion.
+  std::optional<chain::Hash32> tx_hash;
+  std::optional<uint64_t> log_index;
+  uint64_t block_number = 0;
 };
+
+// Reads an optional non-negative integer field; false with `*error` set when mistyped.
+bool OptionalUintField(simdjson::dom::object& obj, const char* name, std::optional<uint64_t>& out,
+                       std::string* error) {
+  simdjson::dom::element el;
+  if (obj.at_key(name).get(el) != simdjson::SUCCESS) return true;
+  uint64_t value = 0;
+  if (el.get_uint64().get(value) != simdjson::SUCCESS) {
+    *error = std::string("field \"") + name + "\" must be a non-negative integer";
+    return false;
+  }
+  out = value;
+  return true;
+}
 
 using RowKey = std::tuple<Address, store::Id, int64_t>;
 
@@ -147,6 +166,21 @@ std::optional<Interaction> ParseLine(simdjson::dom::parser& parser, std::string_
     return std::nullopt;
   }
   out.timestamp = *seconds;
+  std::optional<std::string_view> tx = StringField(obj, "txHash", false, error);
+  if (!error->empty()) return std::nullopt;
+  if (tx) {
+    out.tx_hash = ParseTxHash(*tx);
+    if (!out.tx_hash) {
+      *error = "field \"txHash\" must be 0x followed by 64 hex digits";
+      return std::nullopt;
+    }
+  }
+  std::optional<uint64_t> block;
+  if (!OptionalUintField(obj, "logIndex", out.log_index, error) ||
+      !OptionalUintField(obj, "blockNumber", block, error)) {
+    return std::nullopt;
+  }
+  out.block_number = block.value_or(0);
   return out;
 }
 
@@ -276,12 +310,13 @@ std::string FormatRfc3339(int64_t unix_seconds) {
 }
 
 Result<ImportSummary> ImportActivityNdjson(std::string_view ndjson, store::Store& store,
-                                           const Clock& clock) {
+                                           const Clock& clock, TransactionSink* transactions) {
   ADS_ASSIGN_OR_RETURN(ProjectIndex projects, LoadProjectIndex(store));
   const int64_t max_timestamp = clock.NowSeconds() + kMaxFutureSkewSeconds;
   simdjson::dom::parser parser;
   std::map<RowKey, store::ActivityRecord> rows;
   ImportSummary summary;
+  std::vector<chain::ChainInteraction> collected;
   size_t line_number = 0;
   for (size_t start = 0; start < ndjson.size();) {
     size_t end = std::min(ndjson.find('\n', start), ndjson.size());
@@ -301,12 +336,25 @@ Result<ImportSummary> ImportActivityNdjson(std::string_view ndjson, store::Store
     }
     AddInteraction(rows, *interaction);
     ++summary.imported;
+    if (transactions != nullptr && interaction->tx_hash &&
+        transactions->Wants(interaction->project_id, interaction->timestamp)) {
+      if (collected.size() < kMaxImportTransactions) {
+        collected.push_back({.wallet = interaction->wallet,
+                             .project_id = interaction->project_id,
+                             .chain_id = interaction->chain_id,
+                             .tx_hash = *interaction->tx_hash,
+                             .log_index = interaction->log_index,
+                             .block_number = interaction->block_number,
+                             .block_time = interaction->timestamp});
+      }
+    }
   }
   if (rows.empty()) return summary;
   std::vector<store::ActivityRecord> batch;
   batch.reserve(rows.size());
   for (auto& [key, row] : rows) batch.push_back(row);
   ADS_RETURN_IF_ERROR(store.RecordActivity(batch));
+  if (!collected.empty()) transactions->OnImported(collected);
   return summary;
 }
 

@@ -6,6 +6,7 @@
 
 #include "common/clock.h"
 #include "common/status.h"
+#include "ingest/transaction_sink.h"
 #include "store/records.h"
 #include "store/store.h"
 
@@ -33,8 +34,13 @@ inline constexpr size_t kMaxReportedErrors = 100;
 // Timestamps more than kMaxFutureSkewSeconds after `clock`'s now are rejected rows. The
 // two-argument form uses the system clock. `imported` counts accepted lines (interactions),
 // so imported + rejected is the number of non-blank lines.
+//
+// Optional per line: "txHash" (0x + 64 hex digits), "logIndex" and "blockNumber" (non-negative
+// integers). Lines with a txHash that `transactions` wants are handed to it after the write
+// (conversion attribution; at most kMaxImportTransactions).
 Result<ImportSummary> ImportActivityNdjson(std::string_view ndjson, store::Store& store,
-                                           const Clock& clock);
+                                           const Clock& clock,
+                                           TransactionSink* transactions = nullptr);
 Result<ImportSummary> ImportActivityNdjson(std::string_view ndjson, store::Store& store);
 
 inline constexpr int64_t kMaxFutureSkewSeconds = 86400;

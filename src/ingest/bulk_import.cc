@@ -29,7 +29,8 @@ namespace {
 
 // BLAKE2b-256 of the decompressed content identifies a file in the ledger (faster than SHA-256).
 constexpr size_t kDigestBytes = 32;
-constexpr const char* kRoles[] = {"wallet", "contract", "project", "chain", "time", "status"};
+constexpr const char* kRoles[] = {"wallet", "contract", "project", "chain",    "time",
+                                   "status", "tx",      "log_index", "block"};
 
 std::string Lower(std::string_view s) {
   std::string out(s);
@@ -48,6 +49,13 @@ constexpr std::array<int8_t, 256> kHexTable = [] {
 
 int HexValue(char c) { return kHexTable[static_cast<uint8_t>(c)]; }
 
+// A decimal (optionally quoted) into `out`; false when it is not one.
+bool ParseUint(std::string_view t, uint64_t& out) {
+  if (t.size() >= 2 && t[0] == '"' && t.back() == '"') t = t.substr(1, t.size() - 2);
+  auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), out);
+  return ec == std::errc() && end == t.data() + t.size() && !t.empty();
+}
+
 std::optional<Address> Hex40(std::string_view hex) {
   Address a;
   for (size_t i = 0; i < 20; ++i) {
@@ -64,6 +72,7 @@ struct Plan {
   std::vector<int> wallets;
   std::vector<int> topic_wallets;  // 32-byte words that hold an address only sometimes
   int contract = -1, project = -1, chain = -1, time = -1, status = -1;
+  int tx = -1, log_index = -1, block = -1;  // optional: conversions
 };
 
 int Find(const std::vector<std::string>& header, std::initializer_list<const char*> names) {
@@ -132,6 +141,10 @@ void DetectShape(const std::vector<std::string>& h, Plan& p) {
   if (p.shape.empty() || p.shape == "adserver") {
     if (int c = Find(h, {"project"}); c >= 0 && p.project < 0) p.project = c;
   }
+  p.tx = Find(h, {"transaction_hash", "tx_hash", "txhash", "evt_tx_hash"});
+  if (p.tx < 0 && p.shape.find("transactions") != std::string::npos) p.tx = Find(h, {"hash"});
+  p.log_index = Find(h, {"log_index", "logindex", "evt_index"});
+  p.block = Find(h, {"block_number", "blocknumber", "evt_block_number"});
 }
 
 Status ApplyMapping(const std::vector<std::string>& h, const ColumnMapping& m, Plan& p) {
@@ -157,6 +170,12 @@ Status ApplyMapping(const std::vector<std::string>& h, const ColumnMapping& m, P
       p.time = idx[0];
     } else if (role == "status") {
       p.status = idx[0];
+    } else if (role == "tx") {
+      p.tx = idx[0];
+    } else if (role == "log_index") {
+      p.log_index = idx[0];
+    } else if (role == "block") {
+      p.block = idx[0];
     }
   }
   if (p.wallets.empty() && p.topic_wallets.empty()) {
@@ -507,6 +526,17 @@ class Importer {
       if (a) added += Add(*a, *project, chain, day);
     }
     summary_.interactions += added;
+    if (options_.transactions != nullptr && plan_.tx >= 0 && plan_.time >= 0 && added > 0) {
+      CollectTransaction(f, *project, chain);
+    }
+  }
+
+  // Hands the collected transactions to the sink (after Write()).
+  void DeliverTransactions() {
+    if (options_.transactions == nullptr || transactions_.empty()) return;
+    options_.transactions->OnImported(transactions_);
+    summary_.transactions = transactions_.size();
+    transactions_ = {};
   }
 
   void Reject(uint64_t line, std::string message) {
@@ -576,6 +606,43 @@ class Importer {
     return c.project;
   }
 
+  // The row's transaction, once per wallet column (each is a party to it), when the sink wants
+  // it. Rows whose hash or time does not parse are simply not attributed.
+  void CollectTransaction(const std::vector<std::string_view>& f, store::Id project,
+                          int64_t chain) {
+    auto field = [&](int i) { return i >= 0 && size_t(i) < f.size() ? f[size_t(i)] : ""; };
+    std::optional<int64_t> time = ParseSeconds(field(plan_.time));
+    if (!time || !options_.transactions->Wants(project, *time)) return;
+    std::optional<chain::Hash32> tx = ParseTxHash(field(plan_.tx));
+    if (!tx) return;
+    std::optional<uint64_t> log_index;
+    if (uint64_t v = 0; plan_.log_index >= 0 && ParseUint(field(plan_.log_index), v)) {
+      log_index = v;
+    }
+    uint64_t block = 0;
+    if (plan_.block >= 0) ParseUint(field(plan_.block), block);
+    auto collect = [&](const Address& wallet) {
+      if (wallet == Address{}) return;
+      if (transactions_.size() >= kMaxImportTransactions) {
+        ++summary_.transactions_dropped;
+        return;
+      }
+      transactions_.push_back({.wallet = wallet,
+                               .project_id = project,
+                               .chain_id = chain,
+                               .tx_hash = *tx,
+                               .log_index = log_index,
+                               .block_number = block,
+                               .block_time = *time});
+    };
+    for (int c : plan_.wallets) {
+      if (std::optional<Address> a = ParseAnyAddress(field(c))) collect(*a);
+    }
+    for (int c : plan_.topic_wallets) {
+      if (std::optional<Address> a = ParseAnyAddress(field(c))) collect(*a);
+    }
+  }
+
   size_t Add(const Address& wallet, store::Id project, int64_t chain, uint32_t day) {
     if (wallet == Address{}) return 0;  // mints and burns
     agg_.Add(Key{wallet, static_cast<uint32_t>(project), static_cast<uint32_t>(chain)}, day);
@@ -598,6 +665,7 @@ class Importer {
   std::vector<CachedContract> contract_cache_ = std::vector<CachedContract>(4096);
   AggMap agg_;
   BulkImportSummary summary_;
+  std::vector<chain::ChainInteraction> transactions_;
 };
 
 // A JSON object's values as text, in `header` order (numbers and booleans as written;
@@ -775,7 +843,8 @@ Status AddMapping(std::string_view spec, ColumnMapping& mapping) {
   std::string role = Lower(spec.substr(0, eq));
   if (std::find(std::begin(kRoles), std::end(kRoles), role) == std::end(kRoles)) {
     return InvalidArgumentError("unknown mapping role " + role +
-                                " (wallet, contract, project, chain, time, status)");
+                                " (wallet, contract, project, chain, time, status, tx, log_index, "
+                                "block)");
   }
   std::vector<std::string>& columns = mapping.roles[role];
   columns.clear();
@@ -798,6 +867,52 @@ std::optional<Address> ParseAnyAddress(std::string_view t) {
     return Hex40(t.substr(26));
   }
   return std::nullopt;
+}
+
+std::optional<int64_t> ParseSeconds(std::string_view t) {
+  if (t.size() >= 2 && t[0] == '"' && t.back() == '"') t = t.substr(1, t.size() - 2);
+  if (!t.empty() && t.find_first_not_of("0123456789") == std::string_view::npos) {
+    int64_t seconds = 0;
+    if (std::from_chars(t.data(), t.data() + t.size(), seconds).ec != std::errc()) {
+      return std::nullopt;
+    }
+    return seconds > 100'000'000'000 ? seconds / 1000 : seconds;
+  }
+  if (t.size() > 10 && t[10] == 'T') {
+    Result<int64_t> parsed = ParseRfc3339(t);
+    if (!parsed.ok()) return std::nullopt;
+    return *parsed;
+  }
+  std::optional<uint32_t> day = ParseDay(t);
+  if (!day) return std::nullopt;
+  int64_t seconds = int64_t{*day} * 86400;
+  if (t.size() >= 19) {  // " HH:MM:SS"
+    int h = 0, m = 0, s = 0;
+    if (t[13] != ':' || t[16] != ':' ||
+        std::from_chars(t.data() + 11, t.data() + 13, h).ec != std::errc() ||
+        std::from_chars(t.data() + 14, t.data() + 16, m).ec != std::errc() ||
+        std::from_chars(t.data() + 17, t.data() + 19, s).ec != std::errc() || h > 23 || m > 59 ||
+        s > 60) {
+      return std::nullopt;
+    }
+    seconds += h * 3600 + m * 60 + s;
+  }
+  return seconds;
+}
+
+std::optional<chain::Hash32> ParseTxHash(std::string_view t) {
+  if (t.size() >= 2 && t[0] == '"' && t.back() == '"') t = t.substr(1, t.size() - 2);
+  if (t.size() != 66 || !((t[0] == '0' && (t[1] == 'x' || t[1] == 'X')) ||
+                          (t[0] == '\\' && t[1] == 'x'))) {
+    return std::nullopt;
+  }
+  chain::Hash32 h;
+  for (size_t i = 0; i < 32; ++i) {
+    int hi = HexValue(t[2 + 2 * i]), lo = HexValue(t[3 + 2 * i]);
+    if (hi < 0 || lo < 0) return std::nullopt;
+    h.bytes[i] = static_cast<uint8_t>(hi << 4 | lo);
+  }
+  return h;
 }
 
 std::optional<uint32_t> ParseDay(std::string_view t) {
@@ -898,6 +1013,7 @@ Result<BulkImportSummary> Import(std::unique_ptr<detail::ByteSource> source, std
                                                return summary.rows;
                                              }));
   summary.already_imported = !wrote;
+  if (wrote) importer.DeliverTransactions();
   summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return summary;
 }

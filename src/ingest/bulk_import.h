@@ -13,6 +13,7 @@
 
 #include "common/status.h"
 #include "ingest/activity_import.h"
+#include "ingest/transaction_sink.h"
 #include "store/store.h"
 
 namespace adserver::ingest {
@@ -25,6 +26,10 @@ namespace adserver::ingest {
 //   time      the timestamp (RFC 3339, "YYYY-MM-DD HH:MM:SS[.fff] UTC" or Unix seconds);
 //             absent: the import day
 //   status    a success flag (receipt_status, success): rows with 0/false are skipped
+//   tx        the transaction hash (0x + 64 hex digits): with a `time`, the row can be an onchain
+//             conversion (BulkImportOptions::transactions)
+//   log_index the log's index in its transaction (token transfers, logs)
+//   block     the block number
 struct ColumnMapping {
   std::map<std::string, std::vector<std::string>> roles;  // role -> columns
 };
@@ -50,6 +55,9 @@ struct BulkImportOptions {
   // Largest decompressed input in bytes; InvalidArgument (field "body") beyond it. 0 = no
   // limit. Bounds the work a small gzip request body can cause.
   uint64_t max_input_bytes = 0;
+  // Rows with a tx hash and a time that the sink wants are handed to it after the activity is
+  // written (conversion attribution). Null = none collected.
+  TransactionSink* transactions = nullptr;
 };
 
 struct BulkImportSummary {
@@ -60,6 +68,8 @@ struct BulkImportSummary {
   uint64_t skipped_failed = 0;      // rows of failed transactions
   uint64_t rejected = 0;            // malformed rows
   bool already_imported = false;    // the ledger had this file: nothing was written
+  uint64_t transactions = 0;          // interactions handed to BulkImportOptions::transactions
+  uint64_t transactions_dropped = 0;  // wanted past kMaxImportTransactions
   std::vector<ImportError> errors;  // first kMaxReportedErrors malformed rows (line numbers)
   double seconds = 0;
 };
@@ -104,5 +114,10 @@ Result<std::string> Decompress(std::string_view content, uint64_t max_bytes);
 std::optional<uint32_t> ParseDay(std::string_view text);
 // "0x..." (any case), "\x..." (Dune) or a 32-byte topic word whose first 12 bytes are zero.
 std::optional<Address> ParseAnyAddress(std::string_view text);
+// A timestamp as ParseDay reads it, to Unix seconds: Unix seconds (or milliseconds), RFC 3339,
+// or "YYYY-MM-DD HH:MM:SS[.fff][ UTC]" (UTC). Nullopt when it does not parse.
+std::optional<int64_t> ParseSeconds(std::string_view text);
+// A transaction hash: 0x (or \x) and 64 hex digits, optionally quoted.
+std::optional<chain::Hash32> ParseTxHash(std::string_view text);
 
 }  // namespace adserver::ingest

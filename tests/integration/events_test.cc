@@ -5,6 +5,7 @@
 #include <signal.h>
 
 #include <chrono>
+#include <ctime>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -126,6 +127,13 @@ json Clicks(const std::string& query = "") {
       "GET", "/admin/v1/clicks?campaignId=" + std::to_string(env->cpc_campaign) + query);
   EXPECT_EQ(r.status, 200) << r.body;
   return json::parse(r.body);
+}
+
+std::string Rfc3339Now() {
+  std::time_t now = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  return buf;
 }
 
 std::string SpclidOf(const std::string& location) {
@@ -274,6 +282,82 @@ TEST(EventsTest, ListingsFilterPageAndRejectBadParameters) {
 }
 
 // Runs last: it kills the server.
+// Issue 15: "a bulk import loads rows that carry a tx hash" converts like a block does.
+TEST(EventsTest, AnImportedTransactionOfAnExposedWalletIsAConversion) {
+  const std::string wallet = "0x8888888888888888888888888888888888888888";
+  const std::string contract = "0x9999999999999999999999999999999999999999";
+  ServingFixture& f = *env->fixture;
+  HttpResult project = f.Admin("POST", "/admin/v1/projects",
+                               {{"slug", "swapper"},
+                                {"name", "Swapper"},
+                                {"contracts", {{{"chainId", 1}, {"address", contract}}}}});
+  ASSERT_EQ(project.status, 201) << project.body;
+  auto ndjson = [&](const std::string& extra) {
+    return "{\"wallet\":\"" + wallet + "\",\"project\":\"swapper\",\"chainId\":1," +
+           "\"timestamp\":\"" + Rfc3339Now() + "\"" + extra + "}\n";
+  };
+  HttpResult history = f.Client().Send(
+      "POST", "/admin/v1/activity",
+      {{"Content-Type", "application/x-ndjson"}, {"Authorization", "Bearer " + f.server().admin_token()}},
+      ndjson(""));
+  ASSERT_EQ(history.status, 200) << history.body;
+  HttpResult community = f.Admin("POST", "/admin/v1/communities",
+                                 {{"name", "Swapper DAO"}, {"logoUrl", "https://s.example/l.png"}});
+  ASSERT_EQ(community.status, 201) << community.body;
+  HttpResult campaign = f.Admin("POST", "/admin/v1/campaigns",
+                                {{"communityId", json::parse(community.body)["id"]},
+                                 {"name", "Pay per swap"},
+                                 {"status", "active"},
+                                 {"pricing", {{"model", "CPA"}, {"bid", 3}}},
+                                 {"conversion", {{"projects", {"swapper"}}}},
+                                 {"targeting", {{"projects", {"swapper"}}}}});
+  ASSERT_EQ(campaign.status, 201) << campaign.body;
+  int64_t campaign_id = json::parse(campaign.body)["id"].get<int64_t>();
+  HttpResult ad = f.Admin("POST", "/admin/v1/ads",
+                          {{"campaignId", campaign_id},
+                           {"headline", "Swap"},
+                           {"content", "Swap now."},
+                           {"ctaUrl", "https://swapper.example/"},
+                           {"ctaLabel", "Swap"},
+                           {"images", {{"LANDSCAPE", "https://s.example/a.png"}}}});
+  ASSERT_EQ(ad.status, 201) << ad.body;
+  std::string ad_id = std::to_string(json::parse(ad.body)["id"].get<int64_t>());
+  bool served = false;
+  for (int i = 0; i < 200 && !served; ++i) {
+    HttpResult r = EventsEnvironment::Serve("/v1/ads", f.keys.open_live, wallet);
+    served = r.status == 200 && json::parse(r.body).value("adId", "") == ad_id;
+    if (!served) std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  ASSERT_TRUE(served) << "the CPA campaign was never served to " << wallet;
+
+  // The wallet's swap, from an export that names the transaction.
+  std::string tx = "0x" + std::string(62, 'd') + "01";
+  HttpResult swap = f.Client().Send(
+      "POST", "/admin/v1/activity",
+      {{"Content-Type", "application/x-ndjson"}, {"Authorization", "Bearer " + f.server().admin_token()}},
+      ndjson(",\"txHash\":\"" + tx + "\",\"blockNumber\":123"));
+  ASSERT_EQ(swap.status, 200) << swap.body;
+  HttpResult listed =
+      f.Admin("GET", "/admin/v1/conversions?campaignId=" + std::to_string(campaign_id));
+  ASSERT_EQ(listed.status, 200) << listed.body;
+  json rows = json::parse(listed.body)["conversions"];
+  ASSERT_EQ(rows.size(), 1u) << listed.body;
+  EXPECT_EQ(rows[0]["txHash"], tx);
+  EXPECT_EQ(rows[0]["touch"], "view");
+  EXPECT_EQ(rows[0]["blockNumber"], 123);
+  EXPECT_EQ(rows[0]["adId"], ad_id);
+  // The same transaction in another upload counts once.
+  HttpResult again = f.Client().Send(
+      "POST", "/admin/v1/activity",
+      {{"Content-Type", "application/x-ndjson"}, {"Authorization", "Bearer " + f.server().admin_token()}},
+      ndjson(",\"txHash\":\"" + tx + "\",\"blockNumber\":123,\"logIndex\":0") + "\n");
+  ASSERT_EQ(again.status, 200) << again.body;
+  listed = f.Admin("GET", "/admin/v1/conversions?campaignId=" + std::to_string(campaign_id));
+  // logIndex 0 is another interaction key (a log, not the transaction): the once-per-person
+  // rule keeps it from counting again.
+  EXPECT_EQ(json::parse(listed.body)["conversions"].size(), 1u) << listed.body;
+}
+
 TEST(EventsTest, ZZ_KillNineAfterA302LosesNoClick) {
   std::string path = ClickPath(Serve());
   HttpResult click = Click(path);

@@ -213,6 +213,34 @@ TEST_F(ConversionAttributorTest, AReorgDropsTheWaitingConversionsOfTheBlocksItUn
   EXPECT_EQ(billed_[0].block_number, 100);
 }
 
+TEST_F(ConversionAttributorTest, ImportedTransactionsConvertLikeTheInteractionsOfABlock) {
+  const int64_t now = clock_.NowSeconds();
+  EXPECT_TRUE(attributor_->Wants(kProject, now - 60));
+  EXPECT_FALSE(attributor_->Wants(kProject, now - 15 * 86400));  // before every window
+  EXPECT_FALSE(attributor_->Wants(kProject + 1, now));            // no rule names it
+  Expose(Wallet(1), 11);
+  ChainInteraction tx{.wallet = Wallet(1),
+                      .project_id = kProject,
+                      .chain_id = kChain,
+                      .log_index = 2,
+                      .block_number = 900,
+                      .block_time = now - 60};
+  tx.tx_hash.bytes[0] = 0xee;
+  ChainInteraction stranger = tx;
+  stranger.wallet = Wallet(2);
+  std::vector<ChainInteraction> rows{tx, stranger};
+  attributor_->OnImported(rows);
+  ASSERT_EQ(billed_.size(), 1u);
+  EXPECT_EQ(billed_[0].wallet, Wallet(1));
+  EXPECT_EQ(billed_[0].block_number, 900);
+  EXPECT_EQ(billed_[0].log_index, 2);
+  EXPECT_TRUE(billed_[0].confirmed);
+  EXPECT_EQ(billed_[0].block_hash, (std::array<uint8_t, 32>{}));
+  // Imported again (another export holding the same transaction): counted once.
+  attributor_->OnImported(rows);
+  EXPECT_EQ(Stored().size(), 1u);
+}
+
 TEST_F(ConversionAttributorTest, AtMostKMaxPendingConversionsWait) {
   flaky_->fail_inserts = true;
   // Wallets exposed in bulk, then one block with more converting transactions than may wait.

@@ -256,6 +256,77 @@ TEST_F(BulkImportTest, AggregatesManyWalletsExactly) {
   }
 }
 
+// Records what an import hands over; wants one project, from one time on.
+class RecordingSink final : public TransactionSink {
+ public:
+  RecordingSink(int64_t project, int64_t since) : project_(project), since_(since) {}
+  bool Wants(int64_t project_id, int64_t unix_seconds) const override {
+    return project_id == project_ && unix_seconds >= since_;
+  }
+  void OnImported(std::span<const chain::ChainInteraction> interactions) override {
+    got.insert(got.end(), interactions.begin(), interactions.end());
+  }
+  std::vector<chain::ChainInteraction> got;
+
+ private:
+  int64_t project_;
+  int64_t since_;
+};
+
+TEST_F(BulkImportTest, RowsNamingATransactionGoToTheTransactionSink) {
+  RecordingSink sink(project_, kNow - 86400);
+  options_.transactions = &sink;
+  std::string tx(64, 'a');
+  std::string csv =
+      "token_address,from_address,to_address,value,transaction_hash,log_index,block_number,"
+      "block_timestamp\n" +
+      // Recent: handed over for both parties.
+      std::string(kUsdc) + "," + kA + "," + kB + ",1,0x" + tx + ",3,500,2025-12-31 12:00:00 UTC\n" +
+      // Too old for the sink (outside every window).
+      kUsdc + "," + kA + "," + kB + ",1,0x" + std::string(64, 'b') +
+      ",4,400,2025-12-01 12:00:00 UTC\n" +
+      // No hash: activity only.
+      kUsdc + "," + kA + "," + kB + ",1,,5,500,2025-12-31 12:00:00 UTC\n";
+  BulkImportSummary s = Import(Write("tt.csv", csv));
+  EXPECT_EQ(s.interactions, 6u);
+  EXPECT_EQ(s.transactions, 2u);
+  ASSERT_EQ(sink.got.size(), 2u);
+  const chain::ChainInteraction& first = sink.got[0];
+  EXPECT_EQ(first.wallet, *ParseAddress(kA));
+  EXPECT_EQ(sink.got[1].wallet, *ParseAddress(kB));
+  EXPECT_EQ(first.project_id, project_);
+  EXPECT_EQ(first.chain_id, 1);
+  EXPECT_EQ(first.tx_hash.bytes[0], 0xaa);
+  EXPECT_EQ(first.log_index, 3u);
+  EXPECT_EQ(first.block_number, 500u);
+  EXPECT_EQ(first.block_time, kNow - 12 * 3600);
+  // The same file again: the ledger skips it, nothing handed over twice.
+  sink.got.clear();
+  EXPECT_TRUE(Import(Write("tt.csv", csv)).already_imported);
+  EXPECT_TRUE(sink.got.empty());
+}
+
+TEST_F(BulkImportTest, OwnNdjsonLinesWithATxHashGoToTheTransactionSink) {
+  RecordingSink sink(project_, 0);
+  std::string tx = "0x" + std::string(64, 'c');
+  std::string ndjson =
+      "{\"wallet\":\"" + std::string(kA) +
+      "\",\"project\":\"usdc\",\"chainId\":1,\"timestamp\":\"2025-12-31T00:00:00Z\","
+      "\"txHash\":\"" + tx + "\",\"blockNumber\":7}\n" +
+      "{\"wallet\":\"" + kB +
+      "\",\"project\":\"usdc\",\"chainId\":1,\"timestamp\":\"2025-12-31T00:00:00Z\","
+      "\"txHash\":\"0x12\"}\n";
+  auto s = ImportActivityNdjson(ndjson, *store_, clock_, &sink);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->imported, 1u);
+  ASSERT_EQ(s->rejected, 1u);  // a txHash that is not one is the line's error
+  EXPECT_NE(s->errors[0].message.find("txHash"), std::string::npos);
+  ASSERT_EQ(sink.got.size(), 1u);
+  EXPECT_EQ(sink.got[0].block_number, 7u);
+  EXPECT_FALSE(sink.got[0].log_index.has_value());
+  EXPECT_EQ(sink.got[0].block_time, kNow - 86400);
+}
+
 TEST(LedgerTest, ConcurrentImportsOfTheSameContentWriteOnce) {
   testing::TempDir dir;
   std::string ledger = dir.File("imports.ledger");
@@ -291,6 +362,20 @@ TEST(ParseTest, AddressesAndDays) {
   EXPECT_EQ(ParseDay("86400"), 1u);
   EXPECT_EQ(ParseDay("2026-01-01 00:00:00 UTC"), 20454u);
   EXPECT_FALSE(ParseDay("yesterday"));
+}
+
+TEST(ParseTest, SecondsAndTransactionHashes) {
+  EXPECT_EQ(ParseSeconds("2026-01-01 00:00:01 UTC"), 1'767'225'601);
+  EXPECT_EQ(ParseSeconds("2026-01-01 10:20:30.123 UTC"), 1'767'225'600 + 37'230);
+  EXPECT_EQ(ParseSeconds("2026-01-01T02:00:00+02:00"), 1'767'225'600);
+  EXPECT_EQ(ParseSeconds("1767225600000"), 1'767'225'600);  // milliseconds
+  EXPECT_EQ(ParseSeconds("2026-01-01"), 1'767'225'600);
+  EXPECT_FALSE(ParseSeconds("2026-01-01 25:00:00 UTC"));
+  EXPECT_FALSE(ParseSeconds("soon"));
+  EXPECT_TRUE(ParseTxHash("0x" + std::string(64, 'F')));
+  EXPECT_TRUE(ParseTxHash("\\x" + std::string(64, '0')));
+  EXPECT_FALSE(ParseTxHash("0x" + std::string(63, 'a')));
+  EXPECT_FALSE(ParseTxHash("0x" + std::string(63, 'a') + "g"));
 }
 
 }  // namespace

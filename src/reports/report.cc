@@ -48,6 +48,14 @@ int64_t BucketSeconds(Granularity granularity) {
   return 0;
 }
 
+int64_t SourceBucketSeconds(Granularity granularity, int64_t from, int64_t to) {
+  const int64_t limit = granularity == Granularity::kTotal ? 86400 : BucketSeconds(granularity);
+  for (int64_t seconds : {86400, 3600}) {
+    if (seconds <= limit && from % seconds == 0 && to % seconds == 0) return seconds;
+  }
+  return 60;
+}
+
 std::optional<Granularity> ParseGranularity(std::string_view text) {
   if (text == "minute") return Granularity::kMinute;
   if (text == "hour") return Granularity::kHour;

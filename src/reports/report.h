@@ -23,6 +23,12 @@ enum class Granularity : uint8_t { kMinute, kHour, kDay, kTotal };
 int64_t BucketSeconds(Granularity granularity);
 std::optional<Granularity> ParseGranularity(std::string_view text);
 
+// The bucket (in seconds: 86400, 3600 or 60) of the coarsest rollup table a report over
+// [from, to) at `granularity` can read: no coarser than the granularity's bucket, and dividing
+// both ends so no bucket straddles them. Ranges not on whole minutes read minute rollups (their
+// buckets are floored by the caller).
+int64_t SourceBucketSeconds(Granularity granularity, int64_t from, int64_t to);
+
 // What a report can be grouped by, in the order the columns appear.
 enum class Dimension : uint8_t { kPublisher, kAdUnit, kCampaign, kAd, kCommunity, kArm };
 // The query-string name of a dimension: publisher, adUnitId, campaign, ad, community, arm.

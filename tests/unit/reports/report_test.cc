@@ -138,6 +138,20 @@ TEST(AggregateTest, EmptyInputGivesNoRowsAndZeroTotals) {
   EXPECT_EQ(r.totals, Counts{});
 }
 
+TEST(SourceBucketTest, CoarsestTableThatFitsGranularityAndRange) {
+  constexpr int64_t kDay = 86400;
+  constexpr int64_t kMidnight = 20000 * kDay;
+  EXPECT_EQ(SourceBucketSeconds(Granularity::kDay, kMidnight, kMidnight + 90 * kDay), kDay);
+  EXPECT_EQ(SourceBucketSeconds(Granularity::kTotal, kMidnight, kMidnight + kDay), kDay);
+  // Hourly rows never come from daily rollups.
+  EXPECT_EQ(SourceBucketSeconds(Granularity::kHour, kMidnight, kMidnight + kDay), 3600);
+  EXPECT_EQ(SourceBucketSeconds(Granularity::kMinute, kMidnight, kMidnight + kDay), 60);
+  // A range ending mid-day reads hours, mid-hour reads minutes.
+  EXPECT_EQ(SourceBucketSeconds(Granularity::kDay, kMidnight, kMidnight + 7200), 3600);
+  EXPECT_EQ(SourceBucketSeconds(Granularity::kTotal, kMidnight + 3600, kMidnight + 5400), 60);
+  EXPECT_EQ(SourceBucketSeconds(Granularity::kTotal, kMidnight + 1, kMidnight + 5400), 60);
+}
+
 TEST(ParseTest, NamesRoundTrip) {
   for (Dimension d : {Dimension::kPublisher, Dimension::kAdUnit, Dimension::kCampaign,
                       Dimension::kAd, Dimension::kCommunity, Dimension::kArm}) {

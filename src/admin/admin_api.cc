@@ -10,6 +10,7 @@
 #include <variant>
 #include <vector>
 
+#include "admin/authenticator.h"
 #include "admin/detail/guard.h"
 #include "admin/detail/json_fields.h"
 #include "admin/detail/records_json.h"
@@ -21,6 +22,7 @@
 #include "ingest/bulk_import.h"
 #include "ingest/registry_import.h"
 #include "ingest/validation.h"
+#include "store/account_store.h"
 
 namespace adserver::admin {
 namespace {
@@ -37,6 +39,7 @@ struct Ctx {
   ingest::SnapshotPublisher& snapshots;
   const Clock& clock;
   const AdminOptions& options;
+  const Principal& principal;  // the caller (issue 16)
 };
 
 using HandlerFn = http::Response (*)(Ctx&, const http::Request&);
@@ -145,9 +148,20 @@ struct PublisherApi {
     detail::ApplyPublisher(r, creating, rec);
   }
   static Status Validate(const Record& rec) { return ingest::ValidatePublisher(rec); }
-  static Status CheckReferences(store::Store& s, const Record& rec, FieldErrors& errors) {
+  static Status CheckOwner(Ctx& ctx, const Record& rec) {
+    return CheckPublisher(ctx.principal, rec.id, "publisher " + std::to_string(rec.id));
+  }
+  // Publisher users edit their settings, not what they are paid (issue 16).
+  static Status BeforeWrite(Ctx& ctx, Json& body, Record&) {
+    if (body.contains("payout") && !ctx.principal.IsOperator()) {
+      return PermissionDeniedError("only operators set a publisher's payout rule");
+    }
+    return OkStatus();
+  }
+  static Status CheckReferences(Ctx& ctx, const Record& rec, FieldErrors& errors) {
     if (rec.blocked_communities.empty()) return OkStatus();
-    ADS_ASSIGN_OR_RETURN(std::vector<store::CommunityRecord> communities, s.ListCommunities());
+    ADS_ASSIGN_OR_RETURN(std::vector<store::CommunityRecord> communities,
+                         ctx.store.ListCommunities());
     for (size_t i = 0; i < rec.blocked_communities.size(); ++i) {
       bool known = std::any_of(communities.begin(), communities.end(), [&](const auto& c) {
         return c.id == rec.blocked_communities[i];
@@ -184,7 +198,12 @@ struct CommunityApi {
     detail::ApplyCommunity(r, creating, rec);
   }
   static Status Validate(const Record& rec) { return ingest::ValidateCommunity(rec); }
-  static Status CheckReferences(store::Store&, const Record&, FieldErrors&) { return OkStatus(); }
+  // Communities are public (names and logos appear in ads): publishers read them all.
+  static Status CheckOwner(Ctx& ctx, const Record& rec) {
+    if (ctx.principal.role == store::Role::kPublisher) return OkStatus();
+    return CheckCommunity(ctx.principal, rec.id, "community " + std::to_string(rec.id));
+  }
+  static Status CheckReferences(Ctx&, const Record&, FieldErrors&) { return OkStatus(); }
   static Result<Record> Create(store::Store& s, const Record& r, int64_t now) {
     return s.CreateCommunity(r, now);
   }
@@ -218,7 +237,9 @@ struct ProjectApi {
     detail::ApplyProject(r, creating, rec);
   }
   static Status Validate(const Record& rec) { return ingest::ValidateProject(rec); }
-  static Status CheckReferences(store::Store&, const Record&, FieldErrors&) { return OkStatus(); }
+  // The project registry is shared: every role reads it, only operators write it.
+  static Status CheckOwner(Ctx&, const Record&) { return OkStatus(); }
+  static Status CheckReferences(Ctx&, const Record&, FieldErrors&) { return OkStatus(); }
   static Result<Record> Create(store::Store& s, const Record& r, int64_t now) {
     return s.CreateProject(r, now);
   }
@@ -248,9 +269,16 @@ struct CampaignApi {
     detail::ApplyCampaign(r, creating, names, rec);
   }
   static Status Validate(const Record& rec) { return ingest::ValidateCampaign(rec); }
-  static Status CheckReferences(store::Store& s, const Record& rec, FieldErrors& errors) {
-    return CheckExists(s.GetCommunity(rec.community_id).status(), errors, "communityId",
-                       "community");
+  static Status CheckOwner(Ctx& ctx, const Record& rec) {
+    return CheckCommunity(ctx.principal, rec.community_id, "campaign " + std::to_string(rec.id));
+  }
+  // Another tenant's community reads as unknown.
+  static Status CheckReferences(Ctx& ctx, const Record& rec, FieldErrors& errors) {
+    Status looked_up = ctx.store.GetCommunity(rec.community_id).status();
+    if (looked_up.ok() && !CheckCommunity(ctx.principal, rec.community_id, "").ok()) {
+      looked_up = NotFoundError("community");
+    }
+    return CheckExists(looked_up, errors, "communityId", "community");
   }
   static Result<Record> Create(store::Store& s, const Record& r, int64_t now) {
     return s.CreateCampaign(r, now);
@@ -273,23 +301,85 @@ struct AdApi {
   static Result<Record> Find(store::Store& s, std::string_view param) {
     return FindById<Record>(param, kName, [&](store::Id id) { return s.GetAd(id); });
   }
-  // ?campaignId=N filters by campaign.
+  // ?campaignId=N filters by campaign, ?reviewStatus=pending|approved|rejected by review
+  // state (the operator's review queue).
   static Result<std::vector<Record>> List(store::Store& s, const http::Request& request) {
-    std::optional<std::string_view> filter = QueryParam(request.query, "campaignId");
-    if (!filter) return s.ListAds(std::nullopt);
-    std::optional<store::Id> campaign_id = ParseId(*filter);
-    if (!campaign_id) {
-      return InvalidFieldError("campaignId", "must be a positive integer campaign id");
+    std::optional<store::ReviewStatus> review;
+    if (std::optional<std::string_view> text = QueryParam(request.query, "reviewStatus")) {
+      review = store::ParseReviewStatus(*text);
+      if (!review) {
+        return InvalidFieldError("reviewStatus", "must be one of approved, pending, rejected");
+      }
     }
-    return s.ListAds(*campaign_id);
+    std::optional<store::Id> campaign_id;
+    if (std::optional<std::string_view> filter = QueryParam(request.query, "campaignId")) {
+      campaign_id = ParseId(*filter);
+      if (!campaign_id) {
+        return InvalidFieldError("campaignId", "must be a positive integer campaign id");
+      }
+    }
+    ADS_ASSIGN_OR_RETURN(std::vector<Record> ads, s.ListAds(campaign_id));
+    if (review) std::erase_if(ads, [&](const Record& a) { return a.review_status != *review; });
+    return ads;
   }
   static void Apply(ObjectReader& r, bool creating, const Aux&, Record& rec) {
     detail::ApplyAd(r, creating, rec);
   }
   static Status Validate(const Record& rec) { return ingest::ValidateAd(rec); }
-  static Status CheckReferences(store::Store& s, const Record& rec, FieldErrors& errors) {
-    return CheckExists(s.GetCampaign(rec.campaign_id).status(), errors, "campaignId",
-                       "campaign");
+  // An ad belongs to its campaign's community.
+  static Status CheckOwner(Ctx& ctx, const Record& rec) {
+    if (ctx.principal.IsOperator()) return OkStatus();
+    Result<store::CampaignRecord> campaign = ctx.store.GetCampaign(rec.campaign_id);
+    if (!campaign.ok() && campaign.status().code() != Code::kNotFound) return campaign.status();
+    std::string what = "ad " + std::to_string(rec.id);
+    if (!campaign.ok()) return NotFoundError(what + " not found");
+    return CheckCommunity(ctx.principal, campaign->community_id, what);
+  }
+  // Another tenant's campaign reads as unknown.
+  static Status CheckReferences(Ctx& ctx, const Record& rec, FieldErrors& errors) {
+    Result<store::CampaignRecord> campaign = ctx.store.GetCampaign(rec.campaign_id);
+    Status looked_up = campaign.status();
+    if (campaign.ok() && !CheckCommunity(ctx.principal, campaign->community_id, "").ok()) {
+      looked_up = NotFoundError("campaign");
+    }
+    return CheckExists(looked_up, errors, "campaignId", "campaign");
+  }
+  // Creative review (issue 16): only operators set reviewStatus/reviewReason; an advertiser's
+  // create or edit makes the ad pending.
+  static Status BeforeWrite(Ctx& ctx, Json& body, Record& rec) {
+    bool sets_review = body.contains("reviewStatus") || body.contains("reviewReason");
+    if (sets_review && !ctx.principal.IsOperator()) {
+      return PermissionDeniedError("only operators review ads (reviewStatus, reviewReason)");
+    }
+    std::optional<store::ReviewStatus> requested;
+    std::string reason = rec.review_reason;
+    FieldErrors errors;
+    if (body.contains("reviewStatus")) {
+      const Json& value = body["reviewStatus"];
+      requested =
+          value.is_string() ? store::ParseReviewStatus(value.get<std::string>()) : std::nullopt;
+      if (!requested) errors.Add("reviewStatus", "must be one of approved, pending, rejected");
+    }
+    if (body.contains("reviewReason")) {
+      const Json& value = body["reviewReason"];
+      if (value.is_null()) {
+        reason.clear();
+      } else if (!value.is_string() || value.get<std::string>().size() > 1000) {
+        errors.Add("reviewReason", "must be a string of at most 1000 characters");
+      } else {
+        reason = value.get<std::string>();
+      }
+    }
+    if (requested == store::ReviewStatus::kRejected && reason.empty()) {
+      errors.Add("reviewReason", "is required when rejecting an ad");
+    }
+    if (!errors.empty()) return errors.ToStatus();
+    body.erase("reviewStatus");
+    body.erase("reviewReason");
+    rec.review_status = ReviewAfterWrite(ctx.principal, requested);
+    // A reason explains a rejection; approving or resubmitting clears it.
+    rec.review_reason = rec.review_status == store::ReviewStatus::kRejected ? reason : "";
+    return OkStatus();
   }
   static Result<Record> Create(store::Store& s, const Record& r, int64_t now) {
     return s.CreateAd(r, now);
@@ -314,8 +404,28 @@ struct Crud {
     ObjectReader reader(body, "", errors);
     T::Apply(reader, creating, aux, record);
     errors.AddAll(T::Validate(record));
-    if (errors.empty()) ADS_RETURN_IF_ERROR(T::CheckReferences(ctx.store, record, errors));
+    if (errors.empty()) ADS_RETURN_IF_ERROR(T::CheckReferences(ctx, record, errors));
     return errors.ToStatus();
+  }
+
+  // Resource-specific preparation of a write (the ads' review fields); most have none.
+  static Status BeforeWrite(Ctx& ctx, Json& body, Record& record) {
+    if constexpr (requires { T::BeforeWrite(ctx, body, record); }) {
+      return T::BeforeWrite(ctx, body, record);
+    }
+    return OkStatus();
+  }
+
+  // The record at the path's {id}, or NotFound when it is another tenant's.
+  static Result<Record> FindOwned(Ctx& ctx, const http::Request& request) {
+    ADS_ASSIGN_OR_RETURN(Record record, T::Find(ctx.store, request.Param("id")));
+    Status owned = T::CheckOwner(ctx, record);
+    if (!owned.ok()) {
+      if (owned.code() != Code::kNotFound) return owned;
+      return NotFoundError(std::string(T::kName) + " " +
+                           std::string(request.Param("id").substr(0, 64)) + " not found");
+    }
+    return record;
   }
 
   static http::Response Create(Ctx& ctx, const http::Request& request) {
@@ -324,6 +434,8 @@ struct Crud {
     Result<typename T::Aux> aux = T::LoadAux(ctx.store);
     if (!aux.ok()) return Fail(aux.status());
     Record record;
+    Status prepared = BeforeWrite(ctx, std::get<Json>(body), record);
+    if (!prepared.ok()) return Fail(prepared);
     Status decoded = Decode(ctx, std::get<Json>(body), /*creating=*/true, *aux, record);
     if (!decoded.ok()) return Fail(decoded);
     Result<Record> created = T::Create(ctx.store, record, ctx.clock.NowSeconds());
@@ -333,7 +445,7 @@ struct Crud {
   }
 
   static http::Response Get(Ctx& ctx, const http::Request& request) {
-    Result<Record> record = T::Find(ctx.store, request.Param("id"));
+    Result<Record> record = FindOwned(ctx, request);
     if (!record.ok()) return Fail(record.status());
     Result<typename T::Aux> aux = T::LoadAux(ctx.store);
     if (!aux.ok()) return Fail(aux.status());
@@ -343,6 +455,14 @@ struct Crud {
   static http::Response List(Ctx& ctx, const http::Request& request) {
     Result<std::vector<Record>> records = T::List(ctx.store, request);
     if (!records.ok()) return Fail(records.status());
+    // Lists hold the caller's tenant only.
+    std::vector<Record> owned;
+    for (Record& r : *records) {
+      Status st = T::CheckOwner(ctx, r);
+      if (st.ok()) owned.push_back(std::move(r));
+      if (!st.ok() && st.code() != Code::kNotFound) return Fail(st);
+    }
+    records = std::move(owned);
     Result<typename T::Aux> aux = T::LoadAux(ctx.store);
     if (!aux.ok()) return Fail(aux.status());
     Json items = Json::array();
@@ -353,10 +473,12 @@ struct Crud {
   static http::Response Patch(Ctx& ctx, const http::Request& request) {
     std::variant<Json, http::Response> body = ReadJsonObject(request);
     if (auto* error = std::get_if<http::Response>(&body)) return std::move(*error);
-    Result<Record> record = T::Find(ctx.store, request.Param("id"));
+    Result<Record> record = FindOwned(ctx, request);
     if (!record.ok()) return Fail(record.status());
     Result<typename T::Aux> aux = T::LoadAux(ctx.store);
     if (!aux.ok()) return Fail(aux.status());
+    Status prepared = BeforeWrite(ctx, std::get<Json>(body), *record);
+    if (!prepared.ok()) return Fail(prepared);
     Status decoded = Decode(ctx, std::get<Json>(body), /*creating=*/false, *aux, *record);
     if (!decoded.ok()) return Fail(decoded);
     Result<Record> updated = T::Update(ctx.store, *record, ctx.clock.NowSeconds());
@@ -366,7 +488,7 @@ struct Crud {
   }
 
   static http::Response Delete(Ctx& ctx, const http::Request& request) {
-    Result<Record> record = T::Find(ctx.store, request.Param("id"));
+    Result<Record> record = FindOwned(ctx, request);
     if (!record.ok()) return Fail(record.status());
     Status deleted = T::Delete(ctx.store, record->id);
     if (!deleted.ok()) return Fail(deleted);
@@ -389,7 +511,7 @@ http::Response CreateKey(Ctx& ctx, const http::Request& request) {
   reader.ReadBool("test", key.test);
   reader.RejectUnknown();
   if (!errors.empty()) return Fail(errors.ToStatus());
-  Result<store::PublisherRecord> publisher = PublisherApi::Find(ctx.store, request.Param("id"));
+  Result<store::PublisherRecord> publisher = Crud<PublisherApi>::FindOwned(ctx, request);
   if (!publisher.ok()) return Fail(publisher.status());
   // 34 characters as spec 5.2 requires; only the hash and the prefix are stored.
   std::string secret = "spk_" + RandomAlphanumeric(30);
@@ -405,7 +527,7 @@ http::Response CreateKey(Ctx& ctx, const http::Request& request) {
 }
 
 http::Response ListKeys(Ctx& ctx, const http::Request& request) {
-  Result<store::PublisherRecord> publisher = PublisherApi::Find(ctx.store, request.Param("id"));
+  Result<store::PublisherRecord> publisher = Crud<PublisherApi>::FindOwned(ctx, request);
   if (!publisher.ok()) return Fail(publisher.status());
   Result<std::vector<store::ApiKeyRecord>> keys = ctx.store.ListApiKeys(publisher->id);
   if (!keys.ok()) return Fail(keys.status());
@@ -415,7 +537,7 @@ http::Response ListKeys(Ctx& ctx, const http::Request& request) {
 }
 
 http::Response RevokeKey(Ctx& ctx, const http::Request& request) {
-  Result<store::PublisherRecord> publisher = PublisherApi::Find(ctx.store, request.Param("id"));
+  Result<store::PublisherRecord> publisher = Crud<PublisherApi>::FindOwned(ctx, request);
   if (!publisher.ok()) return Fail(publisher.status());
   std::string_view key_param = request.Param("keyId");
   std::optional<store::Id> key_id = ParseId(key_param);
@@ -430,6 +552,16 @@ http::Response RevokeKey(Ctx& ctx, const http::Request& request) {
 }
 
 // ---- Advertiser keys (issue 15): the keys of POST /v1/events, shaped like publisher keys.
+
+// The community at {id} when it is the caller's (publishers read communities but do not hold
+// their keys).
+Result<store::CommunityRecord> OwnCommunity(Ctx& ctx, const http::Request& request) {
+  ADS_ASSIGN_OR_RETURN(store::CommunityRecord community,
+                       CommunityApi::Find(ctx.store, request.Param("id")));
+  ADS_RETURN_IF_ERROR(
+      CheckCommunity(ctx.principal, community.id, "community " + std::to_string(community.id)));
+  return community;
+}
 
 Json AdvertiserKeyToJson(const store::AdvertiserKeyRecord& k) {
   return Json{{"id", k.id},
@@ -449,7 +581,7 @@ http::Response CreateAdvertiserKey(Ctx& ctx, const http::Request& request) {
   reader.ReadBool("test", key.test);
   reader.RejectUnknown();
   if (!errors.empty()) return Fail(errors.ToStatus());
-  Result<store::CommunityRecord> community = CommunityApi::Find(ctx.store, request.Param("id"));
+  Result<store::CommunityRecord> community = OwnCommunity(ctx, request);
   if (!community.ok()) return Fail(community.status());
   // "sak_" + 30 characters (34, like publisher keys); only the hash and the prefix are stored.
   std::string secret = "sak_" + RandomAlphanumeric(30);
@@ -466,7 +598,7 @@ http::Response CreateAdvertiserKey(Ctx& ctx, const http::Request& request) {
 }
 
 http::Response ListAdvertiserKeys(Ctx& ctx, const http::Request& request) {
-  Result<store::CommunityRecord> community = CommunityApi::Find(ctx.store, request.Param("id"));
+  Result<store::CommunityRecord> community = OwnCommunity(ctx, request);
   if (!community.ok()) return Fail(community.status());
   Result<std::vector<store::AdvertiserKeyRecord>> keys =
       ctx.store.ListAdvertiserKeys(community->id);
@@ -477,7 +609,7 @@ http::Response ListAdvertiserKeys(Ctx& ctx, const http::Request& request) {
 }
 
 http::Response RevokeAdvertiserKey(Ctx& ctx, const http::Request& request) {
-  Result<store::CommunityRecord> community = CommunityApi::Find(ctx.store, request.Param("id"));
+  Result<store::CommunityRecord> community = OwnCommunity(ctx, request);
   if (!community.ok()) return Fail(community.status());
   std::string_view key_param = request.Param("keyId");
   std::optional<store::Id> key_id = ParseId(key_param);
@@ -741,6 +873,7 @@ struct RouteSpec {
   http::Method method;
   const char* pattern;
   HandlerFn handler;
+  Audience audience;  // who may call it (issue 16); handlers narrow to the caller's tenant
 };
 
 using http::Method;
@@ -748,61 +881,53 @@ template <typename T>
 using C = Crud<T>;
 
 constexpr RouteSpec kRoutes[] = {
-    {Method::kPost, "/admin/v1/publishers", &C<PublisherApi>::Create},
-    {Method::kGet, "/admin/v1/publishers", &C<PublisherApi>::List},
-    {Method::kGet, "/admin/v1/publishers/{id}", &C<PublisherApi>::Get},
-    {Method::kPatch, "/admin/v1/publishers/{id}", &C<PublisherApi>::Patch},
-    {Method::kDelete, "/admin/v1/publishers/{id}", &C<PublisherApi>::Delete},
-    {Method::kPost, "/admin/v1/publishers/{id}/keys", &CreateKey},
-    {Method::kGet, "/admin/v1/publishers/{id}/keys", &ListKeys},
-    {Method::kDelete, "/admin/v1/publishers/{id}/keys/{keyId}", &RevokeKey},
-    {Method::kPost, "/admin/v1/communities", &C<CommunityApi>::Create},
-    {Method::kGet, "/admin/v1/communities", &C<CommunityApi>::List},
-    {Method::kGet, "/admin/v1/communities/{id}", &C<CommunityApi>::Get},
-    {Method::kPatch, "/admin/v1/communities/{id}", &C<CommunityApi>::Patch},
-    {Method::kDelete, "/admin/v1/communities/{id}", &C<CommunityApi>::Delete},
-    {Method::kPost, "/admin/v1/communities/{id}/keys", &CreateAdvertiserKey},
-    {Method::kGet, "/admin/v1/communities/{id}/keys", &ListAdvertiserKeys},
-    {Method::kDelete, "/admin/v1/communities/{id}/keys/{keyId}", &RevokeAdvertiserKey},
-    {Method::kPost, "/admin/v1/projects", &C<ProjectApi>::Create},
-    {Method::kPost, "/admin/v1/projects/import", &ImportProjects},
-    {Method::kGet, "/admin/v1/projects", &C<ProjectApi>::List},
-    {Method::kGet, "/admin/v1/projects/{id}", &C<ProjectApi>::Get},
-    {Method::kPatch, "/admin/v1/projects/{id}", &C<ProjectApi>::Patch},
-    {Method::kDelete, "/admin/v1/projects/{id}", &C<ProjectApi>::Delete},
-    {Method::kPost, "/admin/v1/campaigns", &C<CampaignApi>::Create},
-    {Method::kGet, "/admin/v1/campaigns", &C<CampaignApi>::List},
-    {Method::kGet, "/admin/v1/campaigns/{id}", &C<CampaignApi>::Get},
-    {Method::kPatch, "/admin/v1/campaigns/{id}", &C<CampaignApi>::Patch},
-    {Method::kDelete, "/admin/v1/campaigns/{id}", &C<CampaignApi>::Delete},
-    {Method::kPost, "/admin/v1/ads", &C<AdApi>::Create},
-    {Method::kGet, "/admin/v1/ads", &C<AdApi>::List},
-    {Method::kGet, "/admin/v1/ads/{id}", &C<AdApi>::Get},
-    {Method::kPatch, "/admin/v1/ads/{id}", &C<AdApi>::Patch},
-    {Method::kDelete, "/admin/v1/ads/{id}", &C<AdApi>::Delete},
-    {Method::kPost, "/admin/v1/activity", &ImportActivity},
-    {Method::kGet, "/admin/v1/activity/{wallet}", &WalletActivity},
-    {Method::kPost, "/admin/v1/reload", &Reload},
+    {Method::kPost, "/admin/v1/publishers", &C<PublisherApi>::Create, Audience::kOperator},
+    {Method::kGet, "/admin/v1/publishers", &C<PublisherApi>::List, Audience::kPublisher},
+    {Method::kGet, "/admin/v1/publishers/{id}", &C<PublisherApi>::Get, Audience::kPublisher},
+    {Method::kPatch, "/admin/v1/publishers/{id}", &C<PublisherApi>::Patch, Audience::kPublisher},
+    {Method::kDelete, "/admin/v1/publishers/{id}", &C<PublisherApi>::Delete, Audience::kOperator},
+    {Method::kPost, "/admin/v1/publishers/{id}/keys", &CreateKey, Audience::kPublisher},
+    {Method::kGet, "/admin/v1/publishers/{id}/keys", &ListKeys, Audience::kPublisher},
+    {Method::kDelete, "/admin/v1/publishers/{id}/keys/{keyId}", &RevokeKey, Audience::kPublisher},
+    {Method::kPost, "/admin/v1/communities", &C<CommunityApi>::Create, Audience::kOperator},
+    {Method::kGet, "/admin/v1/communities", &C<CommunityApi>::List, Audience::kAnyUser},
+    {Method::kGet, "/admin/v1/communities/{id}", &C<CommunityApi>::Get, Audience::kAnyUser},
+    {Method::kPatch, "/admin/v1/communities/{id}", &C<CommunityApi>::Patch, Audience::kAdvertiser},
+    {Method::kDelete, "/admin/v1/communities/{id}", &C<CommunityApi>::Delete, Audience::kOperator},
+    {Method::kPost, "/admin/v1/communities/{id}/keys", &CreateAdvertiserKey, Audience::kAdvertiser},
+    {Method::kGet, "/admin/v1/communities/{id}/keys", &ListAdvertiserKeys, Audience::kAdvertiser},
+    {Method::kDelete, "/admin/v1/communities/{id}/keys/{keyId}", &RevokeAdvertiserKey,
+     Audience::kAdvertiser},
+    {Method::kPost, "/admin/v1/projects", &C<ProjectApi>::Create, Audience::kOperator},
+    {Method::kPost, "/admin/v1/projects/import", &ImportProjects, Audience::kOperator},
+    {Method::kGet, "/admin/v1/projects", &C<ProjectApi>::List, Audience::kAnyUser},
+    {Method::kGet, "/admin/v1/projects/{id}", &C<ProjectApi>::Get, Audience::kAnyUser},
+    {Method::kPatch, "/admin/v1/projects/{id}", &C<ProjectApi>::Patch, Audience::kOperator},
+    {Method::kDelete, "/admin/v1/projects/{id}", &C<ProjectApi>::Delete, Audience::kOperator},
+    {Method::kPost, "/admin/v1/campaigns", &C<CampaignApi>::Create, Audience::kAdvertiser},
+    {Method::kGet, "/admin/v1/campaigns", &C<CampaignApi>::List, Audience::kAdvertiser},
+    {Method::kGet, "/admin/v1/campaigns/{id}", &C<CampaignApi>::Get, Audience::kAdvertiser},
+    {Method::kPatch, "/admin/v1/campaigns/{id}", &C<CampaignApi>::Patch, Audience::kAdvertiser},
+    {Method::kDelete, "/admin/v1/campaigns/{id}", &C<CampaignApi>::Delete, Audience::kAdvertiser},
+    {Method::kPost, "/admin/v1/ads", &C<AdApi>::Create, Audience::kAdvertiser},
+    {Method::kGet, "/admin/v1/ads", &C<AdApi>::List, Audience::kAdvertiser},
+    {Method::kGet, "/admin/v1/ads/{id}", &C<AdApi>::Get, Audience::kAdvertiser},
+    {Method::kPatch, "/admin/v1/ads/{id}", &C<AdApi>::Patch, Audience::kAdvertiser},
+    {Method::kDelete, "/admin/v1/ads/{id}", &C<AdApi>::Delete, Audience::kAdvertiser},
+    {Method::kPost, "/admin/v1/activity", &ImportActivity, Audience::kOperator},
+    {Method::kGet, "/admin/v1/activity/{wallet}", &WalletActivity, Audience::kOperator},
+    {Method::kPost, "/admin/v1/reload", &Reload, Audience::kOperator},
 };
 
 }  // namespace
 
 AdminApi::AdminApi(store::Store& store, ingest::SnapshotPublisher& snapshots, const Clock& clock,
-                   AdminOptions options)
-    : store_(store), snapshots_(snapshots), clock_(clock), options_(std::move(options)) {
-  ADS_CHECK(InitCrypto()) << "libsodium cannot be initialised";
-  if (!options_.token.empty()) token_hash_ = Sha256(options_.token);
-}
-
-namespace {
-
-// Checks the admin token, then runs `handler`.
-http::Response Serve(const AdminOptions& options, const Sha256Digest& token_hash, Ctx ctx,
-                     HandlerFn handler, const http::Request& request) {
-  return detail::Guarded(options, token_hash, request, [&]() { return handler(ctx, request); });
-}
-
-}  // namespace
+                   AdminOptions options, const Authenticator& auth)
+    : store_(store),
+      snapshots_(snapshots),
+      clock_(clock),
+      options_(std::move(options)),
+      auth_(auth) {}
 
 void AdminApi::RegisterRoutes(http::Router& router) {
   http::RouteOptions options{.dispatch = http::Dispatch::kWorker,
@@ -811,9 +936,11 @@ void AdminApi::RegisterRoutes(http::Router& router) {
     HandlerFn handler = route.handler;
     router.Add(
         route.method, route.pattern,
-        [this, handler](const http::Request& request) {
-          return Serve(options_, token_hash_, Ctx{store_, snapshots_, clock_, options_}, handler,
-                       request);
+        [this, handler, audience = route.audience](const http::Request& request) {
+          return detail::Guarded(auth_, audience, request, [&](const Principal& principal) {
+            Ctx ctx{store_, snapshots_, clock_, options_, principal};
+            return handler(ctx, request);
+          });
         },
         options);
   }

@@ -3,7 +3,9 @@
 #include <cstdint>
 #include <string>
 
+#include "admin/sign_in_limiter.h"
 #include "common/clock.h"
+#include "common/password.h"
 #include "http/message.h"
 #include "http/router.h"
 #include "ingest/snapshot_publisher.h"
@@ -11,6 +13,8 @@
 #include "store/store.h"
 
 namespace adserver::admin {
+
+class Authenticator;
 
 struct AdminOptions {
   // Bearer token required on every /admin/v1 call. Empty = admin API disabled (routes answer
@@ -26,20 +30,36 @@ struct AdminOptions {
   // Activity uploads hand rows naming a transaction (tx hash) here: conversion attribution (app
   // sets serve's attributor; it must outlive the API). Null = not attributed.
   ingest::TransactionSink* transactions = nullptr;
+  // Console sessions (issue 16) end after this long without a request...
+  int64_t session_idle_seconds = 12 * 60 * 60;
+  // ...and this long after sign-in in any case.
+  int64_t session_absolute_seconds = 7 * 24 * 60 * 60;
+  // Name of the session cookie.
+  std::string session_cookie = "adserver_session";
+  // scheme://host[:port] of http.public_url (app sets it): https makes the cookie Secure, and
+  // it is an accepted Origin of cookie-authenticated writes besides the request's Host.
+  std::string public_origin;
+  // Shortest password accepted for a user.
+  size_t min_password_length = 10;
+  // Cost of hashing a user's password (argon2id).
+  PasswordHashOptions password_hash;
+  // Back-off after failed sign-ins, per email and per client IP.
+  SignInLimiterOptions sign_in;
 };
 
 // The admin API (/admin/v1/...): JSON CRUD for publishers, keys, communities, projects,
 // campaigns, ads, and activity upload (NDJSON, and every CSV/JSON-lines export the bulk CLI
 // import reads, plain or gzip). Every route runs on the worker pool
-// (Dispatch::kWorker), checks `Authorization: Bearer <token>` in constant time, validates
+// (Dispatch::kWorker), authenticates the caller and enforces its scope (detail::Guarded and the
+// route table's audience column; issue 16), validates
 // input with ingest/validation and answers errors in the spec's error shape. After a write it
 // calls SnapshotPublisher::RefreshNow() so serving sees the change when the call returns.
 // Thread-safe.
 class AdminApi {
  public:
-  // store, snapshots and clock must outlive this object.
+  // store, snapshots, clock and auth must outlive this object.
   AdminApi(store::Store& store, ingest::SnapshotPublisher& snapshots, const Clock& clock,
-           AdminOptions options);
+           AdminOptions options, const Authenticator& auth);
 
   void RegisterRoutes(http::Router& router);
 
@@ -48,7 +68,7 @@ class AdminApi {
   ingest::SnapshotPublisher& snapshots_;
   const Clock& clock_;
   AdminOptions options_;
-  Sha256Digest token_hash_{};
+  const Authenticator& auth_;
 };
 
 }  // namespace adserver::admin

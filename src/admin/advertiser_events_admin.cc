@@ -90,15 +90,31 @@ Json EventToJson(const store::AdvertiserEventRecord& e) {
 }  // namespace
 
 AdvertiserEventsAdminApi::AdvertiserEventsAdminApi(store::AdvertiserEventsStore& events,
-                                                   AdminOptions options)
-    : events_(events), options_(std::move(options)) {
-  ADS_CHECK(InitCrypto()) << "libsodium cannot be initialised";
-  if (!options_.token.empty()) token_hash_ = Sha256(options_.token);
+                                                   const Authenticator& auth)
+    : events_(events), auth_(auth) {}
+
+namespace {
+
+// An advertiser user's listing is its community's (with a campaignId too: another community's
+// campaign then matches nothing).
+Status Scope(const Principal& caller, store::AdvertiserEventQuery& query) {
+  if (caller.IsOperator()) return OkStatus();
+  if (query.community_id) {
+    ADS_RETURN_IF_ERROR(CheckCommunity(caller, *query.community_id,
+                                       "community " + std::to_string(*query.community_id)));
+  }
+  query.community_id = caller.community_id;
+  return OkStatus();
 }
 
-http::Response AdvertiserEventsAdminApi::Events(const http::Request& request) {
+}  // namespace
+
+http::Response AdvertiserEventsAdminApi::Events(const Principal& caller,
+                                                const http::Request& request) {
   Result<store::AdvertiserEventQuery> query = ParseQuery(request.query, /*counts=*/false);
   if (!query.ok()) return http::ErrorResponse(query.status());
+  Status scoped = Scope(caller, *query);
+  if (!scoped.ok()) return http::ErrorResponse(scoped);
   // One more row than asked tells whether a next page exists.
   store::AdvertiserEventQuery probe = *query;
   probe.limit = query->limit + 1;
@@ -112,9 +128,12 @@ http::Response AdvertiserEventsAdminApi::Events(const http::Request& request) {
   return JsonResponse(200, Json{{"events", std::move(events)}, {"nextCursor", std::move(next)}});
 }
 
-http::Response AdvertiserEventsAdminApi::Counts(const http::Request& request) {
+http::Response AdvertiserEventsAdminApi::Counts(const Principal& caller,
+                                                const http::Request& request) {
   Result<store::AdvertiserEventQuery> query = ParseQuery(request.query, /*counts=*/true);
   if (!query.ok()) return http::ErrorResponse(query.status());
+  Status scoped = Scope(caller, *query);
+  if (!scoped.ok()) return http::ErrorResponse(scoped);
   Result<std::vector<store::AdvertiserEventCount>> counts =
       events_.Counts(query->campaign_id, query->community_id);
   if (!counts.ok()) return http::ErrorResponse(counts.status());
@@ -130,13 +149,15 @@ void AdvertiserEventsAdminApi::RegisterRoutes(http::Router& router) {
   router.Add(
       http::Method::kGet, "/admin/v1/events",
       [this](const http::Request& request) {
-        return detail::Guarded(options_, token_hash_, request, [&]() { return Events(request); });
+        return detail::Guarded(auth_, Audience::kAdvertiser, request,
+                               [&](const Principal& caller) { return Events(caller, request); });
       },
       route);
   router.Add(
       http::Method::kGet, "/admin/v1/events/counts",
       [this](const http::Request& request) {
-        return detail::Guarded(options_, token_hash_, request, [&]() { return Counts(request); });
+        return detail::Guarded(auth_, Audience::kAdvertiser, request,
+                               [&](const Principal& caller) { return Counts(caller, request); });
       },
       route);
 }

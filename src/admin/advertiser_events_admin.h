@@ -1,14 +1,13 @@
 #pragma once
 
-#include "admin/admin_api.h"
-#include "common/crypto.h"
+#include "admin/authenticator.h"
 #include "http/router.h"
 #include "store/advertiser_events_store.h"
 
 namespace adserver::admin {
 
-// Read-back of advertiser events (POST /v1/events), part of the admin API (same bearer
-// token, worker pool, error shape):
+// Read-back of advertiser events (POST /v1/events), part of the admin API (same
+// authentication, worker pool, error shape; advertiser users see their community's only):
 //   GET /admin/v1/events          events newest first, filtered by campaignId, communityId,
 //                                 from, to (RFC 3339 or YYYY-MM-DD; `to` exclusive), paginated
 //                                 by `cursor` (nextCursor of the previous page) and `limit`
@@ -19,17 +18,16 @@ namespace adserver::admin {
 // Thread-safe.
 class AdvertiserEventsAdminApi {
  public:
-  // `events` must outlive this object.
-  AdvertiserEventsAdminApi(store::AdvertiserEventsStore& events, AdminOptions options);
+  // `events` and `auth` must outlive this object.
+  AdvertiserEventsAdminApi(store::AdvertiserEventsStore& events, const Authenticator& auth);
   void RegisterRoutes(http::Router& router);
 
  private:
-  http::Response Events(const http::Request& request);
-  http::Response Counts(const http::Request& request);
+  http::Response Events(const Principal& caller, const http::Request& request);
+  http::Response Counts(const Principal& caller, const http::Request& request);
 
   store::AdvertiserEventsStore& events_;
-  AdminOptions options_;
-  Sha256Digest token_hash_{};
+  const Authenticator& auth_;
 };
 
 }  // namespace adserver::admin

@@ -134,15 +134,35 @@ double Ratio(int64_t num, int64_t den) {
 }  // namespace
 
 EventsAdminApi::EventsAdminApi(store::EventsStore& events, store::Store& inventory,
-                               AdminOptions options)
-    : events_(events), inventory_(inventory), options_(std::move(options)) {
-  ADS_CHECK(InitCrypto()) << "libsodium cannot be initialised";
-  if (!options_.token.empty()) token_hash_ = Sha256(options_.token);
+                               const Authenticator& auth)
+    : events_(events), inventory_(inventory), auth_(auth) {}
+
+Status EventsAdminApi::Scope(const Principal& caller, store::EventQuery& query) {
+  if (caller.IsOperator()) return OkStatus();
+  if (caller.role == store::Role::kPublisher) {
+    if (query.publisher_id && query.publisher_id != caller.publisher_id) {
+      return NotFoundError("publisher " + std::to_string(*query.publisher_id) + " not found");
+    }
+    query.publisher_id = caller.publisher_id;
+    return OkStatus();
+  }
+  if (!query.campaign_id) {
+    return InvalidFieldError("campaignId", "is required for advertiser users (one campaign)");
+  }
+  std::string what = "campaign " + std::to_string(*query.campaign_id);
+  Result<store::CampaignRecord> campaign = inventory_.GetCampaign(*query.campaign_id);
+  if (!campaign.ok()) {
+    if (campaign.status().code() == Code::kNotFound) return NotFoundError(what + " not found");
+    return campaign.status();
+  }
+  return CheckCommunity(caller, campaign->community_id, what);
 }
 
-http::Response EventsAdminApi::Clicks(const http::Request& request) {
+http::Response EventsAdminApi::Clicks(const Principal& caller, const http::Request& request) {
   Result<store::EventQuery> query = ParseEventQuery(request.query);
   if (!query.ok()) return http::ErrorResponse(query.status());
+  Status scoped = Scope(caller, *query);
+  if (!scoped.ok()) return http::ErrorResponse(scoped);
   // One more row than asked tells whether a next page exists.
   store::EventQuery probe = *query;
   probe.limit = query->limit + 1;
@@ -156,9 +176,11 @@ http::Response EventsAdminApi::Clicks(const http::Request& request) {
   return JsonResponse(200, Json{{"clicks", std::move(clicks)}, {"nextCursor", std::move(next)}});
 }
 
-http::Response EventsAdminApi::Conversions(const http::Request& request) {
+http::Response EventsAdminApi::Conversions(const Principal& caller, const http::Request& request) {
   Result<store::EventQuery> query = ParseEventQuery(request.query);
   if (!query.ok()) return http::ErrorResponse(query.status());
+  Status scoped = Scope(caller, *query);
+  if (!scoped.ok()) return http::ErrorResponse(scoped);
   store::EventQuery probe = *query;
   probe.limit = query->limit + 1;
   Result<std::vector<store::ConversionRecord>> rows = events_.ListConversions(probe);
@@ -172,11 +194,14 @@ http::Response EventsAdminApi::Conversions(const http::Request& request) {
       200, Json{{"conversions", std::move(conversions)}, {"nextCursor", std::move(next)}});
 }
 
-http::Response EventsAdminApi::CampaignStats(const http::Request& request) {
+http::Response EventsAdminApi::CampaignStats(const Principal& caller,
+                                             const http::Request& request) {
   std::optional<int64_t> id = ParsePositiveInt(request.Param("id"));
   if (!id) return http::ErrorResponse(InvalidFieldError("id", "must be a positive integer"));
   Result<store::CampaignRecord> campaign = inventory_.GetCampaign(*id);
   if (!campaign.ok()) return http::ErrorResponse(campaign.status());
+  Status owned = CheckCommunity(caller, campaign->community_id, "campaign " + std::to_string(*id));
+  if (!owned.ok()) return http::ErrorResponse(owned);
   Result<store::CampaignEventTotals> t = events_.CampaignTotals(*id);
   if (!t.ok()) return http::ErrorResponse(t.status());
   Micros spend = t->impression_spend + t->click_spend + t->conversion_spend;
@@ -203,26 +228,27 @@ http::Response EventsAdminApi::CampaignStats(const http::Request& request) {
 
 void EventsAdminApi::RegisterRoutes(http::Router& router) {
   http::RouteOptions route{.dispatch = http::Dispatch::kWorker, .max_body_bytes = 0};
-  router.Add(
-      http::Method::kGet, "/admin/v1/clicks",
-      [this](const http::Request& request) {
-        return detail::Guarded(options_, token_hash_, request, [&]() { return Clicks(request); });
-      },
-      route);
-  router.Add(
-      http::Method::kGet, "/admin/v1/conversions",
-      [this](const http::Request& request) {
-        return detail::Guarded(options_, token_hash_, request,
-                               [&]() { return Conversions(request); });
-      },
-      route);
-  router.Add(
-      http::Method::kGet, "/admin/v1/campaigns/{id}/stats",
-      [this](const http::Request& request) {
-        return detail::Guarded(options_, token_hash_, request,
-                               [&]() { return CampaignStats(request); });
-      },
-      route);
+  using Member = http::Response (EventsAdminApi::*)(const Principal&, const http::Request&);
+  struct Spec {
+    const char* pattern;
+    Member handler;
+    Audience audience;
+  };
+  static constexpr Spec kSpecs[] = {
+      {"/admin/v1/clicks", &EventsAdminApi::Clicks, Audience::kAnyUser},
+      {"/admin/v1/conversions", &EventsAdminApi::Conversions, Audience::kAnyUser},
+      {"/admin/v1/campaigns/{id}/stats", &EventsAdminApi::CampaignStats, Audience::kAdvertiser},
+  };
+  for (const Spec& spec : kSpecs) {
+    router.Add(
+        http::Method::kGet, spec.pattern,
+        [this, spec](const http::Request& request) {
+          return detail::Guarded(auth_, spec.audience, request, [&](const Principal& caller) {
+            return (this->*spec.handler)(caller, request);
+          });
+        },
+        route);
+  }
 }
 
 }  // namespace adserver::admin

@@ -1,14 +1,14 @@
 #pragma once
 
-#include "admin/admin_api.h"
-#include "common/crypto.h"
+#include "admin/authenticator.h"
 #include "http/router.h"
 #include "store/events_store.h"
 #include "store/store.h"
 
 namespace adserver::admin {
 
-// Read-back of events, part of the admin API (same bearer token, worker pool, error shape):
+// Read-back of events, part of the admin API (same authentication and scope rules, worker pool,
+// error shape):
 //   GET /admin/v1/clicks                   clicks newest first, billed, duplicate and expired
 //                                          alike, filtered by campaignId, publisherId, from,
 //                                          to (RFC 3339 or YYYY-MM-DD), paginated by `cursor`
@@ -21,19 +21,21 @@ namespace adserver::admin {
 // Thread-safe.
 class EventsAdminApi {
  public:
-  // Both stores must outlive this object.
-  EventsAdminApi(store::EventsStore& events, store::Store& inventory, AdminOptions options);
+  // Both stores and auth must outlive this object.
+  EventsAdminApi(store::EventsStore& events, store::Store& inventory, const Authenticator& auth);
   void RegisterRoutes(http::Router& router);
 
  private:
-  http::Response Clicks(const http::Request& request);
-  http::Response Conversions(const http::Request& request);
-  http::Response CampaignStats(const http::Request& request);
+  http::Response Clicks(const Principal& caller, const http::Request& request);
+  http::Response Conversions(const Principal& caller, const http::Request& request);
+  http::Response CampaignStats(const Principal& caller, const http::Request& request);
+  // Narrows `query` to the caller's tenant: a publisher's own clicks, an advertiser's own
+  // campaign (campaignId is required for advertisers). NotFound for another tenant's id.
+  Status Scope(const Principal& caller, store::EventQuery& query);
 
   store::EventsStore& events_;
   store::Store& inventory_;
-  AdminOptions options_;
-  Sha256Digest token_hash_{};
+  const Authenticator& auth_;
 };
 
 }  // namespace adserver::admin

@@ -48,11 +48,8 @@ http::Response Handle(identity::IdentityService& identities, const http::Request
 
 }  // namespace
 
-IdentityAdminApi::IdentityAdminApi(identity::IdentityService& identities, AdminOptions options)
-    : identities_(identities), options_(std::move(options)) {
-  ADS_CHECK(InitCrypto()) << "libsodium cannot be initialised";
-  if (!options_.token.empty()) token_hash_ = Sha256(options_.token);
-}
+IdentityAdminApi::IdentityAdminApi(identity::IdentityService& identities, const Authenticator& auth)
+    : identities_(identities), auth_(auth) {}
 
 void IdentityAdminApi::RegisterRoutes(http::Router& router) {
   http::RouteOptions route{.dispatch = http::Dispatch::kWorker, .max_body_bytes = 64 * 1024};
@@ -60,8 +57,8 @@ void IdentityAdminApi::RegisterRoutes(http::Router& router) {
     router.Add(
         method, std::string(kPath),
         [this](const http::Request& request) {
-          return detail::Guarded(options_, token_hash_, request,
-                                 [&]() { return Handle(identities_, request); });
+          return detail::Guarded(auth_, Audience::kOperator, request,
+                                 [&](const Principal&) { return Handle(identities_, request); });
         },
         route);
   }

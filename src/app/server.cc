@@ -8,6 +8,7 @@
 #include "common/log.h"
 #include "store/lmdb/lmdb_activity_store.h"
 #include "store/lmdb/lmdb_exposure_store.h"
+#include "store/sqlite/sqlite_account_store.h"
 #include "store/sqlite/sqlite_advertiser_events_store.h"
 #include "store/sqlite/sqlite_events_store.h"
 #include "store/sqlite/sqlite_identity_store.h"
@@ -38,6 +39,15 @@ Result<std::unique_ptr<store::LmdbActivityStore>> OpenActivityStore(const std::s
   ADS_RETURN_IF_ERROR(store::MigrateActivity(*sqlite, *activity));
   return std::make_unique<store::LmdbActivityStore>(std::move(sqlite), std::move(activity));
 }
+
+namespace {
+// "https://ads.example:8443/x" -> "https://ads.example:8443"; "" for anything else.
+std::string PublicOrigin(const std::string& public_url) {
+  size_t scheme = public_url.find("://");
+  if (scheme == std::string::npos) return "";
+  return public_url.substr(0, public_url.find('/', scheme + 3));
+}
+}  // namespace
 
 std::string ImportLedgerPath(const std::string& data_dir) {
   return (std::filesystem::path(data_dir) / "imports.ledger").string();
@@ -158,7 +168,7 @@ Status Server::InitEvents() {
   }
   // A port chosen at start (":0") is known only after Start(), which sets the URL then.
   if (!public_url.ends_with(":0")) ads_->SetEvents(events_.get(), public_url, exposures_.get());
-  events_admin_ = std::make_unique<admin::EventsAdminApi>(*events_store_, *store_, config_.admin);
+  events_admin_ = std::make_unique<admin::EventsAdminApi>(*events_store_, *store_, *authenticator_);
   events_admin_->RegisterRoutes(router_);
   return OkStatus();
 }
@@ -176,8 +186,23 @@ Status Server::InitAdvertiserEvents() {
       identity_.get());
   advertiser_events_->RegisterRoutes(router_);
   advertiser_events_admin_ =
-      std::make_unique<admin::AdvertiserEventsAdminApi>(*advertiser_events_store_, config_.admin);
+      std::make_unique<admin::AdvertiserEventsAdminApi>(*advertiser_events_store_, *authenticator_);
   advertiser_events_admin_->RegisterRoutes(router_);
+  return OkStatus();
+}
+
+// Users, tokens and console sessions (issue 16): the authenticator every admin route uses.
+// Before InitEvents (its admin routes).
+Status Server::InitAccounts() {
+  ADS_ASSIGN_OR_RETURN(
+      account_store_,
+      store::SqliteAccountStore::Open(DatabasePath(config_.data_dir), EventsConnectionOptions()));
+  admin::AdminOptions options = config_.admin;
+  options.public_origin = PublicOrigin(config_.serve.public_url);
+  authenticator_ = std::make_unique<admin::Authenticator>(options, account_store_.get(), clock_);
+  accounts_admin_ =
+      std::make_unique<admin::AccountsAdminApi>(*account_store_, *store_, *authenticator_);
+  accounts_admin_->RegisterRoutes(router_);
   return OkStatus();
 }
 
@@ -214,6 +239,7 @@ Status Server::Init() {
                                             identity_.get());
   ADS_RETURN_IF_ERROR(InitDecisionState());
   ads_->SetDecisionHooks(&decision_hooks_);
+  ADS_RETURN_IF_ERROR(InitAccounts());
   ADS_RETURN_IF_ERROR(InitEvents());
   // The live indexer attributes onchain conversions as it applies blocks (issue 15).
   if (config_.indexer) {
@@ -224,9 +250,10 @@ Status Server::Init() {
   admin::AdminOptions admin_options = config_.admin;
   admin_options.import_ledger_path = ImportLedgerPath(config_.data_dir);
   admin_options.transactions = conversions_.get();  // uploads with tx hashes can convert
-  admin_ = std::make_unique<admin::AdminApi>(*store_, *snapshots_, clock_, admin_options);
+  admin_ = std::make_unique<admin::AdminApi>(*store_, *snapshots_, clock_, admin_options,
+                                             *authenticator_);
   admin_->RegisterRoutes(router_);
-  identity_admin_ = std::make_unique<admin::IdentityAdminApi>(*identity_, config_.admin);
+  identity_admin_ = std::make_unique<admin::IdentityAdminApi>(*identity_, *authenticator_);
   identity_admin_->RegisterRoutes(router_);
   ADS_RETURN_IF_ERROR(InitAdvertiserEvents());
   router_.Add(http::Method::kGet, "/healthz", [](const http::Request&) {
@@ -315,9 +342,13 @@ Result<AdminCallResult> RunAdminCall(const std::string& data_dir, http::Method m
   admin::AdminOptions options;
   options.token = "cli-" + RandomHex(16);
   options.import_ledger_path = ImportLedgerPath(data_dir);
-  admin::AdminApi api(*store, snapshots, SystemClock::Get(), options);
+  ADS_ASSIGN_OR_RETURN(auto accounts, store::SqliteAccountStore::Open(DatabasePath(data_dir)));
+  admin::Authenticator auth(options, accounts.get(), SystemClock::Get());
+  admin::AdminApi api(*store, snapshots, SystemClock::Get(), options, auth);
   http::Router router;
   api.RegisterRoutes(router);
+  admin::AccountsAdminApi accounts_api(*accounts, *store, auth);
+  accounts_api.RegisterRoutes(router);
   // Identity erasures go to the store's erasure list (under its digest key); a running server
   // picks them up within identity.flush_interval_ms.
   ADS_ASSIGN_OR_RETURN(auto identity_store, OpenIdentityStore(data_dir));
@@ -327,7 +358,7 @@ Result<AdminCallResult> RunAdminCall(const std::string& data_dir, http::Method m
                        identity::IdentityService::Create(identity_store.get(), SystemClock::Get(),
                                                          identity_options));
   ADS_RETURN_IF_ERROR(identities->Load());
-  admin::IdentityAdminApi identity_api(*identities, options);
+  admin::IdentityAdminApi identity_api(*identities, auth);
   identity_api.RegisterRoutes(router);
 
   std::string authorization = "Bearer " + options.token;

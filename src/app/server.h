@@ -3,8 +3,10 @@
 #include <memory>
 #include <string>
 
+#include "admin/accounts_admin.h"
 #include "admin/admin_api.h"
 #include "admin/advertiser_events_admin.h"
+#include "admin/authenticator.h"
 #include "admin/events_admin.h"
 #include "admin/identity_admin.h"
 #include "app/indexer.h"
@@ -27,6 +29,7 @@
 #include "serve/ad_handler.h"
 #include "serve/click_handler.h"
 #include "serve/events_handler.h"
+#include "store/account_store.h"
 #include "store/advertiser_events_store.h"
 #include "store/events_store.h"
 #include "store/exposure_store.h"
@@ -79,6 +82,7 @@ class Server {
   Status InitDecisionState();
   Status InitEvents();
   Status InitAdvertiserEvents();
+  Status InitAccounts();
 
   config::Config config_;
   const Clock& clock_ = SystemClock::Get();
@@ -100,6 +104,11 @@ class Server {
   // Identity tokens (cookies, localIds) and the erasure list: its own SQLite connection.
   std::unique_ptr<store::IdentityStore> identity_store_;
   std::unique_ptr<identity::IdentityService> identity_;
+  // Users, tokens and console sessions (issue 16; own SQLite connection) and the gate of every
+  // admin route, which the admin APIs below use.
+  std::unique_ptr<store::AccountStore> account_store_;
+  std::unique_ptr<admin::Authenticator> authenticator_;
+  std::unique_ptr<admin::AccountsAdminApi> accounts_admin_;
   // Clicks and serving counters (issue 15): their own SQLite connection.
   std::unique_ptr<store::EventsStore> events_store_;
   std::unique_ptr<events::EventsService> events_;

@@ -1,9 +1,12 @@
 // The one binary, `adserver`, and its subcommands. Only main() exits.
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -11,8 +14,6 @@
 #include <optional>
 #include <sstream>
 #include <thread>
-#include <atomic>
-#include <unistd.h>
 
 #include "app/activity_commands.h"
 #include "app/demo.h"
@@ -156,6 +157,26 @@ std::string JsonStringArray(const std::vector<std::string>& items) {
     AppendJsonString(out, items[i]);
   }
   return out + "]";
+}
+
+// A new user's password: the file's content, else $ADSERVER_USER_PASSWORD, else the first
+// line of stdin; a trailing newline is dropped.
+Result<std::string> ReadPassword(const std::string& file) {
+  std::string password;
+  if (!file.empty()) {
+    std::ifstream in(file, std::ios::binary);
+    if (!in) return UnavailableError("cannot read " + file);
+    password.assign(std::istreambuf_iterator<char>(in), {});
+  } else if (const char* env = std::getenv("ADSERVER_USER_PASSWORD"); env != nullptr) {
+    password = env;
+  } else {
+    std::getline(std::cin, password);
+  }
+  while (!password.empty() && (password.back() == '\n' || password.back() == '\r')) {
+    password.pop_back();
+  }
+  if (password.empty()) return InvalidArgumentError("no password given");
+  return password;
 }
 
 std::optional<http::Method> ParseMethod(const std::string& name) {
@@ -369,6 +390,37 @@ int Main(int argc, char** argv) {
     if (*from_opt) index_options.from_block = from_block;
     status = RunIndex(data_dir, index_options);
   });
+
+  // users create --email E --role R [--publisher N | --community N] [--password-file F]
+  // (issue 16): the first operator of the console; the password comes from the file, else
+  // $ADSERVER_USER_PASSWORD, else the first line of stdin, never from the command line.
+  CLI::App* users = app.add_subcommand("users", "Manage console/API users");
+  users->require_subcommand(1);
+  std::string user_email, user_role, password_file;
+  int64_t user_publisher = 0, user_community = 0;
+  CLI::App* user_create = users->add_subcommand("create", "Create a user");
+  add_data(user_create);
+  user_create->add_option("--email", user_email)->required();
+  user_create->add_option("--role", user_role, "operator, publisher or advertiser")->required();
+  user_create->add_option("--publisher", user_publisher, "The publisher of a publisher user");
+  user_create->add_option("--community", user_community, "The community of an advertiser user");
+  user_create->add_option("--password-file", password_file, "File holding the password");
+  user_create->callback([&] {
+    Result<std::string> password = ReadPassword(password_file);
+    if (!password.ok()) {
+      status = password.status();
+      return;
+    }
+    std::string json = "{\"email\":" + JsonString(user_email) +
+                       ",\"role\":" + JsonString(user_role) +
+                       ",\"password\":" + JsonString(*password);
+    if (user_publisher > 0) json += ",\"publisherId\":" + std::to_string(user_publisher);
+    if (user_community > 0) json += ",\"communityId\":" + std::to_string(user_community);
+    status = Call(data_dir, http::Method::kPost, "/admin/v1/users", json + "}");
+  });
+  CLI::App* user_list = users->add_subcommand("list", "List users");
+  add_data(user_list);
+  user_list->callback([&] { status = Call(data_dir, http::Method::kGet, "/admin/v1/users"); });
 
   try {
     app.parse(argc, argv);

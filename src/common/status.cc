@@ -11,6 +11,8 @@ std::string_view CodeName(Code code) {
     case Code::kUnavailable: return "UNAVAILABLE";
     case Code::kDeadlineExceeded: return "DEADLINE_EXCEEDED";
     case Code::kInternal: return "INTERNAL";
+    case Code::kPermissionDenied:
+      return "PERMISSION_DENIED";
   }
   return "UNKNOWN";
 }

@@ -19,6 +19,8 @@ enum class Code {
   kUnavailable,
   kDeadlineExceeded,
   kInternal,
+  // The caller is known but its role may not do this (HTTP 403).
+  kPermissionDenied,
 };
 
 std::string_view CodeName(Code code);
@@ -68,6 +70,9 @@ inline Status DeadlineExceededError(std::string msg) {
   return {Code::kDeadlineExceeded, std::move(msg)};
 }
 inline Status InternalError(std::string msg) { return {Code::kInternal, std::move(msg)}; }
+inline Status PermissionDeniedError(std::string msg) {
+  return {Code::kPermissionDenied, std::move(msg)};
+}
 
 // Result<T> holds either a T or a non-ok Status.
 template <typename T>

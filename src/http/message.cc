@@ -168,6 +168,8 @@ int ToHttpStatus(const Status& status) {
       return 504;
     case Code::kInternal:
       return 500;
+    case Code::kPermissionDenied:
+      return 403;
   }
   return 500;
 }

@@ -32,6 +32,9 @@ struct Request {
   std::string_view body;
   // Path parameters captured by the route pattern ("{id}" -> ("id", "42")), in order.
   std::vector<std::pair<std::string_view, std::string_view>> params;
+  // The client's IP address as the connection saw it (no proxy headers), e.g. "127.0.0.1";
+  // empty when unknown (requests built by tests or the CLI).
+  std::string_view remote_ip;
 
   // First header with this name (case-insensitive), or empty view when absent.
   std::string_view Header(std::string_view name) const;

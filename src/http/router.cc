@@ -39,6 +39,7 @@ void Router::Add(Method method, std::string pattern, Handler handler, RouteOptio
   ADS_CHECK(handler != nullptr) << "route without handler: " << pattern;
   ADS_CHECK(method != Method::kOther) << "route for Method::kOther: " << pattern;
   Route route{.method = method,
+              .pattern = pattern,
               .segments = {},
               .wildcard = false,
               .handler = std::move(handler),
@@ -127,6 +128,13 @@ Router::Match Router::Find(Request& request) const {
     match.allow = AllowList(allowed);
   }
   return match;
+}
+
+std::vector<Router::RouteInfo> Router::Routes() const {
+  std::vector<RouteInfo> out;
+  out.reserve(routes_.size());
+  for (const Route& route : routes_) out.push_back({route.method, route.pattern});
+  return out;
 }
 
 }  // namespace adserver::http

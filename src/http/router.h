@@ -65,9 +65,17 @@ class Router {
   // Matches the request's method and path; fills `request.params` on success.
   Match Find(Request& request) const;
 
+  struct RouteInfo {
+    Method method;
+    std::string pattern;  // as given to Add
+  };
+  // Every route in the order added (for tests that check each route of a table).
+  std::vector<RouteInfo> Routes() const;
+
  private:
   struct Route {
     Method method;
+    std::string pattern;
     std::vector<std::string> segments;
     bool wildcard = false;
     Handler handler;

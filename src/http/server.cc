@@ -283,6 +283,9 @@ class Session : public std::enable_shared_from_this<Session> {
     server_.mutable_stats().connections_open.fetch_add(1, std::memory_order_relaxed);
     request_.headers.reserve(16);
     request_.params.reserve(4);
+    boost::system::error_code ec;
+    tcp::endpoint peer = socket_.remote_endpoint(ec);
+    if (!ec) remote_ip_ = peer.address().to_string();
     storage_.fields.reserve(16);
     storage_.text.reserve(1024);
   }
@@ -341,6 +344,7 @@ class Session : public std::enable_shared_from_this<Session> {
   std::optional<RequestParser> parser_;
   bool header_done_ = false;  // OnHeader ran for the current request
   Request request_;
+  std::string remote_ip_;  // the peer's address, for Request::remote_ip
   Router::Match match_;
   size_t body_limit_ = 0;
   std::string unsent_;  // the part of a response the socket did not take at once (Write)
@@ -454,6 +458,7 @@ void Session::OnParseError(const ErrorCode& ec) {
 void Session::BuildRequest() {
   const std::string& text = storage_.text;
   request_.method = ToMethod(storage_.verb);
+  request_.remote_ip = remote_ip_;
   request_.target = std::string_view(text.data(), storage_.target_size);
   size_t question = request_.target.find('?');
   request_.path = request_.target.substr(0, question);

@@ -224,6 +224,8 @@ Status AddAds(Build& b) {
     }
     auto campaign = b.campaigns.find(a.campaign_id);
     if (a.status != AdStatus::kActive || campaign == b.campaigns.end()) continue;
+    // Creative review (issue 16): pending and rejected ads never serve.
+    if (a.review_status != store::ReviewStatus::kApproved) continue;
     b.catalog.ads.push_back({.id = a.id,
                              .id_str = std::to_string(a.id),
                              .campaign = campaign->second,

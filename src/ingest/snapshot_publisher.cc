@@ -114,6 +114,7 @@ void PutCampaignsAndAds(std::string& out, const store::CatalogData& data) {
     PutAll(out, a.id, a.campaign_id, a.headline, a.content, a.cta_url, a.cta_label, a.images,
            a.weight, a.status, a.created_at, a.updated_at);
     Put(out, a.ab_arm);
+    Put(out, a.review_status);  // a review within the ad's second must rebuild too
   }
 }
 

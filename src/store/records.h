@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/address.h"
@@ -140,6 +141,21 @@ struct CampaignRecord {
   int64_t updated_at = 0;
 };
 
+// Creative review (issue 16): ads written by advertiser users wait for an operator.
+enum class ReviewStatus : uint8_t { kApproved, kPending, kRejected };
+inline std::string_view ReviewStatusName(ReviewStatus s) {
+  return s == ReviewStatus::kApproved  ? "approved"
+         : s == ReviewStatus::kPending ? "pending"
+                                       : "rejected";
+}
+inline std::optional<ReviewStatus> ParseReviewStatus(std::string_view name) {
+  for (ReviewStatus s :
+       {ReviewStatus::kApproved, ReviewStatus::kPending, ReviewStatus::kRejected}) {
+    if (ReviewStatusName(s) == name) return s;
+  }
+  return std::nullopt;
+}
+
 struct AdRecord {
   Id id = 0;
   Id campaign_id = 0;
@@ -153,6 +169,9 @@ struct AdRecord {
   int32_t weight = 1;
   AdStatus status = AdStatus::kActive;
   std::string ab_arm;  // experiment arm (issue 4); "" = every arm
+  // Only approved ads serve; review_reason is the operator's reason for a rejection.
+  ReviewStatus review_status = ReviewStatus::kApproved;
+  std::string review_reason;
   int64_t created_at = 0;
   int64_t updated_at = 0;
 };

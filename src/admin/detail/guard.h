@@ -2,18 +2,20 @@
 
 #include <functional>
 
-#include "admin/admin_api.h"
-#include "common/crypto.h"
+#include "admin/authenticator.h"
+#include "admin/scope.h"
 #include "http/message.h"
 
 namespace adserver::admin::detail {
 
-// The admin API's gate, shared by every admin route: 404 while the admin API is disabled (no
-// token configured), 401 with `WWW-Authenticate: Bearer` unless the request carries
-// `Authorization: Bearer <token>` (compared as SHA-256 digests in constant time), else
-// `handler()`; an exception escaping it becomes a logged 500.
-http::Response Guarded(const AdminOptions& options, const Sha256Digest& token_hash,
-                       const http::Request& request,
-                       const std::function<http::Response()>& handler);
+using ScopedHandler = std::function<http::Response(const Principal&)>;
+
+// The admin API's gate, shared by every admin route: authenticates the caller (operator token,
+// user token or console session; see Authenticator::Authenticate for the 404/401/403 answers),
+// refuses callers outside the route's `audience` (403 for writes and listings, 404 for a read
+// naming an object in its path), else runs `handler(principal)`, which narrows to the caller's
+// tenant. An exception escaping it becomes a logged 500.
+http::Response Guarded(const Authenticator& auth, Audience audience, const http::Request& request,
+                       const ScopedHandler& handler);
 
 }  // namespace adserver::admin::detail

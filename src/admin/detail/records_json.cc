@@ -469,6 +469,8 @@ Json AdToJson(const store::AdRecord& a) {
               {"weight", a.weight},
               {"status", AdStatusName(a.status)},
               {"abArm", OptionalStringToJson(a.ab_arm)},
+              {"reviewStatus", store::ReviewStatusName(a.review_status)},
+              {"reviewReason", OptionalStringToJson(a.review_reason)},
               {"createdAt", TimeToJson(a.created_at)},
               {"updatedAt", TimeToJson(a.updated_at)}};
 }

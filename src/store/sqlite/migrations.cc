@@ -403,6 +403,47 @@ ALTER TABLE publishers ADD COLUMN payout_cpm_micros INTEGER NOT NULL DEFAULT 0
   CHECK (payout_cpm_micros >= 0);
 CREATE INDEX rollups_hour_by_campaign ON rollups_hour (campaign_id, bucket);
 )sql"},
+    // Accounts and creative review (issue 16): users with one role, their bearer tokens
+    // (SHA-256 at rest), console sessions (hashed id, CSRF token, expiry), and the review state
+    // of ads (existing ads stay approved).
+    {9, R"sql(
+CREATE TABLE users (
+  id            INTEGER PRIMARY KEY AUTOINCREMENT,
+  email         TEXT NOT NULL,
+  email_key     TEXT NOT NULL UNIQUE,  -- lower-cased email
+  password_hash TEXT NOT NULL,
+  role          TEXT NOT NULL CHECK (role IN ('operator', 'publisher', 'advertiser')),
+  publisher_id  INTEGER REFERENCES publishers (id) ON DELETE CASCADE,
+  community_id  INTEGER REFERENCES communities (id) ON DELETE CASCADE,
+  created_at    INTEGER NOT NULL,
+  updated_at    INTEGER NOT NULL,
+  CHECK ((role = 'operator' AND publisher_id IS NULL AND community_id IS NULL) OR
+         (role = 'publisher' AND publisher_id IS NOT NULL AND community_id IS NULL) OR
+         (role = 'advertiser' AND community_id IS NOT NULL AND publisher_id IS NULL))
+);
+CREATE TABLE user_tokens (
+  id         INTEGER PRIMARY KEY AUTOINCREMENT,
+  user_id    INTEGER NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  hash       BLOB NOT NULL UNIQUE,
+  prefix     TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  revoked_at INTEGER
+);
+CREATE INDEX user_tokens_by_prefix ON user_tokens (prefix);
+CREATE INDEX user_tokens_by_user ON user_tokens (user_id, id);
+CREATE TABLE console_sessions (
+  id_hash      BLOB PRIMARY KEY,
+  user_id      INTEGER NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  csrf_token   TEXT NOT NULL,
+  created_at   INTEGER NOT NULL,
+  last_seen_at INTEGER NOT NULL,
+  expires_at   INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX console_sessions_by_user ON console_sessions (user_id);
+ALTER TABLE ads ADD COLUMN review_status TEXT NOT NULL DEFAULT 'approved'
+  CHECK (review_status IN ('approved', 'pending', 'rejected'));
+ALTER TABLE ads ADD COLUMN review_reason TEXT NOT NULL DEFAULT '';
+)sql"},
 };
 
 Result<int> CurrentVersion(Connection& conn) {

@@ -446,7 +446,8 @@ Status WriteCampaignProjects(Connection& c, const CampaignRecord& r) {
 
 constexpr const char* kAdColumns =
     "SELECT id, campaign_id, headline, content, cta_url, cta_label, image_landscape, "
-    "image_long_banner, image_short_banner, weight, status, created_at, updated_at FROM ads";
+    "image_long_banner, image_short_banner, weight, status, created_at, updated_at, review_status, "
+    "review_reason FROM ads";
 
 Result<std::vector<AdRecord>> LoadAds(Connection& c, std::string_view filter,
                                       std::optional<Id> id) {
@@ -467,6 +468,10 @@ Result<std::vector<AdRecord>> LoadAds(Connection& c, std::string_view filter,
     a.status = *status;
     a.created_at = s.Int(11);
     a.updated_at = s.Int(12);
+    std::optional<ReviewStatus> review = ParseReviewStatus(s.Text(13));
+    if (!review) return Corrupt("ads.review_status", a.id);
+    a.review_status = *review;
+    a.review_reason = s.Text(14);
     return OkStatus();
   }));
   ADS_RETURN_IF_ERROR(sqlite_detail::LoadAdControls(c, out));
@@ -482,6 +487,7 @@ void BindAd(Statement& s, const AdRecord& a, int64_t now) {
       .Bind(6, a.cta_label);
   for (int f = 0; f < kImageFormatsWithImage; ++f) s.Bind(7 + f, a.images[f]);
   s.Bind(10, int64_t{a.weight}).Bind(11, AdStatusName(a.status)).Bind(12, now);
+  s.Bind(13, ReviewStatusName(a.review_status)).Bind(14, a.review_reason);
 }
 
 // ---- Activity.
@@ -1008,8 +1014,8 @@ Result<AdRecord> SqliteStore::CreateAd(const AdRecord& a, int64_t now) {
           Statement s,
           c.Prepare("INSERT INTO ads (campaign_id, headline, content, cta_url, cta_label, "
                     "image_landscape, image_long_banner, image_short_banner, weight, status, "
-                    "created_at, updated_at) VALUES (?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
-                    "?11, ?12, ?12)"));
+                    "created_at, updated_at, review_status, review_reason) VALUES (?2, ?3, ?4, "
+                    "?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12, ?13, ?14)"));
       BindAd(s, a, now);
       ADS_RETURN_IF_ERROR(MissingReference(c, s.Run(), "campaigns", "campaign", a.campaign_id));
     }
@@ -1047,7 +1053,8 @@ Result<AdRecord> SqliteStore::UpdateAd(const AdRecord& a, int64_t now) {
           Statement s, c.Prepare("UPDATE ads SET campaign_id = ?2, headline = ?3, content = ?4, "
                                  "cta_url = ?5, cta_label = ?6, image_landscape = ?7, "
                                  "image_long_banner = ?8, image_short_banner = ?9, weight = ?10, "
-                                 "status = ?11, updated_at = ?12 WHERE id = ?1"));
+                                 "status = ?11, updated_at = ?12, review_status = ?13, "
+                                 "review_reason = ?14 WHERE id = ?1"));
       s.Bind(1, a.id);
       BindAd(s, a, now);
       ADS_RETURN_IF_ERROR(

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "admin/authenticator.h"
 #include "common/published.h"
 #include "http/router.h"
 #include "ingest/snapshot_publisher.h"
@@ -40,8 +41,9 @@ class AdminApiTest : public ::testing::Test {
     snapshots_ = std::make_unique<ingest::SnapshotPublisher>(*store_, catalogs_, activity_,
                                                              ingest::SnapshotOptions{});
     ASSERT_TRUE(snapshots_->LoadNow().ok());
-    api_ = std::make_unique<AdminApi>(*store_, *snapshots_, clock_,
-                                      AdminOptions{.token = kToken});
+    auth_ = std::make_unique<Authenticator>(AdminOptions{.token = kToken}, nullptr, clock_);
+    api_ = std::make_unique<AdminApi>(*store_, *snapshots_, clock_, AdminOptions{.token = kToken},
+                                      *auth_);
     api_->RegisterRoutes(router_);
   }
 
@@ -128,6 +130,7 @@ class AdminApiTest : public ::testing::Test {
   Published<decision::Catalog> catalogs_;
   Published<decision::ActivityIndex> activity_;
   std::unique_ptr<ingest::SnapshotPublisher> snapshots_;
+  std::unique_ptr<Authenticator> auth_;
   std::unique_ptr<AdminApi> api_;
   http::Router router_;
 };
@@ -145,7 +148,8 @@ TEST_F(AdminApiTest, RejectsMissingOrWrongToken) {
 }
 
 TEST_F(AdminApiTest, DisabledWhenTokenIsEmpty) {
-  AdminApi disabled(*store_, *snapshots_, clock_, AdminOptions{});
+  Authenticator no_token(AdminOptions{}, nullptr, clock_);
+  AdminApi disabled(*store_, *snapshots_, clock_, AdminOptions{}, no_token);
   http::Router router;
   disabled.RegisterRoutes(router);
   Reply r = CallRouter(router, Method::kGet, "/admin/v1/campaigns", "", "", "Bearer x");
@@ -534,7 +538,8 @@ class ActivityUploadTest : public AdminApiTest {
         std::make_unique<AdminApi>(*store_, *snapshots_, clock_,
                                    AdminOptions{.token = kToken,
                                                 .max_decompressed_bytes = 1 << 20,
-                                                .import_ledger_path = dir_.File("imports.ledger")});
+                                                .import_ledger_path = dir_.File("imports.ledger")},
+                                   *auth_);
     router_ = http::Router();
     api_->RegisterRoutes(router_);
     Reply p = Post("/admin/v1/projects", {{"slug", "usdc"},

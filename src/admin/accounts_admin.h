@@ -1,0 +1,48 @@
+#pragma once
+
+#include <string>
+
+#include "admin/authenticator.h"
+#include "http/router.h"
+#include "store/account_store.h"
+#include "store/store.h"
+
+namespace adserver::admin {
+
+// Users, their bearer tokens and console sessions (issue 16), part of the admin API:
+//   POST/GET /admin/v1/users, GET/PATCH/DELETE /admin/v1/users/{id}     operators only
+//   POST /admin/v1/tokens        a token for the caller, or (operators) {"userId":N}
+//   GET /admin/v1/tokens         the caller's tokens (operators: every token, ?userId=N)
+//   DELETE /admin/v1/tokens/{id} revokes one of the caller's tokens (operators: any)
+//   POST/GET/DELETE /console/api/session   sign in (cookie + CSRF token), who, sign out
+// Passwords are stored as argon2id hashes and never answered. Thread-safe.
+class AccountsAdminApi {
+ public:
+  // accounts, inventory (publishers and communities users belong to) and auth must outlive
+  // this object. Hashes a dummy password once (failed sign-ins of unknown emails verify it).
+  AccountsAdminApi(store::AccountStore& accounts, store::Store& inventory,
+                   const Authenticator& auth);
+  void RegisterRoutes(http::Router& router);
+
+ private:
+  http::Response CreateUser(const Principal& caller, const http::Request& request);
+  http::Response ListUsers(const Principal& caller, const http::Request& request);
+  http::Response GetUser(const Principal& caller, const http::Request& request);
+  http::Response PatchUser(const Principal& caller, const http::Request& request);
+  http::Response DeleteUser(const Principal& caller, const http::Request& request);
+  http::Response CreateToken(const Principal& caller, const http::Request& request);
+  http::Response ListTokens(const Principal& caller, const http::Request& request);
+  http::Response RevokeToken(const Principal& caller, const http::Request& request);
+  http::Response SignIn(const http::Request& request);
+  http::Response Who(const http::Request& request);
+  http::Response SignOut(const http::Request& request);
+  // Reads `body` onto `user` (password hashed), validated; the error status otherwise.
+  Status DecodeUser(const std::string& body, bool creating, store::UserRecord& user);
+
+  store::AccountStore& accounts_;
+  store::Store& inventory_;
+  const Authenticator& auth_;
+  std::string dummy_hash_;
+};
+
+}  // namespace adserver::admin

@@ -1,0 +1,71 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include "admin/admin_api.h"
+#include "admin/scope.h"
+#include "admin/sign_in_limiter.h"
+#include "common/clock.h"
+#include "common/crypto.h"
+#include "http/message.h"
+#include "store/account_store.h"
+
+namespace adserver::admin {
+
+// Finds who calls the admin API (issue 16): the configured operator token, a user's bearer
+// token ("sut_..."), or a console session cookie (then writes must pass the CSRF check).
+// Shared by every admin route through detail::Guarded. Thread-safe.
+class Authenticator {
+ public:
+  // `accounts` may be null (only the operator token is accepted); accounts and clock must
+  // outlive this object.
+  Authenticator(AdminOptions options, store::AccountStore* accounts, const Clock& clock);
+
+  // The caller, or the response to send instead: 404 while the admin API is disabled (no
+  // operator token and no user), 401 with `WWW-Authenticate: Bearer` without valid
+  // credentials, 403 for a cookie-authenticated write failing the CSRF check.
+  std::variant<Principal, http::Response> Authenticate(const http::Request& request) const;
+
+  // A new bearer token for `user` (the secret, shown once, and its stored record).
+  struct IssuedToken {
+    std::string secret;
+    store::UserTokenRecord record;
+  };
+  Result<IssuedToken> IssueToken(store::Id user) const;
+
+  // A new console session for `user`: the cookie's secret and the CSRF token bound to it.
+  struct IssuedSession {
+    std::string cookie_secret;
+    store::SessionRecord record;
+  };
+  Result<IssuedSession> StartSession(store::Id user) const;
+  // The session of the request's cookie, unexpired (it is deleted once expired); NotFound
+  // without one.
+  Result<store::SessionRecord> CurrentSession(const http::Request& request) const;
+  // Set-Cookie value carrying `secret` (empty secret: a cookie that clears it).
+  std::string SessionCookie(std::string_view secret) const;
+
+  const AdminOptions& options() const { return options_; }
+  store::AccountStore* accounts() const { return accounts_; }
+  const Clock& clock() const { return clock_; }
+  SignInLimiter& limiter() const { return limiter_; }
+
+ private:
+  std::optional<Principal> FromBearer(std::string_view token) const;
+  std::variant<Principal, http::Response> FromSession(const http::Request& request) const;
+  bool Disabled() const;
+
+  const AdminOptions options_;
+  store::AccountStore* const accounts_;
+  const Clock& clock_;
+  Sha256Digest token_hash_{};
+  mutable SignInLimiter limiter_;
+};
+
+// The value of cookie `name` in the request's Cookie header(s), or empty.
+std::string_view CookieValue(const http::Request& request, std::string_view name);
+
+}  // namespace adserver::admin

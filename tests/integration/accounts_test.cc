@@ -1,0 +1,285 @@
+// Accounts, scoped access and creative review with the real binary over HTTP (issue 16):
+// users and tokens made by the operator, an advertiser's ad pending until approved, a publisher
+// kept to its own objects, console sign-in with its cookie, CSRF refusals, sign-out, and
+// back-off after repeated bad passwords.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+
+#include "integration/fixture.h"
+
+namespace adserver::testing {
+namespace {
+
+using nlohmann::json;
+
+constexpr char kPublicUrl[] = "https://ads.example.test";
+constexpr char kPassword[] = "advertiser-pass-123";
+
+class AccountsTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    ServerProcess::Options options;
+    options.env["ADSERVER_PUBLIC_URL"] = kPublicUrl;
+    fixture_ = new ServingFixture(options);
+  }
+  static void TearDownTestSuite() {
+    delete fixture_;
+    fixture_ = nullptr;
+  }
+  void SetUp() override { ASSERT_TRUE(fixture_->ok()) << fixture_->error(); }
+
+  static HttpResult As(const std::string& token, const std::string& method,
+                       const std::string& target, const json& body = nullptr) {
+    HttpHeaders headers = {{"Authorization", "Bearer " + token}};
+    std::string payload;
+    if (!body.is_null()) {
+      headers.emplace_back("Content-Type", "application/json");
+      payload = body.dump();
+    }
+    return fixture_->Client().Send(method, target, headers, payload);
+  }
+
+  static int64_t Created(const HttpResult& r) {
+    EXPECT_EQ(r.status, 201) << r.body;
+    return r.status == 201 ? json::parse(r.body)["id"].get<int64_t>() : 0;
+  }
+
+  // A user of `role` and a bearer token for it, issued by the operator.
+  static std::string UserToken(const json& user) {
+    HttpResult created = fixture_->Admin("POST", "/admin/v1/users", user);
+    EXPECT_EQ(created.status, 201) << created.body;
+    json body = json::parse(created.body);
+    EXPECT_FALSE(body.contains("password"));
+    EXPECT_FALSE(body.contains("passwordHash"));
+    HttpResult token = fixture_->Admin("POST", "/admin/v1/tokens", {{"userId", body["id"]}});
+    EXPECT_EQ(token.status, 201) << token.body;
+    return json::parse(token.body)["token"].get<std::string>();
+  }
+
+  // The ad served to the Uniswap wallet through the open publisher's live key.
+  static std::string ServedAd() {
+    json body = {{"walletAddresses", {fixture_->wallets.uniswap}}, {"imageFormat", "LANDSCAPE"}};
+    HttpResult r = fixture_->Client().Send(
+        "POST", "/v1/ads",
+        {{"Content-Type", "application/json"}, {"x-api-key", fixture_->keys.open_live}},
+        body.dump());
+    if (r.status != 200) return "status " + std::to_string(r.status);
+    return json::parse(r.body).value("adId", "");
+  }
+
+  static std::string Explain() {
+    json body = {{"walletAddresses", {fixture_->wallets.uniswap}}, {"imageFormat", "LANDSCAPE"}};
+    HttpResult r = fixture_->Client().Send(
+        "POST", "/v1/ads",
+        {{"Content-Type", "application/json"}, {"x-api-key", fixture_->keys.open_live},
+         {"X-Adserver-Explain", "1"}, {"Authorization", "Bearer " + fixture_->server().admin_token()}},
+        body.dump());
+    return r.Header("X-Adserver-Explain");
+  }
+
+  // Waits (with a deadline) until ServedAd() is `ad`.
+  static bool ServesWithin(const std::string& ad, std::chrono::seconds deadline) {
+    auto end = std::chrono::steady_clock::now() + deadline;
+    while (std::chrono::steady_clock::now() < end) {
+      if (ServedAd() == ad) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));  // polling for serving state
+    }
+    return false;
+  }
+
+  static ServingFixture* fixture_;
+};
+ServingFixture* AccountsTest::fixture_ = nullptr;
+
+TEST_F(AccountsTest, AdvertiserAdIsPendingUntilApprovedAndPublisherSeesOnlyItsOwn) {
+  int64_t community =
+      Created(fixture_->Admin("POST", "/admin/v1/communities",
+                              {{"name", "Review Co"}, {"logoUrl", "https://cdn.example/r.png"}}));
+  int64_t other_publisher =
+      Created(fixture_->Admin("POST", "/admin/v1/publishers", {{"name", "Someone else"}}));
+  std::string advertiser = UserToken({{"email", "Adv@Example.test"},
+                                      {"password", kPassword},
+                                      {"role", "advertiser"},
+                                      {"communityId", community}});
+  std::string publisher = UserToken({{"email", "pub@example.test"},
+                                     {"password", "publisher-pass-1"},
+                                     {"role", "publisher"},
+                                     {"publisherId", fixture_->keys.open_publisher}});
+
+  // The advertiser's campaign outbids the fixture's Aave campaign for the Uniswap wallet.
+  int64_t campaign = Created(As(advertiser, "POST", "/admin/v1/campaigns",
+                                {{"communityId", community},
+                                 {"name", "Reviewed"},
+                                 {"status", "active"},
+                                 {"pricing", {{"model", "CPM"}, {"bid", 50}}},
+                                 {"targeting", {{"projects", {"uniswap"}}}}}));
+  HttpResult ad = As(advertiser, "POST", "/admin/v1/ads",
+                     {{"campaignId", campaign},
+                      {"headline", "Reviewed ad"},
+                      {"content", "Wait for it"},
+                      {"ctaUrl", "https://review.example"},
+                      {"ctaLabel", "Go"},
+                      {"images", {{"LANDSCAPE", "https://cdn.example/r-l.png"}}}});
+  ASSERT_EQ(ad.status, 201) << ad.body;
+  json ad_body = json::parse(ad.body);
+  EXPECT_EQ(ad_body["reviewStatus"], "pending");
+  std::string ad_id = std::to_string(ad_body["id"].get<int64_t>());
+  EXPECT_NE(ServedAd(), ad_id);  // the write refreshed the catalog: pending never serves
+
+  // Advertisers may not review; the operator's queue holds the ad.
+  EXPECT_EQ(
+      As(advertiser, "PATCH", "/admin/v1/ads/" + ad_id, {{"reviewStatus", "approved"}}).status,
+      403);
+  HttpResult queue = fixture_->Admin("GET", "/admin/v1/ads?reviewStatus=pending");
+  ASSERT_EQ(queue.status, 200) << queue.body;
+  bool queued = false;
+  json queue_body = json::parse(queue.body);
+  for (const json& a : queue_body["ads"]) {
+    queued |= std::to_string(a["id"].get<int64_t>()) == ad_id;
+    EXPECT_EQ(a["reviewStatus"], "pending");
+  }
+  EXPECT_TRUE(queued) << ad_id << " " << queue.body;
+  HttpResult approved =
+      fixture_->Admin("PATCH", "/admin/v1/ads/" + ad_id, {{"reviewStatus", "approved"}});
+  ASSERT_EQ(approved.status, 200) << approved.body;
+  EXPECT_EQ(json::parse(approved.body)["reviewStatus"], "approved");
+  EXPECT_TRUE(ServesWithin(ad_id, std::chrono::seconds(5)))
+      << ServedAd() << " " << Explain();
+
+  // A rejection carries its reason to the advertiser and stops serving.
+  HttpResult rejected =
+      fixture_->Admin("PATCH", "/admin/v1/ads/" + ad_id,
+                      {{"reviewStatus", "rejected"}, {"reviewReason", "misleading claim"}});
+  ASSERT_EQ(rejected.status, 200) << rejected.body;
+  HttpResult seen = As(advertiser, "GET", "/admin/v1/ads/" + ad_id);
+  ASSERT_EQ(seen.status, 200) << seen.body;
+  EXPECT_EQ(json::parse(seen.body)["reviewReason"], "misleading claim");
+  EXPECT_NE(ServedAd(), ad_id);
+
+  // The publisher user: its own publisher only; nobody's campaigns.
+  std::string own = std::to_string(fixture_->keys.open_publisher);
+  EXPECT_EQ(As(publisher, "GET", "/admin/v1/publishers/" + own).status, 200);
+  EXPECT_EQ(As(publisher, "GET", "/admin/v1/publishers/" + std::to_string(other_publisher)).status,
+            404);
+  EXPECT_EQ(As(publisher, "GET", "/admin/v1/campaigns/" + std::to_string(campaign)).status, 404);
+  EXPECT_EQ(As(publisher, "POST", "/admin/v1/communities",
+               {{"name", "Mine"}, {"logoUrl", "https://cdn.example/m.png"}})
+                .status,
+            403);
+  HttpResult listed = As(publisher, "GET", "/admin/v1/publishers");
+  ASSERT_EQ(listed.status, 200);
+  ASSERT_EQ(json::parse(listed.body)["publishers"].size(), 1u) << listed.body;
+  // A revoked token stops working at once.
+  HttpResult tokens = As(publisher, "GET", "/admin/v1/tokens");
+  ASSERT_EQ(tokens.status, 200) << tokens.body;
+  int64_t token_id = json::parse(tokens.body)["tokens"][0]["id"].get<int64_t>();
+  EXPECT_EQ(As(publisher, "DELETE", "/admin/v1/tokens/" + std::to_string(token_id)).status, 200);
+  EXPECT_EQ(As(publisher, "GET", "/admin/v1/publishers/" + own).status, 401);
+}
+
+// The session cookie's Set-Cookie value, and the cookie pair to send back.
+struct Session {
+  std::string set_cookie;
+  std::string cookie;
+  std::string csrf;
+};
+
+Session SignIn(HttpClient& client, const std::string& email, const std::string& password) {
+  HttpResult r =
+      client.Post("/console/api/session", json{{"email", email}, {"password", password}}.dump());
+  EXPECT_EQ(r.status, 201) << r.body;
+  Session s;
+  s.set_cookie = r.Header("Set-Cookie");
+  s.cookie = s.set_cookie.substr(0, s.set_cookie.find(';'));
+  if (r.status == 201) s.csrf = json::parse(r.body)["csrfToken"].get<std::string>();
+  return s;
+}
+
+TEST_F(AccountsTest, ConsoleSessionCookieCsrfSignOutAndBackOff) {
+  int64_t community =
+      Created(fixture_->Admin("POST", "/admin/v1/communities",
+                              {{"name", "Cookie Co"}, {"logoUrl", "https://cdn.example/c.png"}}));
+  ASSERT_EQ(fixture_
+                ->Admin("POST", "/admin/v1/users",
+                        {{"email", "console@example.test"},
+                         {"password", kPassword},
+                         {"role", "advertiser"},
+                         {"communityId", community}})
+                .status,
+            201);
+  HttpClient client = fixture_->Client();
+  Session s = SignIn(client, "CONSOLE@example.test", kPassword);
+  EXPECT_NE(s.set_cookie.find("adserver_session="), std::string::npos) << s.set_cookie;
+  EXPECT_NE(s.set_cookie.find("HttpOnly"), std::string::npos) << s.set_cookie;
+  EXPECT_NE(s.set_cookie.find("Secure"), std::string::npos) << s.set_cookie;  // https public URL
+  EXPECT_NE(s.set_cookie.find("SameSite=Strict"), std::string::npos) << s.set_cookie;
+  EXPECT_NE(s.set_cookie.find("Path=/"), std::string::npos) << s.set_cookie;
+  ASSERT_FALSE(s.csrf.empty());
+
+  HttpResult who = client.Get("/console/api/session", {{"Cookie", s.cookie}});
+  ASSERT_EQ(who.status, 200) << who.body;
+  EXPECT_EQ(json::parse(who.body)["user"]["email"], "console@example.test");
+  EXPECT_EQ(json::parse(who.body)["user"]["role"], "advertiser");
+  EXPECT_EQ(client.Get("/admin/v1/campaigns", {{"Cookie", s.cookie}}).status, 200);
+
+  json campaign = {{"communityId", community},
+                   {"name", "From the console"},
+                   {"status", "paused"},
+                   {"pricing", {{"model", "CPM"}, {"bid", 1}}},
+                   {"targeting", {{"projects", {"uniswap"}}}}};
+  HttpHeaders base = {{"Cookie", s.cookie}, {"Content-Type", "application/json"}};
+  HttpHeaders no_csrf = base;
+  HttpResult r = client.Send("POST", "/admin/v1/campaigns", no_csrf, campaign.dump());
+  EXPECT_EQ(r.status, 403) << r.body;
+  EXPECT_TRUE(json::parse(r.body).contains("error"));
+  HttpHeaders foreign = base;
+  foreign.emplace_back("X-CSRF-Token", s.csrf);
+  foreign.emplace_back("Origin", "https://evil.example");
+  EXPECT_EQ(client.Send("POST", "/admin/v1/campaigns", foreign, campaign.dump()).status, 403);
+  HttpHeaders cross_site = base;
+  cross_site.emplace_back("X-CSRF-Token", s.csrf);
+  cross_site.emplace_back("Sec-Fetch-Site", "cross-site");
+  EXPECT_EQ(client.Send("POST", "/admin/v1/campaigns", cross_site, campaign.dump()).status, 403);
+  HttpHeaders good = base;
+  good.emplace_back("X-CSRF-Token", s.csrf);
+  good.emplace_back("Origin", kPublicUrl);
+  good.emplace_back("Sec-Fetch-Site", "same-origin");
+  EXPECT_EQ(client.Send("POST", "/admin/v1/campaigns", good, campaign.dump()).status, 201);
+
+  // Sign-out ends the session on the server: the old cookie no longer works.
+  HttpResult out = client.Send("DELETE", "/console/api/session",
+                               {{"Cookie", s.cookie}, {"X-CSRF-Token", s.csrf}});
+  EXPECT_EQ(out.status, 204) << out.body;
+  EXPECT_NE(out.Header("Set-Cookie").find("Max-Age=0"), std::string::npos);
+  EXPECT_EQ(client.Get("/admin/v1/campaigns", {{"Cookie", s.cookie}}).status, 401);
+  EXPECT_EQ(client.Get("/console/api/session", {{"Cookie", s.cookie}}).status, 401);
+
+  // Wrong passwords: 401 until the back-off starts, then 429 with Retry-After.
+  int last = 0;
+  HttpResult limited;
+  for (int i = 0; i < 8 && last != 429; ++i) {
+    limited =
+        client.Post("/console/api/session",
+                    json{{"email", "console@example.test"}, {"password", "wrong-pass-0"}}.dump());
+    last = limited.status;
+    if (last != 429) {
+      EXPECT_EQ(last, 401) << limited.body;
+    }
+  }
+  ASSERT_EQ(last, 429) << limited.body;
+  EXPECT_FALSE(limited.Header("Retry-After").empty());
+  EXPECT_TRUE(json::parse(limited.body).contains("error"));
+  // Even the right password waits for the back-off.
+  EXPECT_EQ(client
+                .Post("/console/api/session",
+                      json{{"email", "console@example.test"}, {"password", kPassword}}.dump())
+                .status,
+            429);
+}
+
+}  // namespace
+}  // namespace adserver::testing

@@ -1,0 +1,107 @@
+#include "admin/sign_in_limiter.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+
+namespace adserver::admin {
+namespace {
+
+using std::chrono::seconds;
+
+constexpr int64_t kStart = 1'767'225'600;
+
+TEST(SignInLimiterTest, BacksOffExponentiallyAfterTheFreeFailures) {
+  FakeClock clock(kStart * 1'000'000);
+  SignInLimiter limiter(clock,
+                        {.free_failures = 3, .base_backoff_seconds = 2, .max_backoff_seconds = 16});
+  for (int i = 0; i < 3; ++i) limiter.RecordFailure("email:a@b.c");
+  EXPECT_EQ(limiter.RetryAfter("email:a@b.c"), 0);
+  limiter.RecordFailure("email:a@b.c");  // 4th: 2 s
+  EXPECT_EQ(limiter.RetryAfter("email:a@b.c"), 2);
+  limiter.RecordFailure("email:a@b.c");  // 5th: 4 s
+  EXPECT_EQ(limiter.RetryAfter("email:a@b.c"), 4);
+  for (int i = 0; i < 10; ++i) limiter.RecordFailure("email:a@b.c");
+  EXPECT_EQ(limiter.RetryAfter("email:a@b.c"), 16);  // capped
+  clock.Advance(seconds(10));
+  EXPECT_EQ(limiter.RetryAfter("email:a@b.c"), 6);
+  clock.Advance(seconds(6));
+  EXPECT_EQ(limiter.RetryAfter("email:a@b.c"), 0);
+  EXPECT_EQ(limiter.RetryAfter("email:other@b.c"), 0);  // per key
+}
+
+TEST(SignInLimiterTest, ResetAndForgetClearAKey) {
+  FakeClock clock(kStart * 1'000'000);
+  SignInLimiter limiter(clock, {.free_failures = 1, .forget_after_seconds = 100});
+  limiter.RecordFailure("ip:1.2.3.4");
+  limiter.RecordFailure("ip:1.2.3.4");
+  EXPECT_GT(limiter.RetryAfter("ip:1.2.3.4"), 0);
+  limiter.Reset("ip:1.2.3.4");
+  EXPECT_EQ(limiter.RetryAfter("ip:1.2.3.4"), 0);
+  limiter.RecordFailure("ip:1.2.3.4");
+  clock.Advance(seconds(100));
+  limiter.RecordFailure("ip:1.2.3.4");  // the first is forgotten: one failure again, free
+  EXPECT_EQ(limiter.RetryAfter("ip:1.2.3.4"), 0);
+}
+
+TEST(SignInLimiterTest, TableNeverGrowsPastItsCap) {
+  FakeClock clock(kStart * 1'000'000);
+  SignInLimiter limiter(clock, {.free_failures = 0, .max_entries = 100});
+  for (int i = 0; i < 10'000; ++i) {
+    limiter.RecordFailure("ip:" + std::to_string(i));
+    if (i % 100 == 0) clock.Advance(seconds(1));
+  }
+  EXPECT_EQ(limiter.SizeForTest(), 100u);
+  // The most recent keys are the ones kept.
+  EXPECT_GT(limiter.RetryAfter("ip:9999"), 0);
+  EXPECT_EQ(limiter.RetryAfter("ip:0"), 0);
+}
+
+CsrfCheck Good() {
+  return CsrfCheck{.header_token = "tok123",
+                   .session_token = "tok123",
+                   .origin = "http://127.0.0.1:8080",
+                   .sec_fetch_site = "same-origin",
+                   .host = "127.0.0.1:8080",
+                   .public_origin = "https://ads.example"};
+}
+
+TEST(CsrfTest, AcceptsMatchingTokenFromTheSameOrigin) {
+  EXPECT_TRUE(CheckCsrf(Good()).ok());
+  CsrfCheck no_browser_headers = Good();
+  no_browser_headers.origin = "";
+  no_browser_headers.sec_fetch_site = "";
+  EXPECT_TRUE(CheckCsrf(no_browser_headers).ok());
+  CsrfCheck public_origin = Good();
+  public_origin.origin = "https://ads.example";
+  EXPECT_TRUE(CheckCsrf(public_origin).ok());
+}
+
+TEST(CsrfTest, RefusesMissingOrWrongTokenForeignOriginAndCrossSite) {
+  CsrfCheck c = Good();
+  c.header_token = "";
+  EXPECT_EQ(CheckCsrf(c).code(), Code::kPermissionDenied);
+  c = Good();
+  c.header_token = "tok124";
+  EXPECT_EQ(CheckCsrf(c).code(), Code::kPermissionDenied);
+  c = Good();
+  c.session_token = "";
+  c.header_token = "";
+  EXPECT_EQ(CheckCsrf(c).code(), Code::kPermissionDenied);
+  c = Good();
+  c.origin = "https://evil.example";
+  EXPECT_EQ(CheckCsrf(c).code(), Code::kPermissionDenied);
+  c = Good();
+  c.origin = "null";
+  EXPECT_EQ(CheckCsrf(c).code(), Code::kPermissionDenied);
+  c = Good();
+  c.sec_fetch_site = "cross-site";
+  EXPECT_EQ(CheckCsrf(c).code(), Code::kPermissionDenied);
+  c = Good();
+  c.sec_fetch_site = "same-site";
+  EXPECT_EQ(CheckCsrf(c).code(), Code::kPermissionDenied);
+}
+
+}  // namespace
+}  // namespace adserver::admin

@@ -1,0 +1,114 @@
+#include "store/sqlite/sqlite_account_store.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "store/sqlite/sqlite_store.h"
+#include "support/temp_dir.h"
+
+namespace adserver::store {
+namespace {
+
+constexpr int64_t kNow = 1'767'225'600;
+
+class SqliteAccountStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto inventory = SqliteStore::Open(dir_.File("a.db"));
+    ASSERT_TRUE(inventory.ok()) << inventory.status().ToString();
+    inventory_ = std::move(*inventory);
+    PublisherRecord p;
+    p.name = "Site";
+    auto publisher = inventory_->CreatePublisher(p, kNow);
+    ASSERT_TRUE(publisher.ok()) << publisher.status().ToString();
+    publisher_id_ = publisher->id;
+    auto accounts = SqliteAccountStore::Open(dir_.File("a.db"));
+    ASSERT_TRUE(accounts.ok()) << accounts.status().ToString();
+    accounts_ = std::move(*accounts);
+  }
+
+  UserRecord User(std::string email, Role role = Role::kOperator) {
+    UserRecord u;
+    u.email = std::move(email);
+    u.password_hash = "$argon2id$fake";
+    u.role = role;
+    if (role == Role::kPublisher) u.publisher_id = publisher_id_;
+    return u;
+  }
+
+  testing::TempDir dir_;
+  std::unique_ptr<SqliteStore> inventory_;
+  std::unique_ptr<SqliteAccountStore> accounts_;
+  Id publisher_id_ = 0;
+};
+
+TEST_F(SqliteAccountStoreTest, UsersRoundTripAndEmailsAreUniqueCaseInsensitively) {
+  EXPECT_FALSE(*accounts_->HasUsers());
+  auto created = accounts_->CreateUser(User("Ops@Example.com"), kNow);
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  EXPECT_TRUE(*accounts_->HasUsers());
+  EXPECT_EQ(created->email, "Ops@Example.com");
+  auto found = accounts_->GetUserByEmail("ops@EXAMPLE.com");
+  ASSERT_TRUE(found.ok());
+  EXPECT_EQ(found->id, created->id);
+  auto dup = accounts_->CreateUser(User("OPS@example.COM"), kNow);
+  EXPECT_EQ(dup.status().code(), Code::kConflict);
+  EXPECT_EQ(accounts_->GetUserByEmail("nobody@example.com").status().code(), Code::kNotFound);
+}
+
+TEST_F(SqliteAccountStoreTest, RoleMustCarryItsTenant) {
+  UserRecord bad = User("p@example.com", Role::kPublisher);
+  bad.publisher_id.reset();
+  EXPECT_FALSE(accounts_->CreateUser(bad, kNow).ok());
+  UserRecord missing = User("q@example.com", Role::kPublisher);
+  missing.publisher_id = 999;
+  EXPECT_EQ(accounts_->CreateUser(missing, kNow).status().code(), Code::kConflict);
+  auto ok = accounts_->CreateUser(User("r@example.com", Role::kPublisher), kNow);
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ(ok->publisher_id, publisher_id_);
+}
+
+TEST_F(SqliteAccountStoreTest, TokensAreFoundByPrefixUntilRevoked) {
+  auto user = accounts_->CreateUser(User("t@example.com"), kNow);
+  ASSERT_TRUE(user.ok());
+  UserTokenRecord t{.user_id = user->id, .hash = Sha256("sut_secret"), .prefix = "sut_abcdefgh"};
+  auto created = accounts_->CreateToken(t, kNow);
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  auto found = accounts_->FindTokensByPrefix("sut_abcdefgh");
+  ASSERT_TRUE(found.ok());
+  ASSERT_EQ(found->size(), 1u);
+  EXPECT_EQ(found->front().hash, Sha256("sut_secret"));
+  auto revoked = accounts_->RevokeToken(created->id, kNow + 5);
+  ASSERT_TRUE(revoked.ok());
+  EXPECT_EQ(revoked->revoked_at, kNow + 5);
+  EXPECT_TRUE(accounts_->FindTokensByPrefix("sut_abcdefgh")->empty());
+  EXPECT_EQ(accounts_->ListTokens(user->id)->size(), 1u);
+  EXPECT_EQ(accounts_->RevokeToken(999, kNow).status().code(), Code::kNotFound);
+}
+
+TEST_F(SqliteAccountStoreTest, SessionsExpireAndGoWithTheirUser) {
+  auto user = accounts_->CreateUser(User("s@example.com"), kNow);
+  ASSERT_TRUE(user.ok());
+  SessionRecord s{.id_hash = Sha256("cookie"),
+                  .user_id = user->id,
+                  .csrf_token = "csrf",
+                  .created_at = kNow,
+                  .last_seen_at = kNow,
+                  .expires_at = kNow + 100};
+  ASSERT_TRUE(accounts_->CreateSession(s).ok());
+  ASSERT_TRUE(accounts_->TouchSession(s.id_hash, kNow + 50).ok());
+  auto got = accounts_->GetSession(s.id_hash);
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->last_seen_at, kNow + 50);
+  EXPECT_EQ(got->csrf_token, "csrf");
+  EXPECT_EQ(*accounts_->DeleteExpiredSessions(kNow + 99, kNow), 0);
+  EXPECT_EQ(*accounts_->DeleteExpiredSessions(kNow + 100, kNow), 1);
+  ASSERT_TRUE(accounts_->CreateSession(s).ok());
+  ASSERT_TRUE(accounts_->DeleteUser(user->id).ok());
+  EXPECT_EQ(accounts_->GetSession(s.id_hash).status().code(), Code::kNotFound);
+}
+
+}  // namespace
+}  // namespace adserver::store

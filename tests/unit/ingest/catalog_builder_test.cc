@@ -162,6 +162,20 @@ TEST_F(CatalogBuilderTest, KeepsOnlyActiveCampaignsAndActiveAdsOfThem) {
   EXPECT_THAT(catalog->CampaignsForProject(6), ElementsAre(1u));
 }
 
+TEST_F(CatalogBuilderTest, KeepsOnlyApprovedAds) {
+  store::CatalogData d = BaseData();
+  d.ads.push_back(Ad(1001, 100));
+  d.ads.back().review_status = store::ReviewStatus::kPending;
+  d.ads.push_back(Ad(1002, 100));
+  d.ads.back().review_status = store::ReviewStatus::kRejected;
+  d.ads.back().review_reason = "misleading";
+  d.ads.push_back(Ad(1003, 100));
+  auto catalog = Build(d);
+  std::vector<int64_t> ads;
+  for (const auto& a : catalog->ads) ads.push_back(a.id);
+  EXPECT_THAT(ads, ElementsAre(1000, 1003));
+}
+
 TEST_F(CatalogBuilderTest, CopiesCampaignFieldsAndSortsLists) {
   store::CatalogData d = BaseData();
   store::CampaignRecord& c = d.campaigns[0];

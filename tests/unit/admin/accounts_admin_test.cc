@@ -1,0 +1,301 @@
+#include "admin/accounts_admin.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "admin/admin_api.h"
+#include "admin/authenticator.h"
+#include "common/password.h"
+#include "common/published.h"
+#include "http/router.h"
+#include "ingest/snapshot_publisher.h"
+#include "store/sqlite/sqlite_account_store.h"
+#include "store/sqlite/sqlite_store.h"
+#include "support/temp_dir.h"
+
+namespace adserver::admin {
+namespace {
+
+using Json = nlohmann::json;
+using http::Method;
+using std::chrono::hours;
+using std::chrono::seconds;
+
+constexpr char kToken[] = "test-admin-token-0123456789";
+constexpr int64_t kNow = 1'767'225'600;
+constexpr char kPassword[] = "0123456789ab";
+
+struct Reply {
+  int status = 0;
+  Json body;
+  std::string raw;
+  std::string set_cookie;
+  std::string retry_after;
+};
+
+// Users, tokens, sessions and review through the real handlers on a SQLite file.
+class AccountsAdminTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto inventory = store::SqliteStore::Open(dir_.File("a.db"));
+    ASSERT_TRUE(inventory.ok());
+    inventory_ = std::move(*inventory);
+    auto accounts = store::SqliteAccountStore::Open(dir_.File("a.db"));
+    ASSERT_TRUE(accounts.ok());
+    accounts_ = std::move(*accounts);
+    snapshots_ = std::make_unique<ingest::SnapshotPublisher>(*inventory_, catalogs_, activity_,
+                                                             ingest::SnapshotOptions{});
+    AdminOptions options{.token = kToken};
+    options.password_hash = MinimalPasswordHashOptionsForTest();
+    options.public_origin = "https://ads.example";
+    auth_ = std::make_unique<Authenticator>(options, accounts_.get(), clock_);
+    admin_ = std::make_unique<AdminApi>(*inventory_, *snapshots_, clock_, options, *auth_);
+    api_ = std::make_unique<AccountsAdminApi>(*accounts_, *inventory_, *auth_);
+    admin_->RegisterRoutes(router_);
+    api_->RegisterRoutes(router_);
+    ASSERT_EQ(Op(Method::kPost, "/admin/v1/communities",
+                 {{"name", "X"}, {"logoUrl", "https://cdn.example/x.png"}})
+                  .status,
+              201);
+    ASSERT_EQ(Op(Method::kPost, "/admin/v1/projects", {{"slug", "uniswap"}, {"name", "U"}}).status,
+              201);
+  }
+
+  Reply Call(Method method, const std::string& target, const std::string& body,
+             std::vector<http::Header> headers) {
+    http::Request request;
+    request.method = method;
+    request.target = target;
+    size_t q = target.find('?');
+    request.path = std::string_view(target).substr(0, q);
+    if (q != std::string::npos) request.query = std::string_view(target).substr(q + 1);
+    request.headers = std::move(headers);
+    if (!body.empty()) request.headers.push_back({"Content-Type", "application/json"});
+    request.body = body;
+    request.remote_ip = "192.0.2.1";
+    http::Router::Match match = router_.Find(request);
+    EXPECT_NE(match.handler, nullptr) << target;
+    if (match.handler == nullptr) return Reply{match.status};
+    http::Response response = (*match.handler)(request);
+    Reply reply{response.status, Json(), response.body, std::string(response.Header("Set-Cookie")),
+                std::string(response.Header("Retry-After"))};
+    if (!response.body.empty()) reply.body = Json::parse(response.body, nullptr, false);
+    return reply;
+  }
+  Reply As(const std::string& token, Method method, const std::string& target,
+           const Json& body = nullptr) {
+    std::string authorization = "Bearer " + token;
+    return Call(method, target, body.is_null() ? "" : body.dump(),
+                {{"Authorization", authorization}});
+  }
+  Reply Op(Method method, const std::string& target, const Json& body = nullptr) {
+    return As(kToken, method, target, body);
+  }
+  // An advertiser user of community 1 and a token for it.
+  std::string Advertiser(const std::string& email = "adv@example.com") {
+    Reply user =
+        Op(Method::kPost, "/admin/v1/users",
+           {{"email", email}, {"password", kPassword}, {"role", "advertiser"}, {"communityId", 1}});
+    EXPECT_EQ(user.status, 201) << user.raw;
+    Reply token = Op(Method::kPost, "/admin/v1/tokens", {{"userId", user.body["id"]}});
+    EXPECT_EQ(token.status, 201) << token.raw;
+    return token.body.value("token", "");
+  }
+  Reply SignIn(const std::string& email, const std::string& password) {
+    return Call(Method::kPost, "/console/api/session",
+                Json{{"email", email}, {"password", password}}.dump(), {});
+  }
+  static std::vector<std::string> Fields(const Reply& r) {
+    std::vector<std::string> fields;
+    for (const Json& d : r.body["details"]) fields.push_back(d["field"].get<std::string>());
+    return fields;
+  }
+
+  testing::TempDir dir_;
+  FakeClock clock_{kNow * 1'000'000};
+  std::unique_ptr<store::SqliteStore> inventory_;
+  std::unique_ptr<store::SqliteAccountStore> accounts_;
+  Published<decision::Catalog> catalogs_;
+  Published<decision::ActivityIndex> activity_;
+  std::unique_ptr<ingest::SnapshotPublisher> snapshots_;
+  std::unique_ptr<Authenticator> auth_;
+  std::unique_ptr<AdminApi> admin_;
+  std::unique_ptr<AccountsAdminApi> api_;
+  http::Router router_;
+};
+
+TEST_F(AccountsAdminTest, CreateUserValidatesEveryFieldInTheErrorShape) {
+  Reply missing = Op(Method::kPost, "/admin/v1/users", Json::object());
+  EXPECT_EQ(missing.status, 400);
+  EXPECT_EQ(Fields(missing), (std::vector<std::string>{"email", "password", "role"}));
+  Reply bad = Op(Method::kPost, "/admin/v1/users",
+                 {{"email", "no-at-sign"}, {"password", "short"}, {"role", "admin"}});
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_EQ(Fields(bad), (std::vector<std::string>{"email", "password", "role"}));
+  Reply tenant = Op(Method::kPost, "/admin/v1/users",
+                    {{"email", "p@example.com"}, {"password", kPassword}, {"role", "publisher"}});
+  EXPECT_EQ(Fields(tenant), std::vector<std::string>{"publisherId"});
+  Reply unknown = Op(Method::kPost, "/admin/v1/users",
+                     {{"email", "a@example.com"},
+                      {"password", kPassword},
+                      {"role", "advertiser"},
+                      {"communityId", 99}});
+  EXPECT_EQ(Fields(unknown), std::vector<std::string>{"communityId"});
+  Reply wrong_tenant = Op(Method::kPost, "/admin/v1/users",
+                          {{"email", "o@example.com"},
+                           {"password", kPassword},
+                           {"role", "operator"},
+                           {"communityId", 1}});
+  EXPECT_EQ(Fields(wrong_tenant), std::vector<std::string>{"communityId"});
+
+  Reply created = Op(Method::kPost, "/admin/v1/users",
+                     {{"email", "Ops@Example.com"}, {"password", kPassword}, {"role", "operator"}});
+  ASSERT_EQ(created.status, 201) << created.raw;
+  EXPECT_EQ(created.raw.find("argon2"), std::string::npos);
+  EXPECT_EQ(created.raw.find(kPassword), std::string::npos);
+  EXPECT_TRUE(created.body["publisherId"].is_null());
+  EXPECT_EQ(Op(Method::kPost, "/admin/v1/users",
+               {{"email", "ops@example.COM"}, {"password", kPassword}, {"role", "operator"}})
+                .status,
+            409);
+  Reply list = Op(Method::kGet, "/admin/v1/users");
+  EXPECT_EQ(list.raw.find("argon2"), std::string::npos);
+}
+
+TEST_F(AccountsAdminTest, TokensAreIssuedVerifiedAndRevoked) {
+  EXPECT_EQ(Op(Method::kPost, "/admin/v1/tokens", Json::object()).status, 400);  // no user
+  std::string token = Advertiser();
+  ASSERT_TRUE(token.starts_with("sut_")) << token;
+  EXPECT_EQ(token.size(), 44u);
+  EXPECT_EQ(As(token, Method::kGet, "/admin/v1/campaigns").status, 200);
+  std::string forged = token;
+  forged.back() = forged.back() == 'a' ? 'b' : 'a';  // same prefix, other secret
+  EXPECT_EQ(As(forged, Method::kGet, "/admin/v1/campaigns").status, 401);
+  // Their own second token; not one for the operator's users.
+  Reply own = As(token, Method::kPost, "/admin/v1/tokens", Json::object());
+  ASSERT_EQ(own.status, 201) << own.raw;
+  EXPECT_EQ(As(token, Method::kPost, "/admin/v1/tokens", {{"userId", 99}}).status, 403);
+  Reply tokens = As(token, Method::kGet, "/admin/v1/tokens");
+  ASSERT_EQ(tokens.body["tokens"].size(), 2u);
+  EXPECT_FALSE(tokens.body["tokens"][0].contains("token"));  // never shown again
+  int64_t first = tokens.body["tokens"][1]["id"].get<int64_t>();
+  Reply revoked =
+      As(own.body["token"], Method::kDelete, "/admin/v1/tokens/" + std::to_string(first));
+  ASSERT_EQ(revoked.status, 200) << revoked.raw;
+  EXPECT_FALSE(revoked.body["revokedAt"].is_null());
+  EXPECT_EQ(As(token, Method::kGet, "/admin/v1/campaigns").status, 401);
+  EXPECT_EQ(As(own.body["token"], Method::kGet, "/admin/v1/campaigns").status, 200);
+}
+
+TEST_F(AccountsAdminTest, SessionCookieNeedsCsrfForWritesAndExpires) {
+  Advertiser("console@example.com");
+  Reply in = SignIn("CONSOLE@example.com", kPassword);
+  ASSERT_EQ(in.status, 201) << in.raw;
+  EXPECT_NE(in.set_cookie.find("HttpOnly"), std::string::npos);
+  EXPECT_NE(in.set_cookie.find("Secure"), std::string::npos);  // https public origin
+  EXPECT_NE(in.set_cookie.find("SameSite=Strict"), std::string::npos);
+  std::string cookie = in.set_cookie.substr(0, in.set_cookie.find(';'));
+  std::string csrf = in.body["csrfToken"];
+  Json campaign = {{"communityId", 1},
+                   {"name", "C"},
+                   {"status", "active"},
+                   {"pricing", {{"model", "CPM"}, {"bid", 1}}},
+                   {"targeting", {{"projects", {"uniswap"}}}}};
+  EXPECT_EQ(Call(Method::kGet, "/admin/v1/campaigns", "", {{"Cookie", cookie}}).status, 200);
+  EXPECT_EQ(
+      Call(Method::kPost, "/admin/v1/campaigns", campaign.dump(), {{"Cookie", cookie}}).status,
+      403);
+  EXPECT_EQ(Call(Method::kPost, "/admin/v1/campaigns", campaign.dump(),
+                 {{"Cookie", cookie}, {"X-CSRF-Token", "wrong"}})
+                .status,
+            403);
+  EXPECT_EQ(Call(Method::kPost, "/admin/v1/campaigns", campaign.dump(),
+                 {{"Cookie", cookie}, {"X-CSRF-Token", csrf}, {"Origin", "https://ads.example"}})
+                .status,
+            201);
+  // 11 h idle is fine (and counts as use); 12 h more without a request ends it.
+  clock_.Advance(hours(11));
+  EXPECT_EQ(Call(Method::kGet, "/console/api/session", "", {{"Cookie", cookie}}).status, 200);
+  clock_.Advance(hours(12));
+  EXPECT_EQ(Call(Method::kGet, "/admin/v1/campaigns", "", {{"Cookie", cookie}}).status, 401);
+
+  // Absolute expiry: 7 days after sign-in whatever the use.
+  Reply again = SignIn("console@example.com", kPassword);
+  std::string cookie2 = again.set_cookie.substr(0, again.set_cookie.find(';'));
+  for (int i = 0; i < 16; ++i) {  // 176 h, never idle for 12 h
+    clock_.Advance(hours(11));
+    Call(Method::kGet, "/console/api/session", "", {{"Cookie", cookie2}});
+  }
+  EXPECT_EQ(Call(Method::kGet, "/console/api/session", "", {{"Cookie", cookie2}}).status, 401);
+}
+
+TEST_F(AccountsAdminTest, SignOutEndsTheSessionOnTheServer) {
+  Advertiser("out@example.com");
+  Reply in = SignIn("out@example.com", kPassword);
+  std::string cookie = in.set_cookie.substr(0, in.set_cookie.find(';'));
+  std::string csrf = in.body["csrfToken"];
+  EXPECT_EQ(Call(Method::kDelete, "/console/api/session", "", {{"Cookie", cookie}}).status, 403);
+  Reply out = Call(Method::kDelete, "/console/api/session", "",
+                   {{"Cookie", cookie}, {"X-CSRF-Token", csrf}});
+  EXPECT_EQ(out.status, 204);
+  EXPECT_NE(out.set_cookie.find("Max-Age=0"), std::string::npos);
+  EXPECT_EQ(Call(Method::kGet, "/admin/v1/campaigns", "", {{"Cookie", cookie}}).status, 401);
+}
+
+TEST_F(AccountsAdminTest, FailedSignInsBackOffWith429AndRetryAfter) {
+  Advertiser("limited@example.com");
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_EQ(SignIn("limited@example.com", "wrong-password").status, 401);
+  }
+  EXPECT_EQ(SignIn("limited@example.com", "wrong-password").status, 401);  // starts back-off
+  Reply limited = SignIn("limited@example.com", kPassword);
+  EXPECT_EQ(limited.status, 429);
+  EXPECT_EQ(limited.retry_after, "1");
+  EXPECT_TRUE(limited.body.contains("error"));
+  clock_.Advance(seconds(1));
+  EXPECT_EQ(SignIn("limited@example.com", kPassword).status, 201);
+  // Unknown emails fail the same way and count against the client's IP.
+  for (int i = 0; i < 6; ++i) SignIn("nobody" + std::to_string(i) + "@example.com", kPassword);
+  EXPECT_EQ(SignIn("limited@example.com", kPassword).status, 429);
+}
+
+TEST_F(AccountsAdminTest, AdvertiserAdsWaitForReview) {
+  std::string adv = Advertiser();
+  Reply campaign = As(adv, Method::kPost, "/admin/v1/campaigns",
+                      {{"communityId", 1},
+                       {"name", "C"},
+                       {"status", "active"},
+                       {"pricing", {{"model", "CPM"}, {"bid", 1}}},
+                       {"targeting", {{"projects", {"uniswap"}}}}});
+  ASSERT_EQ(campaign.status, 201) << campaign.raw;
+  Json ad = {{"campaignId", campaign.body["id"]}, {"headline", "H"},  {"content", "C"},
+             {"ctaUrl", "https://a.example"},     {"ctaLabel", "Go"}, {"images", Json::object()}};
+  Reply created = As(adv, Method::kPost, "/admin/v1/ads", ad);
+  ASSERT_EQ(created.status, 201) << created.raw;
+  EXPECT_EQ(created.body["reviewStatus"], "pending");
+  std::string path = "/admin/v1/ads/" + std::to_string(created.body["id"].get<int64_t>());
+  EXPECT_EQ(As(adv, Method::kPatch, path, {{"reviewStatus", "approved"}}).status, 403);
+  EXPECT_EQ(Op(Method::kGet, "/admin/v1/ads?reviewStatus=pending").body["ads"].size(), 1u);
+  EXPECT_EQ(Op(Method::kGet, "/admin/v1/ads?reviewStatus=bogus").status, 400);
+  Reply no_reason = Op(Method::kPatch, path, {{"reviewStatus", "rejected"}});
+  EXPECT_EQ(Fields(no_reason), std::vector<std::string>{"reviewReason"});
+  Reply rejected =
+      Op(Method::kPatch, path, {{"reviewStatus", "rejected"}, {"reviewReason", "too loud"}});
+  ASSERT_EQ(rejected.status, 200) << rejected.raw;
+  EXPECT_EQ(As(adv, Method::kGet, path).body["reviewReason"], "too loud");
+  // The advertiser's fix goes back into the queue, the old reason gone.
+  Reply edited = As(adv, Method::kPatch, path, {{"headline", "Quieter"}});
+  EXPECT_EQ(edited.body["reviewStatus"], "pending");
+  EXPECT_TRUE(edited.body["reviewReason"].is_null());
+  // An operator's own ad is approved at once, as before reviews existed.
+  Reply own = Op(Method::kPost, "/admin/v1/ads", ad);
+  EXPECT_EQ(own.body["reviewStatus"], "approved");
+}
+
+}  // namespace
+}  // namespace adserver::admin

@@ -176,7 +176,7 @@ Result<Authenticator::IssuedSession> Authenticator::StartSession(store::Id user)
                                     .created_at = now,
                                     .last_seen_at = now,
                                     .expires_at = now + options_.session_absolute_seconds};
-  ADS_RETURN_IF_ERROR(accounts_->CreateSession(out.record));
+  ADS_RETURN_IF_ERROR(accounts_->CreateSession(out.record, options_.max_sessions_per_user));
   return out;
 }
 

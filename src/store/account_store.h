@@ -105,8 +105,9 @@ class AccountStore {
   // Marks the token revoked (idempotent). NotFound if no token has `id`.
   virtual Result<UserTokenRecord> RevokeToken(Id id, int64_t now) = 0;
 
-  // Conflict if the user does not exist.
-  virtual Status CreateSession(const SessionRecord& session) = 0;
+  // Conflict if the user does not exist. Keeps the user's `max_per_user` newest sessions and
+  // deletes older ones, so signing in again and again cannot grow the table.
+  virtual Status CreateSession(const SessionRecord& session, int max_per_user) = 0;
   // NotFound if no session has `id_hash` (expired ones may still be found: check expiry).
   virtual Result<SessionRecord> GetSession(const Sha256Digest& id_hash) = 0;
   virtual Status TouchSession(const Sha256Digest& id_hash, int64_t now) = 0;

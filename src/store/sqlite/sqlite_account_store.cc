@@ -226,19 +226,31 @@ Result<UserTokenRecord> SqliteAccountStore::RevokeToken(Id id, int64_t now) {
   return First(ReadAll<UserTokenRecord>(s, ReadToken), "token " + std::to_string(id));
 }
 
-Status SqliteAccountStore::CreateSession(const SessionRecord& session) {
+Status SqliteAccountStore::CreateSession(const SessionRecord& session, int max_per_user) {
   std::lock_guard<std::mutex> lock(mu_);
-  ADS_ASSIGN_OR_RETURN(
-      Statement s,
-      conn_->Prepare("INSERT INTO console_sessions (id_hash, user_id, csrf_token, created_at, "
-                     "last_seen_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"));
-  return s.BindBlob(1, session.id_hash.data(), session.id_hash.size())
-      .Bind(2, session.user_id)
-      .Bind(3, session.csrf_token)
-      .Bind(4, session.created_at)
-      .Bind(5, session.last_seen_at)
-      .Bind(6, session.expires_at)
-      .Run();
+  Connection& c = *conn_;
+  ADS_ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(c, Transaction::Kind::kWrite));
+  {
+    ADS_ASSIGN_OR_RETURN(
+        Statement s,
+        c.Prepare("INSERT INTO console_sessions (id_hash, user_id, csrf_token, created_at, "
+                  "last_seen_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"));
+    ADS_RETURN_IF_ERROR(s.BindBlob(1, session.id_hash.data(), session.id_hash.size())
+                            .Bind(2, session.user_id)
+                            .Bind(3, session.csrf_token)
+                            .Bind(4, session.created_at)
+                            .Bind(5, session.last_seen_at)
+                            .Bind(6, session.expires_at)
+                            .Run());
+  }
+  {
+    ADS_ASSIGN_OR_RETURN(
+        Statement s, c.Prepare("DELETE FROM console_sessions WHERE user_id = ?1 AND id_hash NOT IN "
+                               "(SELECT id_hash FROM console_sessions WHERE user_id = ?1 "
+                               "ORDER BY created_at DESC, last_seen_at DESC LIMIT ?2)"));
+    ADS_RETURN_IF_ERROR(s.Bind(1, session.user_id).Bind(2, int64_t{max_per_user}).Run());
+  }
+  return txn.Commit();
 }
 
 Result<SessionRecord> SqliteAccountStore::GetSession(const Sha256Digest& id_hash) {

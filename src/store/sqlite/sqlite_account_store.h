@@ -40,7 +40,7 @@ class SqliteAccountStore final : public AccountStore {
   Result<UserTokenRecord> GetToken(Id id) override;
   Result<UserTokenRecord> RevokeToken(Id id, int64_t now) override;
 
-  Status CreateSession(const SessionRecord& session) override;
+  Status CreateSession(const SessionRecord& session, int max_per_user) override;
   Result<SessionRecord> GetSession(const Sha256Digest& id_hash) override;
   Status TouchSession(const Sha256Digest& id_hash, int64_t now) override;
   Status DeleteSession(const Sha256Digest& id_hash) override;

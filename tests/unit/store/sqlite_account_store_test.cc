@@ -97,7 +97,7 @@ TEST_F(SqliteAccountStoreTest, SessionsExpireAndGoWithTheirUser) {
                   .created_at = kNow,
                   .last_seen_at = kNow,
                   .expires_at = kNow + 100};
-  ASSERT_TRUE(accounts_->CreateSession(s).ok());
+  ASSERT_TRUE(accounts_->CreateSession(s, 5).ok());
   ASSERT_TRUE(accounts_->TouchSession(s.id_hash, kNow + 50).ok());
   auto got = accounts_->GetSession(s.id_hash);
   ASSERT_TRUE(got.ok());
@@ -105,9 +105,26 @@ TEST_F(SqliteAccountStoreTest, SessionsExpireAndGoWithTheirUser) {
   EXPECT_EQ(got->csrf_token, "csrf");
   EXPECT_EQ(*accounts_->DeleteExpiredSessions(kNow + 99, kNow), 0);
   EXPECT_EQ(*accounts_->DeleteExpiredSessions(kNow + 100, kNow), 1);
-  ASSERT_TRUE(accounts_->CreateSession(s).ok());
+  ASSERT_TRUE(accounts_->CreateSession(s, 5).ok());
   ASSERT_TRUE(accounts_->DeleteUser(user->id).ok());
   EXPECT_EQ(accounts_->GetSession(s.id_hash).status().code(), Code::kNotFound);
+}
+
+TEST_F(SqliteAccountStoreTest, SigningInAgainKeepsOnlyTheNewestSessions) {
+  auto user = accounts_->CreateUser(User("many@example.com"), kNow);
+  ASSERT_TRUE(user.ok());
+  for (int i = 0; i < 10; ++i) {
+    SessionRecord s{.id_hash = Sha256("cookie" + std::to_string(i)),
+                    .user_id = user->id,
+                    .csrf_token = "csrf",
+                    .created_at = kNow + i,
+                    .last_seen_at = kNow + i,
+                    .expires_at = kNow + 1000};
+    ASSERT_TRUE(accounts_->CreateSession(s, 3).ok());
+  }
+  for (int i = 0; i < 10; ++i) {
+    EXPECT_EQ(accounts_->GetSession(Sha256("cookie" + std::to_string(i))).ok(), i >= 7) << i;
+  }
 }
 
 }  // namespace

@@ -5,11 +5,14 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 
 #include "integration/fixture.h"
+#include "support/temp_dir.h"
 
 namespace adserver::testing {
 namespace {
@@ -73,11 +76,13 @@ class AccountsTest : public ::testing::Test {
 
   static std::string Explain() {
     json body = {{"walletAddresses", {fixture_->wallets.uniswap}}, {"imageFormat", "LANDSCAPE"}};
-    HttpResult r = fixture_->Client().Send(
-        "POST", "/v1/ads",
-        {{"Content-Type", "application/json"}, {"x-api-key", fixture_->keys.open_live},
-         {"X-Adserver-Explain", "1"}, {"Authorization", "Bearer " + fixture_->server().admin_token()}},
-        body.dump());
+    HttpResult r =
+        fixture_->Client().Send("POST", "/v1/ads",
+                                {{"Content-Type", "application/json"},
+                                 {"x-api-key", fixture_->keys.open_live},
+                                 {"X-Adserver-Explain", "1"},
+                                 {"Authorization", "Bearer " + fixture_->server().admin_token()}},
+                                body.dump());
     return r.Header("X-Adserver-Explain");
   }
 
@@ -147,8 +152,7 @@ TEST_F(AccountsTest, AdvertiserAdIsPendingUntilApprovedAndPublisherSeesOnlyItsOw
       fixture_->Admin("PATCH", "/admin/v1/ads/" + ad_id, {{"reviewStatus", "approved"}});
   ASSERT_EQ(approved.status, 200) << approved.body;
   EXPECT_EQ(json::parse(approved.body)["reviewStatus"], "approved");
-  EXPECT_TRUE(ServesWithin(ad_id, std::chrono::seconds(5)))
-      << ServedAd() << " " << Explain();
+  EXPECT_TRUE(ServesWithin(ad_id, std::chrono::seconds(5))) << ServedAd() << " " << Explain();
 
   // A rejection carries its reason to the advertiser and stops serving.
   HttpResult rejected =
@@ -279,6 +283,49 @@ TEST_F(AccountsTest, ConsoleSessionCookieCsrfSignOutAndBackOff) {
                       json{{"email", "console@example.test"}, {"password", kPassword}}.dump())
                 .status,
             429);
+}
+
+// `adserver users create` makes the first operator: with no admin token configured, the admin
+// API then answers that operator's session and tokens (and nobody without credentials).
+TEST(AccountsCliTest, UsersCreateMakesTheFirstOperator) {
+  TempDir dir;
+  const std::string data = dir.File("data");
+  const std::string password_file = dir.File("password");
+  std::ofstream(password_file) << "first-operator-pass\n";
+  const std::string create = AdserverBinary() + " users create --data " + data +
+                             " --email root@example.test --role operator --password-file " +
+                             password_file + " > /dev/null 2>&1";
+  ASSERT_EQ(std::system(create.c_str()), 0);
+  const std::string too_short = "echo short | " + AdserverBinary() + " users create --data " +
+                                data + " --email x@example.test --role operator > /dev/null 2>&1";
+  EXPECT_NE(std::system(too_short.c_str()), 0);
+
+  ServerProcess::Options options;
+  options.data_dir = data;
+  options.admin_token = "";
+  ServerProcess server(options);
+  ASSERT_TRUE(server.Start()) << server.error();
+  HttpClient client("127.0.0.1", server.port());
+  EXPECT_EQ(client.Get("/admin/v1/publishers").status, 401);
+  HttpResult in =
+      client.Post("/console/api/session",
+                  json{{"email", "root@example.test"}, {"password", "first-operator-pass"}}.dump());
+  ASSERT_EQ(in.status, 201) << in.body;
+  std::string set_cookie = in.Header("Set-Cookie");
+  EXPECT_EQ(set_cookie.find("Secure"), std::string::npos);  // http public URL
+  std::string cookie = set_cookie.substr(0, set_cookie.find(';'));
+  std::string csrf = json::parse(in.body)["csrfToken"];
+  HttpHeaders headers = {
+      {"Cookie", cookie}, {"X-CSRF-Token", csrf}, {"Content-Type", "application/json"}};
+  EXPECT_EQ(client.Send("POST", "/admin/v1/publishers", headers, R"({"name":"First"})").status,
+            201);
+  HttpResult token = client.Send("POST", "/admin/v1/tokens", headers, "{}");
+  ASSERT_EQ(token.status, 201) << token.body;
+  HttpResult users = client.Get(
+      "/admin/v1/users",
+      {{"Authorization", "Bearer " + json::parse(token.body)["token"].get<std::string>()}});
+  ASSERT_EQ(users.status, 200) << users.body;
+  EXPECT_EQ(json::parse(users.body)["users"].size(), 1u);
 }
 
 }  // namespace

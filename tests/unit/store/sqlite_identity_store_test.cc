@@ -89,7 +89,9 @@ TEST(SqliteIdentityStoreTest, UpgradingDropsTheIdentityGraphTablesAndTheirRows) 
         "INSERT INTO identity_wallets VALUES (x'00112233445566778899aabbccddeeff', "
         "x'1111111111111111111111111111111111111111', 5);"
         // What later migrations alter (only the tables, for this test).
-        "CREATE TABLE campaign_controls (campaign_id INTEGER PRIMARY KEY);";
+        "CREATE TABLE campaign_controls (campaign_id INTEGER PRIMARY KEY);"
+        "CREATE TABLE publishers (id INTEGER PRIMARY KEY);"
+        "CREATE TABLE ads (id INTEGER PRIMARY KEY);";
     ASSERT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
     sqlite3_close(db);
   }

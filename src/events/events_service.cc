@@ -159,6 +159,10 @@ void EventsService::RunFlusher() {
     Status flushed = FlushNow();
     if (!flushed.ok())
       ADS_LOG(warn, "serving counters not written; retrying", "error", flushed.message());
+    Status checkpointed = store_.Checkpoint();
+    if (!checkpointed.ok()) {
+      ADS_LOG(warn, "event log checkpoint failed", "error", checkpointed.message());
+    }
     if (std::chrono::steady_clock::now() >= next_prune) {
       next_prune = std::chrono::steady_clock::now() + kPruneEvery;
       store::EventRetention retention{

@@ -188,6 +188,9 @@ class EventsStore {
   virtual Result<CampaignEventTotals> CampaignTotals(Id campaign_id) = 0;
   // Deletes raw rows and rollups older than the retention allows. Returns rows deleted.
   virtual Result<int64_t> Prune(const EventRetention& retention, int64_t now) = 0;
+  // Moves committed writes from a write-ahead log into the database, off the writer's path
+  // (the events service calls it every flush interval). Stores without one need not.
+  virtual Status Checkpoint() { return OkStatus(); }
 };
 
 }  // namespace adserver::store

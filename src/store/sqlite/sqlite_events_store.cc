@@ -69,7 +69,9 @@ ClickRecord ReadClick(const Statement& sel) {
 
 }  // namespace
 
-SqliteEventsStore::SqliteEventsStore(std::unique_ptr<Connection> conn) : conn_(std::move(conn)) {}
+SqliteEventsStore::SqliteEventsStore(std::unique_ptr<Connection> conn,
+                                     std::unique_ptr<Connection> checkpoint_conn)
+    : conn_(std::move(conn)), checkpoint_conn_(std::move(checkpoint_conn)) {}
 
 SqliteEventsStore::~SqliteEventsStore() = default;
 
@@ -81,7 +83,18 @@ Result<std::unique_ptr<SqliteEventsStore>> SqliteEventsStore::Open(const std::st
                                         options.cache_size_kib));
   ADS_RETURN_IF_ERROR(sqlite_detail::ApplyMigrations(*conn));
   if (synchronous_full) ADS_RETURN_IF_ERROR(conn->Exec("PRAGMA synchronous=FULL;"));
-  return std::unique_ptr<SqliteEventsStore>(new SqliteEventsStore(std::move(conn)));
+  {
+    // The file is in WAL mode (SqliteStore sets it too; the mode is kept in the file).
+    ADS_ASSIGN_OR_RETURN(Statement wal, conn->Prepare("PRAGMA journal_mode=WAL"));
+    ADS_ASSIGN_OR_RETURN(bool row, wal.Step());
+    if (!row || wal.Text(0) != "wal") return InternalError("cannot enable WAL mode");
+  }
+  ADS_RETURN_IF_ERROR(conn->Exec("PRAGMA wal_autocheckpoint=0;"));
+  // The checkpointer reads and writes whole pages; it needs no cache of its own.
+  ADS_ASSIGN_OR_RETURN(std::unique_ptr<Connection> checkpoint_conn,
+                       Connection::Open(path, false, options.busy_timeout, 64));
+  return std::unique_ptr<SqliteEventsStore>(
+      new SqliteEventsStore(std::move(conn), std::move(checkpoint_conn)));
 }
 
 Result<std::vector<uint8_t>> SqliteEventsStore::Secret(std::string_view name,
@@ -195,6 +208,18 @@ Status SqliteEventsStore::InsertClicks(std::span<ClickRecord> rows) {
   }
   for (const auto& [key, rollup] : rollups) ADS_RETURN_IF_ERROR(AddToRollups(rollup));
   return txn.Commit();
+}
+
+Status SqliteEventsStore::Checkpoint() {
+  std::lock_guard<std::mutex> lock(checkpoint_mu_);
+  // PASSIVE: copies what no reader still needs, never waits for the writer or blocks it.
+  int log = 0, done = 0;
+  int rc = sqlite3_wal_checkpoint_v2(checkpoint_conn_->db(), nullptr, SQLITE_CHECKPOINT_PASSIVE,
+                                     &log, &done);
+  if (rc != SQLITE_OK && rc != SQLITE_BUSY) {
+    return InternalError(std::string("checkpoint: ") + sqlite3_errmsg(checkpoint_conn_->db()));
+  }
+  return OkStatus();
 }
 
 Status SqliteEventsStore::AddRollups(std::span<const RollupRow> rows) {

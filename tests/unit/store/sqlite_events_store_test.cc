@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <string>
+#include <vector>
+
 #include "support/temp_dir.h"
 
 namespace adserver::store {
@@ -103,6 +107,31 @@ TEST_F(SqliteEventsStoreTest, BilledClickAtFindsOnlyBilledClicks) {
   ASSERT_TRUE(store_->InsertClicks(clicks).ok());
   EXPECT_EQ(*store_->BilledClickAt(clicks[0].decision_id), kT);
   EXPECT_FALSE(store_->BilledClickAt(clicks[1].decision_id)->has_value());
+}
+
+TEST_F(SqliteEventsStoreTest, ClickCommitsLeaveTheLogToCheckpoint) {
+  auto db_bytes = [&] { return std::filesystem::file_size(dir_.File("adserver.db")); };
+  auto wal_bytes = [&] { return std::filesystem::file_size(dir_.File("adserver.db-wal")); };
+  ASSERT_TRUE(store_->Checkpoint().ok());  // the migrations' pages
+  const uintmax_t before = db_bytes();
+  // Far more than SQLite's automatic checkpoint threshold (1000 pages) of clicks, in many
+  // commits: the writer leaves them all in the log.
+  for (int batch = 0; batch < 200; ++batch) {
+    std::vector<ClickRecord> clicks(100);
+    for (size_t i = 0; i < clicks.size(); ++i) {
+      clicks[i].decision_id[0] = static_cast<uint8_t>(batch);
+      clicks[i].decision_id[1] = static_cast<uint8_t>(batch >> 8);
+      clicks[i].decision_id[2] = static_cast<uint8_t>(i);
+      clicks[i].ad_unit_id = "a-placement-with-a-long-name-" + std::to_string(i);
+      clicks[i].clicked_at = kT;
+    }
+    ASSERT_TRUE(store_->InsertClicks(clicks).ok());
+  }
+  EXPECT_EQ(db_bytes(), before);
+  EXPECT_GT(wal_bytes(), uintmax_t{1000} * 4096);
+  ASSERT_TRUE(store_->Checkpoint().ok());
+  EXPECT_GT(db_bytes(), before + 1'000'000);
+  EXPECT_EQ(store_->ListClicks(EventQuery{.limit = 1000})->size(), 1000u);
 }
 
 }  // namespace

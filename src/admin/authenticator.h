@@ -6,6 +6,7 @@
 #include <variant>
 
 #include "admin/admin_api.h"
+#include "admin/csrf.h"
 #include "admin/scope.h"
 #include "admin/sign_in_limiter.h"
 #include "common/clock.h"

@@ -12,6 +12,7 @@
 #include "store/sqlite/sqlite_advertiser_events_store.h"
 #include "store/sqlite/sqlite_events_store.h"
 #include "store/sqlite/sqlite_identity_store.h"
+#include "store/sqlite/sqlite_report_store.h"
 #include "store/sqlite/sqlite_store.h"
 
 namespace adserver::app {
@@ -170,6 +171,15 @@ Status Server::InitEvents() {
   if (!public_url.ends_with(":0")) ads_->SetEvents(events_.get(), public_url, exposures_.get());
   events_admin_ = std::make_unique<admin::EventsAdminApi>(*events_store_, *store_, *authenticator_);
   events_admin_->RegisterRoutes(router_);
+  // Reports (issue 16) read the rollups on a connection of their own.
+  ADS_ASSIGN_OR_RETURN(report_store_,
+                       store::SqliteReportStore::Open(DatabasePath(config_.data_dir)));
+  reports_admin_ = std::make_unique<admin::ReportsAdminApi>(
+      *report_store_, *store_, clock_, *authenticator_,
+      admin::ReportsAdminOptions{
+          .minute_retention_seconds = config_.events.minute_rollup_retention_hours * 3600,
+          .hour_retention_seconds = config_.events.hour_rollup_retention_days * 86400});
+  reports_admin_->RegisterRoutes(router_);
   return OkStatus();
 }
 
@@ -360,6 +370,9 @@ Result<AdminCallResult> RunAdminCall(const std::string& data_dir, http::Method m
   ADS_RETURN_IF_ERROR(identities->Load());
   admin::IdentityAdminApi identity_api(*identities, auth);
   identity_api.RegisterRoutes(router);
+  ADS_ASSIGN_OR_RETURN(auto report_store, store::SqliteReportStore::Open(DatabasePath(data_dir)));
+  admin::ReportsAdminApi reports_api(*report_store, *store, SystemClock::Get(), auth);
+  reports_api.RegisterRoutes(router);
 
   std::string authorization = "Bearer " + options.token;
   http::Request request;

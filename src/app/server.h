@@ -9,6 +9,7 @@
 #include "admin/authenticator.h"
 #include "admin/events_admin.h"
 #include "admin/identity_admin.h"
+#include "admin/reports_admin.h"
 #include "app/indexer.h"
 #include "app/read_cache.h"
 #include "common/clock.h"
@@ -121,6 +122,9 @@ class Server {
   std::unique_ptr<admin::AdminApi> admin_;
   std::unique_ptr<admin::IdentityAdminApi> identity_admin_;
   std::unique_ptr<admin::EventsAdminApi> events_admin_;
+  // Reports (issue 16): rollup reads on their own SQLite connection.
+  std::unique_ptr<store::ReportStore> report_store_;
+  std::unique_ptr<admin::ReportsAdminApi> reports_admin_;
   // Advertiser events (POST /v1/events, issue 15): their own SQLite connection.
   std::unique_ptr<store::AdvertiserEventsStore> advertiser_events_store_;
   std::unique_ptr<serve::EventsHandler> advertiser_events_;

@@ -18,6 +18,7 @@
 #include "admin/authenticator.h"
 #include "admin/events_admin.h"
 #include "admin/identity_admin.h"
+#include "admin/reports_admin.h"
 #include "common/password.h"
 #include "common/published.h"
 #include "http/router.h"
@@ -27,6 +28,7 @@
 #include "store/sqlite/sqlite_advertiser_events_store.h"
 #include "store/sqlite/sqlite_events_store.h"
 #include "store/sqlite/sqlite_identity_store.h"
+#include "store/sqlite/sqlite_report_store.h"
 #include "store/sqlite/sqlite_store.h"
 #include "support/temp_dir.h"
 
@@ -144,6 +146,8 @@ const std::vector<Row>& Rows() {
       {Method::kPost, "/admin/v1/tokens", "/admin/v1/tokens", R"({"userId":1})", "OOFFF"},
       {Method::kGet, "/admin/v1/tokens", "/admin/v1/tokens", "", "OOOOO"},
       {Method::kDelete, "/admin/v1/tokens/{id}", "/admin/v1/tokens/5", "", "OONNN"},
+      {Method::kGet, "/admin/v1/reports", "/admin/v1/reports?publisherId=1", "", "OOONO"},
+      {Method::kGet, "/admin/v1/reports/ab", "/admin/v1/reports/ab?publisherId=1", "", "PPPNP"},
   };
   return rows;
 }
@@ -161,6 +165,7 @@ class World {
     accounts_ = Must(store::SqliteAccountStore::Open(db));
     events_ = Must(store::SqliteEventsStore::Open(db));
     advertiser_events_ = Must(store::SqliteAdvertiserEventsStore::Open(db));
+    reports_ = Must(store::SqliteReportStore::Open(db));
     identity_store_ = Must(store::SqliteIdentityStore::Open(db));
     identity::IdentityOptions identity_options;
     identity_options.keys = "1:" + RandomHex(32);
@@ -177,11 +182,13 @@ class World {
     advertiser_events_api_ =
         std::make_unique<AdvertiserEventsAdminApi>(*advertiser_events_, *auth_);
     identity_api_ = std::make_unique<IdentityAdminApi>(*identities_, *auth_);
+    reports_api_ = std::make_unique<ReportsAdminApi>(*reports_, *inventory_, clock_, *auth_);
     admin_->RegisterRoutes(router_);
     accounts_api_->RegisterRoutes(router_);
     events_api_->RegisterRoutes(router_);
     advertiser_events_api_->RegisterRoutes(router_);
     identity_api_->RegisterRoutes(router_);
+    reports_api_->RegisterRoutes(router_);
   }
 
   void Seed() {
@@ -275,6 +282,7 @@ class World {
   std::unique_ptr<store::SqliteAccountStore> accounts_;
   std::unique_ptr<store::SqliteEventsStore> events_;
   std::unique_ptr<store::SqliteAdvertiserEventsStore> advertiser_events_;
+  std::unique_ptr<store::SqliteReportStore> reports_;
   std::unique_ptr<store::SqliteIdentityStore> identity_store_;
   std::unique_ptr<identity::IdentityService> identities_;
   Published<decision::Catalog> catalogs_;
@@ -286,6 +294,7 @@ class World {
   std::unique_ptr<EventsAdminApi> events_api_;
   std::unique_ptr<AdvertiserEventsAdminApi> advertiser_events_api_;
   std::unique_ptr<IdentityAdminApi> identity_api_;
+  std::unique_ptr<ReportsAdminApi> reports_api_;
   http::Router router_;
   std::vector<std::string> tokens_;  // of users 1-4 (callers kPublisherA..kAdvertiserY)
 };

@@ -6,6 +6,7 @@
 #include <system_error>
 
 #include "common/log.h"
+#include "console/console.h"
 #include "store/lmdb/lmdb_activity_store.h"
 #include "store/lmdb/lmdb_exposure_store.h"
 #include "store/sqlite/sqlite_account_store.h"
@@ -266,6 +267,7 @@ Status Server::Init() {
   identity_admin_ = std::make_unique<admin::IdentityAdminApi>(*identity_, *authenticator_);
   identity_admin_->RegisterRoutes(router_);
   ADS_RETURN_IF_ERROR(InitAdvertiserEvents());
+  console::RegisterRoutes(router_);  // the web console's built-in assets (issue 16)
   router_.Add(http::Method::kGet, "/healthz", [](const http::Request&) {
     http::Response r;
     r.SetHeader("Content-Type", "application/json");

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# CTest entry of the browser test: run.sh NODE ADSERVER_BINARY. Exit 77 = skipped (missing
+# CTest entry of a browser test: run.sh NODE ADSERVER_BINARY [TEST_FILE] (default
+# identity_cookie.test.mjs). Exit 77 = skipped (missing
 # chromium / playwright-core), turned into a failure when ADSERVER_REQUIRE_BROWSER=1.
 set -uo pipefail
 node=$1
 binary=$2
+test_file=${3:-identity_cookie.test.mjs}
 cd "$(dirname "$0")"
 missing=""
 [[ -x /usr/bin/chromium ]] || missing+=" chromium (apt-get install chromium)"
@@ -13,4 +15,4 @@ if [[ -n "$missing" ]]; then
   [[ "${ADSERVER_REQUIRE_BROWSER:-0}" == 1 ]] && exit 1
   exit 77
 fi
-exec "$node" identity_cookie.test.mjs "$binary"
+exec "$node" "$test_file" "$binary"

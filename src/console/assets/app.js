@@ -1,0 +1,211 @@
+// adserver console (issue 16), first slice: sign in and out, who is signed in, and the last
+// 14 days of impressions, clicks and conversions as a chart and a table. Plain JS, no build.
+// The session is an HttpOnly cookie; writes send the CSRF token the session endpoint returns.
+'use strict';
+
+(function () {
+  const DAYS = 14;
+  // Remembers (not a secret) that this browser signed in, so a fresh visit does not probe the
+  // session endpoint just to get a 401.
+  const SIGNED_IN_HINT = 'adserver.console.signedIn';
+
+  const $ = (id) => document.getElementById(id);
+  const state = { csrfToken: '', chart: null };
+
+  function show(view) {
+    $('loading').hidden = true;
+    $('sign-in-view').hidden = view !== 'sign-in';
+    $('dashboard-view').hidden = view !== 'dashboard';
+    $('who').hidden = view !== 'dashboard';
+  }
+
+  async function api(method, path, body) {
+    const headers = { Accept: 'application/json' };
+    if (body !== undefined) headers['Content-Type'] = 'application/json';
+    if (method !== 'GET' && state.csrfToken) headers['X-CSRF-Token'] = state.csrfToken;
+    const res = await fetch(path, {
+      method, headers, credentials: 'same-origin',
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    let json = null;
+    try { json = text ? JSON.parse(text) : null; } catch (e) { json = null; }
+    return { status: res.status, json };
+  }
+
+  function describeUser(user) {
+    let scope = 'all tenants';
+    if (user.role === 'publisher') scope = 'publisher ' + user.publisherId;
+    if (user.role === 'advertiser') scope = 'community ' + user.communityId;
+    return user.email + ' · ' + user.role + ' · ' + scope;
+  }
+
+  function utcDay(date) { return date.toISOString().slice(0, 10); }
+
+  // The 14 UTC days ending today: [from, to) with `to` tomorrow's midnight.
+  function lastDays() {
+    const now = new Date();
+    const tomorrow = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1));
+    const days = [];
+    for (let i = DAYS; i >= 1; i--) days.push(utcDay(new Date(tomorrow.getTime() - i * 86400e3)));
+    return { from: days[0], to: utcDay(tomorrow), days };
+  }
+
+  // Report rows exist only for days with traffic; the chart and table show every day.
+  function perDay(rows, days) {
+    const byDay = new Map(days.map((d) => [d, { impressions: 0, clicks: 0, conversions: 0 }]));
+    for (const row of rows || []) {
+      const day = byDay.get(String(row.time).slice(0, 10));
+      if (!day) continue;
+      day.impressions += row.impressions || 0;
+      day.clicks += row.clicks || 0;
+      day.conversions += row.conversions || 0;
+    }
+    return days.map((d) => ({ day: d, ...byDay.get(d) }));
+  }
+
+  function cell(tag, text) {
+    const el = document.createElement(tag);
+    el.textContent = text;
+    return el;
+  }
+
+  function renderTable(series) {
+    const fmt = new Intl.NumberFormat('en');
+    const body = $('daily-table').tBodies[0];
+    body.replaceChildren();
+    const total = { impressions: 0, clicks: 0, conversions: 0 };
+    for (const s of series) {
+      const tr = document.createElement('tr');
+      tr.append(cell('td', s.day), cell('td', fmt.format(s.impressions)),
+                cell('td', fmt.format(s.clicks)), cell('td', fmt.format(s.conversions)));
+      body.append(tr);
+      total.impressions += s.impressions;
+      total.clicks += s.clicks;
+      total.conversions += s.conversions;
+    }
+    const foot = $('daily-table').tFoot;
+    const tr = document.createElement('tr');
+    tr.append(cell('td', 'Total'), cell('td', fmt.format(total.impressions)),
+              cell('td', fmt.format(total.clicks)), cell('td', fmt.format(total.conversions)));
+    foot.replaceChildren(tr);
+  }
+
+  function renderChart(series) {
+    if (typeof Chart === 'undefined') {
+      $('report-error').textContent = 'The chart library did not load; the table shows the numbers.';
+      return;
+    }
+    const labels = series.map((s) => s.day.slice(5));
+    const dataset = (label, key, color, axis) => ({
+      label, data: series.map((s) => s[key]), borderColor: color, backgroundColor: color,
+      yAxisID: axis, tension: 0.2, pointRadius: 3,
+    });
+    const data = {
+      labels,
+      datasets: [dataset('Impressions', 'impressions', '#2563eb', 'y'),
+                 dataset('Clicks', 'clicks', '#16a34a', 'y1'),
+                 dataset('Conversions', 'conversions', '#c2410c', 'y1')],
+    };
+    if (state.chart) {
+      state.chart.data = data;
+      state.chart.update();
+      return;
+    }
+    state.chart = new Chart($('daily-chart'), {
+      type: 'line', data,
+      options: {
+        responsive: true, maintainAspectRatio: false, animation: false,
+        interaction: { mode: 'index', intersect: false },
+        scales: {
+          y: { beginAtZero: true, position: 'left', title: { display: true, text: 'Impressions' } },
+          y1: { beginAtZero: true, position: 'right', grid: { drawOnChartArea: false },
+                title: { display: true, text: 'Clicks, conversions' } },
+        },
+      },
+    });
+  }
+
+  async function loadReport() {
+    $('report-error').textContent = '';
+    const range = lastDays();
+    const query = new URLSearchParams({ granularity: 'day', from: range.from, to: range.to });
+    const res = await api('GET', '/admin/v1/reports?' + query.toString());
+    if (res.status === 401) return signedOut();
+    const rows = res.status === 200 && res.json ? res.json.rows : [];
+    if (res.status !== 200) {
+      $('report-error').textContent = 'Could not load the report: ' +
+          ((res.json && res.json.error) || 'HTTP ' + res.status);
+    }
+    const series = perDay(rows, range.days);
+    renderTable(series);
+    renderChart(series);
+  }
+
+  function signedIn(session) {
+    state.csrfToken = session.csrfToken;
+    localStorage.setItem(SIGNED_IN_HINT, '1');
+    $('who-text').textContent = describeUser(session.user);
+    show('dashboard');
+    return loadReport();
+  }
+
+  function signedOut() {
+    state.csrfToken = '';
+    localStorage.removeItem(SIGNED_IN_HINT);
+    if (state.chart) { state.chart.destroy(); state.chart = null; }
+    $('password').value = '';
+    show('sign-in');
+  }
+
+  async function onSignIn(event) {
+    event.preventDefault();
+    const error = $('sign-in-error');
+    error.textContent = '';
+    const form = event.currentTarget;
+    if (!form.reportValidity()) return;
+    const button = form.querySelector('button[type=submit]');
+    button.disabled = true;
+    try {
+      const res = await api('POST', '/console/api/session',
+                            { email: $('email').value.trim(), password: $('password').value });
+      if (res.status === 201 && res.json) {
+        $('password').value = '';
+        await signedIn(res.json);
+        $('report-title').focus();
+        return;
+      }
+      error.textContent = res.status === 401 ? 'Wrong email or password.'
+          : (res.json && res.json.error) || 'Sign-in failed (HTTP ' + res.status + ').';
+      $('password').focus();
+    } catch (e) {
+      error.textContent = 'The server could not be reached.';
+    } finally {
+      button.disabled = false;
+    }
+  }
+
+  async function onSignOut() {
+    try {
+      await api('DELETE', '/console/api/session');
+    } finally {
+      signedOut();
+      $('email').focus();
+    }
+  }
+
+  async function start() {
+    $('sign-in-form').addEventListener('submit', onSignIn);
+    $('sign-out').addEventListener('click', onSignOut);
+    if (localStorage.getItem(SIGNED_IN_HINT) !== '1') return signedOut();
+    try {
+      const res = await api('GET', '/console/api/session');
+      if (res.status === 200 && res.json) return signedIn(res.json);
+    } catch (e) {
+      // Fall through to the form.
+    }
+    return signedOut();
+  }
+
+  start();
+})();

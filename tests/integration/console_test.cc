@@ -1,0 +1,153 @@
+// The web console's first slice (issue 16) over real HTTP: the page and its assets are served
+// from the binary with strict headers, and the calls the page makes (sign-in, the daily report
+// with the session cookie) answer what it expects.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "integration/server_process.h"
+#include "support/http_client.h"
+
+namespace adserver::testing {
+namespace {
+
+using nlohmann::json;
+
+class ConsoleTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    server_ = new ServerProcess();
+    started_ = server_->Start();
+  }
+  static void TearDownTestSuite() {
+    delete server_;
+    server_ = nullptr;
+  }
+  void SetUp() override { ASSERT_TRUE(started_) << server_->error(); }
+
+  static HttpClient Client() { return HttpClient("127.0.0.1", server_->port()); }
+
+  static ServerProcess* server_;
+  static bool started_;
+};
+ServerProcess* ConsoleTest::server_ = nullptr;
+bool ConsoleTest::started_ = false;
+
+void ExpectStrictHeaders(const HttpResult& r) {
+  EXPECT_NE(r.Header("Content-Security-Policy").find("script-src 'self'"), std::string::npos)
+      << r.Header("Content-Security-Policy");
+  EXPECT_NE(r.Header("Content-Security-Policy").find("default-src 'none'"), std::string::npos);
+  EXPECT_EQ(r.Header("X-Content-Type-Options"), "nosniff");
+  EXPECT_EQ(r.Header("Cache-Control"), "no-cache");
+  EXPECT_FALSE(r.Header("ETag").empty());
+}
+
+std::string UtcDay(std::chrono::sys_days day) {
+  std::chrono::year_month_day ymd(day);
+  char out[16];
+  std::snprintf(out, sizeof out, "%04d-%02u-%02u", static_cast<int>(ymd.year()),
+                static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()));
+  return out;
+}
+
+TEST_F(ConsoleTest, ServesTheSignInPageWithLabelsAndStrictHeaders) {
+  HttpClient client = Client();
+  HttpResult page = client.Get("/console/");
+  ASSERT_EQ(page.status, 200) << page.body;
+  EXPECT_EQ(page.Header("Content-Type"), "text/html; charset=utf-8");
+  ExpectStrictHeaders(page);
+  EXPECT_NE(page.body.find(R"(<label for="email">Email</label>)"), std::string::npos);
+  EXPECT_NE(page.body.find(R"(<input id="email")"), std::string::npos);
+  EXPECT_NE(page.body.find(R"(<label for="password">Password</label>)"), std::string::npos);
+  EXPECT_NE(page.body.find(R"(<input id="password")"), std::string::npos);
+  EXPECT_NE(page.body.find(R"(<script src="chart.js")"), std::string::npos);
+  EXPECT_NE(page.body.find(R"(<script src="app.js")"), std::string::npos);
+  // Nothing from another origin (the CSP would refuse it anyway).
+  EXPECT_EQ(page.body.find("http://"), std::string::npos);
+  EXPECT_EQ(page.body.find("https://"), std::string::npos);
+}
+
+TEST_F(ConsoleTest, ServesTheBuiltInAssets) {
+  HttpClient client = Client();
+  HttpResult chart = client.Get("/console/chart.js");
+  ASSERT_EQ(chart.status, 200);
+  EXPECT_EQ(chart.Header("Content-Type"), "text/javascript; charset=utf-8");
+  ExpectStrictHeaders(chart);
+  EXPECT_GT(chart.body.size(), 100'000u);
+  EXPECT_NE(chart.body.find("Chart.js v"), std::string::npos);
+
+  HttpResult app = client.Get("/console/app.js");
+  ASSERT_EQ(app.status, 200);
+  EXPECT_EQ(app.Header("Content-Type"), "text/javascript; charset=utf-8");
+  EXPECT_NE(app.body.find("/console/api/session"), std::string::npos);
+  EXPECT_NE(app.body.find("/admin/v1/reports"), std::string::npos);
+
+  HttpResult css = client.Get("/console/app.css");
+  ASSERT_EQ(css.status, 200);
+  EXPECT_EQ(css.Header("Content-Type"), "text/css; charset=utf-8");
+  EXPECT_FALSE(css.body.empty());
+
+  EXPECT_EQ(client.Get("/console/missing.js").status, 404);
+  EXPECT_EQ(client.Send("POST", "/console/app.js", {}, "").status, 405);
+}
+
+TEST_F(ConsoleTest, RevalidatesWithTheETagAndRedirectsTheBarePath) {
+  HttpClient client = Client();
+  HttpResult first = client.Get("/console/app.js");
+  ASSERT_EQ(first.status, 200);
+  HttpResult again = client.Get("/console/app.js", {{"If-None-Match", first.Header("ETag")}});
+  EXPECT_EQ(again.status, 304);
+  EXPECT_TRUE(again.body.empty());
+  EXPECT_EQ(client.Get("/console/app.js", {{"If-None-Match", "\"other\""}}).status, 200);
+
+  HttpResult bare = client.Get("/console");
+  EXPECT_EQ(bare.status, 308);
+  EXPECT_EQ(bare.Header("Location"), "/console/");
+}
+
+// What the page does after sign-in: who am I, then the last 14 days per day with the cookie.
+TEST_F(ConsoleTest, SignedInUserReadsTheLastFourteenDaysWithTheCookie) {
+  HttpClient client = Client();
+  json user = {{"email", "console-ops@example.test"},
+               {"password", "console-password-1"},
+               {"role", "operator"}};
+  HttpResult created = client.Send(
+      "POST", "/admin/v1/users",
+      {{"Authorization", "Bearer " + server_->admin_token()}, {"Content-Type", "application/json"}},
+      user.dump());
+  ASSERT_EQ(created.status, 201) << created.body;
+
+  HttpResult signed_in =
+      client.Post("/console/api/session",
+                  json{{"email", user["email"]}, {"password", user["password"]}}.dump());
+  ASSERT_EQ(signed_in.status, 201) << signed_in.body;
+  std::string cookie = signed_in.Header("Set-Cookie");
+  cookie = cookie.substr(0, cookie.find(';'));
+  json session = json::parse(signed_in.body);
+  EXPECT_EQ(session["user"]["role"], "operator");
+
+  auto tomorrow = std::chrono::floor<std::chrono::days>(std::chrono::system_clock::now()) +
+                  std::chrono::days(1);
+  std::string target =
+      "/admin/v1/reports?granularity=day&from=" + UtcDay(tomorrow - std::chrono::days(14)) +
+      "&to=" + UtcDay(tomorrow);
+  HttpResult report = client.Get(target, {{"Cookie", cookie}});
+  ASSERT_EQ(report.status, 200) << report.body;
+  json body = json::parse(report.body);
+  EXPECT_TRUE(body["rows"].is_array());
+  EXPECT_TRUE(body["totals"].contains("impressions"));
+  EXPECT_TRUE(body["totals"].contains("clicks"));
+  EXPECT_TRUE(body["totals"].contains("conversions"));
+
+  HttpResult out =
+      client.Send("DELETE", "/console/api/session",
+                  {{"Cookie", cookie}, {"X-CSRF-Token", session["csrfToken"].get<std::string>()}});
+  EXPECT_EQ(out.status, 204) << out.body;
+  EXPECT_EQ(client.Get(target, {{"Cookie", cookie}}).status, 401);
+}
+
+}  // namespace
+}  // namespace adserver::testing

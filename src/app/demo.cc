@@ -1,5 +1,7 @@
 #include "app/demo.h"
 
+#include <sodium.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -13,6 +15,7 @@
 #include "common/address.h"
 #include "common/crypto.h"
 #include "common/log.h"
+#include "common/password.h"
 #include "ingest/registry_import.h"
 
 namespace adserver::app {
@@ -323,11 +326,35 @@ void RegisterDemoCreatives(http::Router& router) {
   });
 }
 
-void PrintDemoBanner(std::ostream& out, const DemoKeys& keys, const std::string& base_url) {
+Result<std::string> SeedDemoOperator(store::AccountStore& accounts, const Clock& clock,
+                                     const PasswordHashOptions& hashing) {
+  // 20 characters of an unambiguous alphabet: ~114 bits.
+  static constexpr char kAlphabet[] = "abcdefghijkmnpqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789";
+  std::string password;
+  for (int i = 0; i < 20; ++i) {
+    password += kAlphabet[randombytes_uniform(sizeof kAlphabet - 1)];
+  }
+  ADS_ASSIGN_OR_RETURN(std::string hash, HashPassword(password, hashing));
+  Result<store::UserRecord> existing = accounts.GetUserByEmail(kDemoOperatorEmail);
+  if (existing.ok()) {
+    existing->password_hash = hash;
+    ADS_RETURN_IF_ERROR(accounts.UpdateUser(*existing, clock.NowSeconds()).status());
+    return password;
+  }
+  if (existing.status().code() != Code::kNotFound) return existing.status();
+  store::UserRecord user{
+      .email = kDemoOperatorEmail, .password_hash = hash, .role = store::Role::kOperator};
+  ADS_RETURN_IF_ERROR(accounts.CreateUser(user, clock.NowSeconds()).status());
+  return password;
+}
+
+void PrintDemoBanner(std::ostream& out, const DemoKeys& keys, const std::string& base_url,
+                     const std::string& operator_password) {
   out << "\nadserver demo is ready at " << base_url << "\n"
       << "  live key: " << keys.live_key << "\n"
       << "  test key: " << keys.test_key << "\n"
-      << "  (keys are stored hashed; these are shown once. Restarting with --demo mints new ones.)\n\n"
+      << "  (keys are stored hashed; these are shown once. Restarting with --demo mints new "
+         "ones.)\n\n"
       << "Current variant:\n"
       << "  curl -i -X POST " << base_url << "/v1/ads -H 'Content-Type: application/json' \\\n"
       << "    -H 'x-api-key: " << keys.live_key << "' \\\n"
@@ -337,8 +364,14 @@ void PrintDemoBanner(std::ostream& out, const DemoKeys& keys, const std::string&
       << "  curl -i -X POST " << base_url << "/api/ads -H 'Content-Type: application/json' \\\n"
       << "    -H 'x-api-key: " << keys.live_key << "' \\\n"
       << "    -d '{\"walletAddresses\":[\"" << keys.wallet
-      << "\"],\"imageFormat\":\"SHORT_BANNER\"}'\n"
-      << std::endl;
+      << "\"],\"imageFormat\":\"SHORT_BANNER\"}'\n";
+  if (!operator_password.empty()) {
+    out << "\nConsole: " << base_url << "/console/\n"
+        << "  Email:    " << kDemoOperatorEmail << "\n"
+        << "  Password: " << operator_password << "\n"
+        << "  (a new password on every --demo start)\n";
+  }
+  out << std::endl;
 }
 
 }  // namespace adserver::app

@@ -4,8 +4,10 @@
 #include <string>
 
 #include "common/clock.h"
+#include "common/password.h"
 #include "common/status.h"
 #include "http/router.h"
+#include "store/account_store.h"
 #include "store/store.h"
 
 namespace adserver::app {
@@ -29,7 +31,16 @@ Result<DemoKeys> SeedDemo(store::Store& store, const Clock& clock, const std::st
 // Serves the demo's creative images: GET /demo/creatives/{name} (SVG, generated).
 void RegisterDemoCreatives(http::Router& router);
 
-// Prints the keys and working curl commands for both API variants.
-void PrintDemoBanner(std::ostream& out, const DemoKeys& keys, const std::string& base_url);
+// The demo's operator for the console (issue 16): kDemoOperatorEmail with a fresh random
+// password on every --demo start (passwords are stored hashed, so an earlier one cannot be shown
+// again). Creates the user, or sets the new password of the existing one.
+inline constexpr char kDemoOperatorEmail[] = "operator@demo.adserver.local";
+Result<std::string> SeedDemoOperator(store::AccountStore& accounts, const Clock& clock,
+                                     const PasswordHashOptions& hashing = {});
+
+// Prints the keys and working curl commands for both API variants, and, when
+// `operator_password` is not empty, the console URL with the demo operator's sign-in.
+void PrintDemoBanner(std::ostream& out, const DemoKeys& keys, const std::string& base_url,
+                     const std::string& operator_password = "");
 
 }  // namespace adserver::app

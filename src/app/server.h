@@ -71,6 +71,7 @@ class Server {
   void Stop();
 
   store::Store& store() { return *store_; }
+  store::AccountStore& accounts() { return *account_store_; }
   // Rebuilds and publishes snapshots now (after writing to store() directly).
   Status RefreshSnapshots() { return snapshots_->RefreshNow(); }
 

@@ -92,7 +92,9 @@ Status RunServe(const ServeFlags& flags) {
     ADS_ASSIGN_OR_RETURN(app::DemoKeys keys,
                          app::SeedDemo(server->store(), SystemClock::Get(), base, flags.demo_wallets));
     ADS_RETURN_IF_ERROR(server->RefreshSnapshots());
-    app::PrintDemoBanner(std::cout, keys, base);
+    ADS_ASSIGN_OR_RETURN(std::string operator_password,
+                         app::SeedDemoOperator(server->accounts(), SystemClock::Get()));
+    app::PrintDemoBanner(std::cout, keys, base, operator_password);
   }
   if (!flags.ready_file.empty()) ADS_RETURN_IF_ERROR(WriteReadyFile(flags.ready_file, server->port()));
   int sig = 0;

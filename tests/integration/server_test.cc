@@ -236,6 +236,24 @@ TEST(DemoTest, DemoPrintsKeysAndItsCurlExampleReturnsAnAd) {
   HttpResult img = client.Send("GET", image.substr(path_at), {}, "");
   EXPECT_EQ(img.status, 200);
   EXPECT_EQ(img.Header("Content-Type"), "image/svg+xml");
+  // The console and the demo operator's sign-in it prints (issue 16).
+  size_t console_at = out.find("Console: http://");
+  ASSERT_NE(console_at, std::string::npos) << out;
+  std::string password = find_after("Password: ").substr(0, 20);
+  ASSERT_EQ(password.size(), 20u) << out;
+  HttpResult page = client.Send("GET", "/console/", {}, "");
+  EXPECT_EQ(page.status, 200);
+  json sign_in = {{"email", "operator@demo.adserver.local"}, {"password", password}};
+  HttpResult session = client.Send("POST", "/console/api/session",
+                                   {{"Content-Type", "application/json"}}, sign_in.dump());
+  EXPECT_EQ(session.status, 201) << session.body;
+  EXPECT_NE(session.Header("Set-Cookie").find("HttpOnly"), std::string::npos);
+  sign_in["password"] = password + "x";
+  EXPECT_EQ(client
+                .Send("POST", "/console/api/session", {{"Content-Type", "application/json"}},
+                      sign_in.dump())
+                .status,
+            401);
   EXPECT_EQ(server.Stop(), 0);
 }
 

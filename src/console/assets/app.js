@@ -1,36 +1,26 @@
-// adserver console (issue 16), first slice: sign in and out, who is signed in, and the last
-// 14 days of impressions, clicks and conversions as a chart and a table. Plain JS, no build.
+// adserver console (issue 16): sign in and out, who is signed in, the navigation per role, the
+// hash router (`#/campaigns/12`) over the pages of publisher.js, advertiser.js and operator.js,
+// and the overview (`#/`: the last 14 days as a chart and a table). Plain JS, no build.
 // The session is an HttpOnly cookie; writes send the CSRF token the session endpoint returns.
 'use strict';
 
-(function () {
+(function (C) {
   const DAYS = 14;
   // Remembers (not a secret) that this browser signed in, so a fresh visit does not probe the
   // session endpoint just to get a 401.
   const SIGNED_IN_HINT = 'adserver.console.signedIn';
 
   const $ = (id) => document.getElementById(id);
-  const state = { csrfToken: '', chart: null };
+  const state = C.state;
+  const api = C.api;
 
   function show(view) {
     $('loading').hidden = true;
     $('sign-in-view').hidden = view !== 'sign-in';
     $('dashboard-view').hidden = view !== 'dashboard';
-    $('who').hidden = view !== 'dashboard';
-  }
-
-  async function api(method, path, body) {
-    const headers = { Accept: 'application/json' };
-    if (body !== undefined) headers['Content-Type'] = 'application/json';
-    if (method !== 'GET' && state.csrfToken) headers['X-CSRF-Token'] = state.csrfToken;
-    const res = await fetch(path, {
-      method, headers, credentials: 'same-origin',
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    let json = null;
-    try { json = text ? JSON.parse(text) : null; } catch (e) { json = null; }
-    return { status: res.status, json };
+    $('page-view').hidden = view !== 'page';
+    $('who').hidden = view === 'sign-in';
+    $('nav').hidden = view === 'sign-in';
   }
 
   function describeUser(user) {
@@ -142,18 +132,91 @@
     renderChart(series);
   }
 
+  // The pages of each role; operators see every tenant's pages through the pickers.
+  function navLinks(user) {
+    const links = [['#/', 'Overview']];
+    if (user.role === 'publisher') {
+      links.push(['#/publishers/' + user.publisherId, 'Keys & settings'],
+                 ['#/publishers/' + user.publisherId + '/reports', 'Reports']);
+    }
+    if (user.role === 'advertiser') links.push(['#/campaigns', 'Campaigns']);
+    if (user.role === 'operator') {
+      links.push(['#/publishers', 'Publishers'], ['#/campaigns', 'Campaigns'], ['#/review', 'Review'],
+                 ['#/users', 'Users'], ['#/health', 'Health']);
+    }
+    return links;
+  }
+
+  function renderNav() {
+    const current = '#' + currentPath();
+    const items = navLinks(state.user).map(([href, text]) => {
+      const active = href === current || (href !== '#/' && current.startsWith(href + '/'));
+      return C.el('li', {}, C.el('a', { href, text, 'aria-current': active ? 'page' : null }));
+    });
+    $('nav-list').replaceChildren(...items);
+  }
+
+  function currentPath() {
+    const path = location.hash.replace(/^#/, '').split('?')[0];
+    return path === '' ? '/' : path;
+  }
+
+  function notFound(root) {
+    root.replaceChildren(C.heading('Not found'),
+                         C.notice('This page does not exist, or it belongs to another tenant.', 'error'),
+                         C.el('p', {}, C.el('a', { href: '#/', text: 'Back to the overview' })));
+  }
+
+  // Renders the page of the current hash. A 404 from the API is "Not found"; a 401 signs out.
+  let renderId = 0;
+  async function render() {
+    if (!state.user) return;
+    const id = ++renderId;
+    C.destroyCharts();
+    renderNav();
+    const path = currentPath();
+    if (path === '/') {
+      show('dashboard');
+      await loadReport();
+      if (id === renderId) $('report-title').focus();
+      return;
+    }
+    // The page renders into its box in the document (Chart.js sizes a canvas from its box).
+    const root = C.el('div', { class: 'page' });
+    const loading = C.notice('Loading…');
+    $('page-view').replaceChildren(loading, root);
+    show('page');
+    const found = C.match(path);
+    try {
+      if (!found || !found.route.roles.includes(state.user.role)) throw new C.NotFound(path);
+      await found.route.render(root, found.params);
+    } catch (e) {
+      if (e instanceof C.SignedOut) return signedOut();
+      if (e instanceof C.NotFound) notFound(root);
+      else root.replaceChildren(C.heading('Something went wrong'), C.notice(e.message, 'error'));
+    }
+    if (id !== renderId) return;  // a newer navigation replaced this page
+    loading.remove();
+    const title = root.querySelector('.page-title');
+    if (title) title.focus();
+  }
+  C.rerender = render;
+
   function signedIn(session) {
     state.csrfToken = session.csrfToken;
+    state.user = session.user;
     localStorage.setItem(SIGNED_IN_HINT, '1');
     $('who-text').textContent = describeUser(session.user);
-    show('dashboard');
-    return loadReport();
+    return render();
   }
 
   function signedOut() {
     state.csrfToken = '';
+    state.user = null;
     localStorage.removeItem(SIGNED_IN_HINT);
     if (state.chart) { state.chart.destroy(); state.chart = null; }
+    C.destroyCharts();
+    $('page-view').replaceChildren();
     $('password').value = '';
     show('sign-in');
   }
@@ -172,7 +235,6 @@
       if (res.status === 201 && res.json) {
         $('password').value = '';
         await signedIn(res.json);
-        $('report-title').focus();
         return;
       }
       error.textContent = res.status === 401 ? 'Wrong email or password.'
@@ -197,6 +259,7 @@
   async function start() {
     $('sign-in-form').addEventListener('submit', onSignIn);
     $('sign-out').addEventListener('click', onSignOut);
+    window.addEventListener('hashchange', () => { render(); });
     if (localStorage.getItem(SIGNED_IN_HINT) !== '1') return signedOut();
     try {
       const res = await api('GET', '/console/api/session');
@@ -208,4 +271,4 @@
   }
 
   start();
-})();
+})(window.AdConsole);

@@ -1,0 +1,358 @@
+// adserver console: advertiser pages. `#/campaigns` (list; operators pick a community),
+// `#/campaigns/new`, `#/campaigns/ID` (status, pause/resume, budget and pacing status, charts,
+// ads with their review status, conversions with tx hashes, the edit form),
+// `#/campaigns/ID/ads/new` and `#/ads/ID` (the ad form with the live preview in four formats).
+// An advertiser user reaches only its community's campaigns (the API answers 404 otherwise).
+'use strict';
+
+(function (C) {
+  const { el, api, load, field, input, select, fmt, money, table, report } = C;
+
+  async function communities() {
+    return (await load('/admin/v1/communities')).communities;
+  }
+
+  C.route('/campaigns', ['operator', 'advertiser'], async (root) => {
+    const [{ campaigns }, all] = await Promise.all([load('/admin/v1/campaigns'), communities()]);
+    const names = new Map(all.map((c) => [c.id, c.name]));
+    const chosen = Number(new URLSearchParams(location.hash.split('?')[1] || '').get('community')) || 0;
+    const shown = chosen ? campaigns.filter((c) => c.communityId === chosen) : campaigns;
+    root.append(C.heading('Campaigns'),
+                el('p', {}, el('a', { class: 'button', href: '#/campaigns/new', text: 'New campaign' })));
+    if (C.isOperator()) {
+      const picker = select([[0, 'All communities'], ...all.map((c) => [c.id, c.name])], chosen,
+                            { id: 'tenant-picker' });
+      picker.addEventListener('change', () => {
+        location.hash = '#/campaigns' + (Number(picker.value) ? '?community=' + picker.value : '');
+      });
+      root.append(el('div', { class: 'field inline' }, el('label', { for: 'tenant-picker', text: 'Community' }), picker));
+    }
+    root.append(table('Campaigns', [
+      { label: 'Name', value: (c) => el('a', { href: '#/campaigns/' + c.id, text: c.name }) },
+      { label: 'Community', value: (c) => names.get(c.communityId) || String(c.communityId) },
+      { label: 'Status', key: 'status' },
+      { label: 'Pricing', value: (c) => c.pricing.model + ' ' + money(c.pricing.bid) },
+      { label: 'Budget', value: (c) => budgetText(c.budget) },
+      { label: 'Pacing', key: 'pacing' },
+    ], shown));
+  });
+
+  function budgetText(budget) {
+    if (!budget || (budget.total === null && budget.daily === null)) return 'none';
+    const parts = [];
+    if (budget.total !== null) parts.push('total ' + money(budget.total));
+    if (budget.daily !== null) parts.push('daily ' + money(budget.daily));
+    return parts.join(', ');
+  }
+
+  // A searchable list of the project registry (name, slug or contract address) with the chosen
+  // projects as removable chips. get() answers the chosen slugs.
+  function projectPicker(name, label, projects, chosenSlugs, hint) {
+    const chosen = new Set(chosenSlugs || []);
+    const bySlug = new Map(projects.map((p) => [p.slug, p]));
+    const search = input({ type: 'search', autocomplete: 'off', placeholder: 'Search by name, slug or 0x address' });
+    const chips = el('ul', { class: 'chips', 'aria-label': label + ': chosen' });
+    const results = el('ul', { class: 'results', 'aria-label': label + ': matches' });
+    const drawChips = () => {
+      chips.replaceChildren(...[...chosen].map((slug) => el('li', {},
+        (bySlug.get(slug) || { name: slug }).name + ' (' + slug + ') ',
+        el('button', { type: 'button', class: 'chip-remove', text: '×', 'aria-label': 'Remove ' + slug,
+                       onclick: () => { chosen.delete(slug); drawChips(); search.focus(); } }))));
+    };
+    const drawResults = () => {
+      const q = search.value.trim().toLowerCase();
+      results.replaceChildren();
+      if (!q) return;
+      const hits = projects.filter((p) => !chosen.has(p.slug) && (p.name.toLowerCase().includes(q) ||
+          p.slug.includes(q) || (p.contracts || []).some((c) => c.address.includes(q)))).slice(0, 8);
+      if (!hits.length) results.append(el('li', { class: 'muted', text: 'No project matches.' }));
+      for (const p of hits) {
+        results.append(el('li', {}, el('button', {
+          type: 'button', class: 'secondary', text: 'Add ' + p.name + ' (' + p.slug + ')',
+          onclick: () => { chosen.add(p.slug); search.value = ''; drawResults(); drawChips(); search.focus(); },
+        })));
+      }
+    };
+    search.addEventListener('input', drawResults);
+    drawChips();
+    const node = field(name, label, search, hint);
+    node.append(chips, results);
+    return { node, get: () => [...chosen] };
+  }
+
+  const dateOf = (ts) => (ts ? String(ts).slice(0, 10) : '');
+  const orNull = (v) => (v.trim() === '' ? null : v.trim());
+  const intOrNull = (v) => (v.trim() === '' ? null : Number(v));
+  const ids = (text) => text.split(',').map((s) => s.trim()).filter(Boolean).map(Number);
+
+  // The campaign form: create (campaign null) or edit. Money goes as decimal strings, so the
+  // API validates it (and its errors land at the field).
+  function campaignForm(campaign, projects, allCommunities, onSaved) {
+    const c = campaign || { status: 'draft', pricing: { model: 'CPM' }, budget: {}, targeting: {}, pacing: 'even' };
+    const t = c.targeting || {};
+    const conv = c.conversion || {};
+    const f = {
+      name: input({ value: c.name || '' }),
+      status: select(['draft', 'active', 'paused', 'ended'], c.status),
+      model: select(['CPM', 'CPC', 'CPA'], c.pricing.model),
+      bid: input({ inputmode: 'decimal', value: c.pricing.bid ?? '' }),
+      total: input({ inputmode: 'decimal', value: (c.budget && c.budget.total) ?? '' }),
+      daily: input({ inputmode: 'decimal', value: (c.budget && c.budget.daily) ?? '' }),
+      pacing: select([['even', 'even (spread over the day or flight)'], ['asap', 'asap']], c.pacing),
+      startsAt: input({ type: 'date', value: dateOf(c.startsAt) }),
+      endsAt: input({ type: 'date', value: dateOf(c.endsAt) }),
+      chains: input({ value: (t.chains || []).join(', ') }),
+      recency: input({ inputmode: 'numeric', value: t.recencyDays ?? '' }),
+      capCount: input({ inputmode: 'numeric', value: c.frequencyCap ? c.frequencyCap.count : '' }),
+      capHours: input({ inputmode: 'numeric', value: c.frequencyCap ? c.frequencyCap.hours : '' }),
+      category: input({ value: c.category || '' }),
+      kind: select(['any', 'new', 'returning'], conv.kind || 'any'),
+      windowDays: input({ inputmode: 'numeric', value: conv.windowDays ?? '' }),
+      returningAfter: input({ inputmode: 'numeric', value: conv.returningAfterDays ?? '' }),
+      once: el('input', { type: 'checkbox', checked: conv.countOncePerPerson !== false }),
+    };
+    const community = C.isOperator() && !campaign
+      ? field('communityId', 'Community', select(allCommunities.map((x) => [x.id, x.name]), c.communityId)) : null;
+    const targets = projectPicker('targeting.projects', 'Target users of projects', projects, t.projects,
+                                  'People whose wallets used one of these projects see the campaign.');
+    const excludes = projectPicker('targeting.excludeProjects', 'Exclude users of projects', projects, t.excludeProjects);
+    const convProjects = projectPicker('conversion.projects', 'Conversion projects', projects, conv.projects,
+                                       'Onchain transactions with these projects count as conversions (required for CPA).');
+    const form = el('form', { class: 'card form', 'aria-labelledby': 'campaign-form-title', novalidate: true },
+      el('h3', { id: 'campaign-form-title', text: campaign ? 'Edit campaign' : 'New campaign' }),
+      community,
+      field('name', 'Name', f.name),
+      field('status', 'Status', f.status),
+      el('fieldset', {}, el('legend', { text: 'Pricing and budget' }),
+         field('pricing.model', 'Pricing model', f.model),
+         field('pricing.bid', 'Bid', f.bid, 'Per 1000 impressions (CPM), per click (CPC) or per conversion (CPA).'),
+         field('budget.total', 'Total budget', f.total, 'Empty = no limit.'),
+         field('budget.daily', 'Daily budget', f.daily, 'Per UTC day; empty = no limit.'),
+         field('pacing', 'Pacing', f.pacing),
+         field('startsAt', 'Starts (UTC)', f.startsAt),
+         field('endsAt', 'Ends (UTC)', f.endsAt)),
+      el('fieldset', {}, el('legend', { text: 'Targeting' }),
+         targets.node, excludes.node,
+         field('targeting.chains', 'Chains', f.chains, 'Chain ids, comma-separated; empty = any chain.'),
+         field('targeting.recencyDays', 'Active within (days)', f.recency),
+         field('frequencyCap.count', 'Frequency cap: ads', f.capCount),
+         field('frequencyCap.hours', 'Frequency cap: per hours', f.capHours),
+         field('category', 'Category', f.category, 'e.g. gambling; served only where publishers accept it.')),
+      el('fieldset', {}, el('legend', { text: 'Conversions' }),
+         convProjects.node,
+         field('conversion.kind', 'Who counts', f.kind),
+         field('conversion.windowDays', 'Window (days after the click or view)', f.windowDays),
+         field('conversion.returningAfterDays', 'Returning after (days)', f.returningAfter),
+         el('div', { class: 'field' }, el('label', { class: 'check' }, f.once, ' Count once per person'))),
+      C.formError(),
+      el('button', { type: 'submit', text: campaign ? 'Save campaign' : 'Create campaign' }));
+
+    const body = () => {
+      const b = {
+        name: f.name.value.trim(), status: f.status.value,
+        pricing: { model: f.model.value, bid: f.bid.value.trim() },
+        pacing: f.pacing.value,
+        startsAt: f.startsAt.value ? f.startsAt.value + 'T00:00:00Z' : null,
+        endsAt: f.endsAt.value ? f.endsAt.value + 'T00:00:00Z' : null,
+        targeting: { projects: targets.get(), excludeProjects: excludes.get(), chains: ids(f.chains.value),
+                     recencyDays: intOrNull(f.recency.value) },
+        category: orNull(f.category.value),
+      };
+      const total = orNull(f.total.value);
+      const daily = orNull(f.daily.value);
+      if (total !== null || daily !== null) b.budget = { total, daily };
+      else if (campaign) b.budget = null;
+      if (f.capCount.value.trim() || f.capHours.value.trim()) {
+        b.frequencyCap = { count: intOrNull(f.capCount.value), hours: intOrNull(f.capHours.value) };
+      } else if (campaign) b.frequencyCap = null;
+      if (convProjects.get().length || f.model.value === 'CPA') {
+        b.conversion = { projects: convProjects.get(), kind: f.kind.value, countOncePerPerson: f.once.checked };
+        if (f.windowDays.value.trim()) b.conversion.windowDays = Number(f.windowDays.value);
+        if (f.returningAfter.value.trim()) b.conversion.returningAfterDays = Number(f.returningAfter.value);
+      } else if (campaign) b.conversion = null;
+      if (!campaign) {
+        b.communityId = C.isOperator() ? Number(community.querySelector('select').value) : C.state.user.communityId;
+      }
+      return b;
+    };
+    form.addEventListener('submit', (event) => {
+      event.preventDefault();
+      C.busy(form, async () => {
+        const res = campaign ? await api('PATCH', '/admin/v1/campaigns/' + campaign.id, body())
+                             : await api('POST', '/admin/v1/campaigns', body());
+        if (res.status !== 200 && res.status !== 201) return C.showErrors(form, res);
+        onSaved(res.json);
+      });
+    });
+    return form;
+  }
+
+  C.route('/campaigns/new', ['operator', 'advertiser'], async (root) => {
+    const [{ projects }, all] = await Promise.all([load('/admin/v1/projects'), communities()]);
+    root.append(C.heading('New campaign'),
+                campaignForm(null, projects, all, (saved) => { location.hash = '#/campaigns/' + saved.id; }));
+  });
+
+  // Budget and pacing: total spend (stats, since creation) and today's spend (daily report).
+  function budgetStatus(campaign, stats, today) {
+    const b = campaign.budget || {};
+    const bar = (spent, limit, label) => el('div', { class: 'budget' },
+      el('span', { text: label + ': ' + money(spent) + (limit !== null && limit !== undefined ? ' of ' + money(limit) : ' (no limit)') }),
+      limit ? el('progress', { max: String(limit), value: String(Math.min(spent, limit)), 'aria-label': label }) : null);
+    const exhausted = (b.total && stats.spend >= b.total) || (b.daily && today >= b.daily);
+    return el('section', { class: 'card', 'aria-labelledby': 'budget-title' },
+      el('h3', { id: 'budget-title', text: 'Budget and pacing' }),
+      bar(stats.spend, b.total, 'Total spend'), bar(today, b.daily, 'Spend today (UTC)'),
+      el('p', { text: 'Pacing: ' + campaign.pacing + ' · status: ' + campaign.status +
+                      (exhausted ? ' · budget spent: not serving' : '') }),
+      el('p', { class: 'muted', text: 'Since creation: ' + fmt(stats.impressions) + ' impressions, ' + fmt(stats.clicks) +
+                ' clicks, ' + fmt(stats.conversions) + ' conversions, CTR ' + C.percent(stats.ctr) + '.' }));
+  }
+
+  function adsCard(campaignId, ads) {
+    return el('section', { class: 'card', 'aria-labelledby': 'ads-title' },
+      el('h3', { id: 'ads-title', text: 'Ads' }),
+      el('p', {}, el('a', { class: 'button', href: '#/campaigns/' + campaignId + '/ads/new', text: 'New ad' })),
+      table('Ads of this campaign', [
+        { label: 'Headline', value: (a) => el('a', { href: '#/ads/' + a.id, text: a.headline }) },
+        { label: 'Status', key: 'status' },
+        { label: 'Review', value: (a) => el('span', { class: 'review review-' + a.reviewStatus, text: a.reviewStatus }) },
+        { label: 'Reason', value: (a) => a.reviewReason || '' },
+      ], ads));
+  }
+
+  function conversionsTable(conversions) {
+    return table('Conversions (newest first)', [
+      { label: 'Block time', value: (v) => String(v.blockTime).replace('T', ' ').replace('Z', '') },
+      { label: 'Status', key: 'status' },
+      { label: 'Chain', key: 'chainId', numeric: true },
+      { label: 'Tx hash', value: (v) => el('code', { class: 'hash', text: v.txHash }) },
+      { label: 'Touch', key: 'touch' },
+      { label: 'Price', value: (v) => money(v.price), numeric: true },
+    ], conversions);
+  }
+
+  async function campaignReport(root, id) {
+    const range = C.lastDays(14);
+    const data = await load('/admin/v1/reports?' + C.query({ campaignId: id, granularity: 'day', from: range.from, to: range.to }));
+    const byDay = new Map((data.rows || []).map((r) => [String(r.time).slice(0, 10), r]));
+    const series = range.days.map((d) => Object.assign({ day: d, impressions: 0, clicks: 0, conversions: 0, spend: 0 }, byDay.get(d) || {}, { day: d }));
+    const pick = (k) => series.map((s) => s[k] || 0);
+    report(root, 'Last 14 days',
+           { labels: range.days.map((d) => d.slice(5)), yTitle: 'Impressions', y1Title: 'Clicks, conversions, spend',
+             datasets: [{ label: 'Impressions', data: pick('impressions') },
+                        { label: 'Clicks', data: pick('clicks'), axis: 'y1' },
+                        { label: 'Conversions', data: pick('conversions'), axis: 'y1' },
+                        { label: 'Spend', data: pick('spend'), axis: 'y1' }] },
+           table('Per day (UTC)', [
+             { label: 'Day', key: 'day' },
+             { label: 'Impressions', value: (s) => fmt(s.impressions), numeric: true },
+             { label: 'Clicks', value: (s) => fmt(s.clicks), numeric: true },
+             { label: 'Conversions', value: (s) => fmt(s.conversions), numeric: true },
+             { label: 'Spend', value: (s) => money(s.spend), numeric: true },
+           ], series, Object.assign({ day: 'Total' }, data.totals)));
+    return series[series.length - 1].spend || 0;
+  }
+
+  // Open to every role: the API decides (another tenant's campaign → 404 → "Not found").
+  C.route('/campaigns/:id', ['operator', 'advertiser', 'publisher'], async (root, { id }) => {
+    const campaign = await load('/admin/v1/campaigns/' + id);
+    const [stats, { ads }, { conversions }, { projects }, all] = await Promise.all([
+      load('/admin/v1/campaigns/' + id + '/stats'), load('/admin/v1/ads?campaignId=' + id),
+      load('/admin/v1/conversions?' + C.query({ campaignId: id, limit: 50 })),
+      load('/admin/v1/projects'), communities()]);
+    const community = all.find((x) => x.id === campaign.communityId);
+    const status = el('p', { class: 'error', role: 'alert' });
+    const paused = campaign.status === 'paused';
+    const toggle = el('button', { type: 'button', text: paused ? 'Resume' : 'Pause', onclick: async () => {
+      const res = await api('PATCH', '/admin/v1/campaigns/' + id, { status: paused ? 'active' : 'paused' });
+      if (res.status !== 200) { status.textContent = C.errorText(res); return; }
+      C.rerender();
+    } });
+    root.append(C.heading(campaign.name),
+                el('p', { class: 'muted', text: (community ? community.name + ' · ' : '') + campaign.pricing.model + ' ' +
+                          money(campaign.pricing.bid) + ' · targets ' + campaign.targeting.projects.join(', ') }),
+                el('div', { class: 'actions' }, el('span', { class: 'status-' + campaign.status, text: 'Status: ' + campaign.status }),
+                   campaign.status === 'active' || paused ? toggle : null),
+                status);
+    const today = await campaignReport(root, id);
+    root.append(budgetStatus(campaign, stats, today), adsCard(id, ads),
+                el('section', { class: 'card', 'aria-labelledby': 'conv-title' },
+                   el('h3', { id: 'conv-title', text: 'Conversions' }), conversionsTable(conversions)),
+                campaignForm(campaign, projects, all, () => C.rerender()));
+  });
+
+  // The ad form with its live preview; `ad` null creates one in `campaign`.
+  function adForm(ad, campaign, communityName) {
+    const a = ad || { headline: '', content: '', ctaUrl: '', ctaLabel: '', images: {}, status: 'active' };
+    const img = a.images || {};
+    const f = {
+      headline: input({ value: a.headline, maxlength: '100' }),
+      content: el('textarea', { rows: 4, value: a.content }),
+      ctaUrl: input({ type: 'url', value: a.ctaUrl, placeholder: 'https://' }),
+      ctaLabel: input({ value: a.ctaLabel, maxlength: '25' }),
+      LANDSCAPE: input({ type: 'url', value: img.LANDSCAPE || '' }),
+      LONG_BANNER: input({ type: 'url', value: img.LONG_BANNER || '' }),
+      SHORT_BANNER: input({ type: 'url', value: img.SHORT_BANNER || '' }),
+      status: select(['active', 'paused'], a.status),
+    };
+    const current = () => ({
+      headline: f.headline.value, content: f.content.value, ctaUrl: f.ctaUrl.value.trim(), ctaLabel: f.ctaLabel.value,
+      images: { LANDSCAPE: orNull(f.LANDSCAPE.value), LONG_BANNER: orNull(f.LONG_BANNER.value), SHORT_BANNER: orNull(f.SHORT_BANNER.value) },
+      status: f.status.value,
+    });
+    const previewSlot = el('div', { id: 'ad-preview' });
+    const drawPreview = () => previewSlot.replaceChildren(C.preview(current(), communityName));
+    const review = ad ? el('p', { class: 'review review-' + ad.reviewStatus, role: 'status',
+                                  text: 'Review: ' + ad.reviewStatus + (ad.reviewReason ? ' — ' + ad.reviewReason : '') +
+                                        (C.isOperator() ? '' : ' (edits go back to review)') }) : null;
+    const form = el('form', { class: 'card form', novalidate: true, 'aria-labelledby': 'ad-form-title' },
+      el('h3', { id: 'ad-form-title', text: ad ? 'Edit ad' : 'New ad' }), review,
+      field('headline', 'Headline', f.headline, 'Plain text, up to 100 characters.'),
+      field('content', 'Content', f.content,
+            'Up to 400 characters: **bold**, *italic*, __underline__, lines starting with "* " are bullets, \\n starts a new line.'),
+      field('ctaUrl', 'Click-through URL', f.ctaUrl),
+      field('ctaLabel', 'Button label', f.ctaLabel, 'Up to 25 characters.'),
+      el('fieldset', {}, el('legend', { text: 'Images (https URLs; a format without an image is not served)' }),
+         field('images.LANDSCAPE', 'LANDSCAPE 640 × 360', f.LANDSCAPE),
+         field('images.LONG_BANNER', 'LONG_BANNER 1456 × 180', f.LONG_BANNER),
+         field('images.SHORT_BANNER', 'SHORT_BANNER 640 × 200', f.SHORT_BANNER)),
+      field('status', 'Status', f.status),
+      C.formError(),
+      el('button', { type: 'submit', text: ad ? 'Save ad' : 'Create ad' }));
+    form.addEventListener('input', drawPreview);
+    form.addEventListener('change', drawPreview);
+    form.addEventListener('submit', (event) => {
+      event.preventDefault();
+      C.busy(form, async () => {
+        const body = current();
+        const res = ad ? await api('PATCH', '/admin/v1/ads/' + ad.id, body)
+                       : await api('POST', '/admin/v1/ads', Object.assign({ campaignId: campaign.id }, body));
+        if (res.status !== 200 && res.status !== 201) return C.showErrors(form, res);
+        location.hash = '#/campaigns/' + campaign.id;
+      });
+    });
+    drawPreview();
+    return el('div', { class: 'ad-editor' }, form,
+              el('section', { class: 'card', 'aria-labelledby': 'preview-title' },
+                 el('h3', { id: 'preview-title', text: 'Preview' }), previewSlot));
+  }
+
+  async function communityName(campaign) {
+    const found = (await communities()).find((x) => x.id === campaign.communityId);
+    return found ? found.name : '';
+  }
+
+  C.route('/campaigns/:id/ads/new', ['operator', 'advertiser'], async (root, { id }) => {
+    const campaign = await load('/admin/v1/campaigns/' + id);
+    root.append(C.heading('New ad in ' + campaign.name), adForm(null, campaign, await communityName(campaign)));
+  });
+
+  C.route('/ads/:id', ['operator', 'advertiser', 'publisher'], async (root, { id }) => {
+    const ad = await load('/admin/v1/ads/' + id);
+    const campaign = await load('/admin/v1/campaigns/' + ad.campaignId);
+    root.append(C.heading(ad.headline),
+                el('p', {}, el('a', { href: '#/campaigns/' + campaign.id, text: 'Back to ' + campaign.name })),
+                adForm(ad, campaign, await communityName(campaign)));
+  });
+})(window.AdConsole);

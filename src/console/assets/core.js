@@ -1,0 +1,253 @@
+// adserver console: shared helpers (API calls, DOM building, forms with field errors, charts
+// with their tables, dates and numbers). Loaded first; the page files and app.js use
+// `window.AdConsole`. Plain JS, no build step, nothing inline (CSP script-src 'self').
+'use strict';
+
+window.AdConsole = (function () {
+  const state = { csrfToken: '', user: null, charts: [] };
+  const routes = [];
+
+  // A page's API answer was 404: the router shows "Not found" (another tenant's object).
+  class NotFound extends Error {}
+  // The session ended (401): app.js shows the sign-in form.
+  class SignedOut extends Error {}
+
+  async function api(method, path, body) {
+    const headers = { Accept: 'application/json' };
+    if (body !== undefined) headers['Content-Type'] = 'application/json';
+    if (method !== 'GET' && state.csrfToken) headers['X-CSRF-Token'] = state.csrfToken;
+    const res = await fetch(path, {
+      method, headers, credentials: 'same-origin',
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    let json = null;
+    try { json = text ? JSON.parse(text) : null; } catch (e) { json = null; }
+    return { status: res.status, json };
+  }
+
+  function errorText(res) {
+    return (res.json && res.json.error) || 'HTTP ' + res.status;
+  }
+
+  // GET that a page cannot do without: 404 → NotFound, 401 → SignedOut, other → Error.
+  async function load(path) {
+    const res = await api('GET', path);
+    if (res.status === 200) return res.json;
+    if (res.status === 404) throw new NotFound(path);
+    if (res.status === 401) throw new SignedOut();
+    throw new Error('Could not load ' + path + ': ' + errorText(res));
+  }
+
+  // el('p', {class: 'muted', text: 'hi', onclick: fn}, child, [children]...)
+  function el(tag, props, ...children) {
+    const node = document.createElement(tag);
+    for (const [key, value] of Object.entries(props || {})) {
+      if (value === undefined || value === null || value === false) continue;
+      if (key === 'class') node.className = value;
+      else if (key === 'text') node.textContent = value;
+      else if (key === 'value') node.value = value;
+      else if (key === 'checked') node.checked = !!value;
+      else if (key === 'hidden') node.hidden = true;
+      else if (key.startsWith('on')) node.addEventListener(key.slice(2), value);
+      else node.setAttribute(key, value === true ? '' : String(value));
+    }
+    for (const child of children.flat()) {
+      if (child !== null && child !== undefined && child !== false) node.append(child);
+    }
+    return node;
+  }
+
+  const numberFormat = new Intl.NumberFormat('en');
+  const fmt = (n) => numberFormat.format(n || 0);
+  const money = (n) => (Number(n) || 0).toFixed(2);
+  const percent = (x) => (x === null || x === undefined || Number.isNaN(x)) ? '–'
+      : (100 * x).toFixed(2) + ' %';
+  const utcDay = (date) => date.toISOString().slice(0, 10);
+
+  // The `count` UTC days ending today: [from, to) with `to` tomorrow's midnight.
+  function lastDays(count) {
+    const now = new Date();
+    const tomorrow = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1));
+    const days = [];
+    for (let i = count; i >= 1; i--) days.push(utcDay(new Date(tomorrow.getTime() - i * 86400e3)));
+    return { from: days[0], to: utcDay(tomorrow), days };
+  }
+
+  function query(params) {
+    const q = new URLSearchParams();
+    for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== '') q.set(k, v);
+    return q.toString();
+  }
+
+  // A labelled form control with its hint and its error line. `name` is the API's field name
+  // (`pricing.bid`), so the API's details[{field}] find it (showErrors).
+  function field(name, label, control, hint) {
+    const id = 'f-' + name.replace(/[^A-Za-z0-9]+/g, '-');
+    control.id = id;
+    control.dataset.field = name;
+    const describedBy = [];
+    let hintNode = null;
+    if (hint) {
+      hintNode = el('p', { class: 'hint', id: id + '-hint', text: hint });
+      describedBy.push(hintNode.id);
+    }
+    const error = el('p', { class: 'field-error', id: id + '-error', 'aria-live': 'polite' });
+    describedBy.push(error.id);
+    control.setAttribute('aria-describedby', describedBy.join(' '));
+    const wrap = el('div', { class: 'field' }, el('label', { for: id, text: label }), control, hintNode, error);
+    return wrap;
+  }
+
+  function input(props) { return el('input', Object.assign({ type: 'text' }, props)); }
+
+  function select(options, value, props) {
+    const node = el('select', props || {});
+    for (const option of options) {
+      const [v, text] = Array.isArray(option) ? option : [option, option];
+      node.append(el('option', { value: String(v), text: String(text) }));
+    }
+    if (value !== undefined && value !== null) node.value = String(value);
+    return node;
+  }
+
+  function clearErrors(form) {
+    for (const p of form.querySelectorAll('.field-error')) p.textContent = '';
+    for (const c of form.querySelectorAll('[aria-invalid]')) c.removeAttribute('aria-invalid');
+    const general = form.querySelector('.form-error');
+    if (general) general.textContent = '';
+  }
+
+  // The control of an API error field: exact name, then without array indexes
+  // (`targeting.projects[1]`), then the first control inside it (`budget` → `budget.total`),
+  // then its parent (`payout.model` → `payout`).
+  function controlFor(form, name) {
+    const find = (n) => form.querySelector('[data-field="' + CSS.escape(n) + '"]');
+    const plain = name.replace(/\[\d+\]/g, '');
+    let parent = plain;
+    const candidates = [name, plain];
+    for (const c of candidates) { const node = find(c); if (node) return node; }
+    for (const node of form.querySelectorAll('[data-field]')) {
+      if (node.dataset.field.startsWith(plain + '.')) return node;
+    }
+    while (parent.includes('.')) {
+      parent = parent.slice(0, parent.lastIndexOf('.'));
+      const node = find(parent);
+      if (node) return node;
+    }
+    return null;
+  }
+
+  // Shows an API error answer: each details[{field, message}] next to its control; the rest in
+  // the form's general error line. Focuses the first invalid control.
+  function showErrors(form, res) {
+    clearErrors(form);
+    const general = [];
+    let first = null;
+    for (const detail of (res.json && res.json.details) || []) {
+      const control = detail.field ? controlFor(form, detail.field) : null;
+      if (!control) { general.push((detail.field ? detail.field + ': ' : '') + detail.message); continue; }
+      control.setAttribute('aria-invalid', 'true');
+      const error = document.getElementById(control.id + '-error');
+      if (error) error.textContent += (error.textContent ? ' ' : '') + detail.message;
+      first = first || control;
+    }
+    const box = form.querySelector('.form-error');
+    if (box) box.textContent = general.length ? general.join('; ') : (first ? '' : errorText(res));
+    if (first) first.focus(); else if (box) box.focus();
+  }
+
+  function formError() { return el('p', { class: 'form-error error', role: 'alert', tabindex: '-1' }); }
+
+  // Runs `action` with the form's submit buttons disabled.
+  async function busy(form, action) {
+    const buttons = form.querySelectorAll('button');
+    buttons.forEach((b) => { b.disabled = true; });
+    try { return await action(); } finally { buttons.forEach((b) => { b.disabled = false; }); }
+  }
+
+  const PALETTE = ['#2563eb', '#16a34a', '#c2410c', '#9333ea', '#0891b2', '#b91c1c', '#4d7c0f', '#a16207'];
+
+  // A table: columns [{label, key | value(row), numeric}], rows, optional totals row.
+  function table(caption, columns, rows, totals) {
+    const head = el('tr', {}, columns.map((c) => el('th', { scope: 'col', text: c.label })));
+    const cellOf = (c, row) => el('td', { class: c.numeric ? 'num' : null },
+                                  c.value ? c.value(row) : String(row[c.key] ?? ''));
+    const body = rows.map((row) => el('tr', {}, columns.map((c) => cellOf(c, row))));
+    const id = 't-' + Math.random().toString(36).slice(2, 9);
+    const tableNode = el('table', {},
+                         el('caption', { id, text: caption }),
+                         el('thead', {}, head), el('tbody', {}, body),
+                         totals ? el('tfoot', {}, el('tr', {}, columns.map((c) => cellOf(c, totals)))) : null);
+    if (!rows.length) {
+      tableNode.tBodies[0].append(el('tr', {}, el('td', { colspan: columns.length, class: 'muted', text: 'No data.' })));
+    }
+    return el('div', { class: 'table-box', tabindex: '0', role: 'region', 'aria-labelledby': id }, tableNode);
+  }
+
+  // A chart next to a table of the same numbers. `chart`: {labels, datasets: [{label, data,
+  // axis?}], type?, yTitle?, y1Title?}. Appended to `parent`, then drawn (Chart.js sizes the
+  // canvas from its box). Charts are destroyed on the next route change.
+  function report(parent, title, chart, tableNode) {
+    const canvas = el('canvas', { role: 'img', 'aria-label': title + '; the same numbers are in the table' });
+    const section = el('section', { class: 'report-block' },
+                       el('h3', { text: title }),
+                       el('div', { class: 'report' },
+                          el('figure', { class: 'chart' }, el('div', { class: 'chart-box' }, canvas)),
+                          tableNode));
+    parent.append(section);
+    if (typeof Chart === 'undefined') return section;
+    const scales = { y: { beginAtZero: true, position: 'left', title: { display: !!chart.yTitle, text: chart.yTitle || '' } } };
+    if (chart.datasets.some((d) => d.axis === 'y1')) {
+      scales.y1 = { beginAtZero: true, position: 'right', grid: { drawOnChartArea: false },
+                    title: { display: !!chart.y1Title, text: chart.y1Title || '' } };
+    }
+    const datasets = chart.datasets.map((d, i) => ({
+      label: d.label, data: d.data, yAxisID: d.axis || 'y', tension: 0.2, pointRadius: 3,
+      borderColor: PALETTE[i % PALETTE.length], backgroundColor: PALETTE[i % PALETTE.length],
+      spanGaps: true,
+    }));
+    state.charts.push(new Chart(canvas, {
+      type: chart.type || 'line', data: { labels: chart.labels, datasets },
+      options: { responsive: true, maintainAspectRatio: false, animation: false,
+                 interaction: { mode: 'index', intersect: false }, scales },
+    }));
+    return section;
+  }
+
+  function destroyCharts() {
+    for (const c of state.charts) c.destroy();
+    state.charts = [];
+  }
+
+  // Registers a page: `pattern` like '/campaigns/:id'; `roles` that may open it.
+  function route(pattern, roles, render) {
+    const names = [];
+    const re = new RegExp('^' + pattern.replace(/:(\w+)/g, (m, n) => { names.push(n); return '(\\d+)'; }) + '$');
+    routes.push({ re, names, roles, render });
+  }
+
+  function match(path) {
+    for (const r of routes) {
+      const m = r.re.exec(path);
+      if (!m) continue;
+      const params = {};
+      r.names.forEach((n, i) => { params[n] = Number(m[i + 1]); });
+      return { route: r, params };
+    }
+    return null;
+  }
+
+  // A page heading the router focuses after navigation.
+  function heading(text) { return el('h2', { class: 'page-title', tabindex: '-1', text }); }
+
+  function notice(text, cls) { return el('p', { class: cls || 'muted', text }); }
+
+  const isOperator = () => state.user && state.user.role === 'operator';
+
+  return {
+    state, api, load, errorText, NotFound, SignedOut, el, fmt, money, percent, utcDay, lastDays,
+    query, field, input, select, clearErrors, showErrors, formError, busy, table, report,
+    destroyCharts, route, match, heading, notice, isOperator,
+  };
+})();

@@ -1,0 +1,156 @@
+// adserver console: operator pages. `#/users` (list, create, delete), `#/review` (the creative
+// review queue with the preview: approve, or reject with a reason), `#/health` (readiness, the
+// wallet table, requests per second from the minute rollups). The publisher and campaign pages
+// of any tenant are in publisher.js and advertiser.js (`#/publishers`, `#/campaigns`).
+'use strict';
+
+(function (C) {
+  const { el, api, load, field, input, select, fmt, table, report } = C;
+
+  function userForm(publishers, communities) {
+    const f = {
+      email: input({ type: 'email', autocomplete: 'off' }),
+      password: input({ type: 'password', autocomplete: 'new-password' }),
+      role: select([['advertiser', 'advertiser (one community)'], ['publisher', 'publisher (one publisher)'],
+                    ['operator', 'operator (everything)']], 'advertiser'),
+      publisherId: select(publishers.map((p) => [p.id, p.name + ' (#' + p.id + ')'])),
+      communityId: select(communities.map((c) => [c.id, c.name + ' (#' + c.id + ')'])),
+    };
+    const publisherField = field('publisherId', 'Publisher', f.publisherId);
+    const communityField = field('communityId', 'Community', f.communityId);
+    const sync = () => {
+      publisherField.hidden = f.role.value !== 'publisher';
+      communityField.hidden = f.role.value !== 'advertiser';
+    };
+    f.role.addEventListener('change', sync);
+    sync();
+    const form = el('form', { class: 'card form', novalidate: true, 'aria-labelledby': 'user-form-title' },
+      el('h3', { id: 'user-form-title', text: 'New user' }),
+      field('email', 'Email', f.email), field('password', 'Password', f.password, 'At least 10 characters.'),
+      field('role', 'Role', f.role), publisherField, communityField,
+      C.formError(), el('button', { type: 'submit', text: 'Create user' }));
+    form.addEventListener('submit', (event) => {
+      event.preventDefault();
+      C.busy(form, async () => {
+        const body = { email: f.email.value.trim(), password: f.password.value, role: f.role.value };
+        if (body.role === 'publisher') body.publisherId = Number(f.publisherId.value);
+        if (body.role === 'advertiser') body.communityId = Number(f.communityId.value);
+        const res = await api('POST', '/admin/v1/users', body);
+        if (res.status !== 201) return C.showErrors(form, res);
+        C.rerender();
+      });
+    });
+    return form;
+  }
+
+  C.route('/users', ['operator'], async (root) => {
+    const [{ users }, { publishers }, { communities }] = await Promise.all([
+      load('/admin/v1/users'), load('/admin/v1/publishers'), load('/admin/v1/communities')]);
+    const error = el('p', { class: 'error', role: 'alert' });
+    const tenant = (u) => (u.role === 'publisher' ? 'publisher #' + u.publisherId
+      : u.role === 'advertiser' ? 'community #' + u.communityId : 'all tenants');
+    const remove = (u) => (u.id === C.state.user.id ? el('span', { class: 'muted', text: 'you' }) : el('button', {
+      type: 'button', class: 'secondary', text: 'Delete', 'aria-label': 'Delete ' + u.email,
+      onclick: async () => {
+        const res = await api('DELETE', '/admin/v1/users/' + u.id);
+        if (res.status !== 204) { error.textContent = C.errorText(res); return; }
+        C.rerender();
+      } }));
+    root.append(C.heading('Users'), error,
+                table('Users', [{ label: 'Email', key: 'email' }, { label: 'Role', key: 'role' },
+                                { label: 'Tenant', value: tenant },
+                                { label: 'Created', value: (u) => u.createdAt.slice(0, 10) },
+                                { label: '', value: remove }], users),
+                userForm(publishers, communities));
+  });
+
+  function reviewCard(ad, campaign, communityName) {
+    const reason = input({});
+    const form = el('form', { class: 'inline-form', novalidate: true },
+                    field('reviewReason', 'Reason for rejecting', reason), C.formError(),
+                    el('button', { type: 'button', text: 'Approve', 'aria-label': 'Approve ' + ad.headline,
+                                   onclick: () => decide({ reviewStatus: 'approved' }) }),
+                    el('button', { type: 'submit', class: 'danger', text: 'Reject', 'aria-label': 'Reject ' + ad.headline }));
+    async function decide(body) {
+      await C.busy(form, async () => {
+        const res = await api('PATCH', '/admin/v1/ads/' + ad.id, body);
+        if (res.status !== 200) return C.showErrors(form, res);
+        C.rerender();
+      });
+    }
+    form.addEventListener('submit', (event) => {
+      event.preventDefault();
+      decide({ reviewStatus: 'rejected', reviewReason: reason.value.trim() });
+    });
+    return el('article', { class: 'card review-card', 'data-ad': String(ad.id) },
+      el('h3', { text: ad.headline }),
+      el('p', { class: 'muted' }, 'Campaign ', campaign ? el('a', { href: '#/campaigns/' + campaign.id, text: campaign.name }) : '#' + ad.campaignId,
+         ' · ' + communityName + ' · click-through ', el('code', { text: ad.ctaUrl })),
+      C.preview(ad, communityName), form);
+  }
+
+  C.route('/review', ['operator'], async (root) => {
+    const [{ ads }, { campaigns }, { communities }] = await Promise.all([
+      load('/admin/v1/ads?reviewStatus=pending'), load('/admin/v1/campaigns'), load('/admin/v1/communities')]);
+    const campaignsById = new Map(campaigns.map((c) => [c.id, c]));
+    const names = new Map(communities.map((c) => [c.id, c.name]));
+    root.append(C.heading('Creative review'),
+                C.notice(ads.length ? ads.length + ' ad(s) wait for review. Only approved ads are served.'
+                                    : 'Nothing waits for review.'));
+    for (const ad of ads) {
+      const campaign = campaignsById.get(ad.campaignId);
+      root.append(reviewCard(ad, campaign, campaign ? names.get(campaign.communityId) || '' : ''));
+    }
+  });
+
+  async function probe(path) {
+    try {
+      const res = await fetch(path, { headers: { Accept: 'application/json' } });
+      const text = await res.text();
+      let json = null;
+      try { json = JSON.parse(text); } catch (e) { json = null; }
+      return { status: res.status, json };
+    } catch (e) {
+      return { status: 0, json: null };
+    }
+  }
+
+  C.route('/health', ['operator'], async (root) => {
+    const [live, ready] = await Promise.all([probe('/healthz'), probe('/readyz')]);
+    const to = new Date(Math.floor(Date.now() / 60000) * 60000 + 60000);
+    const from = new Date(to.getTime() - 30 * 60000);
+    const minutes = await load('/admin/v1/reports?' + C.query({ granularity: 'minute', from: from.toISOString(), to: to.toISOString() }));
+    const r = ready.json || {};
+    const facts = [
+      ['Live (/healthz)', live.status === 200 ? 'ok' : 'HTTP ' + live.status],
+      ['Ready (/readyz)', ready.status === 200 ? r.status : 'not ready (HTTP ' + ready.status + ')'],
+      ['Wallet table', r.walletTable === undefined ? 'unknown' : r.walletTable +
+        (r.walletTableInMemory === undefined ? '' : r.walletTableInMemory ? ', in memory' : ', on disk')],
+      ['Indexer head and lag per chain', 'not exposed by the server yet'],
+    ];
+    root.append(C.heading('Health'),
+                el('div', { class: 'table-box', tabindex: '0', role: 'region', 'aria-labelledby': 'health-caption' },
+                   el('table', { id: 'health-table' }, el('caption', { id: 'health-caption', text: 'Server state' }),
+                      el('tbody', {}, facts.map(([k, v]) => el('tr', {}, el('th', { scope: 'row', text: k }), el('td', { text: v })))))));
+    const byMinute = new Map((minutes.rows || []).map((row) => [row.time, row]));
+    const series = [];
+    for (let t = from.getTime(); t < to.getTime(); t += 60000) {
+      const key = new Date(t).toISOString().replace('.000Z', 'Z');
+      const row = byMinute.get(key) || {};
+      series.push({ minute: key.slice(11, 16), perSecond: (row.requests || 0) / 60, requests: row.requests || 0,
+                    impressions: row.impressions || 0, clicks: row.clicks || 0 });
+    }
+    report(root, 'Ad requests per second (last 30 minutes)',
+           { labels: series.map((s) => s.minute), yTitle: 'Requests / s',
+             datasets: [{ label: 'Requests per second', data: series.map((s) => Number(s.perSecond.toFixed(3))) }] },
+           table('Per minute (UTC)', [
+             { label: 'Minute', key: 'minute' },
+             { label: 'Requests', value: (s) => fmt(s.requests), numeric: true },
+             { label: 'Per second', value: (s) => s.perSecond.toFixed(2), numeric: true },
+             { label: 'Impressions', value: (s) => fmt(s.impressions), numeric: true },
+             { label: 'Clicks', value: (s) => fmt(s.clicks), numeric: true },
+           ], series.slice().reverse()));
+    root.append(C.notice('Per-second figures are per-minute rollups divided by 60 (flushed every ' +
+                         'events.flush_interval_ms). Indexer head and lag per chain are not exposed by an endpoint yet.'));
+  });
+})(window.AdConsole);

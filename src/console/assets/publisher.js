@@ -1,0 +1,193 @@
+// adserver console: publisher pages. `#/publishers` (operators: every publisher, the tenant
+// picker), `#/publishers/ID` (API keys, allowed origins, allowed/blocked communities,
+// categories, payout rule), `#/publishers/ID/reports` (fill rate and earnings per adUnitId,
+// the A/B comparison). A publisher user reaches only its own publisher (the API answers 404).
+'use strict';
+
+(function (C) {
+  const { el, api, load, field, input, fmt, money, percent, table, report } = C;
+
+  C.route('/publishers', ['operator'], async (root) => {
+    const { publishers } = await load('/admin/v1/publishers');
+    root.append(C.heading('Publishers'),
+                C.notice('Pick a publisher to see its keys, settings and reports.'),
+                table('Publishers', [
+                  { label: 'Name', value: (p) => el('a', { href: '#/publishers/' + p.id, text: p.name }) },
+                  { label: 'Id', key: 'id', numeric: true },
+                  { label: 'Reports', value: (p) => el('a', { href: '#/publishers/' + p.id + '/reports', text: 'Reports', 'aria-label': 'Reports of ' + p.name }) },
+                  { label: 'Payout', value: (p) => payoutText(p.payout) },
+                ], publishers));
+  });
+
+  function payoutText(payout) {
+    if (!payout) return '–';
+    if (payout.model === 'cpm') return 'guaranteed CPM ' + money(payout.cpm);
+    return 'revenue share ' + payout.percent + ' %';
+  }
+
+  const lines = (text) => text.split(/[\n,]/).map((s) => s.trim()).filter(Boolean);
+
+  function communityChecks(name, legend, communities, chosen) {
+    const set = new Set(chosen || []);
+    const box = el('fieldset', { class: 'checks', 'data-field': name, id: 'f-' + name, tabindex: '-1' },
+                   el('legend', { text: legend }),
+                   communities.map((c) => el('label', { class: 'check' },
+                     el('input', { type: 'checkbox', value: String(c.id), checked: set.has(c.id) }),
+                     ' ' + c.name)),
+                   communities.length ? null : C.notice('No communities yet.'),
+                   el('p', { class: 'field-error', id: 'f-' + name + '-error' }));
+    return box;
+  }
+
+  const checked = (form, name) =>
+    [...form.querySelector('[data-field="' + name + '"]').querySelectorAll('input:checked')].map((i) => Number(i.value));
+
+  function settingsForm(publisher, communities, onSaved) {
+    const origins = el('textarea', { rows: 3, value: (publisher.allowedOrigins || []).join('\n') });
+    const categories = input({ value: (publisher.categoryOptIns || []).join(', ') });
+    const form = el('form', { class: 'card form', 'aria-labelledby': 'settings-title' },
+      el('h3', { id: 'settings-title', text: 'Settings' }),
+      field('allowedOrigins', 'Allowed origins', origins,
+            'One per line, e.g. https://news.example; empty = any origin.'),
+      communityChecks('allowedCommunities', 'Allowed communities (none checked = any)', communities, publisher.allowedCommunities),
+      communityChecks('blockedCommunities', 'Blocked communities', communities, publisher.blockedCommunities),
+      field('categoryOptIns', 'Accepted campaign categories', categories,
+            'Comma-separated, e.g. gambling, nft; campaigns with another category are not served.'),
+      el('p', {}, el('strong', { text: 'Payout rule: ' }), payoutText(publisher.payout),
+         el('span', { class: 'muted', text: ' (set by the operator)' })),
+      C.formError(),
+      el('button', { type: 'submit', text: 'Save settings' }));
+    form.addEventListener('submit', (event) => {
+      event.preventDefault();
+      C.busy(form, async () => {
+        const body = { allowedOrigins: lines(origins.value), categoryOptIns: lines(categories.value),
+                       allowedCommunities: checked(form, 'allowedCommunities'),
+                       blockedCommunities: checked(form, 'blockedCommunities') };
+        const res = await api('PATCH', '/admin/v1/publishers/' + publisher.id, body);
+        if (res.status !== 200) return C.showErrors(form, res);
+        C.clearErrors(form);
+        onSaved('Settings saved.');
+      });
+    });
+    return form;
+  }
+
+  function keysCard(publisherId, keys, onChange) {
+    const shown = el('div', { class: 'new-key', 'aria-live': 'polite' });
+    const testBox = el('input', { type: 'checkbox', id: 'new-key-test' });
+    const form = el('form', { class: 'inline-form' },
+                    el('label', { class: 'check', for: 'new-key-test' }, testBox, ' Test key (never billed)'),
+                    el('button', { type: 'submit', text: 'Create key' }), C.formError());
+    form.addEventListener('submit', (event) => {
+      event.preventDefault();
+      C.busy(form, async () => {
+        const res = await api('POST', '/admin/v1/publishers/' + publisherId + '/keys', { test: testBox.checked });
+        if (res.status !== 201) return C.showErrors(form, res);
+        await onChange();
+        const keyNode = el('code', { class: 'secret', id: 'new-key-value', tabindex: '0', text: res.json.key });
+        document.getElementById('new-key-slot').replaceChildren(
+          el('p', { text: 'New key (shown once, copy it now): ' }), keyNode);
+        keyNode.focus();
+      });
+    });
+    const revoke = (key) => el('button', {
+      type: 'button', class: 'secondary', text: 'Revoke', 'aria-label': 'Revoke key ' + key.prefix,
+      onclick: async () => {
+        const res = await api('DELETE', '/admin/v1/publishers/' + publisherId + '/keys/' + key.id);
+        if (res.status !== 200) { form.querySelector('.form-error').textContent = C.errorText(res); return; }
+        await onChange();
+      },
+    });
+    shown.id = 'new-key-slot';
+    return el('section', { class: 'card', 'aria-labelledby': 'keys-title' },
+      el('h3', { id: 'keys-title', text: 'API keys' }), form, shown,
+      table('Keys', [
+        { label: 'Prefix', value: (k) => el('code', { text: k.prefix + '…' }) },
+        { label: 'Kind', value: (k) => k.test ? 'test' : 'live' },
+        { label: 'Created', value: (k) => k.createdAt.slice(0, 16).replace('T', ' ') },
+        { label: 'State', value: (k) => k.revokedAt ? 'revoked ' + k.revokedAt.slice(0, 10) : revoke(k) },
+      ], keys));
+  }
+
+  C.route('/publishers/:id', ['operator', 'publisher'], async (root, { id }) => {
+    const publisher = await load('/admin/v1/publishers/' + id);
+    const [{ communities }, { keys }] = await Promise.all([
+      load('/admin/v1/communities'), load('/admin/v1/publishers/' + id + '/keys')]);
+    const status = el('p', { class: 'ok', role: 'status' });
+    const keysSlot = el('div');
+    const refreshKeys = async () => {
+      const slot = document.getElementById('new-key-slot');
+      const kept = slot ? [...slot.childNodes] : [];
+      const fresh = await load('/admin/v1/publishers/' + id + '/keys');
+      keysSlot.replaceChildren(keysCard(id, fresh.keys, refreshKeys));
+      document.getElementById('new-key-slot').append(...kept);
+    };
+    keysSlot.append(keysCard(id, keys, refreshKeys));
+    root.append(C.heading(publisher.name),
+                el('p', {}, el('a', { href: '#/publishers/' + id + '/reports', text: 'Reports: fill rate, earnings, A/B' })),
+                status, keysSlot,
+                settingsForm(publisher, communities, (text) => { status.textContent = text; }));
+  });
+
+  // Report rows → one series per adUnitId over the days.
+  function perUnit(rows, days, value) {
+    const units = [...new Set(rows.map((r) => r.adUnitId ?? '(none)'))].sort();
+    return units.map((unit) => {
+      const byDay = new Map(rows.filter((r) => (r.adUnitId ?? '(none)') === unit)
+                                .map((r) => [String(r.time).slice(0, 10), r]));
+      return { label: unit, data: days.map((d) => (byDay.has(d) ? value(byDay.get(d)) : null)) };
+    });
+  }
+
+  function abTable(ab) {
+    const interval = (m) => percent(m.value) + ' (' + percent(m.low) + ' – ' + percent(m.high) + ')';
+    const test = (v, key) => {
+      if (!v.vsBaseline) return 'baseline';
+      const t = v.vsBaseline[key];
+      if (!t || t.p === null) return 'nothing to test';
+      return 'z ' + t.z.toFixed(2) + ', p ' + t.p.toFixed(3) + (t.better ? ', better: ' + t.better : ', no difference');
+    };
+    return table('A/B comparison of adUnitIds (95 % Wilson intervals; z-test against the first)', [
+      { label: 'adUnitId', key: 'variant' },
+      { label: 'Impressions', value: (v) => fmt(v.impressions), numeric: true },
+      { label: 'Clicks', value: (v) => fmt(v.clicks), numeric: true },
+      { label: 'CTR', value: (v) => interval(v.ctr) },
+      { label: 'CTR vs first', value: (v) => test(v, 'ctr') },
+      { label: 'Conversions', value: (v) => fmt(v.conversions), numeric: true },
+      { label: 'CVR', value: (v) => interval(v.cvr) },
+      { label: 'CVR vs first', value: (v) => test(v, 'cvr') },
+    ], ab.variants || []);
+  }
+
+  C.route('/publishers/:id/reports', ['operator', 'publisher'], async (root, { id }) => {
+    const publisher = await load('/admin/v1/publishers/' + id);
+    const range = C.lastDays(14);
+    const q = C.query({ publisherId: id, groupBy: 'adUnitId', granularity: 'day', from: range.from, to: range.to });
+    const [data, ab] = await Promise.all([
+      load('/admin/v1/reports?' + q),
+      load('/admin/v1/reports/ab?' + C.query({ publisherId: id, from: range.from, to: range.to }))]);
+    const rows = data.rows || [];
+    const labels = range.days.map((d) => d.slice(5));
+    root.append(C.heading(publisher.name + ': reports'),
+                el('p', {}, el('a', { href: '#/publishers/' + id, text: 'Keys and settings' })),
+                C.notice('Last 14 UTC days per adUnitId. Totals: ' + fmt(data.totals.requests) + ' requests, ' +
+                         fmt(data.totals.impressions) + ' impressions, ' + fmt(data.totals.clicks) +
+                         ' clicks, earnings ' + money(data.totals.earnings) + '.'));
+    const unit = { label: 'adUnitId', value: (r) => r.adUnitId ?? '(none)' };
+    const day = { label: 'Day', value: (r) => String(r.time).slice(0, 10) };
+    report(root, 'Fill rate per adUnitId',
+           { labels, datasets: perUnit(rows, range.days, (r) => (r.requests ? 100 * r.fills / r.requests : null)), yTitle: 'Fill rate %' },
+           table('Fill rate per day and adUnitId', [day, unit,
+             { label: 'Requests', value: (r) => fmt(r.requests), numeric: true },
+             { label: 'Fills', value: (r) => fmt(r.fills), numeric: true },
+             { label: 'Fill rate', value: (r) => percent(r.requests ? r.fills / r.requests : null), numeric: true }], rows));
+    report(root, 'Earnings per adUnitId',
+           { labels, datasets: perUnit(rows, range.days, (r) => r.earnings), yTitle: 'Earnings' },
+           table('Earnings per day and adUnitId', [day, unit,
+             { label: 'Impressions', value: (r) => fmt(r.impressions), numeric: true },
+             { label: 'Clicks', value: (r) => fmt(r.clicks), numeric: true },
+             { label: 'Earnings', value: (r) => money(r.earnings), numeric: true }], rows,
+             { adUnitId: 'Total', time: 'Total', impressions: data.totals.impressions, clicks: data.totals.clicks, earnings: data.totals.earnings }));
+    root.append(el('section', { class: 'report-block' }, el('h3', { text: 'A/B comparison' }), abTable(ab)));
+  });
+})(window.AdConsole);

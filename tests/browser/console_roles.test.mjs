@@ -1,0 +1,437 @@
+// Real-browser test of the console's pages per role (issue 16, item 5 and its browser
+// scenario). Headless Debian chromium driven by playwright-core:
+//   an operator made with `adserver users create` signs in and creates an advertiser user and a
+//   publisher user in the console (a too-short password shows its error at the field); the
+//   advertiser creates a campaign (an invalid bid shows the API's error at the "Bid" field; the
+//   project is found by name and by contract address, added by keyboard) and an ad (a bad URL
+//   errors at its field; the preview renders the markup in the four formats); the ad is
+//   pending; the operator approves it in the review queue (with its preview); the publisher
+//   creates a live key in the console (shown once), the test serves the ad with it (POST
+//   /v1/ads) and follows the click URL; the advertiser's chart/table and the publisher's report
+//   show the impression and the click; the publisher cannot open the advertiser's campaign or
+//   another publisher's report (the API answers 404, the page says "Not found"); writes without
+//   the CSRF header or from another Origin fail (403); the health page shows readiness; every
+//   role's main page works at 360 px without sideways scrolling; no console errors.
+//
+//   node console_roles.test.mjs [path/to/adserver]     (or ADSERVER_BINARY=...)
+//   CONSOLE_SCREENSHOT_DIR=dir  saves each role's main page at 1280 and 360 px (docs/console/)
+
+import { chromium } from 'playwright-core';
+import { spawn, execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+const binary = path.resolve(process.argv[2] || process.env.ADSERVER_BINARY || 'build/adserver');
+const chromiumPath = process.env.CHROMIUM || '/usr/bin/chromium';
+const screenshots = process.env.CONSOLE_SCREENSHOT_DIR;
+const WALLET = '0x2222222222222222222222222222222222222222';
+const UNISWAP = '0x3fC91A3afd70395Cd496C647d5a6CC9D4B2b7FAD';
+const ADMIN_TOKEN = 'roles-test-admin-token-' + randomBytes(6).toString('hex');
+const secret = () => 'pw-' + randomBytes(8).toString('hex');
+const OPERATOR = { email: 'ops@roles.example', password: secret() };
+const ADVERTISER = { email: 'ads@aave.example', password: secret() };
+const PUBLISHER = { email: 'pub@news.example', password: secret() };
+const CONTENT = '**Low fees** on *every* __swap__\\n* fast\\n* safe';
+
+let failures = 0;
+function check(cond, what, extra = '') {
+  console.log(`${cond ? 'ok  ' : 'FAIL'} ${what}${!cond && extra ? ' -- ' + extra : ''}`);
+  if (!cond) failures++;
+}
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'adserver-roles-'));
+const cleanups = [];
+
+async function startAdserver() {
+  const data = path.join(tmp, 'data');
+  const passwordFile = path.join(tmp, 'operator-password');
+  fs.writeFileSync(passwordFile, OPERATOR.password + '\n');
+  execFileSync(binary, ['users', 'create', '--data', data, '--email', OPERATOR.email, '--role',
+                        'operator', '--password-file', passwordFile], { stdio: 'ignore' });
+  const ready = path.join(tmp, 'ready');
+  const config = path.join(tmp, 'adserver.toml');
+  fs.writeFileSync(config, '[events]\nflush_interval_ms = 200\n');
+  const env = { ...process.env, ADSERVER_ADMIN_TOKEN: ADMIN_TOKEN };
+  const child = spawn(binary, ['serve', '--data', data, '--listen', '127.0.0.1:0', '--ready-file',
+                               ready, '--log-level', 'warn', '--config', config],
+                      { env, stdio: ['ignore', 'inherit', 'inherit'] });
+  cleanups.push(() => new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve();
+    child.once('exit', resolve);
+    child.kill('SIGTERM');
+  }));
+  for (let i = 0; i < 300; i++) {
+    if (child.exitCode !== null) throw new Error('adserver exited with ' + child.exitCode);
+    if (fs.existsSync(ready) && fs.readFileSync(ready, 'utf8').trim()) {
+      return Number(fs.readFileSync(ready, 'utf8').trim());
+    }
+    await sleep(100);
+  }
+  throw new Error('adserver did not get ready');
+}
+
+async function admin(base, method, target, body, contentType = 'application/json') {
+  const res = await fetch(base + target, {
+    method, headers: { Authorization: 'Bearer ' + ADMIN_TOKEN, 'Content-Type': contentType },
+    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body) });
+  const text = await res.text();
+  if (res.status >= 300) throw new Error(`${method} ${target} -> ${res.status} ${text}`);
+  return JSON.parse(text);
+}
+
+// Tenants and targeting data through the admin API: two publishers, a community, the Uniswap
+// project with its contract, and WALLET's Uniswap activity yesterday.
+async function seed(base) {
+  const news = await admin(base, 'POST', '/admin/v1/publishers', { name: 'News site' });
+  const other = await admin(base, 'POST', '/admin/v1/publishers', { name: 'Other site' });
+  const community = await admin(base, 'POST', '/admin/v1/communities',
+                                { name: 'Aave Co', logoUrl: 'https://cdn.example/aave.png' });
+  await admin(base, 'POST', '/admin/v1/projects', { slug: 'uniswap', name: 'Uniswap',
+    contracts: [{ chainId: 1, address: UNISWAP }] });
+  await admin(base, 'POST', '/admin/v1/projects', { slug: 'aave', name: 'Aave' });
+  const day = new Date(Date.now() - 86400e3).toISOString().replace(/\.\d+Z$/, 'Z');
+  await admin(base, 'POST', '/admin/v1/activity',
+              JSON.stringify({ wallet: WALLET, project: 'uniswap', chainId: 1, timestamp: day }) + '\n',
+              'application/x-ndjson');
+  return { news, other, community };
+}
+
+// Chromium logs every 4xx answer of fetch() as a console error; the scenario provokes some on
+// purpose (validation errors, another tenant's pages, the CSRF attempt). Those are collected
+// apart (`http`, by status) and compared with the expected ones; anything else is an error.
+function watchErrors(page, errors, who, http) {
+  page.on('console', (m) => {
+    if (m.type() !== 'error' && m.type() !== 'warning') return;
+    const status = /^Failed to load resource: the server responded with a status of (\d+)/.exec(m.text());
+    if (status) http.push(who + ' ' + status[1]);
+    else errors.push(who + ': ' + m.text());
+  });
+  page.on('pageerror', (e) => errors.push(who + ': ' + String(e)));
+}
+
+async function signIn(page, base, user) {
+  await page.goto(base + '/console/');
+  await page.locator('#sign-in-view').getByLabel('Email').fill(user.email);
+  await page.locator('#sign-in-view').getByLabel('Password').fill(user.password);
+  await page.keyboard.press('Enter');
+  await page.locator('#who').waitFor({ state: 'visible', timeout: 10000 });
+}
+
+async function open(page, base, hash, heading) {
+  await page.goto(base + '/console/' + hash);
+  if (heading) await page.locator('#page-view .page-title', { hasText: heading }).waitFor({ timeout: 10000 });
+}
+
+// The rows of the table whose caption is `caption`, as arrays of cell texts.
+async function tableRows(page, caption) {
+  const tableNode = page.locator('#page-view table', { has: page.locator('caption', { hasText: caption }) });
+  await tableNode.first().waitFor({ timeout: 10000 });
+  return tableNode.first().locator('tbody tr').evaluateAll(
+    (trs) => trs.map((tr) => [...tr.cells].map((td) => td.textContent.trim())));
+}
+
+// Both widths: no sideways scrolling at 360 px, and the screenshots for docs/console.md.
+async function atBothWidths(page, name) {
+  if (screenshots) await page.screenshot({ path: path.join(screenshots, `${name}-desktop.png`) });
+  await page.setViewportSize({ width: 360, height: 740 });
+  await page.waitForTimeout(150);  // Chart.js resizes on the next frame
+  const scroll = await page.evaluate(() => document.documentElement.scrollWidth);
+  check(scroll <= 360, `${name}: no sideways scrolling at 360 px`, String(scroll));
+  if (screenshots) await page.screenshot({ path: path.join(screenshots, `${name}-360.png`) });
+  await page.setViewportSize({ width: 1280, height: 800 });
+}
+
+async function operatorCreatesUsers(op, base, seeded) {
+  await open(op, base, '#/users', 'Users');
+  const form = op.locator('#page-view form', { hasText: 'New user' });
+  await form.getByLabel('Email').fill(ADVERTISER.email);
+  await form.getByLabel('Password').fill('short');
+  await form.getByLabel('Role').selectOption('advertiser');
+  await form.getByLabel('Community').selectOption(String(seeded.community.id));
+  await form.getByRole('button', { name: 'Create user' }).click();
+  await op.locator('#f-password-error').filter({ hasText: /./ }).waitFor({ timeout: 10000 });
+  check(await op.locator('#f-password').getAttribute('aria-invalid') === 'true',
+        "users: the API's password error is shown at the Password field",
+        await op.locator('#f-password-error').textContent());
+  await form.getByLabel('Password').fill(ADVERTISER.password);
+  await form.getByRole('button', { name: 'Create user' }).click();
+  await op.locator('#page-view td', { hasText: ADVERTISER.email }).waitFor({ timeout: 10000 });
+  const form2 = op.locator('#page-view form', { hasText: 'New user' });
+  await form2.getByLabel('Email').fill(PUBLISHER.email);
+  await form2.getByLabel('Password').fill(PUBLISHER.password);
+  await form2.getByLabel('Role').selectOption('publisher');
+  await form2.getByLabel('Publisher').selectOption(String(seeded.news.id));
+  await form2.getByRole('button', { name: 'Create user' }).click();
+  await op.locator('#page-view td', { hasText: PUBLISHER.email }).waitFor({ timeout: 10000 });
+  const users = await admin(base, 'GET', '/admin/v1/users');
+  const adv = users.users.find((u) => u.email === ADVERTISER.email);
+  const pub = users.users.find((u) => u.email === PUBLISHER.email);
+  check(adv && adv.role === 'advertiser' && adv.communityId === seeded.community.id,
+        'the operator created the advertiser user in the console', JSON.stringify(adv));
+  check(pub && pub.role === 'publisher' && pub.publisherId === seeded.news.id,
+        'the operator created the publisher user in the console', JSON.stringify(pub));
+  await atBothWidths(op, 'operator-users');
+}
+
+async function advertiserCreatesCampaign(adv, base) {
+  await open(adv, base, '#/campaigns', 'Campaigns');
+  await adv.getByRole('link', { name: 'New campaign' }).click();
+  await adv.locator('#page-view .page-title', { hasText: 'New campaign' }).waitFor();
+  const form = adv.locator('#page-view form');
+  await form.getByLabel('Name', { exact: true }).fill('Aave for swappers');
+  await form.getByLabel('Status').selectOption('active');
+  await form.getByLabel('Bid').fill('-1');
+  const search = form.getByLabel('Target users of projects', { exact: true });
+  await search.fill('0x3fc91a');  // by contract address
+  check(await form.getByRole('button', { name: 'Add Uniswap (uniswap)' }).isVisible(),
+        'the project registry is searchable by contract address');
+  await search.fill('Unis');  // by name; added with the keyboard
+  await search.press('Tab');
+  check(await adv.evaluate(() => document.activeElement.textContent) === 'Add Uniswap (uniswap)',
+        'Tab from the project search reaches the first match');
+  await adv.keyboard.press('Enter');
+  check(await form.getByRole('button', { name: 'Remove uniswap' }).isVisible(), 'the project is chosen');
+  await form.getByRole('button', { name: 'Create campaign' }).click();
+  await adv.locator('#f-pricing-bid-error').filter({ hasText: /./ }).waitFor({ timeout: 10000 });
+  check(await adv.locator('#f-pricing-bid').getAttribute('aria-invalid') === 'true' &&
+        await adv.evaluate(() => document.activeElement.id) === 'f-pricing-bid',
+        "campaign: the API's error for an invalid bid is shown and focused at the Bid field",
+        await adv.locator('#f-pricing-bid-error').textContent());
+  await form.getByLabel('Bid').fill('10');
+  await form.getByRole('button', { name: 'Create campaign' }).click();
+  await adv.waitForURL(/#\/campaigns\/\d+$/, { timeout: 10000 });
+  await adv.locator('#page-view .page-title', { hasText: 'Aave for swappers' }).waitFor();
+  return Number(adv.url().match(/campaigns\/(\d+)$/)[1]);
+}
+
+async function advertiserCreatesAd(adv, campaignId) {
+  await adv.getByRole('link', { name: 'New ad' }).click();
+  await adv.locator('#page-view .page-title', { hasText: 'New ad' }).waitFor();
+  const form = adv.locator('#page-view form');
+  await form.getByLabel('Headline').fill('Earn on Aave');
+  await form.getByLabel('Content').fill(CONTENT);
+  await form.getByLabel('Click-through URL').fill('ftp://app.aave.com');
+  await form.getByLabel('Button label').fill('Open Aave');
+  await form.getByLabel('LANDSCAPE 640 × 360').fill('https://cdn.example/aave-landscape.png');
+  await form.getByLabel('LONG_BANNER 1456 × 180').fill('https://cdn.example/aave-long.png');
+  await form.getByLabel('SHORT_BANNER 640 × 200').fill('https://cdn.example/aave-short.png');
+  for (const format of ['LANDSCAPE', 'LONG_BANNER', 'SHORT_BANNER', 'NO_IMAGE']) {
+    const frame = adv.locator(`#ad-preview [data-format="${format}"]`);
+    const ok = await frame.locator('strong', { hasText: 'Low fees' }).count() === 1 &&
+               await frame.locator('em', { hasText: 'every' }).count() === 1 &&
+               await frame.locator('u', { hasText: 'swap' }).count() === 1 &&
+               (await frame.locator('li').allTextContents()).join('|') === 'fast|safe' &&
+               await frame.locator('.ad-headline').textContent() === 'Earn on Aave' &&
+               await frame.locator('.ad-cta').textContent() === 'Open Aave';
+    check(ok, `the live preview renders bold, italic, underline and bullets in ${format}`);
+  }
+  check(await adv.locator('#ad-preview .ad-img').count() === 3, 'three image frames, none for NO_IMAGE');
+  if (screenshots) {
+    await adv.locator('.ad-editor').screenshot({ path: path.join(screenshots, 'advertiser-ad-preview.png') });
+  }
+  await form.getByRole('button', { name: 'Create ad' }).click();
+  await adv.locator('#f-ctaUrl-error').filter({ hasText: /./ }).waitFor({ timeout: 10000 });
+  check(await adv.locator('#f-ctaUrl').getAttribute('aria-invalid') === 'true',
+        "ad: the API's error for a bad URL is shown at the Click-through URL field",
+        await adv.locator('#f-ctaUrl-error').textContent());
+  await form.getByLabel('Click-through URL').fill('https://app.aave.com/');
+  await form.getByRole('button', { name: 'Create ad' }).click();
+  await adv.waitForURL(new RegExp(`#/campaigns/${campaignId}$`), { timeout: 10000 });
+  const ads = await tableRows(adv, 'Ads of this campaign');
+  check(ads.length === 1 && ads[0][0] === 'Earn on Aave' && ads[0][2] === 'pending',
+        "the new ad is listed with review status pending", JSON.stringify(ads));
+}
+
+async function operatorApproves(op, base) {
+  await open(op, base, '#/review', 'Creative review');
+  const card = op.locator('.review-card', { hasText: 'Earn on Aave' });
+  await card.waitFor({ timeout: 10000 });
+  check(await card.locator('.preview').count() === 4 &&
+        await card.locator('[data-format="NO_IMAGE"] strong', { hasText: 'Low fees' }).count() === 1,
+        'the review queue shows the ad with its preview in the four formats');
+  if (screenshots) await op.screenshot({ path: path.join(screenshots, 'operator-review-desktop.png') });
+  await card.getByRole('button', { name: 'Approve Earn on Aave' }).click();
+  await op.locator('#page-view', { hasText: 'Nothing waits for review.' }).waitFor({ timeout: 10000 });
+  check(true, 'the operator approved the ad');
+}
+
+async function publisherServes(pub, base, seeded) {
+  await pub.getByRole('link', { name: 'Keys & settings' }).click();
+  await pub.locator('#page-view .page-title', { hasText: 'News site' }).waitFor({ timeout: 10000 });
+  await pub.getByRole('button', { name: 'Create key' }).click();
+  const keyNode = pub.locator('#new-key-value');
+  await keyNode.waitFor({ timeout: 10000 });
+  const key = await keyNode.textContent();
+  check(/^spk_[A-Za-z0-9]{30}$/.test(key), 'the new key is shown once', key);
+  const keys = await tableRows(pub, 'Keys');
+  check(keys.length === 1 && keys[0][0] === key.slice(0, 8) + '…' && keys[0][1] === 'live',
+        'the key list shows the prefix only', JSON.stringify(keys));
+  await pub.reload();
+  await pub.locator('#page-view .page-title', { hasText: 'News site' }).waitFor();
+  check(await pub.locator('#new-key-value').count() === 0 && !(await pub.content()).includes(key),
+        'after a reload the key is not shown again');
+  const served = [];
+  for (const adUnitId of ['top', 'side']) {
+    for (let i = 0; i < 50; i++) {
+      const res = await fetch(base + '/v1/ads', { method: 'POST',
+        headers: { 'Content-Type': 'application/json', 'x-api-key': key },
+        body: JSON.stringify({ walletAddresses: [WALLET], imageFormat: 'LANDSCAPE', adUnitId }) });
+      if (res.status === 200) { served.push(await res.json()); break; }
+      await sleep(100);
+    }
+  }
+  check(served.length === 2 && served[0].headline === 'Earn on Aave' && served[0].content === CONTENT,
+        "the publisher's live key serves the approved ad", JSON.stringify(served[0]));
+  const click = await fetch(served[0].ctaUrl, { redirect: 'manual' });
+  check(click.status >= 300 && click.status < 400 &&
+        (click.headers.get('location') || '').startsWith('https://app.aave.com/'),
+        'the click URL redirects to the ad', `${click.status} ${click.headers.get('location')}`);
+  // Seen by the operator token too: the click is in the advertiser's community.
+  const clicks = await admin(base, 'GET', `/admin/v1/clicks?publisherId=${seeded.news.id}`);
+  check(clicks.clicks.length === 1, 'the click is recorded', JSON.stringify(clicks));
+}
+
+// Polls a page until `ready(rows)` holds on the table `caption` (rollups are flushed ~1 s).
+async function pollTable(page, base, hash, heading, caption, ready) {
+  let rows = [];
+  for (let i = 0; i < 40; i++) {
+    await open(page, base, hash, heading);
+    await page.reload();
+    await page.locator('#page-view .page-title', { hasText: heading }).waitFor({ timeout: 10000 });
+    rows = await tableRows(page, caption);
+    if (ready(rows)) return rows;
+    await sleep(500);
+  }
+  return rows;
+}
+
+async function advertiserSeesTraffic(adv, base, campaignId) {
+  const today = new Date().toISOString().slice(0, 10);
+  const rows = await pollTable(adv, base, `#/campaigns/${campaignId}`, 'Aave for swappers', 'Per day (UTC)',
+                               (r) => r.length === 14 && Number(r[13][1]) >= 2 && Number(r[13][2]) >= 1);
+  const last = rows[13] || [];
+  check(last[0] === today && Number(last[1]) === 2 && Number(last[2]) === 1,
+        "the advertiser's table shows today's impressions and click", JSON.stringify(last));
+  check(await adv.evaluate(() => !!document.querySelector('#page-view canvas') &&
+                                 Chart.getChart(document.querySelector('#page-view canvas')) !== undefined),
+        "the advertiser's chart is drawn next to it");
+  check(await adv.locator('#page-view', { hasText: 'Total spend: 0.02' }).count() === 1,
+        'budget status shows the spend of two CPM-10 impressions');
+  await atBothWidths(adv, 'advertiser-campaign');
+}
+
+async function publisherSeesReport(pub, base, seeded) {
+  const rows = await pollTable(pub, base, `#/publishers/${seeded.news.id}/reports`, 'News site: reports',
+                               'Earnings per day and adUnitId',
+                               (r) => r.some((x) => x[1] === 'top' && Number(x[2]) === 1 && Number(x[3]) === 1));
+  check(rows.some((x) => x[1] === 'top' && Number(x[2]) === 1 && Number(x[3]) === 1) &&
+        rows.some((x) => x[1] === 'side' && Number(x[2]) === 1),
+        "the publisher's report shows the impression and the click per adUnitId", JSON.stringify(rows));
+  const ab = await tableRows(pub, 'A/B comparison');
+  check(ab.length === 2 && ab.map((r) => r[0]).sort().join() === 'side,top',
+        'the A/B comparison lists both adUnitIds', JSON.stringify(ab));
+  check(await pub.locator('#page-view canvas').count() === 2, 'fill rate and earnings charts');
+  await atBothWidths(pub, 'publisher-reports');
+}
+
+async function scopeAndCsrf(pub, base, seeded, campaignId) {
+  const apiStatus = (target) => pub.evaluate(async (t) => (await fetch(t)).status, target);
+  await open(pub, base, `#/campaigns/${campaignId}`, 'Not found');
+  check(await apiStatus(`/admin/v1/campaigns/${campaignId}`) === 404,
+        "the publisher gets Not found for the advertiser's campaign (the API answers 404)");
+  await open(pub, base, `#/publishers/${seeded.other.id}/reports`, 'Not found');
+  check(await apiStatus(`/admin/v1/reports?publisherId=${seeded.other.id}`) === 404,
+        "the publisher gets Not found for another publisher's report (the API answers 404)");
+  const keysPath = `/admin/v1/publishers/${seeded.news.id}/keys`;
+  const noHeader = await pub.evaluate(async (t) => (await fetch(t, { method: 'POST',
+    headers: { 'Content-Type': 'application/json' }, body: '{}' })).status, keysPath);
+  check(noHeader === 403, 'a write without X-CSRF-Token is refused (403)', String(noHeader));
+  const session = await pub.evaluate(async () => (await fetch('/console/api/session')).json());
+  const cookie = (await pub.context().cookies(base)).find((c) => c.name === 'adserver_session');
+  const write = (origin) => fetch(base + keysPath, { method: 'POST', body: '{}', headers: {
+    'Content-Type': 'application/json', 'X-CSRF-Token': session.csrfToken, Origin: origin,
+    Cookie: `adserver_session=${cookie.value}` } });
+  const evil = await write('http://evil.example');
+  check(evil.status === 403, 'a write from another Origin is refused (403), even with the token',
+        String(evil.status));
+  const same = await write(base);
+  check(same.status === 201, 'the same write from the console origin passes (control)', String(same.status));
+}
+
+async function operatorHealth(op, base) {
+  await open(op, base, '#/health', 'Health');
+  const rows = await op.locator('#health-table tbody tr').evaluateAll(
+    (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent.trim())));
+  check(rows.some((r) => r[0].startsWith('Ready') && r[1] === 'ready'), 'the health page shows readiness',
+        JSON.stringify(rows));
+  check(await op.locator('#page-view canvas').count() === 1, 'requests per second as a chart');
+  await atBothWidths(op, 'operator-health');
+}
+
+async function main() {
+  const port = await startAdserver();
+  const base = `http://127.0.0.1:${port}`;
+  const seeded = await seed(base);
+  const browser = await chromium.launch({
+    executablePath: chromiumPath, headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
+           '--disable-component-update', '--disable-sync'] });
+  cleanups.push(() => browser.close().catch(() => {}));
+  const errors = [];
+  const http = [];
+  const newPage = async (who) => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const page = await context.newPage();
+    watchErrors(page, errors, who, http);
+    return page;
+  };
+  const op = await newPage('operator');
+  const adv = await newPage('advertiser');
+  const pub = await newPage('publisher');
+
+  await signIn(op, base, OPERATOR);
+  await operatorCreatesUsers(op, base, seeded);
+  await signIn(adv, base, ADVERTISER);
+  check(await adv.locator('#nav-list a').allTextContents().then((t) => t.join()) === 'Overview,Campaigns',
+        "the advertiser's navigation");
+  const campaignId = await advertiserCreatesCampaign(adv, base);
+  await advertiserCreatesAd(adv, campaignId);
+  await operatorApproves(op, base);
+  await signIn(pub, base, PUBLISHER);
+  check(await pub.locator('#nav-list a').allTextContents().then((t) => t.join()) ===
+        'Overview,Keys & settings,Reports', "the publisher's navigation");
+  await publisherServes(pub, base, seeded);
+  await advertiserSeesTraffic(adv, base, campaignId);
+  await publisherSeesReport(pub, base, seeded);
+  await scopeAndCsrf(pub, base, seeded, campaignId);
+  await operatorHealth(op, base);
+  await open(op, base, `#/campaigns/${campaignId}`, 'Aave for swappers');
+  check(true, "the operator opens the advertiser's campaign");
+  await open(op, base, `#/publishers/${seeded.news.id}/reports`, 'News site: reports');
+  check(true, "the operator opens the publisher's report");
+  check(errors.length === 0, 'no console errors or warnings', JSON.stringify(errors));
+  // The provoked ones only: the short password, the bad bid and URL, the publisher's two
+  // Not found pages and two API probes, the write without the CSRF header.
+  const expected = ['advertiser 400', 'advertiser 400', 'operator 400', 'publisher 403',
+                    'publisher 404', 'publisher 404', 'publisher 404', 'publisher 404'];
+  check(JSON.stringify(http.sort()) === JSON.stringify(expected),
+        'the only failed requests are the provoked ones', JSON.stringify(http));
+}
+
+let error = null;
+try {
+  await main();
+} catch (e) {
+  error = e;
+}
+for (const c of cleanups.reverse()) await c();
+fs.rmSync(tmp, { recursive: true, force: true });
+if (error) {
+  console.error('browser test error:', error);
+  process.exit(1);
+}
+console.log(failures === 0 ? '# all browser checks passed' : `# ${failures} browser check(s) failed`);
+process.exit(failures === 0 ? 0 : 1);

@@ -792,6 +792,9 @@ http::Response ImportBulk(Ctx& ctx, const ActivityUpload& upload) {
                            {"interactions", s.interactions},
                            {"unknownContract", s.unknown_contract},
                            {"failedTransactions", s.skipped_failed},
+                           {"transactions", s.transactions},
+                           {"transactionsDropped", s.transactions_dropped},
+                           {"invalidTxHashes", s.invalid_tx_hashes},
                            {"alreadyImported", s.already_imported},
                            {"seconds", s.seconds},
                            {"rowsPerSecond", s.seconds > 0 ? double(s.rows) / s.seconds : 0.0}});

@@ -14,6 +14,7 @@ namespace {
 constexpr std::string_view kClickKeyName = "click_key";
 constexpr std::string_view kPersonKeyName = "person_key";
 constexpr std::chrono::seconds kPruneEvery{3600};
+constexpr int64_t kClickRollupSlice = 20'000;
 
 std::string Hex(std::span<const uint8_t> bytes) {
   static constexpr char kHex[] = "0123456789abcdef";
@@ -143,10 +144,15 @@ Status EventsService::FlushNow() {
   std::vector<store::RollupRow> rows = served_.Take();
   unflushed_.insert(unflushed_.end(), std::make_move_iterator(rows.begin()),
                     std::make_move_iterator(rows.end()));
-  if (unflushed_.empty()) return OkStatus();
-  Status status = store_.AddRollups(unflushed_);
-  if (status.ok()) unflushed_.clear();
-  return status;
+  if (!unflushed_.empty()) {
+    ADS_RETURN_IF_ERROR(store_.AddRollups(unflushed_));
+    unflushed_.clear();
+  }
+  // In slices, so that clicks waiting for their commit never wait behind a long backlog.
+  for (;;) {
+    ADS_ASSIGN_OR_RETURN(int64_t rolled, store_.RollUpClicks(kClickRollupSlice));
+    if (rolled < kClickRollupSlice) return OkStatus();
+  }
 }
 
 void EventsService::RunFlusher() {

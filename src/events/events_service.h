@@ -9,7 +9,10 @@
 // for billed clicks (the decision engine's counters) before RecordClick returns.
 //
 // Serving counters are kept per thread (ServedCounters) and written every flush_interval by a
-// background thread, which also prunes old rows once an hour. Stop() writes the last counters.
+// background thread, which also adds the clicks committed since to the rollups (the click's
+// own commit writes only its row: reports and stats see it within one flush interval, and a
+// crash only delays it), checkpoints the log, and prunes old rows once an hour. Stop() writes
+// the last counters and rolls up the last clicks.
 
 #include <condition_variable>
 #include <cstdint>
@@ -65,7 +68,7 @@ class EventsService {
 
   // Starts the click writer and the counter flusher.
   void Start();
-  // Writes serving counters now.
+  // Writes serving counters and rolls up the clicks committed so far, now.
   Status FlushNow();
   // Stops accepting clicks, commits those queued, writes the last counters. Idempotent.
   void Stop();

@@ -607,14 +607,17 @@ class Importer {
   }
 
   // The row's transaction, once per wallet column (each is a party to it), when the sink wants
-  // it. Rows whose hash or time does not parse are simply not attributed.
+  // it. A row whose hash does not parse is counted (invalid_tx_hashes) and not attributed.
   void CollectTransaction(const std::vector<std::string_view>& f, store::Id project,
                           int64_t chain) {
     auto field = [&](int i) { return i >= 0 && size_t(i) < f.size() ? f[size_t(i)] : ""; };
     std::optional<int64_t> time = ParseSeconds(field(plan_.time));
     if (!time || !options_.transactions->Wants(project, *time)) return;
     std::optional<chain::Hash32> tx = ParseTxHash(field(plan_.tx));
-    if (!tx) return;
+    if (!tx) {
+      ++summary_.invalid_tx_hashes;
+      return;
+    }
     std::optional<uint64_t> log_index;
     if (uint64_t v = 0; plan_.log_index >= 0 && ParseUint(field(plan_.log_index), v)) {
       log_index = v;

@@ -70,6 +70,9 @@ struct BulkImportSummary {
   bool already_imported = false;    // the ledger had this file: nothing was written
   uint64_t transactions = 0;          // interactions handed to BulkImportOptions::transactions
   uint64_t transactions_dropped = 0;  // wanted past kMaxImportTransactions
+  // Rows the sink wanted whose transaction hash is not 0x + 64 hex digits: their activity is
+  // recorded, but they cannot be attributed.
+  uint64_t invalid_tx_hashes = 0;
   std::vector<ImportError> errors;  // first kMaxReportedErrors malformed rows (line numbers)
   double seconds = 0;
 };

@@ -121,6 +121,8 @@ struct EventQuery {
   std::optional<int64_t> from;  // inclusive, Unix seconds
   std::optional<int64_t> to;    // exclusive
   std::optional<Id> before_id;  // cursor: rows with a smaller id
+  // Rows of the campaigns of this community (an advertiser's own, issue 16).
+  std::optional<Id> community_id;
   int limit = 100;
 };
 
@@ -157,9 +159,15 @@ class EventsStore {
 
   // Stores clicks in one transaction (durable when this returns: a process crash cannot lose
   // them). A row passed as kBilled is stored as kDuplicate when its decision already has a
-  // billed click (earlier or in this batch). Fills in ids and the final status; adds every row
-  // to the minute, hour and day rollups of its click time.
+  // billed click (earlier or in this batch). Fills in ids and the final status. The rows reach
+  // the rollups later, through RollUpClicks: the click's commit writes the click alone.
   virtual Status InsertClicks(std::span<ClickRecord> rows) = 0;
+  // Adds the clicks stored since the last call to the minute, hour and day rollups of their
+  // click time, each exactly once: a mark of the last click rolled up moves in the same
+  // transaction as the rollups, so a crash at any point neither loses nor doubles one (the
+  // next call, in this process or the next, resumes at the mark). At most `max_rows` clicks
+  // per call; returns how many it rolled up.
+  virtual Result<int64_t> RollUpClicks(int64_t max_rows) = 0;
   // Adds serving counts (one row per minute and dimensions) to the minute, hour and day
   // rollups, in one transaction.
   virtual Status AddRollups(std::span<const RollupRow> rows) = 0;
@@ -186,7 +194,8 @@ class EventsStore {
       int64_t now) = 0;
   virtual Result<std::vector<ConversionRecord>> ListConversions(const EventQuery& query) = 0;
   virtual Result<CampaignEventTotals> CampaignTotals(Id campaign_id) = 0;
-  // Deletes raw rows and rollups older than the retention allows. Returns rows deleted.
+  // Deletes raw rows and rollups older than the retention allows (never a click not yet rolled
+  // up). Returns rows deleted.
   virtual Result<int64_t> Prune(const EventRetention& retention, int64_t now) = 0;
   // Moves committed writes from a write-ahead log into the database, off the writer's path
   // (the events service calls it every flush interval). Stores without one need not.

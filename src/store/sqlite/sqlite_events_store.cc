@@ -14,6 +14,9 @@ using sqlite_detail::Connection;
 using sqlite_detail::Statement;
 using sqlite_detail::Transaction;
 
+// events_meta row: the id of the last click added to the rollups (RollUpClicks).
+constexpr const char* kClickRollupMark = "clicks_rolled_up_to";
+
 constexpr const char* kRollupTables[] = {"rollups_minute", "rollups_hour", "rollups_day"};
 constexpr int64_t kBucketSeconds[] = {60, 3600, 86400};
 
@@ -90,6 +93,12 @@ Result<std::unique_ptr<SqliteEventsStore>> SqliteEventsStore::Open(const std::st
     if (!row || wal.Text(0) != "wal") return InternalError("cannot enable WAL mode");
   }
   ADS_RETURN_IF_ERROR(conn->Exec("PRAGMA wal_autocheckpoint=0;"));
+  // Before this mark existed every click was added to the rollups in its own commit: a file
+  // without it starts the mark at its last click.
+  const std::string init_mark = std::string("INSERT OR IGNORE INTO events_meta (name, value) ") +
+                                "SELECT '" + kClickRollupMark +
+                                "', COALESCE(MAX(id), 0) FROM clicks;";
+  ADS_RETURN_IF_ERROR(conn->Exec(init_mark.c_str()));
   // The checkpointer reads and writes whole pages; it needs no cache of its own.
   ADS_ASSIGN_OR_RETURN(std::unique_ptr<Connection> checkpoint_conn,
                        Connection::Open(path, false, options.busy_timeout, 64));
@@ -151,7 +160,6 @@ Status SqliteEventsStore::InsertClicks(std::span<ClickRecord> rows) {
   std::lock_guard<std::mutex> lock(mu_);
   Connection& c = *conn_;
   ADS_ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(c, Transaction::Kind::kWrite));
-  std::map<std::tuple<int64_t, Id, std::string, Id, Id, std::string>, RollupRow> rollups;
   for (ClickRecord& r : rows) {
     if (r.status == ClickStatus::kBilled) {
       ADS_ASSIGN_OR_RETURN(
@@ -162,52 +170,92 @@ Status SqliteEventsStore::InsertClicks(std::span<ClickRecord> rows) {
       if (billed_before) r.status = ClickStatus::kDuplicate;
     }
     if (r.status != ClickStatus::kBilled) r.price = 0;
-    {
-      ADS_ASSIGN_OR_RETURN(
-          Statement ins,
-          c.Prepare("INSERT INTO clicks (decision_id, publisher_id, ad_unit_id, campaign_id, "
-                    "ad_id, arm, served_at, clicked_at, price_micros, person, earlier_variant, "
-                    "status) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"));
-      ins.BindBlob(1, r.decision_id.data(), r.decision_id.size())
-          .Bind(2, r.publisher_id)
-          .Bind(3, r.ad_unit_id)
-          .Bind(4, r.campaign_id)
-          .Bind(5, r.ad_id)
-          .Bind(6, r.arm)
-          .Bind(7, r.served_at)
-          .Bind(8, r.clicked_at)
-          .Bind(9, r.price)
-          .Bind(10, static_cast<int64_t>(r.person))
-          .Bind(11, int64_t{r.earlier_variant ? 1 : 0})
-          .Bind(12, ClickStatusName(r.status));
-      ADS_RETURN_IF_ERROR(ins.Run());
-      r.id = c.LastInsertId();
-    }
-    // Rollup deltas are summed per minute and dimensions over the batch: one upsert per
-    // distinct key and table, not per click.
-    RollupRow& rollup = rollups[std::make_tuple(FloorTo(r.clicked_at, 60), r.publisher_id,
-                                                r.ad_unit_id, r.campaign_id, r.ad_id, r.arm)];
-    rollup.bucket = FloorTo(r.clicked_at, 60);
-    rollup.publisher_id = r.publisher_id;
-    rollup.ad_unit_id = r.ad_unit_id;
-    rollup.campaign_id = r.campaign_id;
-    rollup.ad_id = r.ad_id;
-    rollup.arm = r.arm;
-    switch (r.status) {
-      case ClickStatus::kBilled:
-        rollup.clicks += 1;
-        rollup.click_spend += r.price;
-        break;
-      case ClickStatus::kDuplicate:
-        rollup.duplicate_clicks += 1;
-        break;
-      case ClickStatus::kExpired:
-        rollup.expired_clicks += 1;
-        break;
+    ADS_ASSIGN_OR_RETURN(
+        Statement ins,
+        c.Prepare("INSERT INTO clicks (decision_id, publisher_id, ad_unit_id, campaign_id, "
+                  "ad_id, arm, served_at, clicked_at, price_micros, person, earlier_variant, "
+                  "status) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"));
+    ins.BindBlob(1, r.decision_id.data(), r.decision_id.size())
+        .Bind(2, r.publisher_id)
+        .Bind(3, r.ad_unit_id)
+        .Bind(4, r.campaign_id)
+        .Bind(5, r.ad_id)
+        .Bind(6, r.arm)
+        .Bind(7, r.served_at)
+        .Bind(8, r.clicked_at)
+        .Bind(9, r.price)
+        .Bind(10, static_cast<int64_t>(r.person))
+        .Bind(11, int64_t{r.earlier_variant ? 1 : 0})
+        .Bind(12, ClickStatusName(r.status));
+    ADS_RETURN_IF_ERROR(ins.Run());
+    r.id = c.LastInsertId();
+  }
+  return txn.Commit();
+}
+
+Result<int64_t> SqliteEventsStore::RollUpClicks(int64_t max_rows) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Connection& c = *conn_;
+  ADS_ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(c, Transaction::Kind::kWrite));
+  int64_t mark = 0;
+  {
+    ADS_ASSIGN_OR_RETURN(Statement sel, c.Prepare(std::string("SELECT value FROM events_meta "
+                                                              "WHERE name = '") +
+                                                  kClickRollupMark + "'"));
+    ADS_ASSIGN_OR_RETURN(bool row, sel.Step());
+    if (!row) return InternalError(std::string("events_meta.") + kClickRollupMark + " is missing");
+    mark = sel.Int(0);
+  }
+  // Rollup deltas are summed per minute and dimensions: one upsert per distinct key and table.
+  std::map<std::tuple<int64_t, Id, std::string, Id, Id, std::string>, RollupRow> rollups;
+  int64_t rolled = 0;
+  {
+    ADS_ASSIGN_OR_RETURN(
+        Statement sel,
+        c.Prepare("SELECT id, clicked_at, publisher_id, ad_unit_id, campaign_id, ad_id, arm, "
+                  "status, price_micros FROM clicks WHERE id > ?1 ORDER BY id LIMIT ?2"));
+    sel.Bind(1, mark).Bind(2, max_rows);
+    for (;;) {
+      ADS_ASSIGN_OR_RETURN(bool row, sel.Step());
+      if (!row) break;
+      ++rolled;
+      mark = sel.Int(0);
+      const int64_t minute = FloorTo(sel.Int(1), 60);
+      auto [it, added] = rollups.try_emplace(
+          std::make_tuple(minute, sel.Int(2), sel.Text(3), sel.Int(4), sel.Int(5), sel.Text(6)));
+      RollupRow& rollup = it->second;
+      if (added) {
+        rollup.bucket = minute;
+        rollup.publisher_id = sel.Int(2);
+        rollup.ad_unit_id = sel.Text(3);
+        rollup.campaign_id = sel.Int(4);
+        rollup.ad_id = sel.Int(5);
+        rollup.arm = sel.Text(6);
+      }
+      switch (StatusFromName(sel.Text(7))) {
+        case ClickStatus::kBilled:
+          rollup.clicks += 1;
+          rollup.click_spend += sel.Int(8);
+          break;
+        case ClickStatus::kDuplicate:
+          rollup.duplicate_clicks += 1;
+          break;
+        case ClickStatus::kExpired:
+          rollup.expired_clicks += 1;
+          break;
+      }
     }
   }
+  if (rolled == 0) return int64_t{0};
   for (const auto& [key, rollup] : rollups) ADS_RETURN_IF_ERROR(AddToRollups(rollup));
-  return txn.Commit();
+  {
+    ADS_ASSIGN_OR_RETURN(Statement up,
+                         c.Prepare(std::string("UPDATE events_meta SET value = ?1 WHERE name = '") +
+                                   kClickRollupMark + "'"));
+    ADS_RETURN_IF_ERROR(up.Bind(1, mark).Run());
+  }
+  ADS_RETURN_IF_ERROR(txn.Commit());
+  return rolled;
 }
 
 Status SqliteEventsStore::Checkpoint() {
@@ -240,13 +288,16 @@ Result<std::vector<ClickRecord>> SqliteEventsStore::ListClicks(const EventQuery&
                 "FROM clicks WHERE (?1 IS NULL OR campaign_id = ?1) "
                 "AND (?2 IS NULL OR publisher_id = ?2) AND (?3 IS NULL OR clicked_at >= ?3) "
                 "AND (?4 IS NULL OR clicked_at < ?4) AND (?5 IS NULL OR id < ?5) "
+                "AND (?7 IS NULL OR campaign_id IN "
+                "(SELECT id FROM campaigns WHERE community_id = ?7)) "
                 "ORDER BY id DESC LIMIT ?6"));
   sel.Bind(1, q.campaign_id)
       .Bind(2, q.publisher_id)
       .Bind(3, q.from)
       .Bind(4, q.to)
       .Bind(5, q.before_id)
-      .Bind(6, int64_t{q.limit});
+      .Bind(6, int64_t{q.limit})
+      .Bind(7, q.community_id);
   std::vector<ClickRecord> rows;
   for (;;) {
     ADS_ASSIGN_OR_RETURN(bool row, sel.Step());
@@ -305,7 +356,9 @@ Result<int64_t> SqliteEventsStore::Prune(const EventRetention& retention, int64_
     int64_t keep;
   };
   for (Rule rule :
-       {Rule{"DELETE FROM clicks WHERE clicked_at < ?1", retention.raw_seconds},
+       {Rule{"DELETE FROM clicks WHERE clicked_at < ?1 AND id <= (SELECT value FROM events_meta "
+             "WHERE name = 'clicks_rolled_up_to')",
+             retention.raw_seconds},
         Rule{"DELETE FROM rollups_minute WHERE bucket < ?1", retention.minute_rollup_seconds},
         Rule{"DELETE FROM rollups_hour WHERE bucket < ?1", retention.hour_rollup_seconds}}) {
     ADS_ASSIGN_OR_RETURN(Statement del, c.Prepare(rule.sql));
@@ -500,13 +553,16 @@ Result<std::vector<ConversionRecord>> SqliteEventsStore::ListConversions(const E
                      " FROM conversions WHERE (?1 IS NULL OR campaign_id = ?1) "
                      "AND (?2 IS NULL OR publisher_id = ?2) AND (?3 IS NULL OR block_time >= ?3) "
                      "AND (?4 IS NULL OR block_time < ?4) AND (?5 IS NULL OR id < ?5) "
+                     "AND (?7 IS NULL OR campaign_id IN "
+                     "(SELECT id FROM campaigns WHERE community_id = ?7)) "
                      "ORDER BY id DESC LIMIT ?6"));
   sel.Bind(1, q.campaign_id)
       .Bind(2, q.publisher_id)
       .Bind(3, q.from)
       .Bind(4, q.to)
       .Bind(5, q.before_id)
-      .Bind(6, int64_t{q.limit});
+      .Bind(6, int64_t{q.limit})
+      .Bind(7, q.community_id);
   std::vector<ConversionRecord> rows;
   for (;;) {
     ADS_ASSIGN_OR_RETURN(bool row, sel.Step());

@@ -34,6 +34,7 @@ class SqliteEventsStore final : public EventsStore {
   Result<std::vector<uint8_t>> Secret(std::string_view name,
                                       std::span<const uint8_t> candidate) override;
   Status InsertClicks(std::span<ClickRecord> rows) override;
+  Result<int64_t> RollUpClicks(int64_t max_rows) override;
   Status AddRollups(std::span<const RollupRow> rows) override;
   Result<std::vector<ClickRecord>> ListClicks(const EventQuery& query) override;
   Result<std::optional<int64_t>> BilledClickAt(const DecisionIdBytes& decision_id) override;

@@ -31,6 +31,7 @@ class FlakyEventsStore final : public store::EventsStore {
   Status InsertClicks(std::span<store::ClickRecord> rows) override {
     return real_.InsertClicks(rows);
   }
+  Result<int64_t> RollUpClicks(int64_t max_rows) override { return real_.RollUpClicks(max_rows); }
   Status AddRollups(std::span<const store::RollupRow> rows) override {
     return real_.AddRollups(rows);
   }
@@ -104,11 +105,14 @@ class ConversionAttributorTest : public ::testing::Test {
 
   // `wallet` was served campaign 42 an hour ago.
   void Expose(const Address& wallet, uint64_t person) {
-    store::ExposureWrite write{
-        .wallet = wallet,
-        .campaign_id = kCampaign,
-        .entry = {.exposed_at = clock_.NowSeconds() - 3600, .ad_id = 5, .publisher_id = 1,
-                  .person = person, .arm = "a", .ad_unit_id = "top"}};
+    store::ExposureWrite write{.wallet = wallet,
+                               .campaign_id = kCampaign,
+                               .entry = {.exposed_at = clock_.NowSeconds() - 3600,
+                                         .ad_id = 5,
+                                         .publisher_id = 1,
+                                         .person = person,
+                                         .arm = "a",
+                                         .ad_unit_id = "top"}};
     write.entry.decision_id[0] = static_cast<uint8_t>(person);
     ASSERT_TRUE(exposures_->AddExposures({&write, 1}).ok());
   }
@@ -217,7 +221,7 @@ TEST_F(ConversionAttributorTest, ImportedTransactionsConvertLikeTheInteractionsO
   const int64_t now = clock_.NowSeconds();
   EXPECT_TRUE(attributor_->Wants(kProject, now - 60));
   EXPECT_FALSE(attributor_->Wants(kProject, now - 15 * 86400));  // before every window
-  EXPECT_FALSE(attributor_->Wants(kProject + 1, now));            // no rule names it
+  EXPECT_FALSE(attributor_->Wants(kProject + 1, now));           // no rule names it
   Expose(Wallet(1), 11);
   ChainInteraction tx{.wallet = Wallet(1),
                       .project_id = kProject,

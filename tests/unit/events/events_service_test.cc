@@ -72,6 +72,7 @@ TEST_F(EventsServiceTest, TheFirstValidClickOfADecisionIsBilledAndLaterOnesAreDu
   ASSERT_EQ(billed.size(), 1u);
   EXPECT_EQ(billed[0].id, first->id);
 
+  ASSERT_TRUE(service->FlushNow().ok());  // clicks reach the rollups with the next flush
   auto totals = store_->CampaignTotals(10);
   ASSERT_TRUE(totals.ok());
   EXPECT_EQ(totals->clicks, 1);
@@ -104,6 +105,7 @@ TEST_F(EventsServiceTest, ConcurrentClicksOfOneDecisionBillExactlyOnce) {
   for (auto& t : threads) t.join();
   EXPECT_EQ(ok.load(), 320);
   EXPECT_EQ(billed.load(), 1);
+  ASSERT_TRUE(service->FlushNow().ok());
   auto totals = store_->CampaignTotals(10);
   ASSERT_TRUE(totals.ok());
   EXPECT_EQ(totals->clicks, 1);
@@ -119,7 +121,7 @@ TEST_F(EventsServiceTest, ClicksAreRefusedBeforeStartAndAfterStop) {
   EXPECT_EQ(service->RecordClick(Click(NewDecisionId(2))).status().code(), Code::kUnavailable);
 }
 
-TEST_F(EventsServiceTest, StopWritesTheLastServingCounters) {
+TEST_F(EventsServiceTest, StopWritesTheLastServingCountersAndClicks) {
   auto service = Service({.flush_interval = std::chrono::minutes(10)});
   service->Start();
   for (int i = 0; i < 3; ++i) {
@@ -127,11 +129,13 @@ TEST_F(EventsServiceTest, StopWritesTheLastServingCounters) {
         {.unix_seconds = clock_.NowSeconds(), .publisher_id = 1, .campaign_id = 10, .ad_id = 20},
         ServeOutcome::kFill, 2000);
   }
+  ASSERT_TRUE(service->RecordClick(Click(NewDecisionId(1))).ok());
   service->Stop();
   auto totals = store_->CampaignTotals(10);
   ASSERT_TRUE(totals.ok());
   EXPECT_EQ(totals->impressions, 3);
   EXPECT_EQ(totals->impression_spend, 6000);
+  EXPECT_EQ(totals->clicks, 1);  // and the last clicks are rolled up
 }
 
 TEST_F(EventsServiceTest, SecretsAreMadeOnceAndKeptAcrossRestarts) {
@@ -177,6 +181,7 @@ TEST_F(EventsServiceTest, PruneDropsRowsPastTheirRetention) {
   old.clicked_at = clock_.NowSeconds() - 100 * 86400;
   ASSERT_TRUE(service->RecordClick(old).ok());
   ASSERT_TRUE(service->RecordClick(Click(NewDecisionId(2))).ok());
+  ASSERT_TRUE(service->FlushNow().ok());
   auto pruned = store_->Prune({}, clock_.NowSeconds());
   ASSERT_TRUE(pruned.ok());
   EXPECT_GE(*pruned, 1);

@@ -285,11 +285,14 @@ TEST_F(BulkImportTest, RowsNamingATransactionGoToTheTransactionSink) {
       // Too old for the sink (outside every window).
       kUsdc + "," + kA + "," + kB + ",1,0x" + std::string(64, 'b') +
       ",4,400,2025-12-01 12:00:00 UTC\n" +
-      // No hash: activity only.
-      kUsdc + "," + kA + "," + kB + ",1,,5,500,2025-12-31 12:00:00 UTC\n";
+      // No hash, and a hash that is not one: activity only, counted.
+      kUsdc + "," + kA + "," + kB + ",1,,5,500,2025-12-31 12:00:00 UTC\n" + kUsdc + "," + kA +
+      "," + kB + ",1,0xnothex,6,500,2025-12-31 12:00:00 UTC\n";
   BulkImportSummary s = Import(Write("tt.csv", csv));
-  EXPECT_EQ(s.interactions, 6u);
+  EXPECT_EQ(s.interactions, 8u);
   EXPECT_EQ(s.transactions, 2u);
+  EXPECT_EQ(s.invalid_tx_hashes, 2u);
+  EXPECT_EQ(s.rejected, 0u);
   ASSERT_EQ(sink.got.size(), 2u);
   const chain::ChainInteraction& first = sink.got[0];
   EXPECT_EQ(first.wallet, *ParseAddress(kA));

@@ -109,6 +109,66 @@ TEST_F(SqliteEventsStoreTest, BilledClickAtFindsOnlyBilledClicks) {
   EXPECT_FALSE(store_->BilledClickAt(clicks[1].decision_id)->has_value());
 }
 
+std::vector<ClickRecord> Clicks(uint8_t first, int n, ClickStatus status = ClickStatus::kBilled) {
+  std::vector<ClickRecord> clicks(n);
+  for (int i = 0; i < n; ++i) {
+    clicks[i].decision_id[0] = static_cast<uint8_t>(first + i);
+    clicks[i].publisher_id = 1;
+    clicks[i].ad_unit_id = "top";
+    clicks[i].campaign_id = 10;
+    clicks[i].ad_id = 20;
+    clicks[i].clicked_at = kT + i;
+    clicks[i].price = 1'000'000;
+    clicks[i].status = status;
+  }
+  return clicks;
+}
+
+TEST_F(SqliteEventsStoreTest, ClicksReachTheRollupsOnceThroughTheMark) {
+  std::vector<ClickRecord> clicks = Clicks(1, 3);
+  clicks.push_back(clicks[0]);  // a second click of the first decision: a duplicate
+  ASSERT_TRUE(store_->InsertClicks(clicks).ok());
+  EXPECT_EQ(store_->CampaignTotals(10)->clicks, 0);  // the commit wrote the rows alone
+  // Two at a time: the mark moves with each slice.
+  EXPECT_EQ(*store_->RollUpClicks(2), 2);
+  EXPECT_EQ(store_->CampaignTotals(10)->clicks, 2);
+  EXPECT_EQ(*store_->RollUpClicks(2), 2);
+  EXPECT_EQ(*store_->RollUpClicks(2), 0);
+  CampaignEventTotals totals = *store_->CampaignTotals(10);
+  EXPECT_EQ(totals.clicks, 3);
+  EXPECT_EQ(totals.duplicate_clicks, 1);
+  EXPECT_EQ(totals.click_spend, 3'000'000);
+}
+
+TEST_F(SqliteEventsStoreTest, ClicksNotRolledUpBeforeACrashAreRolledUpAfterIt) {
+  std::vector<ClickRecord> early = Clicks(1, 2);
+  ASSERT_TRUE(store_->InsertClicks(early).ok());
+  ASSERT_EQ(*store_->RollUpClicks(1000), 2);
+  std::vector<ClickRecord> late = Clicks(10, 3, ClickStatus::kExpired);
+  ASSERT_TRUE(store_->InsertClicks(late).ok());
+  store_.reset();  // the process ends before its next flush
+  auto reopened = SqliteEventsStore::Open(dir_.File("adserver.db"));
+  ASSERT_TRUE(reopened.ok()) << reopened.status().message();
+  store_ = std::move(reopened).value();
+  EXPECT_EQ(*store_->RollUpClicks(1000), 3);
+  EXPECT_EQ(*store_->RollUpClicks(1000), 0);
+  CampaignEventTotals totals = *store_->CampaignTotals(10);
+  EXPECT_EQ(totals.clicks, 2);
+  EXPECT_EQ(totals.expired_clicks, 3);
+}
+
+TEST_F(SqliteEventsStoreTest, PruneKeepsClicksNotYetRolledUp) {
+  std::vector<ClickRecord> clicks = Clicks(1, 2);
+  ASSERT_TRUE(store_->InsertClicks(clicks).ok());
+  const int64_t much_later = kT + 365 * 86400;
+  EXPECT_EQ(*store_->Prune({}, much_later), 0);
+  EXPECT_EQ(store_->ListClicks({})->size(), 2u);
+  ASSERT_EQ(*store_->RollUpClicks(1000), 2);
+  EXPECT_GE(*store_->Prune({}, much_later), 2);
+  EXPECT_TRUE(store_->ListClicks({})->empty());
+  EXPECT_EQ(store_->CampaignTotals(10)->clicks, 2);  // daily rollups stay
+}
+
 TEST_F(SqliteEventsStoreTest, ClickCommitsLeaveTheLogToCheckpoint) {
   auto db_bytes = [&] { return std::filesystem::file_size(dir_.File("adserver.db")); };
   auto wal_bytes = [&] { return std::filesystem::file_size(dir_.File("adserver.db-wal")); };

@@ -444,6 +444,12 @@ ALTER TABLE ads ADD COLUMN review_status TEXT NOT NULL DEFAULT 'approved'
   CHECK (review_status IN ('approved', 'pending', 'rejected'));
 ALTER TABLE ads ADD COLUMN review_reason TEXT NOT NULL DEFAULT '';
 )sql"},
+    // Click commits (issue 15): attribution looks up billed clicks only, so its index holds
+    // those alone; a duplicate or expired click no longer writes an entry there.
+    {10, R"sql(
+DROP INDEX clicks_by_person;
+CREATE INDEX clicks_by_person ON clicks (campaign_id, person, clicked_at) WHERE status = 'billed';
+)sql"},
 };
 
 Result<int> CurrentVersion(Connection& conn) {

@@ -117,6 +117,7 @@ std::vector<ClickRecord> Clicks(uint8_t first, int n, ClickStatus status = Click
     clicks[i].ad_unit_id = "top";
     clicks[i].campaign_id = 10;
     clicks[i].ad_id = 20;
+    clicks[i].served_at = kT - 60;
     clicks[i].clicked_at = kT + i;
     clicks[i].price = 1'000'000;
     clicks[i].status = status;
@@ -167,6 +168,23 @@ TEST_F(SqliteEventsStoreTest, PruneKeepsClicksNotYetRolledUp) {
   EXPECT_GE(*store_->Prune({}, much_later), 2);
   EXPECT_TRUE(store_->ListClicks({})->empty());
   EXPECT_EQ(store_->CampaignTotals(10)->clicks, 2);  // daily rollups stay
+}
+
+TEST_F(SqliteEventsStoreTest, LastBilledClickSkipsDuplicatesAndExpiredClicks) {
+  std::vector<ClickRecord> clicks = Clicks(1, 3);
+  for (ClickRecord& c : clicks) c.person = 7;
+  clicks[1].status = ClickStatus::kExpired;  // the latest valid one is clicks[2]
+  clicks.push_back(clicks[2]);               // a duplicate of it, clicked later
+  clicks.back().clicked_at = kT + 50;
+  ASSERT_TRUE(store_->InsertClicks(clicks).ok());
+  auto last = store_->LastBilledClick(10, 7, kT - 86400, kT + 100);
+  ASSERT_TRUE(last.ok());
+  ASSERT_TRUE(last->has_value());
+  EXPECT_EQ((*last)->clicked_at, kT + 2);
+  EXPECT_EQ((*last)->status, ClickStatus::kBilled);
+  EXPECT_EQ((*store_->LastBilledClick(10, 7, kT - 86400, kT + 1))->clicked_at, kT);
+  EXPECT_FALSE(store_->LastBilledClick(10, 8, kT - 86400, kT + 100)->has_value());
+  EXPECT_FALSE(store_->LastBilledClick(11, 7, kT - 86400, kT + 100)->has_value());
 }
 
 TEST_F(SqliteEventsStoreTest, ClickCommitsLeaveTheLogToCheckpoint) {

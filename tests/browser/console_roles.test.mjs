@@ -120,8 +120,11 @@ async function signIn(page, base, user) {
   await page.locator('#who').waitFor({ state: 'visible', timeout: 10000 });
 }
 
+// Opens a console page (a reload when it is the current one: same hash, no navigation).
 async function open(page, base, hash, heading) {
-  await page.goto(base + '/console/' + hash);
+  const target = base + '/console/' + hash;
+  if (page.url() === target) await page.reload();
+  else await page.goto(target);
   if (heading) await page.locator('#page-view .page-title', { hasText: heading }).waitFor({ timeout: 10000 });
 }
 
@@ -361,6 +364,54 @@ async function scopeAndCsrf(pub, base, seeded, campaignId) {
   check(same.status === 201, 'the same write from the console origin passes (control)', String(same.status));
 }
 
+// The remaining writes of each role, after the traffic checks (they stop the ad serving).
+async function moreWrites(op, adv, pub, base, seeded, campaignId) {
+  await open(adv, base, `#/campaigns/${campaignId}`, 'Aave for swappers');
+  await adv.getByRole('button', { name: 'Pause' }).click();
+  await adv.locator('.status-paused').waitFor({ timeout: 10000 });
+  await adv.getByRole('button', { name: 'Resume' }).click();
+  await adv.locator('.status-active').waitFor({ timeout: 10000 });
+  check(true, 'the advertiser pauses and resumes the campaign');
+
+  await open(pub, base, `#/publishers/${seeded.news.id}`, 'News site');
+  const settings = pub.locator('#page-view form', { hasText: 'Settings' });
+  await settings.getByLabel('Allowed origins').fill('https://news.example/path');
+  await settings.getByRole('button', { name: 'Save settings' }).click();
+  await pub.locator('#f-allowedOrigins-error').filter({ hasText: /./ }).waitFor({ timeout: 10000 });
+  check(true, "settings: the API's error for allowedOrigins[0] is shown at Allowed origins");
+  await settings.getByLabel('Allowed origins').fill('https://news.example');
+  await settings.getByLabel('Aave Co').first().check();  // allowed communities
+  await settings.getByRole('button', { name: 'Save settings' }).click();
+  await pub.getByText('Settings saved.').waitFor({ timeout: 10000 });
+  const saved = await admin(base, 'GET', `/admin/v1/publishers/${seeded.news.id}`);
+  check(saved.allowedOrigins.join() === 'https://news.example' &&
+        saved.allowedCommunities.join() === String(seeded.community.id),
+        'the publisher saves its origins and allowed communities', JSON.stringify(saved));
+  const keyRows = await tableRows(pub, 'Keys');
+  await pub.getByRole('button', { name: /^Revoke key / }).first().click();
+  await pub.locator('#page-view td', { hasText: /^revoked / }).first().waitFor({ timeout: 10000 });
+  check(keyRows.length === 2, 'the publisher revokes a key', JSON.stringify(keyRows));
+
+  await open(adv, base, `#/campaigns/${campaignId}`, 'Aave for swappers');
+  await adv.getByRole('link', { name: 'Earn on Aave' }).click();
+  await adv.locator('#page-view .page-title', { hasText: 'Earn on Aave' }).waitFor();
+  await adv.locator('#page-view form').getByLabel('Button label').fill('Supply now');
+  await adv.getByRole('button', { name: 'Save ad' }).click();
+  await adv.waitForURL(new RegExp(`#/campaigns/${campaignId}$`), { timeout: 10000 });
+  await open(op, base, '#/review', 'Creative review');
+  const card = op.locator('.review-card', { hasText: 'Earn on Aave' });
+  await card.getByRole('button', { name: 'Reject Earn on Aave' }).click();
+  await op.locator('#f-reviewReason-error').filter({ hasText: /./ }).waitFor({ timeout: 10000 });
+  await card.getByLabel('Reason for rejecting').fill('Say which pool pays the rate.');
+  await card.getByRole('button', { name: 'Reject Earn on Aave' }).click();
+  await op.locator('#page-view', { hasText: 'Nothing waits for review.' }).waitFor({ timeout: 10000 });
+  await open(adv, base, `#/campaigns/${campaignId}`, 'Aave for swappers');
+  const ads = await tableRows(adv, 'Ads of this campaign');
+  check(ads[0][2] === 'rejected' && ads[0][3] === 'Say which pool pays the rate.',
+        'an edit goes back to review; the operator rejects it with a reason the advertiser sees',
+        JSON.stringify(ads));
+}
+
 async function operatorHealth(op, base) {
   await open(op, base, '#/health', 'Health');
   const rows = await op.locator('#health-table tbody tr').evaluateAll(
@@ -407,6 +458,7 @@ async function main() {
   await advertiserSeesTraffic(adv, base, campaignId);
   await publisherSeesReport(pub, base, seeded);
   await scopeAndCsrf(pub, base, seeded, campaignId);
+  await moreWrites(op, adv, pub, base, seeded, campaignId);
   await operatorHealth(op, base);
   await open(op, base, `#/campaigns/${campaignId}`, 'Aave for swappers');
   check(true, "the operator opens the advertiser's campaign");
@@ -415,8 +467,10 @@ async function main() {
   check(errors.length === 0, 'no console errors or warnings', JSON.stringify(errors));
   // The provoked ones only: the short password, the bad bid and URL, the publisher's two
   // Not found pages and two API probes, the write without the CSRF header.
-  const expected = ['advertiser 400', 'advertiser 400', 'operator 400', 'publisher 403',
-                    'publisher 404', 'publisher 404', 'publisher 404', 'publisher 404'];
+  // Then the bad origin and the rejection without a reason.
+  const expected = ['advertiser 400', 'advertiser 400', 'operator 400', 'operator 400',
+                    'publisher 400', 'publisher 403', 'publisher 404', 'publisher 404',
+                    'publisher 404', 'publisher 404'];
   check(JSON.stringify(http.sort()) === JSON.stringify(expected),
         'the only failed requests are the provoked ones', JSON.stringify(http));
 }

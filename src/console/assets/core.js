@@ -170,7 +170,7 @@ window.AdConsole = (function () {
 
   // A table: columns [{label, key | value(row), numeric}], rows, optional totals row.
   function table(caption, columns, rows, totals) {
-    const head = el('tr', {}, columns.map((c) => el('th', { scope: 'col', text: c.label })));
+    const head = el('tr', {}, columns.map((c) => el('th', { scope: 'col', class: c.numeric ? 'num' : null, text: c.label })));
     const cellOf = (c, row) => el('td', { class: c.numeric ? 'num' : null },
                                   c.value ? c.value(row) : String(row[c.key] ?? ''));
     const body = rows.map((row) => el('tr', {}, columns.map((c) => cellOf(c, row))));

@@ -5,6 +5,7 @@
 // [indexer] section.
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -37,6 +38,8 @@ class LiveIndexer {
 
   Status Run() { return indexer_.Run(); }
   void Stop() { indexer_.Stop(); }
+  // Thread-safe.
+  ingest::chain::ChainIndexer::Progress progress() const { return indexer_.progress(); }
 
  private:
   std::unique_ptr<ingest::chain::JsonRpcChainSource> source_;
@@ -56,6 +59,11 @@ class IndexerThread {
 
   // Starts the thread; a bad rpc_url is logged and starts nothing.
   void Start();
+  // The indexer's progress; nullopt if Start started nothing. Any thread, after Start returned.
+  std::optional<ingest::chain::ChainIndexer::Progress> progress() const {
+    if (!indexer_) return std::nullopt;
+    return indexer_->progress();
+  }
   // Stops the indexer after its current step (at most one JSON-RPC timeout; a poll or backoff
   // wait ends at once) and joins it. Idempotent.
   void Stop();

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <optional>
+#include <string>
 #include <system_error>
 
 #include "common/log.h"
@@ -20,6 +22,36 @@ namespace adserver::app {
 namespace {
 // Upper bound of the wallet table's change-log poll (see Server::Init).
 constexpr std::chrono::milliseconds kReadCachePoll{50};
+
+// The body of /readyz. walletTable: lookups are answered from the wallet table ("ready") or, while
+// it is being built, from LMDB ("building"); both are correct, the first is faster.
+// walletTableInMemory: the table is served from its in-memory copy (fastest). indexer (with
+// [indexer]): the chain, the node's head at the last step, the next block to apply and the lag
+// (blocks behind the head, confirmations included), for the console's health page. `table_index` is
+// null without the wallet table, `indexer` without [indexer].
+std::string ReadyBody(const store::LmdbActivityIndex* table_index, const IndexerThread* indexer,
+                      int64_t chain_id) {
+  std::string body = R"({"status":"ready","walletTable":)";
+  if (table_index == nullptr) {
+    body += R"("off")";
+  } else {
+    store::LmdbActivityIndex::ReadCacheStatus table = table_index->GetReadCacheStatus();
+    body +=
+        table.table ? R"("ready","walletTableInMemory":)" : R"("building","walletTableInMemory":)";
+    body += table.table_in_memory ? "true" : "false";
+  }
+  if (std::optional<ingest::chain::ChainIndexer::Progress> progress =
+          indexer ? indexer->progress() : std::nullopt) {
+    uint64_t lag = progress->next_block == 0 || progress->head + 1 < progress->next_block
+                       ? 0
+                       : progress->head + 1 - progress->next_block;
+    body += R"(,"indexer":[{"chainId":)" + std::to_string(chain_id) + R"(,"head":)" +
+            std::to_string(progress->head) + R"(,"nextBlock":)" +
+            std::to_string(progress->next_block) + R"(,"lag":)" + std::to_string(lag) + "}]";
+  }
+  return body + "}";
+}
+
 }  // namespace
 
 std::string DatabasePath(const std::string& data_dir) {
@@ -282,17 +314,9 @@ Status Server::Init() {
     http::Response r;
     r.SetHeader("Content-Type", "application/json");
     r.SetHeader("Cache-Control", "no-store");
-    // walletTable: lookups are answered from the wallet table ("ready") or, while it is being
-    // built, from LMDB ("building"); both are correct, the first is faster.
-    // walletTableInMemory: the table is served from its in-memory copy (fastest).
-    if (!read_cache_) {
-      r.body = R"({"status":"ready","walletTable":"off"})";
-      return r;
-    }
-    store::LmdbActivityIndex::ReadCacheStatus table = activity_index_->GetReadCacheStatus();
-    r.body = table.table ? R"({"status":"ready","walletTable":"ready","walletTableInMemory":)"
-                         : R"({"status":"ready","walletTable":"building","walletTableInMemory":)";
-    r.body += table.table_in_memory ? "true}" : "false}";
+    // Start has returned (ready_), so indexer_ is set.
+    r.body = ReadyBody(read_cache_ ? activity_index_.get() : nullptr, indexer_.get(),
+                       config_.indexer ? config_.indexer->chain_id : 0);
     return r;
   });
   return OkStatus();

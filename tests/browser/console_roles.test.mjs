@@ -418,6 +418,8 @@ async function operatorHealth(op, base) {
     (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent.trim())));
   check(rows.some((r) => r[0].startsWith('Ready') && r[1] === 'ready'), 'the health page shows readiness',
         JSON.stringify(rows));
+  check(rows.some((r) => r[0] === 'Indexer' && r[1].startsWith('off')),
+        'the health page says the indexer is off (no [indexer] here)', JSON.stringify(rows));
   check(await op.locator('#page-view canvas').count() === 1, 'requests per second as a chart');
   await atBothWidths(op, 'operator-health');
 }

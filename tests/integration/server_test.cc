@@ -71,6 +71,15 @@ TEST(ServerTest, ReadinessReportsTheWalletTable) {
   ExpectReadyzBody("wallet_table = false\n", R"({"status":"ready","walletTable":"off"})");
 }
 
+// The indexer's progress for the console's health page: with a node that cannot be reached the
+// indexer runs (retrying) and reports chain, head, next block and lag as 0 until a first step.
+TEST(ServerTest, ReadinessReportsTheIndexerPerChain) {
+  ExpectReadyzBody(
+      "wallet_table = false\n[indexer]\nrpc = \"http://127.0.0.1:9/\"\nchain_id = 10\n",
+      R"({"status":"ready","walletTable":"off",)"
+      R"("indexer":[{"chainId":10,"head":0,"nextBlock":0,"lag":0}]})");
+}
+
 TEST(ServerTest, SigtermExitsZeroAndDrainsKeepAliveClients) {
   ServerProcess server;
   ASSERT_TRUE(server.Start()) << server.error();

@@ -1,7 +1,8 @@
 // adserver console: operator pages. `#/users` (list, create, delete), `#/review` (the creative
 // review queue with the preview: approve, or reject with a reason), `#/health` (readiness, the
-// wallet table, requests per second from the minute rollups). The publisher and campaign pages
-// of any tenant are in publisher.js and advertiser.js (`#/publishers`, `#/campaigns`).
+// wallet table, the indexer's head and lag per chain from /readyz, requests per second from the
+// minute rollups). The publisher and campaign pages of any tenant are in publisher.js and
+// advertiser.js (`#/publishers`, `#/campaigns`).
 'use strict';
 
 (function (C) {
@@ -126,8 +127,12 @@
       ['Ready (/readyz)', ready.status === 200 ? r.status : 'not ready (HTTP ' + ready.status + ')'],
       ['Wallet table', r.walletTable === undefined ? 'unknown' : r.walletTable +
         (r.walletTableInMemory === undefined ? '' : r.walletTableInMemory ? ', in memory' : ', on disk')],
-      ['Indexer head and lag per chain', 'not exposed by the server yet'],
     ];
+    if (!r.indexer || !r.indexer.length) facts.push(['Indexer', 'off (no [indexer] configured)']);
+    for (const chain of r.indexer || []) {
+      facts.push(['Indexer, chain ' + chain.chainId, 'head ' + fmt(chain.head) + ', next block ' +
+                  fmt(chain.nextBlock) + ', lag ' + fmt(chain.lag) + ' blocks']);
+    }
     root.append(C.heading('Health'),
                 el('div', { class: 'table-box', tabindex: '0', role: 'region', 'aria-labelledby': 'health-caption' },
                    el('table', { id: 'health-table' }, el('caption', { id: 'health-caption', text: 'Server state' }),
@@ -151,6 +156,7 @@
              { label: 'Clicks', value: (s) => fmt(s.clicks), numeric: true },
            ], series.slice().reverse()));
     root.append(C.notice('Per-second figures are per-minute rollups divided by 60 (flushed every ' +
-                         'events.flush_interval_ms). Indexer head and lag per chain are not exposed by an endpoint yet.'));
+                         'events.flush_interval_ms). The indexer lag counts the blocks behind the ' +
+                         "node's head, confirmations included."));
   });
 })(window.AdConsole);

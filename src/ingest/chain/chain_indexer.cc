@@ -149,7 +149,9 @@ Result<store::ChainCheckpoint> ChainIndexer::LoadOrStartCheckpoint(uint64_t head
 
 Result<bool> ChainIndexer::Step() {
   ADS_ASSIGN_OR_RETURN(uint64_t head, source_.HeadBlockNumber());
+  head_.store(head, std::memory_order_relaxed);
   ADS_ASSIGN_OR_RETURN(store::ChainCheckpoint cp, LoadOrStartCheckpoint(head));
+  next_block_.store(cp.next_block, std::memory_order_relaxed);
   uint64_t confirmations = static_cast<uint64_t>(options_.confirmations);
   uint64_t target = head >= confirmations ? head - confirmations : 0;
   if (cp.next_block > target) return CheckTip(cp);
@@ -160,7 +162,9 @@ Result<bool> ChainIndexer::Step() {
   if (!cp.recent.empty() && !SameHash(blocks.front().parent_hash, cp.recent.back().hash)) {
     return Rewind(cp);
   }
-  return Apply(blocks);
+  Result<bool> applied = Apply(blocks);
+  if (applied.ok()) next_block_.store(blocks.back().number + 1, std::memory_order_relaxed);
+  return applied;
 }
 
 Result<bool> ChainIndexer::Apply(std::span<const ChainBlock> blocks) {

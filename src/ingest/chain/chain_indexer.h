@@ -5,6 +5,7 @@
 // BlockSink what it committed. app/indexer.h runs it over JSON-RPC for `adserver index` and,
 // on its own thread, inside `adserver serve`.
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -70,6 +71,18 @@ class ChainIndexer {
   Result<bool> Step();
   // Set when the index cannot follow the source any more (a reorg deeper than the journal).
   const Status& fatal() const { return fatal_; }
+
+  // Where the indexer stands, for the health page: the source's head seen by the last step and
+  // the next block to apply (both 0 before the first step).
+  struct Progress {
+    uint64_t head = 0;
+    uint64_t next_block = 0;
+  };
+  // Thread-safe (read while Run steps on its thread).
+  Progress progress() const {
+    return {.head = head_.load(std::memory_order_relaxed),
+            .next_block = next_block_.load(std::memory_order_relaxed)};
+  }
   // Waits until Run is inside a poll or backoff wait (blocked until Stop or the wait's end);
   // false if that did not happen within `deadline`.
   bool WaitUntilWaitingForTest(std::chrono::seconds deadline);
@@ -101,6 +114,8 @@ class ChainIndexer {
   std::unordered_map<Address, int64_t, AddressHash> contracts_;
   std::vector<Address> emitters_;
   Status fatal_;
+  std::atomic<uint64_t> head_{0};        // progress(): written by Step
+  std::atomic<uint64_t> next_block_{0};  // progress(): written by Step
 
   std::mutex mu_;
   std::condition_variable stop_cv_;

@@ -191,6 +191,24 @@ TEST_F(ChainIndexerTest, RecordsInteractionsAndTellsTheSink) {
   EXPECT_TRUE(sink_.reverted().empty());
 }
 
+TEST_F(ChainIndexerTest, ReportsTheHeadAndTheNextBlockAsProgress) {
+  for (int i = 0; i < 5; ++i) chain_.AppendBlock();
+  IndexerOptions options = Options();
+  options.confirmations = 2;
+  auto indexer = MakeIndexer(options, nullptr);
+  EXPECT_EQ(indexer->progress().head, 0u);
+  EXPECT_EQ(indexer->progress().next_block, 0u);
+
+  ASSERT_TRUE(CatchUp(*indexer));
+
+  EXPECT_EQ(indexer->progress().head, 5u);
+  EXPECT_EQ(indexer->progress().next_block, 4u);  // blocks 1-3 applied, 2 confirmations
+  chain_.AppendBlock();
+  ASSERT_TRUE(CatchUp(*indexer));
+  EXPECT_EQ(indexer->progress().head, 6u);
+  EXPECT_EQ(indexer->progress().next_block, 5u);
+}
+
 TEST_F(ChainIndexerTest, AppliesConfirmedBlocksBehindTheHead) {
   for (int i = 0; i < 5; ++i) chain_.AppendBlock();
   IndexerOptions options = Options();

@@ -197,6 +197,9 @@ async function advertiserCreatesCampaign(adv, base) {
         'Tab from the project search reaches the first match');
   await adv.keyboard.press('Enter');
   check(await form.getByRole('button', { name: 'Remove uniswap' }).isVisible(), 'the project is chosen');
+  // Conversion settings: Aave transactions count.
+  await form.getByLabel('Conversion projects', { exact: true }).fill('aave');
+  await form.getByRole('button', { name: 'Add Aave (aave)' }).click();
   await form.getByRole('button', { name: 'Create campaign' }).click();
   await adv.locator('#f-pricing-bid-error').filter({ hasText: /./ }).waitFor({ timeout: 10000 });
   check(await adv.locator('#f-pricing-bid').getAttribute('aria-invalid') === 'true' &&
@@ -295,6 +298,20 @@ async function publisherServes(pub, base, seeded) {
   // Seen by the operator token too: the click is in the advertiser's community.
   const clicks = await admin(base, 'GET', `/admin/v1/clicks?publisherId=${seeded.news.id}`);
   check(clicks.clicks.length === 1, 'the click is recorded', JSON.stringify(clicks));
+}
+
+// An onchain Aave transaction of the clicking wallet (a bulk upload naming its tx hash) is the
+// campaign's conversion; the advertiser's conversion list shows its hash.
+async function conversionArrives(adv, base, campaignId) {
+  const tx = '0x' + 'ab'.repeat(32);
+  const at = new Date(Date.now() + 2000).toISOString().replace(/\.\d+Z$/, 'Z');
+  await admin(base, 'POST', '/admin/v1/activity',
+              JSON.stringify({ wallet: WALLET, project: 'aave', chainId: 1, timestamp: at,
+                               txHash: tx, blockNumber: 123 }) + '\n', 'application/x-ndjson');
+  const rows = await pollTable(adv, base, `#/campaigns/${campaignId}`, 'Aave for swappers',
+                               'Conversions (newest first)', (r) => r.some((x) => x[3] === tx));
+  check(rows.some((x) => x[3] === tx && x[1] === 'billed' && x[4] === 'click'),
+        'the conversion list shows the transaction hash', JSON.stringify(rows));
 }
 
 // Polls a page until `ready(rows)` holds on the table `caption` (rollups are flushed ~1 s).
@@ -458,6 +475,7 @@ async function main() {
         'Overview,Keys & settings,Reports', "the publisher's navigation");
   await publisherServes(pub, base, seeded);
   await advertiserSeesTraffic(adv, base, campaignId);
+  await conversionArrives(adv, base, campaignId);
   await publisherSeesReport(pub, base, seeded);
   await scopeAndCsrf(pub, base, seeded, campaignId);
   await moreWrites(op, adv, pub, base, seeded, campaignId);

@@ -3,7 +3,6 @@
 #include <sodium.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +11,8 @@
 #include <random>
 #include <vector>
 
+#include "app/demo_creatives.h"
+#include "app/demo_traffic.h"
 #include "common/address.h"
 #include "common/crypto.h"
 #include "common/log.h"
@@ -91,6 +92,15 @@ struct DemoCampaign {
   const char* content;
   const char* cta_label;
   const char* cta_url;
+  // The creative images (app/demo_creatives.h): logo mark, brand colours, the short line.
+  const char* mark;
+  const char* color;
+  const char* color2;
+  const char* line;
+  // Generated history (app/demo_traffic.h): mean impressions a day, CTR, conversions per click.
+  double daily_impressions;
+  double ctr;
+  double conversions_per_click;
 };
 
 const std::vector<DemoCampaign>& DemoCampaigns() {
@@ -98,23 +108,28 @@ const std::vector<DemoCampaign>& DemoCampaigns() {
       {"Aave", "Aave: lend what you swap", PricingModel::kCpm, 9.0, {"uniswap", "curve", "1inch"},
        {"aave"}, 90, "Put your idle tokens to work",
        "Supply assets on **Aave** and earn *variable* yield.\\n* No lockups\\n* Withdraw any time",
-       "Open Aave", "https://app.aave.com"},
+       "Open Aave", "https://app.aave.com", "A", "#b6509e", "#2ebac6",
+       "Earn yield on idle tokens", 9000, 0.012, 0.06},
       {"Lido", "Lido: stake your ETH", PricingModel::kCpm, 7.5, {"weth", "uniswap", "aave"},
        {"lido"}, 120, "Liquid staking for ETH",
        "Stake ETH with **Lido**, keep it liquid as stETH.\\nUse it across __DeFi__.",
-       "Stake now", "https://stake.lido.fi"},
+       "Stake now", "https://stake.lido.fi", "L", "#00a3ff", "#0a2540",
+       "Stake ETH, stay liquid", 7000, 0.009, 0.05},
       {"Uniswap", "Uniswap: swap on L2", PricingModel::kCpc, 0.40, {"usdc", "tether", "makerdao"},
        {}, 60, "Swap with lower fees",
        "Trade tokens on **Uniswap** on Arbitrum, Optimism and Base.", "Swap",
-       "https://app.uniswap.org"},
+       "https://app.uniswap.org", "U", "#ff007a", "#7a1cac", "Swap on L2 for less", 6000, 0.021,
+       0.08},
       {"ENS", "ENS: your web3 name", PricingModel::kCpm, 5.0, {"opensea", "uniswap"}, {"ens"},
        180, "Claim your .eth name",
        "One name for all your wallets.\\n* Readable\\n* Portable\\n* *Yours*", "Find a name",
-       "https://app.ens.domains"},
+       "https://app.ens.domains", "E", "#5298ff", "#1b3a8c", "Claim your .eth name", 4000, 0.015,
+       0.04},
       {"Chainlink", "Chainlink: build with oracles", PricingModel::kCpm, 4.0,
        {"aave", "compound", "chainlink"}, {}, 365, "Build on reliable data",
        "**Chainlink** data feeds power most of DeFi.", "Read the docs",
-       "https://docs.chain.link"},
+       "https://docs.chain.link", "C", "#375bd2", "#0b1a4a", "Build on reliable data", 3000,
+       0.007, 0.03},
   };
   return kCampaigns;
 }
@@ -235,8 +250,11 @@ Status SeedRegistryLists(store::Store& store, int64_t now) {
   return OkStatus();
 }
 
-Status SeedCampaigns(store::Store& store, const std::map<std::string, store::ProjectRecord>& projects,
-                     const std::string& base_url, int64_t now) {
+// Creates the demo's communities, campaigns and ads; returns them for the generated history.
+Result<std::vector<DemoTrafficCampaign>> SeedCampaigns(
+    store::Store& store, const std::map<std::string, store::ProjectRecord>& projects,
+    const std::string& base_url, int64_t now) {
+  std::vector<DemoTrafficCampaign> seeded;
   std::map<std::string, store::Id> communities;
   for (size_t i = 0; i < DemoCampaigns().size(); ++i) {
     const DemoCampaign& d = DemoCampaigns()[i];
@@ -267,15 +285,30 @@ Status SeedCampaigns(store::Store& store, const std::map<std::string, store::Pro
     ad.cta_label = d.cta_label;
     for (int f = 0; f < kImageFormatsWithImage; ++f) ad.images[f] = CreativeUrl(base_url, i, f);
     ADS_ASSIGN_OR_RETURN(auto created_ad, store.CreateAd(ad, now));
-    (void)created_ad;
+    seeded.push_back(DemoTrafficCampaign{.campaign_id = campaign.id,
+                                         .ad_id = created_ad.id,
+                                         .model = campaign.pricing_model,
+                                         .bid_micros = campaign.bid_micros,
+                                         .daily_impressions = d.daily_impressions,
+                                         .ctr = d.ctr,
+                                         .conversions_per_click = d.conversions_per_click});
   }
-  return OkStatus();
+  return seeded;
+}
+
+CreativeBrand BrandOf(const DemoCampaign& d) {
+  return CreativeBrand{.name = d.community,
+                       .mark = d.mark,
+                       .color = d.color,
+                       .color2 = d.color2,
+                       .line = d.line,
+                       .cta = d.cta_label};
 }
 
 }  // namespace
 
-Result<DemoKeys> SeedDemo(store::Store& store, const Clock& clock, const std::string& base_url,
-                          int wallets, uint64_t seed) {
+Result<DemoKeys> SeedDemo(store::Store& store, store::EventsStore& events, const Clock& clock,
+                          const std::string& base_url, int wallets, uint64_t seed) {
   const int64_t now = clock.NowSeconds();
   DemoKeys keys;
   ADS_ASSIGN_OR_RETURN(auto publishers, store.ListPublishers());
@@ -288,8 +321,12 @@ Result<DemoKeys> SeedDemo(store::Store& store, const Clock& clock, const std::st
     publisher.name = kDemoPublisher;
     ADS_ASSIGN_OR_RETURN(publisher, store.CreatePublisher(publisher, now));
     ADS_ASSIGN_OR_RETURN(auto projects, SeedProjects(store, now));
-    ADS_RETURN_IF_ERROR(SeedCampaigns(store, projects, base_url, now));
+    ADS_ASSIGN_OR_RETURN(auto campaigns, SeedCampaigns(store, projects, base_url, now));
     ADS_RETURN_IF_ERROR(SeedActivity(store, projects, now, wallets, seed));
+    // History only with a new dataset: a restart on it finds the publisher and writes none.
+    DemoTraffic traffic =
+        GenerateDemoTraffic(campaigns, publisher.id, now, DemoTrafficOptions{.seed = seed});
+    ADS_RETURN_IF_ERROR(WriteDemoTraffic(events, traffic, now));
     ADS_RETURN_IF_ERROR(SeedRegistryLists(store, now));
     ADS_ASSIGN_OR_RETURN(keys, MintKeys(store, publisher.id, now));
   }
@@ -297,31 +334,48 @@ Result<DemoKeys> SeedDemo(store::Store& store, const Clock& clock, const std::st
   return keys;
 }
 
+namespace {
+
+// "logo-{i}.svg" (format < 0) or "c{i}-{FORMAT}.svg". Appended piecewise: GCC 12 at -O3 warns
+// (-Wrestrict, a false positive) on "c" + std::to_string(i).
+std::string CreativeName(size_t campaign, int format) {
+  std::string name(format < 0 ? "logo-" : "c");
+  name += std::to_string(campaign);
+  if (format >= 0) name.append("-").append(kFormatDirs[format]);
+  return name.append(".svg");
+}
+
+}  // namespace
+
+std::vector<std::string> DemoCreativeNames() {
+  std::vector<std::string> names;
+  for (size_t i = 0; i < DemoCampaigns().size(); ++i) {
+    for (int f = -1; f < kImageFormatsWithImage; ++f) names.push_back(CreativeName(i, f));
+  }
+  return names;
+}
+
+std::optional<std::string> DemoCreativeSvg(std::string_view name) {
+  constexpr CreativeKind kKinds[] = {CreativeKind::kLogo, CreativeKind::kLandscape,
+                                     CreativeKind::kLongBanner, CreativeKind::kShortBanner};
+  for (size_t i = 0; i < DemoCampaigns().size(); ++i) {
+    for (int f = -1; f < kImageFormatsWithImage; ++f) {
+      if (name == CreativeName(i, f)) {
+        return RenderCreativeSvg(BrandOf(DemoCampaigns()[i]), kKinds[f + 1]);
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 void RegisterDemoCreatives(http::Router& router) {
   router.Add(http::Method::kGet, "/demo/creatives/{name}", [](const http::Request& request) {
-    std::string_view name = request.Param("name");
-    int width = 640, height = 360;
-    if (name.find("LONG_BANNER") != std::string_view::npos) width = 1456, height = 180;
-    if (name.find("SHORT_BANNER") != std::string_view::npos) width = 640, height = 200;
-    if (name.starts_with("logo-")) width = 128, height = 128;
-    // A colour derived from the name so each campaign looks different.
-    uint32_t hue = 0;
-    for (char c : name) hue = hue * 31 + static_cast<unsigned char>(c);
-    // Only [A-Za-z0-9-_.] of the name reaches the SVG text.
-    std::string safe;
-    for (char c : name) {
-      if (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.') safe += c;
-    }
+    std::optional<std::string> svg = DemoCreativeSvg(request.Param("name"));
+    if (!svg) return http::ErrorResponse(404, "no such demo creative");
     http::Response r;
     r.SetHeader("Content-Type", "image/svg+xml");
     r.SetHeader("Cache-Control", "public, max-age=3600");
-    r.body = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + std::to_string(width) +
-             "\" height=\"" + std::to_string(height) + "\"><rect width=\"100%\" height=\"100%\" "
-             "fill=\"hsl(" + std::to_string(hue % 360) + ",60%,45%)\"/><text x=\"50%\" y=\"50%\" "
-             "fill=\"white\" font-family=\"sans-serif\" font-size=\"" +
-             std::to_string(std::max(12, height / 8)) +
-             "\" text-anchor=\"middle\" dominant-baseline=\"middle\">adserver demo " + safe +
-             "</text></svg>";
+    r.body = std::move(*svg);
     return r;
   });
 }

@@ -72,6 +72,8 @@ class Server {
 
   store::Store& store() { return *store_; }
   store::AccountStore& accounts() { return *account_store_; }
+  // Clicks, conversions and rollups (the demo writes its generated history here).
+  store::EventsStore& events() { return *events_store_; }
   // Rebuilds and publishes snapshots now (after writing to store() directly).
   Status RefreshSnapshots() { return snapshots_->RefreshNow(); }
 

@@ -90,7 +90,8 @@ Status RunServe(const ServeFlags& flags) {
   if (flags.demo) {
     std::string base = BaseUrl(config.http.listen, server->port());
     ADS_ASSIGN_OR_RETURN(app::DemoKeys keys,
-                         app::SeedDemo(server->store(), SystemClock::Get(), base, flags.demo_wallets));
+                         app::SeedDemo(server->store(), server->events(), SystemClock::Get(), base,
+                                       flags.demo_wallets));
     ADS_RETURN_IF_ERROR(server->RefreshSnapshots());
     ADS_ASSIGN_OR_RETURN(std::string operator_password,
                          app::SeedDemoOperator(server->accounts(), SystemClock::Get()));

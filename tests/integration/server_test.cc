@@ -6,11 +6,13 @@
 
 #include <chrono>
 #include <cstdio>
+#include <ctime>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
 
 #include "integration/fixture.h"
+#include "support/temp_dir.h"
 
 namespace adserver::testing {
 namespace {
@@ -263,6 +265,159 @@ TEST(DemoTest, DemoPrintsKeysAndItsCurlExampleReturnsAnAd) {
                       sign_in.dump())
                 .status,
             401);
+  EXPECT_EQ(server.Stop(), 0);
+}
+
+// The demo's generated history (issue 16 item 7): the operator it prints signs in and finds a
+// week of impressions, clicks and conversions in the daily report, campaign stats agreeing with
+// it, conversions with transaction hashes; a restart on the same data adds no history.
+std::string UtcDate(int64_t t) {
+  time_t tt = static_cast<time_t>(t);
+  struct tm tm {};
+  gmtime_r(&tt, &tm);
+  char buf[16];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
+  return buf;
+}
+
+struct DemoSession {
+  HttpHeaders cookie;
+  bool ok = false;
+};
+
+DemoSession SignInDemoOperator(HttpClient& client, const std::string& output) {
+  size_t at = output.rfind("Password: ");
+  if (at == std::string::npos) return {};
+  json sign_in = {{"email", "operator@demo.adserver.local"},
+                  {"password", output.substr(at + 10, 20)}};
+  HttpResult r = client.Send("POST", "/console/api/session", {{"Content-Type", "application/json"}},
+                             sign_in.dump());
+  if (r.status != 201) return {};
+  std::string set_cookie = r.Header("Set-Cookie");
+  return DemoSession{{{"Cookie", set_cookie.substr(0, set_cookie.find(';'))}}, true};
+}
+
+TEST(DemoTest, DemoHistoryFillsTheWeeksReportAndARestartAddsNone) {
+  TempDir dir;
+  const std::string data = dir.File("demo-data");
+  const int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  const std::string report = "/admin/v1/reports?granularity=day&from=" + UtcDate(now - 7 * 86400) +
+                             "&to=" + UtcDate(now + 86400);
+  json totals;
+  {
+    ServerProcess server({.extra_args = {"--demo", "--demo-wallets", "200"}, .data_dir = data});
+    ASSERT_TRUE(server.Start()) << server.error();
+    HttpClient client("127.0.0.1", server.port());
+    DemoSession session = SignInDemoOperator(client, server.Output());
+    ASSERT_TRUE(session.ok) << server.Output();
+    // Every billed click of the history, page by page.
+    int64_t billed = 0;
+    std::string cursor;
+    for (int page = 0; page < 100; ++page) {
+      HttpResult r = client.Get("/admin/v1/clicks?limit=1000" + cursor, session.cookie);
+      ASSERT_EQ(r.status, 200) << r.body;
+      json listed = json::parse(r.body);
+      for (const json& c : listed["clicks"]) billed += c["billed"].get<bool>();
+      if (listed["nextCursor"].is_null()) break;
+      cursor = "&cursor=" + listed["nextCursor"].get<std::string>();
+    }
+    EXPECT_GT(billed, 100);
+    // Clicks may reach the rollups after their rows (through the events service): wait, with a
+    // deadline, until the report counts every one.
+    json body;
+    ASSERT_TRUE(WaitFor(
+        [&] {
+          HttpResult r = client.Get(report, session.cookie);
+          if (r.status != 200) return false;
+          body = json::parse(r.body);
+          return body["totals"]["clicks"].get<int64_t>() == billed;
+        },
+        milliseconds(20000)))
+        << billed << " " << body.dump();
+    totals = body["totals"];
+    EXPECT_GT(totals["impressions"].get<int64_t>(), 10'000) << totals.dump();
+    EXPECT_GT(totals["clicks"].get<int64_t>(), 100);
+    EXPECT_GT(totals["conversions"].get<int64_t>(), 0);
+    EXPECT_GT(totals["spend"].get<double>(), 0);
+    double ctr = totals["ctr"].get<double>();
+    EXPECT_GT(ctr, 0.005);
+    EXPECT_LT(ctr, 0.03);
+    int days_with_data = 0;
+    for (const json& row : body["rows"]) days_with_data += row["impressions"].get<int64_t>() > 0;
+    EXPECT_GE(days_with_data, 7) << body.dump();
+
+    // Per campaign, the report and the campaign stats agree.
+    HttpResult by_campaign = client.Get(
+        "/admin/v1/reports?granularity=total&groupBy=campaign&from=" + UtcDate(now - 7 * 86400) +
+            "&to=" + UtcDate(now + 86400),
+        session.cookie);
+    ASSERT_EQ(by_campaign.status, 200) << by_campaign.body;
+    json per_campaign = json::parse(by_campaign.body);
+    int campaigns = 0;
+    for (const json& row : per_campaign["rows"]) {
+      if (row["campaignId"].is_null()) continue;  // requests that filled nothing
+      ++campaigns;
+      std::string id = row["campaignId"].get<std::string>();
+      HttpResult stats = client.Get("/admin/v1/campaigns/" + id + "/stats", session.cookie);
+      ASSERT_EQ(stats.status, 200) << stats.body;
+      json s = json::parse(stats.body);
+      EXPECT_EQ(s["impressions"], row["impressions"]) << id;
+      EXPECT_EQ(s["clicks"], row["clicks"]) << id;
+      EXPECT_EQ(s["conversions"], row["conversions"]) << id;
+      EXPECT_NEAR(s["spend"].get<double>(), row["spend"].get<double>(), 1e-6) << id;
+      EXPECT_GT(row["impressions"].get<int64_t>(), 0) << id;
+      EXPECT_GT(row["clicks"].get<int64_t>(), 0) << id;
+    }
+    EXPECT_EQ(campaigns, 5) << per_campaign.dump();
+
+    HttpResult conversions = client.Get("/admin/v1/conversions?limit=3", session.cookie);
+    ASSERT_EQ(conversions.status, 200) << conversions.body;
+    json listed = json::parse(conversions.body)["conversions"];
+    ASSERT_EQ(listed.size(), 3u);
+    for (const json& c : listed) {
+      std::string tx = c["txHash"].get<std::string>();
+      EXPECT_EQ(tx.size(), 66u);
+      EXPECT_TRUE(tx.starts_with("0x"));
+      EXPECT_NE(tx, "0x" + std::string(64, '0'));
+    }
+    EXPECT_EQ(server.Stop(), 0);
+  }
+  // A restart finds the dataset: new keys and password, the same history.
+  ServerProcess again({.extra_args = {"--demo", "--demo-wallets", "200"}, .data_dir = data});
+  ASSERT_TRUE(again.Start()) << again.error();
+  HttpClient client("127.0.0.1", again.port());
+  DemoSession session = SignInDemoOperator(client, again.Output());
+  ASSERT_TRUE(session.ok) << again.Output();
+  HttpResult r = client.Get(report, session.cookie);
+  ASSERT_EQ(r.status, 200) << r.body;
+  json after = json::parse(r.body)["totals"];
+  EXPECT_EQ(after["impressions"], totals["impressions"]);
+  EXPECT_EQ(after["clicks"], totals["clicks"]);
+  EXPECT_EQ(after["conversions"], totals["conversions"]);
+  EXPECT_EQ(again.Stop(), 0);
+}
+
+// Every creative the demo links to answers an SVG of its format's size.
+TEST(DemoTest, DemoCreativesAreSizedForTheirFormats) {
+  ServerProcess server({.extra_args = {"--demo", "--demo-wallets", "100"}});
+  ASSERT_TRUE(server.Start()) << server.error();
+  HttpClient client("127.0.0.1", server.port());
+  struct Want {
+    const char* name;
+    const char* size;
+  };
+  for (Want w : {Want{"c0-LANDSCAPE.svg", "width=\"640\" height=\"360\""},
+                 Want{"c1-LONG_BANNER.svg", "width=\"1456\" height=\"180\""},
+                 Want{"c2-SHORT_BANNER.svg", "width=\"640\" height=\"200\""},
+                 Want{"logo-3.svg", "width=\"128\" height=\"128\""}}) {
+    HttpResult r = client.Get(std::string("/demo/creatives/") + w.name);
+    ASSERT_EQ(r.status, 200) << w.name;
+    EXPECT_EQ(r.Header("Content-Type"), "image/svg+xml");
+    EXPECT_NE(r.body.find(w.size), std::string::npos) << w.name << " " << r.body;
+  }
+  EXPECT_EQ(client.Get("/demo/creatives/nothing.svg").status, 404);
   EXPECT_EQ(server.Stop(), 0);
 }
 

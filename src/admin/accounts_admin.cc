@@ -204,6 +204,11 @@ http::Response AccountsAdminApi::PatchUser(const Principal&, const http::Request
   if (!decoded.ok()) return Fail(decoded);
   Result<store::UserRecord> updated = accounts_.UpdateUser(*user, auth_.clock().NowSeconds());
   if (!updated.ok()) return Fail(updated.status());
+  // A password set by an operator signs the user out everywhere.
+  if (std::get<Json>(body).contains("password")) {
+    Result<int64_t> ended = accounts_.DeleteUserSessions(updated->id, std::nullopt);
+    if (!ended.ok()) return Fail(ended.status());
+  }
   return JsonResponse(200, UserToJson(*updated));
 }
 
@@ -237,6 +242,11 @@ http::Response AccountsAdminApi::CreateToken(const Principal& caller,
   }
   if (!user.ok()) return Fail(user.status());
   Result<Authenticator::IssuedToken> issued = auth_.IssueToken(user->id);
+  if (!issued.ok() && issued.status().code() == Code::kConflict) {
+    // The cap on active tokens (or the user went away meanwhile): 409 naming the user.
+    return Fail(Status(Code::kConflict, "cannot issue another token",
+                       {FieldError{"userId", issued.status().message()}}));
+  }
   if (!issued.ok()) return Fail(issued.status());
   Json out = TokenToJson(issued->record);
   out["token"] = issued->secret;
@@ -274,6 +284,64 @@ http::Response AccountsAdminApi::RevokeToken(const Principal& caller,
   Result<store::UserTokenRecord> revoked = accounts_.RevokeToken(*id, auth_.clock().NowSeconds());
   if (!revoked.ok()) return Fail(revoked.status());
   return JsonResponse(200, TokenToJson(*revoked));
+}
+
+std::optional<http::Response> AccountsAdminApi::RefuseCurrentPassword(const store::UserRecord& user,
+                                                                      const std::string& password) {
+  const std::string key = "password:" + std::to_string(user.id);
+  SignInLimiter& limiter = auth_.limiter();
+  if (int64_t wait = limiter.RetryAfter(key); wait > 0) {
+    http::Response response = http::ErrorResponse(429, RetryAfterMessage(wait));
+    response.SetHeader("Retry-After", std::to_string(wait));
+    return response;
+  }
+  if (!VerifyPassword(user.password_hash, password)) {
+    limiter.RecordFailure(key);
+    return Fail(InvalidFieldError("currentPassword", "is not the current password"));
+  }
+  limiter.Reset(key);
+  return std::nullopt;
+}
+
+http::Response AccountsAdminApi::ChangePassword(const Principal& caller,
+                                                const http::Request& request) {
+  if (caller.user_id == 0) {
+    return Fail(PermissionDeniedError("the operator token belongs to no user: no password"));
+  }
+  std::variant<Json, http::Response> body = ReadObject(request, /*allow_empty=*/false);
+  if (auto* error = std::get_if<http::Response>(&body)) return std::move(*error);
+  FieldErrors errors;
+  ObjectReader reader(std::get<Json>(body), "", errors);
+  reader.Require({"currentPassword", "password"});
+  std::string current, password;
+  reader.ReadString("currentPassword", current);
+  reader.ReadString("password", password);
+  reader.RejectUnknown();
+  const size_t min = auth_.options().min_password_length;
+  if (errors.empty() && (password.size() < min || password.size() > kMaxPasswordChars)) {
+    errors.Add("password", "must be " + std::to_string(min) + " to " +
+                               std::to_string(kMaxPasswordChars) + " characters");
+  }
+  if (current.size() > kMaxPasswordChars) errors.Add("currentPassword", "too long");
+  if (!errors.empty()) return Fail(errors.ToStatus());
+  Result<store::UserRecord> user = accounts_.GetUser(caller.user_id);
+  if (!user.ok()) return Fail(user.status());
+  if (std::optional<http::Response> refused = RefuseCurrentPassword(*user, current)) {
+    return std::move(*refused);
+  }
+  Result<std::string> hash = HashPassword(password, auth_.options().password_hash);
+  if (!hash.ok()) return Fail(hash.status());
+  user->password_hash = std::move(*hash);
+  Result<store::UserRecord> updated = accounts_.UpdateUser(*user, auth_.clock().NowSeconds());
+  if (!updated.ok()) return Fail(updated.status());
+  // Every other session of the user ends; the one making the change (if any) stays.
+  std::optional<Sha256Digest> keep;
+  if (Result<store::SessionRecord> own = auth_.CurrentSession(request); own.ok()) {
+    keep = own->id_hash;
+  }
+  Result<int64_t> ended = accounts_.DeleteUserSessions(updated->id, keep);
+  if (!ended.ok()) return Fail(ended.status());
+  return JsonResponse(200, Json{{"user", UserToJson(*updated)}, {"endedSessions", *ended}});
 }
 
 http::Response AccountsAdminApi::SignIn(const http::Request& request) {
@@ -376,6 +444,9 @@ void AccountsAdminApi::RegisterRoutes(http::Router& router) {
       {Method::kPost, "/admin/v1/tokens", &AccountsAdminApi::CreateToken, Audience::kAnyUser},
       {Method::kGet, "/admin/v1/tokens", &AccountsAdminApi::ListTokens, Audience::kAnyUser},
       {Method::kDelete, "/admin/v1/tokens/{id}", &AccountsAdminApi::RevokeToken,
+       Audience::kAnyUser},
+      // Self-service: the session's CSRF check applies as to every cookie write.
+      {Method::kPost, "/console/api/password", &AccountsAdminApi::ChangePassword,
        Audience::kAnyUser},
   };
   for (const Spec& spec : kSpecs) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "admin/authenticator.h"
@@ -15,6 +16,8 @@ namespace adserver::admin {
 //   GET /admin/v1/tokens         the caller's tokens (operators: every token, ?userId=N)
 //   DELETE /admin/v1/tokens/{id} revokes one of the caller's tokens (operators: any)
 //   POST/GET/DELETE /console/api/session   sign in (cookie + CSRF token), who, sign out
+//   POST /console/api/password   the caller changes its own password (currentPassword
+//                                required; ends the user's other sessions)
 // Passwords are stored as argon2id hashes and never answered. Thread-safe.
 class AccountsAdminApi {
  public:
@@ -33,6 +36,11 @@ class AccountsAdminApi {
   http::Response CreateToken(const Principal& caller, const http::Request& request);
   http::Response ListTokens(const Principal& caller, const http::Request& request);
   http::Response RevokeToken(const Principal& caller, const http::Request& request);
+  http::Response ChangePassword(const Principal& caller, const http::Request& request);
+  // nullopt when `password` is the user's; else the answer: 400 (field currentPassword), or 429
+  // while failed attempts back off (the sign-in limiter, per user).
+  std::optional<http::Response> RefuseCurrentPassword(const store::UserRecord& user,
+                                                      const std::string& password);
   http::Response SignIn(const http::Request& request);
   http::Response Who(const http::Request& request);
   http::Response SignOut(const http::Request& request);

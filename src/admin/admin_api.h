@@ -36,6 +36,8 @@ struct AdminOptions {
   int64_t session_absolute_seconds = 7 * 24 * 60 * 60;
   // Sessions kept per user; signing in again ends the oldest beyond it.
   int max_sessions_per_user = 20;
+  // Unrevoked bearer tokens a user may hold; issuing one more answers 409.
+  int max_tokens_per_user = 20;
   // Name of the session cookie.
   std::string session_cookie = "adserver_session";
   // scheme://host[:port] of http.public_url (app sets it): https makes the cookie Secure, and

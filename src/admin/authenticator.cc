@@ -157,7 +157,8 @@ Result<Authenticator::IssuedToken> Authenticator::IssueToken(store::Id user) con
   record.user_id = user;
   record.hash = Sha256(secret);
   record.prefix = secret.substr(0, kTokenLookupChars);
-  ADS_ASSIGN_OR_RETURN(record, accounts_->CreateToken(record, clock_.NowSeconds()));
+  ADS_ASSIGN_OR_RETURN(
+      record, accounts_->CreateToken(record, clock_.NowSeconds(), options_.max_tokens_per_user));
   return IssuedToken{std::move(secret), std::move(record)};
 }
 

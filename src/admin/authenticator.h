@@ -30,7 +30,8 @@ class Authenticator {
   // credentials, 403 for a cookie-authenticated write failing the CSRF check.
   std::variant<Principal, http::Response> Authenticate(const http::Request& request) const;
 
-  // A new bearer token for `user` (the secret, shown once, and its stored record).
+  // A new bearer token for `user` (the secret, shown once, and its stored record). Conflict when
+  // the user already holds options().max_tokens_per_user unrevoked tokens.
   struct IssuedToken {
     std::string secret;
     store::UserTokenRecord record;

@@ -147,7 +147,10 @@ Status EventsAdminApi::Scope(const Principal& caller, store::EventQuery& query) 
     return OkStatus();
   }
   if (!query.campaign_id) {
-    return InvalidFieldError("campaignId", "is required for advertiser users (one campaign)");
+    // Every campaign of the advertiser's community.
+    query.community_id = caller.community_id;
+    ADS_CHECK(query.community_id.has_value()) << "advertiser principal without a community";
+    return OkStatus();
   }
   std::string what = "campaign " + std::to_string(*query.campaign_id);
   Result<store::CampaignRecord> campaign = inventory_.GetCampaign(*query.campaign_id);

@@ -30,7 +30,8 @@ class EventsAdminApi {
   http::Response Conversions(const Principal& caller, const http::Request& request);
   http::Response CampaignStats(const Principal& caller, const http::Request& request);
   // Narrows `query` to the caller's tenant: a publisher's own clicks, an advertiser's own
-  // campaign (campaignId is required for advertisers). NotFound for another tenant's id.
+  // campaign (campaignId), or without one every campaign of its community. NotFound for
+  // another tenant's id.
   Status Scope(const Principal& caller, store::EventQuery& query);
 
   store::EventsStore& events_;

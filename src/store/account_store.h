@@ -95,8 +95,11 @@ class AccountStore {
   // True once any user exists.
   virtual Result<bool> HasUsers() = 0;
 
-  // Conflict if the user does not exist or the hash is taken.
-  virtual Result<UserTokenRecord> CreateToken(const UserTokenRecord& token, int64_t now) = 0;
+  // Conflict if the user does not exist, the hash is taken, or the user already has
+  // `max_active` unrevoked tokens (checked and inserted in one transaction; the message says
+  // which).
+  virtual Result<UserTokenRecord> CreateToken(const UserTokenRecord& token, int64_t now,
+                                              int max_active) = 0;
   // Unrevoked tokens whose prefix is `prefix` (the caller compares hashes in constant time).
   virtual Result<std::vector<UserTokenRecord>> FindTokensByPrefix(std::string_view prefix) = 0;
   // Every token of `user_id`, or of every user when unset, newest first.
@@ -113,6 +116,8 @@ class AccountStore {
   virtual Status TouchSession(const Sha256Digest& id_hash, int64_t now) = 0;
   // Deleting a missing session is not an error.
   virtual Status DeleteSession(const Sha256Digest& id_hash) = 0;
+  // Deletes every session of `user_id` but `keep` (when set). Returns how many it deleted.
+  virtual Result<int64_t> DeleteUserSessions(Id user_id, std::optional<Sha256Digest> keep) = 0;
   // Deletes sessions that expired (absolute) before `now` or were idle since `idle_before`.
   virtual Result<int64_t> DeleteExpiredSessions(int64_t now, int64_t idle_before) = 0;
 };

@@ -203,6 +203,137 @@ Session SignIn(HttpClient& client, const std::string& email, const std::string& 
   return s;
 }
 
+// Issue 16 item 4's gaps: a user changes its own password from the console (CSRF-checked, the
+// current password required, its other sessions end), active tokens are capped per user, and
+// an advertiser lists its community's clicks and conversions without naming a campaign.
+TEST_F(AccountsTest, ConsoleUserChangesOwnPasswordAndOtherSessionsEnd) {
+  int64_t community =
+      Created(fixture_->Admin("POST", "/admin/v1/communities",
+                              {{"name", "Password Co"}, {"logoUrl", "https://cdn.example/p.png"}}));
+  ASSERT_EQ(fixture_
+                ->Admin("POST", "/admin/v1/users",
+                        {{"email", "self@example.test"},
+                         {"password", kPassword},
+                         {"role", "advertiser"},
+                         {"communityId", community}})
+                .status,
+            201);
+  HttpClient client = fixture_->Client();
+  Session mine = SignIn(client, "self@example.test", kPassword);
+  Session elsewhere = SignIn(client, "self@example.test", kPassword);
+  const std::string kNew = "changed-password-77";
+  json change = {{"currentPassword", kPassword}, {"password", kNew}};
+  HttpHeaders base = {{"Cookie", mine.cookie}, {"Content-Type", "application/json"}};
+  EXPECT_EQ(client.Send("POST", "/console/api/password", base, change.dump()).status, 403);
+  HttpHeaders good = base;
+  good.emplace_back("X-CSRF-Token", mine.csrf);
+  good.emplace_back("Origin", kPublicUrl);
+  HttpResult wrong =
+      client.Send("POST", "/console/api/password", good,
+                  json{{"currentPassword", "not-my-password"}, {"password", kNew}}.dump());
+  EXPECT_EQ(wrong.status, 400) << wrong.body;
+  EXPECT_EQ(json::parse(wrong.body)["details"][0]["field"], "currentPassword") << wrong.body;
+  HttpResult changed = client.Send("POST", "/console/api/password", good, change.dump());
+  ASSERT_EQ(changed.status, 200) << changed.body;
+  EXPECT_EQ(json::parse(changed.body)["endedSessions"], 1);
+  EXPECT_EQ(client.Get("/console/api/session", {{"Cookie", mine.cookie}}).status, 200);
+  EXPECT_EQ(client.Get("/console/api/session", {{"Cookie", elsewhere.cookie}}).status, 401);
+  EXPECT_EQ(client
+                .Post("/console/api/session",
+                      json{{"email", "self@example.test"}, {"password", kPassword}}.dump())
+                .status,
+            401);
+  SignIn(client, "self@example.test", kNew);
+}
+
+TEST_F(AccountsTest, TheTwentyFirstActiveTokenIsRefusedUntilOneIsRevoked) {
+  int64_t community =
+      Created(fixture_->Admin("POST", "/admin/v1/communities",
+                              {{"name", "Token Co"}, {"logoUrl", "https://cdn.example/t.png"}}));
+  std::string token = UserToken({{"email", "tokens@example.test"},
+                                 {"password", kPassword},
+                                 {"role", "advertiser"},
+                                 {"communityId", community}});
+  for (int i = 2; i <= 20; ++i) {
+    ASSERT_EQ(As(token, "POST", "/admin/v1/tokens", json::object()).status, 201) << i;
+  }
+  HttpResult over = As(token, "POST", "/admin/v1/tokens", json::object());
+  EXPECT_EQ(over.status, 409) << over.body;
+  json body = json::parse(over.body);
+  EXPECT_TRUE(body["error"].is_string());
+  ASSERT_EQ(body["details"].size(), 1u) << over.body;
+  EXPECT_EQ(body["details"][0]["field"], "userId");
+  EXPECT_TRUE(body["details"][0]["message"].is_string());
+  json listed = json::parse(As(token, "GET", "/admin/v1/tokens").body)["tokens"];
+  ASSERT_EQ(listed.size(), 20u);
+  // Revoking one (the newest: the oldest is the one calling) frees a slot.
+  std::string newest = std::to_string(listed.front()["id"].get<int64_t>());
+  ASSERT_EQ(As(token, "DELETE", "/admin/v1/tokens/" + newest).status, 200);
+  EXPECT_EQ(As(token, "POST", "/admin/v1/tokens", json::object()).status, 201);
+}
+
+TEST_F(AccountsTest, AdvertiserListsItsCommunitysClicksAndConversionsWithoutACampaign) {
+  // A served ad and its click.
+  json request = {{"walletAddresses", {fixture_->wallets.uniswap}}, {"imageFormat", "LANDSCAPE"}};
+  HttpResult served = fixture_->Client().Send(
+      "POST", "/v1/ads",
+      {{"Content-Type", "application/json"}, {"x-api-key", fixture_->keys.open_live}},
+      request.dump());
+  ASSERT_EQ(served.status, 200) << served.body;
+  std::string cta = json::parse(served.body)["ctaUrl"].get<std::string>();
+  ASSERT_TRUE(cta.starts_with(kPublicUrl)) << cta;
+  auto click_count = [] {
+    HttpResult r = fixture_->Admin("GET", "/admin/v1/clicks?limit=1000");
+    return r.status == 200 ? json::parse(r.body)["clicks"].size() : size_t{0};
+  };
+  const size_t before = click_count();
+  ASSERT_EQ(fixture_->Client().Get(cta.substr(std::string(kPublicUrl).size())).status, 302);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (click_count() <= before && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // polling for the click write
+  }
+  HttpResult all = fixture_->Admin("GET", "/admin/v1/clicks?limit=1");
+  ASSERT_EQ(all.status, 200) << all.body;
+  ASSERT_EQ(json::parse(all.body)["clicks"].size(), 1u) << all.body;
+  json click = json::parse(all.body)["clicks"][0];
+  std::string campaign = click["campaignId"].get<std::string>();
+  json campaign_body = json::parse(fixture_->Admin("GET", "/admin/v1/campaigns/" + campaign).body);
+  int64_t community = campaign_body["communityId"].get<int64_t>();
+
+  std::string advertiser = UserToken({{"email", "lists@example.test"},
+                                      {"password", kPassword},
+                                      {"role", "advertiser"},
+                                      {"communityId", community}});
+  HttpResult clicks = As(advertiser, "GET", "/admin/v1/clicks");
+  ASSERT_EQ(clicks.status, 200) << clicks.body;
+  json rows = json::parse(clicks.body)["clicks"];
+  bool found = false;
+  for (const json& c : rows) {
+    found |= c["id"] == click["id"];
+    json owner = json::parse(
+        fixture_->Admin("GET", "/admin/v1/campaigns/" + c["campaignId"].get<std::string>()).body);
+    EXPECT_EQ(owner["communityId"], community) << c.dump();
+  }
+  EXPECT_TRUE(found) << clicks.body;
+  HttpResult conversions = As(advertiser, "GET", "/admin/v1/conversions");
+  ASSERT_EQ(conversions.status, 200) << conversions.body;
+  EXPECT_TRUE(json::parse(conversions.body)["conversions"].is_array());
+
+  // Another community's advertiser sees none of them; naming that campaign is a 404.
+  int64_t other = Created(
+      fixture_->Admin("POST", "/admin/v1/communities",
+                      {{"name", "Nobody's clicks"}, {"logoUrl", "https://cdn.example/n.png"}}));
+  std::string stranger = UserToken({{"email", "stranger@example.test"},
+                                    {"password", kPassword},
+                                    {"role", "advertiser"},
+                                    {"communityId", other}});
+  HttpResult none = As(stranger, "GET", "/admin/v1/clicks");
+  ASSERT_EQ(none.status, 200) << none.body;
+  EXPECT_TRUE(json::parse(none.body)["clicks"].empty()) << none.body;
+  EXPECT_EQ(As(stranger, "GET", "/admin/v1/clicks?campaignId=" + campaign).status, 404);
+  EXPECT_EQ(As(stranger, "GET", "/admin/v1/conversions").status, 200);
+}
+
 TEST_F(AccountsTest, ConsoleSessionCookieCsrfSignOutAndBackOff) {
   int64_t community =
       Created(fixture_->Admin("POST", "/admin/v1/communities",

@@ -169,9 +169,21 @@ Result<bool> SqliteAccountStore::HasUsers() {
   return row && s.Int(0) != 0;
 }
 
-Result<UserTokenRecord> SqliteAccountStore::CreateToken(const UserTokenRecord& token, int64_t now) {
+Result<UserTokenRecord> SqliteAccountStore::CreateToken(const UserTokenRecord& token, int64_t now,
+                                                        int max_active) {
   std::lock_guard<std::mutex> lock(mu_);
   Connection& c = *conn_;
+  ADS_ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(c, Transaction::Kind::kWrite));
+  {
+    ADS_ASSIGN_OR_RETURN(Statement s, c.Prepare("SELECT COUNT(*) FROM user_tokens WHERE "
+                                                "user_id = ?1 AND revoked_at IS NULL"));
+    s.Bind(1, token.user_id);
+    ADS_ASSIGN_OR_RETURN(bool row, s.Step());
+    if (row && s.Int(0) >= max_active) {
+      return ConflictError("already has " + std::to_string(s.Int(0)) +
+                           " active tokens, the most allowed: revoke one first");
+    }
+  }
   {
     ADS_ASSIGN_OR_RETURN(Statement s,
                          c.Prepare("INSERT INTO user_tokens (user_id, hash, prefix, created_at) "
@@ -185,7 +197,11 @@ Result<UserTokenRecord> SqliteAccountStore::CreateToken(const UserTokenRecord& t
   Id id = c.LastInsertId();
   ADS_ASSIGN_OR_RETURN(Statement s, c.Prepare(std::string(kTokenColumns) + " WHERE id = ?1"));
   s.Bind(1, id);
-  return First(ReadAll<UserTokenRecord>(s, ReadToken), "token " + std::to_string(id));
+  Result<UserTokenRecord> created =
+      First(ReadAll<UserTokenRecord>(s, ReadToken), "token " + std::to_string(id));
+  if (!created.ok()) return created.status();
+  ADS_RETURN_IF_ERROR(txn.Commit());
+  return created;
 }
 
 Result<std::vector<UserTokenRecord>> SqliteAccountStore::FindTokensByPrefix(
@@ -282,6 +298,22 @@ Status SqliteAccountStore::DeleteSession(const Sha256Digest& id_hash) {
   ADS_ASSIGN_OR_RETURN(Statement s,
                        conn_->Prepare("DELETE FROM console_sessions WHERE id_hash = ?1"));
   return s.BindBlob(1, id_hash.data(), id_hash.size()).Run();
+}
+
+Result<int64_t> SqliteAccountStore::DeleteUserSessions(Id user_id,
+                                                       std::optional<Sha256Digest> keep) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ADS_ASSIGN_OR_RETURN(Statement s,
+                       conn_->Prepare("DELETE FROM console_sessions WHERE user_id = ?1 AND "
+                                      "(?2 IS NULL OR id_hash <> ?2)"));
+  s.Bind(1, user_id);
+  if (keep) {
+    s.BindBlob(2, keep->data(), keep->size());
+  } else {
+    s.BindNull(2);
+  }
+  ADS_RETURN_IF_ERROR(s.Run());
+  return conn_->Changes();
 }
 
 Result<int64_t> SqliteAccountStore::DeleteExpiredSessions(int64_t now, int64_t idle_before) {

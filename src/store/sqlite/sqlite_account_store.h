@@ -34,7 +34,8 @@ class SqliteAccountStore final : public AccountStore {
   Status DeleteUser(Id id) override;
   Result<bool> HasUsers() override;
 
-  Result<UserTokenRecord> CreateToken(const UserTokenRecord& token, int64_t now) override;
+  Result<UserTokenRecord> CreateToken(const UserTokenRecord& token, int64_t now,
+                                      int max_active) override;
   Result<std::vector<UserTokenRecord>> FindTokensByPrefix(std::string_view prefix) override;
   Result<std::vector<UserTokenRecord>> ListTokens(std::optional<Id> user_id) override;
   Result<UserTokenRecord> GetToken(Id id) override;
@@ -44,6 +45,7 @@ class SqliteAccountStore final : public AccountStore {
   Result<SessionRecord> GetSession(const Sha256Digest& id_hash) override;
   Status TouchSession(const Sha256Digest& id_hash, int64_t now) override;
   Status DeleteSession(const Sha256Digest& id_hash) override;
+  Result<int64_t> DeleteUserSessions(Id user_id, std::optional<Sha256Digest> keep) override;
   Result<int64_t> DeleteExpiredSessions(int64_t now, int64_t idle_before) override;
 
  private:

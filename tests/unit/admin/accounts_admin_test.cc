@@ -297,5 +297,111 @@ TEST_F(AccountsAdminTest, AdvertiserAdsWaitForReview) {
   EXPECT_EQ(own.body["reviewStatus"], "approved");
 }
 
+TEST_F(AccountsAdminTest, ActiveTokensAreCappedPerUserWith409InTheErrorShape) {
+  std::string token = Advertiser("cap@example.com");  // token 1 of 20
+  for (int i = 2; i <= 20; ++i) {
+    ASSERT_EQ(As(token, Method::kPost, "/admin/v1/tokens", Json::object()).status, 201) << i;
+  }
+  Reply over = As(token, Method::kPost, "/admin/v1/tokens", Json::object());
+  EXPECT_EQ(over.status, 409) << over.raw;
+  EXPECT_TRUE(over.body["error"].is_string());
+  EXPECT_EQ(Fields(over), std::vector<std::string>{"userId"});
+  EXPECT_NE(over.raw.find("20 active tokens"), std::string::npos) << over.raw;
+  // The operator issuing for the user hits the same cap; revoking one frees a slot.
+  Reply listed = As(token, Method::kGet, "/admin/v1/tokens");
+  ASSERT_EQ(listed.body["tokens"].size(), 20u);
+  int64_t user = listed.body["tokens"][0]["userId"].get<int64_t>();
+  EXPECT_EQ(Op(Method::kPost, "/admin/v1/tokens", {{"userId", user}}).status, 409);
+  int64_t newest = listed.body["tokens"][0]["id"].get<int64_t>();
+  ASSERT_EQ(As(token, Method::kDelete, "/admin/v1/tokens/" + std::to_string(newest)).status, 200);
+  EXPECT_EQ(Op(Method::kPost, "/admin/v1/tokens", {{"userId", user}}).status, 201);
+}
+
+TEST_F(AccountsAdminTest, UsersChangeTheirOwnPasswordWithTheCurrentOne) {
+  std::string token = Advertiser("self@example.com");
+  Reply first = SignIn("self@example.com", kPassword);
+  Reply second = SignIn("self@example.com", kPassword);
+  ASSERT_EQ(second.status, 201);
+  std::string cookie = first.set_cookie.substr(0, first.set_cookie.find(';'));
+  std::string other = second.set_cookie.substr(0, second.set_cookie.find(';'));
+  std::string csrf = first.body["csrfToken"];
+  const std::string kNew = "a-new-password-42";
+  Json change = {{"currentPassword", kPassword}, {"password", kNew}};
+  // A cookie write needs the CSRF token.
+  EXPECT_EQ(
+      Call(Method::kPost, "/console/api/password", change.dump(), {{"Cookie", cookie}}).status,
+      403);
+  // Wrong current password, short new one: 400 naming the field.
+  Reply wrong = Call(Method::kPost, "/console/api/password",
+                     Json{{"currentPassword", "not-it-at-all"}, {"password", kNew}}.dump(),
+                     {{"Cookie", cookie}, {"X-CSRF-Token", csrf}});
+  EXPECT_EQ(wrong.status, 400) << wrong.raw;
+  EXPECT_EQ(Fields(wrong), std::vector<std::string>{"currentPassword"});
+  Reply short_one = Call(Method::kPost, "/console/api/password",
+                         Json{{"currentPassword", kPassword}, {"password", "short"}}.dump(),
+                         {{"Cookie", cookie}, {"X-CSRF-Token", csrf}});
+  EXPECT_EQ(Fields(short_one), std::vector<std::string>{"password"});
+  Reply missing = Call(Method::kPost, "/console/api/password", Json{{"password", kNew}}.dump(),
+                       {{"Cookie", cookie}, {"X-CSRF-Token", csrf}});
+  EXPECT_EQ(Fields(missing), std::vector<std::string>{"currentPassword"});
+
+  Reply changed = Call(Method::kPost, "/console/api/password", change.dump(),
+                       {{"Cookie", cookie}, {"X-CSRF-Token", csrf}});
+  ASSERT_EQ(changed.status, 200) << changed.raw;
+  EXPECT_EQ(changed.body["endedSessions"], 1);
+  EXPECT_EQ(changed.raw.find("argon2"), std::string::npos);
+  // This session goes on, the other one ended; the old password no longer signs in.
+  EXPECT_EQ(Call(Method::kGet, "/console/api/session", "", {{"Cookie", cookie}}).status, 200);
+  EXPECT_EQ(Call(Method::kGet, "/console/api/session", "", {{"Cookie", other}}).status, 401);
+  EXPECT_EQ(SignIn("self@example.com", kPassword).status, 401);
+  EXPECT_EQ(SignIn("self@example.com", kNew).status, 201);
+  // Bearer tokens are credentials of their own: they keep working (revoke them separately).
+  EXPECT_EQ(As(token, Method::kGet, "/admin/v1/campaigns").status, 200);
+  EXPECT_EQ(As(token, Method::kPost, "/console/api/password",
+               {{"currentPassword", kNew}, {"password", kPassword}})
+                .status,
+            200);
+  // The operator token has no password to change.
+  EXPECT_EQ(Op(Method::kPost, "/console/api/password", change).status, 403);
+}
+
+TEST_F(AccountsAdminTest, GuessingTheCurrentPasswordBacksOff) {
+  std::string token = Advertiser("guess@example.com");
+  int last = 0;
+  for (int i = 0; i < 10 && last != 429; ++i) {
+    last =
+        As(token, Method::kPost, "/console/api/password",
+           {{"currentPassword", "wrong-guess-" + std::to_string(i)}, {"password", "whatever-123"}})
+            .status;
+    if (last != 429) {
+      EXPECT_EQ(last, 400);
+    }
+  }
+  EXPECT_EQ(last, 429);
+  // Even the right one waits.
+  EXPECT_EQ(As(token, Method::kPost, "/console/api/password",
+               {{"currentPassword", kPassword}, {"password", "whatever-123"}})
+                .status,
+            429);
+}
+
+TEST_F(AccountsAdminTest, OperatorSettingAPasswordEndsTheUsersSessions) {
+  Advertiser("reset@example.com");
+  Reply in = SignIn("reset@example.com", kPassword);
+  ASSERT_EQ(in.status, 201);
+  std::string cookie = in.set_cookie.substr(0, in.set_cookie.find(';'));
+  int64_t id = in.body["user"]["id"].get<int64_t>();
+  ASSERT_EQ(
+      Op(Method::kPatch, "/admin/v1/users/" + std::to_string(id), {{"email", "reset@example.com"}})
+          .status,
+      200);
+  EXPECT_EQ(Call(Method::kGet, "/console/api/session", "", {{"Cookie", cookie}}).status, 200);
+  ASSERT_EQ(Op(Method::kPatch, "/admin/v1/users/" + std::to_string(id),
+               {{"password", "reset-by-operator-1"}})
+                .status,
+            200);
+  EXPECT_EQ(Call(Method::kGet, "/console/api/session", "", {{"Cookie", cookie}}).status, 401);
+}
+
 }  // namespace
 }  // namespace adserver::admin

@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "store/sqlite/sqlite_store.h"
 #include "support/temp_dir.h"
@@ -74,7 +75,7 @@ TEST_F(SqliteAccountStoreTest, TokensAreFoundByPrefixUntilRevoked) {
   auto user = accounts_->CreateUser(User("t@example.com"), kNow);
   ASSERT_TRUE(user.ok());
   UserTokenRecord t{.user_id = user->id, .hash = Sha256("sut_secret"), .prefix = "sut_abcdefgh"};
-  auto created = accounts_->CreateToken(t, kNow);
+  auto created = accounts_->CreateToken(t, kNow, 20);
   ASSERT_TRUE(created.ok()) << created.status().ToString();
   auto found = accounts_->FindTokensByPrefix("sut_abcdefgh");
   ASSERT_TRUE(found.ok());
@@ -125,6 +126,59 @@ TEST_F(SqliteAccountStoreTest, SigningInAgainKeepsOnlyTheNewestSessions) {
   for (int i = 0; i < 10; ++i) {
     EXPECT_EQ(accounts_->GetSession(Sha256("cookie" + std::to_string(i))).ok(), i >= 7) << i;
   }
+}
+
+TEST_F(SqliteAccountStoreTest, ActiveTokensAreCappedPerUserAndRevokingFreesASlot) {
+  auto user = accounts_->CreateUser(User("cap@example.com"), kNow);
+  auto other = accounts_->CreateUser(User("other@example.com"), kNow);
+  ASSERT_TRUE(user.ok() && other.ok());
+  auto token = [&](Id owner, int i) {
+    return UserTokenRecord{.user_id = owner,
+                           .hash = Sha256("sut_" + std::to_string(owner) + "_" + std::to_string(i)),
+                           .prefix = "sut_" + std::to_string(i)};
+  };
+  std::vector<Id> ids;
+  for (int i = 0; i < 3; ++i) {
+    auto created = accounts_->CreateToken(token(user->id, i), kNow, 3);
+    ASSERT_TRUE(created.ok()) << created.status().ToString();
+    ids.push_back(created->id);
+  }
+  auto fourth = accounts_->CreateToken(token(user->id, 3), kNow, 3);
+  EXPECT_EQ(fourth.status().code(), Code::kConflict);
+  EXPECT_NE(fourth.status().message().find("3 active tokens"), std::string::npos)
+      << fourth.status().ToString();
+  EXPECT_EQ(accounts_->ListTokens(user->id)->size(), 3u);  // nothing was written
+  // Another user's tokens do not count; a revoked one frees a slot.
+  EXPECT_TRUE(accounts_->CreateToken(token(other->id, 0), kNow, 3).ok());
+  ASSERT_TRUE(accounts_->RevokeToken(ids[0], kNow + 1).ok());
+  EXPECT_TRUE(accounts_->CreateToken(token(user->id, 3), kNow, 3).ok());
+  EXPECT_EQ(accounts_->CreateToken(token(user->id, 4), kNow, 3).status().code(), Code::kConflict);
+}
+
+TEST_F(SqliteAccountStoreTest, DeleteUserSessionsKeepsOnlyTheOneAskedFor) {
+  auto user = accounts_->CreateUser(User("sessions@example.com"), kNow);
+  auto other = accounts_->CreateUser(User("bystander@example.com"), kNow);
+  ASSERT_TRUE(user.ok() && other.ok());
+  auto session = [&](const std::string& cookie, Id owner) {
+    SessionRecord s{.id_hash = Sha256(cookie),
+                    .user_id = owner,
+                    .csrf_token = "csrf",
+                    .created_at = kNow,
+                    .last_seen_at = kNow,
+                    .expires_at = kNow + 1000};
+    EXPECT_TRUE(accounts_->CreateSession(s, 10).ok());
+  };
+  for (const char* c : {"a", "b", "c"}) session(c, user->id);
+  session("theirs", other->id);
+  auto ended = accounts_->DeleteUserSessions(user->id, Sha256("b"));
+  ASSERT_TRUE(ended.ok()) << ended.status().ToString();
+  EXPECT_EQ(*ended, 2);
+  EXPECT_FALSE(accounts_->GetSession(Sha256("a")).ok());
+  EXPECT_TRUE(accounts_->GetSession(Sha256("b")).ok());
+  EXPECT_TRUE(accounts_->GetSession(Sha256("theirs")).ok());
+  EXPECT_EQ(*accounts_->DeleteUserSessions(user->id, std::nullopt), 1);
+  EXPECT_FALSE(accounts_->GetSession(Sha256("b")).ok());
+  EXPECT_TRUE(accounts_->GetSession(Sha256("theirs")).ok());
 }
 
 }  // namespace

@@ -390,6 +390,12 @@ async function moreWrites(op, adv, pub, base, seeded, campaignId) {
   await adv.locator('.status-active').waitFor({ timeout: 10000 });
   check(true, 'the advertiser pauses and resumes the campaign');
 
+  await adv.getByRole('link', { name: 'Keys', exact: true }).click();
+  await adv.locator('#page-view .page-title', { hasText: 'Aave Co: advertiser keys' }).waitFor({ timeout: 10000 });
+  await adv.getByRole('button', { name: 'Create key' }).click();
+  const advKey = await adv.locator('#new-key-value').textContent({ timeout: 10000 });
+  check(/^sak_[A-Za-z0-9]{30}$/.test(advKey), 'the advertiser creates an advertiser key (shown once)', advKey);
+
   await open(pub, base, `#/publishers/${seeded.news.id}`, 'News site');
   const settings = pub.locator('#page-view form', { hasText: 'Settings' });
   await settings.getByLabel('Allowed origins').fill('https://news.example/path');
@@ -465,7 +471,7 @@ async function main() {
   await signIn(op, base, OPERATOR);
   await operatorCreatesUsers(op, base, seeded);
   await signIn(adv, base, ADVERTISER);
-  check(await adv.locator('#nav-list a').allTextContents().then((t) => t.join()) === 'Overview,Campaigns',
+  check(await adv.locator('#nav-list a').allTextContents().then((t) => t.join()) === 'Overview,Campaigns,Keys',
         "the advertiser's navigation");
   const campaignId = await advertiserCreatesCampaign(adv, base);
   await advertiserCreatesAd(adv, campaignId);

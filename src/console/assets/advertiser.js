@@ -1,7 +1,8 @@
 // adserver console: advertiser pages. `#/campaigns` (list; operators pick a community),
 // `#/campaigns/new`, `#/campaigns/ID` (status, pause/resume, budget and pacing status, charts,
 // ads with their review status, conversions with tx hashes, the edit form),
-// `#/campaigns/ID/ads/new` and `#/ads/ID` (the ad form with the live preview in four formats).
+// `#/campaigns/ID/ads/new` and `#/ads/ID` (the ad form with the live preview in four formats),
+// `#/communities/ID/keys` (advertiser keys for POST /v1/events).
 // An advertiser user reaches only its community's campaigns (the API answers 404 otherwise).
 'use strict';
 
@@ -26,6 +27,7 @@
         location.hash = '#/campaigns' + (Number(picker.value) ? '?community=' + picker.value : '');
       });
       root.append(el('div', { class: 'field inline' }, el('label', { for: 'tenant-picker', text: 'Community' }), picker));
+      if (chosen) root.append(el('p', {}, el('a', { href: '#/communities/' + chosen + '/keys', text: 'Advertiser keys of this community' })));
     }
     root.append(table('Campaigns', [
       { label: 'Name', value: (c) => el('a', { href: '#/campaigns/' + c.id, text: c.name }) },
@@ -186,6 +188,14 @@
     });
     return form;
   }
+
+  // Advertiser keys (POST /v1/events) of a community.
+  C.route('/communities/:id/keys', ['operator', 'advertiser'], async (root, { id }) => {
+    const community = await load('/admin/v1/communities/' + id);
+    root.append(C.heading(community.name + ': advertiser keys'),
+                await C.keysSection('/admin/v1/communities/' + id + '/keys',
+                                    'Keys for POST /v1/events (your site reports sign-ups and purchases).'));
+  });
 
   C.route('/campaigns/new', ['operator', 'advertiser'], async (root) => {
     const [{ projects }, all] = await Promise.all([load('/admin/v1/projects'), communities()]);

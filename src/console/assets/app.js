@@ -139,7 +139,9 @@
       links.push(['#/publishers/' + user.publisherId, 'Keys & settings'],
                  ['#/publishers/' + user.publisherId + '/reports', 'Reports']);
     }
-    if (user.role === 'advertiser') links.push(['#/campaigns', 'Campaigns']);
+    if (user.role === 'advertiser') {
+      links.push(['#/campaigns', 'Campaigns'], ['#/communities/' + user.communityId + '/keys', 'Keys']);
+    }
     if (user.role === 'operator') {
       links.push(['#/publishers', 'Publishers'], ['#/campaigns', 'Campaigns'], ['#/review', 'Review'],
                  ['#/users', 'Users'], ['#/health', 'Health']);

@@ -72,16 +72,18 @@
     return form;
   }
 
-  function keysCard(publisherId, keys, onChange) {
-    const shown = el('div', { class: 'new-key', 'aria-live': 'polite' });
+  // API keys under `keysPath` (publisher keys, or a community's advertiser keys): the list
+  // (prefix only), Create key (the new key shown once, until the next navigation), Revoke.
+  function keysCard(keysPath, keys, onChange, hint) {
     const testBox = el('input', { type: 'checkbox', id: 'new-key-test' });
     const form = el('form', { class: 'inline-form' },
                     el('label', { class: 'check', for: 'new-key-test' }, testBox, ' Test key (never billed)'),
                     el('button', { type: 'submit', text: 'Create key' }), C.formError());
+    const shown = el('div', { id: 'new-key-slot', 'aria-live': 'polite' });
     form.addEventListener('submit', (event) => {
       event.preventDefault();
       C.busy(form, async () => {
-        const res = await api('POST', '/admin/v1/publishers/' + publisherId + '/keys', { test: testBox.checked });
+        const res = await api('POST', keysPath, { test: testBox.checked });
         if (res.status !== 201) return C.showErrors(form, res);
         await onChange();
         const keyNode = el('code', { class: 'secret', id: 'new-key-value', tabindex: '0', text: res.json.key });
@@ -93,14 +95,13 @@
     const revoke = (key) => el('button', {
       type: 'button', class: 'secondary', text: 'Revoke', 'aria-label': 'Revoke key ' + key.prefix,
       onclick: async () => {
-        const res = await api('DELETE', '/admin/v1/publishers/' + publisherId + '/keys/' + key.id);
+        const res = await api('DELETE', keysPath + '/' + key.id);
         if (res.status !== 200) { form.querySelector('.form-error').textContent = C.errorText(res); return; }
         await onChange();
       },
     });
-    shown.id = 'new-key-slot';
     return el('section', { class: 'card', 'aria-labelledby': 'keys-title' },
-      el('h3', { id: 'keys-title', text: 'API keys' }), form, shown,
+      el('h3', { id: 'keys-title', text: 'API keys' }), hint ? C.notice(hint) : null, form, shown,
       table('Keys', [
         { label: 'Prefix', value: (k) => el('code', { text: k.prefix + '…' }) },
         { label: 'Kind', value: (k) => k.test ? 'test' : 'live' },
@@ -109,23 +110,29 @@
       ], keys));
   }
 
-  C.route('/publishers/:id', ['operator', 'publisher'], async (root, { id }) => {
-    const publisher = await load('/admin/v1/publishers/' + id);
-    const [{ communities }, { keys }] = await Promise.all([
-      load('/admin/v1/communities'), load('/admin/v1/publishers/' + id + '/keys')]);
-    const status = el('p', { class: 'ok', role: 'status' });
-    const keysSlot = el('div');
-    const refreshKeys = async () => {
+  // The keys card in a box that redraws itself after a change, keeping a just-shown key.
+  C.keysSection = async function (keysPath, hint) {
+    const box = el('div');
+    const draw = async () => {
       const slot = document.getElementById('new-key-slot');
       const kept = slot ? [...slot.childNodes] : [];
-      const fresh = await load('/admin/v1/publishers/' + id + '/keys');
-      keysSlot.replaceChildren(keysCard(id, fresh.keys, refreshKeys));
-      document.getElementById('new-key-slot').append(...kept);
+      const { keys } = await load(keysPath);
+      box.replaceChildren(keysCard(keysPath, keys, draw, hint));
+      box.querySelector('#new-key-slot').append(...kept);
     };
-    keysSlot.append(keysCard(id, keys, refreshKeys));
+    await draw();
+    return box;
+  };
+
+  C.route('/publishers/:id', ['operator', 'publisher'], async (root, { id }) => {
+    const publisher = await load('/admin/v1/publishers/' + id);
+    const [{ communities }, keysBox] = await Promise.all([
+      load('/admin/v1/communities'),
+      C.keysSection('/admin/v1/publishers/' + id + '/keys', 'Keys for POST /v1/ads (x-api-key).')]);
+    const status = el('p', { class: 'ok', role: 'status' });
     root.append(C.heading(publisher.name),
                 el('p', {}, el('a', { href: '#/publishers/' + id + '/reports', text: 'Reports: fill rate, earnings, A/B' })),
-                status, keysSlot,
+                status, keysBox,
                 settingsForm(publisher, communities, (text) => { status.textContent = text; }));
   });
 

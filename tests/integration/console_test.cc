@@ -90,6 +90,24 @@ TEST_F(ConsoleTest, ServesTheBuiltInAssets) {
   EXPECT_EQ(css.Header("Content-Type"), "text/css; charset=utf-8");
   EXPECT_FALSE(css.body.empty());
 
+  // The pages per role, one script each, in the page's load order before app.js.
+  HttpResult page = client.Get("/console/");
+  size_t previous = 0;
+  for (const char* name :
+       {"core.js", "markup.js", "publisher.js", "advertiser.js", "operator.js"}) {
+    SCOPED_TRACE(name);
+    size_t at = page.body.find(std::string(R"(<script src=")") + name + R"(" defer>)");
+    ASSERT_NE(at, std::string::npos);
+    EXPECT_GT(at, previous);
+    previous = at;
+    HttpResult script = client.Get(std::string("/console/") + name);
+    ASSERT_EQ(script.status, 200);
+    EXPECT_EQ(script.Header("Content-Type"), "text/javascript; charset=utf-8");
+    ExpectStrictHeaders(script);
+    EXPECT_NE(script.body.find("window.AdConsole"), std::string::npos);
+  }
+  EXPECT_GT(page.body.find(R"(<script src="app.js")"), previous);
+
   EXPECT_EQ(client.Get("/console/missing.js").status, 404);
   EXPECT_EQ(client.Send("POST", "/console/app.js", {}, "").status, 405);
 }

@@ -215,7 +215,8 @@ int Main(int argc, char** argv) {
   serve_cmd->add_option("--data", serve.data_dir, "Data directory (created if missing)");
   serve_cmd->add_option("--listen", serve.listen, "HOST:PORT to listen on (port 0 = any free)");
   serve_cmd->add_option("--log-level", serve.log_level, "debug, info, warn, error, off");
-  serve_cmd->add_option("--io-threads", serve.io_threads, "Event loops (0 = one per core)");
+  serve_cmd->add_option("--io-threads", serve.io_threads,
+                        "Event loops (0 = one per usable CPU: affinity mask and cgroup quota)");
   serve_cmd->add_option("--ready-file", serve.ready_file,
                         "Write the bound port to this file once serving");
   serve_cmd->add_flag("--demo", serve.demo, "Seed a demo dataset and print keys and curl examples");

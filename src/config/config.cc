@@ -443,7 +443,7 @@ Status Validate(const Config& c) {
     errors.push_back({"http.listen", "must be HOST:PORT"});
   }
   if (c.http.io_threads < 0 || c.http.io_threads > 256) {
-    errors.push_back({"http.io_threads", "must be 0 (one per core) to 256"});
+    errors.push_back({"http.io_threads", "must be 0 (one per usable CPU) to 256"});
   }
   if (c.http.worker_threads < 1 || c.http.worker_threads > 256) {
     errors.push_back({"http.worker_threads", "must be 1 to 256"});

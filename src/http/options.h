@@ -9,7 +9,7 @@ namespace adserver::http {
 struct ServerOptions {
   // "HOST:PORT"; port 0 picks a free port (see Server::port()).
   std::string listen = "127.0.0.1:8080";
-  // Event loops (one thread each); 0 = one per core.
+  // Event loops (one thread each); 0 = one per CPU the process may use (common/cpu_budget.h).
   int io_threads = 0;
   // Worker threads for Dispatch::kWorker handlers (admin API, the click redirect and
   // advertiser events, which wait for their durable commit). Waiting threads cost no CPU and

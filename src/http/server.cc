@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/cpu_budget.h"
 #include "common/log.h"
 #include "http/detail/listen_address.h"
 
@@ -661,8 +662,8 @@ Status ServerImpl::Start() {
   ADS_ASSIGN_OR_RETURN(detail::ListenAddress listen, detail::ParseListenAddress(options_.listen));
   tcp::endpoint endpoint(asio::ip::make_address(listen.host), listen.port);
 
-  int loops = options_.io_threads > 0 ? options_.io_threads
-                                      : static_cast<int>(std::thread::hardware_concurrency());
+  // 0: one loop per CPU this process may use (affinity mask and cgroup quota), not per host core.
+  int loops = options_.io_threads > 0 ? options_.io_threads : UsableCpus();
   loops = std::max(loops, 1);
   for (int i = 0; i < loops; ++i) {
     loops_.push_back(std::make_unique<Loop>());
@@ -704,9 +705,8 @@ Status ServerImpl::Bind(Loop& loop, const tcp::endpoint& endpoint) {
 }
 
 void ServerImpl::Accept(Loop& loop) {
-  loop.acceptor.async_accept([this, &loop](const ErrorCode& ec, Socket socket) {
-    OnAccept(loop, ec, std::move(socket));
-  });
+  loop.acceptor.async_accept(
+      [this, &loop](const ErrorCode& ec, Socket socket) { OnAccept(loop, ec, std::move(socket)); });
 }
 
 void ServerImpl::OnAccept(Loop& loop, const ErrorCode& ec, Socket socket) {

@@ -1,6 +1,7 @@
 #include "integration/server_process.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -29,9 +30,9 @@ ServerProcess::~ServerProcess() {
 }
 
 bool ServerProcess::Start(std::chrono::seconds deadline) {
-  std::vector<std::string> args = {AdserverBinary(), "serve", "--data", data_dir_, "--listen",
-                                   "127.0.0.1:0", "--ready-file", ready_file_, "--log-level",
-                                   "warn"};
+  std::vector<std::string> args = {AdserverBinary(), "serve",       "--data",       data_dir_,
+                                   "--listen",       "127.0.0.1:0", "--ready-file", ready_file_,
+                                   "--log-level",    "warn"};
   args.insert(args.end(), options_.extra_args.begin(), options_.extra_args.end());
   std::vector<std::string> env;
   for (char** e = environ; *e; ++e) {
@@ -46,6 +47,12 @@ bool ServerProcess::Start(std::chrono::seconds deadline) {
 
   pid_ = fork();
   if (pid_ == 0) {
+    if (options_.pin_to_cpu >= 0) {
+      cpu_set_t one;
+      CPU_ZERO(&one);
+      CPU_SET(options_.pin_to_cpu, &one);
+      if (sched_setaffinity(0, sizeof(one), &one) != 0) _exit(126);
+    }
     int fd = open(log_file_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     dup2(fd, 1);
     dup2(fd, 2);

@@ -147,6 +147,15 @@ async function atBothWidths(page, name) {
   await page.setViewportSize({ width: 1280, height: 800 });
 }
 
+// The other pages at 360 px: no sideways scrolling either.
+async function narrow(page, name) {
+  await page.setViewportSize({ width: 360, height: 740 });
+  await page.waitForTimeout(150);
+  const scroll = await page.evaluate(() => document.documentElement.scrollWidth);
+  check(scroll <= 360, `${name}: no sideways scrolling at 360 px`, String(scroll));
+  await page.setViewportSize({ width: 1280, height: 800 });
+}
+
 async function operatorCreatesUsers(op, base, seeded) {
   await open(op, base, '#/users', 'Users');
   const form = op.locator('#page-view form', { hasText: 'New user' });
@@ -200,6 +209,7 @@ async function advertiserCreatesCampaign(adv, base) {
   // Conversion settings: Aave transactions count.
   await form.getByLabel('Conversion projects', { exact: true }).fill('aave');
   await form.getByRole('button', { name: 'Add Aave (aave)' }).click();
+  await narrow(adv, 'the campaign form');
   await form.getByRole('button', { name: 'Create campaign' }).click();
   await adv.locator('#f-pricing-bid-error').filter({ hasText: /./ }).waitFor({ timeout: 10000 });
   check(await adv.locator('#f-pricing-bid').getAttribute('aria-invalid') === 'true' &&
@@ -235,6 +245,7 @@ async function advertiserCreatesAd(adv, campaignId) {
     check(ok, `the live preview renders bold, italic, underline and bullets in ${format}`);
   }
   check(await adv.locator('#ad-preview .ad-img').count() === 3, 'three image frames, none for NO_IMAGE');
+  await narrow(adv, 'the ad form and its preview');
   if (screenshots) {
     await adv.locator('.ad-editor').screenshot({ path: path.join(screenshots, 'advertiser-ad-preview.png') });
   }
@@ -259,6 +270,7 @@ async function operatorApproves(op, base) {
         await card.locator('[data-format="NO_IMAGE"] strong', { hasText: 'Low fees' }).count() === 1,
         'the review queue shows the ad with its preview in the four formats');
   if (screenshots) await op.screenshot({ path: path.join(screenshots, 'operator-review-desktop.png') });
+  await narrow(op, 'the review queue');
   await card.getByRole('button', { name: 'Approve Earn on Aave' }).click();
   await op.locator('#page-view', { hasText: 'Nothing waits for review.' }).waitFor({ timeout: 10000 });
   check(true, 'the operator approved the ad');
@@ -275,6 +287,7 @@ async function publisherServes(pub, base, seeded) {
   const keys = await tableRows(pub, 'Keys');
   check(keys.length === 1 && keys[0][0] === key.slice(0, 8) + '…' && keys[0][1] === 'live',
         'the key list shows the prefix only', JSON.stringify(keys));
+  await narrow(pub, 'the keys and settings page');
   await pub.reload();
   await pub.locator('#page-view .page-title', { hasText: 'News site' }).waitFor();
   check(await pub.locator('#new-key-value').count() === 0 && !(await pub.content()).includes(key),

@@ -124,12 +124,14 @@ window.AdConsole = (function () {
   function controlFor(form, name) {
     const find = (n) => form.querySelector('[data-field="' + CSS.escape(n) + '"]');
     const plain = name.replace(/\[\d+\]/g, '');
-    let parent = plain;
-    const candidates = [name, plain];
-    for (const c of candidates) { const node = find(c); if (node) return node; }
+    for (const candidate of [name, plain]) {
+      const node = find(candidate);
+      if (node) return node;
+    }
     for (const node of form.querySelectorAll('[data-field]')) {
       if (node.dataset.field.startsWith(plain + '.')) return node;
     }
+    let parent = plain;
     while (parent.includes('.')) {
       parent = parent.slice(0, parent.lastIndexOf('.'));
       const node = find(parent);

@@ -402,6 +402,14 @@ async function moreWrites(op, adv, pub, base, seeded, campaignId) {
   await adv.getByRole('button', { name: 'Resume' }).click();
   await adv.locator('.status-active').waitFor({ timeout: 10000 });
   check(true, 'the advertiser pauses and resumes the campaign');
+  const edit = adv.locator('#page-view form', { hasText: 'Edit campaign' });
+  await edit.getByLabel('Daily budget').fill('5');
+  await edit.getByLabel('Pacing').selectOption('asap');
+  await edit.getByRole('button', { name: 'Save campaign' }).click();
+  await adv.locator('#page-view', { hasText: 'Spend today (UTC): 0.02 of 5.00' }).waitFor({ timeout: 10000 });
+  const edited = await admin(base, 'GET', `/admin/v1/campaigns/${campaignId}`);
+  check(edited.budget.daily === 5 && edited.pacing === 'asap' && edited.conversion.projects.join() === 'aave',
+        'the advertiser edits the daily budget and pacing; the budget status follows', JSON.stringify(edited));
 
   await adv.getByRole('link', { name: 'Keys', exact: true }).click();
   await adv.locator('#page-view .page-title', { hasText: 'Aave Co: advertiser keys' }).waitFor({ timeout: 10000 });

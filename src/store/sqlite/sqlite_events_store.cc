@@ -160,21 +160,17 @@ Status SqliteEventsStore::InsertClicks(std::span<ClickRecord> rows) {
   std::lock_guard<std::mutex> lock(mu_);
   Connection& c = *conn_;
   ADS_ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(c, Transaction::Kind::kWrite));
-  for (ClickRecord& r : rows) {
-    if (r.status == ClickStatus::kBilled) {
-      ADS_ASSIGN_OR_RETURN(
-          Statement sel,
-          c.Prepare("SELECT 1 FROM clicks WHERE decision_id = ?1 AND status = 'billed'"));
-      sel.BindBlob(1, r.decision_id.data(), r.decision_id.size());
-      ADS_ASSIGN_OR_RETURN(bool billed_before, sel.Step());
-      if (billed_before) r.status = ClickStatus::kDuplicate;
-    }
-    if (r.status != ClickStatus::kBilled) r.price = 0;
-    ADS_ASSIGN_OR_RETURN(
-        Statement ins,
-        c.Prepare("INSERT INTO clicks (decision_id, publisher_id, ad_unit_id, campaign_id, "
-                  "ad_id, arm, served_at, clicked_at, price_micros, person, earlier_variant, "
-                  "status) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"));
+  // A billed candidate is inserted as billed unless its decision already has a billed row
+  // (the partial unique index `clicks_billed_once` answers that in the same probe as the
+  // insert: no separate lookup); then it is stored as a duplicate.
+  static const std::string kInsert =
+      "INSERT INTO clicks (decision_id, publisher_id, ad_unit_id, campaign_id, ad_id, arm, "
+      "served_at, clicked_at, price_micros, person, earlier_variant, status) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)";
+  static const std::string kInsertBilledOnce =
+      kInsert + " ON CONFLICT (decision_id) WHERE status = 'billed' DO NOTHING";
+  auto insert = [&](ClickRecord& r, bool billed_once) -> Result<bool> {
+    ADS_ASSIGN_OR_RETURN(Statement ins, c.Prepare(billed_once ? kInsertBilledOnce : kInsert));
     ins.BindBlob(1, r.decision_id.data(), r.decision_id.size())
         .Bind(2, r.publisher_id)
         .Bind(3, r.ad_unit_id)
@@ -188,7 +184,19 @@ Status SqliteEventsStore::InsertClicks(std::span<ClickRecord> rows) {
         .Bind(11, int64_t{r.earlier_variant ? 1 : 0})
         .Bind(12, ClickStatusName(r.status));
     ADS_RETURN_IF_ERROR(ins.Run());
+    if (c.Changes() == 0) return false;
     r.id = c.LastInsertId();
+    return true;
+  };
+  for (ClickRecord& r : rows) {
+    if (r.status == ClickStatus::kBilled) {
+      ADS_ASSIGN_OR_RETURN(bool inserted, insert(r, /*billed_once=*/true));
+      if (inserted) continue;
+      r.status = ClickStatus::kDuplicate;
+    }
+    r.price = 0;
+    ADS_ASSIGN_OR_RETURN(bool inserted, insert(r, /*billed_once=*/false));
+    if (!inserted) return InternalError("a click row was not inserted");
   }
   return txn.Commit();
 }

@@ -125,7 +125,13 @@ async function open(page, base, hash, heading) {
   const target = base + '/console/' + hash;
   if (page.url() === target) await page.reload();
   else await page.goto(target);
-  if (heading) await page.locator('#page-view .page-title', { hasText: heading }).waitFor({ timeout: 10000 });
+  if (!heading) return;
+  try {
+    await page.locator('#page-view .page-title', { hasText: heading }).waitFor({ timeout: 10000 });
+  } catch (e) {
+    const shown = await page.locator('#page-view').innerText().catch(() => '?');
+    throw new Error(`${hash}: no heading "${heading}"; the page shows: ${shown.slice(0, 300)}`);
+  }
 }
 
 // The rows of the table whose caption is `caption`, as arrays of cell texts.

@@ -32,7 +32,12 @@ window.AdConsole = (function () {
 
   // GET that a page cannot do without: 404 → NotFound, 401 → SignedOut, other → Error.
   async function load(path) {
-    const res = await api('GET', path);
+    let res = await api('GET', path);
+    // 503: the store was busy for a moment (e.g. SQLite behind a rollup flush); try again.
+    for (let retry = 1; res.status === 503 && retry <= 3; retry++) {
+      await new Promise((resolve) => setTimeout(resolve, 200 * retry));
+      res = await api('GET', path);
+    }
     if (res.status === 200) return res.json;
     if (res.status === 404) throw new NotFound(path);
     if (res.status === 401) throw new SignedOut();

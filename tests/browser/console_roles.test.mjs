@@ -359,6 +359,9 @@ async function advertiserSeesTraffic(adv, base, campaignId) {
         "the advertiser's chart is drawn next to it");
   check(await adv.locator('#page-view', { hasText: 'Total spend: 0.02' }).count() === 1,
         'budget status shows the spend of two CPM-10 impressions');
+  const arms = await tableRows(adv, "A/B comparison of the ads' arms");
+  check(arms.length === 1 && arms[0][0] === '(none)' && arms[0][1] === '2' && arms[0][2] === '1',
+        'the A/B comparison of arms (one: ads without an arm)', JSON.stringify(arms));
   await atBothWidths(adv, 'advertiser-campaign');
 }
 

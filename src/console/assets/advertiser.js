@@ -286,6 +286,10 @@
                    campaign.status === 'active' || paused ? toggle : null),
                 status);
     const today = await campaignReport(root, id);
+    const range = C.lastDays(14);
+    const ab = await load('/admin/v1/reports/ab?' + C.query({ campaignId: id, from: range.from, to: range.to }));
+    root.append(el('section', { class: 'report-block' }, el('h3', { text: 'A/B comparison of arms' }),
+                   C.abTable(ab, 'Arm', 'A/B comparison of the ads\' arms')));
     root.append(budgetStatus(campaign, stats, today), adsCard(id, ads),
                 el('section', { class: 'card', 'aria-labelledby': 'conv-title' },
                    el('h3', { id: 'conv-title', text: 'Conversions' }), conversionsTable(conversions)),

@@ -146,7 +146,8 @@
     });
   }
 
-  function abTable(ab) {
+  // The A/B answer as a table; `what` names the variants ('adUnitId' or 'Arm').
+  function abTable(ab, what = 'adUnitId', caption = 'A/B comparison of adUnitIds') {
     const interval = (m) => percent(m.value) + ' (' + percent(m.low) + ' – ' + percent(m.high) + ')';
     const test = (v, key) => {
       if (!v.vsBaseline) return 'baseline';
@@ -154,8 +155,8 @@
       if (!t || t.p === null) return 'nothing to test';
       return 'z ' + t.z.toFixed(2) + ', p ' + t.p.toFixed(3) + (t.better ? ', better: ' + t.better : ', no difference');
     };
-    return table('A/B comparison of adUnitIds (95 % Wilson intervals; z-test against the first)', [
-      { label: 'adUnitId', key: 'variant' },
+    return table(caption + ' (95 % Wilson intervals; z-test against the first)', [
+      { label: what, value: (v) => v.variant === '' ? '(none)' : v.variant },
       { label: 'Impressions', value: (v) => fmt(v.impressions), numeric: true },
       { label: 'Clicks', value: (v) => fmt(v.clicks), numeric: true },
       { label: 'CTR', value: (v) => interval(v.ctr) },
@@ -165,6 +166,8 @@
       { label: 'CVR vs first', value: (v) => test(v, 'cvr') },
     ], ab.variants || []);
   }
+
+  C.abTable = abTable;
 
   C.route('/publishers/:id/reports', ['operator', 'publisher'], async (root, { id }) => {
     const publisher = await load('/admin/v1/publishers/' + id);

@@ -420,6 +420,17 @@ async function moreWrites(op, adv, pub, base, seeded, campaignId) {
   check(edited.budget.daily === 5 && edited.pacing === 'asap' && edited.conversion.projects.join() === 'aave',
         'the advertiser edits the daily budget and pacing; the budget status follows', JSON.stringify(edited));
 
+  await pub.getByRole('link', { name: 'Account' }).click();
+  const account = pub.locator('#page-view form', { hasText: 'Change password' });
+  await account.getByLabel('Current password').fill('not-the-password');
+  await account.getByLabel('New password').fill(PUBLISHER.password + '-new');
+  await account.getByRole('button', { name: 'Change password' }).click();
+  await pub.locator('#f-currentPassword-error').filter({ hasText: /./ }).waitFor({ timeout: 10000 });
+  await account.getByLabel('Current password').fill(PUBLISHER.password);
+  await account.getByRole('button', { name: 'Change password' }).click();
+  await pub.getByText('Password changed.').waitFor({ timeout: 10000 });
+  check(true, 'the publisher changes its password (a wrong current one errors at its field)');
+
   await adv.getByRole('link', { name: 'Keys', exact: true }).click();
   await adv.locator('#page-view .page-title', { hasText: 'Aave Co: advertiser keys' }).waitFor({ timeout: 10000 });
   await adv.getByRole('button', { name: 'Create key' }).click();
@@ -501,14 +512,14 @@ async function main() {
   await signIn(op, base, OPERATOR);
   await operatorCreatesUsers(op, base, seeded);
   await signIn(adv, base, ADVERTISER);
-  check(await adv.locator('#nav-list a').allTextContents().then((t) => t.join()) === 'Overview,Campaigns,Keys',
+  check(await adv.locator('#nav-list a').allTextContents().then((t) => t.join()) === 'Overview,Campaigns,Keys,Account',
         "the advertiser's navigation");
   const campaignId = await advertiserCreatesCampaign(adv, base);
   await advertiserCreatesAd(adv, campaignId);
   await operatorApproves(op, base);
   await signIn(pub, base, PUBLISHER);
   check(await pub.locator('#nav-list a').allTextContents().then((t) => t.join()) ===
-        'Overview,Keys & settings,Reports', "the publisher's navigation");
+        'Overview,Keys & settings,Reports,Account', "the publisher's navigation");
   await publisherServes(pub, base, seeded);
   await advertiserSeesTraffic(adv, base, campaignId);
   await conversionArrives(adv, base, campaignId);
@@ -523,9 +534,9 @@ async function main() {
   check(errors.length === 0, 'no console errors or warnings', JSON.stringify(errors));
   // The provoked ones only: the short password, the bad bid and URL, the publisher's two
   // Not found pages and two API probes, the write without the CSRF header.
-  // Then the bad origin and the rejection without a reason.
+  // Then the bad origin, the wrong current password and the rejection without a reason.
   const expected = ['advertiser 400', 'advertiser 400', 'operator 400', 'operator 400',
-                    'publisher 400', 'publisher 403', 'publisher 404', 'publisher 404',
+                    'publisher 400', 'publisher 400', 'publisher 403', 'publisher 404', 'publisher 404',
                     'publisher 404', 'publisher 404'];
   check(JSON.stringify(http.sort()) === JSON.stringify(expected),
         'the only failed requests are the provoked ones', JSON.stringify(http));

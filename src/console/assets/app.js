@@ -146,6 +146,7 @@
       links.push(['#/publishers', 'Publishers'], ['#/campaigns', 'Campaigns'], ['#/review', 'Review'],
                  ['#/users', 'Users'], ['#/health', 'Health']);
     }
+    links.push(['#/account', 'Account']);
     return links;
   }
 
@@ -162,6 +163,31 @@
     const path = location.hash.replace(/^#/, '').split('?')[0];
     return path === '' ? '/' : path;
   }
+
+  // The signed-in user's own password (POST /console/api/password; other sessions end).
+  C.route('/account', ['operator', 'advertiser', 'publisher'], async (root) => {
+    const current = C.input({ type: 'password', autocomplete: 'current-password' });
+    const next = C.input({ type: 'password', autocomplete: 'new-password' });
+    const done = C.el('p', { class: 'ok', role: 'status' });
+    const form = C.el('form', { class: 'card form', novalidate: true, 'aria-labelledby': 'password-title' },
+      C.el('h3', { id: 'password-title', text: 'Change password' }),
+      C.field('currentPassword', 'Current password', current),
+      C.field('password', 'New password', next, 'At least 10 characters. Your other sessions end.'),
+      C.formError(), done, C.el('button', { type: 'submit', text: 'Change password' }));
+    form.addEventListener('submit', (event) => {
+      event.preventDefault();
+      done.textContent = '';
+      C.busy(form, async () => {
+        const res = await api('POST', '/console/api/password', { currentPassword: current.value, password: next.value });
+        if (res.status !== 200) return C.showErrors(form, res);
+        C.clearErrors(form);
+        current.value = '';
+        next.value = '';
+        done.textContent = 'Password changed.';
+      });
+    });
+    root.append(C.heading('Account'), C.notice(describeUser(state.user)), form);
+  });
 
   function notFound(root) {
     root.replaceChildren(C.heading('Not found'),

@@ -527,6 +527,16 @@ async function main() {
   await scopeAndCsrf(pub, base, seeded, campaignId);
   await moreWrites(op, adv, pub, base, seeded, campaignId);
   await operatorHealth(op, base);
+  await open(op, base, '#/campaigns', 'Campaigns');
+  await op.getByLabel('Community').selectOption(String(seeded.community.id));
+  await op.waitForURL(new RegExp(`#/campaigns\\?community=${seeded.community.id}$`));
+  const listed = await pollTable(op, base, `#/campaigns?community=${seeded.community.id}`, 'Campaigns',
+                                 'Campaigns', (r) => r.length === 1);
+  check(listed.length === 1 && listed[0][0] === 'Aave for swappers' && listed[0][1] === 'Aave Co',
+        "the operator's community picker lists that community's campaigns", JSON.stringify(listed));
+  await open(op, base, '#/campaigns/new', 'New campaign');
+  check(await op.locator('#f-communityId option').allTextContents().then((t) => t.join()) === 'Aave Co',
+        'the operator picks the community of a new campaign');
   await open(op, base, `#/campaigns/${campaignId}`, 'Aave for swappers');
   check(true, "the operator opens the advertiser's campaign");
   await open(op, base, `#/publishers/${seeded.news.id}/reports`, 'News site: reports');

@@ -12,6 +12,7 @@
 #include "common/check.h"
 #include "common/clock.h"
 #include "common/crypto.h"
+#include "store/sqlite/sqlite_events_store.h"
 
 namespace adserver::bench {
 namespace {
@@ -71,8 +72,10 @@ const std::vector<store::ProjectRecord>& RealProjects() {
     std::vector<store::ProjectRecord> list;
     Status st = [&]() -> Status {
       ADS_ASSIGN_OR_RETURN(auto store, app::OpenStore(dir));
+      ADS_ASSIGN_OR_RETURN(auto events, store::SqliteEventsStore::Open(app::DatabasePath(dir)));
       FakeClock clock;
-      ADS_RETURN_IF_ERROR(app::SeedDemo(*store, clock, "http://127.0.0.1", /*wallets=*/0).status());
+      ADS_RETURN_IF_ERROR(
+          app::SeedDemo(*store, *events, clock, "http://127.0.0.1", /*wallets=*/0).status());
       ADS_ASSIGN_OR_RETURN(list, store->ListProjects());
       return OkStatus();
     }();
@@ -153,9 +156,13 @@ store::CampaignRecord MakeCampaign(const DatasetOptions& o, int i, const Zipf& z
   c.name = "Bench campaign " + std::to_string(c.id);
   c.status = CampaignStatus::kActive;
   uint64_t kind = rng.Uniform(0, 9);
-  c.pricing_model = kind < 7 ? PricingModel::kCpm : kind < 9 ? PricingModel::kCpc : PricingModel::kCpa;
+  c.pricing_model = kind < 7   ? PricingModel::kCpm
+                    : kind < 9 ? PricingModel::kCpc
+                               : PricingModel::kCpa;
   // Log-uniform bids: CPM 0.5..20, CPC 0.05..2, CPA 1..50 (currency units).
-  double lo = c.pricing_model == PricingModel::kCpm ? 0.5 : c.pricing_model == PricingModel::kCpc ? 0.05 : 1;
+  double lo = c.pricing_model == PricingModel::kCpm   ? 0.5
+              : c.pricing_model == PricingModel::kCpc ? 0.05
+                                                      : 1;
   double bid = lo * std::exp(rng.Unit() * std::log(40.0));
   c.bid_micros = static_cast<Micros>(bid * kMicrosPerUnit);
   int targets = static_cast<int>(rng.Uniform(1, 10));

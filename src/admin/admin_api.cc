@@ -151,10 +151,14 @@ struct PublisherApi {
   static Status CheckOwner(Ctx& ctx, const Record& rec) {
     return CheckPublisher(ctx.principal, rec.id, "publisher " + std::to_string(rec.id));
   }
-  // Publisher users edit their settings, not what they are paid (issue 16).
+  // Publisher users edit their settings, not what they are paid (issue 16) nor how much
+  // traffic the server takes from them (issue 18).
   static Status BeforeWrite(Ctx& ctx, Json& body, Record&) {
     if (body.contains("payout") && !ctx.principal.IsOperator()) {
       return PermissionDeniedError("only operators set a publisher's payout rule");
+    }
+    if (body.contains("rateLimit") && !ctx.principal.IsOperator()) {
+      return PermissionDeniedError("only operators set a publisher's rate limit");
     }
     return OkStatus();
   }

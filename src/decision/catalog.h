@@ -34,6 +34,9 @@ struct Publisher {
   std::vector<std::string> category_opt_ins;  // sorted campaign categories this publisher takes
   Micros floor_cpm_micros = 0;                // no ad worth less per 1000 impressions
   std::vector<std::string> ab_arms;           // experiment arms adUnitIds are hashed onto
+  // Requests per second and burst its keys may send (issue 18); 0 = unlimited.
+  double rate_per_second = 0;
+  int64_t rate_burst = 0;
   // True when `origin` may call with this publisher's keys.
   bool AllowsOrigin(std::string_view origin) const;
   bool BlocksCommunity(int64_t community_id) const;

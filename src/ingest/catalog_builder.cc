@@ -72,6 +72,10 @@ void AddPublishers(Build& b) {
     SortUnique(out.category_opt_ins);
     out.floor_cpm_micros = p.floor_cpm_micros.value_or(0);
     out.ab_arms = p.ab_arms;
+    if (p.rate_limit) {
+      out.rate_per_second = p.rate_limit->per_second;
+      out.rate_burst = p.rate_limit->burst;
+    }
     b.publishers.emplace(p.id, static_cast<Index>(b.catalog.publishers.size()));
     b.catalog.publishers.push_back(std::move(out));
   }

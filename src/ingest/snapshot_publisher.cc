@@ -1,6 +1,7 @@
 #include "ingest/snapshot_publisher.h"
 
 #include <array>
+#include <cmath>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -79,6 +80,10 @@ void PutRecords(std::string& out, const store::CatalogData& data) {
   for (const auto& p : data.publishers) {
     PutAll(out, p.id, p.name, p.allowed_origins, p.blocked_communities, p.created_at, p.updated_at);
     PutAll(out, p.allowed_communities, p.category_opt_ins, p.floor_cpm_micros, p.ab_arms);
+    Put(out, p.rate_limit.has_value());
+    if (p.rate_limit) {  // per_second in millionths: Put of a number keeps its integer part
+      PutAll(out, std::llround(p.rate_limit->per_second * 1e6), p.rate_limit->burst);
+    }
   }
   Put(out, data.api_keys.size());
   for (const auto& k : data.api_keys) {

@@ -484,6 +484,14 @@ Status ValidatePublisher(const store::PublisherRecord& p) {
     out.Add("payout.percent", "must be a number from 0 to 100");
   }
   if (p.payout.cpm_micros < 0) out.Add("payout.cpm", "must not be negative");
+  if (p.rate_limit) {
+    if (!(p.rate_limit->per_second > 0 && p.rate_limit->per_second <= 1'000'000)) {
+      out.Add("rateLimit.perSecond", "must be a number above 0, at most 1000000");
+    }
+    if (p.rate_limit->burst < 1 || p.rate_limit->burst > 1'000'000) {
+      out.Add("rateLimit.burst", "must be an integer from 1 to 1000000");
+    }
+  }
   return std::move(out).ToStatus("publisher");
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cstdio>
 #include <exception>
 #include <memory>
 #include <optional>
@@ -168,6 +169,7 @@ struct Context {
   const DecisionHooks* hooks = nullptr;  // null = no budgets, caps, billing or explain
   const EventHooks* events = nullptr;    // null = no click URLs, no serving counters
   int64_t now_micros = 0;
+  RateLimiter* rate_limiter = nullptr;  // null = publishers' rate limits are not applied
 };
 
 // What a live key's request ended with, for the serving counters.
@@ -253,6 +255,21 @@ std::variant<const decision::ApiKey*, Outcome> Authenticate(const Context& ctx) 
     return Outcome{Error(401, "Origin not allowed for this API key",
                          {{"Origin", "Origin is not in the allowed origins of this API key"}}),
                    /*expose_to_origin=*/false};
+  }
+  if (publisher.rate_per_second > 0 && ctx.rate_limiter != nullptr) {
+    int64_t wait = ctx.rate_limiter->Admit(publisher.id, publisher.rate_per_second,
+                                           publisher.rate_burst, ctx.now_micros);
+    if (wait > 0) {
+      char rate[32];
+      std::snprintf(rate, sizeof rate, "%g", publisher.rate_per_second);
+      http::Response response =
+          Error(429, "Too many requests",
+                {{"x-api-key", std::string("this key's publisher is limited to ") + rate +
+                                   " requests per second (burst " +
+                                   std::to_string(publisher.rate_burst) + ")"}});
+      response.SetHeader("Retry-After", std::to_string((wait + 999'999) / 1'000'000));
+      return Outcome{std::move(response)};
+    }
   }
   return api_key;
 }
@@ -577,6 +594,7 @@ http::Response AdHandler::HandleAt(const http::Request& request, Variant variant
               rng,     options_, sample_counter_, identity_};
   ctx.hooks = hooks_;
   ctx.events = events_.load(std::memory_order_acquire);
+  ctx.rate_limiter = &rate_limiter_;
   ctx.now_micros = now_micros;
   Outcome outcome;
   try {

@@ -21,6 +21,7 @@
 #include "serve/ad_request.h"
 #include "serve/decision_hooks.h"
 #include "serve/options.h"
+#include "serve/rate_limiter.h"
 
 namespace adserver::serve {
 
@@ -75,6 +76,7 @@ class AdHandler {
   const Clock& clock_;
   ServeOptions options_;
   mutable std::atomic<uint64_t> sample_counter_{0};
+  mutable RateLimiter rate_limiter_;
   const identity::IdentityService* identity_ = nullptr;
   const DecisionHooks* hooks_ = nullptr;
   // Set before serving, or (a port chosen at start) right after listening: published with

@@ -20,6 +20,14 @@ using Id = int64_t;
 
 // How a publisher is paid (issue 16): a share of what advertisers spent on its inventory, or a
 // guaranteed price per 1000 served impressions.
+// A publisher's request rate limit on its keys (issue 18): `per_second` sustained, `burst`
+// requests at once. Absent = unlimited.
+struct RateLimit {
+  double per_second = 0;
+  int64_t burst = 0;
+  bool operator==(const RateLimit&) const = default;
+};
+
 struct PayoutRule {
   enum class Model { kRevshare, kCpm };
   Model model = Model::kRevshare;
@@ -42,6 +50,7 @@ struct PublisherRecord {
   std::optional<Micros> floor_cpm_micros;
   std::vector<std::string> ab_arms;
   PayoutRule payout;
+  std::optional<RateLimit> rate_limit;
   int64_t created_at = 0;
   int64_t updated_at = 0;
 };

@@ -1,6 +1,7 @@
 #include "admin/detail/records_json.h"
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <utility>
 
@@ -9,6 +10,9 @@
 
 namespace adserver::admin::detail {
 namespace {
+
+constexpr double kMaxRatePerSecond = 1'000'000;
+constexpr int64_t kMaxRateBurst = 1'000'000;
 
 std::string Indexed(const std::string& field, size_t i) {
   return field + "[" + std::to_string(i) + "]";
@@ -209,6 +213,33 @@ void ReadPayoutRule(ObjectReader& r, store::PayoutRule& out) {
   out = rule;
 }
 
+// {"perSecond": 50, "burst": 100} (burst defaults to perSecond rounded up); null clears it.
+void ReadRateLimit(ObjectReader& r, std::optional<store::RateLimit>& out) {
+  store::RateLimit limit;
+  const Json* per_second = r.Find("perSecond");
+  if (per_second == nullptr) return r.Require({"perSecond"});
+  if (!per_second->is_number() || !(per_second->get<double>() > 0) ||
+      !(per_second->get<double>() <= kMaxRatePerSecond)) {
+    return r.Error("perSecond", "must be a number above 0, at most 1000000");
+  }
+  limit.per_second = per_second->get<double>();
+  limit.burst = static_cast<int64_t>(std::ceil(limit.per_second));
+  if (const Json* burst = r.Find("burst")) {
+    std::optional<int64_t> b = JsonInt(*burst);
+    if (!b || *b < 1 || *b > kMaxRateBurst) {
+      return r.Error("burst", "must be an integer from 1 to 1000000");
+    }
+    limit.burst = *b;
+  }
+  r.RejectUnknown();
+  out = limit;
+}
+
+Json RateLimitToJson(const std::optional<store::RateLimit>& limit) {
+  if (!limit) return Json();
+  return Json{{"perSecond", limit->per_second}, {"burst", limit->burst}};
+}
+
 Json PayoutRuleToJson(const store::PayoutRule& rule) {
   if (rule.model == store::PayoutRule::Model::kCpm) {
     return Json{{"model", "cpm"}, {"cpm", MoneyToJson(rule.cpm_micros)}};
@@ -295,6 +326,9 @@ void ApplyPublisher(ObjectReader& r, bool creating, store::PublisherRecord& p) {
   r.ReadIntArray("blockedCommunities", p.blocked_communities);
   ReadPublisherControls(r, p);
   r.ReadObject("payout", [&](ObjectReader& payout) { ReadPayoutRule(payout, p.payout); });
+  r.ReadObject(
+      "rateLimit", [&](ObjectReader& limit) { ReadRateLimit(limit, p.rate_limit); },
+      [&] { p.rate_limit.reset(); });
   r.RejectUnknown();
 }
 
@@ -308,6 +342,7 @@ Json PublisherToJson(const store::PublisherRecord& p) {
               {"floorCpm", p.floor_cpm_micros ? MoneyToJson(*p.floor_cpm_micros) : Json()},
               {"abArms", p.ab_arms},
               {"payout", PayoutRuleToJson(p.payout)},
+              {"rateLimit", RateLimitToJson(p.rate_limit)},
               {"createdAt", TimeToJson(p.created_at)},
               {"updatedAt", TimeToJson(p.updated_at)}};
 }

@@ -64,13 +64,17 @@ Status ForEachControl(Connection& c, const char* sql, std::vector<Record>& out, 
 Status LoadPublisherControls(Connection& c, std::vector<PublisherRecord>& out) {
   return ForEachControl(
       c,
-      "SELECT publisher_id, allowed_communities, category_opt_ins, floor_cpm_micros, ab_arms "
-      "FROM publisher_controls",
+      "SELECT publisher_id, allowed_communities, category_opt_ins, floor_cpm_micros, ab_arms, "
+      "rate_per_second, rate_burst FROM publisher_controls",
       out, [](PublisherRecord& p, Statement& s) {
         p.allowed_communities = SplitIds(s.Text(1));
         p.category_opt_ins = SplitStrings(s.Text(2));
         p.floor_cpm_micros = s.OptInt(3);
         p.ab_arms = SplitStrings(s.Text(4));
+        p.rate_limit.reset();
+        if (!s.IsNull(5) && !s.IsNull(6)) {
+          p.rate_limit = RateLimit{.per_second = s.Double(5), .burst = s.Int(6)};
+        }
       });
 }
 
@@ -112,13 +116,19 @@ Status WritePublisherControls(Connection& c, Id id, const PublisherRecord& p) {
   ADS_ASSIGN_OR_RETURN(
       Statement s,
       c.Prepare("INSERT OR REPLACE INTO publisher_controls (publisher_id, allowed_communities, "
-                "category_opt_ins, floor_cpm_micros, ab_arms) VALUES (?1, ?2, ?3, ?4, ?5)"));
-  return s.Bind(1, id)
+                "category_opt_ins, floor_cpm_micros, ab_arms, rate_per_second, rate_burst) "
+                "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"));
+  s.Bind(1, id)
       .Bind(2, Join(p.allowed_communities))
       .Bind(3, Join(p.category_opt_ins))
       .Bind(4, p.floor_cpm_micros)
-      .Bind(5, Join(p.ab_arms))
-      .Run();
+      .Bind(5, Join(p.ab_arms));
+  if (p.rate_limit) {
+    s.BindDouble(6, p.rate_limit->per_second).Bind(7, p.rate_limit->burst);
+  } else {
+    s.BindNull(6).BindNull(7);
+  }
+  return s.Run();
 }
 
 Status WriteCampaignControls(Connection& c, Id id, const CampaignRecord& r) {

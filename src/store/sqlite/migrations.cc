@@ -450,6 +450,11 @@ ALTER TABLE ads ADD COLUMN review_reason TEXT NOT NULL DEFAULT '';
 DROP INDEX clicks_by_person;
 CREATE INDEX clicks_by_person ON clicks (campaign_id, person, clicked_at) WHERE status = 'billed';
 )sql"},
+    // Per-publisher rate limits (issue 18): requests per second and burst; NULL = unlimited.
+    {11, R"sql(
+ALTER TABLE publisher_controls ADD COLUMN rate_per_second REAL CHECK (rate_per_second > 0);
+ALTER TABLE publisher_controls ADD COLUMN rate_burst INTEGER CHECK (rate_burst > 0);
+)sql"},
 };
 
 Result<int> CurrentVersion(Connection& conn) {

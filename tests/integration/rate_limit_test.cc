@@ -28,12 +28,12 @@ class RateLimitTest : public ::testing::Test {
   std::string PublisherPath() {
     return "/admin/v1/publishers/" + std::to_string(fixture_->keys.open_publisher);
   }
-  HttpResult Ask(const std::string& path) {
+  HttpResult Ask(const std::string& path, const std::string& key = "") {
     json body = {{"walletAddresses", {fixture_->wallets.uniswap}}, {"imageFormat", "NO_IMAGE"}};
-    return fixture_->Client().Send(
-        "POST", path,
-        {{"Content-Type", "application/json"}, {"x-api-key", fixture_->keys.open_live}},
-        body.dump());
+    return fixture_->Client().Send("POST", path,
+                                   {{"Content-Type", "application/json"},
+                                    {"x-api-key", key.empty() ? fixture_->keys.open_live : key}},
+                                   body.dump());
   }
   static ServingFixture* fixture_;
 };
@@ -57,6 +57,12 @@ TEST_F(RateLimitTest, RequestsBeyondTheBurstGet429WithRetryAfterOnBothVariants) 
     ASSERT_EQ(error["details"].size(), 1u);
     EXPECT_EQ(error["details"][0]["field"], "x-api-key");
   }
+  // Another publisher's key is served meanwhile.
+  for (int i = 0; i < 5; ++i) {
+    HttpResult other = Ask("/v1/ads", fixture_->keys.blocking);
+    EXPECT_TRUE(other.status == 200 || other.status == 204) << other.status << " " << other.body;
+  }
+  EXPECT_EQ(Ask("/v1/ads").status, 429);
   // Lifted: the same key is served again at once.
   HttpResult lifted = fixture_->Admin("PATCH", PublisherPath(), {{"rateLimit", nullptr}});
   ASSERT_EQ(lifted.status, 200) << lifted.body;

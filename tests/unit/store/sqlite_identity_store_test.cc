@@ -90,6 +90,7 @@ TEST(SqliteIdentityStoreTest, UpgradingDropsTheIdentityGraphTablesAndTheirRows) 
         "x'1111111111111111111111111111111111111111', 5);"
         // What later migrations alter (only the tables, for this test).
         "CREATE TABLE campaign_controls (campaign_id INTEGER PRIMARY KEY);"
+        "CREATE TABLE publisher_controls (publisher_id INTEGER PRIMARY KEY);"
         "CREATE TABLE publishers (id INTEGER PRIMARY KEY);"
         "CREATE TABLE ads (id INTEGER PRIMARY KEY);";
     ASSERT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);

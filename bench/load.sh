@@ -4,7 +4,7 @@
 #
 #   bench/load.sh [--smoke] [--startup-only] [--build-dir DIR] [--wallets N] [--campaigns M]
 #                 [--duration SECONDS] [--connections "8 64 256"] [--repeats R] [--out DIR]
-#                 [--startup-wallets "1000000 N"] [--cookies]
+#                 [--startup-wallets "1000000 N"] [--cookies] [--io-threads N]
 #
 # Defaults: 10 M wallets, 10 k campaigns, 10 s runs at 8/64/256 connections, 5 repeats: about
 # 6.5 minutes on 2 cores with a cold cache (generating 10 M and 1 M wallets: about 45 s), under
@@ -30,6 +30,8 @@
 # --cookies: every current-variant request (70 % of the mix) is a consented browser carrying its
 # identity cookie (issue 20): 256 cookies taken from the server before the runs, half the
 # requests presenting the cookie's wallet again, half none. nginx gets the same requests.
+# --io-threads N: adserver's event loops (default 1; 0 = the default configuration, one loop per
+# CPU the process may use, which pinned to CPU 0 is one too).
 # --smoke: tiny dataset, one start, 1-second runs at 8 connections; checks the harness works
 # (CTest label `bench`), asserts nothing about timing.
 set -euo pipefail
@@ -51,6 +53,7 @@ repeats=5
 out_dir=""
 startup_wallets=""
 cookies=0
+io_threads=1
 while (($#)); do
   case "$1" in
     --smoke) smoke=1 ;;
@@ -64,6 +67,7 @@ while (($#)); do
     --out) out_dir="$2"; shift ;;
     --startup-wallets) startup_wallets="$2"; shift ;;
     --cookies) cookies=1 ;;
+    --io-threads) io_threads="$2"; shift ;;
     -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
@@ -182,7 +186,7 @@ start_adserver_timed() {
   rm -f "$work/ready"
   start_ns=$(date +%s%N)
   taskset -c "$server_cpu" "$build_dir/adserver" serve --data "$1" --listen 127.0.0.1:0 \
-    --io-threads 1 --log-level warn --ready-file "$work/ready" >"$work/adserver.log" 2>&1 &
+    --io-threads "$io_threads" --log-level warn --ready-file "$work/ready" >"$work/adserver.log" 2>&1 &
   server_pid=$!
   wait_for 600 test -s "$work/ready" || { cat "$work/adserver.log" >&2; exit 1; }
   ready_ms=$((($(date +%s%N) - start_ns) / 1000000))

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 
+#include "app/cli_attribution.h"
 #include "app/server.h"
 #include "common/clock.h"
 #include "common/json_writer.h"
@@ -22,7 +23,8 @@ void PrintProgress(uint64_t rows, uint64_t read, uint64_t total, double seconds)
   std::fflush(stderr);
 }
 
-std::string SummaryJson(const std::string& file, const ingest::BulkImportSummary& s) {
+std::string SummaryJson(const std::string& file, const ingest::BulkImportSummary& s,
+                        uint64_t conversions) {
   std::string out = "{\"file\":";
   AppendJsonString(out, file);
   out += ",\"shape\":";
@@ -32,6 +34,8 @@ std::string SummaryJson(const std::string& file, const ingest::BulkImportSummary
          ",\"unknownContract\":" + std::to_string(s.unknown_contract) +
          ",\"failedTransactions\":" + std::to_string(s.skipped_failed) +
          ",\"rejected\":" + std::to_string(s.rejected) +
+         ",\"transactions\":" + std::to_string(s.transactions) +
+         ",\"conversions\":" + std::to_string(conversions) +
          ",\"alreadyImported\":" + (s.already_imported ? "true" : "false") +
          ",\"seconds\":" + std::to_string(s.seconds) + ",\"rowsPerSecond\":" +
          std::to_string(s.seconds > 0 ? static_cast<uint64_t>(double(s.rows) / s.seconds) : 0) +
@@ -53,6 +57,11 @@ Status RunActivityImport(const std::string& data_dir, const std::vector<std::str
   if (options.ledger_path.empty()) {
     options.ledger_path = ImportLedgerPath(data_dir);
   }
+  // Rows naming a transaction are attributed as onchain conversions, as the admin API's
+  // imports are (issue 15).
+  ADS_ASSIGN_OR_RETURN(std::unique_ptr<CliAttribution> attribution,
+                       CliAttribution::Open(data_dir, *store));
+  options.transactions = attribution.get();
   for (const std::string& file : files) {
     auto start = std::chrono::steady_clock::now();
     if (isatty(STDERR_FILENO)) {
@@ -61,12 +70,13 @@ Status RunActivityImport(const std::string& data_dir, const std::vector<std::str
         PrintProgress(rows, read, total, s);
       };
     }
+    uint64_t conversions_before = attribution->recorded();
     Result<ingest::BulkImportSummary> summary =
         ingest::BulkImportFile(file, *store, options, SystemClock::Get());
     if (options.progress) std::fprintf(stderr, "\n");
     if (!summary.ok())
       return Status(summary.status().code(), file + ": " + summary.status().message());
-    out << SummaryJson(file, *summary) << std::endl;
+    out << SummaryJson(file, *summary, attribution->recorded() - conversions_before) << std::endl;
   }
   return OkStatus();
 }

@@ -117,6 +117,11 @@ Status Server::InitDecisionState() {
   // Impressions without clicks or conversions lower learned rates; only a recompute lowers the
   // per-campaign lift ceilings the auction prunes with (clicks raise them at once).
   flusher_->SetTick([this] {
+    if (conversions_) {
+      if (Status followed = conversions_->FollowOthers(); !followed.ok()) {
+        ADS_LOG(warn, "conversions of other processes not read; retrying", "status", followed);
+      }
+    }
     if (auto catalog = catalogs_.Current()) {
       decision::RecomputeRateLift(*live_, *catalog, clock_.NowSeconds());
     }
@@ -185,6 +190,12 @@ Status Server::InitEvents() {
     Status flushed = exposures_->FlushNow();
     if (!flushed.ok()) ADS_LOG(warn, "exposures not written", "error", flushed.message());
   });
+  // Spend lost with the last counter flush (kill -9) comes back from the committed events;
+  // conversions other processes record from now on reach the counters through the tick.
+  ADS_RETURN_IF_ERROR(conversions_->StartFollowing());
+  ADS_ASSIGN_OR_RETURN(std::vector<store::CampaignCountersRecord> from_events,
+                       events_store_->CountersFromEvents(clock_.NowSeconds()));
+  ADS_RETURN_IF_ERROR(flusher_->Reconcile(from_events).status());
   clicks_ = std::make_unique<serve::ClickHandler>(
       catalogs_, *events_, clock_, [this](int64_t ad_id) -> std::optional<std::string> {
         Result<store::AdRecord> ad = store_->GetAd(ad_id);

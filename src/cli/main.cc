@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "app/activity_commands.h"
+#include "app/cli_attribution.h"
 #include "app/demo.h"
 #include "app/indexer.h"
 #include "app/server.h"
@@ -109,7 +110,10 @@ Status RunServe(const ServeFlags& flags) {
 Status RunIndex(const std::string& data_dir, const app::IndexerOptions& options) {
   sigset_t signals = BlockShutdownSignals();
   ADS_ASSIGN_OR_RETURN(auto store, app::OpenActivityStore(data_dir));
-  ADS_ASSIGN_OR_RETURN(auto indexer, app::LiveIndexer::Create(*store, data_dir, options));
+  // Blocks' transactions are attributed as onchain conversions, as `serve`'s indexer does.
+  ADS_ASSIGN_OR_RETURN(auto attribution, app::CliAttribution::Open(data_dir, *store));
+  ADS_ASSIGN_OR_RETURN(auto indexer,
+                       app::LiveIndexer::Create(*store, data_dir, options, attribution.get()));
   Status status;
   std::thread worker([&] {
     status = indexer->Run();

@@ -1,6 +1,6 @@
 #include "events/conversion_attributor.h"
 
-#include <iterator>
+#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -96,17 +96,17 @@ void ConversionAttributor::Collect(const decision::Catalog& catalog,
   }
 }
 
-void ConversionAttributor::OnApplied(int64_t chain_id,
-                                     std::span<const ingest::chain::AppliedBlock> blocks) {
+Status ConversionAttributor::OnApplied(int64_t chain_id,
+                                       std::span<const ingest::chain::AppliedBlock> blocks) {
   std::lock_guard<std::mutex> lock(mu_);
+  ADS_RETURN_IF_ERROR(RevertReplaced(chain_id, blocks));
   std::shared_ptr<const decision::Catalog> catalog = catalogs_.Current();
   bool any_interaction = false;
   for (const ingest::chain::AppliedBlock& block : blocks) {
     any_interaction = any_interaction || !block.interactions.empty();
   }
   if (!catalog || catalog->max_conversion_window_days() == 0 || !any_interaction) {
-    if (!pending_.empty()) Insert(chain_id, {});
-    return;
+    return OkStatus();
   }
   if (before_attribution_) before_attribution_();
   std::vector<store::ConversionCandidate> candidates;
@@ -120,8 +120,26 @@ void ConversionAttributor::OnApplied(int64_t chain_id,
       Collect(*catalog, interaction, ref, candidates);
     }
   }
-  if (candidates.empty() && pending_.empty()) return;
-  Insert(chain_id, std::move(candidates));
+  return Insert(candidates);
+}
+
+Status ConversionAttributor::RevertReplaced(int64_t chain_id,
+                                            std::span<const ingest::chain::AppliedBlock> blocks) {
+  std::vector<store::BlockAtHeight> heights;
+  heights.reserve(blocks.size());
+  for (const ingest::chain::AppliedBlock& block : blocks) {
+    heights.push_back({.number = static_cast<int64_t>(block.number), .hash = block.hash.bytes});
+  }
+  ADS_ASSIGN_OR_RETURN(std::vector<store::ConversionRecord> reverted,
+                       events_.RevertReplacedConversions(chain_id, heights, clock_.NowSeconds()));
+  if (!reverted.empty()) {
+    ADS_LOG(warn, "conversions of blocks replaced before they were indexed reverted", "chain",
+            chain_id, "conversions", reverted.size());
+  }
+  for (const store::ConversionRecord& c : reverted) {
+    if (on_reverted_) on_reverted_(c);
+  }
+  return OkStatus();
 }
 
 bool ConversionAttributor::Wants(int64_t project_id, int64_t unix_seconds) const {
@@ -132,11 +150,13 @@ bool ConversionAttributor::Wants(int64_t project_id, int64_t unix_seconds) const
          unix_seconds <= now + 86400;
 }
 
-void ConversionAttributor::OnImported(
+Status ConversionAttributor::OnImported(
     std::span<const ingest::chain::ChainInteraction> interactions) {
   std::lock_guard<std::mutex> lock(mu_);
   std::shared_ptr<const decision::Catalog> catalog = catalogs_.Current();
-  if (!catalog || catalog->max_conversion_window_days() == 0 || interactions.empty()) return;
+  if (!catalog || catalog->max_conversion_window_days() == 0 || interactions.empty()) {
+    return OkStatus();
+  }
   if (before_attribution_) before_attribution_();
   std::vector<store::ConversionCandidate> candidates;
   for (const ingest::chain::ChainInteraction& interaction : interactions) {
@@ -147,44 +167,53 @@ void ConversionAttributor::OnImported(
                  .confirmed = true};
     Collect(*catalog, interaction, ref, candidates);
   }
-  if (candidates.empty() && pending_.empty()) return;
-  Insert(interactions.front().chain_id, std::move(candidates));
+  return Insert(candidates);
 }
 
-size_t ConversionAttributor::pending() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return pending_.size();
-}
-
-void ConversionAttributor::Insert(int64_t chain_id, std::vector<store::ConversionCandidate> fresh) {
-  std::vector<store::ConversionCandidate> batch = std::move(pending_);
-  pending_.clear();
-  batch.insert(batch.end(), std::make_move_iterator(fresh.begin()),
-               std::make_move_iterator(fresh.end()));
-  Result<std::vector<store::ConversionRecord>> recorded =
-      events_.InsertConversions(batch, clock_.NowSeconds());
-  if (!recorded.ok()) {
-    size_t dropped = batch.size() > kMaxPending ? batch.size() - kMaxPending : 0;
-    if (dropped > 0) batch.erase(batch.begin(), batch.begin() + static_cast<ptrdiff_t>(dropped));
-    ADS_LOG(error, "conversions not recorded yet, retried with the next block", "chain", chain_id,
-            "waiting", batch.size(), "dropped", dropped, "error", recorded.status().message());
-    pending_ = std::move(batch);
-    return;
-  }
-  for (const store::ConversionRecord& c : *recorded) {
+Status ConversionAttributor::Insert(std::span<const store::ConversionCandidate> candidates) {
+  if (candidates.empty()) return OkStatus();
+  ADS_ASSIGN_OR_RETURN(std::vector<store::ConversionRecord> recorded,
+                       events_.InsertConversions(candidates, clock_.NowSeconds()));
+  for (const store::ConversionRecord& c : recorded) {
+    if (following_) own_ids_.push_back(c.id);  // ids grow with each insert: stays sorted
     if (on_billed_) on_billed_(c);
   }
+  return OkStatus();
+}
+
+Status ConversionAttributor::StartFollowing() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ADS_ASSIGN_OR_RETURN(followed_up_to_, events_.LastConversionId());
+  own_ids_.clear();
+  following_ = true;
+  return OkStatus();
+}
+
+Status ConversionAttributor::FollowOthers() {
+  constexpr int kBatch = 1000;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!following_) return OkStatus();
+  for (;;) {
+    ADS_ASSIGN_OR_RETURN(std::vector<store::ConversionRecord> rows,
+                         events_.BilledConversionsAfter(followed_up_to_, kBatch));
+    for (const store::ConversionRecord& c : rows) {
+      followed_up_to_ = c.id;
+      if (std::binary_search(own_ids_.begin(), own_ids_.end(), c.id)) continue;
+      if (on_billed_) on_billed_(c);
+    }
+    if (rows.size() < size_t{kBatch}) break;
+  }
+  // SQLite has one writer and ids grow with each insert, so every conversion below an own
+  // (committed) id was committed before it and has been read: the own ids are passed too.
+  if (!own_ids_.empty()) followed_up_to_ = std::max(followed_up_to_, own_ids_.back());
+  own_ids_.clear();
+  return OkStatus();
 }
 
 void ConversionAttributor::OnReverted(int64_t chain_id,
                                       std::span<const ingest::chain::RevertedBlock> blocks) {
   std::lock_guard<std::mutex> lock(mu_);
   for (const ingest::chain::RevertedBlock& block : blocks) {
-    std::erase_if(pending_, [&](const store::ConversionCandidate& c) {
-      return c.record.chain_id == chain_id &&
-             c.record.block_number == static_cast<int64_t>(block.number) &&
-             c.record.block_hash == block.hash.bytes;
-    });
     Result<std::vector<store::ConversionRecord>> reverted = events_.RevertConversions(
         chain_id, static_cast<int64_t>(block.number), block.hash.bytes, clock_.NowSeconds());
     if (!reverted.ok()) {

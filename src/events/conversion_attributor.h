@@ -7,14 +7,14 @@
 // unique per transaction and campaign, once per person per window when asked). Recorded
 // conversions are billed through `on_billed` (the decision engine: CPA spend, learned CVR).
 // Blocks a reorg abandons have their conversions marked reorged and unbilled (`on_reverted`).
-// Runs on the indexer's thread, after each LMDB commit.
+// Runs on the indexer's thread, before each LMDB commit (see BlockSink).
 //
-// A batch the events store cannot take (InsertConversions fails: disk full, a locked database)
-// is kept and offered again, first, with the next applied batch: inserts are idempotent (unique
-// per transaction and campaign), so a retry never counts twice. At most `kMaxPending` conversions
-// wait; beyond that the oldest are dropped with an error log (the activity itself is kept by the
-// indexer, so an operator can re-attribute by replaying the blocks). A reorg drops the waiting
-// conversions of the blocks it abandons.
+// Nothing waits in memory: a batch the events store cannot take (disk full, a locked database)
+// fails OnApplied, so the indexer commits nothing and offers the blocks again after a backoff
+// (or, for an import, the import fails and nothing of it is written). Inserts are idempotent
+// (unique per transaction and campaign), so a block offered again never counts twice, and a
+// height whose block changed in between (a crash, then a reorg) has the conversions recorded
+// for the old block reverted before the new one is attributed.
 
 #include <functional>
 #include <mutex>
@@ -44,18 +44,22 @@ class ConversionAttributor final : public ingest::chain::BlockSink,
   // Runs before each applied batch is attributed (serve writes buffered exposures there).
   void SetBeforeAttribution(std::function<void()> fn) { before_attribution_ = std::move(fn); }
 
-  void OnApplied(int64_t chain_id, std::span<const ingest::chain::AppliedBlock> blocks) override;
+  Status OnApplied(int64_t chain_id, std::span<const ingest::chain::AppliedBlock> blocks) override;
   void OnReverted(int64_t chain_id, std::span<const ingest::chain::RevertedBlock> blocks) override;
 
   // Bulk activity imports (admin API): rows naming a transaction are attributed like the
   // interactions of a block, at the row's time; they have no block hash, so no reorg undoes them.
   bool Wants(int64_t project_id, int64_t unix_seconds) const override;
-  void OnImported(std::span<const ingest::chain::ChainInteraction> interactions) override;
+  Status OnImported(std::span<const ingest::chain::ChainInteraction> interactions) override;
 
-  // Conversions waiting for a retry after a failed insert.
-  size_t pending() const;
-
-  static constexpr size_t kMaxPending = size_t{1} << 16;
+  // Conversions another process records in the same database (the CLI's `activity import` and
+  // `index` while a server runs): StartFollowing once at start-up, before the counters are
+  // reconciled with the events, then FollowOthers periodically (the counter flusher's tick).
+  // Each billed conversion recorded elsewhere since is passed to `on_billed` once; this
+  // attributor's own are billed when recorded and skipped. Reverts made elsewhere are not
+  // followed (the rollups, and so reports, do take them out).
+  Status StartFollowing();
+  Status FollowOthers();
 
  private:
   // Where an interaction happened.
@@ -72,9 +76,10 @@ class ConversionAttributor final : public ingest::chain::BlockSink,
   void Collect(const decision::Catalog& catalog,
                const ingest::chain::ChainInteraction& interaction, const BlockRef& block,
                std::vector<store::ConversionCandidate>& out);
-  // Inserts `pending_` (failed earlier) and then `fresh`; keeps them all for the next call when
-  // the store fails.
-  void Insert(int64_t chain_id, std::vector<store::ConversionCandidate> fresh);
+  // Records `candidates` and bills the ones that were new.
+  Status Insert(std::span<const store::ConversionCandidate> candidates);
+  // Reverts (and unbills) what was recorded for other blocks at the heights of `blocks`.
+  Status RevertReplaced(int64_t chain_id, std::span<const ingest::chain::AppliedBlock> blocks);
 
   store::ExposureStore& exposures_;
   store::EventsStore& events_;
@@ -83,9 +88,12 @@ class ConversionAttributor final : public ingest::chain::BlockSink,
   Callback on_billed_;
   Callback on_reverted_;
   std::function<void()> before_attribution_;
-  // Serialises the indexer's thread and admin imports.
-  mutable std::mutex mu_;
-  std::vector<store::ConversionCandidate> pending_;  // guarded by mu_
+  // Serialises the indexer's thread, admin imports and FollowOthers: no own insert is in
+  // flight while FollowOthers reads.
+  std::mutex mu_;
+  bool following_ = false;             // guarded by mu_
+  store::Id followed_up_to_ = 0;       // guarded by mu_: every conversion id up to it is known
+  std::vector<store::Id> own_ids_;     // guarded by mu_: own ids above followed_up_to_, sorted
 };
 
 }  // namespace adserver::events

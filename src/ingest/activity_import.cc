@@ -353,8 +353,9 @@ Result<ImportSummary> ImportActivityNdjson(std::string_view ndjson, store::Store
   std::vector<store::ActivityRecord> batch;
   batch.reserve(rows.size());
   for (auto& [key, row] : rows) batch.push_back(row);
+  // Conversions first (see TransactionSink): a failure leaves nothing written.
+  if (!collected.empty()) ADS_RETURN_IF_ERROR(transactions->OnImported(collected));
   ADS_RETURN_IF_ERROR(store.RecordActivity(batch));
-  if (!collected.empty()) transactions->OnImported(collected);
   return summary;
 }
 

@@ -531,12 +531,13 @@ class Importer {
     }
   }
 
-  // Hands the collected transactions to the sink (after Write()).
-  void DeliverTransactions() {
-    if (options_.transactions == nullptr || transactions_.empty()) return;
-    options_.transactions->OnImported(transactions_);
+  // Hands the collected transactions to the sink (before Write(); see TransactionSink).
+  Status DeliverTransactions() {
+    if (options_.transactions == nullptr || transactions_.empty()) return OkStatus();
+    ADS_RETURN_IF_ERROR(options_.transactions->OnImported(transactions_));
     summary_.transactions = transactions_.size();
     transactions_ = {};
+    return OkStatus();
   }
 
   void Reject(uint64_t line, std::string message) {
@@ -1012,11 +1013,11 @@ Result<BulkImportSummary> Import(std::unique_ptr<detail::ByteSource> source, std
   BulkImportSummary& summary = importer.summary();
   ADS_ASSIGN_OR_RETURN(bool wrote, WriteOnce(options.ledger_path, digest, name, options.force,
                                              [&]() -> Result<uint64_t> {
+                                               ADS_RETURN_IF_ERROR(importer.DeliverTransactions());
                                                ADS_RETURN_IF_ERROR(importer.Write());
                                                return summary.rows;
                                              }));
   summary.already_imported = !wrote;
-  if (wrote) importer.DeliverTransactions();
   summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return summary;
 }

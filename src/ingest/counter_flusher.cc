@@ -1,5 +1,6 @@
 #include "ingest/counter_flusher.h"
 
+#include <algorithm>
 #include <unordered_map>
 #include <utility>
 
@@ -46,6 +47,39 @@ Status CounterFlusher::Recover() {
   for (const store::CampaignCountersRecord& r : rows) ledger_.Restore(FromRecord(r));
   ADS_LOG(info, "campaign counters recovered", "campaigns", rows.size());
   return OkStatus();
+}
+
+Result<size_t> CounterFlusher::Reconcile(
+    std::span<const store::CampaignCountersRecord> from_events) {
+  std::unordered_map<int64_t, decision::CampaignCounters> flushed;
+  for (decision::CampaignCounters& c : ledger_.All()) flushed.emplace(c.campaign_id, c);
+  std::vector<store::CampaignCountersRecord> raised;
+  Micros added = 0;
+  for (const store::CampaignCountersRecord& events : from_events) {
+    decision::CampaignCounters merged{.campaign_id = events.campaign_id};
+    if (auto it = flushed.find(events.campaign_id); it != flushed.end()) merged = it->second;
+    const decision::CampaignCounters before = merged;
+    added += std::max<Micros>(0, events.total_spend - merged.total_spend);
+    merged.total_spend = std::max(merged.total_spend, events.total_spend);
+    merged.impressions = std::max(merged.impressions, events.impressions);
+    merged.clicks = std::max(merged.clicks, events.clicks);
+    merged.conversions = std::max(merged.conversions, events.conversions);
+    // A day or hour counter of an earlier period is replaced by the current one.
+    if (events.day > merged.day) merged.day_spend = 0, merged.day = events.day;
+    if (events.day == merged.day) merged.day_spend = std::max(merged.day_spend, events.day_spend);
+    if (events.hour > merged.hour) merged.hour_spend = 0, merged.hour = events.hour;
+    if (events.hour == merged.hour) {
+      merged.hour_spend = std::max(merged.hour_spend, events.hour_spend);
+    }
+    if (merged == before) continue;
+    ledger_.Restore(merged);
+    raised.push_back(ToRecord(merged));
+  }
+  if (raised.empty()) return size_t{0};
+  ADS_RETURN_IF_ERROR(store_.SaveCampaignCounters(raised));
+  ADS_LOG(warn, "campaign counters raised to the recorded events (the last flush was lost)",
+          "campaigns", raised.size(), "spend_micros_added", added);
+  return raised.size();
 }
 
 void CounterFlusher::Start() {

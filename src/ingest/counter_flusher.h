@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <functional>
 #include <mutex>
+#include <span>
 #include <thread>
 #include <vector>
 
@@ -27,6 +28,13 @@ class CounterFlusher {
 
   // Loads every persisted counter into the ledger. Call before serving.
   Status Recover();
+  // Start-up, after Recover and before serving: raises each campaign's counters to what the
+  // recorded events make them (EventsStore::CountersFromEvents) where the flushed ones are
+  // lower, and saves the raised ones. A kill -9 loses up to one flush interval of counters but
+  // never a committed click or conversion, so after this, spend is the sum of the billed events.
+  // Never lowers a counter (counters from before events were recorded; a conversion undone in
+  // the last interval before a crash stays spent). Returns the campaigns raised.
+  Result<size_t> Reconcile(std::span<const store::CampaignCountersRecord> from_events);
   // Starts the background thread.
   void Start();
   // Writes every counter changed since the last successful flush. A failed write is retried

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <span>
 
+#include "common/status.h"
 #include "ingest/chain/block_sink.h"
 
 namespace adserver::ingest {
@@ -18,9 +19,11 @@ class TransactionSink {
   // names the project and the time is inside the longest window in use). Called per row: fast.
   virtual bool Wants(int64_t project_id, int64_t unix_seconds) const = 0;
   // Interactions an import read, in input order, each with its chain, tx hash, log index (if
-  // the row has one), block number (0 when unknown) and time. Called after the import's
-  // activity is written, at most kMaxImportTransactions interactions in all.
-  virtual void OnImported(std::span<const chain::ChainInteraction> interactions) = 0;
+  // the row has one), block number (0 when unknown) and time; at most kMaxImportTransactions
+  // interactions in all. Called BEFORE the import's activity is written and recorded as
+  // imported: not OK fails the import (nothing written, safe to send again), and a crash
+  // before the import is recorded makes the client send it again, so it must be idempotent.
+  virtual Status OnImported(std::span<const chain::ChainInteraction> interactions) = 0;
 };
 
 // Per import: transactions past this many are counted as dropped, not attributed (bounds the

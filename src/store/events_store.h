@@ -107,6 +107,12 @@ struct ConversionRecord {
   std::optional<int64_t> reverted_at;
 };
 
+// A block of a chain at its height.
+struct BlockAtHeight {
+  int64_t number = 0;
+  std::array<uint8_t, 32> hash{};
+};
+
 // A conversion to record, with the campaign's once-per-person rule.
 struct ConversionCandidate {
   ConversionRecord record;
@@ -192,8 +198,26 @@ class EventsStore {
   virtual Result<std::vector<ConversionRecord>> RevertConversions(
       int64_t chain_id, int64_t block_number, const std::array<uint8_t, 32>& block_hash,
       int64_t now) = 0;
+  // Marks reorged (and takes out of the rollups) the billed conversions of `chain_id` at the
+  // heights of `blocks` that name another block hash than the one at their height: conversions
+  // recorded for a block the activity index never kept (recorded, then a crash or a failed
+  // commit, then a reorg). Imported conversions (zero block hash) are kept. Returns them.
+  virtual Result<std::vector<ConversionRecord>> RevertReplacedConversions(
+      int64_t chain_id, std::span<const BlockAtHeight> blocks, int64_t now) = 0;
   virtual Result<std::vector<ConversionRecord>> ListConversions(const EventQuery& query) = 0;
+  // Billed conversions with an id above `after_id`, oldest first, at most `limit`; and the
+  // highest conversion id so far (0 when none). How a server learns the conversions another
+  // process (the CLI's import or indexer) recorded in the same database.
+  virtual Result<std::vector<ConversionRecord>> BilledConversionsAfter(Id after_id,
+                                                                       int limit) = 0;
+  virtual Result<Id> LastConversionId() = 0;
   virtual Result<CampaignEventTotals> CampaignTotals(Id campaign_id) = 0;
+  // Every campaign's counters as the recorded events make them, as of `now`: billed impressions
+  // (fills), clicks and conversions and their spend since the first rollup, in the day and in
+  // the hour of `now` (the daily and hourly rollups, plus the billed clicks not rolled up yet).
+  // What start-up recovery checks the flushed counters against (a kill -9 loses up to one
+  // flush interval of those, never a committed click or conversion).
+  virtual Result<std::vector<CampaignCountersRecord>> CountersFromEvents(int64_t now) = 0;
   // Deletes raw rows and rollups older than the retention allows (never a click not yet rolled
   // up). Returns rows deleted.
   virtual Result<int64_t> Prune(const EventRetention& retention, int64_t now) = 0;

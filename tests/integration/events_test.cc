@@ -3,6 +3,7 @@
 // test keys writing nothing, the read-back API, and no answered click lost to kill -9.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sqlite3.h>
 
 #include <chrono>
 #include <ctime>
@@ -349,7 +350,9 @@ TEST(EventsTest, AnImportedTransactionOfAnExposedWalletIsAConversion) {
   }
   ASSERT_TRUE(served) << "the CPA campaign was never served to " << wallet;
 
-  // The wallet's swap, from an export that names the transaction.
+  // The wallet's swap, from an export that names the transaction, a second later: export
+  // timestamps have whole seconds, and an interaction stamped before the serve never counts.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
   std::string tx = "0x" + std::string(62, 'd') + "01";
   HttpResult swap = f.Client().Send("POST", "/admin/v1/activity",
                                     {{"Content-Type", "application/x-ndjson"},
@@ -376,6 +379,45 @@ TEST(EventsTest, AnImportedTransactionOfAnExposedWalletIsAConversion) {
   // logIndex 0 is another interaction key (a log, not the transaction): the once-per-person
   // rule keeps it from counting again.
   EXPECT_EQ(json::parse(listed.body)["conversions"].size(), 1u) << listed.body;
+
+  // The CLI's import, another process on the same data directory while the server runs,
+  // attributes too: another exposed wallet's swap.
+  const std::string second = "0x7777777777777777777777777777777777777777";
+  HttpResult targeted = f.Client().Send(
+      "POST", "/admin/v1/activity",
+      {{"Content-Type", "application/x-ndjson"},
+       {"Authorization", "Bearer " + f.server().admin_token()}},
+      "{\"wallet\":\"" + second + "\",\"project\":\"swapper\",\"chainId\":1," +
+          "\"timestamp\":\"" + Rfc3339Now() + "\"}\n");
+  ASSERT_EQ(targeted.status, 200) << targeted.body;
+  ASSERT_EQ(json::parse(targeted.body)["imported"], 1) << targeted.body;
+  served = false;
+  for (int i = 0; i < 200 && !served; ++i) {
+    HttpResult r = EventsEnvironment::Serve("/v1/ads", f.keys.open_live, second);
+    served = r.status == 200 && json::parse(r.body).value("adId", "") == ad_id;
+    if (!served) std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  ASSERT_TRUE(served) << "the CPA campaign was never served to " << second;
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // exposures reach LMDB
+  TempDir dir;
+  std::string file = dir.File("swaps.ndjson");
+  std::string tx2 = "0x" + std::string(62, 'e') + "02";
+  std::ofstream(file) << "{\"wallet\":\"" + second +
+                             "\",\"project\":\"swapper\",\"chainId\":1,\"timestamp\":\"" +
+                             Rfc3339Now() + "\",\"txHash\":\"" + tx2 +
+                             "\",\"blockNumber\":124}\n";
+  std::string out = dir.File("out.json");
+  std::string cmd = AdserverBinary() + " activity import --data " + f.server().data_dir() + " " +
+                    file + " > " + out;
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  std::ifstream summary_file(out);
+  json summary = json::parse(summary_file);
+  EXPECT_EQ(summary["transactions"], 1) << summary.dump();
+  EXPECT_EQ(summary["conversions"], 1) << summary.dump();
+  listed = f.Admin("GET", "/admin/v1/conversions?campaignId=" + std::to_string(campaign_id));
+  rows = json::parse(listed.body)["conversions"];
+  ASSERT_EQ(rows.size(), 2u) << listed.body;
+  EXPECT_EQ(rows[0]["txHash"], tx2);
 }
 
 TEST(EventsTest, ZZ_KillNineAfterA302LosesNoClick) {
@@ -403,6 +445,30 @@ TEST(EventsTest, ZZ_KillNineAfterA302LosesNoClick) {
   HttpResult again = HttpClient("127.0.0.1", restarted.port()).Get(path);
   EXPECT_EQ(again.status, 302);
   EXPECT_EQ(SpclidOf(again.Header("Location")), spclid);
+  // The campaign's spend (the budget counters, flushed every second: the kill came before the
+  // flush of the last click) is the sum of its billed clicks again.
+  restarted.Signal(SIGTERM);
+  ASSERT_EQ(restarted.Wait(std::chrono::seconds(30)), 0);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open_v2((server.data_dir() + "/adserver.db").c_str(), &db,
+                            SQLITE_OPEN_READONLY, nullptr),
+            SQLITE_OK);
+  auto scalar = [&](const std::string& sql) -> int64_t {
+    sqlite3_stmt* stmt = nullptr;
+    EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr), SQLITE_OK) << sql;
+    int64_t value = sqlite3_step(stmt) == SQLITE_ROW ? sqlite3_column_int64(stmt, 0) : -1;
+    sqlite3_finalize(stmt);
+    return value;
+  };
+  const std::string id = std::to_string(env->cpc_campaign);
+  int64_t billed = scalar("SELECT SUM(price_micros) FROM clicks WHERE status = 'billed' AND "
+                          "campaign_id = " + id);
+  EXPECT_GT(billed, 0);
+  EXPECT_EQ(scalar("SELECT total_spend_micros FROM campaign_counters WHERE campaign_id = " + id),
+            billed);
+  EXPECT_EQ(scalar("SELECT clicks FROM campaign_counters WHERE campaign_id = " + id),
+            scalar("SELECT COUNT(*) FROM clicks WHERE status = 'billed' AND campaign_id = " + id));
+  sqlite3_close(db);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/address.h"
+#include "common/status.h"
 #include "ingest/chain/chain_types.h"
 
 namespace adserver::ingest::chain {
@@ -48,15 +49,19 @@ struct RevertedBlock {
   bool operator==(const RevertedBlock&) const = default;
 };
 
-// Notified by the indexer, on its thread, right after each LMDB commit, so the sink sees
-// exactly what the index holds (a crash between a commit and its call loses the call).
+// Notified by the indexer, on its thread. OnApplied runs BEFORE the LMDB commit of the blocks,
+// so a crash can never leave applied blocks the sink did not see: after a crash between the
+// two, or when the commit fails, the indexer offers the same heights again (the same blocks or,
+// after a reorg, others), so OnApplied must be idempotent per block and must drop what it
+// recorded for a height whose block has changed. An error from OnApplied stops the commit: the
+// indexer retries the step with backoff. OnReverted runs after the undo is committed.
 // Implementations must not throw, should return quickly (indexing waits for them), and are
 // called from one thread at a time.
 class BlockSink {
  public:
   virtual ~BlockSink() = default;
-  // `blocks` were applied, consecutive, oldest first.
-  virtual void OnApplied(int64_t chain_id, std::span<const AppliedBlock> blocks) = 0;
+  // `blocks` are about to be applied, consecutive, oldest first. Not OK: nothing is applied.
+  virtual Status OnApplied(int64_t chain_id, std::span<const AppliedBlock> blocks) = 0;
   // `blocks` were undone (a reorg abandoned them), newest first; their interactions no longer
   // count. The new branch's blocks follow in later OnApplied calls.
   virtual void OnReverted(int64_t chain_id, std::span<const RevertedBlock> blocks) = 0;

@@ -181,8 +181,9 @@ Result<bool> ChainIndexer::Apply(std::span<const ChainBlock> blocks) {
                        .confirmed = options_.confirmations > 0,
                        .interactions = std::move(interactions)});
   }
+  // The sink first (see BlockSink): what it records is idempotent, the commit is not undone.
+  if (sink_ != nullptr) ADS_RETURN_IF_ERROR(sink_->OnApplied(options_.chain_id, applied));
   ADS_RETURN_IF_ERROR(index_.ApplyBlocks(options_.chain_id, indexed));
-  if (sink_ != nullptr) sink_->OnApplied(options_.chain_id, applied);
   return true;
 }
 

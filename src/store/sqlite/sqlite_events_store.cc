@@ -1,5 +1,6 @@
 #include "store/sqlite/sqlite_events_store.h"
 
+#include <algorithm>
 #include <map>
 #include <tuple>
 #include <utility>
@@ -264,6 +265,79 @@ Result<int64_t> SqliteEventsStore::RollUpClicks(int64_t max_rows) {
   }
   ADS_RETURN_IF_ERROR(txn.Commit());
   return rolled;
+}
+
+Result<std::vector<CampaignCountersRecord>> SqliteEventsStore::CountersFromEvents(int64_t now) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Connection& c = *conn_;
+  // One read transaction: the rollups and the click mark agree.
+  ADS_ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(c, Transaction::Kind::kRead));
+  const int64_t day = FloorTo(now, 86400) / 86400;
+  const int64_t hour = FloorTo(now, 3600) / 3600;
+  std::map<Id, CampaignCountersRecord> counters;
+  auto at = [&](Id campaign) -> CampaignCountersRecord& {
+    CampaignCountersRecord& r = counters[campaign];
+    r.campaign_id = campaign;
+    r.day = day;
+    r.hour = hour;
+    return r;
+  };
+  {
+    ADS_ASSIGN_OR_RETURN(
+        Statement sel,
+        c.Prepare("SELECT campaign_id, SUM(fills), SUM(clicks), SUM(conversions), "
+                  "SUM(impression_spend + click_spend + conversion_spend), "
+                  "SUM(CASE WHEN bucket = ?1 THEN impression_spend + click_spend + "
+                  "conversion_spend ELSE 0 END) FROM rollups_day WHERE campaign_id != 0 "
+                  "GROUP BY campaign_id"));
+    sel.Bind(1, day * 86400);
+    for (;;) {
+      ADS_ASSIGN_OR_RETURN(bool row, sel.Step());
+      if (!row) break;
+      CampaignCountersRecord& r = at(sel.Int(0));
+      r.impressions = sel.Int(1);
+      r.clicks = sel.Int(2);
+      r.conversions = sel.Int(3);
+      r.total_spend = sel.Int(4);
+      r.day_spend = sel.Int(5);
+    }
+  }
+  {
+    ADS_ASSIGN_OR_RETURN(
+        Statement sel,
+        c.Prepare("SELECT campaign_id, SUM(impression_spend + click_spend + conversion_spend) "
+                  "FROM rollups_hour WHERE bucket = ?1 AND campaign_id != 0 "
+                  "GROUP BY campaign_id"));
+    sel.Bind(1, hour * 3600);
+    for (;;) {
+      ADS_ASSIGN_OR_RETURN(bool row, sel.Step());
+      if (!row) break;
+      at(sel.Int(0)).hour_spend = sel.Int(1);
+    }
+  }
+  {
+    ADS_ASSIGN_OR_RETURN(
+        Statement sel,
+        c.Prepare(std::string("SELECT campaign_id, clicked_at, price_micros FROM clicks WHERE "
+                              "status = 'billed' AND id > (SELECT value FROM events_meta WHERE "
+                              "name = '") +
+                  kClickRollupMark + "')"));
+    for (;;) {
+      ADS_ASSIGN_OR_RETURN(bool row, sel.Step());
+      if (!row) break;
+      CampaignCountersRecord& r = at(sel.Int(0));
+      const int64_t clicked_at = sel.Int(1);
+      const Micros price = sel.Int(2);
+      r.clicks += 1;
+      r.total_spend += price;
+      if (FloorTo(clicked_at, 86400) / 86400 == day) r.day_spend += price;
+      if (FloorTo(clicked_at, 3600) / 3600 == hour) r.hour_spend += price;
+    }
+  }
+  std::vector<CampaignCountersRecord> out;
+  out.reserve(counters.size());
+  for (auto& [id, r] : counters) out.push_back(std::move(r));
+  return out;
 }
 
 Status SqliteEventsStore::Checkpoint() {
@@ -551,6 +625,75 @@ Result<std::vector<ConversionRecord>> SqliteEventsStore::RevertConversions(
   }
   ADS_RETURN_IF_ERROR(txn.Commit());
   return reverted;
+}
+
+Result<std::vector<ConversionRecord>> SqliteEventsStore::RevertReplacedConversions(
+    int64_t chain_id, std::span<const BlockAtHeight> blocks, int64_t now) {
+  std::vector<ConversionRecord> reverted;
+  if (blocks.empty()) return reverted;
+  std::lock_guard<std::mutex> lock(mu_);
+  Connection& c = *conn_;
+  auto [low, high] = std::minmax_element(
+      blocks.begin(), blocks.end(),
+      [](const BlockAtHeight& a, const BlockAtHeight& b) { return a.number < b.number; });
+  static constexpr std::array<uint8_t, 32> kImported{};
+  std::vector<ConversionRecord> candidates;
+  {
+    // Usually empty: these heights are being applied for the first time.
+    ADS_ASSIGN_OR_RETURN(
+        Statement sel, c.Prepare(std::string("SELECT ") + kConversionColumns +
+                                 " FROM conversions WHERE chain_id = ?1 AND block_number BETWEEN "
+                                 "?2 AND ?3 AND status = 'billed'"));
+    sel.Bind(1, chain_id).Bind(2, low->number).Bind(3, high->number);
+    for (;;) {
+      ADS_ASSIGN_OR_RETURN(bool row, sel.Step());
+      if (!row) break;
+      ConversionRecord r = ReadConversion(sel);
+      if (r.block_hash == kImported) continue;
+      auto block = std::find_if(blocks.begin(), blocks.end(), [&](const BlockAtHeight& b) {
+        return b.number == r.block_number;
+      });
+      if (block != blocks.end() && block->hash != r.block_hash) candidates.push_back(std::move(r));
+    }
+  }
+  if (candidates.empty()) return reverted;
+  ADS_ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(c, Transaction::Kind::kWrite));
+  for (ConversionRecord& r : candidates) {
+    ADS_ASSIGN_OR_RETURN(Statement up,
+                         c.Prepare("UPDATE conversions SET status = 'reorged', reverted_at = ?2 "
+                                   "WHERE id = ?1 AND status = 'billed'"));
+    ADS_RETURN_IF_ERROR(up.Bind(1, r.id).Bind(2, now).Run());
+    if (c.Changes() == 0) continue;  // reverted meanwhile
+    ADS_RETURN_IF_ERROR(AddToRollups(ConversionRollup(r, -1)));
+    reverted.push_back(std::move(r));
+  }
+  ADS_RETURN_IF_ERROR(txn.Commit());
+  return reverted;
+}
+
+Result<std::vector<ConversionRecord>> SqliteEventsStore::BilledConversionsAfter(Id after_id,
+                                                                               int limit) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ADS_ASSIGN_OR_RETURN(Statement sel,
+                       conn_->Prepare(std::string("SELECT ") + kConversionColumns +
+                                      " FROM conversions WHERE id > ?1 AND status = 'billed' "
+                                      "ORDER BY id LIMIT ?2"));
+  sel.Bind(1, after_id).Bind(2, int64_t{limit});
+  std::vector<ConversionRecord> rows;
+  for (;;) {
+    ADS_ASSIGN_OR_RETURN(bool row, sel.Step());
+    if (!row) break;
+    rows.push_back(ReadConversion(sel));
+  }
+  return rows;
+}
+
+Result<Id> SqliteEventsStore::LastConversionId() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ADS_ASSIGN_OR_RETURN(Statement sel, conn_->Prepare("SELECT COALESCE(MAX(id), 0) FROM conversions"));
+  ADS_ASSIGN_OR_RETURN(bool row, sel.Step());
+  if (!row) return InternalError("no answer to MAX(id)");
+  return Id{sel.Int(0)};
 }
 
 Result<std::vector<ConversionRecord>> SqliteEventsStore::ListConversions(const EventQuery& q) {

@@ -43,6 +43,11 @@ class SqliteEventsStore final : public EventsStore {
                                                      int64_t clicked_by) override;
   Result<std::vector<ConversionRecord>> InsertConversions(
       std::span<const ConversionCandidate> candidates, int64_t now) override;
+  Result<std::vector<CampaignCountersRecord>> CountersFromEvents(int64_t now) override;
+  Result<std::vector<ConversionRecord>> BilledConversionsAfter(Id after_id, int limit) override;
+  Result<Id> LastConversionId() override;
+  Result<std::vector<ConversionRecord>> RevertReplacedConversions(
+      int64_t chain_id, std::span<const BlockAtHeight> blocks, int64_t now) override;
   Result<std::vector<ConversionRecord>> RevertConversions(int64_t chain_id, int64_t block_number,
                                                           const std::array<uint8_t, 32>& block_hash,
                                                           int64_t now) override;

@@ -2,7 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -15,7 +14,6 @@ namespace {
 
 using ingest::chain::AppliedBlock;
 using ingest::chain::ChainInteraction;
-using ingest::chain::RevertedBlock;
 
 // The real SQLite events store, whose conversion inserts fail while `fail_inserts` is set (a
 // full disk, a database another process holds locked).
@@ -56,12 +54,24 @@ class FlakyEventsStore final : public store::EventsStore {
       int64_t now) override {
     return real_.RevertConversions(chain_id, block_number, block_hash, now);
   }
+  Result<std::vector<store::ConversionRecord>> RevertReplacedConversions(
+      int64_t chain_id, std::span<const store::BlockAtHeight> blocks, int64_t now) override {
+    return real_.RevertReplacedConversions(chain_id, blocks, now);
+  }
   Result<std::vector<store::ConversionRecord>> ListConversions(
       const store::EventQuery& query) override {
     return real_.ListConversions(query);
   }
   Result<store::CampaignEventTotals> CampaignTotals(store::Id campaign_id) override {
     return real_.CampaignTotals(campaign_id);
+  }
+  Result<std::vector<store::ConversionRecord>> BilledConversionsAfter(store::Id after_id,
+                                                                      int limit) override {
+    return real_.BilledConversionsAfter(after_id, limit);
+  }
+  Result<store::Id> LastConversionId() override { return real_.LastConversionId(); }
+  Result<std::vector<store::CampaignCountersRecord>> CountersFromEvents(int64_t now) override {
+    return real_.CountersFromEvents(now);
   }
   Result<int64_t> Prune(const store::EventRetention& retention, int64_t now) override {
     return real_.Prune(retention, now);
@@ -158,63 +168,108 @@ class ConversionAttributorTest : public ::testing::Test {
 TEST_F(ConversionAttributorTest, AnExposedWalletsTransactionIsAConversionAndBillsOnce) {
   Expose(Wallet(1), 11);
   std::vector<AppliedBlock> blocks{Block(100, Wallet(1)), Block(101, Wallet(2))};
-  attributor_->OnApplied(kChain, blocks);
+  ASSERT_TRUE(attributor_->OnApplied(kChain, blocks).ok());
   ASSERT_EQ(billed_.size(), 1u);  // wallet 2 was never exposed
   EXPECT_EQ(billed_[0].wallet, Wallet(1));
   EXPECT_EQ(billed_[0].price, 2'000'000);
   EXPECT_FALSE(billed_[0].click_touch);
   // The same block again (an indexer restart replays it) counts nothing twice.
-  attributor_->OnApplied(kChain, blocks);
+  ASSERT_TRUE(attributor_->OnApplied(kChain, blocks).ok());
   EXPECT_EQ(billed_.size(), 1u);
   EXPECT_EQ(Stored().size(), 1u);
 }
 
-TEST_F(ConversionAttributorTest, ConversionsTheStoreRefusedAreWrittenWithTheNextBlock) {
+TEST_F(ConversionAttributorTest, ABatchTheStoreRefusesFailsAndBillsNothingUntilOfferedAgain) {
   Expose(Wallet(1), 11);
-  Expose(Wallet(2), 12);
   flaky_->fail_inserts = true;
-  std::vector<AppliedBlock> first{Block(100, Wallet(1))};
-  attributor_->OnApplied(kChain, first);
+  std::vector<AppliedBlock> blocks{Block(100, Wallet(1))};
+  // The indexer commits nothing on this error and offers the block again after a backoff.
+  EXPECT_FALSE(attributor_->OnApplied(kChain, blocks).ok());
   EXPECT_TRUE(billed_.empty());
-  EXPECT_EQ(attributor_->pending(), 1u);
   EXPECT_TRUE(Stored().empty());
-
   flaky_->fail_inserts = false;
-  // The next block has no conversion of its own: the waiting one is written anyway.
-  std::vector<AppliedBlock> quiet{AppliedBlock{.number = 101, .timestamp = clock_.NowSeconds()}};
-  attributor_->OnApplied(kChain, quiet);
-  EXPECT_EQ(attributor_->pending(), 0u);
+  ASSERT_TRUE(attributor_->OnApplied(kChain, blocks).ok());
   ASSERT_EQ(billed_.size(), 1u);
   EXPECT_EQ(billed_[0].block_number, 100);
-
-  // Refused with a conversion of its own, then both go in together, oldest first.
-  flaky_->fail_inserts = true;
-  std::vector<AppliedBlock> third{Block(102, Wallet(2))};
-  attributor_->OnApplied(kChain, third);
-  EXPECT_EQ(attributor_->pending(), 1u);
-  flaky_->fail_inserts = false;
-  attributor_->OnApplied(kChain, first);  // a replay of 100 alongside: still counted once
-  EXPECT_EQ(attributor_->pending(), 0u);
-  ASSERT_EQ(billed_.size(), 2u);
-  EXPECT_EQ(billed_[1].block_number, 102);
-  EXPECT_EQ(Stored().size(), 2u);
+  EXPECT_EQ(Stored().size(), 1u);
 }
 
-TEST_F(ConversionAttributorTest, AReorgDropsTheWaitingConversionsOfTheBlocksItUndoes) {
+TEST_F(ConversionAttributorTest, AHeightOfferedWithAnotherBlockRevertsTheOldBlocksConversions) {
+  // Block 100 was attributed, then the indexer crashed before committing it; meanwhile a reorg
+  // replaced it. The new block 100 (another hash, no conversion) comes next.
+  Expose(Wallet(1), 11);
+  std::vector<AppliedBlock> old_branch{Block(100, Wallet(1)), Block(101, Wallet(2))};
+  ASSERT_TRUE(attributor_->OnApplied(kChain, old_branch).ok());
+  ASSERT_EQ(billed_.size(), 1u);
+  AppliedBlock replacement{.number = 100, .timestamp = clock_.NowSeconds(), .confirmed = true};
+  replacement.hash.bytes[0] = 0xaa;
+  std::vector<AppliedBlock> new_branch{replacement};
+  ASSERT_TRUE(attributor_->OnApplied(kChain, new_branch).ok());
+  ASSERT_EQ(reverted_.size(), 1u);
+  EXPECT_EQ(reverted_[0].id, billed_[0].id);
+  std::vector<store::ConversionRecord> stored = Stored();
+  ASSERT_EQ(stored.size(), 1u);
+  EXPECT_EQ(stored[0].status, store::ConversionStatus::kReorged);
+  // Offering the new block again reverts nothing more; the old block itself would count anew.
+  ASSERT_TRUE(attributor_->OnApplied(kChain, new_branch).ok());
+  EXPECT_EQ(reverted_.size(), 1u);
+}
+
+TEST_F(ConversionAttributorTest, AppliedBlocksKeepImportedConversionsAtTheirHeight) {
+  Expose(Wallet(1), 11);
+  ChainInteraction tx{.wallet = Wallet(1),
+                      .project_id = kProject,
+                      .chain_id = kChain,
+                      .block_number = 100,
+                      .block_time = clock_.NowSeconds() - 60};
+  tx.tx_hash.bytes[0] = 0xee;
+  std::vector<ChainInteraction> rows{tx};
+  ASSERT_TRUE(attributor_->OnImported(rows).ok());
+  ASSERT_EQ(billed_.size(), 1u);
+  std::vector<AppliedBlock> blocks{
+      AppliedBlock{.number = 100, .timestamp = clock_.NowSeconds(), .confirmed = true}};
+  blocks[0].hash.bytes[0] = 0x42;
+  ASSERT_TRUE(attributor_->OnApplied(kChain, blocks).ok());
+  EXPECT_TRUE(reverted_.empty());
+}
+
+TEST_F(ConversionAttributorTest, AnImportTheStoreRefusesFails) {
+  Expose(Wallet(1), 11);
+  ChainInteraction tx{.wallet = Wallet(1),
+                      .project_id = kProject,
+                      .chain_id = kChain,
+                      .block_time = clock_.NowSeconds() - 60};
+  std::vector<ChainInteraction> rows{tx};
+  flaky_->fail_inserts = true;
+  EXPECT_FALSE(attributor_->OnImported(rows).ok());
+  EXPECT_TRUE(billed_.empty());
+}
+
+TEST_F(ConversionAttributorTest, FollowOthersBillsWhatAnotherProcessRecordedOnce) {
+  // Another process (the CLI's import) on the same database and exposure index.
+  auto other_events = store::SqliteEventsStore::Open(dir_.File("adserver.db"));
+  ASSERT_TRUE(other_events.ok());
+  std::vector<store::ConversionRecord> other_billed;
+  ConversionAttributor other(*exposures_, **other_events, catalogs_, clock_,
+                             [&](const store::ConversionRecord& c) { other_billed.push_back(c); },
+                             nullptr);
   Expose(Wallet(1), 11);
   Expose(Wallet(2), 12);
-  flaky_->fail_inserts = true;
-  std::vector<AppliedBlock> blocks{Block(100, Wallet(1)), Block(101, Wallet(2))};
-  attributor_->OnApplied(kChain, blocks);
-  EXPECT_EQ(attributor_->pending(), 2u);
-  std::vector<RevertedBlock> undone{RevertedBlock{.number = 101, .hash = blocks[1].hash}};
-  attributor_->OnReverted(kChain, undone);
-  EXPECT_EQ(attributor_->pending(), 1u);
-  flaky_->fail_inserts = false;
-  std::vector<AppliedBlock> quiet{AppliedBlock{.number = 101, .timestamp = clock_.NowSeconds()}};
-  attributor_->OnApplied(kChain, quiet);
+  Expose(Wallet(3), 13);
+  std::vector<AppliedBlock> before{Block(99, Wallet(3))};
+  ASSERT_TRUE(other.OnApplied(kChain, before).ok());  // before this server started
+  ASSERT_TRUE(attributor_->StartFollowing().ok());
+  std::vector<AppliedBlock> own{Block(100, Wallet(1))};
+  ASSERT_TRUE(attributor_->OnApplied(kChain, own).ok());
+  std::vector<AppliedBlock> theirs{Block(101, Wallet(2))};
+  ASSERT_TRUE(other.OnApplied(kChain, theirs).ok());
   ASSERT_EQ(billed_.size(), 1u);
-  EXPECT_EQ(billed_[0].block_number, 100);
+  ASSERT_TRUE(attributor_->FollowOthers().ok());
+  ASSERT_EQ(billed_.size(), 2u);  // its own once, theirs once, the one before start not at all
+  EXPECT_EQ(billed_[1].block_number, 101);
+  ASSERT_TRUE(attributor_->FollowOthers().ok());
+  EXPECT_EQ(billed_.size(), 2u);
+  EXPECT_EQ(other_billed.size(), 2u);
 }
 
 TEST_F(ConversionAttributorTest, ImportedTransactionsConvertLikeTheInteractionsOfABlock) {
@@ -233,7 +288,7 @@ TEST_F(ConversionAttributorTest, ImportedTransactionsConvertLikeTheInteractionsO
   ChainInteraction stranger = tx;
   stranger.wallet = Wallet(2);
   std::vector<ChainInteraction> rows{tx, stranger};
-  attributor_->OnImported(rows);
+  ASSERT_TRUE(attributor_->OnImported(rows).ok());
   ASSERT_EQ(billed_.size(), 1u);
   EXPECT_EQ(billed_[0].wallet, Wallet(1));
   EXPECT_EQ(billed_[0].block_number, 900);
@@ -241,33 +296,8 @@ TEST_F(ConversionAttributorTest, ImportedTransactionsConvertLikeTheInteractionsO
   EXPECT_TRUE(billed_[0].confirmed);
   EXPECT_EQ(billed_[0].block_hash, (std::array<uint8_t, 32>{}));
   // Imported again (another export holding the same transaction): counted once.
-  attributor_->OnImported(rows);
+  ASSERT_TRUE(attributor_->OnImported(rows).ok());
   EXPECT_EQ(Stored().size(), 1u);
-}
-
-TEST_F(ConversionAttributorTest, AtMostKMaxPendingConversionsWait) {
-  flaky_->fail_inserts = true;
-  // Wallets exposed in bulk, then one block with more converting transactions than may wait.
-  const size_t n = ConversionAttributor::kMaxPending + 10;
-  std::vector<store::ExposureWrite> writes;
-  AppliedBlock block{.number = 100, .timestamp = clock_.NowSeconds(), .confirmed = true};
-  for (size_t i = 0; i < n; ++i) {
-    Address w{};
-    w.bytes[0] = static_cast<uint8_t>(i);
-    w.bytes[1] = static_cast<uint8_t>(i >> 8);
-    w.bytes[2] = static_cast<uint8_t>(i >> 16);
-    writes.push_back({.wallet = w,
-                      .campaign_id = kCampaign,
-                      .entry = {.exposed_at = clock_.NowSeconds() - 60, .person = i + 1}});
-    ChainInteraction tx{.wallet = w, .project_id = kProject, .chain_id = kChain};
-    tx.tx_hash.bytes = {};
-    std::memcpy(tx.tx_hash.bytes.data(), w.bytes.data(), 3);
-    block.interactions.push_back(tx);
-  }
-  ASSERT_TRUE(exposures_->AddExposures(writes).ok());
-  std::vector<AppliedBlock> blocks{std::move(block)};
-  attributor_->OnApplied(kChain, blocks);
-  EXPECT_EQ(attributor_->pending(), ConversionAttributor::kMaxPending);
 }
 
 }  // namespace

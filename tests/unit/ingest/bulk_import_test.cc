@@ -263,10 +263,13 @@ class RecordingSink final : public TransactionSink {
   bool Wants(int64_t project_id, int64_t unix_seconds) const override {
     return project_id == project_ && unix_seconds >= since_;
   }
-  void OnImported(std::span<const chain::ChainInteraction> interactions) override {
+  Status OnImported(std::span<const chain::ChainInteraction> interactions) override {
+    if (fail) return UnavailableError("events database is locked");
     got.insert(got.end(), interactions.begin(), interactions.end());
+    return OkStatus();
   }
   std::vector<chain::ChainInteraction> got;
+  bool fail = false;
 
  private:
   int64_t project_;
@@ -307,6 +310,26 @@ TEST_F(BulkImportTest, RowsNamingATransactionGoToTheTransactionSink) {
   sink.got.clear();
   EXPECT_TRUE(Import(Write("tt.csv", csv)).already_imported);
   EXPECT_TRUE(sink.got.empty());
+}
+
+TEST_F(BulkImportTest, AnImportWhoseTransactionsTheSinkRefusesWritesNothing) {
+  RecordingSink sink(project_, kNow - 86400);
+  sink.fail = true;
+  options_.transactions = &sink;
+  std::string csv =
+      "token_address,from_address,to_address,value,transaction_hash,log_index,block_number,"
+      "block_timestamp\n" +
+      std::string(kUsdc) + "," + kA + "," + kB + ",1,0x" + std::string(64, 'a') +
+      ",3,500,2025-12-31 12:00:00 UTC\n";
+  std::string path = Write("tt.csv", csv);
+  EXPECT_FALSE(BulkImportFile(path, *store_, options_, clock_).ok());
+  EXPECT_TRUE(Rows(kA).empty());
+  // Not in the ledger: sending it again once the sink takes it imports it.
+  sink.fail = false;
+  BulkImportSummary s = Import(path);
+  EXPECT_FALSE(s.already_imported);
+  EXPECT_EQ(sink.got.size(), 2u);
+  EXPECT_EQ(Rows(kA).size(), 1u);
 }
 
 TEST_F(BulkImportTest, OwnNdjsonLinesWithATxHashGoToTheTransactionSink) {

@@ -53,6 +53,52 @@ TEST_F(CounterFlusherTest, StopWritesEverythingAndRecoverRestoresIt) {
   EXPECT_EQ(recovered.All(), ledger.All());
 }
 
+TEST_F(CounterFlusherTest, ReconcileRaisesCountersToTheRecordedEventsAndSavesThem) {
+  const int64_t day = kNow / 86400;
+  const int64_t hour = kNow / 3600;
+  decision::BudgetLedger ledger(64);
+  {
+    CounterFlusher flusher(*store_, ledger, std::chrono::hours(1));
+    ledger.RecordClick(1, 1'000'000, kNow);
+    ledger.RecordImpression(2, 9'000'000, kNow);
+    ASSERT_TRUE(flusher.FlushNow().ok());
+  }
+  // Billed after the last flush, then kill -9: the click rows are committed, the counters not.
+  ledger.RecordClick(1, 1'000'000, kNow);
+  Reopen();
+  decision::BudgetLedger recovered(64);
+  CounterFlusher flusher(*store_, recovered, std::chrono::hours(1));
+  ASSERT_TRUE(flusher.Recover().ok());
+  std::vector<store::CampaignCountersRecord> events{
+      // Campaign 1: two billed clicks committed.
+      {.campaign_id = 1, .total_spend = 2'000'000, .clicks = 2, .day = day,
+       .day_spend = 2'000'000, .hour = hour, .hour_spend = 2'000'000},
+      // Campaign 2: counters from before events were recorded are higher: kept.
+      {.campaign_id = 2, .total_spend = 1'000'000, .impressions = 1, .day = day,
+       .day_spend = 1'000'000, .hour = hour, .hour_spend = 1'000'000},
+      // Campaign 3: never flushed at all.
+      {.campaign_id = 3, .total_spend = 500, .conversions = 1, .day = day, .day_spend = 500,
+       .hour = hour, .hour_spend = 500},
+  };
+  Result<size_t> raised = flusher.Reconcile(events);
+  ASSERT_TRUE(raised.ok()) << raised.status().message();
+  EXPECT_EQ(*raised, 2u);
+  EXPECT_EQ(recovered.Read(1, kNow).total_spend, 2'000'000);
+  EXPECT_EQ(recovered.Read(1, kNow).day_spend, 2'000'000);
+  EXPECT_EQ(recovered.Read(1, kNow).hour_spend, 2'000'000);
+  EXPECT_EQ(recovered.Read(1, kNow).clicks, 2);
+  EXPECT_EQ(recovered.Read(2, kNow).total_spend, 9'000'000);
+  EXPECT_EQ(recovered.Read(3, kNow).conversions, 1);
+  // Saved: the next start finds the raised counters without the events.
+  Reopen();
+  decision::BudgetLedger again(64);
+  CounterFlusher next(*store_, again);
+  ASSERT_TRUE(next.Recover().ok());
+  EXPECT_EQ(again.Read(1, kNow).total_spend, 2'000'000);
+  EXPECT_EQ(again.Read(3, kNow).total_spend, 500);
+  EXPECT_EQ(*next.Reconcile(events), 0u);
+}
+
 TEST_F(CounterFlusherTest, FlushNowWritesOnlyChangesAndKeepsLatestValues) {
   decision::BudgetLedger ledger(64);
   CounterFlusher flusher(*store_, ledger, std::chrono::hours(1));

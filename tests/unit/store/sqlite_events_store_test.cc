@@ -34,6 +34,22 @@ ConversionCandidate Candidate(uint8_t tx, uint64_t person, int64_t block_time, I
   return c;
 }
 
+std::vector<ClickRecord> Clicks(uint8_t first, int n, ClickStatus status = ClickStatus::kBilled) {
+  std::vector<ClickRecord> clicks(n);
+  for (int i = 0; i < n; ++i) {
+    clicks[i].decision_id[0] = static_cast<uint8_t>(first + i);
+    clicks[i].publisher_id = 1;
+    clicks[i].ad_unit_id = "top";
+    clicks[i].campaign_id = 10;
+    clicks[i].ad_id = 20;
+    clicks[i].served_at = kT - 60;
+    clicks[i].clicked_at = kT + i;
+    clicks[i].price = 1'000'000;
+    clicks[i].status = status;
+  }
+  return clicks;
+}
+
 class SqliteEventsStoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -97,6 +113,65 @@ TEST_F(SqliteEventsStoreTest, AReorgMarksItsBlocksConversionsAndTakesThemOutOfTh
   EXPECT_EQ(remined->size(), 1u);
 }
 
+TEST_F(SqliteEventsStoreTest, RevertReplacedConversionsKeepsTheBlocksOwnAndImportedOnes) {
+  ConversionCandidate imported = Candidate(3, 7, kT);
+  imported.record.block_hash = {};  // an import row: no block hash
+  ASSERT_TRUE(store_->InsertConversions(std::vector{Candidate(1, 5, kT), Candidate(2, 6, kT),
+                                                    imported},
+                                        kT)
+                  .ok());
+  // Heights 101..103 applied again: 101 with its own block, 102 and 103 with other blocks.
+  std::vector<BlockAtHeight> blocks(3);
+  blocks[0] = {.number = 101};
+  blocks[0].hash[0] = 1;
+  blocks[1] = {.number = 102};
+  blocks[1].hash[0] = 0x77;
+  blocks[2] = {.number = 103};
+  blocks[2].hash[0] = 0x78;
+  auto reverted = store_->RevertReplacedConversions(1, blocks, kT + 5);
+  ASSERT_TRUE(reverted.ok()) << reverted.status().message();
+  ASSERT_EQ(reverted->size(), 1u);
+  EXPECT_EQ((*reverted)[0].block_number, 102);
+  EXPECT_EQ(store_->CampaignTotals(10)->conversions, 2);
+  EXPECT_TRUE(store_->RevertReplacedConversions(1, blocks, kT + 6)->empty());  // done once
+}
+
+TEST_F(SqliteEventsStoreTest, CountersFromEventsSumTheRollupsAndTheClicksNotRolledUp) {
+  const int64_t now = kT / 86400 * 86400 + 12 * 3600 + 600;  // 12:10 of a day
+  RollupRow served{.bucket = now - 2 * 86400, .publisher_id = 1, .campaign_id = 10, .ad_id = 20};
+  served.fills = 100;
+  served.impression_spend = 250'000;
+  RollupRow today = served;
+  today.bucket = now - 3600;  // 11:10: today, an earlier hour
+  RollupRow this_hour = served;
+  this_hour.bucket = now - 300;
+  RollupRow unfilled{.bucket = now, .publisher_id = 1, .requests = 9, .no_fills = 9};
+  ASSERT_TRUE(store_->AddRollups(std::vector{served, today, this_hour, unfilled}).ok());
+  ASSERT_TRUE(store_->InsertConversions(std::vector{Candidate(1, 5, now - 60)}, now).ok());
+  std::vector<ClickRecord> rolled = Clicks(1, 2);
+  for (ClickRecord& c : rolled) c.clicked_at = now - 120;
+  ASSERT_TRUE(store_->InsertClicks(rolled).ok());
+  ASSERT_EQ(*store_->RollUpClicks(1000), 2);
+  std::vector<ClickRecord> pending = Clicks(10, 1);
+  pending[0].clicked_at = now - 30;
+  pending.push_back(Clicks(20, 1, ClickStatus::kDuplicate)[0]);
+  ASSERT_TRUE(store_->InsertClicks(pending).ok());
+
+  auto counters = store_->CountersFromEvents(now);
+  ASSERT_TRUE(counters.ok()) << counters.status().message();
+  ASSERT_EQ(counters->size(), 1u);  // requests that filled nothing belong to no campaign
+  const CampaignCountersRecord& c = (*counters)[0];
+  EXPECT_EQ(c.campaign_id, 10);
+  EXPECT_EQ(c.impressions, 300);
+  EXPECT_EQ(c.clicks, 3);  // two rolled up, one not yet; the duplicate bills nothing
+  EXPECT_EQ(c.conversions, 1);
+  EXPECT_EQ(c.total_spend, 3 * 250'000 + 3 * 1'000'000 + 3'000'000);
+  EXPECT_EQ(c.day, now / 86400);
+  EXPECT_EQ(c.day_spend, 2 * 250'000 + 3 * 1'000'000 + 3'000'000);
+  EXPECT_EQ(c.hour, now / 3600);
+  EXPECT_EQ(c.hour_spend, 250'000 + 3 * 1'000'000 + 3'000'000);
+}
+
 TEST_F(SqliteEventsStoreTest, BilledClickAtFindsOnlyBilledClicks) {
   std::vector<ClickRecord> clicks(2);
   clicks[0].decision_id[0] = 1;
@@ -107,22 +182,6 @@ TEST_F(SqliteEventsStoreTest, BilledClickAtFindsOnlyBilledClicks) {
   ASSERT_TRUE(store_->InsertClicks(clicks).ok());
   EXPECT_EQ(*store_->BilledClickAt(clicks[0].decision_id), kT);
   EXPECT_FALSE(store_->BilledClickAt(clicks[1].decision_id)->has_value());
-}
-
-std::vector<ClickRecord> Clicks(uint8_t first, int n, ClickStatus status = ClickStatus::kBilled) {
-  std::vector<ClickRecord> clicks(n);
-  for (int i = 0; i < n; ++i) {
-    clicks[i].decision_id[0] = static_cast<uint8_t>(first + i);
-    clicks[i].publisher_id = 1;
-    clicks[i].ad_unit_id = "top";
-    clicks[i].campaign_id = 10;
-    clicks[i].ad_id = 20;
-    clicks[i].served_at = kT - 60;
-    clicks[i].clicked_at = kT + i;
-    clicks[i].price = 1'000'000;
-    clicks[i].status = status;
-  }
-  return clicks;
 }
 
 TEST_F(SqliteEventsStoreTest, ClicksReachTheRollupsOnceThroughTheMark) {

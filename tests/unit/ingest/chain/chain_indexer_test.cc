@@ -56,11 +56,17 @@ int64_t DayStart(int64_t t) { return t / 86400 * 86400; }
 // Records what the indexer reports; waits for it from another thread.
 class RecordingSink final : public BlockSink {
  public:
-  void OnApplied(int64_t chain_id, std::span<const AppliedBlock> blocks) override {
+  Status OnApplied(int64_t chain_id, std::span<const AppliedBlock> blocks) override {
     std::lock_guard<std::mutex> lock(mu_);
     EXPECT_EQ(chain_id, kChain);
+    if (fail_) return UnavailableError("events database is locked");
     applied_.insert(applied_.end(), blocks.begin(), blocks.end());
     cv_.notify_all();
+    return OkStatus();
+  }
+  void set_fail(bool fail) {
+    std::lock_guard<std::mutex> lock(mu_);
+    fail_ = fail;
   }
   void OnReverted(int64_t chain_id, std::span<const RevertedBlock> blocks) override {
     std::lock_guard<std::mutex> lock(mu_);
@@ -87,6 +93,7 @@ class RecordingSink final : public BlockSink {
   std::condition_variable cv_;
   std::vector<AppliedBlock> applied_;
   std::vector<std::vector<RevertedBlock>> reverted_;
+  bool fail_ = false;
 };
 
 class ChainIndexerTest : public ::testing::Test {
@@ -189,6 +196,19 @@ TEST_F(ChainIndexerTest, RecordsInteractionsAndTellsTheSink) {
   };
   EXPECT_EQ(sink_.applied(), expected);
   EXPECT_TRUE(sink_.reverted().empty());
+}
+
+TEST_F(ChainIndexerTest, ASinkErrorCommitsNothingAndTheSameBlocksComeAgain) {
+  chain_.AppendBlock({Call(1, kAlice, kSwap)});
+  auto indexer = MakeIndexer(Options(), &sink_);
+  sink_.set_fail(true);
+  EXPECT_FALSE(indexer->Step().ok());
+  EXPECT_TRUE(Activity(kAlice).empty());  // not committed: the sink has not seen it
+  sink_.set_fail(false);
+  ASSERT_TRUE(CatchUp(*indexer));
+  ASSERT_EQ(sink_.applied().size(), 1u);
+  EXPECT_EQ(sink_.applied()[0].number, 1u);
+  EXPECT_EQ(Activity(kAlice).size(), 1u);
 }
 
 TEST_F(ChainIndexerTest, ReportsTheHeadAndTheNextBlockAsProgress) {

@@ -187,7 +187,7 @@ TEST(DemoTrafficTest, WritesThroughTheEventsStore) {
   for (const DemoTrafficCampaign& c : Campaigns()) {
     SCOPED_TRACE(c.campaign_id);
     auto totals = events.CampaignTotals(c.campaign_id);
-    ASSERT_TRUE(totals.ok());
+    ASSERT_TRUE(totals.ok()) << totals.status().ToString();
     EXPECT_EQ(totals->impressions, by[c.campaign_id].fills);
     EXPECT_EQ(totals->impression_spend, by[c.campaign_id].impression_spend);
     EXPECT_EQ(totals->conversions, by[c.campaign_id].conversions);

@@ -21,7 +21,7 @@
 #include "serve/ad_request.h"
 #include "serve/decision_hooks.h"
 #include "serve/options.h"
-#include "serve/rate_limiter.h"
+#include "common/rate_limiter.h"
 
 namespace adserver::serve {
 

@@ -1,4 +1,4 @@
-#include "serve/rate_limiter.h"
+#include "common/rate_limiter.h"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <thread>
 #include <vector>
 
-namespace adserver::serve {
+namespace adserver {
 namespace {
 
 constexpr int64_t kT = 1'800'000'000'000'000;  // µs
@@ -63,4 +63,4 @@ TEST(RateLimiterTest, ConcurrentRequestsNeverPassMoreThanTheBurst) {
 }
 
 }  // namespace
-}  // namespace adserver::serve
+}  // namespace adserver

@@ -1,4 +1,4 @@
-#include "serve/rate_limiter.h"
+#include "common/rate_limiter.h"
 
 #include <algorithm>
 #include <bit>
@@ -6,7 +6,7 @@
 
 #include "common/log.h"
 
-namespace adserver::serve {
+namespace adserver {
 
 RateLimiter::RateLimiter(size_t capacity)
     : mask_(std::bit_ceil(std::max<size_t>(capacity, 1)) - 1),
@@ -35,7 +35,7 @@ int64_t RateLimiter::Admit(int64_t publisher_id, double per_second, int64_t burs
   Slot* slot = Find(publisher_id);
   if (slot == nullptr) {
     if (!full_logged_.exchange(true)) {
-      ADS_LOG(warn, "rate limiter table full: further publishers are not limited", "capacity",
+      ADS_LOG(warn, "rate limiter table full: further keys are not limited", "capacity",
               mask_ + 1);
     }
     return 0;
@@ -50,4 +50,4 @@ int64_t RateLimiter::Admit(int64_t publisher_id, double per_second, int64_t burs
   }
 }
 
-}  // namespace adserver::serve
+}  // namespace adserver

@@ -1,23 +1,23 @@
 #pragma once
 
-// Per-publisher request rate limits (issue 18): the generic cell rate algorithm, a token bucket
-// kept as one "theoretical arrival time" per publisher, advanced by compare-and-swap. No lock,
-// no allocation after a publisher's first request; publishers without a limit never reach it.
-// The table holds at most `capacity` publishers (operator-created, not client-triggered); a
-// publisher beyond it is not limited (and logged once).
+// Request rate limits per operator-created key (issue 18: publishers on the ad path, admin API
+// callers): the generic cell rate algorithm, a token bucket kept as one "theoretical arrival
+// time" per key, advanced by compare-and-swap. No lock, no allocation after a key's first
+// request. The table holds at most `capacity` keys; keys must not be client-invented (a key
+// beyond the table is not limited, and logged once).
 
 #include <atomic>
 #include <cstdint>
 #include <memory>
 
-namespace adserver::serve {
+namespace adserver {
 
 class RateLimiter {
  public:
   // `capacity` is rounded up to a power of two.
   explicit RateLimiter(size_t capacity = 4096);
 
-  // 0 when a request of `publisher_id` (> 0) may pass at `now_micros` (and counts it), else
+  // 0 when a request of `publisher_id` (any key > 0) may pass at `now_micros` (and counts it), else
   // how many microseconds until one may. `per_second` > 0 requests are let through on average,
   // at most `burst` (>= 1) at once.
   int64_t Admit(int64_t publisher_id, double per_second, int64_t burst, int64_t now_micros);
@@ -34,4 +34,4 @@ class RateLimiter {
   std::atomic<bool> full_logged_{false};
 };
 
-}  // namespace adserver::serve
+}  // namespace adserver

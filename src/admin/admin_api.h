@@ -43,6 +43,10 @@ struct AdminOptions {
   // scheme://host[:port] of http.public_url (app sets it): https makes the cookie Secure, and
   // it is an accepted Origin of cookie-authenticated writes besides the request's Host.
   std::string public_origin;
+  // Requests per second each caller (the operator token, a user) may make on average, at most
+  // `rate_limit_burst` at once; beyond it 429 with Retry-After. 0 = unlimited.
+  double rate_limit_per_second = 100;
+  int64_t rate_limit_burst = 200;
   // Shortest password accepted for a user.
   size_t min_password_length = 10;
   // Cost of hashing a user's password (argon2id).

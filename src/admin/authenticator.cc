@@ -1,5 +1,7 @@
 #include "admin/authenticator.h"
 
+#include <algorithm>
+#include <limits>
 #include <utility>
 
 #include "common/check.h"
@@ -29,6 +31,15 @@ std::optional<std::string_view> BearerToken(const http::Request& request) {
   while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
   while (!token.empty() && token.back() == ' ') token.remove_suffix(1);
   return token;
+}
+
+// The operator token's key in the per-caller rate table (user ids are positive and smaller).
+constexpr int64_t kOperatorTokenKey = std::numeric_limits<int64_t>::max();
+
+http::Response TooManyRequests(int64_t retry_after_seconds, std::string_view message) {
+  http::Response response = http::ErrorResponse(429, message);
+  response.SetHeader("Retry-After", std::to_string(std::max<int64_t>(1, retry_after_seconds)));
+  return response;
 }
 
 http::Response Unauthorized(std::string_view message) {
@@ -143,11 +154,32 @@ std::variant<Principal, http::Response> Authenticator::FromSession(
 std::variant<Principal, http::Response> Authenticator::Authenticate(
     const http::Request& request) const {
   if (Disabled()) return http::ErrorResponse(404, kDisabledMessage);
-  if (std::optional<std::string_view> token = BearerToken(request)) {
-    if (std::optional<Principal> principal = FromBearer(*token)) return *principal;
-    return Unauthorized("missing or invalid admin token");
+  std::variant<Principal, http::Response> caller = Identify(request);
+  const Principal* principal = std::get_if<Principal>(&caller);
+  if (principal == nullptr || options_.rate_limit_per_second <= 0) return caller;
+  int64_t key = principal->user_id > 0 ? principal->user_id : kOperatorTokenKey;
+  int64_t wait_micros = caller_rates_.Admit(key, options_.rate_limit_per_second,
+                                            std::max<int64_t>(1, options_.rate_limit_burst),
+                                            clock_.NowMicros());
+  if (wait_micros == 0) return caller;
+  return TooManyRequests((wait_micros + 999'999) / 1'000'000,
+                         "too many admin requests from this caller; retry after the time in "
+                         "Retry-After");
+}
+
+std::variant<Principal, http::Response> Authenticator::Identify(
+    const http::Request& request) const {
+  std::optional<std::string_view> token = BearerToken(request);
+  if (!token) return FromSession(request);
+  // Failed tokens back off per client address, as sign-ins do: guessing a weak operator token
+  // costs hours, not seconds.
+  std::string address_key = "bearer-ip:" + std::string(request.remote_ip);
+  if (int64_t wait = limiter_.RetryAfter(address_key); wait > 0) {
+    return TooManyRequests(wait, "too many invalid admin tokens from this address; retry later");
   }
-  return FromSession(request);
+  if (std::optional<Principal> principal = FromBearer(*token)) return *principal;
+  limiter_.RecordFailure(address_key);
+  return Unauthorized("missing or invalid admin token");
 }
 
 Result<Authenticator::IssuedToken> Authenticator::IssueToken(store::Id user) const {

@@ -11,6 +11,7 @@
 #include "admin/sign_in_limiter.h"
 #include "common/clock.h"
 #include "common/crypto.h"
+#include "common/rate_limiter.h"
 #include "http/message.h"
 #include "store/account_store.h"
 
@@ -27,7 +28,9 @@ class Authenticator {
 
   // The caller, or the response to send instead: 404 while the admin API is disabled (no
   // operator token and no user), 401 with `WWW-Authenticate: Bearer` without valid
-  // credentials, 403 for a cookie-authenticated write failing the CSRF check.
+  // credentials, 403 for a cookie-authenticated write failing the CSRF check, 429 with
+  // Retry-After when the client address has failed bearer tokens too often (the sign-in
+  // back-off) or the caller exceeds options().rate_limit_per_second.
   std::variant<Principal, http::Response> Authenticate(const http::Request& request) const;
 
   // A new bearer token for `user` (the secret, shown once, and its stored record). Conflict when
@@ -58,6 +61,7 @@ class Authenticator {
  private:
   std::optional<Principal> FromBearer(std::string_view token) const;
   std::variant<Principal, http::Response> FromSession(const http::Request& request) const;
+  std::variant<Principal, http::Response> Identify(const http::Request& request) const;
   bool Disabled() const;
 
   const AdminOptions options_;
@@ -65,6 +69,8 @@ class Authenticator {
   const Clock& clock_;
   Sha256Digest token_hash_{};
   mutable SignInLimiter limiter_;
+  // Per caller: users by id, the operator token as kOperatorTokenKey.
+  mutable RateLimiter caller_rates_;
 };
 
 // The value of cookie `name` in the request's Cookie header(s), or empty.

@@ -269,9 +269,19 @@ void ApplyFile(const toml::table& root, Config& c, std::vector<FieldError>& erro
     }
   }
   if (const toml::table* a = Section(root, "admin", errors)) {
-    CheckKnownKeys(*a, "admin", {"token", "max_body_bytes"}, errors);
+    CheckKnownKeys(*a, "admin", {"token", "max_body_bytes", "rate_limit_per_second",
+                                 "rate_limit_burst"},
+                   errors);
     ReadString(*a, "admin", "token", c.admin.token, errors);
     ReadInt(*a, "admin", "max_body_bytes", c.admin.max_body_bytes, errors);
+    ReadInt(*a, "admin", "rate_limit_burst", c.admin.rate_limit_burst, errors);
+    if (const toml::node* n = a->get("rate_limit_per_second")) {
+      if (auto v = n->value<double>()) {
+        c.admin.rate_limit_per_second = *v;
+      } else {
+        errors.push_back({"admin.rate_limit_per_second", "must be a number"});
+      }
+    }
   }
   ApplyIdentityFile(root, c, errors);
   ApplyIndexerFile(root, c, errors);
@@ -462,6 +472,12 @@ Status Validate(const Config& c) {
   }
   if (!c.admin.token.empty() && c.admin.token.size() < 16) {
     errors.push_back({"admin.token", "must be at least 16 characters"});
+  }
+  if (!(c.admin.rate_limit_per_second >= 0 && c.admin.rate_limit_per_second <= 1e6)) {
+    errors.push_back({"admin.rate_limit_per_second", "must be 0 (unlimited) to 1000000"});
+  }
+  if (c.admin.rate_limit_burst < 1 || c.admin.rate_limit_burst > 1'000'000) {
+    errors.push_back({"admin.rate_limit_burst", "must be 1 to 1000000"});
   }
   ValidateIdentity(c.identity, errors);
   // Every localId the server issues must be accepted back.

@@ -147,6 +147,55 @@ TEST_F(AdminApiTest, RejectsMissingOrWrongToken) {
                  std::string("bearer ") + kToken).status, 200);
 }
 
+TEST_F(AdminApiTest, ACallerBeyondItsRateGets429WithRetryAfter) {
+  AdminOptions options{.token = kToken, .rate_limit_per_second = 1, .rate_limit_burst = 2};
+  Authenticator limited(options, nullptr, clock_);
+  AdminApi api(*store_, *snapshots_, clock_, options, limited);
+  http::Router router;
+  api.RegisterRoutes(router);
+  auto call = [&] {
+    return CallRouter(router, Method::kGet, "/admin/v1/publishers", "", "",
+                      std::string("Bearer ") + kToken);
+  };
+  EXPECT_EQ(call().status, 200);
+  EXPECT_EQ(call().status, 200);  // the burst
+  http::Request request;
+  request.method = Method::kGet;
+  request.target = request.path = "/admin/v1/publishers";
+  std::string authorization = std::string("Bearer ") + kToken;
+  request.headers.push_back({"Authorization", authorization});
+  http::Response refused = (*router.Find(request).handler)(request);
+  EXPECT_EQ(refused.status, 429);
+  EXPECT_EQ(refused.Header("Retry-After"), "1");
+  Json body = Json::parse(refused.body);
+  EXPECT_TRUE(body["error"].is_string());
+  EXPECT_TRUE(body["details"].is_array());
+  clock_.Advance(std::chrono::seconds(1));
+  EXPECT_EQ(call().status, 200);
+}
+
+TEST_F(AdminApiTest, AnAddressGuessingTokensBacksOffWhileOthersGoOn) {
+  auto call = [&](const std::string& ip, const std::string& token) {
+    http::Request request;
+    request.method = Method::kGet;
+    request.target = request.path = "/admin/v1/publishers";
+    request.remote_ip = ip;
+    std::string authorization = "Bearer " + token;
+    request.headers.push_back({"Authorization", authorization});
+    return (*router_.Find(request).handler)(request);
+  };
+  // Five failures are free; the sixth starts the back-off.
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(call("192.0.2.7", "guess-" + std::to_string(i)).status, 401);
+  http::Response backed_off = call("192.0.2.7", "guess-6");
+  EXPECT_EQ(backed_off.status, 429);
+  EXPECT_FALSE(backed_off.Header("Retry-After").empty());
+  // While backing off, even the right token is refused from that address; others are served.
+  EXPECT_EQ(call("192.0.2.7", kToken).status, 429);
+  EXPECT_EQ(call("198.51.100.1", kToken).status, 200);
+  clock_.Advance(std::chrono::seconds(2));
+  EXPECT_EQ(call("192.0.2.7", kToken).status, 200);
+}
+
 TEST_F(AdminApiTest, DisabledWhenTokenIsEmpty) {
   Authenticator no_token(AdminOptions{}, nullptr, clock_);
   AdminApi disabled(*store_, *snapshots_, clock_, AdminOptions{}, no_token);

@@ -144,6 +144,8 @@ def main():
         config = os.path.join(tmp, "adserver.toml")
         with open(config, "w") as f:
             f.write(f'[indexer]\nrpc = "{url}"\nchain_id = 1\nconfirmations = 0\npoll_ms = 50\n')
+            # The writers and the read-back are bulk automation: no per-caller admin limit.
+            f.write('[admin]\nrate_limit_per_second = 0\n')
         env = dict(os.environ, ADSERVER_ADMIN_TOKEN=ADMIN, ADSERVER_PUBLIC_URL=PUBLIC)
         ready = os.path.join(tmp, "ready")
         auth = {"Authorization": "Bearer " + ADMIN}

@@ -46,3 +46,8 @@ if [[ ! -x "$anvil_dir/node_modules/@foundry-rs/anvil-linux-amd64/bin/anvil" ]];
   # lock-file check rejects; versions stay pinned by package.json and the lock.
   (cd "$anvil_dir" && npm install --ignore-scripts --no-audit --no-fund --loglevel=error)
 fi
+# OpenAPI linter (tests/openapi): npm @redocly/cli, pinned; a single bundled package.
+openapi_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/tests/openapi"
+if [[ ! -f "$openapi_dir/node_modules/@redocly/cli/bin/cli.js" ]]; then
+  (cd "$openapi_dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
+fi

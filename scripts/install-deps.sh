@@ -7,7 +7,7 @@ packages=(
   libcli11-dev nlohmann-json3-dev libtomlplusplus-dev libgtest-dev libgmock-dev libbenchmark-dev
   liblmdb-dev lmdb-utils zlib1g-dev
   libjs-chart.js
-  curl wrk nginx-light python3
+  curl wrk nginx-light python3 python3-jsonschema python3-yaml
   chromium
 )
 # Node.js and npm only for test tooling and data packages; keep an existing installation

@@ -363,6 +363,12 @@ def accounts_and_console(c, demo):
     c.call("GET", "/admin/v1/tokens", headers=h, query="userId=x", expect=400)
 
     user_auth = {"Authorization": "Bearer " + token["token"]}
+    # A publisher user outside its role: 403 for writes and listings (docs/admin-api.md scope).
+    c.call("POST", "/admin/v1/communities", body={"name": "x", "logoUrl": "https://x.example/l.png"},
+           headers=user_auth, expect=403)
+    c.call("GET", "/admin/v1/users", headers=user_auth, expect=403)
+    c.call("POST", "/admin/v1/users", body={"email": "OPENAPI@pub.example", "password": "another password",
+                                            "role": "publisher", "publisherId": 1}, headers=h, expect=409)
     c.call("POST", "/console/api/password", body={"currentPassword": "wrong password 0", "password": "third password 3"},
            headers=user_auth, expect=400)
     c.call("POST", "/console/api/password", body={"currentPassword": "second password 2",

@@ -13,6 +13,13 @@ if [[ ! -f "$cli" ]]; then
   [[ "${ADSERVER_REQUIRE_OPENAPI_LINT:-0}" == 1 ]] && exit 1
   exit 77
 fi
+# @redocly/cli 2.x runs on Node >= 20.19 (Debian 12's own nodejs is 18: the check says so
+# instead of failing on a syntax error deep inside the CLI).
+if ! "$node" -e 'const [a, b] = process.versions.node.split(".").map(Number);
+                 process.exit(a > 20 || (a === 20 && b >= 19) ? 0 : 1)'; then
+  echo "@redocly/cli needs Node >= 20.19; $node is $("$node" --version)"
+  exit 1
+fi
 # No telemetry or update check from a test.
 export REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true
 exec "$node" "$cli" lint "$here/../../docs/openapi.yaml" --config "$here/redocly.yaml"

@@ -7,7 +7,7 @@ packages=(
   libcli11-dev nlohmann-json3-dev libtomlplusplus-dev libgtest-dev libgmock-dev libbenchmark-dev
   liblmdb-dev lmdb-utils zlib1g-dev
   libjs-chart.js
-  curl wrk nginx-light python3
+  curl wrk nginx-light python3 python3-jsonschema python3-yaml
   chromium
 )
 # Node.js and npm only for test tooling and data packages; keep an existing installation
@@ -45,4 +45,9 @@ if [[ ! -x "$anvil_dir/node_modules/@foundry-rs/anvil-linux-amd64/bin/anvil" ]];
   # `npm install`, not `npm ci`: the package lists per-platform optional binaries that npm 11's
   # lock-file check rejects; versions stay pinned by package.json and the lock.
   (cd "$anvil_dir" && npm install --ignore-scripts --no-audit --no-fund --loglevel=error)
+fi
+# OpenAPI linter (tests/openapi): npm @redocly/cli, pinned; a single bundled package.
+openapi_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/tests/openapi"
+if [[ ! -f "$openapi_dir/node_modules/@redocly/cli/bin/cli.js" ]]; then
+  (cd "$openapi_dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
 fi

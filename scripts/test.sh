@@ -9,7 +9,7 @@ jobs=$(nproc)
 echo "== Release build"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DADSERVER_WERROR=ON -DADSERVER_BUILD_BENCH=ON >/dev/null
 cmake --build build -j"$jobs"
-(cd build && ADSERVER_REQUIRE_BROWSER=1 ctest --output-on-failure -j"$jobs")
+(cd build && ADSERVER_REQUIRE_BROWSER=1 ADSERVER_REQUIRE_OPENAPI_LINT=1 ctest --output-on-failure -j"$jobs")
 
 echo "== ASan+UBSan build"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DADSERVER_SANITIZE=ON -DADSERVER_WERROR=ON >/dev/null

@@ -20,6 +20,7 @@
 #include "app/demo.h"
 #include "app/indexer.h"
 #include "app/server.h"
+#include "cli/version.h"
 #include "common/crypto.h"
 #include "common/json_writer.h"
 #include "common/log.h"
@@ -206,6 +207,9 @@ int Main(int argc, char** argv) {
   }
   CLI::App app{"adserver: a self-hosted ad server for web3 publishers"};
   app.require_subcommand(1);
+  app.set_version_flag("--version",
+                       std::string("adserver ") + kVersion + " (commit " + kGitCommit + ")",
+                       "Print the version and the git commit it was built from");
   std::string data_dir = "./data";
   auto add_data = [&](CLI::App* cmd) {
     cmd->add_option("--data", data_dir, "Data directory (default ./data, or $ADSERVER_DATA)")

@@ -10,10 +10,13 @@
 namespace adserver::console {
 namespace {
 
+constexpr std::string_view kOpenApiAsset = "openapi.yaml";
+
 std::string_view ContentType(std::string_view name) {
   if (name.ends_with(".html")) return "text/html; charset=utf-8";
   if (name.ends_with(".js")) return "text/javascript; charset=utf-8";
   if (name.ends_with(".css")) return "text/css; charset=utf-8";
+  if (name.ends_with(".yaml")) return "application/yaml";
   return "application/octet-stream";
 }
 
@@ -36,11 +39,23 @@ void SetCommonHeaders(http::Response& response) {
   response.SetHeader("X-Frame-Options", "DENY");
 }
 
+// Where an asset is served: the page at /console/, the OpenAPI document at /openapi.yaml (a
+// public document of the whole API, not a console file), everything else under /console/.
+std::string AssetPath(std::string_view name) {
+  if (name == "index.html") return "/console/";
+  if (name == kOpenApiAsset) return "/openapi.yaml";
+  return "/console/" + std::string(name);
+}
+
 http::Handler AssetHandler(const detail::EmbeddedAsset& asset) {
-  return [&asset, etag = ETag(asset.body)](const http::Request& request) {
+  // The console revalidates every time (an upgraded binary is seen at once); the OpenAPI
+  // document may be cached for an hour by clients and shared caches (tooling fetches it often).
+  std::string_view cache_control =
+      asset.name == kOpenApiAsset ? "public, max-age=3600" : "no-cache";
+  return [&asset, etag = ETag(asset.body), cache_control](const http::Request& request) {
     http::Response response;
     SetCommonHeaders(response);
-    response.SetHeader("Cache-Control", "no-cache");
+    response.SetHeader("Cache-Control", cache_control);
     response.SetHeader("ETag", etag);
     if (request.Header("If-None-Match") == etag) {
       response.status = 304;
@@ -56,9 +71,7 @@ http::Handler AssetHandler(const detail::EmbeddedAsset& asset) {
 
 void RegisterRoutes(http::Router& router) {
   for (const detail::EmbeddedAsset& asset : detail::EmbeddedAssets()) {
-    std::string path =
-        asset.name == "index.html" ? "/console/" : "/console/" + std::string(asset.name);
-    router.Add(http::Method::kGet, path, AssetHandler(asset));
+    router.Add(http::Method::kGet, AssetPath(asset.name), AssetHandler(asset));
   }
   router.Add(http::Method::kGet, "/console", [](const http::Request&) {
     http::Response response;

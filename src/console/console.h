@@ -6,9 +6,11 @@ namespace adserver::console {
 
 // The web console's static files (issue 16), compiled into the binary: `GET /console/` (the
 // page), `/console/app.js`, `/console/app.css` and `/console/chart.js` (Debian's Chart.js), and
-// `GET /console` redirecting to `/console/`. Each answer carries its Content-Type, an ETag
-// (`If-None-Match` → 304), `Cache-Control: no-cache` (revalidate, so an upgraded binary is seen
-// at once), a Content-Security-Policy allowing only this origin's scripts, styles and API,
+// `GET /console` redirecting to `/console/`; also `GET /openapi.yaml`, the OpenAPI 3.1 document
+// of the whole HTTP API (docs/openapi.yaml, `application/yaml`), embedded the same way. Each
+// answer carries its Content-Type, an ETag (`If-None-Match` → 304), `Cache-Control: no-cache`
+// (revalidate, so an upgraded binary is seen at once; the OpenAPI document: `public,
+// max-age=3600`), a Content-Security-Policy allowing only this origin's scripts, styles and API,
 // and `X-Content-Type-Options: nosniff`. The page talks to `/console/api/session` and the
 // admin API (accounts_admin, reports_admin); nothing here reads a store. Handlers run inline
 // (memory only). Call before the server starts.

@@ -7,7 +7,7 @@ namespace adserver::console::detail {
 
 // One file of src/console/assets (or Debian's Chart.js), compiled into the binary.
 struct EmbeddedAsset {
-  std::string_view name;  // file name under /console/, e.g. "app.js"
+  std::string_view name;  // file name under /console/, e.g. "app.js" (or "openapi.yaml")
   std::string_view body;
 };
 

@@ -132,6 +132,7 @@ void ApplyTrafficFile(const toml::table& root, Config& c, std::vector<FieldError
   CheckKnownKeys(*t, "traffic",
                  {"require_user_agent", "block_crawlers", "ip_blocklists",
                   "blocklist_check_seconds", "min_click_delay_ms", "require_same_user_agent",
+                  "check_click_origin",
                   "click_limits", "event_limits", "rate_table_entries"},
                  errors);
   events::TrafficOptions& o = c.traffic;
@@ -141,6 +142,7 @@ void ApplyTrafficFile(const toml::table& root, Config& c, std::vector<FieldError
   ReadInt(*t, "traffic", "blocklist_check_seconds", o.blocklist_check_seconds, errors);
   ReadInt(*t, "traffic", "min_click_delay_ms", o.min_click_delay_ms, errors);
   ReadBool(*t, "traffic", "require_same_user_agent", o.require_same_user_agent, errors);
+  ReadBool(*t, "traffic", "check_click_origin", o.check_click_origin, errors);
   ReadWindows(*t, "traffic", "click_limits", o.click_limits, errors);
   ReadWindows(*t, "traffic", "event_limits", o.event_limits, errors);
   ReadInt(*t, "traffic", "rate_table_entries", o.rate_table_entries, errors);

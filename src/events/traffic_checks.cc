@@ -2,6 +2,7 @@
 
 #include <sodium.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "common/check.h"
@@ -24,6 +25,8 @@ std::string_view InvalidReasonName(InvalidReason reason) {
       return "too_fast";
     case InvalidReason::kUserAgentMismatch:
       return "user_agent_mismatch";
+    case InvalidReason::kOriginNotAllowed:
+      return "origin_not_allowed";
     case InvalidReason::kIpRateLimit:
       return "ip_rate_limit";
     case InvalidReason::kPersonRateLimit:
@@ -43,6 +46,20 @@ bool IsTooFast(std::optional<int64_t> served_at_ms, int64_t clicked_at_ms, int64
 
 bool IsUserAgentMismatch(std::optional<uint32_t> serve_hash, std::string_view click_user_agent) {
   return serve_hash && *serve_hash != UserAgentHash(click_user_agent);
+}
+
+std::string_view RefererOrigin(std::string_view referer) {
+  size_t scheme = referer.find("://");
+  if (scheme == std::string_view::npos || scheme == 0) return {};
+  size_t end = referer.find_first_of("/?#", scheme + 3);
+  if (end == scheme + 3) return {};
+  return referer.substr(0, end);
+}
+
+bool IsOriginNotAllowed(std::string_view referer, std::span<const std::string> allowed_origins) {
+  if (allowed_origins.empty() || referer.empty()) return false;
+  std::string_view origin = RefererOrigin(referer);
+  return std::find(allowed_origins.begin(), allowed_origins.end(), origin) == allowed_origins.end();
 }
 
 TrafficChecks::TrafficChecks(const TrafficOptions& options, const CrawlerMatcher& crawlers,
@@ -106,6 +123,9 @@ InvalidReason TrafficChecks::CheckClick(const ClickFacts& click) {
   if (options_.require_same_user_agent &&
       IsUserAgentMismatch(click.serve_user_agent_hash, click.user_agent)) {
     return InvalidReason::kUserAgentMismatch;
+  }
+  if (options_.check_click_origin && IsOriginNotAllowed(click.referer, click.allowed_origins)) {
+    return InvalidReason::kOriginNotAllowed;
   }
   return CheckRates(KeyKind::kClickIp, KeyKind::kClickPerson, click.ip, click.person,
                     options_.click_limits, click.clicked_at_ms / 1000);

@@ -7,14 +7,16 @@
 //
 // Order for a click (before these, the token must open, else 400; then an expired token is
 // `expired` and a decision already billed is `duplicate`, both decided outside this class):
-//   missing_user_agent, crawler, blocked_ip, too_fast, user_agent_mismatch, ip_rate_limit,
-//   person_rate_limit.
+//   missing_user_agent, crawler, blocked_ip, too_fast, user_agent_mismatch, origin_not_allowed,
+//   ip_rate_limit, person_rate_limit.
 // For an advertiser event: missing_user_agent, crawler, blocked_ip, ip_rate_limit,
 // person_rate_limit. Rate limits count only what reached them.
 
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <span>
+#include <string>
 #include <string_view>
 
 #include "common/ip_address.h"
@@ -32,6 +34,7 @@ enum class InvalidReason : uint8_t {
   kBlockedIp,
   kTooFast,
   kUserAgentMismatch,
+  kOriginNotAllowed,
   kIpRateLimit,
   kPersonRateLimit,
 };
@@ -49,6 +52,10 @@ struct ClickFacts {
   int64_t clicked_at_ms = 0;
   // UserAgentHash of the serve's User-Agent; nullopt for tokens without one.
   std::optional<uint32_t> serve_user_agent_hash;
+  // The click's Referer header ("" = none sent) and the allowed origins of the token's
+  // publisher (sorted; empty = any origin, as for /v1/ads).
+  std::string_view referer;
+  std::span<const std::string> allowed_origins;
 };
 
 // What an advertiser event's checks look at.
@@ -66,6 +73,11 @@ bool IsMissingUserAgent(std::string_view user_agent);
 bool IsTooFast(std::optional<int64_t> served_at_ms, int64_t clicked_at_ms, int64_t min_delay_ms);
 // True when the serve's user-agent hash is known and differs from the click's.
 bool IsUserAgentMismatch(std::optional<uint32_t> serve_hash, std::string_view click_user_agent);
+// The origin ("https://news.example[:port]") of a Referer URL; "" when it has none.
+std::string_view RefererOrigin(std::string_view referer);
+// True when the publisher restricts origins, the click names a page (Referer) and that page's
+// origin is not one of them. A click without a Referer (policies strip it) passes.
+bool IsOriginNotAllowed(std::string_view referer, std::span<const std::string> allowed_origins);
 
 class TrafficChecks {
  public:

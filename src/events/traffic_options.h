@@ -35,6 +35,9 @@ struct TrafficOptions {
   int64_t min_click_delay_ms = 1000;
   // A click whose user agent differs from the serve's is invalid (tokens carry a hash of it).
   bool require_same_user_agent = true;
+  // A click whose Referer's origin is not among its publisher's allowed origins is invalid
+  // (publishers without allowed origins, and clicks without a Referer, pass).
+  bool check_click_origin = true;
   // Clicks per (truncated) client address and per person; any window exceeded is invalid.
   std::vector<RateWindow> click_limits = {{60, 1}, {600, 3}, {3600, 10}, {86400, 25}};
   // Advertiser events (POST /v1/events) per (truncated) client address and per person.

@@ -30,12 +30,21 @@ http::Response BadToken() {
 // The invalid-traffic verdict of a click that is neither expired nor (yet known as) a duplicate.
 events::InvalidReason CheckTraffic(const TrafficGuard& traffic, const http::Request& request,
                                    const events::ClickClaims& claims,
-                                   const std::optional<IpAddress>& ip, int64_t now_ms) {
+                                   const std::optional<IpAddress>& ip, int64_t now_ms,
+                                   const decision::Catalog* catalog) {
   if (traffic.checks == nullptr) return events::InvalidReason::kNone;
   events::ClickFacts facts{.user_agent = request.Header("User-Agent"),
                            .ip = ip,
                            .person = claims.person,
-                           .clicked_at_ms = now_ms};
+                           .clicked_at_ms = now_ms,
+                           .referer = request.Header("Referer")};
+  // The publisher's origins matter only when the click names its page; publishers are few,
+  // so a scan (no index by id in the catalog) is cheap next to the click's commit.
+  if (catalog != nullptr && !facts.referer.empty()) {
+    for (const decision::Publisher& p : catalog->publishers) {
+      if (p.id == claims.publisher_id) facts.allowed_origins = p.allowed_origins;
+    }
+  }
   if (claims.serve_context) {
     facts.served_at_ms = claims.served_at * 1000 + claims.served_at_millis;
     facts.serve_user_agent_hash = claims.user_agent_hash;
@@ -92,7 +101,8 @@ void ClickHandler::HandleDeferred(const http::Request& request, http::Responder 
   // loop: on the click writer's thread once the click is committed (or here for HEAD, which
   // runs on a worker).
   std::optional<std::string> cta_url;
-  if (auto catalog = catalogs_.Current()) {
+  std::shared_ptr<const decision::Catalog> catalog = catalogs_.Current();
+  if (catalog != nullptr) {
     if (const decision::Ad* ad = catalog->FindAd(claims->ad_id)) cta_url = ad->cta_url;
   }
   int64_t ad_id = claims->ad_id;
@@ -120,7 +130,8 @@ void ClickHandler::HandleDeferred(const http::Request& request, http::Responder 
   std::optional<IpAddress> ip = ParseIp(request.remote_ip);
   if (traffic_.proxies != nullptr) ip = http::ClientIp(request, *traffic_.proxies);
   events::InvalidReason reason =
-      expired ? events::InvalidReason::kNone : CheckTraffic(traffic_, request, *claims, ip, now_ms);
+      expired ? events::InvalidReason::kNone
+              : CheckTraffic(traffic_, request, *claims, ip, now_ms, catalog.get());
   store::ClickStatus status = expired ? store::ClickStatus::kExpired : store::ClickStatus::kBilled;
   if (reason != events::InvalidReason::kNone) status = store::ClickStatus::kInvalid;
   store::ClickRecord click{

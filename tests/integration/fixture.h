@@ -44,7 +44,8 @@ struct FixtureKeys {
 // quick succession from one address without a User-Agent (invalid_traffic_test covers them).
 inline constexpr char kTrafficChecksOff[] =
     "[traffic]\nrequire_user_agent = false\nmin_click_delay_ms = 0\n"
-    "require_same_user_agent = false\nclick_limits = []\nevent_limits = []\n";
+    "require_same_user_agent = false\ncheck_click_origin = false\nclick_limits = []\n"
+    "event_limits = []\n";
 
 class ServingFixture {
  public:

@@ -89,26 +89,27 @@ class InvalidTrafficTest : public ::testing::Test {
     FAIL() << "the CPC campaign was never served";
   }
 
-  static HttpResult Serve(const std::string& user_agent = kBrowser) {
+  static HttpResult Serve(const std::string& key = "") {
     json body = {{"walletAddresses", {kCpcWallet}}, {"imageFormat", "LANDSCAPE"}};
     return fixture_->Client().Send("POST", "/v1/ads",
                                    {{"Content-Type", "application/json"},
-                                    {"x-api-key", fixture_->keys.open_live},
-                                    {"User-Agent", user_agent}},
+                                    {"x-api-key", key.empty() ? fixture_->keys.open_live : key},
+                                    {"User-Agent", kBrowser}},
                                    body.dump());
   }
-  // A fresh click path of the CPC ad.
-  static std::string ClickPath() {
-    HttpResult r = Serve();
+  // A fresh click path of the CPC ad (served with the given publisher key).
+  static std::string ClickPath(const std::string& key = "") {
+    HttpResult r = Serve(key);
     EXPECT_EQ(r.status, 200) << r.body;
     std::string url = json::parse(r.body).value("ctaUrl", "");
     EXPECT_TRUE(url.starts_with(std::string(kPublicUrl) + "/v1/click/")) << url;
     return url.substr(std::string(kPublicUrl).size());
   }
   static HttpResult Click(const std::string& path, const std::string& user_agent,
-                          const std::string& forwarded_for = "") {
+                          const std::string& forwarded_for = "", const std::string& referer = "") {
     HttpHeaders headers = {{"User-Agent", user_agent}};
     if (!forwarded_for.empty()) headers.push_back({"X-Forwarded-For", forwarded_for});
+    if (!referer.empty()) headers.push_back({"Referer", referer});
     return fixture_->Client().Get(path, headers);
   }
   // The newest click row of the campaign.
@@ -175,6 +176,12 @@ TEST_F(InvalidTrafficTest, InvalidClicksRedirectButBillNothingAndShowTheirReason
   ExpectRedirect(Click(billed_path, kBrowser, "203.0.113.60"));
   EXPECT_EQ(LastClick()["status"], "duplicate");
 
+  // A click from a page the publisher does not allow (its key allows https://news.example).
+  std::string strict_path = ClickPath(fixture_->keys.strict);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  ExpectRedirect(Click(strict_path, kBrowser, "203.0.113.70", "https://copycat.example/story"));
+  EXPECT_EQ(LastClick()["reason"], "origin_not_allowed");
+
   // The blocklist file changes: its addresses are blocked within a few seconds, no restart.
   std::ofstream(dir_->File("blocked.txt"), std::ios::trunc) << "192.0.2.1\n192.0.2.0/24\n";
   std::string reason;
@@ -202,6 +209,7 @@ TEST_F(InvalidTrafficTest, InvalidClicksRedirectButBillNothingAndShowTheirReason
   EXPECT_EQ(stats["invalidClicksByReason"]["ip_rate_limit"], 1) << stats.dump();
   EXPECT_EQ(stats["invalidClicksByReason"]["person_rate_limit"], 1) << stats.dump();
   EXPECT_EQ(stats["invalidClicksByReason"]["blocked_ip"], 1) << stats.dump();
+  EXPECT_EQ(stats["invalidClicksByReason"]["origin_not_allowed"], 1) << stats.dump();
   EXPECT_EQ(stats["clicksByStatus"]["invalid"], stats["invalidClicks"]);
   EXPECT_EQ(stats["clicksByStatus"]["duplicate"], 1);
 

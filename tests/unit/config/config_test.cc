@@ -167,6 +167,7 @@ TEST(TrafficConfigTest, DefaultsAreTheIssuesThresholds) {
   EXPECT_TRUE(t.block_crawlers);
   EXPECT_EQ(t.min_click_delay_ms, 1000);
   EXPECT_TRUE(t.require_same_user_agent);
+  EXPECT_TRUE(t.check_click_origin);
   EXPECT_EQ(t.click_limits, (std::vector<events::RateWindow>{
                                 {60, 1}, {600, 3}, {3600, 10}, {86400, 25}}));
   EXPECT_TRUE(t.trusted_proxies.empty());
@@ -181,6 +182,7 @@ TEST(TrafficConfigTest, EveryThresholdIsASetting) {
                 "[traffic]\nrequire_user_agent = false\nblock_crawlers = false\n"
                 "ip_blocklists = [\"/etc/tor.txt\"]\nblocklist_check_seconds = 2\n"
                 "min_click_delay_ms = 500\nrequire_same_user_agent = false\n"
+                "check_click_origin = false\n"
                 "click_limits = [[60, 2], [3600, 20]]\nevent_limits = []\n"
                 "rate_table_entries = 1024\n"),
       {});
@@ -194,6 +196,7 @@ TEST(TrafficConfigTest, EveryThresholdIsASetting) {
   EXPECT_EQ(t.blocklist_check_seconds, 2);
   EXPECT_EQ(t.min_click_delay_ms, 500);
   EXPECT_FALSE(t.require_same_user_agent);
+  EXPECT_FALSE(t.check_click_origin);
   EXPECT_EQ(t.click_limits, (std::vector<events::RateWindow>{{60, 2}, {3600, 20}}));
   EXPECT_TRUE(t.event_limits.empty());
   EXPECT_EQ(t.rate_table_entries, 1024u);

@@ -30,6 +30,7 @@ TEST(InvalidReasonTest, NamesAreStable) {
   EXPECT_EQ(InvalidReasonName(InvalidReason::kBlockedIp), "blocked_ip");
   EXPECT_EQ(InvalidReasonName(InvalidReason::kTooFast), "too_fast");
   EXPECT_EQ(InvalidReasonName(InvalidReason::kUserAgentMismatch), "user_agent_mismatch");
+  EXPECT_EQ(InvalidReasonName(InvalidReason::kOriginNotAllowed), "origin_not_allowed");
   EXPECT_EQ(InvalidReasonName(InvalidReason::kIpRateLimit), "ip_rate_limit");
   EXPECT_EQ(InvalidReasonName(InvalidReason::kPersonRateLimit), "person_rate_limit");
 }
@@ -65,6 +66,22 @@ class TrafficChecksTest : public ::testing::Test {
   std::unique_ptr<IpBlocklist> blocklist_;
 };
 
+TEST(TrafficCheckTest, OriginNotAllowedComparesTheReferersOrigin) {
+  const std::vector<std::string> allowed = {"https://news.example", "https://news.example:8443"};
+  EXPECT_EQ(RefererOrigin("https://news.example/a/b?c#d"), "https://news.example");
+  EXPECT_EQ(RefererOrigin("https://news.example:8443?x"), "https://news.example:8443");
+  EXPECT_EQ(RefererOrigin("https://news.example"), "https://news.example");
+  EXPECT_EQ(RefererOrigin("not a url"), "");
+  EXPECT_EQ(RefererOrigin("https:///path"), "");
+  EXPECT_FALSE(IsOriginNotAllowed("https://news.example/story", allowed));
+  EXPECT_FALSE(IsOriginNotAllowed("https://news.example:8443/", allowed));
+  EXPECT_TRUE(IsOriginNotAllowed("https://evil.example/news.example", allowed));
+  EXPECT_TRUE(IsOriginNotAllowed("http://news.example/", allowed));  // another scheme
+  EXPECT_TRUE(IsOriginNotAllowed("garbage", allowed));
+  EXPECT_FALSE(IsOriginNotAllowed("", allowed));                  // no Referer sent
+  EXPECT_FALSE(IsOriginNotAllowed("https://evil.example/", {}));  // any origin allowed
+}
+
 TEST_F(TrafficChecksTest, AGoodClickPasses) {
   TrafficChecks checks(TrafficOptions{}, CrawlerMatcher::Builtin(), blocklist_.get());
   EXPECT_EQ(checks.CheckClick(GoodClick()), InvalidReason::kNone);
@@ -87,6 +104,11 @@ TEST_F(TrafficChecksTest, EachCheckNamesItsReason) {
   ClickFacts other_agent = GoodClick();
   other_agent.serve_user_agent_hash = UserAgentHash("Mozilla/5.0 (the serve's browser)");
   EXPECT_EQ(checks.CheckClick(other_agent), InvalidReason::kUserAgentMismatch);
+  const std::vector<std::string> allowed = {"https://news.example"};
+  ClickFacts elsewhere = GoodClick();
+  elsewhere.referer = "https://evil.example/";
+  elsewhere.allowed_origins = allowed;
+  EXPECT_EQ(checks.CheckClick(elsewhere), InvalidReason::kOriginNotAllowed);
 }
 
 TEST_F(TrafficChecksTest, TheFirstFailingCheckWins) {
@@ -130,11 +152,15 @@ TEST_F(TrafficChecksTest, ThresholdsAreSettings) {
   options.block_crawlers = false;
   options.min_click_delay_ms = 0;
   options.require_same_user_agent = false;
+  options.check_click_origin = false;
   options.click_limits = {{60, 2}};
   TrafficChecks checks(options, CrawlerMatcher::Builtin(), blocklist_.get());
   ClickFacts click = GoodClick();
   click.user_agent = "";
   click.clicked_at_ms = kServedMs;
+  const std::vector<std::string> allowed = {"https://news.example"};
+  click.referer = "https://evil.example/";
+  click.allowed_origins = allowed;
   EXPECT_EQ(checks.CheckClick(click), InvalidReason::kNone);
   click.user_agent = "curl/8.5.0";
   EXPECT_EQ(checks.CheckClick(click), InvalidReason::kNone);

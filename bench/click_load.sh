@@ -52,6 +52,12 @@ config="$work/adserver.toml"
   [[ -n "$worker_threads" ]] && echo "worker_threads = $worker_threads"
   echo "[events]"
   echo "click_ttl_seconds = 86400"
+  # One client address clicking thousands of times a second, right after the serves: the rate
+  # limits and the too-fast window are off so that clicks stay valid; the other invalid-traffic
+  # checks (user agent, crawler list, blocklist, same user agent) still run on every click.
+  echo "[traffic]"
+  echo "min_click_delay_ms = 0"
+  echo "click_limits = []"
 } >"$config"
 export ADSERVER_PUBLIC_URL="http://clicks.bench.test"
 # A small synthetic dataset (bench/bench_data.cc): its live key and wallets that get ads.
@@ -75,7 +81,8 @@ while got < n:
     if tried > 20 * n: raise SystemExit(f"only {got} ads in {tried} requests")
     body = json.dumps({"walletAddresses": [wallets[tried % len(wallets)]], "imageFormat": "NO_IMAGE"})
     tried += 1
-    conn.request("POST", "/v1/ads", body, {"Content-Type": "application/json", "x-api-key": key})
+    conn.request("POST", "/v1/ads", body, {"Content-Type": "application/json", "x-api-key": key,
+                                           "User-Agent": "Mozilla/5.0 (X11; Linux x86_64) adserver-bench"})
     r = conn.getresponse(); data_ = r.read()
     if r.status != 200: continue
     print(json.loads(data_)["ctaUrl"][len("http://clicks.bench.test"):]); got += 1

@@ -10,7 +10,9 @@ function init(args)
   local paths = assert(args[1], "usage: -- PATHS_FILE")
   for line in io.lines(paths) do
     pool_size = pool_size + 1
-    pool[pool_size] = wrk.format("GET", line)
+    -- The browser's user agent the ads were served to (click_load.sh): the clicks pass the
+    -- user-agent checks, so the valid path is measured with every check run.
+    pool[pool_size] = wrk.format("GET", line, {["User-Agent"] = "Mozilla/5.0 (X11; Linux x86_64) adserver-bench"})
   end
   assert(pool_size > 0, "no click paths")
   next_request = math.random(pool_size)

@@ -5,7 +5,7 @@ packages=(
   build-essential cmake pkg-config git ca-certificates
   libboost1.81-dev libsimdjson-dev libsqlite3-dev sqlite3 libsodium-dev libssl-dev libspdlog-dev libfmt-dev
   libcli11-dev nlohmann-json3-dev libtomlplusplus-dev libgtest-dev libgmock-dev libbenchmark-dev
-  liblmdb-dev lmdb-utils zlib1g-dev
+  liblmdb-dev lmdb-utils zlib1g-dev libre2-dev
   libjs-chart.js
   curl wrk nginx-light python3 python3-jsonschema python3-yaml
   chromium

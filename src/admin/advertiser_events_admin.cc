@@ -84,7 +84,9 @@ Json EventToJson(const store::AdvertiserEventRecord& e) {
               {"decisionId", e.decision_id ? Json(DecisionIdText(*e.decision_id)) : Json(nullptr)},
               {"campaignId", e.campaign_id ? Json(std::to_string(*e.campaign_id)) : Json(nullptr)},
               {"person", PersonText(e.person)},
-              {"createdAt", detail::TimeToJson(e.created_at)}};
+              {"createdAt", detail::TimeToJson(e.created_at)},
+              {"status", e.invalid_reason.empty() ? "valid" : "invalid"},
+              {"reason", e.invalid_reason.empty() ? Json(nullptr) : Json(e.invalid_reason)}};
 }
 
 }  // namespace
@@ -137,11 +139,16 @@ http::Response AdvertiserEventsAdminApi::Counts(const Principal& caller,
   Result<std::vector<store::AdvertiserEventCount>> counts =
       events_.Counts(query->campaign_id, query->community_id);
   if (!counts.ok()) return http::ErrorResponse(counts.status());
+  Result<std::vector<store::AdvertiserEventCount>> invalid =
+      events_.InvalidCounts(query->campaign_id, query->community_id);
+  if (!invalid.ok()) return http::ErrorResponse(invalid.status());
   Json out = Json::array();
   for (const store::AdvertiserEventCount& c : *counts) {
     out.push_back(Json{{"name", c.name}, {"count", c.count}});
   }
-  return JsonResponse(200, Json{{"counts", std::move(out)}});
+  Json by_reason = Json::object();
+  for (const store::AdvertiserEventCount& c : *invalid) by_reason[c.name] = c.count;
+  return JsonResponse(200, Json{{"counts", std::move(out)}, {"invalidByReason", by_reason}});
 }
 
 void AdvertiserEventsAdminApi::RegisterRoutes(http::Router& router) {

@@ -82,9 +82,12 @@ Json ClickToJson(const store::ClickRecord& c) {
               {"decisionId", DecisionIdText(c.decision_id)},
               {"status", std::string(store::ClickStatusName(c.status))},
               {"billed", c.status == store::ClickStatus::kBilled},
-              {"reason", c.status == store::ClickStatus::kBilled
-                             ? Json(nullptr)
+              // Why it was not billed: the status itself, or an invalid click's failed check.
+              {"reason", c.status == store::ClickStatus::kBilled ? Json(nullptr)
+                         : c.status == store::ClickStatus::kInvalid
+                             ? Json(c.reason)
                              : Json(std::string(store::ClickStatusName(c.status)))},
+              {"ip", c.ip.empty() ? Json(nullptr) : Json(c.ip)},
               {"publisherId", std::to_string(c.publisher_id)},
               {"adUnitId", c.ad_unit_id.empty() ? Json(nullptr) : Json(c.ad_unit_id)},
               {"campaignId", std::to_string(c.campaign_id)},
@@ -223,7 +226,10 @@ http::Response EventsAdminApi::CampaignStats(const Principal& caller,
                                    {"conversions", detail::MoneyToJson(t->conversion_spend)}}},
            {"clicksByStatus", Json{{"billed", t->clicks},
                                    {"duplicate", t->duplicate_clicks},
-                                   {"expired", t->expired_clicks}}},
+                                   {"expired", t->expired_clicks},
+                                   {"invalid", t->invalid_clicks}}},
+           {"invalidClicks", t->invalid_clicks},
+           {"invalidClicksByReason", Json(t->invalid_clicks_by_reason)},
            {"conversionsByTouch",
             Json{{"click", t->click_conversions}, {"view", t->view_conversions}}},
            {"reorgedConversions", t->reorged_conversions}});

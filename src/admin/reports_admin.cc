@@ -247,7 +247,8 @@ std::vector<reports::SourceRow> ToSourceRows(const std::vector<store::RollupGrou
                     .no_fills = g.no_fills,
                     .clicks = g.clicks,
                     .conversions = g.conversions,
-                    .spend = g.spend});
+                    .spend = g.spend,
+                    .invalid_clicks = g.invalid_clicks});
   }
   return rows;
 }
@@ -336,6 +337,7 @@ void AddMetrics(const reports::Counts& c, bool show_earnings, Cells& out) {
   out.emplace_back("ctr", Cell::Ratio(d.ctr));
   out.emplace_back("cvr", Cell::Ratio(d.cvr));
   out.emplace_back("ecpm", Cell::Money(d.ecpm));
+  out.emplace_back("invalidClicks", Cell::Int(c.invalid_clicks));
 }
 
 Cell DimensionCell(const reports::ReportRow& row, Dimension d) {

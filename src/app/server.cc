@@ -196,12 +196,15 @@ Status Server::InitEvents() {
   ADS_ASSIGN_OR_RETURN(std::vector<store::CampaignCountersRecord> from_events,
                        events_store_->CountersFromEvents(clock_.NowSeconds()));
   ADS_RETURN_IF_ERROR(flusher_->Reconcile(from_events).status());
+  ADS_RETURN_IF_ERROR(InitTraffic());
   clicks_ = std::make_unique<serve::ClickHandler>(
-      catalogs_, *events_, clock_, [this](int64_t ad_id) -> std::optional<std::string> {
+      catalogs_, *events_, clock_,
+      [this](int64_t ad_id) -> std::optional<std::string> {
         Result<store::AdRecord> ad = store_->GetAd(ad_id);
         if (!ad.ok()) return std::nullopt;
         return ad->cta_url;
-      });
+      },
+      serve::TrafficGuard{.checks = traffic_.get(), .proxies = &trusted_proxies_});
   clicks_->RegisterRoutes(router_);
   std::string public_url = config_.serve.public_url;
   if (public_url.empty()) {
@@ -227,6 +230,21 @@ Status Server::InitEvents() {
   return OkStatus();
 }
 
+// The invalid-traffic checks (issue 18) the click and event handlers share.
+Status Server::InitTraffic() {
+  const events::TrafficOptions& o = config_.traffic;
+  ADS_ASSIGN_OR_RETURN(trusted_proxies_, http::TrustedProxies::Parse(o.trusted_proxies));
+  if (!o.ip_blocklists.empty()) {
+    ADS_ASSIGN_OR_RETURN(blocklist_, events::IpBlocklist::Load(o.ip_blocklists));
+    blocklist_->Start(std::chrono::seconds(o.blocklist_check_seconds));
+  }
+  const events::CrawlerMatcher& crawlers = events::CrawlerMatcher::Builtin();
+  traffic_ = std::make_unique<events::TrafficChecks>(o, crawlers, blocklist_.get());
+  ADS_LOG(info, "invalid-traffic checks", "crawler_patterns", crawlers.pattern_count(),
+          "ip_blocklists", o.ip_blocklists.size(), "trusted_proxies", o.trusted_proxies.size());
+  return OkStatus();
+}
+
 // POST /v1/events and its read-back (issue 15). After InitEvents (the person digest) and
 // the identity service (the consented cookie).
 Status Server::InitAdvertiserEvents() {
@@ -237,7 +255,8 @@ Status Server::InitAdvertiserEvents() {
   advertiser_events_ = std::make_unique<serve::EventsHandler>(
       catalogs_, *advertiser_events_store_,
       [events](std::span<const Address> wallets) { return events->PersonDigest(wallets); }, clock_,
-      identity_.get());
+      identity_.get(), serve::AdvertiserEventsOptions{},
+      serve::TrafficGuard{.checks = traffic_.get(), .proxies = &trusted_proxies_});
   advertiser_events_->RegisterRoutes(router_);
   advertiser_events_admin_ =
       std::make_unique<admin::AdvertiserEventsAdminApi>(*advertiser_events_store_, *authenticator_);

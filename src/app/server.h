@@ -22,6 +22,9 @@
 #include "events/conversion_attributor.h"
 #include "events/events_service.h"
 #include "events/exposure_recorder.h"
+#include "events/ip_blocklist.h"
+#include "events/traffic_checks.h"
+#include "http/client_ip.h"
 #include "http/router.h"
 #include "http/server.h"
 #include "identity/identity_service.h"
@@ -84,6 +87,7 @@ class Server {
   explicit Server(const config::Config& config) : config_(config) {}
   Status Init();
   Status InitDecisionState();
+  Status InitTraffic();
   Status InitEvents();
   Status InitAdvertiserEvents();
   Status InitAccounts();
@@ -113,6 +117,11 @@ class Server {
   std::unique_ptr<store::AccountStore> account_store_;
   std::unique_ptr<admin::Authenticator> authenticator_;
   std::unique_ptr<admin::AccountsAdminApi> accounts_admin_;
+  // Invalid-traffic checks of clicks and advertiser events (issue 18): trusted proxies, the
+  // operator's IP blocklists (reloaded by their own thread) and the checks with their rate table.
+  http::TrustedProxies trusted_proxies_;
+  std::unique_ptr<events::IpBlocklist> blocklist_;
+  std::unique_ptr<events::TrafficChecks> traffic_;
   // Clicks and serving counters (issue 15): their own SQLite connection.
   std::unique_ptr<store::EventsStore> events_store_;
   std::unique_ptr<events::EventsService> events_;

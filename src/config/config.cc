@@ -9,6 +9,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/ip_address.h"
+#include "events/traffic_limiter.h"
 #include "identity/key_ring.h"
 
 extern char** environ;
@@ -68,6 +70,82 @@ const toml::table* Section(const toml::table& root, const char* name,
     return nullptr;
   }
   return n->as_table();
+}
+
+// Reads an array of strings.
+void ReadStrings(const toml::table& t, const char* section, const char* key,
+                 std::vector<std::string>& out, std::vector<FieldError>& errors) {
+  const toml::node* n = t.get(key);
+  if (!n) return;
+  const toml::array* array = n->as_array();
+  std::vector<std::string> values;
+  for (size_t i = 0; array != nullptr && i < array->size(); ++i) {
+    std::optional<std::string> v = array->get(i)->value<std::string>();
+    if (!v) break;
+    values.push_back(*v);
+  }
+  if (array == nullptr || values.size() != array->size()) {
+    errors.push_back({std::string(section) + "." + key, "must be an array of strings"});
+    return;
+  }
+  out = std::move(values);
+}
+
+// Reads rate windows: an array of [seconds, max] pairs.
+void ReadWindows(const toml::table& t, const char* section, const char* key,
+                 std::vector<events::RateWindow>& out, std::vector<FieldError>& errors) {
+  const toml::node* n = t.get(key);
+  if (!n) return;
+  const toml::array* array = n->as_array();
+  std::vector<events::RateWindow> windows;
+  for (size_t i = 0; array != nullptr && i < array->size(); ++i) {
+    const toml::array* pair = array->get(i)->as_array();
+    if (pair == nullptr || pair->size() != 2) break;
+    std::optional<int64_t> seconds = pair->get(0)->value<int64_t>();
+    std::optional<int64_t> max = pair->get(1)->value<int64_t>();
+    if (!seconds || !max) break;
+    windows.push_back({.seconds = *seconds, .max = *max});
+  }
+  if (array == nullptr || windows.size() != array->size()) {
+    errors.push_back({std::string(section) + "." + key,
+                      "must be an array of [seconds, max] pairs, e.g. [[60, 1], [3600, 10]]"});
+    return;
+  }
+  out = std::move(windows);
+}
+
+void ReadBool(const toml::table& t, const char* section, const char* key, bool& out,
+              std::vector<FieldError>& errors) {
+  const toml::node* n = t.get(key);
+  if (!n) return;
+  // as_boolean, not value<bool>: the latter also takes integers.
+  if (const toml::value<bool>* v = n->as_boolean()) {
+    out = v->get();
+  } else {
+    errors.push_back({std::string(section) + "." + key, "must be true or false"});
+  }
+}
+
+void ApplyTrafficFile(const toml::table& root, Config& c, std::vector<FieldError>& errors) {
+  const toml::table* t = Section(root, "traffic", errors);
+  if (!t) return;
+  CheckKnownKeys(*t, "traffic",
+                 {"require_user_agent", "block_crawlers", "ip_blocklists",
+                  "blocklist_check_seconds", "min_click_delay_ms", "require_same_user_agent",
+                  "check_click_origin",
+                  "click_limits", "event_limits", "rate_table_entries"},
+                 errors);
+  events::TrafficOptions& o = c.traffic;
+  ReadBool(*t, "traffic", "require_user_agent", o.require_user_agent, errors);
+  ReadBool(*t, "traffic", "block_crawlers", o.block_crawlers, errors);
+  ReadStrings(*t, "traffic", "ip_blocklists", o.ip_blocklists, errors);
+  ReadInt(*t, "traffic", "blocklist_check_seconds", o.blocklist_check_seconds, errors);
+  ReadInt(*t, "traffic", "min_click_delay_ms", o.min_click_delay_ms, errors);
+  ReadBool(*t, "traffic", "require_same_user_agent", o.require_same_user_agent, errors);
+  ReadBool(*t, "traffic", "check_click_origin", o.check_click_origin, errors);
+  ReadWindows(*t, "traffic", "click_limits", o.click_limits, errors);
+  ReadWindows(*t, "traffic", "event_limits", o.event_limits, errors);
+  ReadInt(*t, "traffic", "rate_table_entries", o.rate_table_entries, errors);
 }
 
 // Reads the whole key ring file (a secret: its content is never put in a message).
@@ -207,7 +285,7 @@ void ApplyEventsFile(const toml::table& root, Config& c, std::vector<FieldError>
 void ApplyFile(const toml::table& root, Config& c, std::vector<FieldError>& errors) {
   CheckKnownKeys(root, "",
                  {"data_dir", "log_level", "http", "serve", "snapshots", "admin", "identity",
-                  "indexer", "events"},
+                  "indexer", "events", "traffic"},
                  errors);
   ReadString(root, "", "data_dir", c.data_dir, errors);
   ReadString(root, "", "log_level", c.log_level, errors);
@@ -216,8 +294,9 @@ void ApplyFile(const toml::table& root, Config& c, std::vector<FieldError>& erro
         *h, "http",
         {"listen", "io_threads", "worker_threads", "max_connections", "header_timeout_ms",
          "body_timeout_ms", "idle_timeout_ms", "max_requests_per_connection", "max_header_bytes",
-         "drain_timeout_ms", "public_url"},
+         "drain_timeout_ms", "public_url", "trusted_proxies"},
         errors);
+    ReadStrings(*h, "http", "trusted_proxies", c.traffic.trusted_proxies, errors);
     ReadString(*h, "http", "public_url", c.serve.public_url, errors);
     ReadString(*h, "http", "listen", c.http.listen, errors);
     ReadInt(*h, "http", "io_threads", c.http.io_threads, errors);
@@ -286,6 +365,7 @@ void ApplyFile(const toml::table& root, Config& c, std::vector<FieldError>& erro
   ApplyIdentityFile(root, c, errors);
   ApplyIndexerFile(root, c, errors);
   ApplyEventsFile(root, c, errors);
+  ApplyTrafficFile(root, c, errors);
 }
 
 Status ApplyEnvironment(const Environment& env, Config& c) {
@@ -390,6 +470,34 @@ void ValidateEvents(const Config& c, std::vector<FieldError>& errors) {
   }
 }
 
+void ValidateTraffic(const events::TrafficOptions& o, std::vector<FieldError>& errors) {
+  for (const std::string& proxy : o.trusted_proxies) {
+    if (!ParseNetwork(proxy)) {
+      errors.push_back({"http.trusted_proxies",
+                        "\"" + proxy + "\" is not an IP address or CIDR network"});
+    }
+  }
+  if (o.blocklist_check_seconds < 1 || o.blocklist_check_seconds > 3600) {
+    errors.push_back({"traffic.blocklist_check_seconds", "must be 1 to 3600"});
+  }
+  if (o.min_click_delay_ms < 0) errors.push_back({"traffic.min_click_delay_ms", "must be >= 0"});
+  for (auto [name, windows] : {std::pair{"traffic.click_limits", &o.click_limits},
+                               std::pair{"traffic.event_limits", &o.event_limits}}) {
+    if (windows->size() > events::TrafficLimiter::kMaxWindows) {
+      errors.push_back({name, "at most 4 windows"});
+    }
+    for (const events::RateWindow& w : *windows) {
+      if (w.seconds < 1 || w.max < 0) {
+        errors.push_back({name, "each window needs seconds >= 1 and max >= 0 (0 = off)"});
+        break;
+      }
+    }
+  }
+  if (o.rate_table_entries < 2 || o.rate_table_entries > (size_t{1} << 26)) {
+    errors.push_back({"traffic.rate_table_entries", "must be 2 to 67108864"});
+  }
+}
+
 void ValidateIdentity(const identity::IdentityOptions& o, std::vector<FieldError>& errors) {
   bool name_ok = !o.cookie_name.empty() && o.cookie_name.size() <= 64;
   for (char ch : o.cookie_name) {
@@ -489,6 +597,7 @@ Status Validate(const Config& c) {
   }
   ValidateIndexer(c.indexer, errors);
   ValidateEvents(c, errors);
+  ValidateTraffic(c.traffic, errors);
   if (!errors.empty()) return InvalidArgumentError("invalid configuration", errors);
   return OkStatus();
 }

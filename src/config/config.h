@@ -7,6 +7,7 @@
 #include "admin/admin_api.h"
 #include "common/status.h"
 #include "events/options.h"
+#include "events/traffic_options.h"
 #include "http/options.h"
 #include "identity/options.h"
 #include "ingest/indexer_options.h"
@@ -29,6 +30,9 @@ struct Config {
   identity::IdentityOptions identity;
   // Clicks, serving counters and their retention ([events]); http.public_url is in `serve`.
   events::EventsOptions events;
+  // Invalid-traffic checks of clicks and advertiser events ([traffic]; the trusted proxies are
+  // http.trusted_proxies).
+  events::TrafficOptions traffic;
   // The live EVM indexer run inside `serve` (on its own thread); unset = not run. Set by an
   // [indexer] section or ADSERVER_INDEXER_RPC.
   std::optional<ingest::IndexerOptions> indexer;

@@ -79,10 +79,26 @@ bool GetText(const uint8_t*& in, const uint8_t* end, std::string& text) {
   return true;
 }
 
+// The sixth integer: 0, or bit 0 | milliseconds << 1 | user-agent hash << 11.
+int64_t EncodeServeContext(const ClickClaims& c) {
+  if (!c.serve_context) return 0;
+  return 1 | (static_cast<int64_t>(c.served_at_millis % 1000) << 1) |
+         (static_cast<int64_t>(c.user_agent_hash) << 11);
+}
+
+bool DecodeServeContext(int64_t v, ClickClaims& c) {
+  if (v == 0) return true;
+  if ((v & 1) == 0 || v < 0 || (v >> 43) != 0) return false;
+  c.serve_context = true;
+  c.served_at_millis = static_cast<int32_t>((v >> 1) & 1023);
+  c.user_agent_hash = static_cast<uint32_t>(v >> 11);
+  return c.served_at_millis < 1000;
+}
+
 size_t EncodePlain(const ClickClaims& c, uint8_t* plain) {
   uint8_t* out = plain;
   for (int64_t v :
-       {c.publisher_id, c.campaign_id, c.ad_id, c.served_at, c.price, static_cast<int64_t>(0)}) {
+       {c.publisher_id, c.campaign_id, c.ad_id, c.served_at, c.price, EncodeServeContext(c)}) {
     out = PutVarint(out, v);
   }
   for (int i = 0; i < 8; ++i) *out++ = static_cast<uint8_t>(c.person >> (8 * (7 - i)));
@@ -93,11 +109,12 @@ size_t EncodePlain(const ClickClaims& c, uint8_t* plain) {
 }
 
 bool DecodePlain(const uint8_t* in, const uint8_t* end, ClickClaims& c) {
-  int64_t reserved = 0;
+  int64_t serve_context = 0;
   for (int64_t* v :
-       {&c.publisher_id, &c.campaign_id, &c.ad_id, &c.served_at, &c.price, &reserved}) {
+       {&c.publisher_id, &c.campaign_id, &c.ad_id, &c.served_at, &c.price, &serve_context}) {
     if (!GetVarint(in, end, *v)) return false;
   }
+  if (!DecodeServeContext(serve_context, c)) return false;
   if (end - in < 9) return false;
   c.person = 0;
   for (int i = 0; i < 8; ++i) c.person = (c.person << 8) | *in++;
@@ -109,6 +126,15 @@ bool DecodePlain(const uint8_t* in, const uint8_t* end, ClickClaims& c) {
 }
 
 }  // namespace
+
+uint32_t UserAgentHash(std::string_view user_agent) {
+  uint32_t h = 2166136261u;
+  for (char ch : user_agent) {
+    h ^= static_cast<uint8_t>(ch);
+    h *= 16777619u;
+  }
+  return h;
+}
 
 void SealClick(const identity::KeyRing& keys, const ClickClaims& claims, std::string& out) {
   ADS_CHECK(InitCrypto()) << "libsodium cannot be initialised";

@@ -8,6 +8,12 @@
 // Layout (then base64url without padding): key id (1) | decision id (16, also the nonce's first
 // 16 bytes: decision ids are unique) | sealed claims | tag (16). About 100 characters plus the
 // adUnitId and arm.
+//
+// The claims' sixth integer was reserved (always 0) until the invalid-traffic checks (issue
+// 18); it now carries the serve context: bit 0 set when present, bits 1-10 the milliseconds of
+// served_at's second, bits 11-42 UserAgentHash of the serve's User-Agent. Tokens sealed before
+// have 0 there and open with `serve_context` false (their clicks skip the two checks that need
+// it: too_fast on milliseconds and user_agent_mismatch).
 
 #include <cstdint>
 #include <optional>
@@ -37,8 +43,16 @@ struct ClickClaims {
   bool earlier_variant = false;
   std::string arm;         // experiment arm ("" = none)
   std::string ad_unit_id;  // "" = none sent
+  // Serve context (see above); false for tokens sealed before it existed.
+  bool serve_context = false;
+  int32_t served_at_millis = 0;  // 0-999: milliseconds within served_at's second
+  uint32_t user_agent_hash = 0;  // UserAgentHash of the serve's User-Agent
   bool operator==(const ClickClaims&) const = default;
 };
+
+// 32-bit FNV-1a of a User-Agent header value ("" when absent): a short, unkeyed hash kept
+// inside the sealed token, so that a click's user agent can be compared with its serve's.
+uint32_t UserAgentHash(std::string_view user_agent);
 
 // Seals `claims` under the ring's active key. Appends the token to `out`.
 void SealClick(const identity::KeyRing& keys, const ClickClaims& claims, std::string& out);

@@ -112,6 +112,7 @@ Counts& Counts::operator+=(const Counts& other) {
   conversions += other.conversions;
   spend += other.spend;
   earnings += other.earnings;
+  invalid_clicks += other.invalid_clicks;
   return *this;
 }
 
@@ -139,7 +140,8 @@ Report Aggregate(std::span<const SourceRow> rows, const AggregateOptions& option
                   .clicks = s.clicks,
                   .conversions = s.conversions,
                   .spend = s.spend,
-                  .earnings = Earnings(*payout, s.fills, s.spend)};
+                  .earnings = Earnings(*payout, s.fills, s.spend),
+                  .invalid_clicks = s.invalid_clicks};
     ReportRow row = Projected(s, options);
     RowKey key{row.bucket, row.publisher_id, row.ad_unit_id, row.campaign_id,
                row.ad_id,  row.community_id, row.arm};

@@ -61,6 +61,7 @@ struct Counts {
   int64_t conversions = 0;
   Micros spend = 0;
   Micros earnings = 0;
+  int64_t invalid_clicks = 0;  // never in clicks, ctr or spend
   Counts& operator+=(const Counts& other);
   bool operator==(const Counts&) const = default;
 };
@@ -91,6 +92,7 @@ struct SourceRow {
   int64_t clicks = 0;
   int64_t conversions = 0;
   Micros spend = 0;
+  int64_t invalid_clicks = 0;
 };
 
 // One report row: the bucket start (when the granularity is not kTotal), the values of the

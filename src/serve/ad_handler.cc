@@ -196,6 +196,10 @@ std::string ClickUrl(const Context& ctx, const decision::Publisher& publisher,
       .earlier_variant = IsEarlier(request.variant),
       .arm = std::string(arm),
       .ad_unit_id = request.ad_unit_id.value_or(std::string()),
+      // For the click's invalid-traffic checks (too_fast, user_agent_mismatch).
+      .serve_context = true,
+      .served_at_millis = static_cast<int32_t>((ctx.now_micros / 1000) % 1000),
+      .user_agent_hash = events::UserAgentHash(ctx.request.Header("User-Agent")),
   };
   std::string url;
   url.reserve(ctx.events->click_prefix.size() + 160 + claims.ad_unit_id.size());

@@ -27,11 +27,41 @@ http::Response BadToken() {
       {{"token", "not a click token issued by this server (forged, truncated or altered)"}});
 }
 
+// The invalid-traffic verdict of a click that is neither expired nor (yet known as) a duplicate.
+events::InvalidReason CheckTraffic(const TrafficGuard& traffic, const http::Request& request,
+                                   const events::ClickClaims& claims,
+                                   const std::optional<IpAddress>& ip, int64_t now_ms,
+                                   const decision::Catalog* catalog) {
+  if (traffic.checks == nullptr) return events::InvalidReason::kNone;
+  events::ClickFacts facts{.user_agent = request.Header("User-Agent"),
+                           .ip = ip,
+                           .person = claims.person,
+                           .clicked_at_ms = now_ms,
+                           .referer = request.Header("Referer")};
+  // The publisher's origins matter only when the click names its page; publishers are few,
+  // so a scan (no index by id in the catalog) is cheap next to the click's commit.
+  if (catalog != nullptr && !facts.referer.empty()) {
+    for (const decision::Publisher& p : catalog->publishers) {
+      if (p.id == claims.publisher_id) facts.allowed_origins = p.allowed_origins;
+    }
+  }
+  if (claims.serve_context) {
+    facts.served_at_ms = claims.served_at * 1000 + claims.served_at_millis;
+    facts.serve_user_agent_hash = claims.user_agent_hash;
+  }
+  return traffic.checks->CheckClick(facts);
+}
+
 }  // namespace
 
 ClickHandler::ClickHandler(const Published<decision::Catalog>& catalogs,
-                           events::EventsService& events, const Clock& clock, AdUrlLookup lookup)
-    : catalogs_(catalogs), events_(events), clock_(clock), lookup_(std::move(lookup)) {}
+                           events::EventsService& events, const Clock& clock, AdUrlLookup lookup,
+                           TrafficGuard traffic)
+    : catalogs_(catalogs),
+      events_(events),
+      clock_(clock),
+      lookup_(std::move(lookup)),
+      traffic_(traffic) {}
 
 void ClickHandler::RegisterRoutes(http::Router& router) const {
   router.AddDeferred(http::Method::kGet, "/v1/click/{token}",
@@ -71,7 +101,8 @@ void ClickHandler::HandleDeferred(const http::Request& request, http::Responder 
   // loop: on the click writer's thread once the click is committed (or here for HEAD, which
   // runs on a worker).
   std::optional<std::string> cta_url;
-  if (auto catalog = catalogs_.Current()) {
+  std::shared_ptr<const decision::Catalog> catalog = catalogs_.Current();
+  if (catalog != nullptr) {
     if (const decision::Ad* ad = catalog->FindAd(claims->ad_id)) cta_url = ad->cta_url;
   }
   int64_t ad_id = claims->ad_id;
@@ -93,8 +124,16 @@ void ClickHandler::HandleDeferred(const http::Request& request, http::Responder 
   // Only GET is a click: HEAD comes from previews and prefetchers.
   if (request.method != http::Method::kGet) return finish(std::move(cta_url));
 
-  int64_t now = clock_.NowSeconds();
+  const int64_t now_ms = clock_.NowMicros() / 1000;
+  const int64_t now = now_ms / 1000;
   bool expired = now - claims->served_at > events_.options().click_ttl_seconds;
+  std::optional<IpAddress> ip = ParseIp(request.remote_ip);
+  if (traffic_.proxies != nullptr) ip = http::ClientIp(request, *traffic_.proxies);
+  events::InvalidReason reason =
+      expired ? events::InvalidReason::kNone
+              : CheckTraffic(traffic_, request, *claims, ip, now_ms, catalog.get());
+  store::ClickStatus status = expired ? store::ClickStatus::kExpired : store::ClickStatus::kBilled;
+  if (reason != events::InvalidReason::kNone) status = store::ClickStatus::kInvalid;
   store::ClickRecord click{
       .decision_id = claims->decision.bytes,
       .publisher_id = claims->publisher_id,
@@ -107,7 +146,10 @@ void ClickHandler::HandleDeferred(const http::Request& request, http::Responder 
       .price = claims->price,
       .person = claims->person,
       .earlier_variant = claims->earlier_variant,
-      .status = expired ? store::ClickStatus::kExpired : store::ClickStatus::kBilled,
+      .status = status,
+      .reason = std::string(events::InvalidReasonName(reason)),
+      // Only the truncated address is kept (/24, /48).
+      .ip = ip ? FormatIp(TruncateIp(*ip)) : std::string(),
   };
   // Answered once the click is durable (on the writer's thread).
   events_.RecordClickAsync(std::move(click), [respond, finish, cta_url = std::move(cta_url)](

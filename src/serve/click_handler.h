@@ -8,6 +8,8 @@
 #include "common/published.h"
 #include "decision/catalog.h"
 #include "events/events_service.h"
+#include "events/traffic_checks.h"
+#include "http/client_ip.h"
 #include "http/message.h"
 #include "http/router.h"
 #include "store/events_store.h"
@@ -20,10 +22,19 @@ namespace adserver::serve {
 //   - otherwise 302 to the ad's own ctaUrl with spclid=<decision id> added, Cache-Control:
 //     no-store, Referrer-Policy: no-referrer, after the click is durable: the first valid
 //     click of a decision is billed (CPC) and counted, later ones are recorded as duplicates,
-//     a token older than events.click_ttl_seconds as expired;
+//     a token older than events.click_ttl_seconds as expired, a click failing an
+//     invalid-traffic check (events/traffic_checks.h) as invalid with its reason: neither
+//     bills nor counts, both still redirect;
 //   - HEAD (link previews, prefetchers) redirects the same way but records nothing.
 // GET runs on the event loop and answers once the click writer has committed it
 // (Dispatch::kDeferred: no thread waits); HEAD runs on the worker pool. Thread-safe.
+// The invalid-traffic checks a handler runs; a null `checks` runs none (every valid click is
+// billed, as before issue 18).
+struct TrafficGuard {
+  events::TrafficChecks* checks = nullptr;
+  const http::TrustedProxies* proxies = nullptr;  // null: the socket peer is the client
+};
+
 class ClickHandler {
  public:
   // The ctaUrl of an ad no longer in the serving catalog (paused, campaign ended), read from
@@ -32,7 +43,7 @@ class ClickHandler {
 
   // Every argument must outlive the handler.
   ClickHandler(const Published<decision::Catalog>& catalogs, events::EventsService& events,
-               const Clock& clock, AdUrlLookup lookup);
+               const Clock& clock, AdUrlLookup lookup, TrafficGuard traffic = {});
   void RegisterRoutes(http::Router& router) const;
   // Answers through `respond` (possibly from the click writer's thread).
   void HandleDeferred(const http::Request& request, http::Responder respond) const;
@@ -44,6 +55,7 @@ class ClickHandler {
   events::EventsService& events_;
   const Clock& clock_;
   AdUrlLookup lookup_;
+  TrafficGuard traffic_;
 };
 
 }  // namespace adserver::serve

@@ -218,13 +218,14 @@ std::optional<std::array<uint8_t, 16>> SpclidOf(std::string_view url) {
 EventsHandler::EventsHandler(const Published<decision::Catalog>& catalogs,
                              store::AdvertiserEventsStore& store, PersonDigestFn person_digest,
                              const Clock& clock, const identity::IdentityService* identity,
-                             AdvertiserEventsOptions options)
+                             AdvertiserEventsOptions options, TrafficGuard traffic)
     : catalogs_(catalogs),
       store_(store),
       person_digest_(std::move(person_digest)),
       clock_(clock),
       identity_(identity),
-      options_(options) {}
+      options_(options),
+      traffic_(traffic) {}
 
 void EventsHandler::RegisterRoutes(http::Router& router) const {
   http::RouteOptions route{.dispatch = http::Dispatch::kWorker, .max_body_bytes = kMaxBodyBytes};
@@ -279,13 +280,14 @@ http::Response EventsHandler::HandleWith(const http::Request& request,
                       "send walletAddresses, or the identity cookie with cookieConsent true"}});
     }
     if (api_key->test) return Answer(200);  // test keys write nothing
-    return Record(*api_key, *event, wallets, now);
+    return Record(request, *api_key, *event, wallets, now);
   }();
   AddCors(response, request);
   return response;
 }
 
-http::Response EventsHandler::Record(const decision::AdvertiserKey& key, const EventRequest& event,
+http::Response EventsHandler::Record(const http::Request& request,
+                                     const decision::AdvertiserKey& key, const EventRequest& event,
                                      std::span<const Address> wallets, int64_t now) const {
   store::AdvertiserEventRecord row{.community_id = key.community_id,
                                    .key_id = key.id,
@@ -294,6 +296,13 @@ http::Response EventsHandler::Record(const decision::AdvertiserKey& key, const E
                                    .person = person_digest_(wallets),
                                    .created_at = now};
   if (event.url) row.decision_id = SpclidOf(*event.url);
+  if (traffic_.checks != nullptr) {
+    std::optional<IpAddress> ip = ParseIp(request.remote_ip);
+    if (traffic_.proxies != nullptr) ip = http::ClientIp(request, *traffic_.proxies);
+    row.invalid_reason = events::InvalidReasonName(traffic_.checks->CheckEvent(
+        {.user_agent = request.Header("User-Agent"), .ip = ip, .person = row.person,
+         .now_seconds = now}));
+  }
   Status stored = store_.Insert(row);
   if (!stored.ok()) {
     ADS_LOG(warn, "advertiser event not stored", "status", stored);

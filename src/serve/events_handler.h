@@ -18,6 +18,7 @@
 #include "http/message.h"
 #include "http/router.h"
 #include "identity/identity_service.h"
+#include "serve/click_handler.h"
 #include "store/advertiser_events_store.h"
 
 namespace adserver::serve {
@@ -57,8 +58,9 @@ std::optional<std::array<uint8_t, 16>> SpclidOf(std::string_view url);
 // advertiser analytics SDK. `x-api-key` must be an active advertiser key (sak_...; publisher
 // keys are 401). Answers 200 {"success":true} once the event is stored, or the status with
 // {"success":false,"error":...,"details":[...]}. Test keys are validated and answered but
-// write nothing. Credentialed CORS as /v1/ads. Runs on the worker pool (it waits for the
-// insert). Thread-safe.
+// write nothing. Credentialed CORS as /v1/ads. An event failing an invalid-traffic check
+// (events/traffic_checks.h) is answered 200 the same, stored with its reason and counted apart.
+// Runs on the worker pool (it waits for the insert). Thread-safe.
 class EventsHandler {
  public:
   // Keyed digest of a person's wallet set (events::EventsService::PersonDigest).
@@ -68,7 +70,8 @@ class EventsHandler {
   // the identity cookie (wallets are then the only identity).
   EventsHandler(const Published<decision::Catalog>& catalogs, store::AdvertiserEventsStore& store,
                 PersonDigestFn person_digest, const Clock& clock,
-                const identity::IdentityService* identity, AdvertiserEventsOptions options = {});
+                const identity::IdentityService* identity, AdvertiserEventsOptions options = {},
+                TrafficGuard traffic = {});
 
   // Registers POST and OPTIONS /v1/events.
   void RegisterRoutes(http::Router& router) const;
@@ -80,8 +83,9 @@ class EventsHandler {
                             int64_t now_seconds) const;
 
  private:
-  http::Response Record(const decision::AdvertiserKey& key, const EventRequest& event,
-                        std::span<const Address> wallets, int64_t now) const;
+  http::Response Record(const http::Request& request, const decision::AdvertiserKey& key,
+                        const EventRequest& event, std::span<const Address> wallets,
+                        int64_t now) const;
   void MaybePrune(int64_t now) const;
 
   const Published<decision::Catalog>& catalogs_;
@@ -90,6 +94,7 @@ class EventsHandler {
   const Clock& clock_;
   const identity::IdentityService* identity_;
   AdvertiserEventsOptions options_;
+  TrafficGuard traffic_;
   // Unix seconds after which the next insert prunes.
   mutable std::atomic<int64_t> next_prune_{0};
 };

@@ -30,6 +30,10 @@ struct AdvertiserEventRecord {
   std::optional<Id> campaign_id;
   uint64_t person = 0;  // keyed digest of the person's wallet set, never a wallet
   int64_t created_at = 0;
+  // The invalid-traffic check it failed ("crawler", ...; docs/api-notes.md "Invalid traffic"),
+  // "" when valid. An invalid event is stored but counted apart (InvalidCounts), never in
+  // Counts.
+  std::string invalid_reason;
 };
 
 // Filters of the read-back listing; newest first.
@@ -56,13 +60,17 @@ class AdvertiserEventsStore {
   // Stores `event` durably (a process crash cannot lose it once this returns) and counts it
   // under its community, campaign and name, in one transaction. When `decision_id` is set,
   // `campaign_id` becomes the campaign of that decision's click (any click status), else
-  // nullopt; fills in `id`.
+  // nullopt; fills in `id`. An invalid event (`invalid_reason` set) is counted under its reason
+  // instead of its name.
   virtual Status Insert(AdvertiserEventRecord& event) = 0;
   virtual Result<std::vector<AdvertiserEventRecord>> List(const AdvertiserEventQuery& query) = 0;
   // Counts per name (sorted by name) of the events matching both filters (nullopt: any);
   // `campaign_id` 0 means events linked to no campaign.
   virtual Result<std::vector<AdvertiserEventCount>> Counts(std::optional<Id> campaign_id,
                                                            std::optional<Id> community_id) = 0;
+  // Invalid events per reason (sorted by reason), with the same filters as Counts.
+  virtual Result<std::vector<AdvertiserEventCount>> InvalidCounts(
+      std::optional<Id> campaign_id, std::optional<Id> community_id) = 0;
   // Deletes raw events created before `before` (counts are kept). Returns rows deleted.
   virtual Result<int64_t> Prune(int64_t before) = 0;
 };

@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -23,9 +24,11 @@ namespace adserver::store {
 using DecisionIdBytes = std::array<uint8_t, 16>;
 
 // What a click counted as. kBilled: the first valid click of its decision (it bills the CPC bid
-// and counts); kDuplicate: a later valid click of a decision already billed; kExpired: the
-// token was older than events.click_ttl.
-enum class ClickStatus : uint8_t { kBilled, kDuplicate, kExpired };
+// and counts); kDuplicate: a later click of a decision already billed; kExpired: the
+// token was older than events.click_ttl; kInvalid: an invalid-traffic check failed (`reason`
+// names it, docs/api-notes.md "Invalid traffic"): it bills nothing and counts nowhere but in
+// the invalid counts.
+enum class ClickStatus : uint8_t { kBilled, kDuplicate, kExpired, kInvalid };
 inline std::string_view ClickStatusName(ClickStatus status) {
   switch (status) {
     case ClickStatus::kBilled:
@@ -34,6 +37,8 @@ inline std::string_view ClickStatusName(ClickStatus status) {
       return "duplicate";
     case ClickStatus::kExpired:
       return "expired";
+    case ClickStatus::kInvalid:
+      return "invalid";
   }
   return "billed";
 }
@@ -51,7 +56,11 @@ struct ClickRecord {
   Micros price = 0;  // billed amount: the token's price when kBilled, else 0
   uint64_t person = 0;
   bool earlier_variant = false;
+  // A row passed as kInvalid is stored as kDuplicate when its decision already has a billed
+  // click (the duplicate check comes first).
   ClickStatus status = ClickStatus::kBilled;
+  std::string reason;  // kInvalid only: the failed check ("crawler", ...); "" otherwise
+  std::string ip;      // the client's address truncated to /24 or /48; "" = unknown
 };
 
 // Counts of one rollup bucket and dimension combination. Serving rows have campaign_id and
@@ -71,6 +80,7 @@ struct RollupRow {
   int64_t clicks = 0;  // billed clicks
   int64_t duplicate_clicks = 0;
   int64_t expired_clicks = 0;
+  int64_t invalid_clicks = 0;
   Micros click_spend = 0;
   int64_t conversions = 0;  // billed (a reorg subtracts what it undoes)
   Micros conversion_spend = 0;
@@ -139,6 +149,9 @@ struct CampaignEventTotals {
   int64_t clicks = 0;
   int64_t duplicate_clicks = 0;
   int64_t expired_clicks = 0;
+  int64_t invalid_clicks = 0;
+  // Invalid clicks per reason (only reasons seen), from the daily invalid-click rollups.
+  std::map<std::string, int64_t> invalid_clicks_by_reason;
   Micros click_spend = 0;
   int64_t conversions = 0;
   Micros conversion_spend = 0;
@@ -164,15 +177,16 @@ class EventsStore {
                                               std::span<const uint8_t> candidate) = 0;
 
   // Stores clicks in one transaction (durable when this returns: a process crash cannot lose
-  // them). A row passed as kBilled is stored as kDuplicate when its decision already has a
-  // billed click (earlier or in this batch). Fills in ids and the final status. The rows reach
-  // the rollups later, through RollUpClicks: the click's commit writes the click alone.
+  // them). A row passed as kBilled or kInvalid is stored as kDuplicate when its decision
+  // already has a billed click (earlier or in this batch). Fills in ids and the final status.
+  // The rows reach the rollups later, through RollUpClicks: the click's commit writes the
+  // click alone.
   virtual Status InsertClicks(std::span<ClickRecord> rows) = 0;
   // Adds the clicks stored since the last call to the minute, hour and day rollups of their
-  // click time, each exactly once: a mark of the last click rolled up moves in the same
-  // transaction as the rollups, so a crash at any point neither loses nor doubles one (the
-  // next call, in this process or the next, resumes at the mark). At most `max_rows` clicks
-  // per call; returns how many it rolled up.
+  // click time (invalid ones also to the daily per-reason counts), each exactly once: a mark
+  // of the last click rolled up moves in the same transaction as the rollups, so a crash at any
+  // point neither loses nor doubles one (the next call, in this process or the next, resumes
+  // at the mark). At most `max_rows` clicks per call; returns how many it rolled up.
   virtual Result<int64_t> RollUpClicks(int64_t max_rows) = 0;
   // Adds serving counts (one row per minute and dimensions) to the minute, hour and day
   // rollups, in one transaction.

@@ -60,6 +60,7 @@ struct RollupGroup {
   int64_t clicks = 0;  // billed
   int64_t conversions = 0;
   Micros spend = 0;
+  int64_t invalid_clicks = 0;  // clicks that failed an invalid-traffic check
 };
 
 class ReportStore {

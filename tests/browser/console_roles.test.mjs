@@ -53,7 +53,11 @@ async function startAdserver() {
                         'operator', '--password-file', passwordFile], { stdio: 'ignore' });
   const ready = path.join(tmp, 'ready');
   const config = path.join(tmp, 'adserver.toml');
-  fs.writeFileSync(config, '[events]\nflush_interval_ms = 200\n');
+  // The invalid-traffic checks are off (as kTrafficChecksOff in tests/integration/fixture.h):
+  // this test clicks at once after the serve, from node's fetch (tests/integration covers them).
+  fs.writeFileSync(config, '[events]\nflush_interval_ms = 200\n[traffic]\n' +
+                   'require_user_agent = false\nblock_crawlers = false\nmin_click_delay_ms = 0\n' +
+                   'require_same_user_agent = false\nclick_limits = []\nevent_limits = []\n');
   const env = { ...process.env, ADSERVER_ADMIN_TOKEN: ADMIN_TOKEN };
   const child = spawn(binary, ['serve', '--data', data, '--listen', '127.0.0.1:0', '--ready-file',
                                ready, '--log-level', 'warn', '--config', config],

@@ -70,9 +70,13 @@ class NoRedirect(urllib.request.HTTPRedirectHandler):
 OPENER = urllib.request.build_opener(NoRedirect)
 
 
+BROWSER = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0"
+
+
 def http(port, method, path, body=None, headers=None, raw=None):
     data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
-    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data, headers or {}, method=method)
+    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data,
+                                 {"User-Agent": BROWSER, **(headers or {})}, method=method)
     try:
         r = OPENER.open(req, timeout=5)
         return r.status, r.headers, r.read()
@@ -146,6 +150,10 @@ def main():
             f.write(f'[indexer]\nrpc = "{url}"\nchain_id = 1\nconfirmations = 0\npoll_ms = 50\n')
             # The writers and the read-back are bulk automation: no per-caller admin limit.
             f.write('[admin]\nrate_limit_per_second = 0\n')
+            # Clicks come at once after their serve, thousands from one address: valid here, so
+            # that they bill (the crawler and blocklist checks stay on).
+            f.write('[traffic]\nmin_click_delay_ms = 0\ncheck_click_origin = false\n'
+                    'click_limits = []\nevent_limits = []\n')
         env = dict(os.environ, ADSERVER_ADMIN_TOKEN=ADMIN, ADSERVER_PUBLIC_URL=PUBLIC)
         ready = os.path.join(tmp, "ready")
         auth = {"Authorization": "Bearer " + ADMIN}
@@ -301,10 +309,13 @@ def main():
             if failures: break
         db = sqlite3.connect(os.path.join(data, "adserver.db"))
         conv = db.execute("SELECT COUNT(*) FROM conversions WHERE status = 'billed'").fetchone()[0]
+        billed = db.execute("SELECT COUNT(*) FROM clicks WHERE status = 'billed'").fetchone()[0]
         db.close()
+        if totals["clicks"] and not billed: failures.append("no click was billed: the loop checks nothing")
         print(f"crash loop (seed {args.seed}): {totals['kills']} kills; acknowledged and found after them: "
               f"{totals['clicks']} clicks, {totals['communities']} communities, {totals['imports']} imported "
-              f"wallets; {totals['txs']} conversion-contract transactions, {conv} billed conversions")
+              f"wallets; {billed} billed clicks; {totals['txs']} conversion-contract transactions, "
+              f"{conv} billed conversions")
     finally:
         for p in procs:
             p.send_signal(signal.SIGKILL)

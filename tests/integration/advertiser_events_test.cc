@@ -4,11 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "integration/fixture.h"
+#include "support/temp_dir.h"
 
 namespace adserver::testing {
 namespace {
@@ -18,6 +20,7 @@ using nlohmann::json;
 constexpr char kPublicUrl[] = "https://clicks.example.test";
 
 struct Env {
+  TempDir config_dir;
   std::unique_ptr<ServingFixture> fixture;
   int64_t community = 0;
   std::string live_key;
@@ -32,6 +35,9 @@ class AdvertiserEventsEnvironment : public ::testing::Environment {
     env = new Env();
     ServerProcess::Options options;
     options.env["ADSERVER_PUBLIC_URL"] = kPublicUrl;
+    std::string config = env->config_dir.File("adserver.toml");
+    std::ofstream(config) << kTrafficChecksOff;
+    options.extra_args = {"--config", config};
     env->fixture = std::make_unique<ServingFixture>(options);
     ASSERT_TRUE(env->fixture->ok()) << env->fixture->error();
     HttpResult community =
@@ -217,7 +223,8 @@ TEST(AdvertiserEventsTest, SpclidOfARealClickLinksTheEventToTheCampaign) {
   ASSERT_EQ(counts.status, 200) << counts.body;
   EXPECT_EQ(
       json::parse(counts.body),
-      json::parse(R"({"counts":[{"name":"deposit","count":2},{"name":"view_pool","count":1}]})"));
+      json::parse(R"({"counts":[{"name":"deposit","count":2},{"name":"view_pool","count":1}],)"
+                  R"("invalidByReason":{}})"));
   // The click was billed once and the events billed nothing more.
   HttpResult clicks = env->fixture->Admin("GET", "/admin/v1/clicks?campaignId=" + campaign);
   EXPECT_EQ(json::parse(clicks.body)["clicks"].size(), 1u);

@@ -38,7 +38,8 @@ class EventsEnvironment : public ::testing::Environment {
     env = new Env();
     std::string config = env->config_dir.File("adserver.toml");
     std::ofstream(config) << "[events]\nclick_ttl_seconds = " << kClickTtlSeconds
-                          << "\nflush_interval_ms = 200\n";
+                          << "\nflush_interval_ms = 200\n"
+                          << kTrafficChecksOff;
     ServerProcess::Options options;
     options.env["ADSERVER_PUBLIC_URL"] = kPublicUrl;
     options.extra_args = {"--config", config};

@@ -39,6 +39,14 @@ struct FixtureKeys {
   int64_t open_publisher = 0;
 };
 
+// A [traffic] section turning the invalid-traffic checks off (no user agent needed, no
+// too-fast window, no rate limits), for tests about other things that click or post events in
+// quick succession from one address without a User-Agent (invalid_traffic_test covers them).
+inline constexpr char kTrafficChecksOff[] =
+    "[traffic]\nrequire_user_agent = false\nmin_click_delay_ms = 0\n"
+    "require_same_user_agent = false\ncheck_click_origin = false\nclick_limits = []\n"
+    "event_limits = []\n";
+
 class ServingFixture {
  public:
   // Starts the server (with `options`) and loads the dataset; check ok() / error().

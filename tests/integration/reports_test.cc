@@ -26,7 +26,7 @@ class ReportsTest : public ::testing::Test {
   static void SetUpTestSuite() {
     config_dir_ = new TempDir();
     std::string config = config_dir_->File("adserver.toml");
-    std::ofstream(config) << "[events]\nflush_interval_ms = 200\n";
+    std::ofstream(config) << "[events]\nflush_interval_ms = 200\n" << kTrafficChecksOff;
     ServerProcess::Options options;
     options.env["ADSERVER_PUBLIC_URL"] = kPublicUrl;
     options.extra_args = {"--config", config};
@@ -141,7 +141,7 @@ TEST_F(ReportsTest, ServedAndClickedAdsReachReportsCsvAndAb) {
   EXPECT_NE(csv.Header("Content-Type").find("text/csv"), std::string::npos);
   EXPECT_TRUE(
       csv.body.starts_with("adUnitId,requests,fills,noFills,impressions,clicks,conversions,spend,"
-                           "earnings,ctr,cvr,ecpm\r\n"))
+                           "earnings,ctr,cvr,ecpm,invalidClicks\r\n"))
       << csv.body;
   EXPECT_NE(csv.body.find("\r\ntop,"), std::string::npos) << csv.body;
 

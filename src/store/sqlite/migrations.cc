@@ -455,6 +455,67 @@ CREATE INDEX clicks_by_person ON clicks (campaign_id, person, clicked_at) WHERE 
 ALTER TABLE publisher_controls ADD COLUMN rate_per_second REAL CHECK (rate_per_second > 0);
 ALTER TABLE publisher_controls ADD COLUMN rate_burst INTEGER CHECK (rate_burst > 0);
 )sql"},
+    // Invalid traffic (issue 18): a click status `invalid` with its reason and the client's
+    // truncated address (the status CHECK changes, so the table is rebuilt with its ids and
+    // AUTOINCREMENT sequence: the rollup mark relies on ids only growing), invalid clicks in the
+    // rollups and per reason per day, and invalid advertiser events (stored with their reason,
+    // counted apart from the valid ones).
+    {12, R"sql(
+CREATE TABLE clicks_new (
+  id              INTEGER PRIMARY KEY AUTOINCREMENT,
+  decision_id     BLOB NOT NULL,     -- 16 bytes (UUIDv7)
+  publisher_id    INTEGER NOT NULL,
+  ad_unit_id      TEXT NOT NULL,
+  campaign_id     INTEGER NOT NULL,
+  ad_id           INTEGER NOT NULL,
+  arm             TEXT NOT NULL,
+  served_at       INTEGER NOT NULL,
+  clicked_at      INTEGER NOT NULL,
+  price_micros    INTEGER NOT NULL,  -- billed amount (0 unless billed)
+  person          INTEGER NOT NULL,  -- keyed digest of the wallet set, never a wallet
+  earlier_variant INTEGER NOT NULL CHECK (earlier_variant IN (0, 1)),
+  status          TEXT NOT NULL CHECK (status IN ('billed', 'duplicate', 'expired', 'invalid')),
+  reason          TEXT NOT NULL DEFAULT '',  -- invalid only: the failed check
+  ip              TEXT NOT NULL DEFAULT ''   -- client address truncated to /24 or /48
+);
+INSERT INTO clicks_new (id, decision_id, publisher_id, ad_unit_id, campaign_id, ad_id, arm,
+                        served_at, clicked_at, price_micros, person, earlier_variant, status)
+  SELECT id, decision_id, publisher_id, ad_unit_id, campaign_id, ad_id, arm, served_at,
+         clicked_at, price_micros, person, earlier_variant, status FROM clicks ORDER BY id;
+INSERT INTO sqlite_sequence (name, seq)
+  SELECT 'clicks_new', 0 WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'clicks_new');
+UPDATE sqlite_sequence SET seq = max(seq, COALESCE((SELECT seq FROM sqlite_sequence
+                                                    WHERE name = 'clicks'), 0))
+  WHERE name = 'clicks_new';
+DROP TABLE clicks;
+ALTER TABLE clicks_new RENAME TO clicks;
+CREATE UNIQUE INDEX clicks_billed_once ON clicks (decision_id) WHERE status = 'billed';
+CREATE INDEX clicks_by_campaign ON clicks (campaign_id, id);
+CREATE INDEX clicks_by_publisher ON clicks (publisher_id, id);
+CREATE INDEX clicks_by_time ON clicks (clicked_at);
+CREATE INDEX clicks_by_decision ON clicks (decision_id);
+CREATE INDEX clicks_by_person ON clicks (campaign_id, person, clicked_at) WHERE status = 'billed';
+ALTER TABLE rollups_minute ADD COLUMN invalid_clicks INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE rollups_hour ADD COLUMN invalid_clicks INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE rollups_day ADD COLUMN invalid_clicks INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE invalid_clicks_day (
+  bucket       INTEGER NOT NULL,  -- Unix seconds of the day's start
+  publisher_id INTEGER NOT NULL,
+  campaign_id  INTEGER NOT NULL,
+  reason       TEXT NOT NULL,
+  clicks       INTEGER NOT NULL,
+  PRIMARY KEY (campaign_id, bucket, publisher_id, reason)
+) WITHOUT ROWID;
+CREATE INDEX invalid_clicks_day_by_publisher ON invalid_clicks_day (publisher_id, bucket);
+ALTER TABLE advertiser_events ADD COLUMN invalid_reason TEXT;  -- NULL: valid
+CREATE TABLE advertiser_event_invalid_counts (
+  community_id INTEGER NOT NULL,
+  campaign_id  INTEGER NOT NULL,  -- 0: no click linked
+  reason       TEXT NOT NULL,
+  count        INTEGER NOT NULL,
+  PRIMARY KEY (community_id, campaign_id, reason)
+) WITHOUT ROWID;
+)sql"},
 };
 
 Result<int> CurrentVersion(Connection& conn) {

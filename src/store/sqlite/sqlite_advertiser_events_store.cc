@@ -52,7 +52,8 @@ Status SqliteAdvertiserEventsStore::Insert(AdvertiserEventRecord& e) {
     ADS_ASSIGN_OR_RETURN(
         Statement ins,
         c.Prepare("INSERT INTO advertiser_events (community_id, key_id, name, url, decision_id, "
-                  "campaign_id, person, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"));
+                  "campaign_id, person, created_at, invalid_reason) VALUES (?1, ?2, ?3, ?4, ?5, "
+                  "?6, ?7, ?8, ?9)"));
     ins.Bind(1, e.community_id).Bind(2, e.key_id).Bind(3, e.name);
     if (e.url) {
       ins.Bind(4, *e.url);
@@ -65,10 +66,25 @@ Status SqliteAdvertiserEventsStore::Insert(AdvertiserEventRecord& e) {
       ins.BindNull(5);
     }
     ins.Bind(6, e.campaign_id).Bind(7, static_cast<int64_t>(e.person)).Bind(8, e.created_at);
+    if (e.invalid_reason.empty()) {
+      ins.BindNull(9);
+    } else {
+      ins.Bind(9, e.invalid_reason);
+    }
     ADS_RETURN_IF_ERROR(ins.Run());
     e.id = c.LastInsertId();
   }
-  {
+  if (!e.invalid_reason.empty()) {
+    ADS_ASSIGN_OR_RETURN(
+        Statement count,
+        c.Prepare("INSERT INTO advertiser_event_invalid_counts (community_id, campaign_id, reason, "
+                  "count) VALUES (?1, ?2, ?3, 1) ON CONFLICT (community_id, campaign_id, reason) "
+                  "DO UPDATE SET count = count + 1"));
+    ADS_RETURN_IF_ERROR(count.Bind(1, e.community_id)
+                            .Bind(2, e.campaign_id.value_or(0))
+                            .Bind(3, e.invalid_reason)
+                            .Run());
+  } else {
     ADS_ASSIGN_OR_RETURN(
         Statement count,
         c.Prepare("INSERT INTO advertiser_event_counts (community_id, campaign_id, name, count) "
@@ -87,7 +103,7 @@ Result<std::vector<AdvertiserEventRecord>> SqliteAdvertiserEventsStore::List(
   ADS_ASSIGN_OR_RETURN(
       Statement sel,
       conn_->Prepare("SELECT id, community_id, key_id, name, url, decision_id, campaign_id, "
-                     "person, created_at FROM advertiser_events "
+                     "person, created_at, invalid_reason FROM advertiser_events "
                      "WHERE (?1 IS NULL OR campaign_id = ?1) "
                      "AND (?2 IS NULL OR community_id = ?2) AND (?3 IS NULL OR created_at >= ?3) "
                      "AND (?4 IS NULL OR created_at < ?4) AND (?5 IS NULL OR id < ?5) "
@@ -113,6 +129,7 @@ Result<std::vector<AdvertiserEventRecord>> SqliteAdvertiserEventsStore::List(
     e.campaign_id = sel.OptInt(6);
     e.person = static_cast<uint64_t>(sel.Int(7));
     e.created_at = sel.Int(8);
+    if (!sel.IsNull(9)) e.invalid_reason = sel.Text(9);
   }
   return rows;
 }
@@ -125,6 +142,24 @@ Result<std::vector<AdvertiserEventCount>> SqliteAdvertiserEventsStore::Counts(
       conn_->Prepare("SELECT name, SUM(count) FROM advertiser_event_counts "
                      "WHERE (?1 IS NULL OR campaign_id = ?1) AND (?2 IS NULL OR community_id = ?2) "
                      "GROUP BY name ORDER BY name"));
+  sel.Bind(1, campaign_id).Bind(2, community_id);
+  std::vector<AdvertiserEventCount> out;
+  for (;;) {
+    ADS_ASSIGN_OR_RETURN(bool row, sel.Step());
+    if (!row) break;
+    out.push_back({.name = sel.Text(0), .count = sel.Int(1)});
+  }
+  return out;
+}
+
+Result<std::vector<AdvertiserEventCount>> SqliteAdvertiserEventsStore::InvalidCounts(
+    std::optional<Id> campaign_id, std::optional<Id> community_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ADS_ASSIGN_OR_RETURN(
+      Statement sel,
+      conn_->Prepare("SELECT reason, SUM(count) FROM advertiser_event_invalid_counts "
+                     "WHERE (?1 IS NULL OR campaign_id = ?1) AND (?2 IS NULL OR community_id = ?2) "
+                     "GROUP BY reason ORDER BY reason"));
   sel.Bind(1, campaign_id).Bind(2, community_id);
   std::vector<AdvertiserEventCount> out;
   for (;;) {

@@ -32,6 +32,8 @@ class SqliteAdvertiserEventsStore final : public AdvertiserEventsStore {
   Result<std::vector<AdvertiserEventRecord>> List(const AdvertiserEventQuery& query) override;
   Result<std::vector<AdvertiserEventCount>> Counts(std::optional<Id> campaign_id,
                                                    std::optional<Id> community_id) override;
+  Result<std::vector<AdvertiserEventCount>> InvalidCounts(std::optional<Id> campaign_id,
+                                                          std::optional<Id> community_id) override;
   Result<int64_t> Prune(int64_t before) override;
 
  private:

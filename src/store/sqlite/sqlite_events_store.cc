@@ -29,8 +29,8 @@ std::string UpsertSql(const char* table) {
   return std::string("INSERT INTO ") + table +
          " (bucket, publisher_id, ad_unit_id, campaign_id, ad_id, arm, requests, fills, "
          "no_fills, errors, impression_spend, clicks, duplicate_clicks, expired_clicks, "
-         "click_spend, conversions, conversion_spend) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, "
-         "?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17) "
+         "click_spend, conversions, conversion_spend, invalid_clicks) VALUES (?1, ?2, ?3, ?4, ?5, "
+         "?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18) "
          "ON CONFLICT (bucket, publisher_id, ad_unit_id, campaign_id, ad_id, arm) DO UPDATE SET "
          "requests = requests + excluded.requests, fills = fills + excluded.fills, "
          "no_fills = no_fills + excluded.no_fills, errors = errors + excluded.errors, "
@@ -38,6 +38,7 @@ std::string UpsertSql(const char* table) {
          "clicks = clicks + excluded.clicks, "
          "duplicate_clicks = duplicate_clicks + excluded.duplicate_clicks, "
          "expired_clicks = expired_clicks + excluded.expired_clicks, "
+         "invalid_clicks = invalid_clicks + excluded.invalid_clicks, "
          "click_spend = click_spend + excluded.click_spend, "
          "conversions = conversions + excluded.conversions, "
          "conversion_spend = conversion_spend + excluded.conversion_spend";
@@ -46,12 +47,13 @@ std::string UpsertSql(const char* table) {
 ClickStatus StatusFromName(std::string_view name) {
   if (name == "duplicate") return ClickStatus::kDuplicate;
   if (name == "expired") return ClickStatus::kExpired;
+  if (name == "invalid") return ClickStatus::kInvalid;
   return ClickStatus::kBilled;
 }
 
 constexpr const char* kClickColumns =
     "id, decision_id, publisher_id, ad_unit_id, campaign_id, ad_id, arm, served_at, clicked_at, "
-    "price_micros, person, earlier_variant, status";
+    "price_micros, person, earlier_variant, status, reason, ip";
 
 ClickRecord ReadClick(const Statement& sel) {
   ClickRecord r;
@@ -68,6 +70,8 @@ ClickRecord ReadClick(const Statement& sel) {
   r.person = static_cast<uint64_t>(sel.Int(10));
   r.earlier_variant = sel.Int(11) != 0;
   r.status = StatusFromName(sel.Text(12));
+  r.reason = sel.Text(13);
+  r.ip = sel.Text(14);
   return r;
 }
 
@@ -151,7 +155,8 @@ Status SqliteEventsStore::AddToRollups(const RollupRow& row) {
         .Bind(14, row.expired_clicks)
         .Bind(15, row.click_spend)
         .Bind(16, row.conversions)
-        .Bind(17, row.conversion_spend);
+        .Bind(17, row.conversion_spend)
+        .Bind(18, row.invalid_clicks);
     ADS_RETURN_IF_ERROR(up.Run());
   }
   return OkStatus();
@@ -166,8 +171,8 @@ Status SqliteEventsStore::InsertClicks(std::span<ClickRecord> rows) {
   // insert: no separate lookup); then it is stored as a duplicate.
   static const std::string kInsert =
       "INSERT INTO clicks (decision_id, publisher_id, ad_unit_id, campaign_id, ad_id, arm, "
-      "served_at, clicked_at, price_micros, person, earlier_variant, status) "
-      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)";
+      "served_at, clicked_at, price_micros, person, earlier_variant, status, reason, ip) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)";
   static const std::string kInsertBilledOnce =
       kInsert + " ON CONFLICT (decision_id) WHERE status = 'billed' DO NOTHING";
   auto insert = [&](ClickRecord& r, bool billed_once) -> Result<bool> {
@@ -183,18 +188,33 @@ Status SqliteEventsStore::InsertClicks(std::span<ClickRecord> rows) {
         .Bind(9, r.price)
         .Bind(10, static_cast<int64_t>(r.person))
         .Bind(11, int64_t{r.earlier_variant ? 1 : 0})
-        .Bind(12, ClickStatusName(r.status));
+        .Bind(12, ClickStatusName(r.status))
+        .Bind(13, r.reason)
+        .Bind(14, r.ip);
     ADS_RETURN_IF_ERROR(ins.Run());
     if (c.Changes() == 0) return false;
     r.id = c.LastInsertId();
     return true;
+  };
+  // An invalid click of a decision already billed is a duplicate (that check comes first);
+  // rare enough for a lookup of its own.
+  auto already_billed = [&](const ClickRecord& r) -> Result<bool> {
+    ADS_ASSIGN_OR_RETURN(
+        Statement sel,
+        c.Prepare("SELECT 1 FROM clicks WHERE decision_id = ?1 AND status = 'billed'"));
+    sel.BindBlob(1, r.decision_id.data(), r.decision_id.size());
+    return sel.Step();
   };
   for (ClickRecord& r : rows) {
     if (r.status == ClickStatus::kBilled) {
       ADS_ASSIGN_OR_RETURN(bool inserted, insert(r, /*billed_once=*/true));
       if (inserted) continue;
       r.status = ClickStatus::kDuplicate;
+    } else if (r.status == ClickStatus::kInvalid) {
+      ADS_ASSIGN_OR_RETURN(bool billed, already_billed(r));
+      if (billed) r.status = ClickStatus::kDuplicate;
     }
+    if (r.status != ClickStatus::kInvalid) r.reason.clear();
     r.price = 0;
     ADS_ASSIGN_OR_RETURN(bool inserted, insert(r, /*billed_once=*/false));
     if (!inserted) return InternalError("a click row was not inserted");
@@ -217,12 +237,14 @@ Result<int64_t> SqliteEventsStore::RollUpClicks(int64_t max_rows) {
   }
   // Rollup deltas are summed per minute and dimensions: one upsert per distinct key and table.
   std::map<std::tuple<int64_t, Id, std::string, Id, Id, std::string>, RollupRow> rollups;
+  // Invalid clicks per (day, publisher, campaign, reason).
+  std::map<std::tuple<int64_t, Id, Id, std::string>, int64_t> invalid_by_reason;
   int64_t rolled = 0;
   {
     ADS_ASSIGN_OR_RETURN(
         Statement sel,
         c.Prepare("SELECT id, clicked_at, publisher_id, ad_unit_id, campaign_id, ad_id, arm, "
-                  "status, price_micros FROM clicks WHERE id > ?1 ORDER BY id LIMIT ?2"));
+                  "status, price_micros, reason FROM clicks WHERE id > ?1 ORDER BY id LIMIT ?2"));
     sel.Bind(1, mark).Bind(2, max_rows);
     for (;;) {
       ADS_ASSIGN_OR_RETURN(bool row, sel.Step());
@@ -252,11 +274,29 @@ Result<int64_t> SqliteEventsStore::RollUpClicks(int64_t max_rows) {
         case ClickStatus::kExpired:
           rollup.expired_clicks += 1;
           break;
+        case ClickStatus::kInvalid:
+          rollup.invalid_clicks += 1;
+          invalid_by_reason[std::make_tuple(FloorTo(minute, 86400), sel.Int(2), sel.Int(4),
+                                            sel.Text(9))] += 1;
+          break;
       }
     }
   }
   if (rolled == 0) return int64_t{0};
   for (const auto& [key, rollup] : rollups) ADS_RETURN_IF_ERROR(AddToRollups(rollup));
+  for (const auto& [key, count] : invalid_by_reason) {
+    ADS_ASSIGN_OR_RETURN(
+        Statement up,
+        c.Prepare("INSERT INTO invalid_clicks_day (bucket, publisher_id, campaign_id, reason, "
+                  "clicks) VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (campaign_id, bucket, "
+                  "publisher_id, reason) DO UPDATE SET clicks = clicks + excluded.clicks"));
+    up.Bind(1, std::get<0>(key))
+        .Bind(2, std::get<1>(key))
+        .Bind(3, std::get<2>(key))
+        .Bind(4, std::get<3>(key))
+        .Bind(5, count);
+    ADS_RETURN_IF_ERROR(up.Run());
+  }
   {
     ADS_ASSIGN_OR_RETURN(Statement up,
                          c.Prepare(std::string("UPDATE events_meta SET value = ?1 WHERE name = '") +
@@ -365,9 +405,8 @@ Result<std::vector<ClickRecord>> SqliteEventsStore::ListClicks(const EventQuery&
   // NULL parameters disable their filter; one statement for every combination.
   ADS_ASSIGN_OR_RETURN(
       Statement sel,
-      c.Prepare("SELECT id, decision_id, publisher_id, ad_unit_id, campaign_id, ad_id, arm, "
-                "served_at, clicked_at, price_micros, person, earlier_variant, status "
-                "FROM clicks WHERE (?1 IS NULL OR campaign_id = ?1) "
+      c.Prepare(std::string("SELECT ") + kClickColumns +
+                " FROM clicks WHERE (?1 IS NULL OR campaign_id = ?1) "
                 "AND (?2 IS NULL OR publisher_id = ?2) AND (?3 IS NULL OR clicked_at >= ?3) "
                 "AND (?4 IS NULL OR clicked_at < ?4) AND (?5 IS NULL OR id < ?5) "
                 "AND (?7 IS NULL OR campaign_id IN "
@@ -396,8 +435,8 @@ Result<CampaignEventTotals> SqliteEventsStore::CampaignTotals(Id campaign_id) {
       conn_->Prepare("SELECT COALESCE(SUM(fills), 0), COALESCE(SUM(impression_spend), 0), "
                      "COALESCE(SUM(clicks), 0), COALESCE(SUM(duplicate_clicks), 0), "
                      "COALESCE(SUM(expired_clicks), 0), COALESCE(SUM(click_spend), 0), "
-                     "COALESCE(SUM(conversions), 0), COALESCE(SUM(conversion_spend), 0) "
-                     "FROM rollups_day WHERE campaign_id = ?1"));
+                     "COALESCE(SUM(conversions), 0), COALESCE(SUM(conversion_spend), 0), "
+                     "COALESCE(SUM(invalid_clicks), 0) FROM rollups_day WHERE campaign_id = ?1"));
   sel.Bind(1, campaign_id);
   ADS_ASSIGN_OR_RETURN(bool row, sel.Step());
   CampaignEventTotals totals;
@@ -410,8 +449,18 @@ Result<CampaignEventTotals> SqliteEventsStore::CampaignTotals(Id campaign_id) {
     totals.click_spend = sel.Int(5);
     totals.conversions = sel.Int(6);
     totals.conversion_spend = sel.Int(7);
+    totals.invalid_clicks = sel.Int(8);
   }
   sel.Reset();
+  ADS_ASSIGN_OR_RETURN(Statement reasons,
+                       conn_->Prepare("SELECT reason, SUM(clicks) FROM invalid_clicks_day WHERE "
+                                      "campaign_id = ?1 GROUP BY reason ORDER BY reason"));
+  reasons.Bind(1, campaign_id);
+  for (;;) {
+    ADS_ASSIGN_OR_RETURN(bool reason_row, reasons.Step());
+    if (!reason_row) break;
+    totals.invalid_clicks_by_reason[reasons.Text(0)] = reasons.Int(1);
+  }
   ADS_ASSIGN_OR_RETURN(
       Statement touch,
       conn_->Prepare(

@@ -52,7 +52,8 @@ std::string QuerySql(const RollupQuery& q) {
   column(q.by_arm, "r.arm", "''", 7);
   select +=
       ", SUM(r.requests), SUM(r.fills), SUM(r.no_fills), SUM(r.clicks), SUM(r.conversions), "
-      "SUM(r.impression_spend + r.click_spend + r.conversion_spend) FROM ";
+      "SUM(r.impression_spend + r.click_spend + r.conversion_spend), SUM(r.invalid_clicks) "
+      "FROM ";
   select += TableName(q.table);
   select += " r";
   if (q.by_community) select += " LEFT JOIN campaigns c ON c.id = r.campaign_id";
@@ -81,6 +82,7 @@ RollupGroup ReadGroup(const Statement& s) {
   g.clicks = s.Int(10);
   g.conversions = s.Int(11);
   g.spend = s.Int(12);
+  g.invalid_clicks = s.Int(13);
   return g;
 }
 

@@ -154,9 +154,9 @@ TEST_F(ReportsAdminTest, CsvWithHeaderRow) {
   EXPECT_THAT(r.Header("Content-Type"), HasSubstr("text/csv"));
   EXPECT_EQ(r.body,
             "time,adUnitId,requests,fills,noFills,impressions,clicks,conversions,spend,earnings,"
-            "ctr,cvr,ecpm\r\n"
-            "2026-01-10T00:00:00Z,side,5000,5000,0,5000,300,0,10,5,0.06,0,2\r\n"
-            "2026-01-10T00:00:00Z,top,6000,6000,0,6000,260,0,12,9,0.043333333333333335,0,2\r\n");
+            "ctr,cvr,ecpm,invalidClicks\r\n"
+            "2026-01-10T00:00:00Z,side,5000,5000,0,5000,300,0,10,5,0.06,0,2,0\r\n"
+            "2026-01-10T00:00:00Z,top,6000,6000,0,6000,260,0,12,9,0.043333333333333335,0,2,0\r\n");
   http::Response by_param = Get("from=2026-01-10&to=2026-01-11&groupBy=adUnitId&format=csv");
   EXPECT_EQ(by_param.body, r.body);
 }

@@ -158,5 +158,76 @@ TEST(ConfigTest, IdentityTokenBoundsAndTheLocalIdLimitThatMustAcceptThem) {
   EXPECT_TRUE(Validate(small).ok()) << Validate(small).message();
 }
 
+
+TEST(TrafficConfigTest, DefaultsAreTheIssuesThresholds) {
+  Result<Config> c = LoadConfig(std::nullopt, {});
+  ASSERT_TRUE(c.ok());
+  const events::TrafficOptions& t = c->traffic;
+  EXPECT_TRUE(t.require_user_agent);
+  EXPECT_TRUE(t.block_crawlers);
+  EXPECT_EQ(t.min_click_delay_ms, 1000);
+  EXPECT_TRUE(t.require_same_user_agent);
+  EXPECT_TRUE(t.check_click_origin);
+  EXPECT_EQ(t.click_limits, (std::vector<events::RateWindow>{
+                                {60, 1}, {600, 3}, {3600, 10}, {86400, 25}}));
+  EXPECT_TRUE(t.trusted_proxies.empty());
+  EXPECT_TRUE(t.ip_blocklists.empty());
+}
+
+TEST(TrafficConfigTest, EveryThresholdIsASetting) {
+  testing::TempDir dir;
+  Result<Config> c = LoadConfig(
+      WriteFile(dir,
+                "[http]\ntrusted_proxies = [\"10.0.0.0/8\", \"2001:db8::/32\"]\n"
+                "[traffic]\nrequire_user_agent = false\nblock_crawlers = false\n"
+                "ip_blocklists = [\"/etc/tor.txt\"]\nblocklist_check_seconds = 2\n"
+                "min_click_delay_ms = 500\nrequire_same_user_agent = false\n"
+                "check_click_origin = false\n"
+                "click_limits = [[60, 2], [3600, 20]]\nevent_limits = []\n"
+                "rate_table_entries = 1024\n"),
+      {});
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ASSERT_TRUE(Validate(*c).ok()) << Validate(*c).ToString();
+  const events::TrafficOptions& t = c->traffic;
+  EXPECT_EQ(t.trusted_proxies, (std::vector<std::string>{"10.0.0.0/8", "2001:db8::/32"}));
+  EXPECT_FALSE(t.require_user_agent);
+  EXPECT_FALSE(t.block_crawlers);
+  EXPECT_EQ(t.ip_blocklists, (std::vector<std::string>{"/etc/tor.txt"}));
+  EXPECT_EQ(t.blocklist_check_seconds, 2);
+  EXPECT_EQ(t.min_click_delay_ms, 500);
+  EXPECT_FALSE(t.require_same_user_agent);
+  EXPECT_FALSE(t.check_click_origin);
+  EXPECT_EQ(t.click_limits, (std::vector<events::RateWindow>{{60, 2}, {3600, 20}}));
+  EXPECT_TRUE(t.event_limits.empty());
+  EXPECT_EQ(t.rate_table_entries, 1024u);
+}
+
+TEST(TrafficConfigTest, BadValuesNameTheirKey) {
+  testing::TempDir dir;
+  Result<Config> types = LoadConfig(
+      WriteFile(dir, "[http]\ntrusted_proxies = \"10.0.0.0/8\"\n[traffic]\nclick_limits = "
+                     "[[60]]\nip_blocklists = [1]\nblock_crawlers = 1\ncolour = 1\n"),
+      {});
+  ASSERT_FALSE(types.ok());
+  std::vector<std::string> fields;
+  for (const auto& d : types.status().details()) fields.push_back(d.field);
+  EXPECT_THAT(fields, ::testing::UnorderedElementsAre(
+                          "http.trusted_proxies", "traffic.click_limits", "traffic.ip_blocklists",
+                          "traffic.block_crawlers", "traffic.colour"));
+  Result<Config> ranges = LoadConfig(
+      WriteFile(dir, "[http]\ntrusted_proxies = [\"proxy.example\"]\n[traffic]\n"
+                     "click_limits = [[0, 1]]\nevent_limits = [[1, 1], [2, 1], [3, 1], [4, 1], "
+                     "[5, 1]]\nmin_click_delay_ms = -1\nblocklist_check_seconds = 0\n"),
+      {});
+  ASSERT_TRUE(ranges.ok()) << ranges.status().ToString();
+  Status invalid = Validate(*ranges);
+  ASSERT_FALSE(invalid.ok());
+  fields.clear();
+  for (const auto& d : invalid.details()) fields.push_back(d.field);
+  EXPECT_THAT(fields, ::testing::UnorderedElementsAre(
+                          "http.trusted_proxies", "traffic.click_limits", "traffic.event_limits",
+                          "traffic.min_click_delay_ms", "traffic.blocklist_check_seconds"));
+}
+
 }  // namespace
 }  // namespace adserver::config

@@ -140,5 +140,40 @@ TEST(ClickTokenTest, LongAdUnitIdsAreCut) {
   EXPECT_EQ(opened->ad_unit_id, std::string(kMaxTokenAdUnitBytes, 'x'));
 }
 
+TEST(ClickTokenTest, CarriesTheServeContext) {
+  KeyRing ring = *KeyRing::Parse(kKey1);
+  ClickClaims claims = Claims();
+  claims.serve_context = true;
+  claims.served_at_millis = 999;
+  claims.user_agent_hash = 0xFFFFFFFFu;
+  std::optional<ClickClaims> opened = OpenClick(ring, SealClick(ring, claims));
+  ASSERT_TRUE(opened.has_value());
+  EXPECT_EQ(*opened, claims);
+  claims.served_at_millis = 0;
+  claims.user_agent_hash = 0;
+  opened = OpenClick(ring, SealClick(ring, claims));
+  ASSERT_TRUE(opened.has_value());
+  EXPECT_TRUE(opened->serve_context);
+  EXPECT_EQ(*opened, claims);
+}
+
+TEST(ClickTokenTest, TokensWithoutServeContextOpenAsBefore) {
+  // Tokens sealed before issue 18 carried 0 in the field that now holds the serve context;
+  // a token sealed without one is byte for byte such a token.
+  KeyRing ring = *KeyRing::Parse(kKey1);
+  ClickClaims claims = Claims();
+  claims.serve_context = false;
+  std::optional<ClickClaims> opened = OpenClick(ring, SealClick(ring, claims));
+  ASSERT_TRUE(opened.has_value());
+  EXPECT_FALSE(opened->serve_context);
+  EXPECT_EQ(opened->user_agent_hash, 0u);
+}
+
+TEST(UserAgentHashTest, IsFnv1a32) {
+  EXPECT_EQ(UserAgentHash(""), 2166136261u);
+  EXPECT_EQ(UserAgentHash("a"), 0xe40c292cu);
+  EXPECT_NE(UserAgentHash("Mozilla/5.0 A"), UserAgentHash("Mozilla/5.0 B"));
+}
+
 }  // namespace
 }  // namespace adserver::events

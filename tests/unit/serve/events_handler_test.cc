@@ -36,6 +36,10 @@ class RecordingStore final : public store::AdvertiserEventsStore {
                                                           std::optional<store::Id>) override {
     return std::vector<store::AdvertiserEventCount>{};
   }
+  Result<std::vector<store::AdvertiserEventCount>> InvalidCounts(
+      std::optional<store::Id>, std::optional<store::Id>) override {
+    return std::vector<store::AdvertiserEventCount>{};
+  }
   Result<int64_t> Prune(int64_t before) override {
     prunes.push_back(before);
     return 0;
@@ -276,6 +280,47 @@ TEST_F(EventsHandlerTest, NonJsonContentTypeIs400) {
   http::Response response = handler_->Handle(r);
   EXPECT_EQ(response.status, 400);
   EXPECT_NE(response.body.find(R"("field":"Content-Type")"), std::string::npos);
+}
+
+
+// With the invalid-traffic checks (issue 18): an invalid event is answered 200 like any other
+// and stored with its reason (the store counts it apart).
+TEST_F(EventsHandlerTest, InvalidEventsAreAnsweredAsUsualAndStoredWithTheirReason) {
+  events::TrafficOptions options;
+  options.event_limits = {{60, 1}};
+  events::TrafficChecks checks(options, events::CrawlerMatcher::Builtin(), nullptr);
+  Result<http::TrustedProxies> proxies = http::TrustedProxies::Parse({"10.0.0.0/8"});
+  ASSERT_TRUE(proxies.ok());
+  EventsHandler handler(
+      catalogs_, store_, [](std::span<const Address>) { return uint64_t{1000}; }, clock_, nullptr,
+      AdvertiserEventsOptions{}, TrafficGuard{.checks = &checks, .proxies = &*proxies});
+  auto post = [&](std::string_view user_agent, std::string_view forwarded_for) {
+    body_ = Body("sign_up");
+    http::Request r;
+    r.method = http::Method::kPost;
+    r.path = "/v1/events";
+    r.body = body_;
+    r.remote_ip = "10.0.0.1";
+    r.headers = {{"x-api-key", kLiveKey}, {"Content-Type", "application/json"}};
+    if (!user_agent.empty()) r.headers.push_back({"User-Agent", user_agent});
+    r.headers.push_back({"X-Forwarded-For", forwarded_for});
+    return handler.Handle(r);
+  };
+  const char* browser = "Mozilla/5.0 (X11; Linux x86_64; rv:125.0) Gecko/20100101 Firefox/125.0";
+  for (auto [agent, ip] : {std::pair{"", "198.51.100.1"},
+                           std::pair{"Mozilla/5.0 (compatible; bingbot/2.0)", "198.51.100.1"},
+                           std::pair{browser, "198.51.100.1"},
+                           std::pair{browser, "198.51.100.2"},  // the same /24
+                           std::pair{browser, "192.0.2.1"}}) {  // the same person
+    http::Response r = post(agent, ip);
+    EXPECT_EQ(r.status, 200) << r.body;
+    EXPECT_EQ(r.body, R"({"success":true})");
+  }
+  ASSERT_EQ(store_.rows.size(), 5u);
+  std::vector<std::string> reasons;
+  for (const store::AdvertiserEventRecord& row : store_.rows) reasons.push_back(row.invalid_reason);
+  EXPECT_EQ(reasons, (std::vector<std::string>{"missing_user_agent", "crawler", "",
+                                               "ip_rate_limit", "person_rate_limit"}));
 }
 
 }  // namespace

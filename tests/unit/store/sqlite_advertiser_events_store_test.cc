@@ -43,6 +43,28 @@ class SqliteAdvertiserEventsStoreTest : public ::testing::Test {
   std::unique_ptr<SqliteAdvertiserEventsStore> store_;
 };
 
+TEST_F(SqliteAdvertiserEventsStoreTest, InvalidEventsAreListedWithTheirReasonAndCountedApart) {
+  AdvertiserEventRecord valid = Event("signup", 100);
+  AdvertiserEventRecord crawler = Event("signup", 101);
+  crawler.invalid_reason = "crawler";
+  AdvertiserEventRecord limited = Event("purchase", 102);
+  limited.invalid_reason = "ip_rate_limit";
+  for (AdvertiserEventRecord* e : {&valid, &crawler, &limited}) {
+    ASSERT_TRUE(store_->Insert(*e).ok());
+  }
+  std::vector<AdvertiserEventRecord> rows = List();
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0].invalid_reason, "ip_rate_limit");
+  EXPECT_EQ(rows[1].invalid_reason, "crawler");
+  EXPECT_EQ(rows[2].invalid_reason, "");
+  EXPECT_EQ(*store_->Counts(std::nullopt, 1),
+            (std::vector<AdvertiserEventCount>{{.name = "signup", .count = 1}}));
+  EXPECT_EQ(*store_->InvalidCounts(std::nullopt, 1),
+            (std::vector<AdvertiserEventCount>{{.name = "crawler", .count = 1},
+                                               {.name = "ip_rate_limit", .count = 1}}));
+  EXPECT_TRUE(store_->InvalidCounts(std::nullopt, 2)->empty());
+}
+
 TEST_F(SqliteAdvertiserEventsStoreTest, InsertAssignsIdsAndListsNewestFirst) {
   AdvertiserEventRecord a = Event("signup", 100);
   a.url = "https://shop.example/welcome";

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -198,6 +199,53 @@ TEST_F(SqliteEventsStoreTest, ClicksReachTheRollupsOnceThroughTheMark) {
   EXPECT_EQ(totals.clicks, 3);
   EXPECT_EQ(totals.duplicate_clicks, 1);
   EXPECT_EQ(totals.click_spend, 3'000'000);
+}
+
+TEST_F(SqliteEventsStoreTest, InvalidClicksKeepTheirReasonAndBillNothing) {
+  std::vector<ClickRecord> clicks = Clicks(1, 3, ClickStatus::kInvalid);
+  clicks[0].reason = "crawler";
+  clicks[1].reason = "too_fast";
+  clicks[2].reason = "crawler";
+  clicks[2].ip = "198.51.100.0";
+  ASSERT_TRUE(store_->InsertClicks(clicks).ok());
+  for (const ClickRecord& c : clicks) {
+    EXPECT_EQ(c.status, ClickStatus::kInvalid);
+    EXPECT_EQ(c.price, 0);
+    EXPECT_FALSE(store_->BilledClickAt(c.decision_id)->has_value());
+  }
+  std::vector<ClickRecord> listed = *store_->ListClicks(EventQuery{.campaign_id = 10});
+  ASSERT_EQ(listed.size(), 3u);
+  EXPECT_EQ(listed[0].status, ClickStatus::kInvalid);
+  EXPECT_EQ(listed[0].reason, "crawler");
+  EXPECT_EQ(listed[0].ip, "198.51.100.0");
+  EXPECT_EQ(listed[1].reason, "too_fast");
+  // The decision of an invalid click can still be billed by a valid one.
+  std::vector<ClickRecord> valid = Clicks(1, 1);
+  ASSERT_TRUE(store_->InsertClicks(valid).ok());
+  EXPECT_EQ(valid[0].status, ClickStatus::kBilled);
+  EXPECT_EQ(*store_->RollUpClicks(100), 4);
+  CampaignEventTotals totals = *store_->CampaignTotals(10);
+  EXPECT_EQ(totals.clicks, 1);
+  EXPECT_EQ(totals.click_spend, 1'000'000);
+  EXPECT_EQ(totals.invalid_clicks, 3);
+  EXPECT_EQ(totals.invalid_clicks_by_reason,
+            (std::map<std::string, int64_t>{{"crawler", 2}, {"too_fast", 1}}));
+}
+
+TEST_F(SqliteEventsStoreTest, AnInvalidClickOfABilledDecisionIsADuplicate) {
+  std::vector<ClickRecord> billed = Clicks(1, 1);
+  ASSERT_TRUE(store_->InsertClicks(billed).ok());
+  std::vector<ClickRecord> again = Clicks(1, 2, ClickStatus::kInvalid);
+  for (ClickRecord& c : again) c.reason = "ip_rate_limit";
+  ASSERT_TRUE(store_->InsertClicks(again).ok());
+  EXPECT_EQ(again[0].status, ClickStatus::kDuplicate);
+  EXPECT_EQ(again[0].reason, "");
+  EXPECT_EQ(again[1].status, ClickStatus::kInvalid);
+  EXPECT_EQ(*store_->RollUpClicks(100), 3);
+  CampaignEventTotals totals = *store_->CampaignTotals(10);
+  EXPECT_EQ(totals.duplicate_clicks, 1);
+  EXPECT_EQ(totals.invalid_clicks, 1);
+  EXPECT_EQ(totals.invalid_clicks_by_reason.at("ip_rate_limit"), 1);
 }
 
 TEST_F(SqliteEventsStoreTest, ClicksNotRolledUpBeforeACrashAreRolledUpAfterIt) {

@@ -1,0 +1,66 @@
+#pragma once
+
+// Operator blocklists of client addresses (issue 18): files of addresses or CIDR networks (one
+// a line, `#` starts a comment), e.g. Tor exit lists or datacenter ranges. Reloaded without a
+// restart when a file's modification time or size changes: a background thread looks every
+// few seconds and publishes a new set; readers take the current set without a lock.
+// Thread-safe.
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/ip_address.h"
+#include "common/published.h"
+#include "common/status.h"
+
+namespace adserver::events {
+
+// Parses one blocklist file's text; InvalidArgument naming `name`:line for a line that is not
+// an address or network.
+Result<std::vector<IpNetwork>> ParseBlocklist(std::string_view text, std::string_view name);
+
+class IpBlocklist {
+ public:
+  // Reads every file once; a missing or malformed file is an error (start-up fails).
+  static Result<std::unique_ptr<IpBlocklist>> Load(std::vector<std::string> paths);
+  ~IpBlocklist();
+  IpBlocklist(const IpBlocklist&) = delete;
+  IpBlocklist& operator=(const IpBlocklist&) = delete;
+
+  bool Contains(const IpAddress& ip) const;
+  // Re-reads the files when any changed (modification time or size) since the last read.
+  // A file that cannot be read or parsed keeps the previous set (logged); returns true when a
+  // new set was published.
+  bool ReloadIfChanged();
+  // Calls ReloadIfChanged every `every` on a background thread until Stop (or destruction).
+  void Start(std::chrono::milliseconds every);
+  void Stop();
+
+ private:
+  struct FileStamp {
+    int64_t mtime_ns = -1;
+    off_t size = -1;
+    bool operator==(const FileStamp&) const = default;
+  };
+  explicit IpBlocklist(std::vector<std::string> paths);
+  Status Read();  // reads every file and publishes the set; stamps_ updated on success
+  std::vector<FileStamp> Stamps() const;
+
+  const std::vector<std::string> paths_;
+  Published<IpSet> set_;
+  std::mutex reload_mu_;           // serialises Read
+  std::vector<FileStamp> stamps_;  // guarded by reload_mu_
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;  // guarded by mu_
+  std::thread thread_;
+};
+
+}  // namespace adserver::events

@@ -44,7 +44,7 @@ run_one() {
   mkdir -p "$dir/tmp"
   TMPDIR="$dir/tmp" ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     "$build/fuzz/${target}_fuzzer" "$dir/corpus" "${dict[@]}" -max_total_time="$seconds" \
-    -timeout=25 -rss_limit_mb=2048 -max_len=16384 -print_final_stats=1 \
+    -timeout=60 -rss_limit_mb=2048 -max_len=16384 -print_final_stats=1 \
     -artifact_prefix="$dir/" >"$dir/log" 2>&1 && echo 0 >"$dir/rc" || echo $? >"$dir/rc"
 }
 

@@ -6,10 +6,12 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
@@ -24,8 +26,8 @@
 namespace adserver::fuzz {
 namespace {
 
-// A connection that gets neither an answer nor a close within this long is a hang. Generous:
-// a 5 s limit once failed on a loaded machine for an input that takes 10 ms when re-run.
+// A connection that gets neither an answer nor a close within this long is a hang (the server
+// under test times out idle connections after 2 s).
 constexpr int kReplySeconds = 20;
 
 // Writes back what the server parsed, so that every view of the request is read.
@@ -75,6 +77,8 @@ uint16_t& Port() {
 void SendAll(int fd, std::string_view bytes) {
   while (!bytes.empty()) {
     ssize_t n = send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+    // libFuzzer's timeout timer (SIGALRM) interrupts blocking calls.
+    if (n < 0 && errno == EINTR) continue;
     // The server may close early (a rejected request); the rest cannot be sent.
     if (n <= 0) return;
     bytes.remove_prefix(static_cast<size_t>(n));
@@ -86,6 +90,7 @@ bool ReadAll(int fd, std::string& out) {
   char buffer[4096];
   for (;;) {
     ssize_t n = recv(fd, buffer, sizeof buffer, 0);
+    if (n < 0 && errno == EINTR) continue;  // libFuzzer's SIGALRM, not the receive timeout
     if (n == 0) return true;
     if (n < 0) return errno == ECONNRESET;
     out.append(buffer, static_cast<size_t>(n));
@@ -125,7 +130,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   address.sin_family = AF_INET;
   address.sin_port = htons(Port());
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  Expect(connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0, "connect");
+  int connected = connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
+  // Interrupted, the connection still completes in the background; wait for it by polling.
+  if (connected != 0 && errno == EINTR) {
+    pollfd p{.fd = fd, .events = POLLOUT, .revents = 0};
+    while (poll(&p, 1, kReplySeconds * 1000) < 0 && errno == EINTR) {
+    }
+    socklen_t size = sizeof connected;
+    getsockopt(fd, SOL_SOCKET, SO_ERROR, &connected, &size);
+  }
+  Expect(connected == 0, "connect");
   SendAll(fd, std::string_view(reinterpret_cast<const char*>(data), size));
   shutdown(fd, SHUT_WR);
   std::string reply;

@@ -14,6 +14,13 @@ function(adserver_set_warnings target)
                                             -fno-sanitize-recover=undefined)
     target_link_options(${target} PUBLIC -fsanitize=address,undefined)
   endif()
+  if(ADSERVER_FUZZ)
+    # Coverage for libFuzzer without its main(); fuzz/ links the targets with -fsanitize=fuzzer.
+    # -O1 keeps executions fast and the build short.
+    target_compile_options(${target} PUBLIC -O1 -g -fsanitize=fuzzer-no-link,address,undefined
+                                            -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+    target_link_options(${target} PUBLIC -fsanitize=address,undefined)
+  endif()
 endfunction()
 
 function(adserver_add_library name)

@@ -6,6 +6,7 @@ packages=(
   libboost1.81-dev libsimdjson-dev libsqlite3-dev sqlite3 libsodium-dev libssl-dev libspdlog-dev libfmt-dev
   libcli11-dev nlohmann-json3-dev libtomlplusplus-dev libgtest-dev libgmock-dev libbenchmark-dev
   liblmdb-dev lmdb-utils zlib1g-dev libre2-dev
+  clang libclang-rt-14-dev  # fuzz targets (scripts/fuzz.sh): clang with libFuzzer
   libjs-chart.js
   curl wrk nginx-light python3 python3-jsonschema python3-yaml
   chromium

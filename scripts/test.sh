@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs the whole test suite: unit and integration tests
-# in a Release build, then again under AddressSanitizer + UndefinedBehaviorSanitizer.
+# in a Release build, then again under AddressSanitizer + UndefinedBehaviorSanitizer, then each
+# libFuzzer target for 60 s (scripts/fuzz.sh, docs/testing.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -16,4 +17,7 @@ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DADSERVER_SANITIZE=ON -DADSER
 cmake --build build-asan -j"$jobs"
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --output-on-failure -j"$jobs" -L "unit|integration")
+
+echo "== Fuzz targets (clang, libFuzzer, ASan+UBSan), 60 s each, two at a time"
+FUZZ_JOBS=2 FUZZ_OUT=build-fuzz/runs/ci scripts/fuzz.sh 60
 echo "== all tests passed"

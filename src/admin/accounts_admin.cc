@@ -466,7 +466,11 @@ void AccountsAdminApi::RegisterRoutes(http::Router& router) {
                                  {Method::kDelete, &AccountsAdminApi::SignOut}}) {
     router.Add(
         method, "/console/api/session",
-        [this, handler](const http::Request& request) { return (this->*handler)(request); }, route);
+        // An init-capture: clang before 16 cannot capture a structured binding (fuzz build).
+        [this, handler = handler](const http::Request& request) {
+          return (this->*handler)(request);
+        },
+        route);
   }
 }
 

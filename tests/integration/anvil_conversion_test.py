@@ -52,8 +52,9 @@ def cli(data, *args):
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 def http(port, method, path, body=None, headers=None):
+    browser = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0"
     req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", None if body is None else json.dumps(body).encode(),
-                                 headers or {}, method=method)
+                                 {"User-Agent": browser, **(headers or {})}, method=method)
     class NoRedirect(urllib.request.HTTPRedirectHandler):
         def redirect_request(self, *a, **k): return None
     opener = urllib.request.build_opener(NoRedirect)
@@ -128,6 +129,10 @@ def main():
         config = os.path.join(tmp, "adserver.toml")
         with open(config, "w") as f:
             f.write(f'[indexer]\nrpc = "{url}"\nchain_id = 1\nconfirmations = 0\npoll_ms = 50\n')
+            # The test clicks at once after the serve: valid here (tests/integration/
+            # invalid_traffic_test covers the checks).
+            f.write('[traffic]\nmin_click_delay_ms = 0\ncheck_click_origin = false\n'
+                    'click_limits = []\nevent_limits = []\n')
         ready = os.path.join(tmp, "ready")
         env = dict(os.environ, ADSERVER_ADMIN_TOKEN=ADMIN, ADSERVER_PUBLIC_URL=PUBLIC)
         serve = subprocess.Popen([ADSERVER, "serve", "--listen", "127.0.0.1:0", "--ready-file", ready,

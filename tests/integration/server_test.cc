@@ -21,6 +21,10 @@ using nlohmann::json;
 using std::chrono::milliseconds;
 using std::chrono::steady_clock;
 
+// The demo seeds a week of history before it is ready: a few seconds in Release, up to half a
+// minute under ASan on a loaded CI machine (2026-11-26 it took 30 s and missed the default).
+constexpr std::chrono::seconds kDemoStartDeadline{120};
+
 HttpResult PostAd(HttpClient& client, const std::string& key, const json& body,
                   const std::string& path = "/v1/ads") {
   return client.Send("POST", path, {{"x-api-key", key}, {"Content-Type", "application/json"}},
@@ -220,7 +224,7 @@ TEST_F(ServingTest, CliWritesAreSeenByTheRunningServer) {
 
 TEST(DemoTest, DemoPrintsKeysAndItsCurlExampleReturnsAnAd) {
   ServerProcess server({.extra_args = {"--demo", "--demo-wallets", "500"}});
-  ASSERT_TRUE(server.Start()) << server.error();
+  ASSERT_TRUE(server.Start(kDemoStartDeadline)) << server.error();
   std::string out = server.Output();
   auto find_after = [&](const std::string& marker) {
     size_t at = out.find(marker);
@@ -308,7 +312,7 @@ TEST(DemoTest, DemoHistoryFillsTheWeeksReportAndARestartAddsNone) {
   json totals;
   {
     ServerProcess server({.extra_args = {"--demo", "--demo-wallets", "200"}, .data_dir = data});
-    ASSERT_TRUE(server.Start()) << server.error();
+    ASSERT_TRUE(server.Start(kDemoStartDeadline)) << server.error();
     HttpClient client("127.0.0.1", server.port());
     DemoSession session = SignInDemoOperator(client, server.Output());
     ASSERT_TRUE(session.ok) << server.Output();
@@ -386,7 +390,7 @@ TEST(DemoTest, DemoHistoryFillsTheWeeksReportAndARestartAddsNone) {
   }
   // A restart finds the dataset: new keys and password, the same history.
   ServerProcess again({.extra_args = {"--demo", "--demo-wallets", "200"}, .data_dir = data});
-  ASSERT_TRUE(again.Start()) << again.error();
+  ASSERT_TRUE(again.Start(kDemoStartDeadline)) << again.error();
   HttpClient client("127.0.0.1", again.port());
   DemoSession session = SignInDemoOperator(client, again.Output());
   ASSERT_TRUE(session.ok) << again.Output();
@@ -402,7 +406,7 @@ TEST(DemoTest, DemoHistoryFillsTheWeeksReportAndARestartAddsNone) {
 // Every creative the demo links to answers an SVG of its format's size.
 TEST(DemoTest, DemoCreativesAreSizedForTheirFormats) {
   ServerProcess server({.extra_args = {"--demo", "--demo-wallets", "100"}});
-  ASSERT_TRUE(server.Start()) << server.error();
+  ASSERT_TRUE(server.Start(kDemoStartDeadline)) << server.error();
   HttpClient client("127.0.0.1", server.port());
   struct Want {
     const char* name;

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstddef>
 #include <string>
+#include <vector>
 
 namespace adserver::http {
 
@@ -31,6 +32,24 @@ struct ServerOptions {
   size_t max_header_bytes = 16 * 1024;
   // On shutdown, in-flight requests get this long to finish.
   std::chrono::milliseconds drain_timeout{10'000};
+  // Load shedding (0 = off). An event loop that has handled requests probes its own lag every
+  // millisecond: how late a timer that expired runs, which is how long a request that arrives
+  // now waits for the loop (epoll hands out ready sockets first in, first out, the probe's timer
+  // among them). While the lag is at least `shed_after` (until it falls below half of it),
+  // requests on routes with RouteOptions::overloaded get that answer instead of their handler.
+  std::chrono::microseconds shed_after{2'000};
+  // Requests waiting for or running on the worker pool beyond this get their route's overloaded
+  // answer (or a 503) at once instead of queueing.
+  int max_worker_queue = 1024;
+  // Open connections from one peer address; more are closed right after accept, so that slow
+  // clients from one address cannot hold the connection cap (header_timeout bounds each).
+  // 0 = no limit. Counted per event loop (limit / loops each, rounded up): accept takes no lock.
+  // High enough for a carrier NAT with many browsers behind one address.
+  int max_connections_per_ip = 1000;
+  // Peers max_connections_per_ip never applies to, as addresses or CIDRs: loopback (the
+  // operator's own processes, benchmarks) and, added by the app, http.trusted_proxies (the load
+  // balancers that carry many clients each).
+  std::vector<std::string> exempt_addresses = {"127.0.0.0/8", "::1"};
 };
 
 }  // namespace adserver::http

@@ -33,6 +33,10 @@ struct RouteOptions {
   Dispatch dispatch = Dispatch::kInline;
   // Requests with a larger body get 413.
   size_t max_body_bytes = 64 * 1024;
+  // The answer while the server sheds load (ServerOptions::shed_after, max_worker_queue), e.g.
+  // a 503 with Retry-After; must be cheap and never block. Empty: the route is never shed by
+  // the event loop's lag (a kWorker route then gets a generic 503 when the pool is full).
+  Handler overloaded;
 };
 
 // A table of routes. Patterns are literal segments and "{name}" captures, e.g.

@@ -14,6 +14,7 @@
 #include <boost/beast/http/status.hpp>
 #include <chrono>
 #include <condition_variable>
+#include <cstring>
 #include <exception>
 #include <future>
 #include <limits>
@@ -21,11 +22,13 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <unordered_set>
 #include <utility>
 #include <vector>
 
 #include "common/cpu_budget.h"
+#include "common/ip_address.h"
 #include "common/log.h"
 #include "http/detail/listen_address.h"
 
@@ -61,6 +64,38 @@ constexpr size_t kMaxLingerBytes = 1 << 20;
 constexpr std::chrono::milliseconds kLoopExitGrace{1000};
 // Delay before accepting again after an accept error (e.g. out of file descriptors).
 constexpr std::chrono::milliseconds kAcceptRetryDelay{50};
+// Period of a busy loop's lag probe (ServerOptions::shed_after).
+constexpr std::chrono::milliseconds kProbePeriod{1};
+
+IpAddress ToIpAddress(const asio::ip::address& address) {
+  IpAddress ip;
+  if (address.is_v4()) {
+    ip.bytes[10] = ip.bytes[11] = 0xff;  // ::ffff:a.b.c.d, as common/ip_address.h stores it
+    auto v4 = address.to_v4().to_bytes();
+    std::copy(v4.begin(), v4.end(), ip.bytes.begin() + 12);
+  } else {
+    ip.bytes = address.to_v6().to_bytes();
+  }
+  return ip;
+}
+
+struct IpAddressHash {
+  size_t operator()(const IpAddress& ip) const {
+    uint64_t a, b;
+    std::memcpy(&a, ip.bytes.data(), 8);
+    std::memcpy(&b, ip.bytes.data() + 8, 8);
+    return std::hash<uint64_t>()(a * 0x9e3779b97f4a7c15ULL ^ b);
+  }
+};
+
+// The generic answer of a kWorker route without RouteOptions::overloaded when the pool is full.
+Response BusyResponse() {
+  Response response = ErrorResponse(
+      503, "Server busy",
+      {{"request", "more requests are waiting than the server can answer in time; retry"}});
+  response.SetHeader("Retry-After", "1");
+  return response;
+}
 
 bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   return beast::iequals(beast::string_view(a.data(), a.size()),
@@ -126,6 +161,14 @@ struct Loop {
   std::chrono::milliseconds sweep_period{kMaxSweep};
   int64_t now_ms = 0;    // steady clock in ms at the last sweep (> 0)
   bool closing = false;  // CloseAll ran: the sweep stops rearming so the loop can run out
+  // Load shedding (ServerOptions::shed_after): the probe runs while the loop is busy.
+  asio::steady_timer probe{ioc};
+  bool probing = false;   // the probe is armed
+  bool handled = false;   // a request was dispatched since the probe last ran
+  bool shedding = false;  // the last probes found the loop lagging
+  // Open connections per client address (ServerOptions::max_connections_per_ip).
+  std::unordered_map<IpAddress, int, IpAddressHash> connections_per_ip;
+  int per_ip_limit = 0;  // this loop's share of max_connections_per_ip; 0 = none
   // The response being sent, shared by the loop's sessions: a response is written at once with
   // a non-blocking send, so one buffer that stays in cache serves them all (Session::Write).
   std::string out;
@@ -150,8 +193,8 @@ struct Loop {
 
 class ServerImpl final : public Server {
  public:
-  ServerImpl(const ServerOptions& options, const Router& router)
-      : options_(options), router_(router) {}
+  ServerImpl(const ServerOptions& options, const Router& router, IpSet exempt)
+      : options_(options), router_(router), exempt_(std::move(exempt)) {}
   ~ServerImpl() override { Stop(); }
 
   Status Start() override;
@@ -164,7 +207,10 @@ class ServerImpl final : public Server {
   const Router& router() const { return router_; }
   ServerStats& mutable_stats() { return stats_; }
   asio::thread_pool& workers() { return *workers_; }
+  std::atomic<int>& worker_jobs() { return worker_jobs_; }
   void OnSessionClosed();
+  // Arms the loop's lag probe unless it runs already or shedding is off.
+  void StartProbe(Loop& loop);
 
  private:
   Status Bind(Loop& loop, const tcp::endpoint& endpoint);
@@ -172,6 +218,7 @@ class ServerImpl final : public Server {
   void OnAccept(Loop& loop, const ErrorCode& ec, Socket socket);
   static void RunLoop(Loop& loop);
   static void Sweep(Loop& loop);
+  void Probe(Loop& loop);
   static void BeginDrain(Loop& loop);
   static void CloseAll(Loop& loop);
   void WaitForDrain();
@@ -179,7 +226,9 @@ class ServerImpl final : public Server {
 
   const ServerOptions options_;
   const Router& router_;
+  IpSet exempt_;  // options_.exempt_addresses
   ServerStats stats_;
+  std::atomic<int> worker_jobs_{0};  // kWorker requests queued or running
   std::atomic<bool> stopping_{false};
   std::mutex drain_mu_;
   std::condition_variable drained_;
@@ -278,8 +327,13 @@ class RequestParser final : public bhttp::basic_parser<true> {
 // deadlines checked by the loop's sweep (Loop::Sweep), not a timer per operation.
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(ServerImpl& server, Loop& loop, Socket&& socket)
-      : server_(server), loop_(loop), options_(server.options()), socket_(std::move(socket)) {
+  // `counted_ip`: the address this connection counts against in Loop::connections_per_ip.
+  Session(ServerImpl& server, Loop& loop, Socket&& socket, std::optional<IpAddress> counted_ip)
+      : server_(server),
+        loop_(loop),
+        options_(server.options()),
+        socket_(std::move(socket)),
+        counted_ip_(counted_ip) {
     loop_.sessions.insert(this);
     server_.mutable_stats().connections_open.fetch_add(1, std::memory_order_relaxed);
     request_.headers.reserve(16);
@@ -292,6 +346,12 @@ class Session : public std::enable_shared_from_this<Session> {
   }
   ~Session() {
     loop_.sessions.erase(this);
+    if (counted_ip_) {
+      auto it = loop_.connections_per_ip.find(*counted_ip_);
+      if (it != loop_.connections_per_ip.end() && --it->second <= 0) {
+        loop_.connections_per_ip.erase(it);
+      }
+    }
     server_.OnSessionClosed();
   }
   Session(const Session&) = delete;
@@ -325,6 +385,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void BuildRequest();
   void Dispatch();
   Response Invoke() const;
+  Response InvokeOverloaded() const;
   Response RouteError() const;
   void Respond(Response&& response);
   void Reject(int status, std::string_view message, std::vector<FieldError> details);
@@ -346,6 +407,7 @@ class Session : public std::enable_shared_from_this<Session> {
   bool header_done_ = false;  // OnHeader ran for the current request
   Request request_;
   std::string remote_ip_;  // the peer's address, for Request::remote_ip
+  std::optional<IpAddress> counted_ip_;
   Router::Match match_;
   size_t body_limit_ = 0;
   std::string unsent_;  // the part of a response the socket did not take at once (Write)
@@ -479,6 +541,11 @@ void Session::Dispatch() {
   deadline_ms_ = 0;
   request_.body = std::string_view(storage_.body.data(), storage_.body.size());
   if (match_.handler == nullptr) return Respond(RouteError());
+  if (options_.shed_after.count() > 0) {
+    loop_.handled = true;
+    if (!loop_.probing) server_.StartProbe(loop_);
+    if (loop_.shedding && match_.options.overloaded) return Respond(InvokeOverloaded());
+  }
   if (match_.options.dispatch == Dispatch::kInline) return Respond(Invoke());
   if (match_.deferred != nullptr) {
     // The session stays alive in the responder; no I/O runs on the connection until the
@@ -499,11 +566,19 @@ void Session::Dispatch() {
     }
     return;
   }
+  // A full pool answers at once rather than queueing what cannot be answered in time.
+  if (server_.worker_jobs().fetch_add(1, std::memory_order_relaxed) >= options_.max_worker_queue) {
+    server_.worker_jobs().fetch_sub(1, std::memory_order_relaxed);
+    if (match_.options.overloaded) return Respond(InvokeOverloaded());
+    server_.mutable_stats().requests_shed.fetch_add(1, std::memory_order_relaxed);
+    return Respond(BusyResponse());
+  }
   // The session (and with it the storage that owns the request bytes) stays alive in the job.
   // No I/O runs on the connection meanwhile, so the worker has the request to itself.
   asio::post(
       server_.workers(), [self = shared_from_this(), executor = socket_.get_executor()]() mutable {
         Response response = self->Invoke();
+        self->server_.worker_jobs().fetch_sub(1, std::memory_order_relaxed);
         // Moving `self` into the posted handler drops the session on its own loop.
         asio::post(executor, [self = std::move(self), response = std::move(response)]() mutable {
           self->Respond(std::move(response));
@@ -520,6 +595,16 @@ Response Session::Invoke() const {
     ADS_LOG(error, "http handler threw", "method", MethodName(request_.method));
   }
   return ErrorResponse(500, "Internal server error");
+}
+
+Response Session::InvokeOverloaded() const {
+  server_.mutable_stats().requests_shed.fetch_add(1, std::memory_order_relaxed);
+  try {
+    return match_.options.overloaded(request_);
+  } catch (const std::exception& e) {
+    ADS_LOG(error, "http overload handler threw", "what", e.what());
+  }
+  return BusyResponse();
 }
 
 Response Session::RouteError() const {
@@ -681,6 +766,9 @@ Status ServerImpl::Start() {
       std::min({options_.header_timeout, options_.body_timeout, options_.idle_timeout});
   for (auto& loop : loops_) {
     loop->sweep_period = std::clamp(shortest / 4, kMinSweep, kMaxSweep);
+    loop->per_ip_limit = options_.max_connections_per_ip > 0
+                             ? (options_.max_connections_per_ip + loops - 1) / loops
+                             : 0;
     loop->Tick();
     Sweep(*loop);
     Accept(*loop);
@@ -720,15 +808,36 @@ void ServerImpl::OnAccept(Loop& loop, const ErrorCode& ec, Socket socket) {
     return;
   }
   ErrorCode ignored;
-  if (stats_.connections_open.load(std::memory_order_relaxed) >= options_.max_connections) {
+  std::optional<IpAddress> counted_ip;
+  bool over_ip_limit = false;
+  if (loop.per_ip_limit > 0) {
+    tcp::endpoint peer = socket.remote_endpoint(ignored);
+    IpAddress ip = ToIpAddress(peer.address());
+    if (!ignored && !exempt_.Contains(ip)) {
+      int& open = loop.connections_per_ip[ip];
+      if (open >= loop.per_ip_limit) {
+        over_ip_limit = true;
+      } else {
+        ++open;
+        counted_ip = ip;
+      }
+    }
+  }
+  if (over_ip_limit) {
+    stats_.connections_rejected_ip.fetch_add(1, std::memory_order_relaxed);
+    socket.close(ignored);
+  } else if (stats_.connections_open.load(std::memory_order_relaxed) >= options_.max_connections) {
     stats_.connections_rejected.fetch_add(1, std::memory_order_relaxed);
+    if (counted_ip && --loop.connections_per_ip[*counted_ip] <= 0) {
+      loop.connections_per_ip.erase(*counted_ip);
+    }
     socket.close(ignored);
   } else {
     stats_.connections_accepted.fetch_add(1, std::memory_order_relaxed);
     socket.set_option(tcp::no_delay(true), ignored);
     // Session::Write sends without waiting; a socket that cannot take a response says so.
     socket.non_blocking(true, ignored);
-    std::make_shared<Session>(*this, loop, std::move(socket))->Start();
+    std::make_shared<Session>(*this, loop, std::move(socket), counted_ip)->Start();
   }
   Accept(loop);
 }
@@ -741,6 +850,37 @@ void ServerImpl::Sweep(Loop& loop) {
     // Close() only starts the close; sessions leave the set later from their handlers.
     for (Session* session : loop.sessions) session->CheckDeadline(loop.now_ms);
     Sweep(loop);
+  });
+}
+
+void ServerImpl::StartProbe(Loop& loop) {
+  if (loop.probing || loop.closing || options_.shed_after.count() <= 0) return;
+  Probe(loop);
+}
+
+// A timer that expired waits, like a socket that became readable, behind everything that was
+// ready before it (epoll's ready list is first in, first out): how late it runs is how long a
+// request arriving now waits. The probe stops while the loop is idle; Dispatch rearms it.
+void ServerImpl::Probe(Loop& loop) {
+  loop.probing = true;
+  loop.handled = false;
+  loop.probe.expires_after(kProbePeriod);
+  loop.probe.async_wait([this, &loop](const ErrorCode& ec) {
+    if (ec || loop.closing) {
+      loop.probing = false;
+      return;
+    }
+    auto lag = std::chrono::steady_clock::now() - loop.probe.expiry();
+    if (lag >= options_.shed_after) {
+      loop.shedding = true;
+    } else if (lag < options_.shed_after / 2) {
+      loop.shedding = false;
+    }
+    if (!loop.handled && !loop.shedding) {
+      loop.probing = false;
+      return;
+    }
+    Probe(loop);
   });
 }
 
@@ -777,6 +917,7 @@ void ServerImpl::BeginDrain(Loop& loop) {
 void ServerImpl::CloseAll(Loop& loop) {
   loop.closing = true;
   loop.sweep.cancel();
+  loop.probe.cancel();
   for (Session* session : loop.sessions) session->ForceClose();
 }
 
@@ -822,7 +963,19 @@ Result<std::unique_ptr<Server>> Server::Create(const ServerOptions& options, con
   if (options.max_connections < 1 || options.max_requests_per_connection < 1) {
     return InvalidArgumentError("max_connections and max_requests_per_connection must be >= 1");
   }
-  return std::unique_ptr<Server>(std::make_unique<ServerImpl>(options, router));
+  if (options.max_worker_queue < 1 || options.max_connections_per_ip < 0 ||
+      options.shed_after.count() < 0) {
+    return InvalidArgumentError(
+        "max_worker_queue must be >= 1, max_connections_per_ip and shed_after >= 0");
+  }
+  std::vector<IpNetwork> exempt;
+  for (const std::string& text : options.exempt_addresses) {
+    std::optional<IpNetwork> network = ParseNetwork(text);
+    if (!network) return InvalidArgumentError("not an address or CIDR: " + text);
+    exempt.push_back(*network);
+  }
+  return std::unique_ptr<Server>(
+      std::make_unique<ServerImpl>(options, router, IpSet(exempt)));
 }
 
 }  // namespace adserver::http

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "support/http_client.h"
 
@@ -421,6 +422,158 @@ TEST_F(ServerTest, ConnectionsOverTheCapAreClosedAfterAccept) {
   ASSERT_TRUE(WaitUntil([&] { return server_->stats().connections_open.load() == 0; }));
   HttpClient third = Client();
   EXPECT_EQ(third.Get("/hello").status, 200);
+}
+
+// A loop that falls behind (every request here blocks it 5 ms while eight clients wait) answers
+// routes that have an overload answer with it, without running their handler, until it catches
+// up; routes without one are never shed by the loop.
+TEST_F(ServerTest, LaggingLoopShedsRoutesThatHaveAnOverloadAnswer) {
+  std::atomic<int> handled{0};
+  auto slow = [&](const Request&) {
+    handled.fetch_add(1);
+    std::this_thread::sleep_for(milliseconds(5));
+    return Text("slow");
+  };
+  router_.Add(Method::kGet, "/slow/sheddable", slow,
+              RouteOptions{.overloaded = [](const Request&) { return Text("shed", 503); }});
+  router_.Add(Method::kGet, "/slow/plain", slow);
+  ServerOptions options = TestOptions();
+  options.io_threads = 1;
+  options.shed_after = std::chrono::microseconds(2000);
+  StartServer(options);
+
+  auto load = [&](const std::string& path, std::atomic<int>& ok, std::atomic<int>& shed) {
+    std::vector<std::thread> clients;
+    for (int c = 0; c < 8; ++c) {
+      clients.emplace_back([&] {
+        HttpClient client = Client();
+        for (int i = 0; i < 30; ++i) {
+          HttpResult r = client.Get(path);
+          if (r.status == 200) ok.fetch_add(1);
+          if (r.status == 503) {
+            shed.fetch_add(1);
+            EXPECT_EQ(r.body, "shed");
+          }
+        }
+      });
+    }
+    for (std::thread& t : clients) t.join();
+  };
+  std::atomic<int> ok{0}, shed{0};
+  load("/slow/sheddable", ok, shed);
+  EXPECT_EQ(ok + shed, 240);
+  EXPECT_GT(shed.load(), 0);
+  EXPECT_GT(ok.load(), 0);
+  EXPECT_EQ(handled.load(), ok.load());  // a shed request never reached its handler
+  EXPECT_EQ(server_->stats().requests_shed.load(), static_cast<uint64_t>(shed.load()));
+
+  std::atomic<int> plain_ok{0}, plain_shed{0};
+  load("/slow/plain", plain_ok, plain_shed);
+  EXPECT_EQ(plain_ok.load(), 240);
+  EXPECT_EQ(plain_shed.load(), 0);
+
+  // Caught up: served again.
+  std::this_thread::sleep_for(milliseconds(50));
+  EXPECT_EQ(Client().Get("/slow/sheddable").status, 200);
+}
+
+TEST_F(ServerTest, SheddingOffServesEveryRequest) {
+  router_.Add(
+      Method::kGet, "/slow/sheddable",
+      [](const Request&) {
+        std::this_thread::sleep_for(milliseconds(5));
+        return Text("slow");
+      },
+      RouteOptions{.overloaded = [](const Request&) { return Text("shed", 503); }});
+  ServerOptions options = TestOptions();
+  options.io_threads = 1;
+  options.shed_after = std::chrono::microseconds(0);
+  StartServer(options);
+  std::vector<std::thread> clients;
+  std::atomic<int> ok{0};
+  for (int c = 0; c < 4; ++c) {
+    clients.emplace_back([&] {
+      HttpClient client = Client();
+      for (int i = 0; i < 10; ++i) ok += client.Get("/slow/sheddable").status == 200 ? 1 : 0;
+    });
+  }
+  for (std::thread& t : clients) t.join();
+  EXPECT_EQ(ok.load(), 40);
+  EXPECT_EQ(server_->stats().requests_shed.load(), 0u);
+}
+
+// With the pool's queue full, a kWorker request is answered at once: its route's overload
+// answer, or a 503 with Retry-After in the error shape.
+TEST_F(ServerTest, FullWorkerQueueAnswersAtOnce) {
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  std::atomic<bool> running{false};
+  router_.Add(
+      Method::kGet, "/worker/block",
+      [&](const Request&) {
+        running = true;
+        released.wait();
+        return Text("done");
+      },
+      RouteOptions{.dispatch = Dispatch::kWorker});
+  router_.Add(
+      Method::kGet, "/worker/sheddable", [](const Request&) { return Text("ran"); },
+      RouteOptions{.dispatch = Dispatch::kWorker,
+                   .overloaded = [](const Request&) { return Text("shed", 503); }});
+  ServerOptions options = TestOptions();
+  options.worker_threads = 1;
+  options.max_worker_queue = 1;
+  StartServer(options);
+  HttpClient blocked = Client();
+  ASSERT_EQ(blocked.Connect(), "");
+  ASSERT_EQ(blocked.SendRaw("GET /worker/block HTTP/1.1\r\nHost: x\r\n\r\n"), "");
+  ASSERT_TRUE(WaitUntil([&] { return running.load(); }));
+
+  HttpResult busy = Client().Get("/worker/echo?q=1");
+  ExpectErrorBody(busy, 503, "Server busy");
+  EXPECT_EQ(busy.Header("Retry-After"), "1");
+  HttpResult shed = Client().Get("/worker/sheddable");
+  EXPECT_EQ(shed.status, 503);
+  EXPECT_EQ(shed.body, "shed");
+  EXPECT_EQ(server_->stats().requests_shed.load(), 2u);
+
+  release.set_value();
+  EXPECT_EQ(blocked.ReadResponse().body, "done");
+  EXPECT_EQ(Client().Get("/worker/echo?q=2").body, "q=2");
+}
+
+TEST_F(ServerTest, ConnectionsOverThePerAddressCapAreClosedAfterAccept) {
+  ServerOptions options = TestOptions();
+  options.io_threads = 1;
+  options.max_connections_per_ip = 2;
+  options.exempt_addresses = {};  // loopback is exempt by default
+  StartServer(options);
+  HttpClient first = Client();
+  HttpClient second = Client();
+  ASSERT_EQ(first.Get("/hello").status, 200);
+  ASSERT_EQ(second.Get("/hello").status, 200);
+  HttpClient third = Client();
+  ASSERT_EQ(third.Connect(), "");
+  EXPECT_TRUE(third.WaitForClose(kDeadline));
+  EXPECT_EQ(server_->stats().connections_rejected_ip.load(), 1u);
+
+  first.Close();
+  ASSERT_TRUE(WaitUntil([&] { return server_->stats().connections_open.load() == 1; }));
+  HttpClient fourth = Client();
+  EXPECT_EQ(fourth.Get("/hello").status, 200);
+  EXPECT_EQ(second.Get("/hello").status, 200);
+}
+
+TEST_F(ServerTest, ExemptAddressesAreNotCappedPerAddress) {
+  ServerOptions options = TestOptions();
+  options.io_threads = 1;
+  options.max_connections_per_ip = 1;  // loopback exempt (the default exempt_addresses)
+  StartServer(options);
+  HttpClient first = Client();
+  HttpClient second = Client();
+  EXPECT_EQ(first.Get("/hello").status, 200);
+  EXPECT_EQ(second.Get("/hello").status, 200);
+  EXPECT_EQ(server_->stats().connections_rejected_ip.load(), 0u);
 }
 
 TEST_F(ServerTest, WorkerRoutesRunOffTheEventLoop) {

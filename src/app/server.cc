@@ -355,7 +355,12 @@ Status Server::Init() {
 Status Server::Start() {
   events_->Start();
   exposures_->Start();
-  ADS_ASSIGN_OR_RETURN(http_, http::Server::Create(config_.http, router_));
+  // The load balancers in front (trusted proxies) carry many clients each.
+  http::ServerOptions http_options = config_.http;
+  http_options.exempt_addresses.insert(http_options.exempt_addresses.end(),
+                                       config_.traffic.trusted_proxies.begin(),
+                                       config_.traffic.trusted_proxies.end());
+  ADS_ASSIGN_OR_RETURN(http_, http::Server::Create(http_options, router_));
   ADS_RETURN_IF_ERROR(http_->Start());
   if (config_.serve.public_url.empty() && config_.http.listen.ends_with(":0")) {
     std::string listen = config_.http.listen;

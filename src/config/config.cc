@@ -38,6 +38,13 @@ void ReadMillis(const toml::table& t, const char* section, const char* key,
   out = std::chrono::milliseconds(ms);
 }
 
+void ReadMicros(const toml::table& t, const char* section, const char* key,
+                std::chrono::microseconds& out, std::vector<FieldError>& errors) {
+  int64_t us = out.count();
+  ReadInt(t, section, key, us, errors);
+  out = std::chrono::microseconds(us);
+}
+
 void ReadString(const toml::table& t, const char* section, const char* key, std::string& out,
                 std::vector<FieldError>& errors) {
   const toml::node* n = t.get(key);
@@ -294,7 +301,8 @@ void ApplyFile(const toml::table& root, Config& c, std::vector<FieldError>& erro
         *h, "http",
         {"listen", "io_threads", "worker_threads", "max_connections", "header_timeout_ms",
          "body_timeout_ms", "idle_timeout_ms", "max_requests_per_connection", "max_header_bytes",
-         "drain_timeout_ms", "public_url", "trusted_proxies"},
+         "drain_timeout_ms", "public_url", "trusted_proxies", "shed_after_us", "max_worker_queue",
+         "max_connections_per_ip"},
         errors);
     ReadStrings(*h, "http", "trusted_proxies", c.traffic.trusted_proxies, errors);
     ReadString(*h, "http", "public_url", c.serve.public_url, errors);
@@ -308,6 +316,9 @@ void ApplyFile(const toml::table& root, Config& c, std::vector<FieldError>& erro
     ReadInt(*h, "http", "max_requests_per_connection", c.http.max_requests_per_connection, errors);
     ReadInt(*h, "http", "max_header_bytes", c.http.max_header_bytes, errors);
     ReadMillis(*h, "http", "drain_timeout_ms", c.http.drain_timeout, errors);
+    ReadMicros(*h, "http", "shed_after_us", c.http.shed_after, errors);
+    ReadInt(*h, "http", "max_worker_queue", c.http.max_worker_queue, errors);
+    ReadInt(*h, "http", "max_connections_per_ip", c.http.max_connections_per_ip, errors);
   }
   if (const toml::table* s = Section(root, "serve", errors)) {
     CheckKnownKeys(*s, "serve",
@@ -567,6 +578,13 @@ Status Validate(const Config& c) {
     errors.push_back({"http.worker_threads", "must be 1 to 256"});
   }
   if (c.http.max_connections < 1) errors.push_back({"http.max_connections", "must be >= 1"});
+  if (c.http.shed_after.count() < 0 || c.http.shed_after > std::chrono::seconds(10)) {
+    errors.push_back({"http.shed_after_us", "must be 0 (no load shedding) to 10000000"});
+  }
+  if (c.http.max_worker_queue < 1) errors.push_back({"http.max_worker_queue", "must be >= 1"});
+  if (c.http.max_connections_per_ip < 0) {
+    errors.push_back({"http.max_connections_per_ip", "must be 0 (no limit) or more"});
+  }
   if (c.http.header_timeout.count() <= 0) errors.push_back({"http.header_timeout_ms", "must be > 0"});
   if (c.http.body_timeout.count() <= 0) errors.push_back({"http.body_timeout_ms", "must be > 0"});
   if (c.http.idle_timeout.count() <= 0) errors.push_back({"http.idle_timeout_ms", "must be > 0"});

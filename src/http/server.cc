@@ -166,6 +166,12 @@ struct Loop {
   bool probing = false;   // the probe is armed
   bool handled = false;   // a request was dispatched since the probe last ran
   bool shedding = false;  // the last probes found the loop lagging
+  int late_probes = 0;    // probes in a row that found the loop lagging
+  // Probes run so far: a clock for requests read but not yet handled (pipelined ones wait for
+  // their connection's turn in userspace, which the probe's lag does not see). One that waited
+  // more than `probe_budget` probes (each at least kProbePeriod apart) waited shed_after.
+  uint64_t probes = 0;
+  uint64_t probe_budget = 0;
   // Open connections per client address (ServerOptions::max_connections_per_ip).
   std::unordered_map<IpAddress, int, IpAddressHash> connections_per_ip;
   int per_ip_limit = 0;  // this loop's share of max_connections_per_ip; 0 = none
@@ -414,6 +420,7 @@ class Session : public std::enable_shared_from_this<Session> {
   int served_ = 0;
   size_t lingered_bytes_ = 0;
   int64_t deadline_ms_ = 0;  // Loop::now_ms clock; 0 = none
+  uint64_t read_probe_ = 0;  // Loop::probes when the last bytes were read
   State state_ = State::kIdle;
 };
 
@@ -447,6 +454,7 @@ void Session::OnRead(const ErrorCode& ec, size_t bytes) {
   // End of stream, reset, or closed by the sweep: nothing useful can be sent.
   if (ec) return Close();
   buffer_.commit(bytes);
+  read_probe_ = loop_.probes;
   if (state_ == State::kIdle) {
     state_ = State::kReading;
     ExpiresAfter(options_.header_timeout);
@@ -544,7 +552,10 @@ void Session::Dispatch() {
   if (options_.shed_after.count() > 0) {
     loop_.handled = true;
     if (!loop_.probing) server_.StartProbe(loop_);
-    if (loop_.shedding && match_.options.overloaded) return Respond(InvokeOverloaded());
+    bool waited = loop_.probes - read_probe_ > loop_.probe_budget;
+    if ((loop_.shedding || waited) && match_.options.overloaded) {
+      return Respond(InvokeOverloaded());
+    }
   }
   if (match_.options.dispatch == Dispatch::kInline) return Respond(Invoke());
   if (match_.deferred != nullptr) {
@@ -766,6 +777,8 @@ Status ServerImpl::Start() {
       std::min({options_.header_timeout, options_.body_timeout, options_.idle_timeout});
   for (auto& loop : loops_) {
     loop->sweep_period = std::clamp(shortest / 4, kMinSweep, kMaxSweep);
+    loop->probe_budget = static_cast<uint64_t>(
+        (options_.shed_after + kProbePeriod - std::chrono::microseconds(1)) / kProbePeriod);
     loop->per_ip_limit = options_.max_connections_per_ip > 0
                              ? (options_.max_connections_per_ip + loops - 1) / loops
                              : 0;
@@ -870,10 +883,13 @@ void ServerImpl::Probe(Loop& loop) {
       loop.probing = false;
       return;
     }
+    ++loop.probes;
     auto lag = std::chrono::steady_clock::now() - loop.probe.expiry();
+    // Two late probes in a row: one alone may be the thread losing its CPU for a moment.
     if (lag >= options_.shed_after) {
-      loop.shedding = true;
+      loop.shedding = ++loop.late_probes >= 2;
     } else if (lag < options_.shed_after / 2) {
+      loop.late_probes = 0;
       loop.shedding = false;
     }
     if (!loop.handled && !loop.shedding) {

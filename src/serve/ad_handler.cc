@@ -438,6 +438,17 @@ http::Response WithCors(Outcome outcome, const http::Request& request, Variant v
   return std::move(outcome.response);
 }
 
+// The answer while the server sheds load (http::ServerOptions::shed_after): the variant's
+// server-fault status (503 current, 500 earlier, spec section 7) with Retry-After, and CORS so a
+// browser SDK can read it and show its fallback.
+http::Response Overloaded(const http::Request& request, Variant variant) {
+  Outcome outcome{Error(IsEarlier(variant) ? 500 : 503,
+                        IsEarlier(variant) ? "Internal server error" : "Serving unavailable",
+                        {{"request", "the server is overloaded; retry after 1 s"}})};
+  outcome.response.SetHeader("Retry-After", "1");
+  return WithCors(std::move(outcome), request, variant);
+}
+
 // `literal` (pre-escaped by Catalog::BuildIndexes) or, for a catalog built without it, `text`
 // escaped now.
 void AppendLiteral(std::string& out, const std::string& literal, std::string_view text) {
@@ -542,9 +553,13 @@ void AdHandler::RegisterRoutes(http::Router& router) const {
   for (Endpoint e :
        {Endpoint{"/v1/ads", Variant::kCurrent}, Endpoint{"/api/ads", Variant::kEarlier}}) {
     Variant variant = e.variant;
+    http::RouteOptions post = route;
+    post.overloaded = [variant](const http::Request& request) {
+      return Overloaded(request, variant);
+    };
     router.Add(
         http::Method::kPost, std::string(e.path),
-        [this, variant](const http::Request& request) { return Handle(request, variant); }, route);
+        [this, variant](const http::Request& request) { return Handle(request, variant); }, post);
     router.Add(
         http::Method::kOptions, std::string(e.path),
         [this, variant](const http::Request& request) { return Preflight(request, variant); },

@@ -93,6 +93,33 @@ TEST(ConfigTest, ValidateNamesBadFields) {
                                               "admin.token"}));
 }
 
+TEST(ConfigTest, OverloadSettingsAreReadAndChecked) {
+  testing::TempDir dir;
+  Result<Config> c = LoadConfig(std::nullopt, {});
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->http.shed_after, std::chrono::microseconds(2000));
+  EXPECT_EQ(c->http.max_worker_queue, 1024);
+  EXPECT_EQ(c->http.max_connections_per_ip, 1000);
+
+  c = LoadConfig(WriteFile(dir, "[http]\nshed_after_us = 500\nmax_worker_queue = 64\n"
+                                "max_connections_per_ip = 0\n"),
+                 {});
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->http.shed_after, std::chrono::microseconds(500));
+  EXPECT_EQ(c->http.max_worker_queue, 64);
+  EXPECT_EQ(c->http.max_connections_per_ip, 0);
+  EXPECT_TRUE(Validate(*c).ok());
+
+  c->http.shed_after = std::chrono::microseconds(-1);
+  c->http.max_worker_queue = 0;
+  c->http.max_connections_per_ip = -1;
+  Status s = Validate(*c);
+  std::vector<std::string> fields;
+  for (const auto& d : s.details()) fields.push_back(d.field);
+  EXPECT_THAT(fields, ::testing::IsSupersetOf({"http.shed_after_us", "http.max_worker_queue",
+                                               "http.max_connections_per_ip"}));
+}
+
 TEST(ConfigTest, TokenFileIsRead) {
   testing::TempDir dir;
   std::string path = dir.File("token");

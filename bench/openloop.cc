@@ -38,6 +38,8 @@
 #include <string_view>
 #include <vector>
 
+#include <sys/resource.h>
+
 namespace adserver::bench {
 namespace {
 
@@ -119,6 +121,10 @@ struct Stats {
   uint64_t errors = 0;     // in flight when the connection closed or failed, or unanswered
   uint64_t timeouts = 0;   // of the errors: still unanswered at the end of the drain
   uint64_t reconnects = 0;
+  // The tool's own CPU time and the wall time from the first scheduled send to the end of the
+  // drain: near 1 CPU second per second, the tool (not the server) may be what lags.
+  double cpu_s = 0;
+  double wall_s = 0;
   std::map<int, uint64_t> statuses;
   Histogram accepted;
   Histogram shed;
@@ -256,8 +262,11 @@ class Load {
     measure_from_ = start_ + ToNanos(flags_.warmup_s);
     end_ = measure_from_ + ToNanos(flags_.duration_s);
     total_ = static_cast<uint64_t>((flags_.warmup_s + flags_.duration_s) * flags_.rate);
+    const double cpu_before = CpuSeconds();
     ArmTimer();
     io_.run();
+    stats_.cpu_s = CpuSeconds() - cpu_before;
+    stats_.wall_s = std::chrono::duration<double>(Clock::now() - start_).count();
     return true;
   }
 
@@ -286,6 +295,14 @@ class Load {
     asio::steady_timer retry;
   };
 
+  static double CpuSeconds() {
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    const auto seconds = [](const timeval& t) {
+      return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
+    };
+    return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+  }
   static Nanos ToNanos(double seconds) { return Nanos(static_cast<int64_t>(seconds * 1e9)); }
   bool Measured(Clock::time_point scheduled) const {
     return scheduled >= measure_from_ && scheduled < end_;
@@ -528,6 +545,7 @@ std::string Json(const Flags& flags, const Stats& s) {
       << ",\"sent\":" << s.sent << ",\"completed\":" << s.completed
       << ",\"dropped\":" << s.dropped << ",\"errors\":" << s.errors
       << ",\"timeouts\":" << s.timeouts << ",\"reconnects\":" << s.reconnects
+      << ",\"tool_cpu_s\":" << s.cpu_s << ",\"wall_s\":" << s.wall_s
       << ",\"statuses\":{";
   const char* sep = "";
   for (const auto& [status, n] : s.statuses) {
@@ -565,7 +583,8 @@ void Table(std::ostream& out, const Flags& flags, const Stats& s) {
       << ", dropped by client " << s.dropped << ", errors " << s.errors << " (unanswered "
       << s.timeouts << "), reconnects " << s.reconnects << "\nstatuses:";
   for (const auto& [status, n] : s.statuses) out << " " << status << "=" << n;
-  out << "\n";
+  out << "\ntool CPU " << s.cpu_s << " s over " << s.wall_s << " s (send lag: how late the tool wrote "
+      << "requests; large with the tool near 1 CPU s/s means the tool, not the server, lags)\n";
 }
 
 Flags ParseFlags(int argc, char** argv, int& exit_code) {

@@ -17,7 +17,7 @@
 # one row per step: offered rate, accepted/s, shed/s (503 and 500), accepted p50/p99/p99.9,
 # shed p99 (µs, from each request's scheduled send time), requests the client dropped (64 in
 # flight on a connection), errors (connection closed with requests in flight, or unanswered),
-# the server's maximum RSS and fds, and the p99 of how late the tool itself sent (if large, the
+# the server's maximum RSS (and anonymous RSS) and fds, and the p99 of how late the tool itself sent (if large, the
 # client's CPU, not the server, limited the step). Results in --out (default a fresh /tmp/adserver-overload.*):
 # summary.md, step-F.json (adserver-openloop --json), step-F.txt (its table), samples-F.tsv,
 # requests.http (the requests sent).
@@ -123,13 +123,15 @@ echo "   sustainable (wrk, 64 connections, ${rate_seconds}s): $sustainable req/s
 ((sustainable > 0)) || { echo "wrk got no answers" >&2; exit 1; }
 
 # --- steps ------------------------------------------------------------------------------------
-# sample PID FILE: appends "rss_kib fds" for PID once a second until killed.
+# sample PID FILE: appends "rss_kib fds anon_kib" for PID once a second until killed (RSS
+# includes the pages of mapped files, e.g. LMDB; RssAnon is the heap and the wallet table copy).
 sample() {
-  local rss fds
+  local mem fds
   while [[ -r /proc/$1/status ]]; do
-    rss=$(awk '/^VmRSS/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0)
+    mem=$(awk '/^VmRSS/ { r = $2 } /^RssAnon/ { a = $2 } END { print r + 0, a + 0 }' \
+      "/proc/$1/status" 2>/dev/null || echo "0 0")
     fds=$(find "/proc/$1/fd" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l)
-    echo "$rss $fds" >>"$2"
+    echo "${mem% *} $fds ${mem#* }" >>"$2"
     sleep 1
   done
 }
@@ -159,10 +161,11 @@ for factor in $factors; do step "$factor"; done
 # --- report -----------------------------------------------------------------------------------
 # row FACTOR: one markdown row from step-FACTOR.json and samples-FACTOR.tsv.
 row() {
-  local max_rss max_fds
-  read -r max_rss max_fds < <(awk '{ if ($1 > r) r = $1; if ($2 > f) f = $2 }
-    END { printf "%.0f %d\n", r / 1024, f }' "$out_dir/samples-$1.tsv")
-  python3 - "$out_dir/step-$1.json" "$1" "$max_rss" "$max_fds" <<'PY'
+  local max_rss max_fds max_anon
+  read -r max_rss max_fds max_anon < <(awk '{ if ($1 > r) r = $1; if ($2 > f) f = $2
+    if ($3 > a) a = $3 } END { printf "%.0f %d %.0f\n", r / 1024, f, a / 1024 }' \
+    "$out_dir/samples-$1.tsv")
+  python3 - "$out_dir/step-$1.json" "$1" "$max_rss ($max_anon)" "$max_fds" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 a, s = r["accepted"], r["shed"]
@@ -180,7 +183,7 @@ summary="$out_dir/summary.md"
     "${rate_seconds}s); ${seconds}s steps after ${warmup}s warm-up; latencies in µs from the" \
     "scheduled send time; load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo
-  echo "| step | offered/s | accepted/s | shed/s | acc p50 | acc p99 | acc p99.9 | shed p99 | client drops | errors | RSS max MB | fds max | tool lag p99 |"
+  echo "| step | offered/s | accepted/s | shed/s | acc p50 | acc p99 | acc p99.9 | shed p99 | client drops | errors | RSS (anon) max MB | fds max | tool lag p99 |"
   echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
   for factor in $factors; do row "$factor"; done
   echo

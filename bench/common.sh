@@ -2,17 +2,19 @@
 # Sourced by the load scripts in bench/ (issue 6): starting adserver the way every measurement
 # does, and the nginx side of the comparison.
 
-# start_adserver BINARY DATA DIR: `BINARY serve` on DATA, pinned to CPU 0 with one event loop,
-# logging to DIR/server.log; sets server_pid and server_port once it listens, then waits until
+# start_adserver BINARY DATA DIR [ARGS...]: `BINARY serve` on DATA, pinned to CPU 0 with one
+# event loop, with ARGS added to its command line (e.g. --config FILE), logging to
+# DIR/server.log; sets server_pid and server_port once it listens, then waits until
 # lookups are served from the in-memory wallet table (or from the mapped table, for a binary
 # without the in-memory copy; or from LMDB when the table is off). Returns 1 if it never gets
 # there.
 # shellcheck disable=SC2034  # server_pid and server_port are this function's outputs
 start_adserver() {
   local bin=$1 data=$2 dir=$3 out
+  shift 3
   rm -f "$dir/ready"
   taskset -c 0 "$bin" serve --data "$data" --listen 127.0.0.1:0 --io-threads 1 --log-level warn \
-    --ready-file "$dir/ready" >"$dir/server.log" 2>&1 &
+    --ready-file "$dir/ready" "$@" >"$dir/server.log" 2>&1 &
   server_pid=$!
   for _ in $(seq 3000); do [[ -s "$dir/ready" ]] && break; sleep 0.01; done
   [[ -s "$dir/ready" ]] || { cat "$dir/server.log" >&2; return 1; }

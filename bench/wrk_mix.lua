@@ -12,6 +12,9 @@
 -- Mix: 70 % current variant (/v1/ads, 4 formats, adUnitId, half with an Origin), 30 % earlier
 -- (/api/ads, 3 formats); 60 % 1 wallet, 30 % 3, 10 % 50; each wallet known with p = 0.7.
 -- The same seeded sequence of requests goes to every server. done() prints one RESULT line.
+-- With WRK_DUMP=FILE in the environment, init() also writes the prepared requests to FILE, raw
+-- and back to back, in the order they are sent (bench/overload.sh feeds them to
+-- adserver-openloop; run wrk with -t1 so only one thread writes it).
 
 local pool_size = 4096
 local pool = {}
@@ -25,6 +28,15 @@ local function read_lines(path)
   end
   f:close()
   return lines
+end
+
+-- Writes the pool to the file named by WRK_DUMP, if set.
+local function dump_pool()
+  local path = os.getenv("WRK_DUMP")
+  if not path or #path == 0 then return end
+  local f = assert(io.open(path, "wb"), "cannot write " .. path)
+  for i = 1, #pool do f:write(pool[i]) end
+  f:close()
 end
 
 local function pick(list) return list[math.random(#list)] end
@@ -62,6 +74,7 @@ function init(args)
   math.randomseed(20260101)
   if args[3] == "identity" then
     for i = 1, pool_size do pool[i] = identity_request(key, known, unknown, cookies) end
+    dump_pool()
     return
   end
   local current_formats = { "LANDSCAPE", "LONG_BANNER", "SHORT_BANNER", "NO_IMAGE" }
@@ -93,6 +106,7 @@ function init(args)
     end
     pool[i] = wrk.format("POST", path, headers, body)
   end
+  dump_pool()
 end
 
 function request()

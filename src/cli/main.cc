@@ -434,6 +434,12 @@ int Main(int argc, char** argv) {
   add_data(user_list);
   user_list->callback([&] { status = Call(data_dir, http::Method::kGet, "/admin/v1/users"); });
 
+  // One-shot subcommands print their result on stdout and only warnings and errors on stderr
+  // (issue 19); `serve` and `index` run on and log at their configured level.
+  if (argc > 1 && std::string_view(argv[1]) != "serve" && std::string_view(argv[1]) != "index" &&
+      std::getenv("ADSERVER_LOG_LEVEL") == nullptr) {
+    log::SetLevel("warn");
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

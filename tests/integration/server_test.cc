@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <ctime>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -220,6 +221,20 @@ TEST_F(ServingTest, CliWritesAreSeenByTheRunningServer) {
   ASSERT_EQ(std::system(cmd.c_str()), 0);
   EXPECT_TRUE(WaitFor([&] { return PostAd(client, f_.keys.open_live, req).status == 204; },
                       milliseconds(1000)));
+}
+
+// A one-shot subcommand prints its result on stdout and nothing on stderr when all is well.
+TEST_F(ServingTest, CliSubcommandsWriteOnlyTheirResult) {
+  TempDir dir;
+  std::string out = dir.File("out"), err = dir.File("err");
+  std::string cmd = AdserverBinary() + " campaigns list --data " + f_.server().data_dir() + " > " +
+                    out + " 2> " + err;
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  std::ifstream out_file(out), err_file(err);
+  std::string out_text((std::istreambuf_iterator<char>(out_file)), {});
+  std::string err_text((std::istreambuf_iterator<char>(err_file)), {});
+  EXPECT_FALSE(json::parse(out_text, nullptr, false).is_discarded()) << out_text;
+  EXPECT_EQ(err_text, "");
 }
 
 TEST(DemoTest, DemoPrintsKeysAndItsCurlExampleReturnsAnAd) {

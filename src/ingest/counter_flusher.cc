@@ -77,7 +77,11 @@ Result<size_t> CounterFlusher::Reconcile(
   }
   if (raised.empty()) return size_t{0};
   ADS_RETURN_IF_ERROR(store_.SaveCampaignCounters(raised));
-  ADS_LOG(warn, "campaign counters raised to the recorded events (the last flush was lost)",
+  // Either the last flush before a crash was lost, or events were recorded without counters
+  // (an import of history, the demo's seeded week).
+  ADS_LOG(warn,
+          "campaign counters raised to the recorded events (a flush lost in a crash, or events "
+          "recorded without their counters)",
           "campaigns", raised.size(), "spend_micros_added", added);
   return raised.size();
 }

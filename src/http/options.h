@@ -39,7 +39,7 @@ struct ServerOptions {
   // less than half of it), requests on routes with RouteOptions::overloaded get that answer
   // instead of their handler; so does a request read from its socket at least `shed_after`
   // before its turn came (pipelined requests wait in the server, where the lag does not show).
-  std::chrono::microseconds shed_after{2'000};
+  std::chrono::microseconds shed_after{0};
   // Requests waiting for or running on the worker pool beyond this get their route's overloaded
   // answer (or a 503) at once instead of queueing.
   int max_worker_queue = 1024;

@@ -97,7 +97,7 @@ TEST(ConfigTest, OverloadSettingsAreReadAndChecked) {
   testing::TempDir dir;
   Result<Config> c = LoadConfig(std::nullopt, {});
   ASSERT_TRUE(c.ok());
-  EXPECT_EQ(c->http.shed_after, std::chrono::microseconds(2000));
+  EXPECT_EQ(c->http.shed_after, std::chrono::microseconds(0));  // off unless configured
   EXPECT_EQ(c->http.max_worker_queue, 1024);
   EXPECT_EQ(c->http.max_connections_per_ip, 1000);
 

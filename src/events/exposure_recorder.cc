@@ -99,8 +99,33 @@ Status ExposureRecorder::FlushNow() {
   return written;
 }
 
+void ExposureRecorder::ExpireStep(std::chrono::steady_clock::time_point now) {
+  if (!sweeping_) {
+    if (now < next_sweep_) return;
+    next_sweep_ = now + options_.expire_interval;
+    int32_t days = options_.default_window_days;
+    if (auto catalog = catalogs_.Current()) {
+      days = std::max(days, catalog->max_conversion_window_days());
+    }
+    days = std::min(days, 30);
+    sweeping_ = true;
+    sweep_cutoff_ = clock_.NowSeconds() - days * kDay;
+    sweep_after_.clear();
+  }
+  Result<store::ExpiryStep> step =
+      store_.ExpireStep(sweep_cutoff_, sweep_after_, options_.expire_step_records);
+  if (!step.ok()) {
+    // Retried from where it stood at the next flush.
+    ADS_LOG(warn, "exposure expiry failed", "error", step.status().message());
+    return;
+  }
+  expired_.fetch_add(step->deleted, std::memory_order_relaxed);
+  sweeping_ = !step->done;
+  sweep_after_ = std::move(step->resume);
+}
+
 void ExposureRecorder::Run() {
-  auto next_expiry = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  next_sweep_ = std::chrono::steady_clock::now() + options_.first_expiry_after;
   std::unique_lock<std::mutex> lock(mu_);
   while (!stop_) {
     cv_.wait_for(lock, options_.flush_interval, [&] { return stop_; });
@@ -108,17 +133,7 @@ void ExposureRecorder::Run() {
     lock.unlock();
     Status flushed = FlushNow();
     if (!flushed.ok()) ADS_LOG(warn, "exposures not written", "error", flushed.message());
-    if (std::chrono::steady_clock::now() >= next_expiry) {
-      next_expiry = std::chrono::steady_clock::now() + options_.expire_interval;
-      int32_t days = options_.default_window_days;
-      if (auto catalog = catalogs_.Current()) {
-        days = std::max(days, catalog->max_conversion_window_days());
-      }
-      days = std::min(days, 30);
-      Result<int64_t> expired = store_.ExpireBefore(clock_.NowSeconds() - days * kDay);
-      if (!expired.ok())
-        ADS_LOG(warn, "exposure expiry failed", "error", expired.status().message());
-    }
+    ExpireStep(std::chrono::steady_clock::now());
     lock.lock();
   }
 }

@@ -5,7 +5,9 @@
 // no allocation once the buffer has grown) and a background thread writes the buffers to the
 // ExposureStore every `flush_interval`, looking up each wallet's prior interactions with the
 // campaign's conversion projects there (for the `new`/`returning` kinds). It also expires
-// exposures older than the longest conversion window in use, once per `expire_interval`.
+// exposures older than the longest conversion window in use: a sweep over the store starts
+// once per `expire_interval` and advances `expire_step_records` records per flush, so no
+// single write transaction grows with the store.
 // Buffers are bounded: beyond `max_pending_per_thread` exposures a thread's new ones are
 // dropped and counted (dropped()), never blocking a request. Thread-safe.
 
@@ -16,6 +18,7 @@
 #include <memory>
 #include <mutex>
 #include <span>
+#include <string>
 #include <thread>
 #include <unordered_map>
 #include <vector>
@@ -34,6 +37,11 @@ struct ExposureRecorderOptions {
   // Exposures are written this often; a conversion's block lands long after its exposure.
   std::chrono::milliseconds flush_interval{500};
   std::chrono::seconds expire_interval{3600};
+  // The first sweep starts this long after Start() (a restart may follow a long stop).
+  std::chrono::milliseconds first_expiry_after{5000};
+  // Records an expiry step visits per flush (one short write transaction each): 8192 every
+  // 500 ms sweeps 10 M (wallet, campaign) records in about 10 minutes.
+  size_t expire_step_records = 8192;
   size_t max_pending_per_thread = 65536;
   // Wallets buffered per thread at most (an exposure carries up to 50): bounds the buffers'
   // memory (20 bytes each) when requests carry many wallets.
@@ -70,6 +78,8 @@ class ExposureRecorder {
   int64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
   // Exposures not written because their pair was written within coalesce_seconds.
   int64_t coalesced() const { return coalesced_.load(std::memory_order_relaxed); }
+  // Records deleted by expiry since start.
+  int64_t expired() const { return expired_.load(std::memory_order_relaxed); }
 
  private:
   struct Pending {
@@ -91,6 +101,8 @@ class ExposureRecorder {
     Buffer buffer;  // guarded by mu
   };
   void Run();
+  // Advances the expiry sweep by one step, starting a new one when due. Background thread.
+  void ExpireStep(std::chrono::steady_clock::time_point now);
 
   store::ExposureStore& store_;
   const Published<decision::Catalog>& catalogs_;
@@ -99,6 +111,7 @@ class ExposureRecorder {
   const ExposureRecorderOptions options_;
   std::atomic<int64_t> dropped_{0};
   std::atomic<int64_t> coalesced_{0};
+  std::atomic<int64_t> expired_{0};
   struct PairKey {
     Address wallet;
     int64_t campaign_id = 0;
@@ -118,6 +131,11 @@ class ExposureRecorder {
   bool stop_ = false;  // guarded by mu_
   bool started_ = false;
   std::thread thread_;
+  // The expiry sweep (background thread only).
+  std::chrono::steady_clock::time_point next_sweep_{};
+  bool sweeping_ = false;
+  int64_t sweep_cutoff_ = 0;
+  std::string sweep_after_;
 };
 
 }  // namespace adserver::events

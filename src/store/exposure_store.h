@@ -10,6 +10,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/address.h"
@@ -50,6 +51,13 @@ struct ExposureWrite {
   int64_t prior_last_seen = 0;  // used only when the record is created
 };
 
+// Where an expiry sweep stands after one bounded step (ExposureStore::ExpireStep).
+struct ExpiryStep {
+  int64_t deleted = 0;  // records deleted by this step
+  bool done = false;    // the sweep reached the end of the store
+  std::string resume;   // the next step's `after` (empty when done)
+};
+
 struct ExposureStats {
   int64_t records = 0;
   int64_t bytes = 0;  // pages in use x page size
@@ -63,9 +71,25 @@ class ExposureStore {
   // full: its size is bounded.
   virtual Status AddExposures(std::span<const ExposureWrite> writes) = 0;
   virtual Result<std::optional<ExposureRecord>> Get(const Address& wallet, Id campaign_id) = 0;
-  // Drops entries exposed before `cutoff` and records left without entries. Returns the
-  // number of records deleted.
-  virtual Result<int64_t> ExpireBefore(int64_t cutoff) = 0;
+  // One bounded step of an expiry sweep: visits at most `max_records` records in key order,
+  // starting after the key `after` (empty: from the first), dropping entries exposed before
+  // `cutoff` and records left without entries, in one short write transaction. Steps keep
+  // the writer lock (and the flush of new exposures) free between them, whatever the size
+  // of the store.
+  virtual Result<ExpiryStep> ExpireStep(int64_t cutoff, std::string_view after,
+                                        size_t max_records) = 0;
+  // A whole sweep: ExpireStep until done. Returns the number of records deleted.
+  Result<int64_t> ExpireBefore(int64_t cutoff, size_t step_records = 4096) {
+    int64_t deleted = 0;
+    std::string after;
+    for (;;) {
+      Result<ExpiryStep> step = ExpireStep(cutoff, after, step_records);
+      if (!step.ok()) return step.status();
+      deleted += step->deleted;
+      if (step->done) return deleted;
+      after = std::move(step->resume);
+    }
+  }
   virtual Result<ExposureStats> Stats() = 0;
 };
 

@@ -199,23 +199,41 @@ Result<std::optional<ExposureRecord>> LmdbExposureStore::Get(const Address& wall
   return std::optional<ExposureRecord>(std::move(record));
 }
 
-Result<int64_t> LmdbExposureStore::ExpireBefore(int64_t cutoff) {
+Result<ExpiryStep> LmdbExposureStore::ExpireStep(int64_t cutoff, std::string_view after,
+                                                size_t max_records) {
   Txn txn(env_, true);
   if (txn.rc() != 0) return LmdbError(txn.rc(), "begin exposures expiry");
   MDB_cursor* cursor = nullptr;
   int rc = mdb_cursor_open(txn.get(), dbi_, &cursor);
   if (rc != 0) return LmdbError(rc, "open exposures cursor");
-  int64_t deleted = 0;
-  MDB_val k, v;
+  ExpiryStep step;
+  max_records = std::max<size_t>(max_records, 1);
+  std::string start(after);
+  MDB_val k{start.size(), start.data()};
+  MDB_val v;
+  if (start.empty()) {
+    rc = mdb_cursor_get(cursor, &k, &v, MDB_FIRST);
+  } else {
+    // The first key at or after `after`; `after` itself was visited by the previous step.
+    rc = mdb_cursor_get(cursor, &k, &v, MDB_SET_RANGE);
+    if (rc == 0 && k.mv_size == start.size() &&
+        std::memcmp(k.mv_data, start.data(), k.mv_size) == 0) {
+      rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT);
+    }
+  }
   ExposureRecord record;
-  for (rc = mdb_cursor_get(cursor, &k, &v, MDB_FIRST); rc == 0;
-       rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT)) {
+  size_t visited = 0;
+  for (; rc == 0; rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT)) {
+    if (visited == max_records) break;  // resume after the last key visited
+    ++visited;
+    // Copied before a delete can invalidate the key's memory.
+    step.resume.assign(static_cast<const char*>(k.mv_data), k.mv_size);
     if (!Decode(v, record)) continue;
     size_t before = record.entries.size();
     std::erase_if(record.entries, [&](const ExposureEntry& e) { return e.exposed_at < cutoff; });
     if (record.entries.empty()) {
       rc = mdb_cursor_del(cursor, 0);
-      ++deleted;
+      ++step.deleted;
     } else if (record.entries.size() != before) {
       std::string value = Encode(record);
       MDB_val out{value.size(), value.data()};
@@ -225,9 +243,11 @@ Result<int64_t> LmdbExposureStore::ExpireBefore(int64_t cutoff) {
   }
   mdb_cursor_close(cursor);
   if (rc != MDB_NOTFOUND && rc != 0) return LmdbError(rc, "expire exposures");
+  step.done = rc == MDB_NOTFOUND;
+  if (step.done) step.resume.clear();
   rc = txn.Commit();
   if (rc != 0) return LmdbError(rc, "commit exposure expiry");
-  return deleted;
+  return step;
 }
 
 Result<ExposureStats> LmdbExposureStore::Stats() {

@@ -32,7 +32,8 @@ class LmdbExposureStore final : public ExposureStore {
 
   Status AddExposures(std::span<const ExposureWrite> writes) override;
   Result<std::optional<ExposureRecord>> Get(const Address& wallet, Id campaign_id) override;
-  Result<int64_t> ExpireBefore(int64_t cutoff) override;
+  Result<ExpiryStep> ExpireStep(int64_t cutoff, std::string_view after,
+                                size_t max_records) override;
   Result<ExposureStats> Stats() override;
 
  private:

@@ -88,5 +88,30 @@ TEST_F(ExposureRecorderTest, StopWritesWhatIsBuffered) {
   EXPECT_TRUE(store_->Get(Wallet(9), 10)->has_value());
 }
 
+TEST_F(ExposureRecorderTest, TheBackgroundSweepExpiresTheWholeStoreInBoundedSteps) {
+  clock_.SetMicros(int64_t{100} * 86400 * 1'000'000);
+  std::vector<store::ExposureWrite> writes;
+  for (int i = 0; i < 20; ++i) {
+    // Even wallets were exposed 20 days ago (beyond the 14-day window), odd ones today.
+    int64_t at = (i % 2 == 0 ? 80 : 100) * 86400;
+    writes.push_back({.wallet = Wallet(static_cast<uint8_t>(i)), .campaign_id = 10,
+                      .entry = Entry(static_cast<uint8_t>(i), at)});
+  }
+  ASSERT_TRUE(store_->AddExposures(writes).ok());
+  ExposureRecorder recorder(*store_, catalogs_, activity_, clock_,
+                            {.flush_interval = std::chrono::milliseconds(5),
+                             .first_expiry_after = std::chrono::milliseconds(0),
+                             .expire_step_records = 3});
+  recorder.Start();
+  for (int i = 0; i < 2000 && recorder.expired() < 10; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  recorder.Stop();
+  EXPECT_EQ(recorder.expired(), 10);
+  for (int i = 0; i < 20; ++i) {
+    EXPECT_EQ(store_->Get(Wallet(static_cast<uint8_t>(i)), 10)->has_value(), i % 2 == 1) << i;
+  }
+}
+
 }  // namespace
 }  // namespace adserver::events

@@ -103,5 +103,35 @@ TEST_F(LmdbExposureStoreTest, AFullStoreRefusesWritesAsUnavailable) {
   EXPECT_TRUE((*small)->Stats().ok());
 }
 
+TEST_F(LmdbExposureStoreTest, ExpiryStepsVisitEveryRecordOnceAndResumeWhereTheyStopped) {
+  std::vector<ExposureWrite> writes;
+  for (int i = 0; i < 25; ++i) {
+    // Every third record is old; records of one wallet sit next to each other in key order.
+    writes.push_back(Write(static_cast<uint8_t>(i / 5), 100 + i, static_cast<uint8_t>(i),
+                           i % 3 == 0 ? 1000 : 3000));
+  }
+  ASSERT_TRUE(store_->AddExposures(writes).ok());
+  std::string after;
+  int64_t deleted = 0;
+  int steps = 0;
+  for (;;) {
+    auto step = store_->ExpireStep(2000, after, 4);
+    ASSERT_TRUE(step.ok()) << step.status().message();
+    ++steps;
+    deleted += step->deleted;
+    EXPECT_LE(step->deleted, 4);
+    if (step->done) break;
+    after = step->resume;
+    ASSERT_LT(steps, 20);
+  }
+  EXPECT_EQ(deleted, 9);  // i = 0, 3, ..., 24
+  EXPECT_EQ(steps, 7);    // 25 records, 4 per step, the last step finds the end
+  EXPECT_EQ(store_->Stats()->records, 16);
+  // Steps resumed after deleted keys too (3 of the resume keys above were); nothing is left.
+  auto again = store_->ExpireBefore(2000, 2);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*again, 0);
+}
+
 }  // namespace
 }  // namespace adserver::store

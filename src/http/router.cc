@@ -1,5 +1,6 @@
 #include "http/router.h"
 
+#include <algorithm>
 #include <future>
 #include <memory>
 #include <utility>
@@ -34,6 +35,8 @@ std::string AllowList(uint32_t methods) {
 
 }  // namespace
 
+const RouteOptions Router::kNoRouteOptions{};
+
 void Router::Add(Method method, std::string pattern, Handler handler, RouteOptions options) {
   ADS_CHECK(!pattern.empty() && pattern.front() == '/') << "route must start with '/': " << pattern;
   ADS_CHECK(handler != nullptr) << "route without handler: " << pattern;
@@ -57,7 +60,24 @@ void Router::Add(Method method, std::string pattern, Handler handler, RouteOptio
     }
     route.segments.emplace_back(segment);
   }
+  const bool literal = !route.wildcard &&
+                       std::none_of(route.segments.begin(), route.segments.end(),
+                                    [](const std::string& s) { return !CaptureName(s).empty(); });
+  const size_t index = routes_.size();
   routes_.push_back(std::move(route));
+  if (!literal) return;
+  auto& by_path = literal_[static_cast<size_t>(method)];
+  if (by_path.contains(pattern)) return;  // an earlier route of this method matches it
+  // The answer of the table walk for this method and path: the first route that matches.
+  size_t first = index;
+  Params scratch;
+  for (size_t i = 0; i < index; ++i) {
+    if (routes_[i].method == method && MatchPath(routes_[i], pattern, &scratch)) {
+      first = i;
+      break;
+    }
+  }
+  by_path.emplace(pattern, first);
 }
 
 void Router::AddDeferred(Method method, std::string pattern, DeferredHandler handler,
@@ -98,6 +118,19 @@ bool Router::MatchPath(const Route& route, std::string_view path, Params* params
 
 Router::Match Router::Find(Request& request) const {
   Match match;
+  if (request.method != Method::kOther) {
+    const auto& by_path = literal_[static_cast<size_t>(request.method)];
+    if (auto it = by_path.find(request.path); it != by_path.end()) {
+      const Route& route = routes_[it->second];
+      request.params.clear();
+      MatchPath(route, request.path, &request.params);  // captures, if an earlier route had any
+      match.handler = &route.handler;
+      if (route.deferred) match.deferred = &route.deferred;
+      match.options = &route.options;
+      match.status = 200;
+      return match;
+    }
+  }
   uint32_t allowed = 0;
   const Route* get_route = nullptr;
   for (const Route& route : routes_) {
@@ -106,7 +139,7 @@ Router::Match Router::Find(Request& request) const {
     if (route.method == request.method) {
       match.handler = &route.handler;
       if (route.deferred) match.deferred = &route.deferred;
-      match.options = route.options;
+      match.options = &route.options;
       match.status = 200;
       return match;
     }
@@ -119,7 +152,7 @@ Router::Match Router::Find(Request& request) const {
     MatchPath(*get_route, request.path, &request.params);
     match.handler = &get_route->handler;
     if (get_route->deferred) match.deferred = &get_route->deferred;
-    match.options = get_route->options;
+    match.options = &get_route->options;
     match.status = 200;
     return match;
   }

@@ -1,9 +1,11 @@
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <functional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "http/message.h"
@@ -48,6 +50,8 @@ struct RouteOptions {
 // Build once before the server starts; immutable and thread-safe afterwards.
 class Router {
  public:
+  static const RouteOptions kNoRouteOptions;
+
   // `pattern` must start with '/'; `method` must not be kOther (checked).
   void Add(Method method, std::string pattern, Handler handler, RouteOptions options = {});
   // A Dispatch::kDeferred route. Match::handler is then a blocking adapter (it waits for
@@ -59,7 +63,8 @@ class Router {
     const Handler* handler = nullptr;  // null: no route for the method (see status)
     // Set for a kDeferred route (the server calls it instead of `handler`).
     const DeferredHandler* deferred = nullptr;
-    RouteOptions options;
+    // The route's options (the defaults when no route matched); valid while the router lives.
+    const RouteOptions* options = &kNoRouteOptions;
     // When handler is null: 404 (no such path) or 405 (path exists, other method).
     int status = 404;
     // For 405: the allowed methods in a fixed order (GET, HEAD, POST, PUT, PATCH, DELETE,
@@ -88,7 +93,16 @@ class Router {
   };
   static bool MatchPath(const Route& route, std::string_view path,
                         std::vector<std::pair<std::string_view, std::string_view>>* params);
+  struct PathHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+  };
   std::vector<Route> routes_;
+  // Per method, the first route matching each literal pattern's path (index into routes_):
+  // the common requests (ads, clicks) are found without walking the table.
+  std::array<std::unordered_map<std::string, size_t, PathHash, std::equal_to<>>,
+             static_cast<size_t>(Method::kOther)>
+      literal_;
 };
 
 }  // namespace adserver::http

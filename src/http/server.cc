@@ -484,7 +484,7 @@ void Session::Parse() {
 bool Session::OnHeader() {
   BuildRequest();
   match_ = server_.router().Find(request_);
-  body_limit_ = match_.handler != nullptr ? match_.options.max_body_bytes : kUnroutedBodyLimit;
+  body_limit_ = match_.handler != nullptr ? match_.options->max_body_bytes : kUnroutedBodyLimit;
   boost::optional<uint64_t> length = parser_->content_length();
   if (length && *length > body_limit_) {
     RejectBody();
@@ -553,11 +553,11 @@ void Session::Dispatch() {
     loop_.handled = true;
     if (!loop_.probing) server_.StartProbe(loop_);
     bool waited = loop_.probes - read_probe_ > loop_.probe_budget;
-    if ((loop_.shedding || waited) && match_.options.overloaded) {
+    if ((loop_.shedding || waited) && match_.options->overloaded) {
       return Respond(InvokeOverloaded());
     }
   }
-  if (match_.options.dispatch == Dispatch::kInline) return Respond(Invoke());
+  if (match_.options->dispatch == Dispatch::kInline) return Respond(Invoke());
   if (match_.deferred != nullptr) {
     // The session stays alive in the responder; no I/O runs on the connection until the
     // response is posted back to this loop.
@@ -580,7 +580,7 @@ void Session::Dispatch() {
   // A full pool answers at once rather than queueing what cannot be answered in time.
   if (server_.worker_jobs().fetch_add(1, std::memory_order_relaxed) >= options_.max_worker_queue) {
     server_.worker_jobs().fetch_sub(1, std::memory_order_relaxed);
-    if (match_.options.overloaded) return Respond(InvokeOverloaded());
+    if (match_.options->overloaded) return Respond(InvokeOverloaded());
     server_.mutable_stats().requests_shed.fetch_add(1, std::memory_order_relaxed);
     return Respond(BusyResponse());
   }
@@ -611,7 +611,7 @@ Response Session::Invoke() const {
 Response Session::InvokeOverloaded() const {
   server_.mutable_stats().requests_shed.fetch_add(1, std::memory_order_relaxed);
   try {
-    return match_.options.overloaded(request_);
+    return match_.options->overloaded(request_);
   } catch (const std::exception& e) {
     ADS_LOG(error, "http overload handler threw", "what", e.what());
   }

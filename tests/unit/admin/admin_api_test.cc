@@ -68,7 +68,7 @@ class AdminApiTest : public ::testing::Test {
     http::Router::Match match = router.Find(request);
     EXPECT_NE(match.handler, nullptr) << target;
     if (!match.handler) return Reply{match.status, Json(), ""};
-    EXPECT_EQ(match.options.dispatch, http::Dispatch::kWorker);
+    EXPECT_EQ(match.options->dispatch, http::Dispatch::kWorker);
     http::Response response = (*match.handler)(request);
     Reply reply{response.status, Json(), response.body};
     if (!response.body.empty()) reply.body = Json::parse(response.body, nullptr, false);

@@ -141,12 +141,33 @@ TEST(RouterTest, FirstMatchingRouteWinsAndCarriesItsOptions) {
   Request literal = MakeRequest(Method::kGet, "/a/literal");
   Router::Match match = router.Find(literal);
   EXPECT_EQ(Call(match, literal), 1);
-  EXPECT_EQ(match.options.dispatch, Dispatch::kWorker);
-  EXPECT_EQ(match.options.max_body_bytes, 10u);
+  EXPECT_EQ(match.options->dispatch, Dispatch::kWorker);
+  EXPECT_EQ(match.options->max_body_bytes, 10u);
   EXPECT_TRUE(literal.params.empty());
   Request captured = MakeRequest(Method::kGet, "/a/other");
   EXPECT_EQ(Call(router.Find(captured), captured), 2);
   EXPECT_EQ(captured.Param("name"), "other");
+}
+
+TEST(RouterTest, AnEarlierCaptureRouteBeatsALaterLiteralOfTheSamePath) {
+  // Literal paths are looked up directly; the answer must stay the table walk's.
+  Router router;
+  router.Add(Method::kGet, "/a/{name}", Returns(1));
+  router.Add(Method::kGet, "/a/literal", Returns(2));
+  router.Add(Method::kPost, "/a/literal", Returns(3));
+  router.Add(Method::kGet, "/b/*", Returns(4));
+  router.Add(Method::kGet, "/b/c", Returns(5));
+  Request get = MakeRequest(Method::kGet, "/a/literal");
+  EXPECT_EQ(Call(router.Find(get), get), 1);
+  EXPECT_EQ(get.Param("name"), "literal");
+  Request post = MakeRequest(Method::kPost, "/a/literal");
+  EXPECT_EQ(Call(router.Find(post), post), 3);
+  EXPECT_TRUE(post.params.empty());
+  Request wild = MakeRequest(Method::kGet, "/b/c");
+  EXPECT_EQ(Call(router.Find(wild), wild), 4);
+  EXPECT_EQ(wild.Param("*"), "c");
+  Request head = MakeRequest(Method::kHead, "/a/literal");  // no HEAD route: the GET one
+  EXPECT_EQ(Call(router.Find(head), head), 1);
 }
 
 TEST(RouterTest, MatchesPathNotQuery) {

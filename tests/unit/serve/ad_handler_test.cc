@@ -663,8 +663,8 @@ TEST_F(AdHandlerTest, RegistersPostAndOptionsInline) {
     http::Request request = b.Build();
     http::Router::Match match = router.Find(request);
     ASSERT_NE(match.handler, nullptr) << c.path;
-    EXPECT_EQ(match.options.dispatch, http::Dispatch::kInline);
-    EXPECT_EQ(match.options.max_body_bytes, 64u * 1024);
+    EXPECT_EQ(match.options->dispatch, http::Dispatch::kInline);
+    EXPECT_EQ(match.options->max_body_bytes, 64u * 1024);
     http::Response r = (*match.handler)(request);
     EXPECT_EQ(r.status, c.status) << c.path;
     bool earlier = c.path == "/api/ads";

@@ -230,6 +230,8 @@ http::Response EventsAdminApi::CampaignStats(const Principal& caller,
                                    {"invalid", t->invalid_clicks}}},
            {"invalidClicks", t->invalid_clicks},
            {"invalidClicksByReason", Json(t->invalid_clicks_by_reason)},
+           {"invalidImpressions", t->invalid_impressions},
+           {"invalidImpressionsByReason", Json(t->invalid_impressions_by_reason)},
            {"conversionsByTouch",
             Json{{"click", t->click_conversions}, {"view", t->view_conversions}}},
            {"reorgedConversions", t->reorged_conversions}});

@@ -197,6 +197,7 @@ Status Server::InitEvents() {
                        events_store_->CountersFromEvents(clock_.NowSeconds()));
   ADS_RETURN_IF_ERROR(flusher_->Reconcile(from_events).status());
   ADS_RETURN_IF_ERROR(InitTraffic());
+  ads_->SetTraffic(serve::TrafficGuard{.checks = traffic_.get(), .proxies = &trusted_proxies_});
   clicks_ = std::make_unique<serve::ClickHandler>(
       catalogs_, *events_, clock_,
       [this](int64_t ad_id) -> std::optional<std::string> {

@@ -139,8 +139,9 @@ void ApplyTrafficFile(const toml::table& root, Config& c, std::vector<FieldError
   CheckKnownKeys(*t, "traffic",
                  {"require_user_agent", "block_crawlers", "ip_blocklists",
                   "blocklist_check_seconds", "min_click_delay_ms", "require_same_user_agent",
-                  "check_click_origin",
-                  "click_limits", "event_limits", "rate_table_entries"},
+                  "check_click_origin", "click_limits", "event_limits", "rate_table_entries",
+                  "check_impressions", "wallet_serves_per_minute", "wallet_max_publishers",
+                  "wallet_publishers_seconds", "wallet_table_entries"},
                  errors);
   events::TrafficOptions& o = c.traffic;
   ReadBool(*t, "traffic", "require_user_agent", o.require_user_agent, errors);
@@ -153,6 +154,11 @@ void ApplyTrafficFile(const toml::table& root, Config& c, std::vector<FieldError
   ReadWindows(*t, "traffic", "click_limits", o.click_limits, errors);
   ReadWindows(*t, "traffic", "event_limits", o.event_limits, errors);
   ReadInt(*t, "traffic", "rate_table_entries", o.rate_table_entries, errors);
+  ReadBool(*t, "traffic", "check_impressions", o.check_impressions, errors);
+  ReadInt(*t, "traffic", "wallet_serves_per_minute", o.wallet_serves_per_minute, errors);
+  ReadInt(*t, "traffic", "wallet_max_publishers", o.wallet_max_publishers, errors);
+  ReadInt(*t, "traffic", "wallet_publishers_seconds", o.wallet_publishers_seconds, errors);
+  ReadInt(*t, "traffic", "wallet_table_entries", o.wallet_table_entries, errors);
 }
 
 // Reads the whole key ring file (a secret: its content is never put in a message).
@@ -506,6 +512,18 @@ void ValidateTraffic(const events::TrafficOptions& o, std::vector<FieldError>& e
   }
   if (o.rate_table_entries < 2 || o.rate_table_entries > (size_t{1} << 26)) {
     errors.push_back({"traffic.rate_table_entries", "must be 2 to 67108864"});
+  }
+  if (o.wallet_serves_per_minute < 0) {
+    errors.push_back({"traffic.wallet_serves_per_minute", "must be >= 0 (0 = off)"});
+  }
+  if (o.wallet_max_publishers < 0 || o.wallet_max_publishers > 63) {
+    errors.push_back({"traffic.wallet_max_publishers", "must be 0 to 63 (0 = off)"});
+  }
+  if (o.wallet_publishers_seconds < 60 || o.wallet_publishers_seconds > 86400 * 7) {
+    errors.push_back({"traffic.wallet_publishers_seconds", "must be 60 to 604800"});
+  }
+  if (o.wallet_table_entries < 2 || o.wallet_table_entries > (size_t{1} << 26)) {
+    errors.push_back({"traffic.wallet_table_entries", "must be 2 to 67108864"});
   }
 }
 

@@ -56,7 +56,8 @@ ServedCounters::ServedCounters(size_t max_keys_per_thread)
 
 ServedCounters::~ServedCounters() = default;
 
-void ServedCounters::Count(const ServedKey& key, ServeOutcome outcome, Micros spend) {
+void ServedCounters::Count(const ServedKey& key, ServeOutcome outcome, Micros spend,
+                           InvalidReason invalid) {
   thread_local std::string encoded;
   Shard& shard = shards_.Local();
   EncodeKey(key, key.ad_unit_id, encoded);
@@ -73,8 +74,13 @@ void ServedCounters::Count(const ServedKey& key, ServeOutcome outcome, Micros sp
   ++c.requests;
   switch (outcome) {
     case ServeOutcome::kFill:
-      ++c.fills;
-      c.spend += spend;
+      if (invalid == InvalidReason::kNone) {
+        ++c.fills;
+        c.spend += spend;
+      } else {
+        ++c.invalid_fills;
+        ++c.invalid[static_cast<size_t>(invalid)];
+      }
       break;
     case ServeOutcome::kNoFill:
       ++c.no_fills;
@@ -100,6 +106,12 @@ std::vector<store::RollupRow> ServedCounters::Take() {
       row.no_fills = c.no_fills;
       row.errors = c.errors;
       row.impression_spend = c.spend;
+      row.invalid_fills = c.invalid_fills;
+      for (size_t r = 0; r < kInvalidReasons; ++r) {
+        if (c.invalid[r] == 0) continue;
+        row.invalid_fills_by_reason.emplace_back(
+            InvalidReasonName(static_cast<InvalidReason>(r)), c.invalid[r]);
+      }
       rows.push_back(std::move(row));
     }
   }

@@ -4,6 +4,7 @@
 // thread (each thread writes its own shard; the flusher swaps shards out once per interval, the
 // only time a shard's mutex is contended) and summed into rollup rows when flushed.
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "common/thread_shards.h"
+#include "events/traffic_checks.h"
 #include "common/types.h"
 #include "store/events_store.h"
 
@@ -39,9 +41,12 @@ class ServedCounters {
   ServedCounters(const ServedCounters&) = delete;
   ServedCounters& operator=(const ServedCounters&) = delete;
 
-  // Counts one request (and, for kFill, one impression costing `spend`). Thread-safe; takes
-  // only the calling thread's uncontended shard lock and allocates only for a new row.
-  void Count(const ServedKey& key, ServeOutcome outcome, Micros spend = 0);
+  // Counts one request (and, for kFill, one impression costing `spend`). A fill with an
+  // `invalid` reason (events/traffic_checks.h) is counted apart, under that reason, and costs
+  // nothing. Thread-safe; takes only the calling thread's uncontended shard lock and allocates
+  // only for a new row.
+  void Count(const ServedKey& key, ServeOutcome outcome, Micros spend = 0,
+             InvalidReason invalid = InvalidReason::kNone);
   // Everything counted since the previous call, one row per key (bucket = minute start).
   std::vector<store::RollupRow> Take();
 
@@ -52,6 +57,8 @@ class ServedCounters {
     int64_t no_fills = 0;
     int64_t errors = 0;
     Micros spend = 0;
+    int64_t invalid_fills = 0;
+    std::array<int32_t, kInvalidReasons> invalid{};  // by InvalidReason
   };
   struct Shard {
     std::mutex mu;

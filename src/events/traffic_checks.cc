@@ -31,6 +31,10 @@ std::string_view InvalidReasonName(InvalidReason reason) {
       return "ip_rate_limit";
     case InvalidReason::kPersonRateLimit:
       return "person_rate_limit";
+    case InvalidReason::kWalletRate:
+      return "wallet_rate";
+    case InvalidReason::kWalletPublishers:
+      return "wallet_publishers";
   }
   return "";
 }
@@ -69,6 +73,13 @@ TrafficChecks::TrafficChecks(const TrafficOptions& options, const CrawlerMatcher
       blocklist_(blocklist),
       limiter_(options.rate_table_entries) {
   ADS_CHECK(InitCrypto()) << "libsodium cannot be initialised";
+  if (options.check_impressions) {
+    wallets_ = std::make_unique<WalletAnomalies>(
+        WalletAnomalyLimits{.serves_per_minute = options.wallet_serves_per_minute,
+                            .max_publishers = options.wallet_max_publishers,
+                            .publishers_seconds = options.wallet_publishers_seconds,
+                            .entries = options.wallet_table_entries});
+  }
   randombytes_buf(key_secret_.data(), key_secret_.size());
 }
 
@@ -138,6 +149,25 @@ InvalidReason TrafficChecks::CheckEvent(const EventFacts& event) {
   }
   return CheckRates(KeyKind::kEventIp, KeyKind::kEventPerson, event.ip, event.person,
                     options_.event_limits, event.now_seconds);
+}
+
+InvalidReason TrafficChecks::CheckImpression(const ImpressionFacts& impression) {
+  if (wallets_ == nullptr) return InvalidReason::kNone;
+  InvalidReason reason = InvalidReason::kNone;
+  if (impression.browser) reason = CheckAgentAndAddress(impression.user_agent, impression.ip);
+  // The wallets are counted even when an earlier check failed: a bot's serves are serves.
+  WalletAnomalies::Verdict verdict =
+      wallets_->Serve(impression.wallets, impression.publisher_id, impression.now_seconds);
+  if (reason != InvalidReason::kNone) return reason;
+  switch (verdict) {
+    case WalletAnomalies::Verdict::kServeRate:
+      return InvalidReason::kWalletRate;
+    case WalletAnomalies::Verdict::kPublishers:
+      return InvalidReason::kWalletPublishers;
+    case WalletAnomalies::Verdict::kNone:
+      break;
+  }
+  return InvalidReason::kNone;
 }
 
 }  // namespace adserver::events

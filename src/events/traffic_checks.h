@@ -11,9 +11,12 @@
 //   ip_rate_limit, person_rate_limit.
 // For an advertiser event: missing_user_agent, crawler, blocked_ip, ip_rate_limit,
 // person_rate_limit. Rate limits count only what reached them.
+// For a served impression: (a browser's request only) missing_user_agent, crawler, blocked_ip;
+// then wallet_rate, wallet_publishers (every wallet of every checked impression is counted).
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -24,6 +27,7 @@
 #include "events/ip_blocklist.h"
 #include "events/traffic_limiter.h"
 #include "events/traffic_options.h"
+#include "events/wallet_anomalies.h"
 
 namespace adserver::events {
 
@@ -37,7 +41,10 @@ enum class InvalidReason : uint8_t {
   kOriginNotAllowed,
   kIpRateLimit,
   kPersonRateLimit,
+  kWalletRate,        // served impressions: a wallet served too often a minute
+  kWalletPublishers,  // served impressions: a wallet served under too many publishers
 };
+inline constexpr size_t kInvalidReasons = static_cast<size_t>(InvalidReason::kWalletPublishers) + 1;
 // "missing_user_agent", "crawler", ...; "" for kNone.
 std::string_view InvalidReasonName(InvalidReason reason);
 
@@ -63,6 +70,19 @@ struct EventFacts {
   std::string_view user_agent;
   std::optional<IpAddress> ip;
   uint64_t person = 0;
+  int64_t now_seconds = 0;
+};
+
+// What a served impression's checks look at (a live key's ad, before it is billed).
+struct ImpressionFacts {
+  std::string_view user_agent;
+  std::optional<IpAddress> ip;
+  // A browser's request (it sent an Origin header): its user agent and address are the
+  // visitor's. A publisher's backend calling the server entry (no Origin) sends its own, so
+  // those checks are skipped for it; the wallet checks run for both.
+  bool browser = false;
+  std::span<const Address> wallets;
+  int64_t publisher_id = 0;
   int64_t now_seconds = 0;
 };
 
@@ -92,6 +112,9 @@ class TrafficChecks {
   InvalidReason CheckClick(const ClickFacts& click);
   // The same for an advertiser event.
   InvalidReason CheckEvent(const EventFacts& event);
+  // The same for a served impression (kNone when options().check_impressions is off). Counts
+  // the impression's wallets in the anomaly table.
+  InvalidReason CheckImpression(const ImpressionFacts& impression);
 
   const TrafficOptions& options() const { return options_; }
 
@@ -107,6 +130,7 @@ class TrafficChecks {
   const CrawlerMatcher& crawlers_;
   const IpBlocklist* blocklist_;
   TrafficLimiter limiter_;
+  std::unique_ptr<WalletAnomalies> wallets_;  // null when impressions are not checked
   std::array<uint8_t, 16> key_secret_;  // keys table entries; random per process
 };
 

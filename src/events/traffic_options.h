@@ -42,6 +42,21 @@ struct TrafficOptions {
   std::vector<RateWindow> click_limits = {{60, 1}, {600, 3}, {3600, 10}, {86400, 25}};
   // Advertiser events (POST /v1/events) per (truncated) client address and per person.
   std::vector<RateWindow> event_limits = {{60, 30}, {600, 120}, {3600, 300}, {86400, 1000}};
+  // Served impressions (a live key's 200 on /v1/ads or /api/ads) are checked too: a browser's
+  // request (one with an Origin header) for its user agent, the crawler list and the
+  // blocklists; every request for the wallet-set anomalies below. An invalid impression is still
+  // answered with its ad but bills nothing and counts toward no cap, learned rate or conversion.
+  bool check_impressions = true;
+  // A wallet served more often than this per minute makes the impression invalid (0 = off).
+  int64_t wallet_serves_per_minute = 120;
+  // A wallet served under more than this many publishers within `wallet_publishers_seconds`
+  // makes the impression invalid (0 = off; at most 64, counted in a 64-bit set of publisher
+  // hashes, so a count can fall short of the truth, never exceed it).
+  int64_t wallet_max_publishers = 20;
+  int64_t wallet_publishers_seconds = 3600;
+  // Entries of the wallets' table (fixed size; the least recently used of two candidates is
+  // reused for a new wallet, forgetting its counts).
+  size_t wallet_table_entries = size_t{1} << 18;
   // Entries of the rate-limit table (fixed size, shared by clicks and events; the least
   // recently used of two candidate entries is reused when a new key arrives).
   size_t rate_table_entries = size_t{1} << 18;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/crypto.h"
+#include "common/ip_address.h"
 #include "common/json_writer.h"
 #include "common/log.h"
 #include "events/click_token.h"
@@ -177,7 +178,28 @@ struct ServedInfo {
   int64_t campaign_id = 0;
   int64_t ad_id = 0;
   Micros spend = 0;
+  events::InvalidReason invalid = events::InvalidReason::kNone;
 };
+
+// The invalid-traffic checks of a live key's served impression (issue 18): a browser's request
+// (it sent an Origin) for its user agent and address, every request for its wallets.
+events::InvalidReason CheckImpression(const TrafficGuard& traffic, const http::Request& request,
+                                      std::span<const Address> wallets, int64_t publisher_id,
+                                      int64_t now_seconds) {
+  if (traffic.checks == nullptr) return events::InvalidReason::kNone;
+  const bool browser = !request.Header("Origin").empty();
+  std::optional<IpAddress> ip;
+  if (browser) {
+    ip = traffic.proxies != nullptr ? http::ClientIp(request, *traffic.proxies)
+                                    : ParseIp(request.remote_ip);
+  }
+  return traffic.checks->CheckImpression({.user_agent = request.Header("User-Agent"),
+                                          .ip = ip,
+                                          .browser = browser,
+                                          .wallets = wallets,
+                                          .publisher_id = publisher_id,
+                                          .now_seconds = now_seconds});
+}
 
 // The click URL of a live key's ad: {public_url}/v1/click/{token}, the token sealing what the
 // click needs (events/click_token.h) under a new decision id.
@@ -357,7 +379,7 @@ Outcome Serve(const Context& ctx) {
                                          .campaign_id = served.campaign_id,
                                          .ad_id = served.ad_id,
                                          .arm = decision::ArmFor(publisher, ad_unit)},
-                                        result, served.spend);
+                                        result, served.spend, served.invalid);
   }
   return outcome;
 }
@@ -392,9 +414,15 @@ Outcome ServeForKey(const Context& ctx, const decision::ApiKey& key, AdRequest& 
       click_url = ClickUrl(ctx, publisher, parsed, *decision, id, person, arm);
       served = {.campaign_id = decision->campaign->id,
                 .ad_id = decision->ad->id,
-                .spend = decision::ImpressionPrice(*decision->campaign)};
+                .spend = decision::ImpressionPrice(*decision->campaign),
+                .invalid = CheckImpression(ctx.events->traffic, ctx.request, parsed.wallets,
+                                           publisher.id, ctx.now_seconds)};
+      // An invalid impression is answered like any other but bills nothing, counts toward no
+      // cap or learned rate, and exposes no one (so no conversion is attributed to it).
+      if (served.invalid != events::InvalidReason::kNone) served.spend = 0;
       // Campaigns billed on onchain conversions remember whom they were shown to.
-      if (decision->campaign->conversion && ctx.events->exposures != nullptr) {
+      if (decision->campaign->conversion && ctx.events->exposures != nullptr &&
+          served.invalid == events::InvalidReason::kNone) {
         store::ExposureEntry exposure{
             .decision_id = id.bytes,
             .exposed_at = ctx.now_seconds,
@@ -409,8 +437,8 @@ Outcome ServeForKey(const Context& ctx, const decision::ApiKey& key, AdRequest& 
       }
     }
     outcome = {JsonResponse(200, AdResponseBody(parsed, *decision, click_url))};
-    // Billable: a 200 served by a live key (test keys never touch budgets).
-    if (ctx.hooks != nullptr && !key.test) {
+    // Billable: a valid 200 served by a live key (test keys never touch budgets).
+    if (ctx.hooks != nullptr && !key.test && served.invalid == events::InvalidReason::kNone) {
       RecordServed(*ctx.hooks, *decision, parsed.wallets, ctx.now_seconds);
     }
   }
@@ -591,8 +619,10 @@ void AdHandler::SetEvents(events::EventsService* events, std::string_view public
   std::string prefix(public_url);
   while (!prefix.empty() && prefix.back() == '/') prefix.pop_back();
   prefix += "/v1/click/";
-  event_hooks_.push_back(std::make_unique<EventHooks>(
-      EventHooks{.service = events, .exposures = exposures, .click_prefix = std::move(prefix)}));
+  event_hooks_.push_back(std::make_unique<EventHooks>(EventHooks{.service = events,
+                                                                 .traffic = traffic_,
+                                                                 .exposures = exposures,
+                                                                 .click_prefix = std::move(prefix)}));
   events_.store(event_hooks_.back().get(), std::memory_order_release);
 }
 

@@ -21,6 +21,7 @@
 #include "serve/ad_request.h"
 #include "serve/decision_hooks.h"
 #include "serve/options.h"
+#include "serve/traffic_guard.h"
 #include "common/rate_limiter.h"
 
 namespace adserver::serve {
@@ -28,6 +29,8 @@ namespace adserver::serve {
 // Events on the serving path (issue 15): click URLs in live keys' ads and serving counters.
 struct EventHooks {
   events::EventsService* service = nullptr;
+  // Invalid-traffic checks of served impressions (issue 18); null checks: every fill is valid.
+  TrafficGuard traffic;
   events::ExposureRecorder* exposures = nullptr;  // null: no exposures recorded
   std::string click_prefix;                       // "{public_url}/v1/click/"
 };
@@ -52,6 +55,9 @@ class AdHandler {
   // `exposures` (may be null) records whom campaigns with a conversion rule were shown to.
   void SetEvents(events::EventsService* events, std::string_view public_url,
                  events::ExposureRecorder* exposures = nullptr);
+  // Invalid-traffic checks of live keys' served impressions (issue 18), taken by the next
+  // SetEvents; `traffic.checks` must outlive the handler.
+  void SetTraffic(TrafficGuard traffic) { traffic_ = traffic; }
 
   // Registers POST and OPTIONS for /v1/ads and /api/ads.
   void RegisterRoutes(http::Router& router) const;
@@ -83,6 +89,7 @@ class AdHandler {
   // release/acquire; every hooks object set stays alive with the handler.
   std::atomic<const EventHooks*> events_{nullptr};
   std::vector<std::unique_ptr<EventHooks>> event_hooks_;
+  TrafficGuard traffic_;
 };
 
 // The 200 body of an ad answer (spec 2.4: the current variant's fields, or the earlier one's

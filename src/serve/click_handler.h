@@ -12,6 +12,7 @@
 #include "http/client_ip.h"
 #include "http/message.h"
 #include "http/router.h"
+#include "serve/traffic_guard.h"
 #include "store/events_store.h"
 
 namespace adserver::serve {
@@ -28,12 +29,6 @@ namespace adserver::serve {
 //   - HEAD (link previews, prefetchers) redirects the same way but records nothing.
 // GET runs on the event loop and answers once the click writer has committed it
 // (Dispatch::kDeferred: no thread waits); HEAD runs on the worker pool. Thread-safe.
-// The invalid-traffic checks a handler runs; a null `checks` runs none (every valid click is
-// billed, as before issue 18).
-struct TrafficGuard {
-  events::TrafficChecks* checks = nullptr;
-  const http::TrustedProxies* proxies = nullptr;  // null: the socket peer is the client
-};
 
 class ClickHandler {
  public:

@@ -73,7 +73,11 @@ struct RollupRow {
   Id ad_id = 0;
   std::string arm;
   int64_t requests = 0;
-  int64_t fills = 0;  // = served impressions (a 200 for a live key)
+  int64_t fills = 0;  // = served impressions (a 200 for a live key), valid ones only
+  // Served impressions an invalid-traffic check refused (answered, never billed), in all and
+  // per reason ("crawler", "wallet_rate", ...).
+  int64_t invalid_fills = 0;
+  std::vector<std::pair<std::string, int64_t>> invalid_fills_by_reason;
   int64_t no_fills = 0;
   int64_t errors = 0;
   Micros impression_spend = 0;
@@ -152,6 +156,10 @@ struct CampaignEventTotals {
   int64_t invalid_clicks = 0;
   // Invalid clicks per reason (only reasons seen), from the daily invalid-click rollups.
   std::map<std::string, int64_t> invalid_clicks_by_reason;
+  // Served impressions refused by an invalid-traffic check (not in `impressions`), in all and
+  // per reason, from the daily rollups.
+  int64_t invalid_impressions = 0;
+  std::map<std::string, int64_t> invalid_impressions_by_reason;
   Micros click_spend = 0;
   int64_t conversions = 0;
   Micros conversion_spend = 0;

@@ -41,7 +41,10 @@ class InvalidTrafficTest : public ::testing::Test {
                           << "\"]\nblocklist_check_seconds = 1\n"
                           // One click a day per /24 and per person: no window boundary falls
                           // inside the test (the default windows are unit-tested).
-                          << "click_limits = [[86400, 1]]\n";
+                          << "click_limits = [[86400, 1]]\n"
+                          // Low enough for a test to cross, high enough for the click test's
+                          // serves of one wallet.
+                          << "wallet_serves_per_minute = 100\n";
     ServerProcess::Options options;
     options.env["ADSERVER_PUBLIC_URL"] = kPublicUrl;
     options.extra_args = {"--config", config};
@@ -89,13 +92,20 @@ class InvalidTrafficTest : public ::testing::Test {
     FAIL() << "the CPC campaign was never served";
   }
 
-  static HttpResult Serve(const std::string& key = "") {
+  static HttpResult Serve(const std::string& key = "", const std::string& user_agent = kBrowser,
+                          const std::string& origin = "") {
     json body = {{"walletAddresses", {kCpcWallet}}, {"imageFormat", "LANDSCAPE"}};
-    return fixture_->Client().Send("POST", "/v1/ads",
-                                   {{"Content-Type", "application/json"},
-                                    {"x-api-key", key.empty() ? fixture_->keys.open_live : key},
-                                    {"User-Agent", kBrowser}},
-                                   body.dump());
+    HttpHeaders headers = {{"Content-Type", "application/json"},
+                           {"x-api-key", key.empty() ? fixture_->keys.open_live : key},
+                           {"User-Agent", user_agent}};
+    if (!origin.empty()) headers.push_back({"Origin", origin});
+    return fixture_->Client().Send("POST", "/v1/ads", headers, body.dump());
+  }
+  static json Stats() {
+    HttpResult r =
+        fixture_->Admin("GET", "/admin/v1/campaigns/" + std::to_string(campaign_) + "/stats");
+    EXPECT_EQ(r.status, 200) << r.body;
+    return json::parse(r.body);
   }
   // A fresh click path of the CPC ad (served with the given publisher key).
   static std::string ClickPath(const std::string& key = "") {
@@ -248,6 +258,57 @@ TEST_F(InvalidTrafficTest, ACrawlersAdvertiserEventIsAnswered200AndCountedApart)
   json c = json::parse(counts.body);
   EXPECT_EQ(c["counts"], json::parse(R"([{"name":"sign_up","count":1}])"));
   EXPECT_EQ(c["invalidByReason"], json({{"crawler", 1}}));
+}
+
+// Runs last: it serves the CPC wallet beyond its per-minute limit.
+TEST_F(InvalidTrafficTest, InvalidImpressionsAreAnsweredButNotCountedOrBilled) {
+  // Settle the counters: everything served so far has been flushed.
+  json before = Stats();
+  for (int i = 0; i < 40; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    json now = Stats();
+    if (now["impressions"] == before["impressions"] &&
+        now["invalidImpressions"] == before["invalidImpressions"]) {
+      break;
+    }
+    before = now;
+  }
+  const int64_t impressions = before["impressions"].get<int64_t>();
+  const int64_t crawled = before["invalidImpressionsByReason"].value("crawler", 0);
+
+  // A crawler in a browser context (Origin sent) gets its ad, like anyone.
+  HttpResult crawler = Serve("", kCrawler, "https://news.example");
+  ASSERT_EQ(crawler.status, 200) << crawler.body;
+  EXPECT_FALSE(json::parse(crawler.body).value("ctaUrl", "").empty());
+  // A publisher's backend calling with its HTTP library's user agent (no Origin) is valid.
+  ASSERT_EQ(Serve("", "axios/1.6.8").status, 200);
+
+  json stats;
+  for (int i = 0; i < 200; ++i) {
+    stats = Stats();
+    if (stats["invalidImpressionsByReason"].value("crawler", 0) == crawled + 1 &&
+        stats["impressions"].get<int64_t>() == impressions + 1) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  EXPECT_EQ(stats["invalidImpressionsByReason"].value("crawler", 0), crawled + 1) << stats.dump();
+  EXPECT_EQ(stats["impressions"].get<int64_t>(), impressions + 1) << stats.dump();
+
+  // One wallet served more than 100 times a minute: the serves beyond are invalid. 202 serves
+  // cross the limit even when a minute starts in between.
+  for (int i = 0; i < 202; ++i) ASSERT_EQ(Serve().status, 200);
+  for (int i = 0; i < 200; ++i) {
+    stats = Stats();
+    if (stats["invalidImpressionsByReason"].value("wallet_rate", 0) > 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  const int64_t over = stats["invalidImpressionsByReason"].value("wallet_rate", 0);
+  EXPECT_GE(over, 1) << stats.dump();
+  EXPECT_LE(stats["impressions"].get<int64_t>(), impressions + 1 + 202 - over) << stats.dump();
+  EXPECT_EQ(stats["invalidImpressions"].get<int64_t>(),
+            before["invalidImpressions"].get<int64_t>() + 1 + over)
+      << stats.dump();
 }
 
 }  // namespace

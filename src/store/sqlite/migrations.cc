@@ -516,6 +516,22 @@ CREATE TABLE advertiser_event_invalid_counts (
   PRIMARY KEY (community_id, campaign_id, reason)
 ) WITHOUT ROWID;
 )sql"},
+    // Invalid served impressions (issue 18): counted apart from the valid fills in the rollups
+    // and per reason per day.
+    {13, R"sql(
+ALTER TABLE rollups_minute ADD COLUMN invalid_fills INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE rollups_hour ADD COLUMN invalid_fills INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE rollups_day ADD COLUMN invalid_fills INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE invalid_impressions_day (
+  bucket       INTEGER NOT NULL,  -- Unix seconds of the day's start
+  publisher_id INTEGER NOT NULL,
+  campaign_id  INTEGER NOT NULL,
+  reason       TEXT NOT NULL,
+  impressions  INTEGER NOT NULL,
+  PRIMARY KEY (campaign_id, bucket, publisher_id, reason)
+) WITHOUT ROWID;
+CREATE INDEX invalid_impressions_day_by_publisher ON invalid_impressions_day (publisher_id, bucket);
+)sql"},
 };
 
 Result<int> CurrentVersion(Connection& conn) {

@@ -29,8 +29,8 @@ std::string UpsertSql(const char* table) {
   return std::string("INSERT INTO ") + table +
          " (bucket, publisher_id, ad_unit_id, campaign_id, ad_id, arm, requests, fills, "
          "no_fills, errors, impression_spend, clicks, duplicate_clicks, expired_clicks, "
-         "click_spend, conversions, conversion_spend, invalid_clicks) VALUES (?1, ?2, ?3, ?4, ?5, "
-         "?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18) "
+         "click_spend, conversions, conversion_spend, invalid_clicks, invalid_fills) VALUES (?1, "
+         "?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19) "
          "ON CONFLICT (bucket, publisher_id, ad_unit_id, campaign_id, ad_id, arm) DO UPDATE SET "
          "requests = requests + excluded.requests, fills = fills + excluded.fills, "
          "no_fills = no_fills + excluded.no_fills, errors = errors + excluded.errors, "
@@ -39,6 +39,7 @@ std::string UpsertSql(const char* table) {
          "duplicate_clicks = duplicate_clicks + excluded.duplicate_clicks, "
          "expired_clicks = expired_clicks + excluded.expired_clicks, "
          "invalid_clicks = invalid_clicks + excluded.invalid_clicks, "
+         "invalid_fills = invalid_fills + excluded.invalid_fills, "
          "click_spend = click_spend + excluded.click_spend, "
          "conversions = conversions + excluded.conversions, "
          "conversion_spend = conversion_spend + excluded.conversion_spend";
@@ -156,7 +157,22 @@ Status SqliteEventsStore::AddToRollups(const RollupRow& row) {
         .Bind(15, row.click_spend)
         .Bind(16, row.conversions)
         .Bind(17, row.conversion_spend)
-        .Bind(18, row.invalid_clicks);
+        .Bind(18, row.invalid_clicks)
+        .Bind(19, row.invalid_fills);
+    ADS_RETURN_IF_ERROR(up.Run());
+  }
+  for (const auto& [reason, count] : row.invalid_fills_by_reason) {
+    ADS_ASSIGN_OR_RETURN(
+        Statement up,
+        c.Prepare("INSERT INTO invalid_impressions_day (bucket, publisher_id, campaign_id, reason, "
+                  "impressions) VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (campaign_id, bucket, "
+                  "publisher_id, reason) DO UPDATE SET impressions = impressions + "
+                  "excluded.impressions"));
+    up.Bind(1, FloorTo(row.bucket, 86400))
+        .Bind(2, row.publisher_id)
+        .Bind(3, row.campaign_id)
+        .Bind(4, reason)
+        .Bind(5, count);
     ADS_RETURN_IF_ERROR(up.Run());
   }
   return OkStatus();
@@ -436,7 +452,8 @@ Result<CampaignEventTotals> SqliteEventsStore::CampaignTotals(Id campaign_id) {
                      "COALESCE(SUM(clicks), 0), COALESCE(SUM(duplicate_clicks), 0), "
                      "COALESCE(SUM(expired_clicks), 0), COALESCE(SUM(click_spend), 0), "
                      "COALESCE(SUM(conversions), 0), COALESCE(SUM(conversion_spend), 0), "
-                     "COALESCE(SUM(invalid_clicks), 0) FROM rollups_day WHERE campaign_id = ?1"));
+                     "COALESCE(SUM(invalid_clicks), 0), COALESCE(SUM(invalid_fills), 0) "
+                     "FROM rollups_day WHERE campaign_id = ?1"));
   sel.Bind(1, campaign_id);
   ADS_ASSIGN_OR_RETURN(bool row, sel.Step());
   CampaignEventTotals totals;
@@ -450,6 +467,7 @@ Result<CampaignEventTotals> SqliteEventsStore::CampaignTotals(Id campaign_id) {
     totals.conversions = sel.Int(6);
     totals.conversion_spend = sel.Int(7);
     totals.invalid_clicks = sel.Int(8);
+    totals.invalid_impressions = sel.Int(9);
   }
   sel.Reset();
   ADS_ASSIGN_OR_RETURN(Statement reasons,
@@ -460,6 +478,16 @@ Result<CampaignEventTotals> SqliteEventsStore::CampaignTotals(Id campaign_id) {
     ADS_ASSIGN_OR_RETURN(bool reason_row, reasons.Step());
     if (!reason_row) break;
     totals.invalid_clicks_by_reason[reasons.Text(0)] = reasons.Int(1);
+  }
+  ADS_ASSIGN_OR_RETURN(
+      Statement impression_reasons,
+      conn_->Prepare("SELECT reason, SUM(impressions) FROM invalid_impressions_day WHERE "
+                     "campaign_id = ?1 GROUP BY reason ORDER BY reason"));
+  impression_reasons.Bind(1, campaign_id);
+  for (;;) {
+    ADS_ASSIGN_OR_RETURN(bool reason_row, impression_reasons.Step());
+    if (!reason_row) break;
+    totals.invalid_impressions_by_reason[impression_reasons.Text(0)] = impression_reasons.Int(1);
   }
   ADS_ASSIGN_OR_RETURN(
       Statement touch,

@@ -95,5 +95,22 @@ TEST(ServedCountersTest, TwoInstancesOnOneThreadStaySeparate) {
   EXPECT_EQ(rb[0].requests, 2);
 }
 
+TEST(ServedCountersTest, InvalidFillsAreCountedApartByReasonAndCostNothing) {
+  ServedCounters counters;
+  ServedKey fill{.unix_seconds = 1'000'000'020, .publisher_id = 1, .campaign_id = 5, .ad_id = 9};
+  counters.Count(fill, ServeOutcome::kFill, 1500);
+  counters.Count(fill, ServeOutcome::kFill, 1500, InvalidReason::kCrawler);
+  counters.Count(fill, ServeOutcome::kFill, 1500, InvalidReason::kCrawler);
+  counters.Count(fill, ServeOutcome::kFill, 1500, InvalidReason::kWalletRate);
+  std::vector<store::RollupRow> rows = counters.Take();
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].requests, 4);
+  EXPECT_EQ(rows[0].fills, 1);
+  EXPECT_EQ(rows[0].impression_spend, 1500);
+  EXPECT_EQ(rows[0].invalid_fills, 3);
+  std::vector<std::pair<std::string, int64_t>> expected{{"crawler", 2}, {"wallet_rate", 1}};
+  EXPECT_EQ(rows[0].invalid_fills_by_reason, expected);
+}
+
 }  // namespace
 }  // namespace adserver::events

@@ -33,6 +33,8 @@ TEST(InvalidReasonTest, NamesAreStable) {
   EXPECT_EQ(InvalidReasonName(InvalidReason::kOriginNotAllowed), "origin_not_allowed");
   EXPECT_EQ(InvalidReasonName(InvalidReason::kIpRateLimit), "ip_rate_limit");
   EXPECT_EQ(InvalidReasonName(InvalidReason::kPersonRateLimit), "person_rate_limit");
+  EXPECT_EQ(InvalidReasonName(InvalidReason::kWalletRate), "wallet_rate");
+  EXPECT_EQ(InvalidReasonName(InvalidReason::kWalletPublishers), "wallet_publishers");
 }
 
 TEST(TrafficCheckTest, MissingUserAgent) {
@@ -194,6 +196,56 @@ TEST_F(TrafficChecksTest, EventsHaveTheirOwnLimits) {
   event.user_agent = kBrowser;
   event.ip = ParseIp("203.0.113.1");
   EXPECT_EQ(checks.CheckEvent(event), InvalidReason::kBlockedIp);
+}
+
+TEST_F(TrafficChecksTest, ImpressionsFromBrowsersAreCheckedForAgentAndAddressThenWallets) {
+  TrafficOptions options;
+  options.wallet_serves_per_minute = 2;
+  TrafficChecks checks(options, CrawlerMatcher::Builtin(), blocklist_.get());
+  std::vector<Address> wallets{*ParseAddress("0x1111111111111111111111111111111111111111")};
+  ImpressionFacts browser{.user_agent = kBrowser,
+                          .ip = ParseIp("198.51.100.7"),
+                          .browser = true,
+                          .wallets = wallets,
+                          .publisher_id = 3,
+                          .now_seconds = 1'700'000'040};
+  EXPECT_EQ(checks.CheckImpression(browser), InvalidReason::kNone);
+  ImpressionFacts crawler = browser;
+  crawler.user_agent = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)";
+  EXPECT_EQ(checks.CheckImpression(crawler), InvalidReason::kCrawler);  // 2nd serve of the wallet
+  ImpressionFacts blocked = browser;
+  blocked.ip = ParseIp("203.0.113.9");
+  // The address comes first; the wallet's 3rd serve is still counted.
+  EXPECT_EQ(checks.CheckImpression(blocked), InvalidReason::kBlockedIp);
+  EXPECT_EQ(checks.CheckImpression(browser), InvalidReason::kWalletRate);
+  ImpressionFacts no_agent = browser;
+  no_agent.user_agent = "";
+  no_agent.wallets = {};
+  EXPECT_EQ(checks.CheckImpression(no_agent), InvalidReason::kMissingUserAgent);
+}
+
+TEST_F(TrafficChecksTest, APublishersBackendIsCheckedForWalletsOnly) {
+  TrafficChecks checks(TrafficOptions{}, CrawlerMatcher::Builtin(), blocklist_.get());
+  std::vector<Address> wallets{*ParseAddress("0x2222222222222222222222222222222222222222")};
+  // The server entry calls from the publisher's servers: their user agent and address are
+  // not the visitor's, so neither a library's user agent nor a datacenter address counts.
+  ImpressionFacts backend{.user_agent = "axios/1.6.8",
+                          .ip = ParseIp("203.0.113.9"),
+                          .browser = false,
+                          .wallets = wallets,
+                          .publisher_id = 3,
+                          .now_seconds = 1'700'000'040};
+  EXPECT_EQ(checks.CheckImpression(backend), InvalidReason::kNone);
+  backend.user_agent = "";
+  EXPECT_EQ(checks.CheckImpression(backend), InvalidReason::kNone);
+}
+
+TEST_F(TrafficChecksTest, ImpressionChecksCanBeTurnedOff) {
+  TrafficOptions options;
+  options.check_impressions = false;
+  TrafficChecks checks(options, CrawlerMatcher::Builtin(), blocklist_.get());
+  ImpressionFacts crawler{.user_agent = "curl/8.5.0", .browser = true};
+  EXPECT_EQ(checks.CheckImpression(crawler), InvalidReason::kNone);
 }
 
 }  // namespace

@@ -232,6 +232,31 @@ TEST_F(SqliteEventsStoreTest, InvalidClicksKeepTheirReasonAndBillNothing) {
             (std::map<std::string, int64_t>{{"crawler", 2}, {"too_fast", 1}}));
 }
 
+TEST_F(SqliteEventsStoreTest, InvalidImpressionsAreRolledUpApartByReason) {
+  RollupRow row{.bucket = kT,
+                .publisher_id = 1,
+                .ad_unit_id = "top",
+                .campaign_id = 10,
+                .ad_id = 20,
+                .requests = 5,
+                .fills = 2,
+                .invalid_fills = 3,
+                .invalid_fills_by_reason = {{"crawler", 2}, {"wallet_rate", 1}},
+                .impression_spend = 4000};
+  ASSERT_TRUE(store_->AddRollups(std::vector{row}).ok());
+  row.bucket = kT + 86400;  // the next day adds up
+  row.invalid_fills = 1;
+  row.invalid_fills_by_reason = {{"crawler", 1}};
+  ASSERT_TRUE(store_->AddRollups(std::vector{row}).ok());
+  CampaignEventTotals totals = *store_->CampaignTotals(10);
+  EXPECT_EQ(totals.impressions, 4);  // valid fills only
+  EXPECT_EQ(totals.impression_spend, 8000);
+  EXPECT_EQ(totals.invalid_impressions, 4);
+  EXPECT_EQ(totals.invalid_impressions_by_reason,
+            (std::map<std::string, int64_t>{{"crawler", 3}, {"wallet_rate", 1}}));
+  EXPECT_EQ(store_->CampaignTotals(11)->invalid_impressions, 0);
+}
+
 TEST_F(SqliteEventsStoreTest, AnInvalidClickOfABilledDecisionIsADuplicate) {
   std::vector<ClickRecord> billed = Clicks(1, 1);
   ASSERT_TRUE(store_->InsertClicks(billed).ok());

@@ -2,8 +2,25 @@
 # Sourced by the load scripts in bench/ (issue 6): starting adserver the way every measurement
 # does, and the nginx side of the comparison.
 
+# bench_config BINARY FILE [LINE...]: writes the TOML lines to FILE and, for a binary that has
+# the setting, `[traffic] wallet_serves_per_minute = 0`: wrk_mix.lua cycles a pool of 4096
+# requests, so at tens of thousands of requests a second each wallet comes back hundreds of
+# times a minute, which no visitor does; with the limit on, nearly every impression would be
+# invalid (not billed, no exposure) and the server would do less than in production. The
+# wallet table is still updated on every serve (the publishers check stays on), so its cost
+# is measured.
+bench_config() {
+  local bin=$1 file=$2
+  shift 2
+  printf '%s\n' "$@" >"$file"
+  if grep -q wallet_serves_per_minute "$bin"; then
+    printf '[traffic]\nwallet_serves_per_minute = 0\n' >>"$file"
+  fi
+}
+
 # start_adserver BINARY DATA DIR [ARGS...]: `BINARY serve` on DATA, pinned to CPU 0 with one
-# event loop, with ARGS added to its command line (e.g. --config FILE), logging to
+# event loop, with ARGS added to its command line (e.g. --config FILE; without one, the
+# bench_config defaults in DIR/bench.toml), logging to
 # DIR/server.log; sets server_pid and server_port once it listens, then waits until
 # lookups are served from the in-memory wallet table (or from the mapped table, for a binary
 # without the in-memory copy; or from LMDB when the table is off). Returns 1 if it never gets
@@ -12,6 +29,10 @@
 start_adserver() {
   local bin=$1 data=$2 dir=$3 out
   shift 3
+  if [[ " $* " != *" --config "* ]]; then
+    bench_config "$bin" "$dir/bench.toml"
+    set -- "$@" --config "$dir/bench.toml"
+  fi
   rm -f "$dir/ready"
   taskset -c 0 "$bin" serve --data "$data" --listen 127.0.0.1:0 --io-threads 1 --log-level warn \
     --ready-file "$dir/ready" "$@" >"$dir/server.log" 2>&1 &

@@ -94,7 +94,7 @@ key=$(head -1 "$data/bench-key.txt")
 # setting runs as it is.
 server_args=()
 if grep -q shed_after_us "$binary"; then
-  printf '[http]\nshed_after_us = 0\n' >"$work/adserver.toml"
+  bench_config "$binary" "$work/adserver.toml" '[http]' 'shed_after_us = 0'
   server_args=(--config "$work/adserver.toml")
 fi
 start_adserver "$binary" "$data" "$work" "${server_args[@]}"

@@ -184,9 +184,11 @@ wait_for() {  # wait_for SECONDS COMMAND...
 start_adserver_timed() {
   local start_ns
   rm -f "$work/ready"
+  bench_config "$build_dir/adserver" "$work/bench.toml"  # bench/common.sh
   start_ns=$(date +%s%N)
   taskset -c "$server_cpu" "$build_dir/adserver" serve --data "$1" --listen 127.0.0.1:0 \
-    --io-threads "$io_threads" --log-level warn --ready-file "$work/ready" >"$work/adserver.log" 2>&1 &
+    --io-threads "$io_threads" --log-level warn --config "$work/bench.toml" \
+    --ready-file "$work/ready" >"$work/adserver.log" 2>&1 &
   server_pid=$!
   wait_for 600 test -s "$work/ready" || { cat "$work/adserver.log" >&2; exit 1; }
   ready_ms=$((($(date +%s%N) - start_ns) / 1000000))

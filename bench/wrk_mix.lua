@@ -9,7 +9,8 @@
 --   half from browsers without the cookie (1 to 3 wallets, known with p = 0.7; in the
 --   identity-graph design each one minted an identity that stayed), half from browsers that
 --   keep it (as above).
--- Mix: 70 % current variant (/v1/ads, 4 formats, adUnitId, half with an Origin), 30 % earlier
+-- Mix: 70 % current variant (/v1/ads, 4 formats, adUnitId, half with an Origin and a browser
+-- User-Agent), 30 % earlier
 -- (/api/ads, 3 formats); 60 % 1 wallet, 30 % 3, 10 % 50; each wallet known with p = 0.7.
 -- The same seeded sequence of requests goes to every server. done() prints one RESULT line.
 -- With WRK_DUMP=FILE in the environment, init() also writes the prepared requests to FILE, raw
@@ -17,6 +18,7 @@
 -- adserver-openloop; run wrk with -t1 so only one thread writes it).
 
 local pool_size = 4096
+local browser_agent = "Mozilla/5.0 (X11; Linux x86_64; rv:125.0) Gecko/20100101 Firefox/125.0"
 local pool = {}
 local next_request = 1
 
@@ -91,7 +93,12 @@ function init(args)
     local body, path
     if current then
       path = "/v1/ads"
-      if math.random() < 0.5 then headers["Origin"] = "https://news.example" end
+      if math.random() < 0.5 then
+        -- A browser's request: it names its page and its user agent (the server checks both
+        -- for invalid traffic; requests without an Origin come from a publisher's backend).
+        headers["Origin"] = "https://news.example"
+        headers["User-Agent"] = browser_agent
+      end
       body = '{"walletAddresses":[' .. table.concat(wallets, ",") .. '],"imageFormat":"' ..
              pick(current_formats) .. '","adUnitId":"slot-' .. math.random(20) .. '"}'
       if cookies then

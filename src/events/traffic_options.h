@@ -54,9 +54,9 @@ struct TrafficOptions {
   // hashes, so a count can fall short of the truth, never exceed it).
   int64_t wallet_max_publishers = 20;
   int64_t wallet_publishers_seconds = 3600;
-  // Entries of the wallets' table (fixed size; the least recently used of two candidates is
-  // reused for a new wallet, forgetting its counts).
-  size_t wallet_table_entries = size_t{1} << 18;
+  // Entries of each serving thread's wallet table (fixed size, 32 bytes an entry; the least
+  // recently used of two candidates is reused for a new wallet, forgetting its counts).
+  size_t wallet_table_entries = size_t{1} << 16;
   // Entries of the rate-limit table (fixed size, shared by clicks and events; the least
   // recently used of two candidate entries is reused when a new key arrives).
   size_t rate_table_entries = size_t{1} << 18;

@@ -24,8 +24,7 @@ int64_t Floor(int64_t now, int64_t seconds) { return now - ((now % seconds) + se
 
 WalletAnomalies::WalletAnomalies(const WalletAnomalyLimits& limits)
     : limits_(limits),
-      entries_(std::bit_ceil(std::max<size_t>(limits.entries, 2))),
-      stripes_(std::make_unique<std::mutex[]>(kStripes)) {
+      pairs_(std::bit_ceil(std::max<size_t>(limits.entries, 2)) / 2) {
   // A per-process seed: which wallets share entries cannot be planned from outside.
   randombytes_buf(seed_.data(), sizeof(seed_));
 }
@@ -46,39 +45,51 @@ WalletAnomalies::Verdict WalletAnomalies::Serve(std::span<const Address> wallets
   const bool publishers_on = limits_.max_publishers > 0 && limits_.publishers_seconds > 0;
   if (!rate_on && !publishers_on) return Verdict::kNone;
   const uint64_t publisher_bit = uint64_t{1} << (Mix(static_cast<uint64_t>(publisher_id)) % 64);
-  const int64_t minute = Floor(now, 60);
-  const int64_t window = publishers_on ? Floor(now, limits_.publishers_seconds) : 0;
+  const auto minute = static_cast<uint32_t>(Floor(now, 60) / 60);
+  const auto window =
+      publishers_on ? static_cast<uint32_t>(Floor(now, limits_.publishers_seconds) / 60) : 0;
+  std::vector<Pair>& pairs = shards_.Local().pairs;
+  if (pairs.empty()) pairs.resize(pairs_);
+  const size_t mask = pairs_ - 1;
+  // Wallets' lines are fetched together first, so that a request's misses overlap.
+  constexpr size_t kBatch = 16;
+  uint64_t keys[kBatch];
   Verdict verdict = Verdict::kNone;
-  for (const Address& wallet : wallets) {
-    const uint64_t key = KeyOf(wallet);
-    // The pair (2i, 2i + 1) shares a stripe.
-    const size_t pair = (key & (entries_.size() - 1)) & ~size_t{1};
-    std::lock_guard<std::mutex> lock(stripes_[(pair / 2) % kStripes]);
-    Entry* entry = entries_[pair].key == key       ? &entries_[pair]
-                   : entries_[pair + 1].key == key ? &entries_[pair + 1]
-                                                   : nullptr;
-    if (entry == nullptr) {
-      entry = entries_[pair].last_seen <= entries_[pair + 1].last_seen ? &entries_[pair]
-                                                                       : &entries_[pair + 1];
-      *entry = Entry{.key = key};
+  for (size_t begin = 0; begin < wallets.size(); begin += kBatch) {
+    const size_t n = std::min(kBatch, wallets.size() - begin);
+    for (size_t k = 0; k < n; ++k) {
+      keys[k] = KeyOf(wallets[begin + k]);
+      __builtin_prefetch(&pairs[keys[k] & mask], 1);
     }
-    entry->last_seen = now;
-    if (entry->minute != minute) {
-      entry->minute = minute;
-      entry->serves = 0;
-    }
-    if (entry->serves < UINT32_MAX) ++entry->serves;
-    if (entry->window != window) {
-      entry->window = window;
-      entry->publishers = 0;
-    }
-    entry->publishers |= publisher_bit;
-    if (verdict != Verdict::kNone) continue;  // every wallet is still counted
-    if (rate_on && entry->serves > static_cast<uint64_t>(limits_.serves_per_minute)) {
-      verdict = Verdict::kServeRate;
-    } else if (publishers_on &&
-               std::popcount(entry->publishers) > limits_.max_publishers) {
-      verdict = Verdict::kPublishers;
+    for (size_t k = 0; k < n; ++k) {
+      const uint64_t key = keys[k];
+      const size_t index = key & mask;
+      Pair& pair = pairs[index];
+      Entry* entry = pair.entry[0].key == key   ? &pair.entry[0]
+                     : pair.entry[1].key == key ? &pair.entry[1]
+                                                : nullptr;
+      if (entry == nullptr) {
+        entry = pair.entry[0].last_seen <= pair.entry[1].last_seen ? &pair.entry[0]
+                                                                   : &pair.entry[1];
+        *entry = Entry{.key = key};
+      }
+      entry->last_seen = minute;
+      if (entry->minute != minute) {
+        entry->minute = minute;
+        entry->serves = 0;
+      }
+      if (entry->serves < UINT32_MAX) ++entry->serves;
+      if (entry->window != window) {
+        entry->window = window;
+        entry->publishers = 0;
+      }
+      entry->publishers |= publisher_bit;
+      if (verdict != Verdict::kNone) continue;  // every wallet is still counted
+      if (rate_on && entry->serves > static_cast<uint64_t>(limits_.serves_per_minute)) {
+        verdict = Verdict::kServeRate;
+      } else if (publishers_on && std::popcount(entry->publishers) > limits_.max_publishers) {
+        verdict = Verdict::kPublishers;
+      }
     }
   }
   return verdict;

@@ -4,6 +4,7 @@
 
 #include "common/check.h"
 #include "common/log.h"
+#include "common/thread_setup.h"
 
 namespace adserver::app {
 namespace {
@@ -46,6 +47,9 @@ void IndexerThread::Start() {
   }
   indexer_ = std::move(*indexer);
   thread_ = std::thread([this] {
+    // Catching up on many blocks must not starve serving.
+    NameThisThread("indexer");
+    LowerThisThreadPriority();
     Status status = indexer_->Run();
     if (!status.ok()) ADS_LOG(error, "indexer stopped; serving goes on", "status", status);
   });

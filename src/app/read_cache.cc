@@ -1,6 +1,7 @@
 #include "app/read_cache.h"
 
 #include "common/log.h"
+#include "common/thread_setup.h"
 
 namespace adserver::app {
 
@@ -11,7 +12,11 @@ ReadCacheThread::ReadCacheThread(store::LmdbActivityIndex& index,
 ReadCacheThread::~ReadCacheThread() { Stop(); }
 
 void ReadCacheThread::Start() {
-  if (!thread_.joinable()) thread_ = std::thread([this] { Run(); });
+  if (!thread_.joinable()) thread_ = std::thread([this] {
+    NameThisThread("wallet-table");
+    LowerThisThreadPriority();
+    Run();
+  });
 }
 
 void ReadCacheThread::Stop() {

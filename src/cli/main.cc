@@ -25,6 +25,7 @@
 #include "common/json_writer.h"
 #include "common/log.h"
 #include "common/status.h"
+#include "common/thread_setup.h"
 #include "config/config.h"
 
 namespace adserver::cli {
@@ -375,7 +376,15 @@ int Main(int argc, char** argv) {
                      "chain=COL time=COL status=COL");
   import->add_option("--chain-id", import_options.chain_id, "Chain of rows without a chain column");
   import->add_flag("--force", import_options.force, "Import even if the file was imported before");
+  // A bulk import next to a live server must not take the CPU from its event loops; on an idle
+  // machine a lower priority costs nothing.
+  int import_nice = kBackgroundNice;
+  import
+      ->add_option("--nice", import_nice,
+                   "Scheduling priority of the import (0 = normal, 19 = lowest; default 10)")
+      ->check(CLI::Range(0, 19));
   import->callback([&] {
+    LowerThisThreadPriority(import_nice);  // threads started from here inherit it
     for (const std::string& m : mappings) {
       status = ingest::AddMapping(m, import_options.mapping);
       if (!status.ok()) return;

@@ -7,6 +7,7 @@
 #include "common/check.h"
 #include "common/crypto.h"
 #include "common/log.h"
+#include "common/thread_setup.h"
 
 namespace adserver::events {
 namespace {
@@ -188,8 +189,15 @@ void EventsService::Start() {
     if (accepting_ || stopped_) return;
     accepting_ = true;
   }
-  writer_ = std::thread([this] { RunWriter(); });
-  flusher_ = std::thread([this] { RunFlusher(); });
+  writer_ = std::thread([this] {
+    NameThisThread("click-writer");  // answers waiting clicks: normal priority
+    RunWriter();
+  });
+  flusher_ = std::thread([this] {
+    NameThisThread("event-rollups");
+    LowerThisThreadPriority();
+    RunFlusher();
+  });
 }
 
 void EventsService::Stop() {

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "common/log.h"
+#include "common/thread_setup.h"
 
 namespace adserver::events {
 namespace {
@@ -142,7 +143,11 @@ void ExposureRecorder::Start() {
   std::lock_guard<std::mutex> lock(mu_);
   if (started_ || stop_) return;
   started_ = true;
-  thread_ = std::thread([this] { Run(); });
+  thread_ = std::thread([this] {
+    NameThisThread("exposures");
+    LowerThisThreadPriority();
+    Run();
+  });
 }
 
 void ExposureRecorder::Stop() {

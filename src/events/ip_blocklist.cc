@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "common/log.h"
+#include "common/thread_setup.h"
 
 namespace adserver::events {
 namespace {
@@ -116,6 +117,8 @@ bool IpBlocklist::ReloadIfChanged() {
 void IpBlocklist::Start(std::chrono::milliseconds every) {
   if (paths_.empty() || thread_.joinable()) return;
   thread_ = std::thread([this, every] {
+    NameThisThread("blocklists");
+    LowerThisThreadPriority();
     std::unique_lock<std::mutex> lock(mu_);
     while (!cv_.wait_for(lock, every, [&] { return stop_; })) {
       lock.unlock();

@@ -30,6 +30,7 @@
 #include "common/cpu_budget.h"
 #include "common/ip_address.h"
 #include "common/log.h"
+#include "common/thread_setup.h"
 #include "http/detail/listen_address.h"
 
 namespace adserver::http {
@@ -775,6 +776,7 @@ Status ServerImpl::Start() {
   workers_.emplace(static_cast<size_t>(std::max(options_.worker_threads, 1)));
   const std::chrono::milliseconds shortest =
       std::min({options_.header_timeout, options_.body_timeout, options_.idle_timeout});
+  size_t loop_number = 0;
   for (auto& loop : loops_) {
     loop->sweep_period = std::clamp(shortest / 4, kMinSweep, kMaxSweep);
     loop->probe_budget = static_cast<uint64_t>(
@@ -785,7 +787,10 @@ Status ServerImpl::Start() {
     loop->Tick();
     Sweep(*loop);
     Accept(*loop);
-    loop->thread = std::thread([l = loop.get()] { RunLoop(*l); });
+    loop->thread = std::thread([l = loop.get(), i = loop_number++] {
+      NameThisThread("http-" + std::to_string(i));
+      RunLoop(*l);
+    });
   }
   started_ = true;
   ADS_LOG(info, "http server listening", "listen", options_.listen, "port", port_, "io_threads",

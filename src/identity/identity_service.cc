@@ -7,6 +7,7 @@
 #include "common/check.h"
 #include "common/crypto.h"
 #include "common/log.h"
+#include "common/thread_setup.h"
 
 namespace adserver::identity {
 namespace {
@@ -79,7 +80,11 @@ Status IdentityService::Load() {
 void IdentityService::Start() {
   std::lock_guard<std::mutex> lock(thread_mu_);
   if (thread_.joinable() || stopping_) return;
-  thread_ = std::thread([this] { Run(); });
+  thread_ = std::thread([this] {
+    NameThisThread("identity");
+    LowerThisThreadPriority();
+    Run();
+  });
 }
 
 void IdentityService::Stop() {

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "common/log.h"
+#include "common/thread_setup.h"
 
 namespace adserver::ingest {
 namespace {
@@ -89,7 +90,10 @@ Result<size_t> CounterFlusher::Reconcile(
 void CounterFlusher::Start() {
   std::lock_guard<std::mutex> lock(mu_);
   if (thread_.joinable() || stop_) return;
-  thread_ = std::thread([this] { Run(); });
+  thread_ = std::thread([this] {
+    NameThisThread("counters");
+    Run();
+  });
 }
 
 Status CounterFlusher::FlushNow() {

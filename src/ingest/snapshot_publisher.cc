@@ -9,6 +9,7 @@
 
 #include "common/check.h"
 #include "common/log.h"
+#include "common/thread_setup.h"
 #include "ingest/catalog_builder.h"
 
 namespace adserver::ingest {
@@ -158,7 +159,11 @@ Status SnapshotPublisher::LoadNow() {
 
 void SnapshotPublisher::Start() {
   ADS_CHECK(!thread_.joinable()) << "SnapshotPublisher started twice";
-  thread_ = std::thread([this] { Run(); });
+  thread_ = std::thread([this] {
+    NameThisThread("snapshots");
+    LowerThisThreadPriority();
+    Run();
+  });
 }
 
 void SnapshotPublisher::NotifyChanged() {

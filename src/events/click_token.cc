@@ -79,19 +79,21 @@ bool GetText(const uint8_t*& in, const uint8_t* end, std::string& text) {
   return true;
 }
 
-// The sixth integer: 0, or bit 0 | milliseconds << 1 | user-agent hash << 11.
+// The sixth integer: 0, or bit 0 | milliseconds << 1 | user-agent hash << 11 | invalid << 43.
 int64_t EncodeServeContext(const ClickClaims& c) {
   if (!c.serve_context) return 0;
   return 1 | (static_cast<int64_t>(c.served_at_millis % 1000) << 1) |
-         (static_cast<int64_t>(c.user_agent_hash) << 11);
+         (static_cast<int64_t>(c.user_agent_hash) << 11) |
+         (static_cast<int64_t>(c.serve_invalid & 31) << 43);
 }
 
 bool DecodeServeContext(int64_t v, ClickClaims& c) {
   if (v == 0) return true;
-  if ((v & 1) == 0 || v < 0 || (v >> 43) != 0) return false;
+  if ((v & 1) == 0 || v < 0 || (v >> 48) != 0) return false;
   c.serve_context = true;
   c.served_at_millis = static_cast<int32_t>((v >> 1) & 1023);
   c.user_agent_hash = static_cast<uint32_t>(v >> 11);
+  c.serve_invalid = static_cast<uint8_t>((v >> 43) & 31);
   return c.served_at_millis < 1000;
 }
 

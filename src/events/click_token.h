@@ -11,9 +11,11 @@
 //
 // The claims' sixth integer was reserved (always 0) until the invalid-traffic checks (issue
 // 18); it now carries the serve context: bit 0 set when present, bits 1-10 the milliseconds of
-// served_at's second, bits 11-42 UserAgentHash of the serve's User-Agent. Tokens sealed before
-// have 0 there and open with `serve_context` false (their clicks skip the two checks that need
-// it: too_fast on milliseconds and user_agent_mismatch).
+// served_at's second, bits 11-42 UserAgentHash of the serve's User-Agent, bits 43-47 the
+// served impression's invalid-traffic reason (0 = valid). Tokens sealed before have 0 there and
+// open with `serve_context` false (their clicks skip the two checks that need it: too_fast on
+// milliseconds and user_agent_mismatch). A token of an invalid impression does not open in a
+// release before that field (its bits 43-47 were required to be 0).
 
 #include <cstdint>
 #include <optional>
@@ -47,6 +49,9 @@ struct ClickClaims {
   bool serve_context = false;
   int32_t served_at_millis = 0;  // 0-999: milliseconds within served_at's second
   uint32_t user_agent_hash = 0;  // UserAgentHash of the serve's User-Agent
+  // The served impression's InvalidReason (events/traffic_checks.h; 0 = valid, at most 31);
+  // only with serve_context.
+  uint8_t serve_invalid = 0;
   bool operator==(const ClickClaims&) const = default;
 };
 

@@ -35,6 +35,8 @@ std::string_view InvalidReasonName(InvalidReason reason) {
       return "wallet_rate";
     case InvalidReason::kWalletPublishers:
       return "wallet_publishers";
+    case InvalidReason::kInvalidImpression:
+      return "invalid_impression";
   }
   return "";
 }
@@ -124,6 +126,7 @@ InvalidReason TrafficChecks::CheckRates(KeyKind ip_kind, KeyKind person_kind,
 }
 
 InvalidReason TrafficChecks::CheckClick(const ClickFacts& click) {
+  if (click.invalid_impression) return InvalidReason::kInvalidImpression;
   if (InvalidReason r = CheckAgentAndAddress(click.user_agent, click.ip);
       r != InvalidReason::kNone) {
     return r;

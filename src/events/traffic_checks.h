@@ -7,7 +7,7 @@
 //
 // Order for a click (before these, the token must open, else 400; then an expired token is
 // `expired` and a decision already billed is `duplicate`, both decided outside this class):
-//   missing_user_agent, crawler, blocked_ip, too_fast, user_agent_mismatch, origin_not_allowed,
+//   invalid_impression, missing_user_agent, crawler, blocked_ip, too_fast, user_agent_mismatch, origin_not_allowed,
 //   ip_rate_limit, person_rate_limit.
 // For an advertiser event: missing_user_agent, crawler, blocked_ip, ip_rate_limit,
 // person_rate_limit. Rate limits count only what reached them.
@@ -43,8 +43,9 @@ enum class InvalidReason : uint8_t {
   kPersonRateLimit,
   kWalletRate,        // served impressions: a wallet served too often a minute
   kWalletPublishers,  // served impressions: a wallet served under too many publishers
+  kInvalidImpression,  // clicks: the ad's served impression was invalid
 };
-inline constexpr size_t kInvalidReasons = static_cast<size_t>(InvalidReason::kWalletPublishers) + 1;
+inline constexpr size_t kInvalidReasons = static_cast<size_t>(InvalidReason::kInvalidImpression) + 1;
 // "missing_user_agent", "crawler", ...; "" for kNone.
 std::string_view InvalidReasonName(InvalidReason reason);
 
@@ -59,6 +60,8 @@ struct ClickFacts {
   int64_t clicked_at_ms = 0;
   // UserAgentHash of the serve's User-Agent; nullopt for tokens without one.
   std::optional<uint32_t> serve_user_agent_hash;
+  // The served impression failed its own checks (the token says so).
+  bool invalid_impression = false;
   // The click's Referer header ("" = none sent) and the allowed origins of the token's
   // publisher (sorted; empty = any origin, as for /v1/ads).
   std::string_view referer;

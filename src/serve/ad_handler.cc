@@ -205,7 +205,8 @@ events::InvalidReason CheckImpression(const TrafficGuard& traffic, const http::R
 // click needs (events/click_token.h) under a new decision id.
 std::string ClickUrl(const Context& ctx, const decision::Publisher& publisher,
                      const AdRequest& request, const decision::Decision& decision,
-                     const events::DecisionId& id, uint64_t person, std::string_view arm) {
+                     const events::DecisionId& id, uint64_t person, std::string_view arm,
+                     events::InvalidReason impression) {
   const decision::Campaign& campaign = *decision.campaign;
   events::ClickClaims claims{
       .decision = id,
@@ -222,6 +223,8 @@ std::string ClickUrl(const Context& ctx, const decision::Publisher& publisher,
       .serve_context = true,
       .served_at_millis = static_cast<int32_t>((ctx.now_micros / 1000) % 1000),
       .user_agent_hash = events::UserAgentHash(ctx.request.Header("User-Agent")),
+      // A click on an invalid impression is invalid too.
+      .serve_invalid = static_cast<uint8_t>(impression),
   };
   std::string url;
   url.reserve(ctx.events->click_prefix.size() + 160 + claims.ad_unit_id.size());
@@ -411,12 +414,12 @@ Outcome ServeForKey(const Context& ctx, const decision::ApiKey& key, AdRequest& 
       events::DecisionId id = events::NewDecisionId(ctx.now_micros / 1000);
       uint64_t person = ctx.events->service->PersonDigest(parsed.wallets);
       std::string_view arm = decision::ArmFor(publisher, AdUnitOf(parsed));
-      click_url = ClickUrl(ctx, publisher, parsed, *decision, id, person, arm);
       served = {.campaign_id = decision->campaign->id,
                 .ad_id = decision->ad->id,
                 .spend = decision::ImpressionPrice(*decision->campaign),
                 .invalid = CheckImpression(ctx.events->traffic, ctx.request, parsed.wallets,
                                            publisher.id, ctx.now_seconds)};
+      click_url = ClickUrl(ctx, publisher, parsed, *decision, id, person, arm, served.invalid);
       // An invalid impression is answered like any other but bills nothing, counts toward no
       // cap or learned rate, and exposes no one (so no conversion is attributed to it).
       if (served.invalid != events::InvalidReason::kNone) served.spend = 0;

@@ -48,6 +48,7 @@ events::InvalidReason CheckTraffic(const TrafficGuard& traffic, const http::Requ
   if (claims.serve_context) {
     facts.served_at_ms = claims.served_at * 1000 + claims.served_at_millis;
     facts.serve_user_agent_hash = claims.user_agent_hash;
+    facts.invalid_impression = claims.serve_invalid != 0;
   }
   return traffic.checks->CheckClick(facts);
 }

@@ -279,7 +279,8 @@ TEST_F(InvalidTrafficTest, InvalidImpressionsAreAnsweredButNotCountedOrBilled) {
   // A crawler in a browser context (Origin sent) gets its ad, like anyone.
   HttpResult crawler = Serve("", kCrawler, "https://news.example");
   ASSERT_EQ(crawler.status, 200) << crawler.body;
-  EXPECT_FALSE(json::parse(crawler.body).value("ctaUrl", "").empty());
+  const std::string crawler_url = json::parse(crawler.body).value("ctaUrl", "");
+  ASSERT_TRUE(crawler_url.starts_with(kPublicUrl)) << crawler_url;
   // A publisher's backend calling with its HTTP library's user agent (no Origin) is valid.
   ASSERT_EQ(Serve("", "axios/1.6.8").status, 200);
 
@@ -294,6 +295,13 @@ TEST_F(InvalidTrafficTest, InvalidImpressionsAreAnsweredButNotCountedOrBilled) {
   }
   EXPECT_EQ(stats["invalidImpressionsByReason"].value("crawler", 0), crawled + 1) << stats.dump();
   EXPECT_EQ(stats["impressions"].get<int64_t>(), impressions + 1) << stats.dump();
+
+  // Its click redirects, from a browser, later, from a fresh address, and is still invalid:
+  // the token says its impression was.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  ExpectRedirect(Click(crawler_url.substr(std::string(kPublicUrl).size()), kBrowser,
+                       "198.18.7.7"));
+  EXPECT_EQ(LastClick()["reason"], "invalid_impression") << LastClick().dump();
 
   // One wallet served more than 100 times a minute: the serves beyond are invalid. 202 serves
   // cross the limit even when a minute starts in between.

@@ -157,6 +157,21 @@ TEST(ClickTokenTest, CarriesTheServeContext) {
   EXPECT_EQ(*opened, claims);
 }
 
+TEST(ClickTokenTest, CarriesTheImpressionsInvalidReason) {
+  KeyRing ring = *KeyRing::Parse(kKey1);
+  ClickClaims claims = Claims();
+  claims.serve_context = true;
+  claims.served_at_millis = 999;
+  claims.user_agent_hash = 0xFFFFFFFFu;  // the bits below the reason are all set
+  for (uint8_t reason : {uint8_t{0}, uint8_t{1}, uint8_t{11}, uint8_t{31}}) {
+    claims.serve_invalid = reason;
+    std::optional<ClickClaims> opened = OpenClick(ring, SealClick(ring, claims));
+    ASSERT_TRUE(opened.has_value()) << int{reason};
+    EXPECT_EQ(opened->serve_invalid, reason);
+    EXPECT_EQ(*opened, claims);
+  }
+}
+
 TEST(ClickTokenTest, TokensWithoutServeContextOpenAsBefore) {
   // Tokens sealed before issue 18 carried 0 in the field that now holds the serve context;
   // a token sealed without one is byte for byte such a token.

@@ -113,6 +113,17 @@ TEST_F(TrafficChecksTest, EachCheckNamesItsReason) {
   EXPECT_EQ(checks.CheckClick(elsewhere), InvalidReason::kOriginNotAllowed);
 }
 
+TEST_F(TrafficChecksTest, AClickOnAnInvalidImpressionIsInvalidFirst) {
+  TrafficChecks checks(TrafficOptions{}, CrawlerMatcher::Builtin(), blocklist_.get());
+  ClickFacts click = GoodClick();
+  click.invalid_impression = true;
+  click.user_agent = "curl/8.5.0";  // would be a crawler too
+  EXPECT_EQ(checks.CheckClick(click), InvalidReason::kInvalidImpression);
+  EXPECT_EQ(InvalidReasonName(InvalidReason::kInvalidImpression), "invalid_impression");
+  // It was not counted toward the rate limits: a good click of that address still passes.
+  EXPECT_EQ(checks.CheckClick(GoodClick()), InvalidReason::kNone);
+}
+
 TEST_F(TrafficChecksTest, TheFirstFailingCheckWins) {
   TrafficChecks checks(TrafficOptions{}, CrawlerMatcher::Builtin(), blocklist_.get());
   // A crawler from a blocked address, too fast: crawler comes first.

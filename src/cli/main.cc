@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "app/activity_commands.h"
+#include "app/backup.h"
 #include "app/cli_attribution.h"
 #include "app/demo.h"
 #include "app/indexer.h"
@@ -390,6 +391,30 @@ int Main(int argc, char** argv) {
       if (!status.ok()) return;
     }
     status = app::RunActivityImport(data_dir, files, import_options, std::cout);
+  });
+
+  // backup --data DIR --to DEST / restore --from BACKUP --data DIR (issue 19): an online copy
+  // while `serve` runs, and its restore into an empty directory.
+  std::string backup_to;
+  CLI::App* backup_cmd =
+      app.add_subcommand("backup", "Copy a data directory while the server runs (consistent)");
+  add_data(backup_cmd);
+  backup_cmd->add_option("--to", backup_to, "New directory for the backup")->required();
+  backup_cmd->callback([&] {
+    LowerThisThreadPriority(kBackgroundNice);  // next to a live server
+    Result<app::BackupReport> report = app::BackupDataDir(data_dir, backup_to);
+    status = report.status();
+    if (report.ok()) app::PrintBackupReport(*report, backup_to, std::cout);
+  });
+  std::string restore_from;
+  CLI::App* restore_cmd =
+      app.add_subcommand("restore", "Restore a backup into an empty data directory");
+  add_data(restore_cmd);
+  restore_cmd->add_option("--from", restore_from, "Directory written by `adserver backup`")
+      ->required();
+  restore_cmd->callback([&] {
+    status = app::RestoreDataDir(restore_from, data_dir);
+    if (status.ok()) std::cout << "restored " << restore_from << " into " << data_dir << "\n";
   });
 
   // index --rpc URL --chain-id N: follow an EVM node into the activity index (`serve` runs the

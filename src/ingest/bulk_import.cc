@@ -946,6 +946,11 @@ std::optional<uint32_t> ParseDay(std::string_view t) {
   return static_cast<uint32_t>(era * 146097 + doe - 719468);
 }
 
+Status WithLedgerLocked(const std::string& ledger_path, const std::function<Status()>& copy) {
+  ADS_ASSIGN_OR_RETURN(LedgerLock lock, LedgerLock::Acquire(ledger_path));
+  return copy();
+}
+
 Result<bool> WriteOnce(const std::string& ledger_path, const std::string& digest,
                        std::string_view name, bool force,
                        const std::function<Result<uint64_t>()>& write) {

@@ -101,6 +101,10 @@ Result<BulkImportSummary> BulkImportBuffer(std::string_view content, std::string
 Result<bool> WriteOnce(const std::string& ledger_path, const std::string& digest,
                        std::string_view name, bool force,
                        const std::function<Result<uint64_t>()>& write);
+// Runs `copy` while holding the ledger's lock (creating the ledger if missing), so that no
+// import runs meanwhile: a backup copies the activity index and the ledger as one consistent
+// pair (an import writes both under the lock).
+Status WithLedgerLocked(const std::string& ledger_path, const std::function<Status()>& copy);
 // Hex BLAKE2b-256 of `content`: how the ledger identifies a (decompressed) file.
 std::string ContentDigestHex(std::string_view content);
 

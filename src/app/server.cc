@@ -231,6 +231,40 @@ Status Server::InitEvents() {
   return OkStatus();
 }
 
+Status Server::Reload(const config::Config& config) {
+  std::vector<std::string> reloaded, failed;
+  log::SetLevel(config.log_level);
+  reloaded.push_back("log_level=" + config.log_level);
+  if (identity_ != nullptr && !config.identity.keys.empty()) {
+    Result<identity::KeyRing> keys = identity::KeyRing::Parse(config.identity.keys);
+    if (keys.ok()) {
+      const size_t count = keys->size();
+      const uint8_t active = keys->active().id;
+      identity_->ReplaceKeys(std::move(*keys));
+      reloaded.push_back("identity_keys=" + std::to_string(count) + " (active " +
+                         std::to_string(active) + ")");
+    } else {
+      failed.push_back("identity keys: " + keys.status().message());
+    }
+  }
+  if (blocklist_ != nullptr) {
+    Status read = blocklist_->ReloadNow();
+    if (read.ok()) {
+      reloaded.push_back("ip_blocklists=" + std::to_string(config_.traffic.ip_blocklists.size()));
+    } else {
+      failed.push_back("ip blocklists: " + read.message());
+    }
+  }
+  std::string what;
+  for (const std::string& r : reloaded) what += (what.empty() ? "" : ", ") + r;
+  ADS_LOG(info, "reloaded on SIGHUP", "what", what,
+          "restart_needed_for", "everything else (listen address, data directory, sections)");
+  if (failed.empty()) return OkStatus();
+  std::string message = "not reloaded, previous kept:";
+  for (const std::string& f : failed) message += " " + f + ";";
+  return InvalidArgumentError(message);
+}
+
 // The invalid-traffic checks (issue 18) the click and event handlers share.
 Status Server::InitTraffic() {
   const events::TrafficOptions& o = config_.traffic;

@@ -77,6 +77,11 @@ class Server {
   store::AccountStore& accounts() { return *account_store_; }
   // Clicks, conversions and rollups (the demo writes its generated history here).
   store::EventsStore& events() { return *events_store_; }
+  // SIGHUP: applies what can change without a restart from `config` (the configuration loaded
+  // again): the log level, the identity key ring (when keys are configured), and the IP
+  // blocklist files (read again). Logs what it reloaded; a part that fails keeps its previous
+  // state and is named in the returned error. Other settings need a restart (logged).
+  Status Reload(const config::Config& config);
   // Rebuilds and publishes snapshots now (after writing to store() directly).
   Status RefreshSnapshots() { return snapshots_->RefreshNow(); }
 

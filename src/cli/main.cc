@@ -73,13 +73,14 @@ Result<config::Config> BuildConfig(const ServeFlags& flags) {
   return c;
 }
 
-// Blocks SIGTERM/SIGINT in every thread (threads inherit the mask), so that main can wait for
-// them with sigwait and shut down in order.
+// Blocks SIGTERM/SIGINT (and SIGHUP, reload) in every thread (threads inherit the mask), so
+// that main can wait for them with sigwait and shut down in order.
 sigset_t BlockShutdownSignals() {
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   return set;
 }
@@ -103,7 +104,14 @@ Status RunServe(const ServeFlags& flags) {
   }
   if (!flags.ready_file.empty()) ADS_RETURN_IF_ERROR(WriteReadyFile(flags.ready_file, server->port()));
   int sig = 0;
-  sigwait(&signals, &sig);
+  for (;;) {
+    sigwait(&signals, &sig);
+    if (sig != SIGHUP) break;
+    // The configuration file, its key files and the environment are read again.
+    Result<config::Config> reloaded = BuildConfig(flags);
+    Status applied = reloaded.ok() ? server->Reload(*reloaded) : reloaded.status();
+    if (!applied.ok()) ADS_LOG(error, "reload incomplete", "status", applied);
+  }
   ADS_LOG(info, "shutting down", "signal", sig);
   server->Stop();
   return OkStatus();
@@ -123,7 +131,9 @@ Status RunIndex(const std::string& data_dir, const app::IndexerOptions& options)
     if (!status.ok()) kill(getpid(), SIGTERM);  // wake sigwait
   });
   int sig = 0;
-  sigwait(&signals, &sig);
+  do {
+    sigwait(&signals, &sig);  // SIGHUP: nothing to reload here
+  } while (sig == SIGHUP);
   indexer->Stop();
   worker.join();
   return status;

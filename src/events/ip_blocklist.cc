@@ -114,6 +114,12 @@ bool IpBlocklist::ReloadIfChanged() {
   return true;
 }
 
+Status IpBlocklist::ReloadNow() {
+  std::lock_guard<std::mutex> lock(reload_mu_);
+  stamps_ = Stamps();  // a failed read is not retried until the files change again
+  return Read();
+}
+
 void IpBlocklist::Start(std::chrono::milliseconds every) {
   if (paths_.empty() || thread_.joinable()) return;
   thread_ = std::thread([this, every] {

@@ -39,6 +39,9 @@ class IpBlocklist {
   // A file that cannot be read or parsed keeps the previous set (logged); returns true when a
   // new set was published.
   bool ReloadIfChanged();
+  // Re-reads the files now, changed or not (SIGHUP). A file that cannot be read or parsed keeps
+  // the previous set and is the error returned.
+  Status ReloadNow();
   // Calls ReloadIfChanged every `every` on a background thread until Stop (or destruction).
   void Start(std::chrono::milliseconds every);
   void Stop();

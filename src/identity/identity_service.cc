@@ -46,8 +46,8 @@ IdentityService::IdentityService(store::IdentityStore* store, const Clock& clock
     : store_(store),
       clock_(clock),
       options_(options),
-      keys_(std::move(keys)),
       twin_cookie_name_(options.cookie_name + "_p") {
+  ReplaceKeys(std::move(keys));
   PublishErasures(std::make_shared<const ErasureList>(
       RandomDigestKey(), std::unordered_map<uint64_t, int64_t>{}, 0));
 }
@@ -161,7 +161,8 @@ std::optional<IdentityService::Opened> IdentityService::Open(TokenKind kind, std
                                                              int64_t now) const {
   int64_t max_age =
       kind == TokenKind::kCookie ? options_.cookie_max_age_seconds : options_.retention_seconds;
-  std::optional<IdentityToken> token = UnsealToken(keys_, kind, value, now, max_age);
+  std::shared_ptr<const KeyRing> keys = keys_.Current();
+  std::optional<IdentityToken> token = UnsealToken(*keys, kind, value, now, max_age);
   if (!token) return std::nullopt;
   int64_t cutoff = now - options_.retention_seconds;
   size_t dropped =
@@ -170,14 +171,19 @@ std::optional<IdentityService::Opened> IdentityService::Open(TokenKind kind, std
     dropped += erasures_.Current()->Apply(token->wallets);
   }
   if (token->wallets.empty()) return std::nullopt;
-  bool rotated = token->key_id != keys_.active().id;
+  bool rotated = token->key_id != keys->active().id;
   return Opened{std::move(*token), dropped > 0 || rotated};
 }
 
 std::string IdentityService::Seal(TokenKind kind, IdentityToken& token, int64_t now) const {
+  std::shared_ptr<const KeyRing> keys = keys_.Current();
   token.sealed_at = now;
-  token.key_id = keys_.active().id;
-  return SealToken(keys_, kind, token);
+  token.key_id = keys->active().id;
+  return SealToken(*keys, kind, token);
+}
+
+void IdentityService::ReplaceKeys(KeyRing keys) {
+  keys_.Publish(std::make_shared<const KeyRing>(std::move(keys)));
 }
 
 Result<store::ErasureRecord> IdentityService::EraseWallet(const Address& wallet) {

@@ -68,7 +68,12 @@ class IdentityService {
   // A fresh random identity id.
   static IdentityId NewId();
 
-  const KeyRing& keys() const { return keys_; }
+  // The key ring in use now (a snapshot; ReplaceKeys publishes another).
+  std::shared_ptr<const KeyRing> keys() const { return keys_.Current(); }
+  // Makes `keys` the ring tokens are sealed and opened with (SIGHUP reload). Tokens sealed under
+  // a key that `keys` no longer holds stop opening; keep retired keys in the ring while their
+  // tokens live. Thread-safe.
+  void ReplaceKeys(KeyRing keys);
   const IdentityOptions& options() const { return options_; }
   // Name of the partitioned (CHIPS) twin of the identity cookie: `<cookie_name>_p`.
   const std::string& twin_cookie_name() const { return twin_cookie_name_; }
@@ -91,7 +96,7 @@ class IdentityService {
   store::IdentityStore* const store_;
   const Clock& clock_;
   const IdentityOptions options_;
-  const KeyRing keys_;
+  Published<KeyRing> keys_;
   const std::string twin_cookie_name_;
   Published<ErasureList> erasures_;
   // Size of the published erasure list, so that Open skips taking the snapshot while it is

@@ -32,7 +32,7 @@ ServerProcess::~ServerProcess() {
 bool ServerProcess::Start(std::chrono::seconds deadline) {
   std::vector<std::string> args = {AdserverBinary(), "serve",       "--data",       data_dir_,
                                    "--listen",       "127.0.0.1:0", "--ready-file", ready_file_,
-                                   "--log-level",    "warn"};
+                                   "--log-level",    options_.log_level};
   args.insert(args.end(), options_.extra_args.begin(), options_.extra_args.end());
   std::vector<std::string> env;
   for (char** e = environ; *e; ++e) {

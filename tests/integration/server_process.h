@@ -22,6 +22,8 @@ class ServerProcess {
     std::string admin_token = "integration-test-admin-token";
     // Existing data directory to use instead of a fresh temp one.
     std::string data_dir;
+    // --log-level of the process.
+    std::string log_level = "warn";
     // >= 0: the process may only run on this CPU (its affinity mask, as `taskset -c N` sets).
     int pin_to_cpu = -1;
   };

@@ -90,14 +90,16 @@ TEST_F(ReloadTest, SighupReloadsTheIdentityKeyRing) {
   ASSERT_FALSE(under_b.empty()) << "a cookie of the retired key is sealed again";
   EXPECT_NE(under_b, under_a);
 
-  // A broken file keeps the ring in use.
+  // A broken file keeps the ring in use; the rest (the log level) is still reloaded, and both
+  // are logged.
   WriteKeys("not a key");
   Hup(1, "reload incomplete");
+  EXPECT_EQ(Count(fixture_->server().Output(), "reloaded on SIGHUP"), 2u);
   EXPECT_EQ(Consented(under_a, false).status, 200);
 
   // A leaves the ring: its cookies are no identity any more (204), B's still are.
   WriteKeys(kKeyB);
-  Hup(2);
+  Hup(3);
   EXPECT_EQ(Consented(under_a, false).status, 204);
   EXPECT_EQ(Consented(under_b, false).status, 200);
 }

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <fstream>
 #include <memory>
 #include <optional>
@@ -29,8 +30,8 @@ namespace {
 
 // BLAKE2b-256 of the decompressed content identifies a file in the ledger (faster than SHA-256).
 constexpr size_t kDigestBytes = 32;
-constexpr const char* kRoles[] = {"wallet", "contract", "project", "chain",    "time",
-                                   "status", "tx",      "log_index", "block"};
+constexpr const char* kRoles[] = {"wallet", "contract", "project",   "chain", "time",
+                                  "status", "tx",       "log_index", "block"};
 
 std::string Lower(std::string_view s) {
   std::string out(s);
@@ -190,50 +191,6 @@ Status ApplyMapping(const std::vector<std::string>& h, const ColumnMapping& m, P
   return OkStatus();
 }
 
-// Splits one CSV line (RFC 4180 quoting, no newlines inside fields) into `fields`; quoted
-// fields with doubled quotes are unescaped into `scratch`.
-void SplitCsv(std::string_view line, std::vector<std::string_view>& fields,
-              std::vector<std::string>& scratch) {
-  fields.clear();
-  scratch.clear();
-  size_t i = 0;
-  while (true) {
-    if (i < line.size() && line[i] == '"') {
-      size_t start = ++i;
-      bool escaped = false;
-      while (i < line.size()) {
-        if (line[i] == '"') {
-          if (i + 1 < line.size() && line[i + 1] == '"') {
-            escaped = true;
-            i += 2;
-            continue;
-          }
-          break;
-        }
-        ++i;
-      }
-      std::string_view raw = line.substr(start, i - start);
-      if (escaped) {
-        std::string s;
-        for (size_t k = 0; k < raw.size(); ++k) {
-          s.push_back(raw[k]);
-          if (raw[k] == '"') ++k;
-        }
-        scratch.push_back(std::move(s));
-        raw = scratch.back();
-      }
-      fields.push_back(raw);
-      i = std::min(line.find(',', i), line.size());
-    } else {
-      size_t end = std::min(line.find(',', i), line.size());
-      fields.push_back(line.substr(i, end - i));
-      i = end;
-    }
-    if (i >= line.size()) break;
-    ++i;  // the comma
-  }
-}
-
 struct Key {
   Address wallet;
   uint32_t project;
@@ -331,7 +288,8 @@ class AggMap {
       constexpr size_t kHugePage = size_t{2} << 20;
       size_t bytes = n * sizeof(Slot);
       mapped_ = bytes >= kHugePage ? bytes + kHugePage : bytes;
-      void* p = ::mmap(nullptr, mapped_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      void* p =
+          ::mmap(nullptr, mapped_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
       ADS_CHECK(p != MAP_FAILED) << "out of memory for " << n << " import slots";
       base_ = p;
       uintptr_t start = reinterpret_cast<uintptr_t>(p);
@@ -675,7 +633,7 @@ class Importer {
 // A JSON object's values as text, in `header` order (numbers and booleans as written;
 // "topics": [..] fills topic0..topic3).
 bool JsonFields(simdjson::dom::element obj, const std::vector<std::string>& header,
-                std::vector<std::string>& storage, std::vector<std::string_view>& fields) {
+                std::deque<std::string>& storage, std::vector<std::string_view>& fields) {
   simdjson::dom::object object;
   if (obj.get_object().get(object) != simdjson::SUCCESS) return false;
   storage.assign(header.size(), std::string());
@@ -774,7 +732,7 @@ class LedgerLock {
 Status ReadRows(detail::LineReader& reader, Importer& importer, const BulkImportOptions& options) {
   simdjson::dom::parser parser;
   std::vector<std::string_view> fields;
-  std::vector<std::string> scratch;
+  std::deque<std::string> scratch;
   bool json = false, have_header = false;
   auto last_progress = std::chrono::steady_clock::now();
   std::string_view line;
@@ -800,7 +758,7 @@ Status ReadRows(detail::LineReader& reader, Importer& importer, const BulkImport
           }
         }
       } else {
-        SplitCsv(line, fields, scratch);
+        detail::SplitCsvLine(line, fields, scratch);
         header.assign(fields.begin(), fields.end());
       }
       ADS_RETURN_IF_ERROR(importer.SetHeader(std::move(header)));
@@ -816,7 +774,7 @@ Status ReadRows(detail::LineReader& reader, Importer& importer, const BulkImport
         continue;
       }
     } else {
-      SplitCsv(line, fields, scratch);
+      detail::SplitCsvLine(line, fields, scratch);
       if (fields.size() != importer.header().size()) {
         importer.summary().rows++;
         importer.Reject(reader.line(), "expected " + std::to_string(importer.header().size()) +
@@ -906,8 +864,8 @@ std::optional<int64_t> ParseSeconds(std::string_view t) {
 
 std::optional<chain::Hash32> ParseTxHash(std::string_view t) {
   if (t.size() >= 2 && t[0] == '"' && t.back() == '"') t = t.substr(1, t.size() - 2);
-  if (t.size() != 66 || !((t[0] == '0' && (t[1] == 'x' || t[1] == 'X')) ||
-                          (t[0] == '\\' && t[1] == 'x'))) {
+  if (t.size() != 66 ||
+      !((t[0] == '0' && (t[1] == 'x' || t[1] == 'X')) || (t[0] == '\\' && t[1] == 'x'))) {
     return std::nullopt;
   }
   chain::Hash32 h;

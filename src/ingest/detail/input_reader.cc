@@ -357,4 +357,46 @@ std::string LineReader::DigestHex() {
   return HexEncode(digest, sizeof digest);
 }
 
+void SplitCsvLine(std::string_view line, std::vector<std::string_view>& fields,
+                  std::deque<std::string>& scratch) {
+  fields.clear();
+  scratch.clear();
+  size_t i = 0;
+  while (true) {
+    if (i < line.size() && line[i] == '"') {
+      size_t start = ++i;
+      bool escaped = false;
+      while (i < line.size()) {
+        if (line[i] == '"') {
+          if (i + 1 < line.size() && line[i + 1] == '"') {
+            escaped = true;
+            i += 2;
+            continue;
+          }
+          break;
+        }
+        ++i;
+      }
+      std::string_view raw = line.substr(start, i - start);
+      if (escaped) {
+        std::string s;
+        for (size_t k = 0; k < raw.size(); ++k) {
+          s.push_back(raw[k]);
+          if (raw[k] == '"') ++k;
+        }
+        scratch.push_back(std::move(s));
+        raw = scratch.back();
+      }
+      fields.push_back(raw);
+      i = std::min(line.find(',', i), line.size());
+    } else {
+      size_t end = std::min(line.find(',', i), line.size());
+      fields.push_back(line.substr(i, end - i));
+      i = end;
+    }
+    if (i >= line.size()) break;
+    ++i;  // the comma
+  }
+}
+
 }  // namespace adserver::ingest::detail

@@ -124,4 +124,11 @@ class LineReader {
   uint64_t line_ = 0;
 };
 
+// Splits one CSV line (RFC 4180 quoting, no newlines inside fields) into `fields`. Quoted fields
+// with doubled quotes are unescaped into `scratch`, a deque so that the views already taken stay
+// valid while it grows (a vector moves short strings' bytes when it reallocates). The views stay
+// valid until the next call with the same `scratch` or until `line` goes away.
+void SplitCsvLine(std::string_view line, std::vector<std::string_view>& fields,
+                  std::deque<std::string>& scratch);
+
 }  // namespace adserver::ingest::detail

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
+#include <deque>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -130,6 +131,35 @@ TEST(LineReaderTest, StoppingEarlyJoinsTheReadAheadThread) {
   std::string_view line;
   ASSERT_TRUE(*reader.Next(line));
   // The destructor stops the producer while it waits for a free slot.
+}
+
+TEST(SplitCsvLineTest, QuotedFieldsCommasAndEmptyFields) {
+  std::vector<std::string_view> fields;
+  std::deque<std::string> scratch;
+  SplitCsvLine(R"(a,"b,c",,"",d)", fields, scratch);
+  EXPECT_EQ(fields, (std::vector<std::string_view>{"a", "b,c", "", "", "d"}));
+  SplitCsvLine("", fields, scratch);
+  EXPECT_EQ(fields, (std::vector<std::string_view>{""}));
+  SplitCsvLine(R"("unterminated,x)", fields, scratch);
+  EXPECT_EQ(fields, (std::vector<std::string_view>{"unterminated,x"}));
+}
+
+// Found by the bulk_import fuzzer: the unescaped copies of earlier fields must stay valid
+// while more are added (short strings' bytes move when a vector of strings reallocates).
+TEST(SplitCsvLineTest, ManyEscapedFieldsKeepTheirValues) {
+  std::string line;
+  std::vector<std::string> expected;
+  for (int i = 0; i < 200; ++i) {
+    std::string n = std::to_string(i);
+    if (i) line.push_back(',');
+    line.append("\"f").append(n).append("\"\"q\"");
+    expected.push_back(std::string("f").append(n).append("\"q"));
+  }
+  std::vector<std::string_view> fields;
+  std::deque<std::string> scratch;
+  SplitCsvLine(line, fields, scratch);
+  ASSERT_EQ(fields.size(), expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) EXPECT_EQ(fields[i], expected[i]) << i;
 }
 
 }  // namespace

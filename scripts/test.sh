@@ -16,6 +16,9 @@ cmake --build build -j"$jobs"
 
 (cd build && ADSERVER_REQUIRE_BROWSER=1 ADSERVER_REQUIRE_OPENAPI_LINT=1 ctest --output-on-failure -j"$jobs")
 
+echo "== Debian package: cpack, systemd-analyze verify, dpkg -i, the unit's ExecStart as its user"
+scripts/package-test.sh build
+
 echo "== ASan+UBSan build"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DADSERVER_SANITIZE=ON -DADSERVER_WERROR=ON >/dev/null
 cmake --build build-asan -j"$jobs"

@@ -247,6 +247,18 @@ Status Server::Reload(const config::Config& config) {
       failed.push_back("identity keys: " + keys.status().message());
     }
   }
+  if (events_ != nullptr && !config.events.keys.empty()) {
+    Result<identity::KeyRing> keys = identity::KeyRing::Parse(config.events.keys, "events.keys");
+    if (keys.ok()) {
+      const size_t count = keys->size();
+      const uint8_t active = keys->active().id;
+      events_->ReplaceClickKeys(std::move(*keys));
+      reloaded.push_back("click_keys=" + std::to_string(count) + " (active " +
+                         std::to_string(active) + ")");
+    } else {
+      failed.push_back("click keys: " + keys.status().message());
+    }
+  }
   if (blocklist_ != nullptr) {
     Status read = blocklist_->ReloadNow();
     if (read.ok()) {

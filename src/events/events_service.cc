@@ -63,9 +63,16 @@ EventsService::EventsService(store::EventsStore& store, const Clock& clock, Even
     : store_(store),
       clock_(clock),
       options_(std::move(options)),
-      click_keys_(std::move(click_keys)),
       person_key_(person_key),
-      served_(options_.max_rollup_keys_per_thread) {}
+      served_(options_.max_rollup_keys_per_thread) {
+  ReplaceClickKeys(std::move(click_keys));
+}
+
+void EventsService::ReplaceClickKeys(identity::KeyRing ring) {
+  std::lock_guard<std::mutex> lock(rings_mu_);
+  rings_.push_back(std::make_unique<const identity::KeyRing>(std::move(ring)));
+  click_keys_.store(rings_.back().get(), std::memory_order_release);
+}
 
 EventsService::~EventsService() { Stop(); }
 

@@ -14,6 +14,7 @@
 // crash only delays it), checkpoints the log, and prunes old rows once an hour. Stop() writes
 // the last counters and rolls up the last clicks.
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -23,6 +24,7 @@
 #include <optional>
 #include <span>
 #include <thread>
+#include <vector>
 
 #include "common/address.h"
 #include "common/clock.h"
@@ -45,7 +47,14 @@ class EventsService {
   EventsService& operator=(const EventsService&) = delete;
 
   const EventsOptions& options() const { return options_; }
-  const identity::KeyRing& click_keys() const { return click_keys_; }
+  // The click-token key ring in use: its first key seals, every key opens. One atomic load, no
+  // reference count (rings are kept until the service goes, so a reference stays valid).
+  const identity::KeyRing& click_keys() const {
+    return *click_keys_.load(std::memory_order_acquire);
+  }
+  // Makes `ring` the one in use (SIGHUP with events.keys configured). The previous rings stay
+  // allocated: a reload is an operator's action, a few hundred bytes each.
+  void ReplaceClickKeys(identity::KeyRing ring);
   // Keyed digest (SipHash-2-4 under the installation's person key, summed over the wallets so
   // order does not matter) of a person's wallet set. Thread-safe, allocation-free.
   uint64_t PersonDigest(std::span<const Address> wallets) const;
@@ -83,7 +92,9 @@ class EventsService {
   store::EventsStore& store_;
   const Clock& clock_;
   const EventsOptions options_;
-  const identity::KeyRing click_keys_;
+  std::atomic<const identity::KeyRing*> click_keys_;
+  std::mutex rings_mu_;
+  std::vector<std::unique_ptr<const identity::KeyRing>> rings_;  // guarded by rings_mu_
   const std::array<uint8_t, 16> person_key_;
   ServedCounters served_;
   std::function<void(const store::ClickRecord&)> on_billed_;

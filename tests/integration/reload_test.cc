@@ -1,7 +1,7 @@
 // SIGHUP reload (issue 19 item 5) over the real binary: the identity key ring is read again from
 // its file (a new active key re-seals cookies; a retired key still opens until it leaves the
 // ring), a broken key file keeps the previous ring, the log says what was reloaded, and the
-// server keeps serving throughout.
+// server keeps serving throughout. The click-token key ring reloads the same way.
 #include <gtest/gtest.h>
 
 #include <signal.h>
@@ -102,6 +102,59 @@ TEST_F(ReloadTest, SighupReloadsTheIdentityKeyRing) {
   Hup(3);
   EXPECT_EQ(Consented(under_a, false).status, 204);
   EXPECT_EQ(Consented(under_b, false).status, 200);
+}
+
+// The click-token key ring (events.keys) reloads the same way: a token sealed under a key that
+// left the ring no longer opens (400), tokens of the new active key do.
+TEST(ClickKeysReloadTest, SighupReloadsTheClickKeyRing) {
+  TempDir dir;
+  const std::string keys = dir.File("events.keys");
+  auto write_keys = [&](const std::string& text) {
+    std::ofstream(keys, std::ios::trunc) << text << "\n";
+  };
+  write_keys(kKeyA);
+  std::ofstream(dir.File("adserver.toml"))
+      << "[events]\nkeys_file = \"" << keys << "\"\n" << kTrafficChecksOff;
+  ServerProcess::Options options;
+  options.extra_args = {"--config", dir.File("adserver.toml")};
+  options.log_level = "info";
+  ServingFixture f(options);
+  ASSERT_TRUE(f.ok()) << f.error();
+  // The click path of a fresh ad's ctaUrl.
+  auto click_path = [&] {
+    json body = {{"imageFormat", "LANDSCAPE"}, {"walletAddresses", {f.wallets.uniswap}}};
+    HttpResult r = f.Client().Send(
+        "POST", "/v1/ads", {{"Content-Type", "application/json"}, {"x-api-key", f.keys.open_live}},
+        body.dump());
+    EXPECT_EQ(r.status, 200) << r.body;
+    std::string url = r.status == 200 ? json::parse(r.body).value("ctaUrl", "") : "";
+    size_t at = url.find("/v1/click/");
+    return at == std::string::npos ? std::string() : url.substr(at);
+  };
+  auto click = [&](const std::string& path) { return f.Client().Send("GET", path, {}).status; };
+  auto hup = [&](size_t n) {
+    f.server().Signal(SIGHUP);
+    for (int i = 0; i < 200 && Count(f.server().Output(), "reloaded on SIGHUP") < n; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    }
+    ASSERT_EQ(Count(f.server().Output(), "reloaded on SIGHUP"), n) << f.server().Output();
+  };
+
+  const std::string under_a = click_path();
+  ASSERT_FALSE(under_a.empty());
+  EXPECT_EQ(click(under_a), 302);
+  write_keys(kKeyB + "\n" + kKeyA);
+  hup(1);
+  EXPECT_NE(f.server().Output().find("click_keys=2 (active 2)"), std::string::npos)
+      << f.server().Output();
+  const std::string under_b = click_path();
+  ASSERT_FALSE(under_b.empty());
+  EXPECT_EQ(click(under_a), 302);  // the retired key still opens
+  EXPECT_EQ(click(under_b), 302);
+  write_keys(kKeyB);
+  hup(2);
+  EXPECT_EQ(click(under_a), 400);  // A left the ring
+  EXPECT_EQ(click(under_b), 302);  // so B sealed the second token
 }
 
 }  // namespace

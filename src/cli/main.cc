@@ -88,6 +88,7 @@ sigset_t BlockShutdownSignals() {
 Status RunServe(const ServeFlags& flags) {
   sigset_t signals = BlockShutdownSignals();
   ADS_ASSIGN_OR_RETURN(config::Config config, BuildConfig(flags));
+  log::SetFormat(config.log_format);
   log::SetLevel(config.log_level);
   ADS_ASSIGN_OR_RETURN(auto server, app::Server::Create(config));
   if (flags.demo) app::RegisterDemoCreatives(server->router());
@@ -480,10 +481,15 @@ int Main(int argc, char** argv) {
 
   // One-shot subcommands print their result on stdout and only warnings and errors on stderr
   // (issue 19); `serve` and `index` run on and log at their configured level.
-  if (argc > 1 && std::string_view(argv[1]) != "serve" && std::string_view(argv[1]) != "index" &&
-      std::getenv("ADSERVER_LOG_LEVEL") == nullptr) {
-    log::SetLevel("warn");
+  // Their log lines are text for a person at a terminal; the daemons' are JSON lines
+  // (log_format, ADSERVER_LOG_FORMAT sets both).
+  const bool daemon = argc > 1 && (std::string_view(argv[1]) == "serve" ||
+                                   std::string_view(argv[1]) == "index");
+  const char* format = std::getenv("ADSERVER_LOG_FORMAT");
+  if (format == nullptr || !log::SetFormat(format)) {
+    log::SetFormat(daemon ? log::LineFormat::kJson : log::LineFormat::kText);
   }
+  if (!daemon && std::getenv("ADSERVER_LOG_LEVEL") == nullptr) log::SetLevel("warn");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

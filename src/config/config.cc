@@ -297,18 +297,19 @@ void ApplyEventsFile(const toml::table& root, Config& c, std::vector<FieldError>
 
 void ApplyFile(const toml::table& root, Config& c, std::vector<FieldError>& errors) {
   CheckKnownKeys(root, "",
-                 {"data_dir", "log_level", "http", "serve", "snapshots", "admin", "identity",
+                 {"data_dir", "log_level", "log_format", "http", "serve", "snapshots", "admin", "identity",
                   "indexer", "events", "traffic"},
                  errors);
   ReadString(root, "", "data_dir", c.data_dir, errors);
   ReadString(root, "", "log_level", c.log_level, errors);
+  ReadString(root, "", "log_format", c.log_format, errors);
   if (const toml::table* h = Section(root, "http", errors)) {
     CheckKnownKeys(
         *h, "http",
         {"listen", "io_threads", "worker_threads", "max_connections", "header_timeout_ms",
          "body_timeout_ms", "idle_timeout_ms", "max_requests_per_connection", "max_header_bytes",
          "drain_timeout_ms", "public_url", "trusted_proxies", "shed_after_us", "max_worker_queue",
-         "max_connections_per_ip"},
+         "max_connections_per_ip", "access_log_one_in"},
         errors);
     ReadStrings(*h, "http", "trusted_proxies", c.traffic.trusted_proxies, errors);
     ReadString(*h, "http", "public_url", c.serve.public_url, errors);
@@ -325,6 +326,7 @@ void ApplyFile(const toml::table& root, Config& c, std::vector<FieldError>& erro
     ReadMicros(*h, "http", "shed_after_us", c.http.shed_after, errors);
     ReadInt(*h, "http", "max_worker_queue", c.http.max_worker_queue, errors);
     ReadInt(*h, "http", "max_connections_per_ip", c.http.max_connections_per_ip, errors);
+    ReadInt(*h, "http", "access_log_one_in", c.http.access_log_one_in, errors);
   }
   if (const toml::table* s = Section(root, "serve", errors)) {
     CheckKnownKeys(*s, "serve",
@@ -399,6 +401,7 @@ Status ApplyEnvironment(const Environment& env, Config& c) {
   if (auto* v = get("ADSERVER_EVENTS_KEYS")) c.events.keys = *v;
   if (auto* v = get("ADSERVER_LISTEN")) c.http.listen = *v;
   if (auto* v = get("ADSERVER_LOG_LEVEL")) c.log_level = *v;
+  if (auto* v = get("ADSERVER_LOG_FORMAT")) c.log_format = *v;
   if (auto* v = get("ADSERVER_ADMIN_TOKEN_FILE")) {
     std::ifstream in(*v);
     if (!in) return UnavailableError("cannot read ADSERVER_ADMIN_TOKEN_FILE");
@@ -586,6 +589,12 @@ Status Validate(const Config& c) {
   bool level_ok = false;
   for (auto l : kLevels) level_ok = level_ok || c.log_level == l;
   if (!level_ok) errors.push_back({"log_level", "must be one of trace, debug, info, warn, error, off"});
+  if (c.http.access_log_one_in < 0) {
+    errors.push_back({"http.access_log_one_in", "must be 0 (off) or more (1 = every request)"});
+  }
+  if (c.log_format != "json" && c.log_format != "text") {
+    errors.push_back({"log_format", "must be json or text"});
+  }
   if (c.http.listen.find(':') == std::string::npos) {
     errors.push_back({"http.listen", "must be HOST:PORT"});
   }

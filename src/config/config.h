@@ -23,6 +23,8 @@ struct Config {
   std::string data_dir = "./data";
   // spdlog level: debug, info, warn, error, off.
   std::string log_level = "info";
+  // "json" (one object per line) or "text"; ADSERVER_LOG_FORMAT.
+  std::string log_format = "json";
   http::ServerOptions http;
   serve::ServeOptions serve;
   ingest::SnapshotOptions snapshots;

@@ -35,6 +35,9 @@ struct Request {
   // The client's IP address as the connection saw it (no proxy headers), e.g. "127.0.0.1";
   // empty when unknown (requests built by tests or the CLI).
   std::string_view remote_ip;
+  // The request's id: its valid X-Request-Id, else one the server made; every response carries
+  // it back as X-Request-Id. Empty for requests built by tests or the CLI.
+  std::string_view request_id;
 
   // First header with this name (case-insensitive), or empty view when absent.
   std::string_view Header(std::string_view name) const;

@@ -52,6 +52,9 @@ struct ServerOptions {
   // operator's own processes, benchmarks) and, added by the app, http.trusted_proxies (the load
   // balancers that carry many clients each).
   std::vector<std::string> exempt_addresses = {"127.0.0.0/8", "::1"};
+  // Access log: one `request` line at info for one request in this many per event loop (its
+  // id, method, route pattern, status, microseconds); 0 = off, 1 = every request.
+  int access_log_one_in = 0;
 };
 
 }  // namespace adserver::http

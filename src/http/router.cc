@@ -127,6 +127,7 @@ Router::Match Router::Find(Request& request) const {
       match.handler = &route.handler;
       if (route.deferred) match.deferred = &route.deferred;
       match.options = &route.options;
+      match.pattern = route.pattern;
       match.status = 200;
       return match;
     }
@@ -140,6 +141,7 @@ Router::Match Router::Find(Request& request) const {
       match.handler = &route.handler;
       if (route.deferred) match.deferred = &route.deferred;
       match.options = &route.options;
+      match.pattern = route.pattern;
       match.status = 200;
       return match;
     }
@@ -153,6 +155,7 @@ Router::Match Router::Find(Request& request) const {
     match.handler = &get_route->handler;
     if (get_route->deferred) match.deferred = &get_route->deferred;
     match.options = &get_route->options;
+    match.pattern = get_route->pattern;
     match.status = 200;
     return match;
   }

@@ -65,6 +65,9 @@ class Router {
     const DeferredHandler* deferred = nullptr;
     // The route's options (the defaults when no route matched); valid while the router lives.
     const RouteOptions* options = &kNoRouteOptions;
+    // The matched route's pattern ("/v1/click/{token}"; empty when none matched): names the
+    // route in logs without the path's captured values.
+    std::string_view pattern;
     // When handler is null: 404 (no such path) or 405 (path exists, other method).
     int status = 404;
     // For 405: the allowed methods in a fixed order (GET, HEAD, POST, PUT, PATCH, DELETE,

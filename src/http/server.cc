@@ -1,6 +1,7 @@
 #include "http/server.h"
 
 #include <algorithm>
+#include <array>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -32,6 +33,7 @@
 #include "common/log.h"
 #include "common/thread_setup.h"
 #include "http/detail/listen_address.h"
+#include "http/detail/request_id.h"
 
 namespace adserver::http {
 namespace {
@@ -179,6 +181,8 @@ struct Loop {
   // The response being sent, shared by the loop's sessions: a response is written at once with
   // a non-blocking send, so one buffer that stays in cache serves them all (Session::Write).
   std::string out;
+  // Responses sent, for the access log's one in ServerOptions::access_log_one_in.
+  uint64_t responses = 0;
   asio::executor_work_guard<asio::io_context::executor_type> work = asio::make_work_guard(ioc);
   std::promise<void> exited;
   std::future<void> exited_future = exited.get_future();
@@ -395,6 +399,8 @@ class Session : public std::enable_shared_from_this<Session> {
   Response InvokeOverloaded() const;
   Response RouteError() const;
   void Respond(Response&& response);
+  // The current request's id, made now if it has none yet (a request rejected while parsing).
+  std::string_view RequestId();
   void Reject(int status, std::string_view message, std::vector<FieldError> details);
   void RejectBody();
   void PrepareResponse(Response&& response, unsigned version, bool keep_alive, bool head);
@@ -423,10 +429,23 @@ class Session : public std::enable_shared_from_this<Session> {
   int64_t deadline_ms_ = 0;  // Loop::now_ms clock; 0 = none
   uint64_t read_probe_ = 0;  // Loop::probes when the last bytes were read
   State state_ = State::kIdle;
+  // The current request's id (Request::request_id); 0 bytes until it has one.
+  std::array<char, detail::kMaxRequestIdBytes> request_id_;
+  uint8_t request_id_size_ = 0;
+  std::chrono::steady_clock::time_point started_;  // set when the access log is on
 };
+
+std::string_view Session::RequestId() {
+  if (request_id_size_ == 0) {
+    detail::MakeRequestId(request_id_.data());
+    request_id_size_ = detail::kMadeRequestIdBytes;
+  }
+  return std::string_view(request_id_.data(), request_id_size_);
+}
 
 void Session::WaitForRequest() {
   if (loop_.draining) return Close();
+  request_id_size_ = 0;
   parser_.emplace(storage_);
   parser_->header_limit(static_cast<uint32_t>(
       std::min<size_t>(options_.max_header_bytes, std::numeric_limits<uint32_t>::max())));
@@ -538,14 +557,22 @@ void Session::BuildRequest() {
                                                       : request_.target.substr(question + 1);
   request_.headers.clear();
   for (const RequestParser::Storage::Field& f : storage_.fields) {
-    request_.headers.push_back({std::string_view(text.data() + f.name, f.name_size),
-                                std::string_view(text.data() + f.value, f.value_size)});
+    std::string_view name(text.data() + f.name, f.name_size);
+    std::string_view value(text.data() + f.value, f.value_size);
+    request_.headers.push_back({name, value});
+    if (name.size() == 12 && request_id_size_ == 0 && EqualsIgnoreCase(name, "x-request-id") &&
+        detail::IsValidRequestId(value)) {
+      std::memcpy(request_id_.data(), value.data(), value.size());
+      request_id_size_ = static_cast<uint8_t>(value.size());
+    }
   }
+  request_.request_id = RequestId();
   request_.body = {};
 }
 
 void Session::Dispatch() {
   server_.mutable_stats().requests.fetch_add(1, std::memory_order_relaxed);
+  if (options_.access_log_one_in > 0) started_ = std::chrono::steady_clock::now();
   state_ = State::kHandling;
   deadline_ms_ = 0;
   request_.body = std::string_view(storage_.body.data(), storage_.body.size());
@@ -573,7 +600,8 @@ void Session::Dispatch() {
     } catch (const std::exception& e) {
       // A deferred handler must not throw; it may or may not have answered, so the connection
       // cannot be trusted to continue.
-      ADS_LOG(error, "deferred http handler threw", "what", e.what());
+      ADS_LOG(error, "deferred http handler threw", "request_id", request_.request_id, "route",
+              match_.pattern, "what", e.what());
       Close();
     }
     return;
@@ -602,9 +630,11 @@ Response Session::Invoke() const {
   try {
     return (*match_.handler)(request_);
   } catch (const std::exception& e) {
-    ADS_LOG(error, "http handler threw", "method", MethodName(request_.method), "what", e.what());
+    ADS_LOG(error, "http handler threw", "request_id", request_.request_id, "method",
+            MethodName(request_.method), "route", match_.pattern, "what", e.what());
   } catch (...) {
-    ADS_LOG(error, "http handler threw", "method", MethodName(request_.method));
+    ADS_LOG(error, "http handler threw", "request_id", request_.request_id, "method",
+            MethodName(request_.method), "route", match_.pattern);
   }
   return ErrorResponse(500, "Internal server error");
 }
@@ -629,6 +659,16 @@ Response Session::RouteError() const {
 void Session::Respond(Response&& response) {
   if (state_ == State::kClosed) return;  // force-closed while a worker ran the handler
   ++served_;
+  if (options_.access_log_one_in > 0 &&
+      ++loop_.responses % static_cast<uint64_t>(options_.access_log_one_in) == 0) {
+    auto us = std::chrono::duration_cast<std::chrono::microseconds>(
+                  std::chrono::steady_clock::now() - started_)
+                  .count();
+    // The route's pattern, never the path: click tokens and ids stay out of the log.
+    ADS_LOG(info, "request", "request_id", RequestId(), "method", MethodName(request_.method),
+            "route", match_.pattern.empty() ? std::string_view("(none)") : match_.pattern,
+            "status", response.status, "us", us, "keep_alive", parser_->keep_alive());
+  }
   bool keep_alive =
       parser_->keep_alive() && served_ < options_.max_requests_per_connection && !loop_.draining;
   PrepareResponse(std::move(response), storage_.version, keep_alive,
@@ -667,6 +707,9 @@ void Session::PrepareResponse(Response&& response, unsigned version, bool keep_a
   out += "\r\n"sv;
   // Response::SetHeader has dropped any framing header of the handler's.
   out += response.header_lines();
+  out += "X-Request-Id: "sv;
+  out += RequestId();
+  out += "\r\n"sv;
   if (!bodiless) {
     // HEAD: the Content-Length of the GET response, no body.
     out += "Content-Length: "sv;

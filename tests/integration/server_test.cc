@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <thread>
 
 #include "integration/fixture.h"
@@ -136,6 +137,60 @@ TEST(AdminAuthTest, AdminApiIsDisabledWithoutAToken) {
                              {{"Authorization", "Bearer anything-anything"}}, "");
   EXPECT_EQ(r.status, 404);
   EXPECT_NE(r.body.find("ADSERVER_ADMIN_TOKEN"), std::string::npos) << r.body;
+}
+
+// Logs (issue 19 item 3): every line is a JSON object with time, level and message; every
+// answer carries X-Request-Id; the sampled access log names routes by pattern (no click token,
+// no wallet) and carries the id the client sent.
+TEST(LogTest, JsonLinesRequestIdsAndTheAccessLog) {
+  TempDir dir;
+  std::ofstream(dir.File("adserver.toml")) << "[http]\naccess_log_one_in = 1\n"
+                                           << kTrafficChecksOff;
+  ServerProcess::Options options;
+  options.extra_args = {"--config", dir.File("adserver.toml")};
+  options.log_level = "info";
+  ServingFixture f(options);
+  ASSERT_TRUE(f.ok()) << f.error();
+  json body = {{"imageFormat", "LANDSCAPE"}, {"walletAddresses", {f.wallets.uniswap}}};
+  HttpResult ad = f.Client().Send("POST", "/v1/ads",
+                                  {{"Content-Type", "application/json"},
+                                   {"x-api-key", f.keys.open_live},
+                                   {"X-Request-Id", "client-trace-7"}},
+                                  body.dump());
+  ASSERT_EQ(ad.status, 200) << ad.body;
+  EXPECT_EQ(ad.Header("X-Request-Id"), "client-trace-7");
+  std::string cta = json::parse(ad.body).at("ctaUrl");
+  std::string token = cta.substr(cta.rfind('/') + 1);
+  HttpResult click = f.Client().Send("GET", cta.substr(cta.find("/v1/click/")), {});
+  EXPECT_EQ(click.status, 302);
+  EXPECT_EQ(click.Header("X-Request-Id").size(), 16u);
+  HttpResult bad = f.Client().Send("POST", "/v1/ads", {{"Content-Type", "application/json"}}, "{");
+  EXPECT_EQ(bad.Header("X-Request-Id").size(), 16u);
+  ASSERT_EQ(f.server().Stop(), 0);
+
+  std::string out = f.server().Output();
+  int lines = 0, requests = 0;
+  bool ad_logged = false, click_logged = false;
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty()) continue;
+    ++lines;
+    json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
+    ASSERT_TRUE(j.is_object()) << "not a JSON line: " << line;
+    EXPECT_TRUE(j.contains("ts") && j.contains("level") && j.contains("msg")) << line;
+    if (j["msg"] != "request") continue;
+    ++requests;
+    if (j.value("request_id", "") == "client-trace-7") {
+      ad_logged = j.value("route", "") == "/v1/ads" && j.value("status", 0) == 200;
+    }
+    if (j.value("route", "") == "/v1/click/{token}") click_logged = j.value("status", 0) == 302;
+  }
+  EXPECT_GT(lines, 5);
+  EXPECT_GT(requests, 20);  // the fixture's admin calls, the ad, the click, the bad request
+  EXPECT_TRUE(ad_logged) << out;
+  EXPECT_TRUE(click_logged) << out;
+  EXPECT_EQ(out.find(token), std::string::npos) << "click tokens are not logged";
+  EXPECT_EQ(out.find(f.wallets.uniswap.substr(2)), std::string::npos) << "nor wallets";
 }
 
 class ServingTest : public ::testing::Test {

@@ -81,6 +81,8 @@ class ServerTest : public ::testing::Test {
         Method::kGet, "/worker/throw",
         [](const Request&) -> Response { throw std::runtime_error("boom"); },
         RouteOptions{.dispatch = Dispatch::kWorker});
+    router_.Add(Method::kGet, "/request-id",
+                [](const Request& r) { return Text(std::string(r.request_id)); });
     router_.Add(Method::kGet, "/headers", [](const Request& r) {
       Response response = Text(std::string(r.Header("x-test")));
       response.SetHeader("X-Custom", "1");
@@ -117,6 +119,30 @@ TEST_F(ServerTest, KeepAliveServesSeveralRequestsOnOneConnection) {
   }
   EXPECT_EQ(server_->stats().connections_accepted.load(), 1u);
   EXPECT_EQ(server_->stats().requests.load(), 5u);
+}
+
+TEST_F(ServerTest, EveryResponseCarriesTheRequestsIdEchoedOrMade) {
+  StartServer();
+  HttpClient client = Client();
+  // A valid id is the handler's and comes back.
+  HttpResult given = client.Send("GET", "/request-id", {{"X-Request-Id", "trace-42"}});
+  EXPECT_EQ(given.body, "trace-42");
+  EXPECT_EQ(given.Header("X-Request-Id"), "trace-42");
+  // Without one, or with one that cannot be echoed, the server makes one per request.
+  HttpResult made = client.Get("/request-id");
+  EXPECT_EQ(made.body.size(), 16u);
+  EXPECT_EQ(made.Header("X-Request-Id"), made.body);
+  HttpResult again = client.Get("/request-id");
+  EXPECT_NE(again.body, made.body);
+  HttpResult invalid = client.Send("GET", "/request-id", {{"X-Request-Id", "a b"}});
+  EXPECT_EQ(invalid.body.size(), 16u);
+  EXPECT_EQ(invalid.Header("X-Request-Id"), invalid.body);
+  // Answers the server gives itself carry one too: no route, a body over the limit.
+  EXPECT_EQ(client.Send("GET", "/nowhere", {{"X-Request-Id", "r-404"}}).Header("X-Request-Id"),
+            "r-404");
+  HttpResult too_large = Client().Send("POST", "/echo", {}, std::string(65, 'x'));
+  EXPECT_EQ(too_large.status, 413);
+  EXPECT_EQ(too_large.Header("X-Request-Id").size(), 16u);
 }
 
 TEST_F(ServerTest, PipelinedRequestsAreAnsweredInOrder) {

@@ -1,0 +1,35 @@
+#include "http/detail/request_id.h"
+
+#include <cstdint>
+#include <random>
+
+namespace adserver::http::detail {
+
+bool IsValidRequestId(std::string_view value) {
+  if (value.empty() || value.size() > kMaxRequestIdBytes) return false;
+  for (char c : value) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '-' || c == '_' || c == '.' || c == ':' || c == '/' || c == '+' || c == '=' ||
+              c == '@';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+void MakeRequestId(char* out) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  thread_local uint64_t state = [] {
+    std::random_device device;
+    return (uint64_t{device()} << 32) ^ device();
+  }();
+  // SplitMix64: a bijection of the counter, so one thread never repeats an id.
+  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  for (int i = static_cast<int>(kMadeRequestIdBytes) - 1; i >= 0; --i, z >>= 4) {
+    out[i] = kHex[z & 0xF];
+  }
+}
+
+}  // namespace adserver::http::detail

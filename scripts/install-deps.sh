@@ -11,6 +11,7 @@ packages=(
   curl wrk nginx-light python3 python3-jsonschema python3-yaml
   chromium
   systemd  # systemd-analyze verify of the packaged unit (scripts/package-test.sh)
+  prometheus  # promtool check metrics and a real scrape in tests/integration/metrics_test.cc
 )
 # Node.js and npm only for test tooling and data packages; keep an existing installation
 # (e.g. a newer Node from another source) instead of pulling Debian's.

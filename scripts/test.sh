@@ -14,7 +14,7 @@ echo "== Release build"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DADSERVER_WERROR=ON -DADSERVER_BUILD_BENCH=ON >/dev/null
 cmake --build build -j"$jobs"
 
-(cd build && ADSERVER_REQUIRE_BROWSER=1 ADSERVER_REQUIRE_OPENAPI_LINT=1 ctest --output-on-failure -j"$jobs")
+(cd build && ADSERVER_REQUIRE_BROWSER=1 ADSERVER_REQUIRE_OPENAPI_LINT=1 ADSERVER_REQUIRE_PROMETHEUS=1 ctest --output-on-failure -j"$jobs")
 
 echo "== Debian package: cpack, systemd-analyze verify, dpkg -i, the unit's ExecStart as its user"
 scripts/package-test.sh build

@@ -31,7 +31,20 @@ void ReadCacheThread::Stop() {
 void ReadCacheThread::Run() {
   while (!stop_.load()) {
     Status status = index_.RefreshReadCache();
-    if (status.ok() && index_.ReadCacheNeedsRebuild()) status = index_.RebuildReadCache(&stop_);
+    if (status.ok() && index_.ReadCacheNeedsRebuild()) {
+      status = index_.RebuildReadCache(&stop_);
+      if (status.ok()) rebuilds_.fetch_add(1, std::memory_order_relaxed);
+    }
+    // The table's age: since this thread first saw its transaction.
+    store::LmdbActivityIndex::ReadCacheStatus table = index_.GetReadCacheStatus();
+    if (table.table && (table_since_.load(std::memory_order_relaxed) == 0 ||
+                        table.table_txn != table_txn_)) {
+      table_txn_ = table.table_txn;
+      table_since_.store(std::chrono::duration_cast<std::chrono::seconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count(),
+                         std::memory_order_relaxed);
+    }
     if (!status.ok() && !stop_.load()) {
       ADS_LOG(warn, "wallet table not updated; lookups read LMDB", "status", status);
     }

@@ -23,6 +23,10 @@ class ReadCacheThread {
   ReadCacheThread& operator=(const ReadCacheThread&) = delete;
 
   void Start();
+  // Unix seconds since which the current wallet table has been in use (0: none yet), and the
+  // rebuilds done. Any thread.
+  int64_t table_since() const { return table_since_.load(std::memory_order_relaxed); }
+  uint64_t rebuilds() const { return rebuilds_.load(std::memory_order_relaxed); }
   // Stops the thread (a table build in progress is abandoned) and joins it. Idempotent.
   void Stop();
 
@@ -34,6 +38,9 @@ class ReadCacheThread {
   std::mutex mu_;
   std::condition_variable cv_;
   std::atomic<bool> stop_{false};
+  std::atomic<int64_t> table_since_{0};
+  std::atomic<uint64_t> rebuilds_{0};
+  uint64_t table_txn_ = 0;  // the thread's
   std::thread thread_;
 };
 

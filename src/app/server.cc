@@ -7,6 +7,7 @@
 #include <string>
 #include <system_error>
 
+#include "app/metrics_endpoint.h"
 #include "common/log.h"
 #include "console/console.h"
 #include "store/lmdb/lmdb_activity_store.h"
@@ -175,6 +176,7 @@ Status Server::InitEvents() {
         std::shared_ptr<const decision::Catalog> catalog = catalogs_.Current();
         const decision::Campaign* campaign =
             catalog ? catalog->FindCampaign(c.campaign_id) : nullptr;
+        conversions_billed_.fetch_add(1, std::memory_order_relaxed);
         if (campaign != nullptr) {
           decision::RecordConversion(*live_, *campaign, c.price, c.recorded_at);
         } else {
@@ -182,6 +184,7 @@ Status Server::InitEvents() {
         }
       },
       [this](const store::ConversionRecord& c) {
+        conversions_reverted_.fetch_add(1, std::memory_order_relaxed);
         live_->ledger.UndoConversion(c.campaign_id, c.price, c.recorded_at);
       });
   // Exposures still buffered when a block lands are written first, so that a transaction
@@ -384,6 +387,28 @@ Status Server::Init() {
     r.body = R"({"status":"ok"})";
     return r;
   });
+  // Prometheus text (docs/operations.md, "Metrics"): the operator's (admin token or an
+  // operator user), on the worker pool; unauthenticated on metrics.listen when set.
+  auto metrics = [this](const http::Request&) {
+    http::Response r;
+    r.SetHeader("Content-Type", kMetricsContentType);
+    r.SetHeader("Cache-Control", "no-store");
+    r.body = RenderMetricsNow();
+    return r;
+  };
+  router_.Add(
+      http::Method::kGet, "/metrics",
+      [this, metrics](const http::Request& request) {
+        std::variant<admin::Principal, http::Response> who = authenticator_->Authenticate(request);
+        if (auto* refused = std::get_if<http::Response>(&who)) return std::move(*refused);
+        if (!std::get<admin::Principal>(who).IsOperator()) {
+          return http::ErrorResponse(403, "Forbidden", {{"Authorization", "metrics are the operator's"}});
+        }
+        return metrics(request);
+      },
+      {.dispatch = http::Dispatch::kWorker});
+  metrics_router_.Add(http::Method::kGet, "/metrics", metrics,
+                      {.dispatch = http::Dispatch::kWorker});
   router_.Add(http::Method::kGet, "/readyz", [this](const http::Request&) {
     if (!ready_.load(std::memory_order_acquire)) {
       return http::ErrorResponse(503, "not ready");
@@ -415,6 +440,16 @@ Status Server::Start() {
                     "http://" + listen.substr(0, listen.size() - 1) + std::to_string(http_->port()),
                     exposures_.get());
   }
+  if (!config_.metrics.listen.empty()) {
+    http::ServerOptions metrics_options;
+    metrics_options.listen = config_.metrics.listen;
+    metrics_options.io_threads = 1;
+    metrics_options.worker_threads = 1;
+    metrics_options.max_connections = 64;
+    ADS_ASSIGN_OR_RETURN(metrics_http_, http::Server::Create(metrics_options, metrics_router_));
+    ADS_RETURN_IF_ERROR(metrics_http_->Start());
+    ADS_LOG(info, "metrics listening", "port", metrics_http_->port());
+  }
   snapshots_->Start();
   if (indexer_) indexer_->Start();
   if (read_cache_) read_cache_->Start();
@@ -429,11 +464,32 @@ Status Server::Start() {
 
 uint16_t Server::port() const { return http_ ? http_->port() : 0; }
 
+std::string Server::RenderMetricsNow() const {
+  MetricsSources sources;
+  sources.http = http_.get();
+  sources.ads = ads_.get();
+  sources.events = events_.get();
+  sources.advertiser_events = advertiser_events_.get();
+  sources.catalogs = &catalogs_;
+  sources.activity = &activity_;
+  sources.snapshots = snapshots_.get();
+  sources.table_index = read_cache_ ? activity_index_.get() : nullptr;
+  sources.read_cache = read_cache_.get();
+  sources.indexer = indexer_.get();
+  sources.chain_id = config_.indexer ? config_.indexer->chain_id : 0;
+  sources.identity = identity_.get();
+  sources.conversions_billed = &conversions_billed_;
+  sources.conversions_reverted = &conversions_reverted_;
+  if (config_.metrics.campaign_spend && live_) sources.ledger = &live_->ledger;
+  return RenderMetrics(sources);
+}
+
 void Server::Stop() {
   if (stopped_) return;
   stopped_ = true;
   ready_.store(false, std::memory_order_release);
   if (http_) http_->Stop();  // drains in-flight requests, including admin writes
+  if (metrics_http_) metrics_http_->Stop();
   if (indexer_) indexer_->Stop();    // finishes its step; every applied block is committed
   if (read_cache_) read_cache_->Stop();
   if (identity_) identity_->Stop();  // nothing to flush: identities are not stored

@@ -148,6 +148,13 @@ class Server {
   std::unique_ptr<admin::AdvertiserEventsAdminApi> advertiser_events_admin_;
   http::Router router_;
   std::unique_ptr<http::Server> http_;
+  // GET /metrics: on router_ for the operator, and alone on metrics_router_ without
+  // authentication at config.metrics.listen (metrics_http_, when set).
+  std::string RenderMetricsNow() const;
+  http::Router metrics_router_;
+  std::unique_ptr<http::Server> metrics_http_;
+  std::atomic<uint64_t> conversions_billed_{0};
+  std::atomic<uint64_t> conversions_reverted_{0};
   std::atomic<bool> ready_{false};
   bool stopped_ = false;
 };

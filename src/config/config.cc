@@ -298,7 +298,7 @@ void ApplyEventsFile(const toml::table& root, Config& c, std::vector<FieldError>
 void ApplyFile(const toml::table& root, Config& c, std::vector<FieldError>& errors) {
   CheckKnownKeys(root, "",
                  {"data_dir", "log_level", "log_format", "http", "serve", "snapshots", "admin", "identity",
-                  "indexer", "events", "traffic"},
+                  "indexer", "events", "traffic", "metrics"},
                  errors);
   ReadString(root, "", "data_dir", c.data_dir, errors);
   ReadString(root, "", "log_level", c.log_level, errors);
@@ -327,6 +327,11 @@ void ApplyFile(const toml::table& root, Config& c, std::vector<FieldError>& erro
     ReadInt(*h, "http", "max_worker_queue", c.http.max_worker_queue, errors);
     ReadInt(*h, "http", "max_connections_per_ip", c.http.max_connections_per_ip, errors);
     ReadInt(*h, "http", "access_log_one_in", c.http.access_log_one_in, errors);
+  }
+  if (const toml::table* m = Section(root, "metrics", errors)) {
+    CheckKnownKeys(*m, "metrics", {"listen", "campaign_spend"}, errors);
+    ReadString(*m, "metrics", "listen", c.metrics.listen, errors);
+    ReadBool(*m, "metrics", "campaign_spend", c.metrics.campaign_spend, errors);
   }
   if (const toml::table* s = Section(root, "serve", errors)) {
     CheckKnownKeys(*s, "serve",
@@ -402,6 +407,7 @@ Status ApplyEnvironment(const Environment& env, Config& c) {
   if (auto* v = get("ADSERVER_LISTEN")) c.http.listen = *v;
   if (auto* v = get("ADSERVER_LOG_LEVEL")) c.log_level = *v;
   if (auto* v = get("ADSERVER_LOG_FORMAT")) c.log_format = *v;
+  if (auto* v = get("ADSERVER_METRICS_LISTEN")) c.metrics.listen = *v;
   if (auto* v = get("ADSERVER_ADMIN_TOKEN_FILE")) {
     std::ifstream in(*v);
     if (!in) return UnavailableError("cannot read ADSERVER_ADMIN_TOKEN_FILE");
@@ -589,6 +595,9 @@ Status Validate(const Config& c) {
   bool level_ok = false;
   for (auto l : kLevels) level_ok = level_ok || c.log_level == l;
   if (!level_ok) errors.push_back({"log_level", "must be one of trace, debug, info, warn, error, off"});
+  if (!c.metrics.listen.empty() && c.metrics.listen.find(':') == std::string::npos) {
+    errors.push_back({"metrics.listen", "must be HOST:PORT"});
+  }
   if (c.http.access_log_one_in < 0) {
     errors.push_back({"http.access_log_one_in", "must be 0 (off) or more (1 = every request)"});
   }

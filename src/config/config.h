@@ -18,6 +18,13 @@ namespace adserver::config {
 
 // Everything `adserver serve` can be configured with. Each module's options struct keeps its
 // own defaults; this only assembles them.
+// GET /metrics ([metrics]): on the main port for the operator (admin token), and without
+// authentication on `listen` when set (a private network's scraper).
+struct MetricsConfig {
+  std::string listen;           // "HOST:PORT"; empty = no separate listener (ADSERVER_METRICS_LISTEN)
+  bool campaign_spend = false;  // one spend series per campaign (cardinality: opt in)
+};
+
 struct Config {
   // Directory holding the embedded store (adserver.db); created if missing.
   std::string data_dir = "./data";
@@ -38,6 +45,7 @@ struct Config {
   // The live EVM indexer run inside `serve` (on its own thread); unset = not run. Set by an
   // [indexer] section or ADSERVER_INDEXER_RPC.
   std::optional<ingest::IndexerOptions> indexer;
+  MetricsConfig metrics;
 };
 
 // Environment variables the loader reads (a map so tests can pass their own).

@@ -68,6 +68,34 @@ EventsService::EventsService(store::EventsStore& store, const Clock& clock, Even
   ReplaceClickKeys(std::move(click_keys));
 }
 
+void EventsService::AppendMetrics(MetricsText& m) const {
+  m.Family("adserver_clicks_total", "counter",
+           "Clicks recorded by status (only billed ones bill), invalid ones also by reason.");
+  for (size_t s = 0; s < kClickStatuses; ++s) {
+    std::string_view status = store::ClickStatusName(static_cast<store::ClickStatus>(s));
+    if (s == static_cast<size_t>(store::ClickStatus::kInvalid)) {
+      uint64_t by_reason = 0;
+      for (size_t r = 1; r < kInvalidReasons; ++r) {
+        uint64_t n = click_counts_[kClickStatuses + r].load(std::memory_order_relaxed);
+        by_reason += n;
+        m.Sample("adserver_clicks_total",
+                 {{"status", status}, {"reason", InvalidReasonName(static_cast<InvalidReason>(r))}},
+                 n);
+      }
+      uint64_t total = click_counts_[s].load(std::memory_order_relaxed);
+      m.Sample("adserver_clicks_total", {{"status", status}, {"reason", "other"}},
+               total > by_reason ? total - by_reason : 0);
+    } else {
+      m.Sample("adserver_clicks_total", {{"status", status}, {"reason", ""}},
+               click_counts_[s].load(std::memory_order_relaxed));
+    }
+  }
+  m.Family("adserver_clicks_not_stored_total", "counter",
+           "Clicks answered 503 because the store refused their batch.");
+  m.Sample("adserver_clicks_not_stored_total", {},
+           click_counts_[kClickStatuses + kInvalidReasons].load(std::memory_order_relaxed));
+}
+
 void EventsService::ReplaceClickKeys(identity::KeyRing ring) {
   std::lock_guard<std::mutex> lock(rings_mu_);
   rings_.push_back(std::make_unique<const identity::KeyRing>(std::move(ring)));
@@ -135,10 +163,23 @@ void EventsService::RunWriter() {
     if (!status.ok()) {
       ADS_LOG(error, "click batch not written", "clicks", batch.size(), "error", status.message());
     }
+    auto bump = [](std::atomic<uint64_t>& c) {
+      c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    };
     for (size_t i = 0; i < batch.size(); ++i) {
       if (!status.ok()) {
+        bump(click_counts_[kClickStatuses + kInvalidReasons]);
         batch[i].done(status);
         continue;
+      }
+      bump(click_counts_[static_cast<size_t>(rows[i].status)]);
+      if (rows[i].status == store::ClickStatus::kInvalid) {
+        for (size_t r = 1; r < kInvalidReasons; ++r) {
+          if (InvalidReasonName(static_cast<InvalidReason>(r)) == rows[i].reason) {
+            bump(click_counts_[kClickStatuses + r]);
+            break;
+          }
+        }
       }
       if (rows[i].status == store::ClickStatus::kBilled && on_billed_) on_billed_(rows[i]);
       batch[i].done(std::move(rows[i]));

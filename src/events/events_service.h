@@ -14,6 +14,7 @@
 // crash only delays it), checkpoints the log, and prunes old rows once an hour. Stop() writes
 // the last counters and rolls up the last clicks.
 
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -28,9 +29,11 @@
 
 #include "common/address.h"
 #include "common/clock.h"
+#include "common/metrics_text.h"
 #include "common/status.h"
 #include "events/options.h"
 #include "events/served_counters.h"
+#include "events/traffic_checks.h"
 #include "identity/key_ring.h"
 #include "store/events_store.h"
 
@@ -60,6 +63,10 @@ class EventsService {
   uint64_t PersonDigest(std::span<const Address> wallets) const;
   ServedCounters& served() { return served_; }
   store::EventsStore& store() { return store_; }
+
+  // Clicks recorded so far by status, invalid ones also by reason, and batches the store
+  // refused (Prometheus text, for /metrics).
+  void AppendMetrics(MetricsText& m) const;
 
   // Called once per billed click after it is durable (on the calling worker thread).
   void SetOnBilled(std::function<void(const store::ClickRecord&)> on_billed) {
@@ -93,6 +100,10 @@ class EventsService {
   const Clock& clock_;
   const EventsOptions options_;
   std::atomic<const identity::KeyRing*> click_keys_;
+  // Written by the click writer only: by ClickStatus, then invalid clicks by InvalidReason,
+  // then clicks whose batch the store refused.
+  static constexpr size_t kClickStatuses = 4;
+  std::array<std::atomic<uint64_t>, kClickStatuses + kInvalidReasons + 1> click_counts_{};
   std::mutex rings_mu_;
   std::vector<std::unique_ptr<const identity::KeyRing>> rings_;  // guarded by rings_mu_
   const std::array<uint8_t, 16> person_key_;

@@ -118,6 +118,7 @@ bool Router::MatchPath(const Route& route, std::string_view path, Params* params
 
 Router::Match Router::Find(Request& request) const {
   Match match;
+  match.route = static_cast<uint32_t>(routes_.size());
   if (request.method != Method::kOther) {
     const auto& by_path = literal_[static_cast<size_t>(request.method)];
     if (auto it = by_path.find(request.path); it != by_path.end()) {
@@ -128,6 +129,7 @@ Router::Match Router::Find(Request& request) const {
       if (route.deferred) match.deferred = &route.deferred;
       match.options = &route.options;
       match.pattern = route.pattern;
+      match.route = static_cast<uint32_t>(&route - routes_.data());
       match.status = 200;
       return match;
     }
@@ -142,6 +144,7 @@ Router::Match Router::Find(Request& request) const {
       if (route.deferred) match.deferred = &route.deferred;
       match.options = &route.options;
       match.pattern = route.pattern;
+      match.route = static_cast<uint32_t>(&route - routes_.data());
       match.status = 200;
       return match;
     }
@@ -156,6 +159,7 @@ Router::Match Router::Find(Request& request) const {
     if (get_route->deferred) match.deferred = &get_route->deferred;
     match.options = &get_route->options;
     match.pattern = get_route->pattern;
+    match.route = static_cast<uint32_t>(get_route - routes_.data());
     match.status = 200;
     return match;
   }

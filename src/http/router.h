@@ -68,6 +68,9 @@ class Router {
     // The matched route's pattern ("/v1/click/{token}"; empty when none matched): names the
     // route in logs without the path's captured values.
     std::string_view pattern;
+    // The matched route's position in Routes() (for per-route metrics); Routes().size() when
+    // none matched.
+    uint32_t route = 0;
     // When handler is null: 404 (no such path) or 405 (path exists, other method).
     int status = 404;
     // For 405: the allowed methods in a fixed order (GET, HEAD, POST, PUT, PATCH, DELETE,
@@ -83,6 +86,7 @@ class Router {
   };
   // Every route in the order added (for tests that check each route of a table).
   std::vector<RouteInfo> Routes() const;
+  size_t route_count() const { return routes_.size(); }
 
  private:
   struct Route {

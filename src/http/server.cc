@@ -31,6 +31,7 @@
 #include "common/cpu_budget.h"
 #include "common/ip_address.h"
 #include "common/log.h"
+#include "common/metrics_text.h"
 #include "common/thread_setup.h"
 #include "http/detail/listen_address.h"
 #include "http/detail/request_id.h"
@@ -147,6 +148,37 @@ class Session;
 
 // One event loop with its acceptor and sessions. All members except `ioc` (post only) are
 // used only on the loop's thread.
+// Per-route counters of one event loop (ServerImpl::AppendMetrics): answers by status and a
+// latency histogram. Only the loop's thread writes them (a relaxed load and store, no lock
+// prefix); a scrape reads them from another thread.
+constexpr int kStatusCodes[] = {200, 201, 204, 302, 304, 400, 401, 403, 404, 405,
+                                409, 413, 415, 429, 431, 500, 503, 504};
+constexpr size_t kStatusSlots = std::size(kStatusCodes) + 1;  // + "other"
+// Seconds: 50 us .. 1 s; the ad path answers in tens of microseconds, the admin API in ms.
+constexpr double kLatencyBounds[] = {0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025,
+                                     0.005,   0.01,   0.025,   0.1,    0.25,  1.0};
+constexpr size_t kLatencyBuckets = std::size(kLatencyBounds);
+constexpr int64_t kLatencyBoundsNs[] = {50'000,    100'000,    250'000,    500'000,
+                                        1'000'000, 2'500'000,  5'000'000,  10'000'000,
+                                        25'000'000, 100'000'000, 250'000'000, 1'000'000'000};
+
+size_t StatusSlot(int status) {
+  for (size_t i = 0; i < std::size(kStatusCodes); ++i) {
+    if (kStatusCodes[i] == status) return i;
+  }
+  return std::size(kStatusCodes);
+}
+
+struct RouteStats {
+  std::array<std::atomic<uint64_t>, kStatusSlots> status{};
+  std::array<std::atomic<uint64_t>, kLatencyBuckets + 1> latency{};  // + the +Inf bucket
+  std::atomic<uint64_t> latency_ns{0};
+};
+
+void Bump(std::atomic<uint64_t>& c, uint64_t n = 1) {
+  c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+}
+
 struct Loop {
   // Declared before `ioc`: sessions destroyed while `ioc` tears down unregister here.
   std::unordered_set<Session*> sessions;
@@ -183,6 +215,9 @@ struct Loop {
   std::string out;
   // Responses sent, for the access log's one in ServerOptions::access_log_one_in.
   uint64_t responses = 0;
+  // Router::route_count() + 1 entries (the last: requests no route matched or the server
+  // answered before routing).
+  std::unique_ptr<RouteStats[]> route_stats;
   asio::executor_work_guard<asio::io_context::executor_type> work = asio::make_work_guard(ioc);
   std::promise<void> exited;
   std::future<void> exited_future = exited.get_future();
@@ -212,6 +247,7 @@ class ServerImpl final : public Server {
   uint16_t port() const override { return port_; }
   void Stop() override;
   const ServerStats& stats() const override { return stats_; }
+  void AppendMetrics(std::string& out) const override;
 
   // For sessions.
   const ServerOptions& options() const { return options_; }
@@ -432,7 +468,7 @@ class Session : public std::enable_shared_from_this<Session> {
   // The current request's id (Request::request_id); 0 bytes until it has one.
   std::array<char, detail::kMaxRequestIdBytes> request_id_;
   uint8_t request_id_size_ = 0;
-  std::chrono::steady_clock::time_point started_;  // set when the access log is on
+  std::chrono::steady_clock::time_point started_;  // Dispatch: the request's handling began
 };
 
 std::string_view Session::RequestId() {
@@ -572,7 +608,7 @@ void Session::BuildRequest() {
 
 void Session::Dispatch() {
   server_.mutable_stats().requests.fetch_add(1, std::memory_order_relaxed);
-  if (options_.access_log_one_in > 0) started_ = std::chrono::steady_clock::now();
+  started_ = std::chrono::steady_clock::now();
   state_ = State::kHandling;
   deadline_ms_ = 0;
   request_.body = std::string_view(storage_.body.data(), storage_.body.size());
@@ -659,11 +695,20 @@ Response Session::RouteError() const {
 void Session::Respond(Response&& response) {
   if (state_ == State::kClosed) return;  // force-closed while a worker ran the handler
   ++served_;
+  const int64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                         std::chrono::steady_clock::now() - started_)
+                         .count();
+  {
+    RouteStats& stats = loop_.route_stats[match_.route];
+    Bump(stats.status[StatusSlot(response.status)]);
+    size_t bucket = 0;
+    while (bucket < kLatencyBuckets && ns > kLatencyBoundsNs[bucket]) ++bucket;
+    Bump(stats.latency[bucket]);
+    Bump(stats.latency_ns, static_cast<uint64_t>(std::max<int64_t>(ns, 0)));
+  }
   if (options_.access_log_one_in > 0 &&
       ++loop_.responses % static_cast<uint64_t>(options_.access_log_one_in) == 0) {
-    auto us = std::chrono::duration_cast<std::chrono::microseconds>(
-                  std::chrono::steady_clock::now() - started_)
-                  .count();
+    const int64_t us = ns / 1000;
     // The route's pattern, never the path: click tokens and ids stay out of the log.
     ADS_LOG(info, "request", "request_id", RequestId(), "method", MethodName(request_.method),
             "route", match_.pattern.empty() ? std::string_view("(none)") : match_.pattern,
@@ -678,6 +723,8 @@ void Session::Respond(Response&& response) {
 
 void Session::Reject(int status, std::string_view message, std::vector<FieldError> details) {
   server_.mutable_stats().requests.fetch_add(1, std::memory_order_relaxed);
+  // Answered before routing (bad framing, limits): the no-route entry, no latency.
+  Bump(loop_.route_stats[server_.router().route_count()].status[StatusSlot(status)]);
   unsigned version = parser_->is_header_done() ? storage_.version : 11;
   PrepareResponse(ErrorResponse(status, message, details), version, /*keep_alive=*/false,
                   /*head=*/false);
@@ -796,6 +843,68 @@ void Session::Close() {
   socket_.close(ec);
 }
 
+void ServerImpl::AppendMetrics(std::string& out) const {
+  MetricsText m(out);
+  const std::vector<Router::RouteInfo> routes = router_.Routes();
+  auto route_labels = [&](size_t r) -> std::pair<std::string_view, std::string_view> {
+    if (r < routes.size()) return {MethodName(routes[r].method), routes[r].pattern};
+    return {"", "(none)"};
+  };
+  m.Family("adserver_http_requests_total", "counter",
+           "Answers by route (pattern), method and status; route (none): no route matched or "
+           "the server answered before routing.");
+  for (size_t r = 0; r <= routes.size(); ++r) {
+    auto [method, pattern] = route_labels(r);
+    for (size_t slot = 0; slot < kStatusSlots; ++slot) {
+      uint64_t n = 0;
+      for (const auto& loop : loops_) n += loop->route_stats[r].status[slot].load(std::memory_order_relaxed);
+      if (n == 0) continue;
+      std::string code =
+          slot < std::size(kStatusCodes) ? std::to_string(kStatusCodes[slot]) : "other";
+      m.Sample("adserver_http_requests_total",
+               {{"route", pattern}, {"method", method}, {"status", code}}, n);
+    }
+  }
+  m.Family("adserver_http_request_duration_seconds", "histogram",
+           "Time from a request's dispatch to its answer being written, by route.");
+  for (size_t r = 0; r < routes.size(); ++r) {
+    std::array<uint64_t, kLatencyBuckets + 1> counts{};
+    uint64_t ns = 0, total = 0;
+    for (const auto& loop : loops_) {
+      const RouteStats& stats = loop->route_stats[r];
+      for (size_t b = 0; b <= kLatencyBuckets; ++b) {
+        uint64_t n = stats.latency[b].load(std::memory_order_relaxed);
+        counts[b] += n;
+        total += n;
+      }
+      ns += stats.latency_ns.load(std::memory_order_relaxed);
+    }
+    if (total == 0) continue;
+    auto [method, pattern] = route_labels(r);
+    m.Histogram("adserver_http_request_duration_seconds", {{"route", pattern}, {"method", method}},
+                kLatencyBounds, kLatencyBuckets, counts.data(), static_cast<double>(ns) / 1e9);
+  }
+  m.Family("adserver_http_connections_open", "gauge", "Open client connections.");
+  m.Sample("adserver_http_connections_open", {},
+           static_cast<int64_t>(stats_.connections_open.load(std::memory_order_relaxed)));
+  m.Family("adserver_http_connections_accepted_total", "counter", "Connections accepted.");
+  m.Sample("adserver_http_connections_accepted_total", {},
+           stats_.connections_accepted.load(std::memory_order_relaxed));
+  m.Family("adserver_http_connections_rejected_total", "counter",
+           "Connections closed right after accept, by cause.");
+  m.Sample("adserver_http_connections_rejected_total", {{"cause", "max_connections"}},
+           stats_.connections_rejected.load(std::memory_order_relaxed));
+  m.Sample("adserver_http_connections_rejected_total", {{"cause", "max_connections_per_ip"}},
+           stats_.connections_rejected_ip.load(std::memory_order_relaxed));
+  m.Family("adserver_http_requests_shed_total", "counter",
+           "Requests answered with their route's overload answer (load shedding, full pool).");
+  m.Sample("adserver_http_requests_shed_total", {},
+           stats_.requests_shed.load(std::memory_order_relaxed));
+  m.Family("adserver_http_worker_jobs", "gauge", "Requests queued for or running on the worker pool.");
+  m.Sample("adserver_http_worker_jobs", {},
+           static_cast<int64_t>(worker_jobs_.load(std::memory_order_relaxed)));
+}
+
 Status ServerImpl::Start() {
   std::lock_guard<std::mutex> lock(stop_mu_);
   if (started_ || stopped_) return InvalidArgumentError("http server already started");
@@ -807,6 +916,7 @@ Status ServerImpl::Start() {
   loops = std::max(loops, 1);
   for (int i = 0; i < loops; ++i) {
     loops_.push_back(std::make_unique<Loop>());
+    loops_.back()->route_stats = std::make_unique<RouteStats[]>(router_.route_count() + 1);
     Status bound = Bind(*loops_.back(), endpoint);
     if (!bound.ok()) {
       loops_.clear();

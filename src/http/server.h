@@ -44,6 +44,10 @@ class Server {
   // (it cannot be interrupted); its response is discarded. The server cannot be restarted.
   virtual void Stop() = 0;
   virtual const ServerStats& stats() const = 0;
+  // Appends the server's metrics in the Prometheus text format: answers by route, method and
+  // status, latency histograms per route, connections. Counters are per event loop, summed here;
+  // any thread, while the server runs or after Stop.
+  virtual void AppendMetrics(std::string& out) const = 0;
 };
 
 }  // namespace adserver::http

@@ -232,7 +232,13 @@ Status SnapshotPublisher::RebuildCatalogLocked(uint64_t counter, bool force) {
   catalogs_.Publish(std::move(catalog));
   catalog_counter_ = counter;
   catalog_digest_ = digest;
-  ADS_LOG(info, "catalog published", "campaigns", campaigns, "ads", ads, "ms", MillisSince(start));
+  const int64_t ms = MillisSince(start);
+  catalog_build_ms_.store(ms, std::memory_order_relaxed);
+  catalog_published_at_.store(std::chrono::duration_cast<std::chrono::seconds>(
+                                  std::chrono::system_clock::now().time_since_epoch())
+                                  .count(),
+                              std::memory_order_relaxed);
+  ADS_LOG(info, "catalog published", "campaigns", campaigns, "ads", ads, "ms", ms);
   return OkStatus();
 }
 
@@ -248,7 +254,9 @@ Status SnapshotPublisher::RebuildActivityLocked(uint64_t counter) {
   size_t wallets = index->wallet_count();
   activity_.Publish(std::move(index));
   activity_counter_ = counter;
-  ADS_LOG(info, "activity index published", "wallets", wallets, "ms", MillisSince(start));
+  const int64_t ms = MillisSince(start);
+  activity_build_ms_.store(ms, std::memory_order_relaxed);
+  ADS_LOG(info, "activity index published", "wallets", wallets, "ms", ms);
   return OkStatus();
 }
 

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -56,6 +57,13 @@ class SnapshotPublisher {
   Status RefreshNow();
   // Stops and joins the thread. Idempotent.
   void Stop();
+  // How long the last catalog / activity index took to build, and when the last catalog was
+  // published (Unix seconds; 0 before). Any thread.
+  int64_t catalog_build_ms() const { return catalog_build_ms_.load(std::memory_order_relaxed); }
+  int64_t activity_build_ms() const { return activity_build_ms_.load(std::memory_order_relaxed); }
+  int64_t catalog_published_at() const {
+    return catalog_published_at_.load(std::memory_order_relaxed);
+  }
   // Called (under the refresh lock) whenever the activity change counter moved and the
   // activity index is not rebuilt (rebuild_activity = false): serving's read cache of the LMDB
   // index catches up there, so an admin write is visible when the call returns. Set before
@@ -78,6 +86,9 @@ class SnapshotPublisher {
   Published<decision::ActivityIndex>& activity_;
   SnapshotOptions options_;
   std::function<Status()> activity_refresh_;
+  std::atomic<int64_t> catalog_build_ms_{0};
+  std::atomic<int64_t> activity_build_ms_{0};
+  std::atomic<int64_t> catalog_published_at_{0};
   std::mutex refresh_mu_;                   // serialises rebuilds
   uint64_t catalog_counter_ = UINT64_MAX;   // guarded by refresh_mu_
   uint64_t activity_counter_ = UINT64_MAX;  // guarded by refresh_mu_

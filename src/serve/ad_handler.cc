@@ -171,6 +171,8 @@ struct Context {
   const EventHooks* events = nullptr;    // null = no click URLs, no serving counters
   int64_t now_micros = 0;
   RateLimiter* rate_limiter = nullptr;  // null = publishers' rate limits are not applied
+  AdMetrics* metrics = nullptr;          // null = not counted
+  NoFillReason* no_fill = nullptr;       // set by ServeForKey when it answers without an ad
 };
 
 // What a live key's request ended with, for the serving counters.
@@ -383,6 +385,9 @@ Outcome Serve(const Context& ctx) {
                                          .ad_id = served.ad_id,
                                          .arm = decision::ArmFor(publisher, ad_unit)},
                                         result, served.spend, served.invalid);
+    if (ctx.metrics != nullptr && result == events::ServeOutcome::kFill) {
+      ctx.metrics->CountImpression(served.invalid);
+    }
   }
   return outcome;
 }
@@ -397,7 +402,10 @@ Outcome ServeForKey(const Context& ctx, const decision::ApiKey& key, AdRequest& 
   if (!body.ok()) return {Error(400, body.message(), body.details())};
   IdentityOutcome identity =
       ResolveIdentity(ctx.identity, ctx.request, parsed, key.test, ctx.now_seconds);
-  if (identity.no_fill) return {NoFill(ctx.variant)};
+  if (identity.no_fill) {
+    if (ctx.no_fill) *ctx.no_fill = NoFillReason::kNoIdentity;
+    return {NoFill(ctx.variant)};
+  }
   if (auto response = CheckWalletPresence(parsed)) return {std::move(*response)};
   decision::Explanation explanation;
   bool explain = ctx.hooks != nullptr && ExplainAllowed(*ctx.hooks, ctx.request, key.test);
@@ -405,6 +413,7 @@ Outcome ServeForKey(const Context& ctx, const decision::ApiKey& key, AdRequest& 
       Choose(ctx, key, parsed, explain ? &explanation : nullptr);
   Outcome outcome;
   if (!decision || decision->ad == nullptr || decision->campaign == nullptr) {
+    if (ctx.no_fill) *ctx.no_fill = NoFillReason::kNoEligibleAd;
     outcome = {parsed.bound_local_id ? NoAdEarlier(*parsed.bound_local_id) : NoFill(ctx.variant)};
   } else {
     // Live keys' ads link through the click redirect; test keys keep the ad's own URL.
@@ -648,6 +657,9 @@ http::Response AdHandler::HandleAt(const http::Request& request, Variant variant
   ctx.events = events_.load(std::memory_order_acquire);
   ctx.rate_limiter = &rate_limiter_;
   ctx.now_micros = now_micros;
+  NoFillReason no_fill = NoFillReason::kNone;
+  ctx.metrics = &metrics_;
+  ctx.no_fill = &no_fill;
   Outcome outcome;
   try {
     outcome = Serve(ctx);
@@ -658,6 +670,7 @@ http::Response AdHandler::HandleAt(const http::Request& request, Variant variant
     LogFailure("unknown exception");
     outcome = Unavailable(variant);
   }
+  metrics_.CountAnswer(variant, outcome.response.status, no_fill);
   return WithCors(std::move(outcome), request, variant);
 }
 

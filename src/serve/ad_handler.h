@@ -18,6 +18,7 @@
 #include "http/message.h"
 #include "http/router.h"
 #include "identity/identity_service.h"
+#include "serve/ad_metrics.h"
 #include "serve/ad_request.h"
 #include "serve/decision_hooks.h"
 #include "serve/options.h"
@@ -59,6 +60,9 @@ class AdHandler {
   // SetEvents; `traffic.checks` must outlive the handler.
   void SetTraffic(TrafficGuard traffic) { traffic_ = traffic; }
 
+  // Answers, no-fills and impressions so far (Prometheus text, for /metrics).
+  void AppendMetrics(MetricsText& m) const { metrics_.Append(m); }
+
   // Registers POST and OPTIONS for /v1/ads and /api/ads.
   void RegisterRoutes(http::Router& router) const;
 
@@ -90,6 +94,7 @@ class AdHandler {
   std::atomic<const EventHooks*> events_{nullptr};
   std::vector<std::unique_ptr<EventHooks>> event_hooks_;
   TrafficGuard traffic_;
+  mutable AdMetrics metrics_;
 };
 
 // The 200 body of an ad answer (spec 2.4: the current variant's fields, or the earlier one's

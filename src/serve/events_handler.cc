@@ -296,14 +296,18 @@ http::Response EventsHandler::Record(const http::Request& request,
                                    .person = person_digest_(wallets),
                                    .created_at = now};
   if (event.url) row.decision_id = SpclidOf(*event.url);
+  events::InvalidReason invalid = events::InvalidReason::kNone;
   if (traffic_.checks != nullptr) {
     std::optional<IpAddress> ip = ParseIp(request.remote_ip);
     if (traffic_.proxies != nullptr) ip = http::ClientIp(request, *traffic_.proxies);
-    row.invalid_reason = events::InvalidReasonName(traffic_.checks->CheckEvent(
-        {.user_agent = request.Header("User-Agent"), .ip = ip, .person = row.person,
-         .now_seconds = now}));
+    invalid = traffic_.checks->CheckEvent({.user_agent = request.Header("User-Agent"),
+                                           .ip = ip,
+                                           .person = row.person,
+                                           .now_seconds = now});
+    row.invalid_reason = events::InvalidReasonName(invalid);
   }
   Status stored = store_.Insert(row);
+  counts_.Add(stored.ok() ? static_cast<size_t>(invalid) : events::kInvalidReasons);
   if (!stored.ok()) {
     ADS_LOG(warn, "advertiser event not stored", "status", stored);
     http::Response response =
@@ -313,6 +317,26 @@ http::Response EventsHandler::Record(const http::Request& request,
   }
   MaybePrune(now);
   return Answer(200);
+}
+
+void EventsHandler::AppendMetrics(MetricsText& m) const {
+  m.Family("adserver_advertiser_events_total", "counter",
+           "Advertiser events (POST /v1/events) stored, by validity: valid, or invalid with the "
+           "reason; not_stored: answered 503.");
+  for (size_t i = 0; i < events::kInvalidReasons; ++i) {
+    auto reason = static_cast<events::InvalidReason>(i);
+    if (reason == events::InvalidReason::kInvalidImpression ||
+        reason == events::InvalidReason::kWalletRate ||
+        reason == events::InvalidReason::kWalletPublishers) {
+      continue;  // not checked for events
+    }
+    m.Sample("adserver_advertiser_events_total",
+             {{"validity", i == 0 ? "valid" : "invalid"},
+              {"reason", i == 0 ? std::string_view("") : events::InvalidReasonName(reason)}},
+             counts_.Sum(i));
+  }
+  m.Sample("adserver_advertiser_events_total", {{"validity", "not_stored"}, {"reason", ""}},
+           counts_.Sum(events::kInvalidReasons));
 }
 
 void EventsHandler::MaybePrune(int64_t now) const {

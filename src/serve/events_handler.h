@@ -12,9 +12,12 @@
 
 #include "common/address.h"
 #include "common/clock.h"
+#include "common/metrics_text.h"
 #include "common/published.h"
 #include "common/status.h"
+#include "common/thread_counters.h"
 #include "decision/catalog.h"
+#include "events/traffic_checks.h"
 #include "http/message.h"
 #include "http/router.h"
 #include "identity/identity_service.h"
@@ -74,6 +77,8 @@ class EventsHandler {
                 TrafficGuard traffic = {});
 
   // Registers POST and OPTIONS /v1/events.
+  // Events stored so far by validity (Prometheus text, for /metrics).
+  void AppendMetrics(MetricsText& m) const;
   void RegisterRoutes(http::Router& router) const;
 
   http::Response Handle(const http::Request& request) const;
@@ -97,6 +102,8 @@ class EventsHandler {
   TrafficGuard traffic_;
   // Unix seconds after which the next insert prunes.
   mutable std::atomic<int64_t> next_prune_{0};
+  // By InvalidReason (kNone = valid), then not stored.
+  mutable ThreadCounters<events::kInvalidReasons + 1> counts_;
 };
 
 }  // namespace adserver::serve

@@ -163,6 +163,10 @@ def health_and_document(c, port):
     if "max-age" not in (headers.get("Cache-Control") or ""):
         failures.append(f"GET /openapi.yaml: not cacheable ({headers.get('Cache-Control')!r})")
     c.call("GET", "/openapi.yaml", headers={"If-None-Match": headers.get("ETag", "")}, expect=304)
+    status, headers, body = c.call("GET", "/metrics", headers=admin_headers(), expect=200)
+    if b"# TYPE adserver_http_requests_total counter" not in body:
+        failures.append("GET /metrics: no adserver_http_requests_total family")
+    c.call("GET", "/metrics", expect=401)
     c.call("GET", "/demo/creatives/{name}", {"name": "logo-0.svg"}, expect=200)
     c.call("GET", "/demo/creatives/{name}", {"name": "no-such.svg"}, expect=404)
 

@@ -18,13 +18,21 @@ extern char** environ;
 namespace adserver::config {
 namespace {
 
+// The node's value if it is a TOML integer. Not node::value<int64_t>(), which also converts
+// floats and casts one beyond int64's range (1.9e29) with undefined behaviour (found by the
+// config fuzzer under UBSan).
+std::optional<int64_t> IntegerOf(const toml::node& n) {
+  if (const toml::value<int64_t>* i = n.as_integer()) return i->get();
+  return std::nullopt;
+}
+
 // Reads an integer key into `out`; records an error for a wrong type.
 template <typename T>
 void ReadInt(const toml::table& t, const char* section, const char* key, T& out,
              std::vector<FieldError>& errors) {
   const toml::node* n = t.get(key);
   if (!n) return;
-  if (auto v = n->value<int64_t>()) {
+  if (auto v = IntegerOf(*n)) {
     out = static_cast<T>(*v);
   } else {
     errors.push_back({std::string(section) + "." + key, "must be an integer"});
@@ -108,8 +116,8 @@ void ReadWindows(const toml::table& t, const char* section, const char* key,
   for (size_t i = 0; array != nullptr && i < array->size(); ++i) {
     const toml::array* pair = array->get(i)->as_array();
     if (pair == nullptr || pair->size() != 2) break;
-    std::optional<int64_t> seconds = pair->get(0)->value<int64_t>();
-    std::optional<int64_t> max = pair->get(1)->value<int64_t>();
+    std::optional<int64_t> seconds = IntegerOf(*pair->get(0));
+    std::optional<int64_t> max = IntegerOf(*pair->get(1));
     if (!seconds || !max) break;
     windows.push_back({.seconds = *seconds, .max = *max});
   }
@@ -217,7 +225,7 @@ void ApplyIndexerFile(const toml::table& root, Config& c, std::vector<FieldError
   ReadMillis(*t, "indexer", "poll_ms", o.poll_interval, errors);
   ReadInt(*t, "indexer", "batch_blocks", o.batch_blocks, errors);
   if (const toml::node* n = t->get("from_block")) {
-    std::optional<int64_t> from = n->value<int64_t>();
+    std::optional<int64_t> from = IntegerOf(*n);
     if (!from || *from < 0) {
       errors.push_back({"indexer.from_block", "must be a block number >= 0"});
     } else {

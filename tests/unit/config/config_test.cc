@@ -50,6 +50,21 @@ TEST(ConfigTest, UnknownKeysAndWrongTypesNameTheKey) {
   EXPECT_EQ(fields, (std::vector<std::string>{"colour", "http.io_threads"}));
 }
 
+// Found by the config fuzzer under UBSan: a float where an integer belongs (one beyond int64's
+// range included) is a named error, not a conversion.
+TEST(ConfigTest, FloatsWhereIntegersBelongNameTheKey) {
+  testing::TempDir dir;
+  Result<Config> c = LoadConfig(
+      WriteFile(dir, "[http]\nio_threads = 2.0\n[indexer]\nrpc = \"http://127.0.0.1:8545\"\n"
+                     "from_block = 1900000111111111111111111111.0\n"
+                     "[traffic]\nclick_limits = [[60.0, 1]]\n"),
+      {});
+  ASSERT_FALSE(c.ok());
+  std::vector<std::string> fields;
+  for (const auto& d : c.status().details()) fields.push_back(d.field);
+  EXPECT_THAT(fields, ::testing::IsSupersetOf({"http.io_threads", "indexer.from_block"}));
+}
+
 TEST(ConfigTest, WalletTableIsOnByDefaultAndCanBeTurnedOff) {
   Result<Config> defaults = LoadConfig(std::nullopt, {});
   ASSERT_TRUE(defaults.ok());

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <system_error>
@@ -238,29 +239,27 @@ Status Server::Reload(const config::Config& config) {
   std::vector<std::string> reloaded, failed;
   log::SetLevel(config.log_level);
   reloaded.push_back("log_level=" + config.log_level);
-  if (identity_ != nullptr && !config.identity.keys.empty()) {
-    Result<identity::KeyRing> keys = identity::KeyRing::Parse(config.identity.keys);
-    if (keys.ok()) {
-      const size_t count = keys->size();
-      const uint8_t active = keys->active().id;
-      identity_->ReplaceKeys(std::move(*keys));
-      reloaded.push_back("identity_keys=" + std::to_string(count) + " (active " +
-                         std::to_string(active) + ")");
-    } else {
-      failed.push_back("identity keys: " + keys.status().message());
+  // A key ring from its setting; the previous one stays in use when it does not parse.
+  auto reload_ring = [&](std::string_view field, const std::string& text, const char* what,
+                         const std::function<void(identity::KeyRing)>& replace) {
+    Result<identity::KeyRing> keys = identity::KeyRing::Parse(text, field);
+    if (!keys.ok()) {
+      failed.push_back(std::string(what) + ": " + keys.status().message());
+      return;
     }
+    const size_t count = keys->size();
+    const uint8_t active = keys->active().id;
+    replace(std::move(*keys));
+    reloaded.push_back(std::string(what) + "=" + std::to_string(count) + " (active " +
+                       std::to_string(active) + ")");
+  };
+  if (identity_ != nullptr && !config.identity.keys.empty()) {
+    reload_ring("identity.keys", config.identity.keys, "identity_keys",
+                [this](identity::KeyRing ring) { identity_->ReplaceKeys(std::move(ring)); });
   }
   if (events_ != nullptr && !config.events.keys.empty()) {
-    Result<identity::KeyRing> keys = identity::KeyRing::Parse(config.events.keys, "events.keys");
-    if (keys.ok()) {
-      const size_t count = keys->size();
-      const uint8_t active = keys->active().id;
-      events_->ReplaceClickKeys(std::move(*keys));
-      reloaded.push_back("click_keys=" + std::to_string(count) + " (active " +
-                         std::to_string(active) + ")");
-    } else {
-      failed.push_back("click keys: " + keys.status().message());
-    }
+    reload_ring("events.keys", config.events.keys, "click_keys",
+                [this](identity::KeyRing ring) { events_->ReplaceClickKeys(std::move(ring)); });
   }
   if (blocklist_ != nullptr) {
     Status read = blocklist_->ReloadNow();

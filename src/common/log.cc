@@ -4,6 +4,8 @@
 
 #include <mutex>
 
+#include "common/json_writer.h"
+
 namespace adserver::log {
 
 namespace detail {
@@ -35,39 +37,25 @@ size_t Utf8Length(std::string_view s, size_t i) {
 }  // namespace
 
 void AppendJsonText(std::string& out, std::string_view s) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  out += '"';
+  // AppendJsonString escapes; it needs valid UTF-8, so invalid bytes become U+FFFD first (a
+  // copy only when there are any: log text is nearly always valid).
+  std::string repaired;
+  bool invalid = false;
   for (size_t i = 0; i < s.size();) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x80) {
-      size_t n = Utf8Length(s, i);
-      if (n == 0) {
-        out += "\\ufffd";
-        ++i;
-      } else {
-        out.append(s.substr(i, n));
-        i += n;
-      }
-      continue;
+    size_t n = static_cast<unsigned char>(s[i]) < 0x80 ? 1 : Utf8Length(s, i);
+    if (n == 0 && !invalid) {
+      invalid = true;
+      repaired.assign(s.substr(0, i));
     }
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20 || c == 0x7F) {
-          out += "\\u00";
-          out += kHex[c >> 4];
-          out += kHex[c & 0xF];
-        } else {
-          out += static_cast<char>(c);
-        }
+    if (n == 0) {
+      repaired += "\xEF\xBF\xBD";  // U+FFFD
+      n = 1;
+    } else if (invalid) {
+      repaired.append(s.substr(i, n));
     }
-    ++i;
+    i += n;
   }
-  out += '"';
+  AppendJsonString(out, invalid ? std::string_view(repaired) : s);
 }
 
 }  // namespace detail

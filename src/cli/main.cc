@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 #include <atomic>
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -388,15 +389,30 @@ int Main(int argc, char** argv) {
                      "chain=COL time=COL status=COL");
   import->add_option("--chain-id", import_options.chain_id, "Chain of rows without a chain column");
   import->add_flag("--force", import_options.force, "Import even if the file was imported before");
-  // A bulk import next to a live server must not take the CPU from its event loops; on an idle
-  // machine a lower priority costs nothing.
-  int import_nice = kBackgroundNice;
+  // A bulk import next to a live server must not take the CPU from its event loops: by default
+  // it runs under SCHED_IDLE (only on CPU time nothing else wants; a waking event loop takes
+  // the core at once), or at a nice value 0-19. On an idle machine either costs nothing.
+  std::string import_priority = "idle";
   import
-      ->add_option("--nice", import_nice,
-                   "Scheduling priority of the import (0 = normal, 19 = lowest; default 10)")
-      ->check(CLI::Range(0, 19));
+      ->add_option("--nice", import_priority,
+                   "Scheduling priority of the import: idle (default: only CPU time nothing "
+                   "else wants) or a nice value, 0 = normal to 19 = lowest")
+      ->check([](const std::string& value) -> std::string {
+        if (value == "idle") return "";
+        int nice = -1;
+        auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), nice);
+        if (ec != std::errc() || end != value.data() + value.size() || nice < 0 || nice > 19) {
+          return "--nice: must be idle or an integer 0-19, got '" + value + "'";
+        }
+        return "";
+      });
   import->callback([&] {
-    LowerThisThreadPriority(import_nice);  // threads started from here inherit it
+    // Threads started from here inherit the priority.
+    if (import_priority == "idle") {
+      if (!MakeThisThreadIdle()) LowerThisThreadPriority(19);
+    } else {
+      LowerThisThreadPriority(std::stoi(import_priority));
+    }
     for (const std::string& m : mappings) {
       status = ingest::AddMapping(m, import_options.mapping);
       if (!status.ok()) return;

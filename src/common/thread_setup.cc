@@ -1,6 +1,7 @@
 #include "common/thread_setup.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -20,6 +21,12 @@ bool LowerThisThreadPriority(int nice) {
   if (errno != 0) return false;
   if (current >= nice) return true;
   return setpriority(PRIO_PROCESS, tid, nice) == 0;
+}
+
+bool MakeThisThreadIdle() {
+  sched_param param{};
+  param.sched_priority = 0;
+  return sched_setscheduler(0, SCHED_IDLE, &param) == 0;  // 0: the calling thread
 }
 
 }  // namespace adserver

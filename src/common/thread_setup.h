@@ -21,4 +21,10 @@ inline constexpr int kBackgroundNice = 10;
 // it back needs privileges). Best effort: false when refused.
 bool LowerThisThreadPriority(int nice = kBackgroundNice);
 
+// Moves the calling thread to SCHED_IDLE: it runs only on CPU time no other thread wants, and
+// a waking normal thread (an event loop) takes the core from it at once. For work outside the
+// server process with nothing waiting on it (a bulk import next to a live server); threads
+// started afterwards inherit it. Best effort: false when refused.
+bool MakeThisThreadIdle();
+
 }  // namespace adserver

@@ -7,6 +7,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <sstream>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -138,6 +139,26 @@ TEST_F(ActivityImportTest, ContentTheCliImportedIsNotCountedAgain) {
   json r = Post("/admin/v1/activity", Gzip(csv), "text/csv", "gzip");
   EXPECT_EQ(r["alreadyImported"], true);
   EXPECT_EQ(Usdc(kAlice).first, 1);
+}
+
+// --nice: "idle" (the default, SCHED_IDLE) or a nice value 0-19; anything else is refused
+// before a row is read.
+TEST_F(ActivityImportTest, TheCliImportRunsAtTheRequestedPriority) {
+  TempDir dir;
+  std::string path = dir.File("tt.csv");
+  std::ofstream(path) << TokenTransfers(kCarol, kBob, "2025-12-24");
+  std::string base = AdserverBinary() + " activity import --data " + server_.data_dir() + " " +
+                     path + " --force";
+  EXPECT_EQ(std::system((base + " --nice idle > /dev/null").c_str()), 0);
+  EXPECT_EQ(std::system((base + " --nice 7 > /dev/null").c_str()), 0);
+  std::string errors = dir.File("errors.txt");
+  EXPECT_NE(std::system((base + " --nice 20 > /dev/null 2> " + errors).c_str()), 0);
+  EXPECT_NE(std::system((base + " --nice low > /dev/null 2>> " + errors).c_str()), 0);
+  std::stringstream text;
+  text << std::ifstream(errors).rdbuf();
+  EXPECT_NE(text.str().find("--nice: must be idle or an integer 0-19, got '20'"), std::string::npos)
+      << text.str();
+  EXPECT_NE(text.str().find("got 'low'"), std::string::npos) << text.str();
 }
 
 }  // namespace

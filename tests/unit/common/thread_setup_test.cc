@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 #include <pthread.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -31,6 +32,22 @@ TEST(ThreadSetupTest, ABackgroundThreadRunsAtALowerPriorityAndPassesItOn) {
   EXPECT_EQ(inherited, 12);
   // Only that thread was lowered, not the test's.
   EXPECT_LT(NiceOfThisThread(), 12);
+}
+
+TEST(ThreadSetupTest, AnIdleThreadRunsUnderSchedIdleAndPassesItOn) {
+  int own = -1, inherited = -1;
+  bool idle = false;
+  std::thread background([&] {
+    idle = MakeThisThreadIdle();
+    own = sched_getscheduler(0);
+    std::thread child([&] { inherited = sched_getscheduler(0); });
+    child.join();
+  });
+  background.join();
+  ASSERT_TRUE(idle);
+  EXPECT_EQ(own, SCHED_IDLE);
+  EXPECT_EQ(inherited, SCHED_IDLE);
+  EXPECT_EQ(sched_getscheduler(0), SCHED_OTHER);  // the test's own thread is untouched
 }
 
 TEST(ThreadSetupTest, NamesAreCutTo15Bytes) {

@@ -33,6 +33,7 @@
 #include "common/log.h"
 #include "common/metrics_text.h"
 #include "common/thread_setup.h"
+#include "http/detail/admission.h"
 #include "http/detail/listen_address.h"
 #include "http/detail/request_id.h"
 
@@ -54,6 +55,8 @@ using Acceptor = asio::basic_socket_acceptor<tcp, Executor>;
 
 // Bytes asked for by each read of a request (the buffer grows for larger requests).
 constexpr size_t kReadBytes = 4096;
+// Answers to pipelined requests a session holds before it writes them (Session::batch_).
+constexpr size_t kMaxBatchBytes = 64 * 1024;
 // Bounds of the period of a loop's timeout sweep (a quarter of the shortest timeout).
 constexpr std::chrono::milliseconds kMinSweep{5};
 constexpr std::chrono::milliseconds kMaxSweep{250};
@@ -200,8 +203,7 @@ struct Loop {
   asio::steady_timer probe{ioc};
   bool probing = false;   // the probe is armed
   bool handled = false;   // a request was dispatched since the probe last ran
-  bool shedding = false;  // the last probes found the loop lagging
-  int late_probes = 0;    // probes in a row that found the loop lagging
+  detail::Admission admission;  // which requests get their handler while the loop lags
   // Probes run so far: a clock for requests read but not yet handled (pipelined ones wait for
   // their connection's turn in userspace, which the probe's lag does not see). One that waited
   // more than `probe_budget` probes (each at least kProbePeriod apart) waited shed_after.
@@ -423,7 +425,11 @@ class Session : public std::enable_shared_from_this<Session> {
     deadline_ms_ = loop_.DeadlineAfter(timeout);
   }
   void WaitForRequest();
+  // Resets the parser and the request id for the next request on the connection.
+  void NextRequest();
   void Read();
+  // Writes the batched responses (if any), then reads more of the current request.
+  void FlushThenRead();
   void OnRead(const ErrorCode& ec, size_t bytes);
   void Parse();
   bool OnHeader();
@@ -460,6 +466,13 @@ class Session : public std::enable_shared_from_this<Session> {
   Router::Match match_;
   size_t body_limit_ = 0;
   std::string unsent_;  // the part of a response the socket did not take at once (Write)
+  // Answers to pipelined requests not written yet: while the next request is already buffered,
+  // an inline answer is appended here and the next request handled at once, so that a client
+  // that pipelines gets its answers in one send instead of one each (Respond). At most
+  // kMaxBatchBytes; written before the connection waits for more bytes.
+  std::string batch_;
+  bool dispatching_ = false;  // Dispatch runs from Parse: an inline answer may be batched
+  bool batched_ = false;      // Respond batched the answer; Parse goes on with the next request
   int served_ = 0;
   size_t lingered_bytes_ = 0;
   int64_t deadline_ms_ = 0;  // Loop::now_ms clock; 0 = none
@@ -479,8 +492,7 @@ std::string_view Session::RequestId() {
   return std::string_view(request_id_.data(), request_id_size_);
 }
 
-void Session::WaitForRequest() {
-  if (loop_.draining) return Close();
+void Session::NextRequest() {
   request_id_size_ = 0;
   parser_.emplace(storage_);
   parser_->header_limit(static_cast<uint32_t>(
@@ -488,6 +500,11 @@ void Session::WaitForRequest() {
   // The route decides the body limit once the header is in (see OnHeader).
   parser_->body_limit(boost::none);
   header_done_ = false;
+}
+
+void Session::WaitForRequest() {
+  if (loop_.draining) return Close();
+  NextRequest();
   if (buffer_.size() > 0) {  // pipelined request already buffered
     state_ = State::kReading;
     ExpiresAfter(options_.header_timeout);
@@ -503,6 +520,31 @@ void Session::Read() {
   socket_.async_read_some(
       buffer_.prepare(kReadBytes),
       [self = shared_from_this()](const ErrorCode& ec, size_t bytes) { self->OnRead(ec, bytes); });
+}
+
+void Session::FlushThenRead() {
+  if (batch_.empty()) return Read();
+  ErrorCode ec;
+  size_t sent = socket_.write_some(asio::buffer(batch_), ec);
+  if (ec == asio::error::would_block || ec == asio::error::try_again) {
+    ec = {};
+    sent = 0;
+  }
+  if (ec) return Close();
+  if (sent == batch_.size()) {
+    batch_.clear();
+    return Read();
+  }
+  unsent_.assign(batch_, sent);
+  batch_.clear();
+  // The sweep's deadline (header or body timeout, already running) bounds this write too.
+  asio::async_write(socket_, asio::buffer(unsent_),
+                    [self = shared_from_this()](const ErrorCode& ec, size_t) {
+                      if (self->state_ == State::kClosed) return;
+                      if (ec) return self->Close();
+                      self->unsent_.clear();
+                      self->Read();
+                    });
 }
 
 void Session::OnRead(const ErrorCode& ec, size_t bytes) {
@@ -523,15 +565,22 @@ void Session::Parse() {
     ErrorCode ec;
     size_t used = parser_->put(buffer_.data(), ec);
     buffer_.consume(used);
-    if (ec == bhttp::error::need_more) return Read();
+    if (ec == bhttp::error::need_more) return FlushThenRead();
     if (ec) return OnParseError(ec);
     if (!header_done_ && parser_->is_header_done()) {
       header_done_ = true;
       if (!OnHeader()) return;
     }
-    if (parser_->is_done()) return Dispatch();
+    if (parser_->is_done()) {
+      dispatching_ = true;
+      Dispatch();
+      dispatching_ = false;
+      if (!batched_) return;
+      batched_ = false;  // answered into batch_; the next request is already buffered
+      continue;
+    }
     // Nothing left, or nothing the parser could use without more bytes.
-    if (buffer_.size() == 0 || used == 0) return Read();
+    if (buffer_.size() == 0 || used == 0) return FlushThenRead();
   }
 }
 
@@ -559,10 +608,15 @@ bool Session::OnHeader() {
 
 void Session::SendContinue() {
   static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
-  asio::async_write(socket_, asio::buffer(kContinue.data(), kContinue.size()),
+  // Earlier pipelined answers still batched go first.
+  unsent_.assign(batch_);
+  unsent_ += kContinue;
+  batch_.clear();
+  asio::async_write(socket_, asio::buffer(unsent_),
                     [self = shared_from_this()](const ErrorCode& ec, size_t) {
                       if (self->state_ == State::kClosed) return;
                       if (ec) return self->Close();
+                      self->unsent_.clear();
                       // Part of the body may have arrived with the header.
                       if (self->buffer_.size() > 0) return self->Parse();
                       self->Read();
@@ -617,7 +671,7 @@ void Session::Dispatch() {
     loop_.handled = true;
     if (!loop_.probing) server_.StartProbe(loop_);
     bool waited = loop_.probes - read_probe_ > loop_.probe_budget;
-    if ((loop_.shedding || waited) && match_.options->overloaded) {
+    if (match_.options->overloaded && (waited || !loop_.admission.Admit())) {
       return Respond(InvokeOverloaded());
     }
   }
@@ -718,6 +772,16 @@ void Session::Respond(Response&& response) {
       parser_->keep_alive() && served_ < options_.max_requests_per_connection && !loop_.draining;
   PrepareResponse(std::move(response), storage_.version, keep_alive,
                   request_.method == Method::kHead);
+  // Pipelined: the next request is already here, so this answer can wait for it (in order).
+  if (dispatching_ && keep_alive && buffer_.size() > 0 &&
+      batch_.size() + loop_.out.size() <= kMaxBatchBytes) {
+    batch_ += loop_.out;
+    NextRequest();
+    state_ = State::kReading;
+    ExpiresAfter(options_.header_timeout);
+    batched_ = true;
+    return;
+  }
   Write(keep_alive);
 }
 
@@ -776,7 +840,8 @@ void Session::PrepareResponse(Response&& response, unsigned version, bool keep_a
 // does not send).
 void Session::Write(bool keep_alive) {
   state_ = State::kWriting;
-  const std::string& out = loop_.out;
+  if (!batch_.empty()) batch_ += loop_.out;  // after the batched answers, in order
+  const std::string& out = batch_.empty() ? loop_.out : batch_;
   ErrorCode ec;
   size_t sent = socket_.write_some(asio::buffer(out), ec);
   if (ec == asio::error::would_block || ec == asio::error::try_again) {
@@ -786,8 +851,10 @@ void Session::Write(bool keep_alive) {
   if (ec) return Close();
   const bool whole = sent == out.size();
   if (!whole) unsent_.assign(out, sent);
-  // A large admin response does not leave its buffer with the loop.
+  batch_.clear();
+  // A large admin response does not leave its buffer with the loop or the session.
   RequestParser::ShrinkIfLarge(loop_.out);
+  RequestParser::ShrinkIfLarge(batch_);
   if (whole) {
     // Continue from the loop, after the handlers it already has: reading the next request
     // right away would nearly always find nothing yet (a wasted recv per request), and a
@@ -934,6 +1001,7 @@ Status ServerImpl::Start() {
     loop->sweep_period = std::clamp(shortest / 4, kMinSweep, kMaxSweep);
     loop->probe_budget = static_cast<uint64_t>(
         (options_.shed_after + kProbePeriod - std::chrono::microseconds(1)) / kProbePeriod);
+    loop->admission = detail::Admission(options_.shed_after);
     loop->per_ip_limit = options_.max_connections_per_ip > 0
                              ? (options_.max_connections_per_ip + loops - 1) / loops
                              : 0;
@@ -1042,15 +1110,8 @@ void ServerImpl::Probe(Loop& loop) {
       return;
     }
     ++loop.probes;
-    auto lag = std::chrono::steady_clock::now() - loop.probe.expiry();
-    // Two late probes in a row: one alone may be the thread losing its CPU for a moment.
-    if (lag >= options_.shed_after) {
-      loop.shedding = ++loop.late_probes >= 2;
-    } else if (lag < options_.shed_after / 2) {
-      loop.late_probes = 0;
-      loop.shedding = false;
-    }
-    if (!loop.handled && !loop.shedding) {
+    loop.admission.OnLag(std::chrono::steady_clock::now() - loop.probe.expiry());
+    if (!loop.handled && !loop.admission.shedding()) {
       loop.probing = false;
       return;
     }

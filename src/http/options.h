@@ -35,12 +35,11 @@ struct ServerOptions {
   // Load shedding (0 = off). An event loop that has handled requests probes its own lag every
   // millisecond: how late a timer that expired runs, which is how long a request that arrives
   // now waits for the loop (epoll hands out ready sockets first in, first out, the probe's timer
-  // among them). While the lag reaches half of `shed_after`, the loop admits a shrinking
-  // fraction of the requests on routes with RouteOptions::overloaded (the others get that
-  // answer instead of their handler), and gives the fraction back while the lag stays under a
-  // quarter of it (http/detail/admission.h), so that the queue stays well under `shed_after`.
-  // A request read from its socket at least `shed_after` before its turn came is shed too
-  // (pipelined requests wait in the server, where the lag does not show).
+  // among them). Once two probes in a row found a lag of at least `shed_after` (until one finds
+  // less than half of it), requests on routes with RouteOptions::overloaded get that answer
+  // instead of their handler (http/detail/admission.h); so does a request read from its socket
+  // at least `shed_after` before its turn came (pipelined requests wait in the server, where
+  // the lag does not show).
   std::chrono::microseconds shed_after{0};
   // Requests waiting for or running on the worker pool beyond this get their route's overloaded
   // answer (or a 503) at once instead of queueing.

@@ -203,7 +203,7 @@ struct Loop {
   asio::steady_timer probe{ioc};
   bool probing = false;   // the probe is armed
   bool handled = false;   // a request was dispatched since the probe last ran
-  detail::Admission admission;  // which requests get their handler while the loop lags
+  detail::Admission admission;  // whether requests get their handler while the loop lags
   // Probes run so far: a clock for requests read but not yet handled (pipelined ones wait for
   // their connection's turn in userspace, which the probe's lag does not see). One that waited
   // more than `probe_budget` probes (each at least kProbePeriod apart) waited shed_after.

@@ -3,7 +3,8 @@
 # does, and the nginx side of the comparison.
 
 # bench_config BINARY FILE [LINE...]: writes the TOML lines to FILE and, for a binary that has
-# the setting, `[traffic] wallet_serves_per_minute = 0`: wrk_mix.lua cycles a pool of 4096
+# the setting, `[traffic] wallet_serves_per_minute = 0` (inside the LINEs' own `[traffic]` table
+# when they have one; TOML forbids a second one): wrk_mix.lua cycles a pool of 4096
 # requests, so at tens of thousands of requests a second each wallet comes back hundreds of
 # times a minute, which no visitor does; with the limit on, nearly every impression would be
 # invalid (not billed, no exposure) and the server would do less than in production. The
@@ -13,9 +14,58 @@ bench_config() {
   local bin=$1 file=$2
   shift 2
   printf '%s\n' "$@" >"$file"
-  if grep -q wallet_serves_per_minute "$bin"; then
+  if ! grep -q wallet_serves_per_minute "$bin"; then return 0; fi
+  if grep -qx '\[traffic\]' "$file"; then
+    sed -i '/^\[traffic\]$/a wallet_serves_per_minute = 0' "$file"
+  else
     printf '[traffic]\nwallet_serves_per_minute = 0\n' >>"$file"
   fi
+}
+
+# First line of DIR/bench-format.txt written by adserver-bench-data (kFormat in
+# bench/bench_data.cc): a cached dataset with another stamp is generated again.
+bench_data_format="format 3"
+
+# bench_dataset GENERATOR DIR WALLETS [CAMPAIGNS]: makes sure DIR holds the dataset that
+# GENERATOR (adserver-bench-data) writes for WALLETS wallets (and CAMPAIGNS campaigns, else the
+# generator's default): generated into DIR.tmp, then renamed, when DIR is missing or has another
+# bench_data_format.
+bench_dataset() {
+  local gen=$1 dir=$2 wallets=$3 campaigns=${4:-}
+  if [[ -f "$dir/bench-key.txt" &&
+        "$(head -1 "$dir/bench-format.txt" 2>/dev/null)" == "$bench_data_format" ]]; then
+    return 0
+  fi
+  echo "== generating $dir ($wallets wallets${campaigns:+, $campaigns campaigns})" >&2
+  rm -rf "$dir.tmp"
+  "$gen" --data "$dir.tmp" --wallets "$wallets" ${campaigns:+--campaigns "$campaigns"} \
+    >/dev/null || return 1
+  rm -rf "$dir" && mv "$dir.tmp" "$dir"
+}
+
+# wrk_mix_requests URL DATA FILE CPU: writes bench/wrk_mix.lua's requests for dataset DATA to
+# FILE, raw and back to back in the order wrk sends them (wrk on CPU for 1 s on one connection
+# to URL with WRK_DUMP set), for adserver-openloop --requests. Fails if none were written.
+wrk_mix_requests() {
+  local url=$1 data=$2 file=$3 cpu=$4
+  WRK_DUMP="$file" taskset -c "$cpu" wrk -t1 -c1 -d1s \
+    -s "$(dirname "${BASH_SOURCE[0]}")/wrk_mix.lua" "$url" -- "$data" >/dev/null
+  [[ -s "$file" ]] || { echo "wrk_mix.lua wrote no requests" >&2; return 1; }
+}
+
+# sustainable_rate URL DATA SECONDS CPU: prints the rate (req/s, an integer) that wrk, closed
+# loop on CPU with one thread and 64 connections, gets from URL for SECONDS with
+# bench/wrk_mix.lua's mix on dataset DATA (the R of bench/overload.sh); wrk's RESULT line goes
+# to stderr. Fails if wrk got no answers.
+sustainable_rate() {
+  local url=$1 data=$2 seconds=$3 cpu=$4 line rate
+  line=$(taskset -c "$cpu" wrk -t1 -c64 -d"${seconds}s" --timeout 5s \
+    -s "$(dirname "${BASH_SOURCE[0]}")/wrk_mix.lua" "$url" -- "$data" | grep '^RESULT')
+  rate=$(echo "$line" | tr ' ' '\n' | awk -F= '$1 == "requests" { q = $2 }
+    $1 == "duration_us" { d = $2 } END { printf "%.0f", (d > 0 ? q / (d / 1e6) : 0) }')
+  echo "   wrk, 64 connections, ${seconds}s: $rate req/s; $line" >&2
+  ((rate > 0)) || { echo "wrk got no answers" >&2; return 1; }
+  echo "$rate"
 }
 
 # start_adserver BINARY DATA DIR [ARGS...]: `BINARY serve` on DATA, pinned to CPU 0 with one
@@ -50,11 +100,15 @@ start_adserver() {
   return 1
 }
 
-# A loopback port nothing listens on (nginx fails loudly if it was taken meanwhile).
+# A loopback port nothing listens on (nginx fails loudly if it was taken meanwhile), below the
+# ephemeral range: a port in it may be the local end of another program's connection in
+# TIME-WAIT, and a server that binds without SO_REUSEADDR (anvil) then fails.
 free_port() {
-  local port
+  local port span
+  span=$(($(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768) - 10000))
+  ((span >= 1000)) || span=40000
   for _ in $(seq 100); do
-    port=$((20000 + RANDOM % 40000))
+    port=$((10000 + RANDOM % span))
     if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then echo "$port"; return; fi
   done
   return 1

@@ -159,6 +159,10 @@ Status SnapshotPublisher::LoadNow() {
 
 void SnapshotPublisher::Start() {
   ADS_CHECK(!thread_.joinable()) << "SnapshotPublisher started twice";
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    running_ = true;
+  }
   thread_ = std::thread([this] {
     NameThisThread("snapshots");
     LowerThisThreadPriority();
@@ -175,6 +179,19 @@ void SnapshotPublisher::NotifyChanged() {
 }
 
 Status SnapshotPublisher::RefreshNow() {
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (running_ && std::this_thread::get_id() != thread_id_) {
+      // The publisher's thread builds (background priority, one thread's memory) and this
+      // caller waits for a refresh that began after its request; concurrent callers share one.
+      const uint64_t ticket = ++requested_;
+      wake_ = true;
+      cv_.notify_all();
+      done_cv_.wait(lock, [&] { return completed_ >= ticket || !running_; });
+      if (completed_ >= ticket) return last_status_;
+      // Stopped meanwhile: build here.
+    }
+  }
   std::lock_guard<std::mutex> lock(refresh_mu_);
   return RefreshLocked();
 }
@@ -186,20 +203,37 @@ void SnapshotPublisher::Stop() {
   }
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    running_ = false;
+  }
+  done_cv_.notify_all();
 }
 
 void SnapshotPublisher::Run() {
   std::unique_lock<std::mutex> lock(mu_);
+  thread_id_ = std::this_thread::get_id();
   while (true) {
     cv_.wait_for(lock, options_.poll_interval, [this] { return stop_ || wake_; });
-    if (stop_) return;
+    if (stop_) {
+      // Callers still waiting build for themselves (RefreshNow) once Stop clears running_.
+      return;
+    }
     wake_ = false;
+    const uint64_t covers = requested_;  // requests made before this refresh began
     lock.unlock();
-    Status refreshed = RefreshNow();
+    Status refreshed;
+    {
+      std::lock_guard<std::mutex> refresh(refresh_mu_);
+      refreshed = RefreshLocked();
+    }
     if (!refreshed.ok()) {
       ADS_LOG(warn, "snapshot refresh failed; previous snapshot stays", "status", refreshed);
     }
     lock.lock();
+    completed_ = covers;
+    last_status_ = refreshed;
+    done_cv_.notify_all();
   }
 }
 

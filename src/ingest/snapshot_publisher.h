@@ -53,7 +53,10 @@ class SnapshotPublisher {
   // Wakes the polling thread to check now; returns without waiting.
   void NotifyChanged();
   // Rebuilds whatever changed and returns once it is published (used by admin writes so a
-  // change is visible to serving when the admin call returns).
+  // change is visible to serving when the admin call returns). Once started, the build runs on
+  // the publisher's own thread (background priority, so a catalog build does not take the
+  // event loops' CPU; one thread's allocator arena instead of one per admin worker) while the
+  // caller waits; callers that ask while a build is queued share the next one.
   Status RefreshNow();
   // Stops and joins the thread. Idempotent.
   void Stop();
@@ -100,6 +103,12 @@ class SnapshotPublisher {
   std::condition_variable cv_;
   bool stop_ = false;  // guarded by mu_
   bool wake_ = false;  // guarded by mu_
+  bool running_ = false;          // guarded by mu_: Start ran, Stop has not finished
+  std::thread::id thread_id_;     // guarded by mu_: the publisher's thread
+  uint64_t requested_ = 0;        // guarded by mu_: RefreshNow requests so far
+  uint64_t completed_ = 0;        // guarded by mu_: requests covered by a finished refresh
+  Status last_status_;            // guarded by mu_: that refresh's result
+  std::condition_variable done_cv_;
   std::thread thread_;
 };
 

@@ -6,6 +6,8 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -45,6 +47,8 @@ class FaultyStore final : public store::Store {
   explicit FaultyStore(store::Store& base) : base_(base) {}
   std::atomic<bool> fail{false};
   std::atomic<bool> counter_counts_activity{false};
+  std::mutex loaders_mu;
+  std::set<std::thread::id> loaders;  // threads that loaded catalog data
 
   using Id = store::Id;
   Result<store::PublisherRecord> CreatePublisher(const store::PublisherRecord& p,
@@ -129,6 +133,10 @@ class FaultyStore final : public store::Store {
     return base_.ScanActivity(fn);
   }
   Result<store::CatalogData> LoadCatalogData() override {
+    {
+      std::lock_guard<std::mutex> lock(loaders_mu);
+      loaders.insert(std::this_thread::get_id());
+    }
     if (fail) return UnavailableError("injected");
     return base_.LoadCatalogData();
   }
@@ -333,6 +341,60 @@ TEST_F(SnapshotPublisherTest, FailedRefreshKeepsThePreviousSnapshot) {
   ASSERT_TRUE(publisher.RefreshNow().ok());
   EXPECT_EQ(CampaignCount(), 2u);
   EXPECT_EQ(activity_.Current()->Lookup(Wallet(3)).size(), 1u);
+}
+
+// Once started, RefreshNow hands the build to the publisher's thread (background priority, one
+// allocator arena) and waits for it: each caller's own write is published when it returns.
+TEST_F(SnapshotPublisherTest, RefreshNowBuildsOnThePublisherThreadAndWaits) {
+  FaultyStore store(*store_);
+  SnapshotPublisher publisher(store, catalogs_, activity_, Options(1h));
+  ASSERT_TRUE(publisher.LoadNow().ok());
+  publisher.Start();
+  {
+    std::lock_guard<std::mutex> lock(store.loaders_mu);
+    store.loaders.clear();  // LoadNow ran here
+  }
+  constexpr int kWriters = 6;
+  std::vector<std::thread> writers;
+  std::atomic<int> saw_own_write{0};
+  std::mutex callers_mu;
+  std::set<std::thread::id> callers;
+  for (int i = 0; i < kWriters; ++i) {
+    writers.emplace_back([&, i] {
+      {
+        std::lock_guard<std::mutex> lock(callers_mu);
+        callers.insert(std::this_thread::get_id());
+      }
+      const std::string name = "writer " + std::to_string(i);
+      AddCampaign(*store_, name);
+      auto records = store_->ListCampaigns();
+      ASSERT_TRUE(records.ok());
+      int64_t id = 0;
+      for (const auto& r : *records) id = r.name == name ? r.id : id;
+      ASSERT_TRUE(publisher.RefreshNow().ok());
+      for (const auto& c : catalogs_.Current()->campaigns) {
+        if (c.id == id) saw_own_write.fetch_add(1);
+      }
+    });
+  }
+  for (std::thread& t : writers) t.join();
+  EXPECT_EQ(saw_own_write.load(), kWriters);
+  EXPECT_EQ(CampaignCount(), 1u + kWriters);
+  {
+    std::lock_guard<std::mutex> lock(store.loaders_mu);
+    ASSERT_EQ(store.loaders.size(), 1u);  // one thread built, none of the callers
+    EXPECT_EQ(callers.count(*store.loaders.begin()), 0u);
+    EXPECT_NE(*store.loaders.begin(), std::this_thread::get_id());
+  }
+  // Errors reach the caller too, and a stopped publisher builds on the caller's thread.
+  AddCampaign(*store_, "while failing");
+  store.fail = true;
+  EXPECT_EQ(publisher.RefreshNow().code(), Code::kUnavailable);
+  store.fail = false;
+  publisher.Stop();
+  AddCampaign(*store_, "after stop");
+  ASSERT_TRUE(publisher.RefreshNow().ok());
+  EXPECT_EQ(CampaignCount(), 3u + kWriters);
 }
 
 TEST_F(SnapshotPublisherTest, LoadNowReturnsTheStoreError) {

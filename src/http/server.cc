@@ -447,6 +447,9 @@ class Session : public std::enable_shared_from_this<Session> {
   void RejectBody();
   void PrepareResponse(Response&& response, unsigned version, bool keep_alive, bool head);
   void Write(bool keep_alive);
+  // One non-blocking send of `out`; `sent` = the bytes the socket took (0 if it would block).
+  // False on a socket error.
+  bool SendNow(const std::string& out, size_t& sent);
   void OnWrite(const ErrorCode& ec, bool keep_alive);
   void Linger();
   void DiscardInput();
@@ -522,15 +525,20 @@ void Session::Read() {
       [self = shared_from_this()](const ErrorCode& ec, size_t bytes) { self->OnRead(ec, bytes); });
 }
 
+bool Session::SendNow(const std::string& out, size_t& sent) {
+  ErrorCode ec;
+  sent = socket_.write_some(asio::buffer(out), ec);
+  if (ec == asio::error::would_block || ec == asio::error::try_again) {
+    sent = 0;
+    return true;
+  }
+  return !ec;
+}
+
 void Session::FlushThenRead() {
   if (batch_.empty()) return Read();
-  ErrorCode ec;
-  size_t sent = socket_.write_some(asio::buffer(batch_), ec);
-  if (ec == asio::error::would_block || ec == asio::error::try_again) {
-    ec = {};
-    sent = 0;
-  }
-  if (ec) return Close();
+  size_t sent = 0;
+  if (!SendNow(batch_, sent)) return Close();
   if (sent == batch_.size()) {
     batch_.clear();
     return Read();
@@ -842,13 +850,8 @@ void Session::Write(bool keep_alive) {
   state_ = State::kWriting;
   if (!batch_.empty()) batch_ += loop_.out;  // after the batched answers, in order
   const std::string& out = batch_.empty() ? loop_.out : batch_;
-  ErrorCode ec;
-  size_t sent = socket_.write_some(asio::buffer(out), ec);
-  if (ec == asio::error::would_block || ec == asio::error::try_again) {
-    ec = {};
-    sent = 0;
-  }
-  if (ec) return Close();
+  size_t sent = 0;
+  if (!SendNow(out, sent)) return Close();
   const bool whole = sent == out.size();
   if (!whole) unsent_.assign(out, sent);
   batch_.clear();

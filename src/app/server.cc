@@ -27,7 +27,9 @@ constexpr std::chrono::milliseconds kReadCachePoll{50};
 
 // The body of /readyz. walletTable: lookups are answered from the wallet table ("ready") or, while
 // it is being built, from LMDB ("building"); both are correct, the first is faster.
-// walletTableInMemory: the table is served from its in-memory copy (fastest). indexer (with
+// walletTableInMemory: the table is served from its in-memory copy (fastest).
+// walletTableBulkPending (only when true): a bulk change (an import) is in LMDB but not yet in the
+// table, which answers with those wallets' earlier values until it is rebuilt. indexer (with
 // [indexer]): the chain, the node's head at the last step, the next block to apply and the lag
 // (blocks behind the head, confirmations included), for the console's health page. `table_index` is
 // null without the wallet table, `indexer` without [indexer].
@@ -41,6 +43,7 @@ std::string ReadyBody(const store::LmdbActivityIndex* table_index, const Indexer
     body +=
         table.table ? R"("ready","walletTableInMemory":)" : R"("building","walletTableInMemory":)";
     body += table.table_in_memory ? "true" : "false";
+    if (table.table && table.bulk_pending) body += R"(,"walletTableBulkPending":true)";
   }
   if (std::optional<ingest::chain::ChainIndexer::Progress> progress =
           indexer ? indexer->progress() : std::nullopt) {

@@ -854,7 +854,7 @@ IndexIdentity LmdbActivityIndex::Identity() const {
 
 std::string LmdbActivityIndex::TablePath() const { return path_ + "/" + kTableFileName; }
 
-Result<bool> LmdbActivityIndex::CatchUp(ReadView& view) {
+Result<LmdbActivityIndex::CatchUpResult> LmdbActivityIndex::CatchUp(ReadView& view) {
   if (!changes_open_.load(std::memory_order_acquire)) {
     // Another process may have created the log: open it read-only (the handle then stays).
     std::lock_guard<std::mutex> lock(journal_mu_);
@@ -871,15 +871,16 @@ Result<bool> LmdbActivityIndex::CatchUp(ReadView& view) {
   ReadTxn txn(env_);
   if (txn.rc() != 0) return LmdbError("begin read", txn.rc());
   const uint64_t now = mdb_txn_id(txn.get());
-  if (now == view.covered_txn) return true;
-  if (!changes_open_.load()) return false;  // written without a log (a first bulk load)
+  if (now == view.covered_txn) return CatchUpResult::kCurrent;
+  // Written without a log (a first bulk load).
+  if (!changes_open_.load()) return CatchUpResult::kLost;
   std::array<uint8_t, 8> meta = ChangeKey(0);
   MDB_val key{meta.size(), meta.data()}, value;
   int rc = mdb_get(txn.get(), changes_dbi_, &key, &value);
   if (rc == 0 && value.mv_size == 8) {
     uint64_t pruned;
     std::memcpy(&pruned, value.mv_data, 8);
-    if (pruned > view.covered_txn) return false;
+    if (pruned > view.covered_txn) return CatchUpResult::kLost;
   }
   MDB_cursor* cursor = nullptr;
   if (rc = mdb_cursor_open(txn.get(), changes_dbi_, &cursor); rc != 0) {
@@ -887,12 +888,13 @@ Result<bool> LmdbActivityIndex::CatchUp(ReadView& view) {
   }
   std::array<uint8_t, 8> from = ChangeKey(view.covered_txn + 1);
   key = {from.size(), from.data()};
-  bool caught_up = true;
+  CatchUpResult result = CatchUpResult::kCurrent;
   for (rc = mdb_cursor_get(cursor, &key, &value, MDB_SET_RANGE); rc == 0;
        rc = mdb_cursor_get(cursor, &key, &value, MDB_NEXT)) {
     if (value.mv_size == 0 || value.mv_size % sizeof(Address) != 0) {
-      caught_up = false;  // a bulk change
-      break;
+      // A bulk change: its wallets are not listed. Later entries still are.
+      result = CatchUpResult::kBulk;
+      continue;
     }
     const auto* wallets = static_cast<const uint8_t*>(value.mv_data);
     for (size_t off = 0; off < value.mv_size; off += sizeof(Address)) {
@@ -902,8 +904,16 @@ Result<bool> LmdbActivityIndex::CatchUp(ReadView& view) {
     }
   }
   mdb_cursor_close(cursor);
-  if (caught_up) view.covered_txn = now;
-  return caught_up;
+  view.covered_txn = now;
+  return result;
+}
+
+void LmdbActivityIndex::NoteBulkChange(uint64_t counter) {
+  const int64_t now = SteadyMillis();
+  if (!bulk_pending_.exchange(true)) stale_since_ms_ = now;
+  table_stale_ = true;
+  last_counter_ = counter;
+  last_change_ms_ = now;
 }
 
 Status LmdbActivityIndex::EnableReadCache(const ReadCacheOptions& options) {
@@ -925,8 +935,10 @@ Status LmdbActivityIndex::EnableReadCache(const ReadCacheOptions& options) {
     auto view = std::make_shared<ReadView>();
     view->table = *table;
     view->covered_txn = (*table)->txn_id();
-    ADS_ASSIGN_OR_RETURN(bool current, CatchUp(*view));
-    if (!current) return OkStatus();
+    // A table that lacks a bulk change is not taken at start-up: LMDB answers until the
+    // rebuild (which starts at once), so an import made while the server was down is served.
+    ADS_ASSIGN_OR_RETURN(CatchUpResult caught_up, CatchUp(*view));
+    if (caught_up != CatchUpResult::kCurrent) return OkStatus();
     table_stale_ = view->recent.size() > cache_options_.max_recent_wallets;
     ADS_LOG(info, "wallet table opened", "wallets", (*table)->wallet_count(), "recent",
             view->recent.size());
@@ -946,17 +958,25 @@ Status LmdbActivityIndex::RefreshReadCache() {
     return OkStatus();
   }
   if (counter == current->covered_txn) return OkStatus();
+  // Writes go on while a bulk change waits for its rebuild: the quiet period restarts.
+  if (bulk_pending_.load()) last_counter_ = counter, last_change_ms_ = SteadyMillis();
   auto next = std::make_shared<ReadView>(*current);
-  ADS_ASSIGN_OR_RETURN(bool caught_up, CatchUp(*next));
-  if (!caught_up) {
+  ADS_ASSIGN_OR_RETURN(CatchUpResult caught_up, CatchUp(*next));
+  if (caught_up == CatchUpResult::kLost) {
     // Lookups read LMDB until the next table: correct, only slower.
     view_.Publish(std::make_shared<ReadView>());
     table_in_view_ = false;
     table_stale_ = true;
     last_counter_ = counter;
     stale_since_ms_ = last_change_ms_ = SteadyMillis();
-    ADS_LOG(info, "wallet table stale after a bulk change; reading LMDB until rebuilt");
+    ADS_LOG(info, "wallet table behind the change log; reading LMDB until rebuilt");
     return OkStatus();
+  }
+  if (caught_up == CatchUpResult::kBulk) {
+    if (!bulk_pending_.load()) {
+      ADS_LOG(info, "bulk change: the wallet table keeps answering until it is rebuilt");
+    }
+    NoteBulkChange(counter);
   }
   if (next->recent.size() > cache_options_.max_recent_wallets) table_stale_ = true;
   view_.Publish(std::move(next));
@@ -996,11 +1016,13 @@ bool LmdbActivityIndex::ReadCacheNeedsRebuild() const {
   if (!cache_enabled_ || !table_stale_.load()) return false;
   const int64_t now = SteadyMillis();
   if (now - last_rebuild_ms_.load() < cache_options_.min_rebuild_interval.count()) return false;
-  // A table still in use (too many recent wallets) is replaced at once; without one, wait for
-  // the writes to pause (or for max_stale).
-  return table_in_view_.load() ||
-         now - last_change_ms_.load() >= cache_options_.quiet_period.count() ||
-         now - stale_since_ms_.load() >= cache_options_.max_stale.count();
+  // After a bulk change (with the table answering meanwhile, or without a table), wait for the
+  // writes to pause (or for max_stale); a table that has only too many recent wallets is
+  // replaced at once.
+  const bool quiet = now - last_change_ms_.load() >= cache_options_.quiet_period.count() ||
+                     now - stale_since_ms_.load() >= cache_options_.max_stale.count();
+  if (bulk_pending_.load()) return quiet;
+  return table_in_view_.load() || quiet;
 }
 
 Status LmdbActivityIndex::RebuildReadCache(const std::atomic<bool>* cancel) {
@@ -1042,13 +1064,17 @@ Status LmdbActivityIndex::RebuildReadCache(const std::atomic<bool>* cancel) {
   auto view = std::make_shared<ReadView>();
   view->table = table;
   view->covered_txn = txn_id;
-  ADS_ASSIGN_OR_RETURN(bool caught_up, CatchUp(*view));
-  table_stale_ = !caught_up || view->recent.size() > cache_options_.max_recent_wallets;
-  if (caught_up) {
+  ADS_ASSIGN_OR_RETURN(CatchUpResult caught_up, CatchUp(*view));
+  const bool current = caught_up == CatchUpResult::kCurrent;
+  bulk_pending_ = false;
+  table_stale_ = !current || view->recent.size() > cache_options_.max_recent_wallets;
+  if (caught_up != CatchUpResult::kLost) {
+    // A bulk change that landed while building: this table is still the freshest; it answers
+    // until the next one, built when the writes pause again.
+    if (!current) NoteBulkChange(ChangeCounter());
     view_.Publish(std::move(view));
     table_in_view_ = true;
   } else {
-    // A bulk change landed while building: wait for the writes to pause again.
     last_counter_ = ChangeCounter();
     stale_since_ms_ = last_change_ms_ = SteadyMillis();
   }
@@ -1057,7 +1083,7 @@ Status LmdbActivityIndex::RebuildReadCache(const std::atomic<bool>* cancel) {
           std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
                                                                 start)
               .count(),
-          "current", caught_up);
+          "current", current);
   return OkStatus();
 }
 
@@ -1067,6 +1093,7 @@ LmdbActivityIndex::ReadCacheStatus LmdbActivityIndex::GetReadCacheStatus() const
   if (view == nullptr) return out;
   out.covered_txn = view->covered_txn;
   out.recent_wallets = view->recent.size();
+  out.bulk_pending = bulk_pending_.load();
   if (view->table != nullptr) {
     out.table = true;
     out.table_txn = view->table->txn_id();

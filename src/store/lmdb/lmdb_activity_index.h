@@ -43,10 +43,14 @@ struct ReadCacheOptions {
   // the table is rebuilt.
   size_t max_recent_wallets = 100'000;
   // A stale table is rebuilt at most this often (a bulk import in progress changes the index
-  // faster than a table can follow it; meanwhile every lookup reads LMDB).
+  // faster than a table can follow it).
   std::chrono::milliseconds min_rebuild_interval{10'000};
   // After a bulk change, the rebuild waits until the index has not changed for this long (an
   // import commits every few seconds: a table built in between would be stale at once)...
+  // Meanwhile the table keeps answering: wallets a bulk change wrote keep their values of
+  // before it until the rebuilt table is published, and wallets changed one by one (blocks,
+  // small imports) are read from LMDB as always. Reading every lookup from LMDB instead made
+  // an import's end saturate a busy event loop (issue 18 item 9).
   std::chrono::milliseconds quiet_period{2'000};
   // ...or until this long after the bulk change, whichever comes first (a live indexer may
   // never leave the index quiet).
@@ -179,6 +183,7 @@ class LmdbActivityIndex final : public decision::ActivityIndex {
     bool table_in_memory = false;  // the table is a copy in memory, not the file's mapping
     uint64_t covered_txn = 0;     // the change log is read up to here
     uint64_t recent_wallets = 0;  // changed since the table: read from LMDB
+    bool bulk_pending = false;    // a bulk change is not in the table yet (rebuild pending)
   };
   ReadCacheStatus GetReadCacheStatus() const;
 
@@ -229,9 +234,17 @@ class LmdbActivityIndex final : public decision::ActivityIndex {
   // old entries. Call right before committing a transaction that changed wallets.
   Status LogChanges(MDB_txn* txn, bool bulk);
   Status OpenChangeLog();
-  // Reads the change log after `view.covered_txn` into `view` (a copy of the current one).
-  // Returns false if the table cannot be caught up (bulk change, pruned log, no log).
-  Result<bool> CatchUp(ReadView& view);
+  // How far CatchUp brought a view.
+  enum class CatchUpResult {
+    kCurrent,  // every change is in the table or the recent set
+    kBulk,     // likewise, except bulk changes (no wallet list): their wallets are stale
+    kLost,     // the log cannot tell (pruned past the view, or none): the table is unusable
+  };
+  // Reads the change log after `view.covered_txn` into `view` (a copy of the current one);
+  // unless kLost, `view.covered_txn` is then the newest transaction.
+  Result<CatchUpResult> CatchUp(ReadView& view);
+  // Notes a bulk change the published view does not reflect (REQUIRES: cache_mu_ held).
+  void NoteBulkChange(uint64_t counter);
   IndexIdentity Identity() const;
   std::string TablePath() const;
   void LookupLmdb(MDB_txn* txn, const Address& wallet, std::vector<decision::Interaction>& out,
@@ -265,7 +278,8 @@ class LmdbActivityIndex final : public decision::ActivityIndex {
   // "Long ago" (whatever the machine's uptime) until set.
   static constexpr int64_t kLongAgo = std::numeric_limits<int64_t>::min() / 2;
   std::atomic<int64_t> last_rebuild_ms_{kLongAgo};  // when the last rebuild began or ended
-  std::atomic<int64_t> stale_since_ms_{kLongAgo};   // when a bulk change dropped the table
+  std::atomic<int64_t> stale_since_ms_{kLongAgo};   // first bulk change the view lacks
+  std::atomic<bool> bulk_pending_{false};  // the view lacks a bulk change (rebuild when quiet)
   std::atomic<int64_t> last_change_ms_{kLongAgo};   // when the change counter last moved
   uint64_t last_counter_ = 0;                // guarded by cache_mu_
 };

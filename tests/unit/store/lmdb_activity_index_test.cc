@@ -233,19 +233,46 @@ TEST_F(LmdbActivityIndexTest, ReadCacheAnswersFromTableAndSeesLaterWrites) {
   EXPECT_EQ(Get(Wallet(5)).size(), 1u);
 }
 
-TEST_F(LmdbActivityIndexTest, ReadCacheDropsTheTableOnABulkWriteUntilRebuilt) {
+TEST_F(LmdbActivityIndexTest, ReadCacheKeepsTheTableThroughABulkWriteUntilRebuilt) {
   ASSERT_TRUE(index_->Record({Row(Wallet(1), 5, 100)}).ok());
   ASSERT_TRUE(index_->EnableReadCache(kEagerCache).ok());
   ASSERT_TRUE(index_->RebuildReadCache().ok());
   ASSERT_TRUE(index_->Record(BulkRows()).ok());  // a bulk marker in the change log
+  // A later change of one wallet (a block) is logged wallet by wallet as usual.
+  ASSERT_TRUE(index_->Record({Row(Wallet(2), 6, 100)}).ok());
   ASSERT_TRUE(index_->RefreshReadCache().ok());
-  EXPECT_FALSE(index_->GetReadCacheStatus().table);
-  EXPECT_TRUE(index_->ReadCacheNeedsRebuild());
-  EXPECT_EQ(Get(NumberedWallet(4999)).size(), 1u);  // LMDB answers meanwhile
+  LmdbActivityIndex::ReadCacheStatus status = index_->GetReadCacheStatus();
+  EXPECT_TRUE(status.table);  // still answering
+  EXPECT_TRUE(status.bulk_pending);
+  EXPECT_EQ(status.recent_wallets, 1u);
+  EXPECT_TRUE(index_->ReadCacheNeedsRebuild());  // quiet_period 0
+  EXPECT_TRUE(Get(NumberedWallet(4999)).empty());  // the bulk change: not served yet
+  EXPECT_EQ(Get(Wallet(2)).size(), 1u);             // the later change: at once, from LMDB
+  EXPECT_EQ(Get(Wallet(1)).size(), 1u);             // unchanged: from the table
   ASSERT_TRUE(index_->RebuildReadCache().ok());
-  EXPECT_EQ(index_->GetReadCacheStatus().table_wallets, 5001u);
+  status = index_->GetReadCacheStatus();
+  EXPECT_EQ(status.table_wallets, 5002u);
+  EXPECT_FALSE(status.bulk_pending);
+  EXPECT_EQ(status.recent_wallets, 0u);
+  EXPECT_FALSE(index_->ReadCacheNeedsRebuild());
   EXPECT_EQ(Get(NumberedWallet(4999)).size(), 1u);
   EXPECT_EQ(Get(Wallet(1)).size(), 1u);
+}
+
+TEST_F(LmdbActivityIndexTest, ReadCacheDropsATableTheLogCannotCatchUp) {
+  auto fast = LmdbActivityIndex::Open(dir_.string(), {.no_sync = true});
+  ASSERT_TRUE(fast.ok());
+  index_ = *fast;
+  ASSERT_TRUE(index_->Record({Row(Wallet(1), 5, 100)}).ok());
+  ASSERT_TRUE(index_->EnableReadCache(kEagerCache).ok());
+  ASSERT_TRUE(index_->RebuildReadCache().ok());
+  ASSERT_TRUE(index_->Record(BulkRows()).ok());
+  // More transactions than the log keeps, with no refresh in between (a stopped server).
+  for (int i = 0; i < 4200; ++i) ASSERT_TRUE(index_->Record({Row(Wallet(2), 6, 100 + i)}).ok());
+  ASSERT_TRUE(index_->RefreshReadCache().ok());
+  EXPECT_FALSE(index_->GetReadCacheStatus().table);  // LMDB answers everything meanwhile
+  EXPECT_EQ(Get(NumberedWallet(4999)).size(), 1u);
+  EXPECT_TRUE(index_->ReadCacheNeedsRebuild());
 }
 
 TEST_F(LmdbActivityIndexTest, ReadCacheWaitsForBulkWritesToPauseBeforeRebuilding) {
@@ -256,14 +283,22 @@ TEST_F(LmdbActivityIndexTest, ReadCacheWaitsForBulkWritesToPauseBeforeRebuilding
   ASSERT_TRUE(index_->EnableReadCache(patient).ok());
   EXPECT_TRUE(index_->ReadCacheNeedsRebuild());  // no table at all yet: at once
   ASSERT_TRUE(index_->RebuildReadCache().ok());
+  EXPECT_FALSE(index_->ReadCacheNeedsRebuild());
   ASSERT_TRUE(index_->Record(BulkRows()).ok());  // a bulk marker in the change log
   ASSERT_TRUE(index_->RefreshReadCache().ok());
-  EXPECT_FALSE(index_->GetReadCacheStatus().table);
-  EXPECT_FALSE(index_->ReadCacheNeedsRebuild());  // the import may still be writing
-  EXPECT_EQ(Get(NumberedWallet(7)).size(), 1u);   // served from LMDB meanwhile
-  // Too many recent wallets on a table still in use: replaced without waiting.
-  ASSERT_TRUE(index_->RebuildReadCache().ok());
+  EXPECT_TRUE(index_->GetReadCacheStatus().table);  // the table answers meanwhile
+  EXPECT_TRUE(index_->GetReadCacheStatus().bulk_pending);
+  // The import may still be writing; even too many recent wallets do not hurry the rebuild.
+  EXPECT_FALSE(index_->ReadCacheNeedsRebuild());
   for (uint8_t w = 20; w < 25; ++w) ASSERT_TRUE(index_->Record({Row(Wallet(w), 5, 100)}).ok());
+  ASSERT_TRUE(index_->RefreshReadCache().ok());
+  EXPECT_EQ(index_->GetReadCacheStatus().recent_wallets, 5u);
+  EXPECT_FALSE(index_->ReadCacheNeedsRebuild());
+  EXPECT_EQ(Get(Wallet(22)).size(), 1u);
+  // Too many recent wallets on a table without a pending bulk change: replaced without waiting.
+  ASSERT_TRUE(index_->RebuildReadCache().ok());
+  EXPECT_FALSE(index_->GetReadCacheStatus().bulk_pending);
+  for (uint8_t w = 30; w < 35; ++w) ASSERT_TRUE(index_->Record({Row(Wallet(w), 5, 100)}).ok());
   ASSERT_TRUE(index_->RefreshReadCache().ok());
   EXPECT_TRUE(index_->GetReadCacheStatus().table);
   EXPECT_TRUE(index_->ReadCacheNeedsRebuild());
@@ -397,9 +432,13 @@ TEST_F(LmdbActivityIndexTest, ReadCacheAfterAFirstBulkLoadBuildsATable) {
                   })
                   .ok());
   ASSERT_TRUE(index_->RefreshReadCache().ok());
-  EXPECT_FALSE(index_->GetReadCacheStatus().table);  // bulk: stale
+  // The empty index's table answers until the rebuild: the load is not served yet.
+  EXPECT_TRUE(index_->GetReadCacheStatus().table);
+  EXPECT_TRUE(index_->GetReadCacheStatus().bulk_pending);
+  EXPECT_TRUE(Get(NumberedWallet(5)).empty());
   ASSERT_TRUE(index_->RebuildReadCache().ok());
   EXPECT_EQ(index_->GetReadCacheStatus().table_wallets, 100u);
+  EXPECT_FALSE(index_->GetReadCacheStatus().bulk_pending);
 }
 
 }  // namespace

@@ -22,9 +22,9 @@
 #  - admin writes with the admin token, one a second in the warm-up, then one every 5 s, in turn:
 #    PATCH campaign 1's bid (two values alternating), POST an ad to it, PATCH that ad paused,
 #    DELETE it (200, 201, 200, 204; the catalog does not grow). Each write rebuilds the serving
-#    catalog on the worker thread that runs it, and each worker keeps that much memory in its
-#    malloc arena afterwards (~55 MB at 10 k campaigns, 16 workers): the fast writes of the
-#    warm-up let every worker get there before the baseline;
+#    catalog (on the snapshot publisher's thread since 2026-11-26; before, on the admin worker
+#    that ran it, each worker then keeping ~55 MB in its malloc arena): the fast writes of the
+#    warm-up reach that steady state before the baseline;
 #  - indexer blocks: anvil (tests/anvil, from npm) on a free port mines a block every second and
 #    the server's live indexer follows it ([indexer], chain 1, 2 confirmations); every 2 s a
 #    transaction from one of 50 wallets to a chain-1 contract of the first project that has one
@@ -37,7 +37,7 @@
 #    back in /readyz. The first falls in the warm-up, so the baseline holds the 4,200 wallets and
 #    the LMDB pages a rebuild reads; later imports touch the same wallets (no growth). The
 #    indexer's commits keep the index from being quiet for 2 s, so a rebuild may wait up to 60 s
-#    after its import (ReadCacheOptions::max_stale), lookups reading LMDB meanwhile.
+#    after its import (ReadCacheOptions::max_stale), the previous table answering meanwhile.
 # Not covered: onchain conversions (the chain's wallets are never served an ad) and bulk imports
 # by the CLI (the import goes through the admin API, in the server's process).
 # Samples every --sample s (samples.tsv): seconds, VmRSS and RssAnon (KiB), open fds, sockets

@@ -11,7 +11,7 @@
 //
 //   adserver-openloop --port P --rate R --duration S [--warmup W] [--connections C]
 //                     --requests FILE [--max-outstanding N] [--shed-status 503,500]
-//                     [--tick-us T] [--json]
+//                     [--tick-us T] [--arrival kernel|tool] [--json]
 //
 // FILE holds raw HTTP/1.1 requests back to back, each with its Content-Length (bench/overload.sh
 // dumps bench/wrk_mix.lua's mix); they are sent in turn, cycling. Requests scheduled during the
@@ -20,6 +20,13 @@
 // rate and latency percentiles in µs, plus totals and counts per status. The table goes to
 // stdout, or to stderr with --json, which prints one JSON object on stdout instead.
 // One thread: the tool is meant to get a CPU of its own (taskset).
+// A response's end is, by default (--arrival kernel), the kernel's receive timestamp of the
+// last bytes the read that completed it returned (SO_TIMESTAMPNS), not the moment the tool got
+// to read them: when the tool's own CPU is the bottleneck (2R on a 2-core machine, the server
+// on the other core), answers wait in its socket, and that wait is the tool's, not the
+// server's. It is reported apart ("recv lag"); --arrival tool charges it as before. A read
+// that returns several responses stamps them all with its last bytes' time, so earlier ones
+// are charged a little more, never less.
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -40,6 +47,12 @@
 #include <vector>
 
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <time.h>
+
+#include <cerrno>
+#include <cstring>
 
 namespace adserver::bench {
 namespace {
@@ -67,6 +80,8 @@ struct Flags {
   // CPU limited the overload steps). A request sent up to a tick late is charged that lateness.
   // 0: a timer run per request (the default).
   double tick_us = 0;
+  // "kernel": a response arrived at the kernel's receive timestamp; "tool": when it was read.
+  std::string arrival = "kernel";
   bool json = false;
 };
 
@@ -135,6 +150,9 @@ struct Stats {
   Histogram accepted;
   Histogram shed;
   Histogram send_lag;  // how late the tool wrote requests after their scheduled time
+  Histogram recv_lag;  // how long answers waited in the tool's socket (--arrival kernel)
+  uint64_t stamped_reads = 0;    // reads that came with a kernel timestamp
+  uint64_t unstamped_reads = 0;  // reads without one (charged at the tool's read time)
 };
 
 // A complete response: its status, whether it closes the connection, its size with the body.
@@ -337,6 +355,14 @@ class Load {
       }
       c.state = State::kOpen;
       link->socket.set_option(tcp::no_delay(true));
+      if (KernelArrival()) {
+        const int on = 1;
+        if (::setsockopt(link->socket.native_handle(), SOL_SOCKET, SO_TIMESTAMPNS, &on,
+                         sizeof on) != 0) {
+          std::cerr << "SO_TIMESTAMPNS: " << std::strerror(errno)
+                    << "; answers are stamped when read\n";
+        }
+      }
       if (start_ == Clock::time_point{} && AllOpen()) io_.stop();
       Read(i);
       Write(i);
@@ -370,8 +396,22 @@ class Load {
     });
   }
 
+  bool KernelArrival() const { return flags_.arrival == "kernel"; }
+
   void Read(size_t i) {
     const std::shared_ptr<Link>& link = conns_[i]->link;
+    if (KernelArrival()) {
+      link->socket.async_wait(tcp::socket::wait_read,
+                              [this, i, link](boost::system::error_code ec) {
+                                if (conns_[i]->link != link) return;
+                                if (ec) {
+                                  Fail(i);
+                                  return;
+                                }
+                                if (ReceiveStamped(i, link)) Read(i);
+                              });
+      return;
+    }
     link->socket.async_read_some(
         asio::buffer(link->in), [this, i, link](boost::system::error_code ec, size_t n) {
           if (conns_[i]->link != link) return;
@@ -380,16 +420,58 @@ class Load {
             return;
           }
           link->parse.append(link->in.data(), n);
-          if (!Consume(i, *link)) return;
+          const Clock::time_point now = Clock::now();
+          if (!Consume(i, *link, now, now)) return;
           Read(i);
         });
   }
 
+  // Reads what the socket holds with recvmsg, each read's responses stamped with the kernel's
+  // receive time of its last bytes. False if the connection failed or closed.
+  bool ReceiveStamped(size_t i, const std::shared_ptr<Link>& link) {
+    for (;;) {
+      iovec iov{link->in.data(), link->in.size()};
+      alignas(cmsghdr) char control[CMSG_SPACE(sizeof(timespec)) * 2];
+      msghdr msg{};
+      msg.msg_iov = &iov;
+      msg.msg_iovlen = 1;
+      msg.msg_control = control;
+      msg.msg_controllen = sizeof control;
+      const ssize_t n = ::recvmsg(link->socket.native_handle(), &msg, MSG_DONTWAIT);
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        Fail(i);
+        return false;
+      }
+      const Clock::time_point now = Clock::now();
+      Clock::time_point arrival = now;
+      bool stamped = false;
+      for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_TIMESTAMPNS) continue;
+        timespec stamp{};
+        std::memcpy(&stamp, CMSG_DATA(c), sizeof stamp);
+        timespec real{};
+        clock_gettime(CLOCK_REALTIME, &real);
+        const int64_t waited = (static_cast<int64_t>(real.tv_sec) - stamp.tv_sec) * 1'000'000'000 +
+                               (real.tv_nsec - stamp.tv_nsec);
+        // The stamp is CLOCK_REALTIME; a step of that clock must not make answers early.
+        if (waited > 0 && waited < 60'000'000'000) arrival = now - Nanos(waited);
+        stamped = true;
+        break;
+      }
+      ++(stamped ? stats_.stamped_reads : stats_.unstamped_reads);
+      link->parse.append(link->in.data(), static_cast<size_t>(n));
+      if (!Consume(i, *link, arrival, now)) return false;
+      if (static_cast<size_t>(n) < link->in.size()) return true;  // drained
+    }
+  }
+
   // Takes the complete responses off the link's buffer. Returns false if the connection was
   // closed (by the response or a parse error).
-  bool Consume(size_t i, Link& link) {
+  // `arrival`: when the bytes read last reached the socket; `now`: when the tool read them.
+  bool Consume(size_t i, Link& link, Clock::time_point arrival, Clock::time_point now) {
     Conn& c = *conns_[i];
-    const Clock::time_point now = Clock::now();
     for (;;) {
       std::string_view rest(link.parse);
       rest.remove_prefix(link.parsed);
@@ -402,7 +484,8 @@ class Load {
       }
       if (r->size == 0) break;
       link.parsed += r->size;
-      Record(c.in_flight.front(), now, r->status);
+      Record(c.in_flight.front(), arrival, r->status);
+      if (Measured(c.in_flight.front())) stats_.recv_lag.Record((now - arrival).count());
       c.in_flight.pop_front();
       if (r->close) {
         Fail(i);
@@ -563,7 +646,10 @@ std::string Json(const Flags& flags, const Stats& s) {
   }
   out << "},\"accepted\":" << JsonLatency(s.accepted, flags.duration_s)
       << ",\"shed\":" << JsonLatency(s.shed, flags.duration_s)
-      << ",\"send_lag\":" << JsonLatency(s.send_lag, flags.duration_s) << "}\n";
+      << ",\"send_lag\":" << JsonLatency(s.send_lag, flags.duration_s)
+      << ",\"recv_lag\":" << JsonLatency(s.recv_lag, flags.duration_s) << ",\"arrival\":\""
+      << flags.arrival << "\",\"stamped_reads\":" << s.stamped_reads
+      << ",\"unstamped_reads\":" << s.unstamped_reads << "}\n";
   return out.str();
 }
 
@@ -588,12 +674,16 @@ void Table(std::ostream& out, const Flags& flags, const Stats& s) {
   TableRow(out, "accepted", s.accepted, flags.duration_s);
   TableRow(out, "shed", s.shed, flags.duration_s);
   TableRow(out, "send lag", s.send_lag, flags.duration_s);
+  TableRow(out, "recv lag", s.recv_lag, flags.duration_s);
   out << "offered " << s.offered << ", sent " << s.sent << ", completed " << s.completed
       << ", dropped by client " << s.dropped << ", errors " << s.errors << " (unanswered "
       << s.timeouts << "), reconnects " << s.reconnects << "\nstatuses:";
   for (const auto& [status, n] : s.statuses) out << " " << status << "=" << n;
   out << "\ntool CPU " << s.cpu_s << " s over " << s.wall_s << " s (send lag: how late the tool wrote "
-      << "requests; large with the tool near 1 CPU s/s means the tool, not the server, lags)\n";
+      << "requests; large with the tool near 1 CPU s/s means the tool, not the server, lags)\n"
+      << "arrival: " << flags.arrival << " (reads with a kernel timestamp " << s.stamped_reads
+      << ", without " << s.unstamped_reads << "; recv lag: how long answers waited in the "
+      << "tool's socket before it read them, not charged to the server with --arrival kernel)\n";
 }
 
 Flags ParseFlags(int argc, char** argv, int& exit_code) {
@@ -621,6 +711,11 @@ Flags ParseFlags(int argc, char** argv, int& exit_code) {
                  "Least microseconds between two runs of the send timer (0: one per request)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 10000.0));
+  app.add_option("--arrival", flags.arrival,
+                 "When a response arrived: kernel (its receive timestamp, SO_TIMESTAMPNS) or "
+                 "tool (when the tool read it)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"kernel", "tool"}));
   app.add_option("--drain", flags.drain_s, "Seconds to wait for the last answers")
       ->capture_default_str()->check(CLI::NonNegativeNumber);
   app.add_flag("--json", flags.json, "JSON object on stdout, the table on stderr");

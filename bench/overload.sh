@@ -5,7 +5,7 @@
 # sends on a fixed schedule whatever the server does.
 #
 #   bench/overload.sh [--smoke] [--wallets N] [--build-dir DIR] [--openloop PATH] [--seconds S]
-#                     [--connections C] [--out DIR] [-- SERVER_ARGS...]
+#                     [--connections C] [--arrival kernel|tool] [--out DIR] [-- SERVER_ARGS...]
 #
 # On the bench/load.sh dataset (/tmp/adserver-bench-N, generated if missing; default 10 M
 # wallets) it starts `adserver serve` with start_adserver of bench/common.sh (CPU 0, one event
@@ -18,7 +18,10 @@
 # shed p99 (µs, from each request's scheduled send time), requests the client dropped (64 in
 # flight on a connection), errors (connection closed with requests in flight, or unanswered),
 # the server's maximum RSS (and anonymous RSS) and fds, and the p99 of how late the tool itself sent (if large, the
-# client's CPU, not the server, limited the step). Results in --out (default a fresh /tmp/adserver-overload.*):
+# client's CPU, not the server, limited the step) and of how long answers waited in the tool's
+# socket before it read them (recv lag). --arrival (default kernel): a response's end is the
+# kernel's receive timestamp of its bytes, so that the tool's own read delay (2R saturates its
+# core on a 2-core machine) is not charged to the server; `tool` charges it (before 2026-11-26). Results in --out (default a fresh /tmp/adserver-overload.*):
 # summary.md, step-F.json (adserver-openloop --json), step-F.txt (its table), samples-F.tsv,
 # requests.http (the requests sent).
 # Builds adserver, adserver-bench-data and adserver-openloop in --build-dir (default build)
@@ -42,6 +45,7 @@ seconds=10
 warmup=2
 rate_seconds=5
 connections=64
+arrival=kernel
 out_dir=""
 server_args=()
 while (($#)); do
@@ -52,9 +56,10 @@ while (($#)); do
     --openloop) openloop="$2"; shift ;;
     --seconds) seconds="$2"; shift ;;
     --connections) connections="$2"; shift ;;
+    --arrival) arrival="$2"; shift ;;
     --out) out_dir="$2"; shift ;;
     --) shift; server_args=("$@"); break ;;
-    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
   shift
@@ -146,7 +151,7 @@ step() {
   sampler_pid=$!
   taskset -c "$client_cpu" "$openloop" --port "$server_port" --rate "$rate" \
     --duration "$seconds" --warmup "$warmup" --connections "$connections" \
-    --requests "$requests" --json >"$out_dir/step-$factor.json" 2>"$out_dir/step-$factor.txt" ||
+    --requests "$requests" --arrival "$arrival" --json >"$out_dir/step-$factor.json" 2>"$out_dir/step-$factor.txt" ||
     { cat "$out_dir/step-$factor.txt" >&2; exit 1; }
   kill "$sampler_pid" 2>/dev/null || true
   wait "$sampler_pid" 2>/dev/null || true
@@ -171,7 +176,8 @@ r = json.load(open(sys.argv[1]))
 a, s = r["accepted"], r["shed"]
 print(f"| {sys.argv[2]}R | {r['rate']:.0f} | {a['rate']:.0f} | {s['rate']:.0f} | {a['p50_us']} | "
       f"{a['p99_us']} | {a['p999_us']} | {s['p99_us'] if s['count'] else '-'} | {r['dropped']} | "
-      f"{r['errors']} | {sys.argv[3]} | {sys.argv[4]} | {r['send_lag']['p99_us']} |")
+      f"{r['errors']} | {sys.argv[3]} | {sys.argv[4]} | {r['send_lag']['p99_us']} | "
+      f"{r['recv_lag']['p99_us']} |")
 PY
 }
 
@@ -181,10 +187,11 @@ summary="$out_dir/summary.md"
     "${server_args[*]}}), adserver-openloop on CPU $client_cpu with" \
     "$connections connections; sustainable rate R = $sustainable req/s (wrk, 64 connections," \
     "${rate_seconds}s); ${seconds}s steps after ${warmup}s warm-up; latencies in µs from the" \
-    "scheduled send time; load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+    "scheduled send time to the answer's arrival ($arrival); load average before:" \
+    "$(cut -d' ' -f1-3 /proc/loadavg)"
   echo
-  echo "| step | offered/s | accepted/s | shed/s | acc p50 | acc p99 | acc p99.9 | shed p99 | client drops | errors | RSS (anon) max MB | fds max | tool lag p99 |"
-  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+  echo "| step | offered/s | accepted/s | shed/s | acc p50 | acc p99 | acc p99.9 | shed p99 | client drops | errors | RSS (anon) max MB | fds max | tool lag p99 | recv lag p99 |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
   for factor in $factors; do row "$factor"; done
   echo
   echo "total: $((SECONDS - script_start)) s; load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -2,6 +2,8 @@
 
 #include <re2/re2.h>
 
+#include <array>
+#include <atomic>
 #include <string>
 
 #include "common/check.h"
@@ -23,7 +25,33 @@ RE2::Options MatcherOptions() {
   return options;
 }
 
+// The per-thread memo of verdicts (Matches): direct-mapped by a hash of the user agent, each
+// slot keeping the whole user agent it holds, so a hit is an exact match. Longer user agents
+// are not remembered; 64 slots of at most 256 bytes keep it within ~20 KB a thread.
+constexpr size_t kMemoSlots = 64;
+constexpr size_t kMaxMemoBytes = 256;
+
+struct MemoSlot {
+  uint64_t matcher = 0;  // CrawlerMatcher::id_; 0 = empty
+  uint64_t hash = 0;
+  bool verdict = false;
+  std::string user_agent;
+};
+
+uint64_t HashOf(std::string_view text) {
+  uint64_t h = 1469598103934665603ULL;  // FNV-1a
+  for (char c : text) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+  return h;
+}
+
+std::atomic<uint64_t> next_matcher_id{1};
+
 }  // namespace
+
+CrawlerMatcher::CrawlerMatcher(std::shared_ptr<const re2::RE2> re, size_t pattern_count)
+    : re_(std::move(re)),
+      pattern_count_(pattern_count),
+      id_(next_matcher_id.fetch_add(1, std::memory_order_relaxed)) {}
 
 Result<CrawlerMatcher> CrawlerMatcher::Compile(std::string_view patterns) {
   std::string alternation;
@@ -61,6 +89,22 @@ const CrawlerMatcher& CrawlerMatcher::Builtin() {
 }
 
 bool CrawlerMatcher::Matches(std::string_view user_agent) const {
+  if (user_agent.size() > kMaxMemoBytes) return MatchesUncached(user_agent);
+  thread_local std::array<MemoSlot, kMemoSlots> memo;
+  const uint64_t hash = HashOf(user_agent);
+  MemoSlot& slot = memo[(hash >> 32) % kMemoSlots];
+  if (slot.matcher == id_ && slot.hash == hash && slot.user_agent == user_agent) {
+    return slot.verdict;
+  }
+  const bool verdict = MatchesUncached(user_agent);
+  slot.matcher = id_;
+  slot.hash = hash;
+  slot.verdict = verdict;
+  slot.user_agent.assign(user_agent);
+  return verdict;
+}
+
+bool CrawlerMatcher::MatchesUncached(std::string_view user_agent) const {
   return RE2::PartialMatch(user_agent, *re_);
 }
 

@@ -962,6 +962,10 @@ Status LmdbActivityIndex::RefreshReadCache() {
   if (bulk_pending_.load()) last_counter_ = counter, last_change_ms_ = SteadyMillis();
   auto next = std::make_shared<ReadView>(*current);
   ADS_ASSIGN_OR_RETURN(CatchUpResult caught_up, CatchUp(*next));
+  if (caught_up == CatchUpResult::kBulk &&
+      current->table->wallet_count() < cache_options_.min_wallets_kept_through_bulk) {
+    caught_up = CatchUpResult::kLost;  // small: LMDB answers until the rebuild
+  }
   if (caught_up == CatchUpResult::kLost) {
     // Lookups read LMDB until the next table: correct, only slower.
     view_.Publish(std::make_shared<ReadView>());
@@ -1065,6 +1069,10 @@ Status LmdbActivityIndex::RebuildReadCache(const std::atomic<bool>* cancel) {
   view->table = table;
   view->covered_txn = txn_id;
   ADS_ASSIGN_OR_RETURN(CatchUpResult caught_up, CatchUp(*view));
+  if (caught_up == CatchUpResult::kBulk &&
+      table->wallet_count() < cache_options_.min_wallets_kept_through_bulk) {
+    caught_up = CatchUpResult::kLost;
+  }
   const bool current = caught_up == CatchUpResult::kCurrent;
   bulk_pending_ = false;
   table_stale_ = !current || view->recent.size() > cache_options_.max_recent_wallets;
@@ -1075,6 +1083,9 @@ Status LmdbActivityIndex::RebuildReadCache(const std::atomic<bool>* cancel) {
     view_.Publish(std::move(view));
     table_in_view_ = true;
   } else {
+    // Whatever the view holds may lack that change too: LMDB answers until the next build.
+    view_.Publish(std::make_shared<ReadView>());
+    table_in_view_ = false;
     last_counter_ = ChangeCounter();
     stale_since_ms_ = last_change_ms_ = SteadyMillis();
   }

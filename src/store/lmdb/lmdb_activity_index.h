@@ -55,6 +55,11 @@ struct ReadCacheOptions {
   // ...or until this long after the bulk change, whichever comes first (a live indexer may
   // never leave the index quiet).
   std::chrono::milliseconds max_stale{60'000};
+  // A table of at least this many wallets keeps answering through a bulk change (see
+  // quiet_period); a smaller one is dropped instead and LMDB answers every lookup until the
+  // rebuild, fresh at once and still cheap at that size (a first import into a new server, a
+  // demo, the tests).
+  size_t min_wallets_kept_through_bulk = 100'000;
   // Serve from a copy of the table in anonymous memory (WalletTable::LoadIntoMemory) once it
   // is published; false = serve from the file's mapping (less RSS, slower random lookups).
   bool in_memory = true;

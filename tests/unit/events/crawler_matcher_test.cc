@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <string>
 #include <nlohmann/json.hpp>
 
 namespace adserver::events {
@@ -61,6 +62,34 @@ TEST(CrawlerMatcherTest, AnEmptyListMatchesNothing) {
   ASSERT_TRUE(matcher.ok());
   EXPECT_FALSE(matcher->Matches("anything"));
   EXPECT_FALSE(matcher->Matches(""));
+}
+
+// The per-thread memo answers a repeated user agent with its own list's verdict: two lists
+// seen in turn on one thread, many user agents (more than the memo's slots, so slots are
+// reused), every verdict equal to the uncached one, repeats included.
+TEST(CrawlerMatcherTest, RemembersVerdictsPerListAndUserAgent) {
+  Result<CrawlerMatcher> foo = CrawlerMatcher::Compile("FooBot");
+  Result<CrawlerMatcher> bar = CrawlerMatcher::Compile("BarBot");
+  ASSERT_TRUE(foo.ok() && bar.ok());
+  for (int round = 0; round < 3; ++round) {
+    for (int i = 0; i < 300; ++i) {
+      std::string agent = "Mozilla/5.0 (" + std::to_string(i) + ")";
+      if (i % 3 == 0) agent += " FooBot";
+      if (i % 5 == 0) agent += " BarBot";
+      if (i % 7 == 0) agent += std::string(300, 'x');  // too long to remember
+      EXPECT_EQ(foo->Matches(agent), i % 3 == 0) << agent;
+      EXPECT_EQ(bar->Matches(agent), i % 5 == 0) << agent;
+      EXPECT_EQ(foo->Matches(agent), foo->MatchesUncached(agent));
+    }
+  }
+  // A copy shares its list and so its verdicts; a list compiled again from the same text is
+  // another list with the same verdicts.
+  CrawlerMatcher copy = *foo;
+  EXPECT_TRUE(copy.Matches("x FooBot"));
+  Result<CrawlerMatcher> again = CrawlerMatcher::Compile("FooBot");
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->Matches("x FooBot"));
+  EXPECT_FALSE(again->Matches("x BarBot"));
 }
 
 TEST(CrawlerMatcherTest, RejectsAPatternThatDoesNotCompile) {

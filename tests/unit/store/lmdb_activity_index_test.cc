@@ -191,7 +191,8 @@ std::vector<ActivityRecord> BulkRows() {
 constexpr ReadCacheOptions kEagerCache{.max_recent_wallets = 3,
                                        .min_rebuild_interval = std::chrono::milliseconds(0),
                                        .quiet_period = std::chrono::milliseconds(0),
-                                       .max_stale = std::chrono::milliseconds(0)};
+                                       .max_stale = std::chrono::milliseconds(0),
+                                       .min_wallets_kept_through_bulk = 0};
 
 TEST_F(LmdbActivityIndexTest, ReadCacheAnswersFromTableAndSeesLaterWrites) {
   ASSERT_TRUE(index_->Record({Row(Wallet(1), 5, 100), Row(Wallet(2), 6, 100)}).ok());
@@ -257,6 +258,24 @@ TEST_F(LmdbActivityIndexTest, ReadCacheKeepsTheTableThroughABulkWriteUntilRebuil
   EXPECT_FALSE(index_->ReadCacheNeedsRebuild());
   EXPECT_EQ(Get(NumberedWallet(4999)).size(), 1u);
   EXPECT_EQ(Get(Wallet(1)).size(), 1u);
+}
+
+TEST_F(LmdbActivityIndexTest, ReadCacheDropsASmallTableOnABulkWrite) {
+  ReadCacheOptions small = kEagerCache;
+  small.min_wallets_kept_through_bulk = 1000;
+  ASSERT_TRUE(index_->Record({Row(Wallet(1), 5, 100)}).ok());
+  ASSERT_TRUE(index_->EnableReadCache(small).ok());
+  ASSERT_TRUE(index_->RebuildReadCache().ok());  // one wallet: under the 1000
+  ASSERT_TRUE(index_->Record(BulkRows()).ok());
+  ASSERT_TRUE(index_->RefreshReadCache().ok());
+  EXPECT_FALSE(index_->GetReadCacheStatus().table);
+  EXPECT_EQ(Get(NumberedWallet(4999)).size(), 1u);  // LMDB answers at once
+  EXPECT_TRUE(index_->ReadCacheNeedsRebuild());
+  ASSERT_TRUE(index_->RebuildReadCache().ok());  // 5001 wallets: kept through the next one
+  ASSERT_TRUE(index_->Record(BulkRows()).ok());
+  ASSERT_TRUE(index_->RefreshReadCache().ok());
+  EXPECT_TRUE(index_->GetReadCacheStatus().table);
+  EXPECT_TRUE(index_->GetReadCacheStatus().bulk_pending);
 }
 
 TEST_F(LmdbActivityIndexTest, ReadCacheDropsATableTheLogCannotCatchUp) {

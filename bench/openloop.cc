@@ -6,8 +6,12 @@
 // server answers in order). A request's latency runs from its SCHEDULED send time to the end of
 // its response, so a stalled server is charged for the whole stall (no coordinated omission,
 // as in wrk2). A connection that already has --max-outstanding requests in flight at a send
-// time skips that request ("dropped by client"). A connection closed by the server (EOF or
-// "Connection: close") fails its in-flight requests as errors and is reopened.
+// time skips that request ("dropped by client"). A connection the server closes after an answer
+// with "Connection: close" (its max_requests_per_connection) is reopened and the requests sent
+// after that answer, which the server did not read, are sent again on the new one with their
+// first scheduled times (RFC 9112 section 9.3.2: a pipelining client retries unanswered
+// requests when the connection closes; counted as "resent"). A connection closed any other way
+// (EOF, reset) fails its in-flight requests as errors and is reopened.
 //
 //   adserver-openloop --port P --rate R --duration S [--warmup W] [--connections C]
 //                     --requests FILE [--max-outstanding N] [--shed-status 503,500]
@@ -142,6 +146,7 @@ struct Stats {
   uint64_t errors = 0;     // in flight when the connection closed or failed, or unanswered
   uint64_t timeouts = 0;   // of the errors: still unanswered at the end of the drain
   uint64_t reconnects = 0;
+  uint64_t resent = 0;     // unanswered at a "Connection: close" and sent again
   // The tool's own CPU time and the wall time from the first scheduled send to the end of the
   // drain: near 1 CPU second per second, the tool (not the server) may be what lags.
   double cpu_s = 0;
@@ -298,6 +303,10 @@ class Load {
 
  private:
   enum class State { kConnecting, kOpen, kClosed };
+  struct Pending {
+    Clock::time_point due;  // scheduled send time
+    size_t request = 0;     // index into requests_
+  };
 
   // One socket's life: replaced by a fresh one on reconnect, so handlers of the old socket
   // (holding it by shared_ptr) see that they are stale and do nothing.
@@ -315,7 +324,8 @@ class Load {
     std::shared_ptr<Link> link;
     State state = State::kClosed;
     bool writing = false;
-    std::deque<Clock::time_point> in_flight;  // scheduled send times, oldest first
+    std::deque<Pending> in_flight;  // oldest first
+    std::deque<Pending> resend;     // not read by the server before it closed; sent on reconnect
     asio::steady_timer retry;
   };
 
@@ -364,6 +374,11 @@ class Load {
         }
       }
       if (start_ == Clock::time_point{} && AllOpen()) io_.stop();
+      for (const Pending& p : c.resend) {
+        c.in_flight.push_back(p);
+        link->out += requests_[p.request];
+      }
+      c.resend.clear();
       Read(i);
       Write(i);
     });
@@ -374,14 +389,15 @@ class Load {
   void Fail(size_t i) {
     Conn& c = *conns_[i];
     const bool was_connecting = c.state == State::kConnecting;
-    for (Clock::time_point t : c.in_flight) stats_.errors += Measured(t) ? 1 : 0;
+    for (const Pending& p : c.in_flight) stats_.errors += Measured(p.due) ? 1 : 0;
     c.in_flight.clear();
     boost::system::error_code ignored;
     c.link->socket.close(ignored);
     c.link.reset();
     c.state = State::kClosed;
     c.writing = false;
-    if (done_scheduling_) {
+    // After the schedule, a connection is reopened only for requests it must send again.
+    if (done_scheduling_ && c.resend.empty()) {
       MaybeFinish();
       return;
     }
@@ -392,7 +408,7 @@ class Load {
     }
     c.retry.expires_after(std::chrono::milliseconds(10));
     c.retry.async_wait([this, i](boost::system::error_code ec) {
-      if (!ec && !done_scheduling_) Connect(i);
+      if (!ec && (!done_scheduling_ || !conns_[i]->resend.empty())) Connect(i);
     });
   }
 
@@ -484,10 +500,15 @@ class Load {
       }
       if (r->size == 0) break;
       link.parsed += r->size;
-      Record(c.in_flight.front(), arrival, r->status);
-      if (Measured(c.in_flight.front())) stats_.recv_lag.Record((now - arrival).count());
+      const Clock::time_point due = c.in_flight.front().due;
+      Record(due, arrival, r->status);
+      if (Measured(due)) stats_.recv_lag.Record((now - arrival).count());
       c.in_flight.pop_front();
       if (r->close) {
+        // The server read nothing after this answer: what is still in flight goes again.
+        for (const Pending& p : c.in_flight) stats_.resent += Measured(p.due) ? 1 : 0;
+        c.resend.insert(c.resend.end(), c.in_flight.begin(), c.in_flight.end());
+        c.in_flight.clear();
         Fail(i);
         return false;
       }
@@ -557,7 +578,8 @@ class Load {
     Conn& c = *conns_[i];
     const bool measured = Measured(due);
     stats_.offered += measured ? 1 : 0;
-    if (c.state == State::kClosed || static_cast<int>(c.in_flight.size()) >= flags_.max_outstanding) {
+    if (c.state == State::kClosed ||
+        static_cast<int>(c.in_flight.size() + c.resend.size()) >= flags_.max_outstanding) {
       stats_.dropped += measured ? 1 : 0;
       return false;
     }
@@ -565,8 +587,9 @@ class Load {
       ++stats_.sent;
       stats_.send_lag.Record((now - due).count());
     }
-    c.in_flight.push_back(due);
-    c.link->out += requests_[next_ % requests_.size()];
+    const size_t request = next_ % requests_.size();
+    c.in_flight.push_back(Pending{.due = due, .request = request});
+    c.link->out += requests_[request];
     return true;
   }
 
@@ -580,7 +603,7 @@ class Load {
 
   void MaybeFinish() {
     for (const auto& c : conns_) {
-      if (!c->in_flight.empty()) return;
+      if (!c->in_flight.empty() || !c->resend.empty()) return;
     }
     Finish();
   }
@@ -588,12 +611,15 @@ class Load {
   // Everything answered, or the drain timed out: what is still in flight is an error.
   void Finish() {
     for (auto& c : conns_) {
-      for (Clock::time_point t : c->in_flight) {
-        if (!Measured(t)) continue;
-        ++stats_.errors;
-        ++stats_.timeouts;
+      for (const std::deque<Pending>* pending : {&c->in_flight, &c->resend}) {
+        for (const Pending& p : *pending) {
+          if (!Measured(p.due)) continue;
+          ++stats_.errors;
+          ++stats_.timeouts;
+        }
       }
       c->in_flight.clear();
+      c->resend.clear();
     }
     io_.stop();
   }
@@ -637,6 +663,7 @@ std::string Json(const Flags& flags, const Stats& s) {
       << ",\"sent\":" << s.sent << ",\"completed\":" << s.completed
       << ",\"dropped\":" << s.dropped << ",\"errors\":" << s.errors
       << ",\"timeouts\":" << s.timeouts << ",\"reconnects\":" << s.reconnects
+      << ",\"resent\":" << s.resent
       << ",\"tool_cpu_s\":" << s.cpu_s << ",\"wall_s\":" << s.wall_s
       << ",\"statuses\":{";
   const char* sep = "";
@@ -677,7 +704,8 @@ void Table(std::ostream& out, const Flags& flags, const Stats& s) {
   TableRow(out, "recv lag", s.recv_lag, flags.duration_s);
   out << "offered " << s.offered << ", sent " << s.sent << ", completed " << s.completed
       << ", dropped by client " << s.dropped << ", errors " << s.errors << " (unanswered "
-      << s.timeouts << "), reconnects " << s.reconnects << "\nstatuses:";
+      << s.timeouts << "), reconnects " << s.reconnects << ", resent after Connection: close "
+      << s.resent << "\nstatuses:";
   for (const auto& [status, n] : s.statuses) out << " " << status << "=" << n;
   out << "\ntool CPU " << s.cpu_s << " s over " << s.wall_s << " s (send lag: how late the tool wrote "
       << "requests; large with the tool near 1 CPU s/s means the tool, not the server, lags)\n"

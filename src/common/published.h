@@ -1,9 +1,11 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <thread>
 
 namespace adserver {
 
@@ -25,10 +27,16 @@ class Published {
   Published& operator=(const Published&) = delete;
 
   // Makes `value` the current version. Readers see it on their next Current().
-  void Publish(std::shared_ptr<const T> value) {
+  void Publish(std::shared_ptr<const T> value) { Exchange(std::move(value)); }
+
+  // Publish that hands back the version it replaced (null if none), so that a background
+  // publisher can let it go on its own thread (ReleaseWhenUnused below).
+  std::shared_ptr<const T> Exchange(std::shared_ptr<const T> value) {
     std::lock_guard<std::mutex> lock(mu_);
+    std::shared_ptr<const T> old = std::move(value_);
     value_ = std::move(value);
     version_.fetch_add(1, std::memory_order_release);
+    return old;
   }
 
   // The current version (null before the first Publish). The pointer stays valid for as
@@ -66,5 +74,18 @@ class Published {
   std::shared_ptr<const T> value_;
   std::atomic<uint64_t> version_{0};
 };
+
+// Drops `old` (a version Exchange replaced) on the calling thread once nobody else holds it,
+// waiting at most `patience` (a serving thread holds a version for one request). Whoever drops
+// the last reference frees the version, and freeing a large one (a catalog of 10 k campaigns,
+// a wallet table) takes milliseconds that must not land on an event loop that happened to
+// hold it last. A holder that keeps it longer than `patience` frees it on its own thread.
+template <typename T>
+void ReleaseWhenUnused(std::shared_ptr<const T> old, std::chrono::microseconds patience) {
+  const auto deadline = std::chrono::steady_clock::now() + patience;
+  while (old.use_count() > 1 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+}
 
 }  // namespace adserver

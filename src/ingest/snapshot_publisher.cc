@@ -16,6 +16,10 @@ namespace adserver::ingest {
 
 namespace {
 
+// How long a publish waits for the requests still holding the replaced version before it lets
+// them free it (ReleaseWhenUnused): a request holds it for microseconds.
+constexpr std::chrono::milliseconds kReleasePatience{50};
+
 // An unambiguous byte encoding of CatalogData, hashed to tell whether a catalog rebuild would
 // produce anything new. Every field is included: a change to any of them is a change.
 void Put(std::string& out, std::string_view s);
@@ -263,7 +267,8 @@ Status SnapshotPublisher::RebuildCatalogLocked(uint64_t counter, bool force) {
                        BuildCatalog(data, options_.catalog));
   size_t campaigns = catalog->campaigns.size();
   size_t ads = catalog->ads.size();
-  catalogs_.Publish(std::move(catalog));
+  // The replaced catalog is freed here, not by the last request that held it.
+  ReleaseWhenUnused(catalogs_.Exchange(std::move(catalog)), kReleasePatience);
   catalog_counter_ = counter;
   catalog_digest_ = digest;
   const int64_t ms = MillisSince(start);
@@ -286,7 +291,7 @@ Status SnapshotPublisher::RebuildActivityLocked(uint64_t counter) {
   ADS_ASSIGN_OR_RETURN(std::shared_ptr<const decision::ActivityIndex> index,
                        BuildActivityIndex(store_));
   size_t wallets = index->wallet_count();
-  activity_.Publish(std::move(index));
+  ReleaseWhenUnused(activity_.Exchange(std::move(index)), kReleasePatience);
   activity_counter_ = counter;
   const int64_t ms = MillisSince(start);
   activity_build_ms_.store(ms, std::memory_order_relaxed);

@@ -942,10 +942,16 @@ Status LmdbActivityIndex::EnableReadCache(const ReadCacheOptions& options) {
     table_stale_ = view->recent.size() > cache_options_.max_recent_wallets;
     ADS_LOG(info, "wallet table opened", "wallets", (*table)->wallet_count(), "recent",
             view->recent.size());
-    view_.Publish(std::move(view));
+    PublishView(std::move(view));
     table_in_view_ = true;
   }
   return OkStatus();
+}
+
+void LmdbActivityIndex::PublishView(std::shared_ptr<const ReadView> view) {
+  // The replaced view may hold the last reference to a wallet table (hundreds of MB): freed
+  // here, on the maintenance thread, rather than by the lookup that held it last.
+  ReleaseWhenUnused(view_.Exchange(std::move(view)), std::chrono::milliseconds(50));
 }
 
 Status LmdbActivityIndex::RefreshReadCache() {
@@ -968,7 +974,7 @@ Status LmdbActivityIndex::RefreshReadCache() {
   }
   if (caught_up == CatchUpResult::kLost) {
     // Lookups read LMDB until the next table: correct, only slower.
-    view_.Publish(std::make_shared<ReadView>());
+    PublishView(std::make_shared<ReadView>());
     table_in_view_ = false;
     table_stale_ = true;
     last_counter_ = counter;
@@ -983,7 +989,7 @@ Status LmdbActivityIndex::RefreshReadCache() {
     NoteBulkChange(counter);
   }
   if (next->recent.size() > cache_options_.max_recent_wallets) table_stale_ = true;
-  view_.Publish(std::move(next));
+  PublishView(std::move(next));
   return OkStatus();
 }
 
@@ -1008,7 +1014,7 @@ Status LmdbActivityIndex::LoadReadCacheIntoMemory() {
   if (now == nullptr || now->table != current->table) return OkStatus();
   auto next = std::make_shared<ReadView>(*now);
   next->table = std::move(loaded);
-  view_.Publish(std::move(next));
+  PublishView(std::move(next));
   ADS_LOG(info, "wallet table loaded into memory", "bytes", current->table->file_bytes(), "ms",
           std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
                                                                 start)
@@ -1080,11 +1086,11 @@ Status LmdbActivityIndex::RebuildReadCache(const std::atomic<bool>* cancel) {
     // A bulk change that landed while building: this table is still the freshest; it answers
     // until the next one, built when the writes pause again.
     if (!current) NoteBulkChange(ChangeCounter());
-    view_.Publish(std::move(view));
+    PublishView(std::move(view));
     table_in_view_ = true;
   } else {
     // Whatever the view holds may lack that change too: LMDB answers until the next build.
-    view_.Publish(std::make_shared<ReadView>());
+    PublishView(std::make_shared<ReadView>());
     table_in_view_ = false;
     last_counter_ = ChangeCounter();
     stale_since_ms_ = last_change_ms_ = SteadyMillis();

@@ -250,6 +250,8 @@ class LmdbActivityIndex final : public decision::ActivityIndex {
   Result<CatchUpResult> CatchUp(ReadView& view);
   // Notes a bulk change the published view does not reflect (REQUIRES: cache_mu_ held).
   void NoteBulkChange(uint64_t counter);
+  // Publishes `view`; the one it replaces is freed on this thread (ReleaseWhenUnused).
+  void PublishView(std::shared_ptr<const ReadView> view);
   IndexIdentity Identity() const;
   std::string TablePath() const;
   void LookupLmdb(MDB_txn* txn, const Address& wallet, std::vector<decision::Interaction>& out,

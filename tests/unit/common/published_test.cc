@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -94,6 +96,44 @@ TEST(PublishedTest, ConcurrentReadersAndWriterAgree) {
   for (auto& t : readers) t.join();
   EXPECT_EQ(regressions.load(), 0);
   EXPECT_EQ(*p.Current(), 2000);
+}
+
+// Records the thread that destroys it.
+struct Freed {
+  explicit Freed(std::atomic<std::thread::id>* b) : by(b) {}
+  Freed(const Freed&) = delete;
+  Freed& operator=(const Freed&) = delete;
+  ~Freed() { by->store(std::this_thread::get_id()); }
+  std::atomic<std::thread::id>* by;
+};
+
+// A replaced version is freed by the publisher once the reader holding it lets go, not by the
+// reader; a reader holding it past the patience frees it itself.
+TEST(PublishedTest, ReleaseWhenUnusedFreesTheReplacedVersionOnThePublisher) {
+  std::atomic<std::thread::id> freed_by{};
+  Published<Freed> p;
+  p.Publish(std::make_shared<const Freed>(&freed_by));
+  std::shared_ptr<const Freed> held = p.Current();
+  std::thread reader([held = std::move(held)]() mutable {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    held.reset();  // not the last reference: the publisher still holds it
+  });
+  std::shared_ptr<const Freed> old = p.Exchange(std::make_shared<const Freed>(&freed_by));
+  ASSERT_NE(old, nullptr);
+  ReleaseWhenUnused(std::move(old), std::chrono::seconds(30));
+  EXPECT_EQ(freed_by.load(), std::this_thread::get_id());
+  reader.join();
+
+  // Patience runs out: the holder frees it.
+  freed_by = std::thread::id{};
+  std::shared_ptr<const Freed> kept = p.Current();
+  old = p.Exchange(std::make_shared<const Freed>(&freed_by));
+  ReleaseWhenUnused(std::move(old), std::chrono::milliseconds(1));
+  EXPECT_EQ(freed_by.load(), std::thread::id{});  // still alive
+  std::thread holder([kept = std::move(kept)]() mutable { kept.reset(); });
+  const std::thread::id holder_id = holder.get_id();
+  holder.join();
+  EXPECT_EQ(freed_by.load(), holder_id);
 }
 
 }  // namespace

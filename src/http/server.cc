@@ -73,6 +73,8 @@ constexpr std::chrono::milliseconds kLoopExitGrace{1000};
 constexpr std::chrono::milliseconds kAcceptRetryDelay{50};
 // Period of a busy loop's lag probe (ServerOptions::shed_after).
 constexpr std::chrono::milliseconds kProbePeriod{1};
+// A timeout sweep that runs this much later than its timer is logged as a loop stall.
+constexpr std::chrono::milliseconds kStallLogged{50};
 
 IpAddress ToIpAddress(const asio::ip::address& address) {
   IpAddress ip;
@@ -198,6 +200,7 @@ struct Loop {
   asio::steady_timer sweep{ioc};
   std::chrono::milliseconds sweep_period{kMaxSweep};
   int64_t now_ms = 0;    // steady clock in ms at the last sweep (> 0)
+  int64_t cpu_ns = 0;    // the loop thread's CPU time at the last sweep
   bool closing = false;  // CloseAll ran: the sweep stops rearming so the loop can run out
   // Load shedding (ServerOptions::shed_after): the probe runs while the loop is busy.
   asio::steady_timer probe{ioc};
@@ -266,7 +269,7 @@ class ServerImpl final : public Server {
   void Accept(Loop& loop);
   void OnAccept(Loop& loop, const ErrorCode& ec, Socket socket);
   static void RunLoop(Loop& loop);
-  static void Sweep(Loop& loop);
+  void Sweep(Loop& loop);
   void Probe(Loop& loop);
   static void BeginDrain(Loop& loop);
   static void CloseAll(Loop& loop);
@@ -970,6 +973,15 @@ void ServerImpl::AppendMetrics(std::string& out) const {
            "Requests answered with their route's overload answer (load shedding, full pool).");
   m.Sample("adserver_http_requests_shed_total", {},
            stats_.requests_shed.load(std::memory_order_relaxed));
+  m.Family("adserver_http_loop_stalls_total", "counter",
+           "Timeout sweeps that ran 50 ms or more late: an event loop busy or off its CPU that long "
+           "(each is logged with the loop's CPU time).");
+  m.Sample("adserver_http_loop_stalls_total", {},
+           stats_.loop_stalls.load(std::memory_order_relaxed));
+  m.Family("adserver_http_loop_stall_longest_seconds", "gauge",
+           "Longest event loop stall since start (0 if none reached 50 ms).");
+  m.Sample("adserver_http_loop_stall_longest_seconds", {},
+           static_cast<double>(stats_.loop_stall_longest_us.load(std::memory_order_relaxed)) / 1e6);
   m.Family("adserver_http_worker_jobs", "gauge", "Requests queued for or running on the worker pool.");
   m.Sample("adserver_http_worker_jobs", {},
            static_cast<int64_t>(worker_jobs_.load(std::memory_order_relaxed)));
@@ -1084,10 +1096,37 @@ void ServerImpl::OnAccept(Loop& loop, const ErrorCode& ec, Socket socket) {
   Accept(loop);
 }
 
+// Thread CPU time of the calling thread in ns (one system call; run once per sweep).
+int64_t ThreadCpuNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
 void ServerImpl::Sweep(Loop& loop) {
   loop.sweep.expires_after(loop.sweep_period);
-  loop.sweep.async_wait([&loop](const ErrorCode& ec) {
+  loop.sweep.async_wait([this, &loop](const ErrorCode& ec) {
     if (ec || loop.closing) return;
+    // How late the sweep runs is how long the loop was busy or off its CPU: a stall every
+    // request on the loop waited out. The loop's CPU time since the previous sweep tells the
+    // two apart (on the CPU: a handler ran long; off it: blocked or preempted).
+    const auto now = std::chrono::steady_clock::now();
+    const int64_t cpu_ns = ThreadCpuNs();
+    const auto late = std::chrono::duration_cast<std::chrono::microseconds>(now - loop.sweep.expiry());
+    if (late >= kStallLogged) {
+      const uint64_t late_us = static_cast<uint64_t>(late.count());
+      stats_.loop_stalls.fetch_add(1, std::memory_order_relaxed);
+      uint64_t longest = stats_.loop_stall_longest_us.load(std::memory_order_relaxed);
+      while (late_us > longest && !stats_.loop_stall_longest_us.compare_exchange_weak(
+                                      longest, late_us, std::memory_order_relaxed)) {
+      }
+      ADS_LOG(warn, "http event loop stalled", "late_ms", late.count() / 1000, "since_last_ms",
+              std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch())
+                      .count() -
+                  loop.now_ms + 1,
+              "cpu_ms", (cpu_ns - loop.cpu_ns) / 1'000'000);
+    }
+    loop.cpu_ns = cpu_ns;
     loop.Tick();
     // Close() only starts the close; sessions leave the set later from their handlers.
     for (Session* session : loop.sessions) session->CheckDeadline(loop.now_ms);

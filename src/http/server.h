@@ -18,6 +18,8 @@ struct ServerStats {
   std::atomic<uint64_t> requests{0};  // answered, including 4xx from the server itself
   std::atomic<uint64_t> requests_shed{0};            // answered with the route's overload answer
   std::atomic<uint64_t> connections_rejected_ip{0};  // over max_connections_per_ip
+  std::atomic<uint64_t> loop_stalls{0};              // timeout sweeps >= 50 ms late
+  std::atomic<uint64_t> loop_stall_longest_us{0};    // the longest of them
 };
 
 // HTTP/1.1 server on Boost.Asio/Beast: one event loop per thread, each with its own

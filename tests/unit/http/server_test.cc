@@ -582,6 +582,40 @@ TEST_F(ServerTest, LaggingLoopShedsRoutesThatHaveAnOverloadAnswer) {
   EXPECT_TRUE(WaitUntil([&] { return Client().Get("/slow/sheddable").status == 200; }));
 }
 
+// A handler that holds its event loop 120 ms (on the CPU or off it) makes the loop's timeout
+// sweep run late: counted as a stall with its length; quick handlers are not.
+TEST_F(ServerTest, LoopHeldByAHandlerIsCountedAsAStall) {
+  router_.Add(Method::kGet, "/spin", [](const Request&) {
+    auto end = std::chrono::steady_clock::now() + milliseconds(120);
+    while (std::chrono::steady_clock::now() < end) {
+    }
+    return Text("spun");
+  });
+  router_.Add(Method::kGet, "/sleep", [](const Request&) {
+    std::this_thread::sleep_for(milliseconds(120));
+    return Text("slept");
+  });
+  ServerOptions options = TestOptions();
+  options.io_threads = 1;
+  options.header_timeout = milliseconds(40);  // sweeps every 10 ms
+  StartServer(options);
+  HttpClient client = Client();
+  for (int i = 0; i < 20; ++i) ASSERT_EQ(client.Get("/hello").status, 200);
+  std::this_thread::sleep_for(milliseconds(50));
+  EXPECT_EQ(server_->stats().loop_stalls.load(), 0u);
+
+  ASSERT_EQ(client.Get("/spin").status, 200);
+  EXPECT_TRUE(WaitUntil([&] { return server_->stats().loop_stalls.load() == 1; }));
+  ASSERT_EQ(client.Get("/sleep").status, 200);
+  EXPECT_TRUE(WaitUntil([&] { return server_->stats().loop_stalls.load() == 2; }));
+  // Late by the handler's time less at most one sweep period.
+  EXPECT_GE(server_->stats().loop_stall_longest_us.load(), 100'000u);
+  EXPECT_LT(server_->stats().loop_stall_longest_us.load(), 2'000'000u);
+  std::string metrics;
+  server_->AppendMetrics(metrics);
+  EXPECT_NE(metrics.find("adserver_http_loop_stalls_total 2"), std::string::npos) << metrics;
+}
+
 TEST_F(ServerTest, SheddingOffServesEveryRequest) {
   router_.Add(
       Method::kGet, "/slow/sheddable",

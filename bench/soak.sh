@@ -506,28 +506,38 @@ side_pid=$!
 sampler &
 sampler_pid=$!
 
+# The hypervisor's steal time of the server's CPU (0) so far, in clock ticks (/proc/stat): time
+# the VM's CPU was taken by the host, when every thread on it stops (a soak on a shared host
+# shows it as loop stalls, `http event loop stalled` in server.log).
+steal_ticks() { awk '$1 == "cpu0" { print $9 }' /proc/stat; }
+clk_tck=$(getconf CLK_TCK)
+
 # window N START: one adserver-openloop run of min(window, what is left) seconds; then, in the
 # background (the next window starts at once), appends "n start phase req/s p50 p99 p99.9
-# errors rss_mib fds threads" to windows.tsv (the server's RSS, fds and threads as the window
+# errors rss_mib fds threads steal_ms" to windows.tsv (the server's RSS, fds and threads as the window
 # ended) and prints it.
 window_run() {
   local n=$1 start=$2 length phase=soak
   length=$((duration - start < window ? duration - start : window))
   ((start < warmup)) && phase=warm-up
+  local steal_before
+  steal_before=$(steal_ticks)
   taskset -c "$client_cpu" "$build_dir/adserver-openloop" --port "$server_port" --rate "$rate" \
     --duration "$length" --connections "$connections" --requests "$requests" --drain 2 --json \
     >"$out_dir/window-$n.json" 2>"$work/window.txt" ||
     { cat "$work/window.txt" >&2; echo "adserver-openloop failed" >&2; exit 1; }
   read -r -a now < <(proc_sample "$server_pid")
-  python3 - "$out_dir/window-$n.json" "$n" "$start" "$phase" "${now[@]}" \
+  now+=($(($(steal_ticks) - steal_before)))
+  python3 - "$out_dir/window-$n.json" "$n" "$start" "$phase" "${now[@]}" "$clk_tck" \
     >>"$out_dir/windows.tsv" <<'PY' &
 import json, sys
 r = json.load(open(sys.argv[1]))
-n, start, phase, rss, anon, fds, sockets, sqlite_fds, threads = sys.argv[2:]
+n, start, phase, rss, anon, fds, sockets, sqlite_fds, threads, steal, tck = sys.argv[2:]
 a = r["accepted"]
 bad = r["errors"] + r["dropped"] + sum(c for s, c in r["statuses"].items() if int(s) >= 500)
 row = (f"{n}\t{start}\t{phase}\t{r['completed'] / r['duration_s']:.0f}\t{a['p50_us']}\t"
-       f"{a['p99_us']}\t{a['p999_us']}\t{bad}\t{int(rss) / 1024:.0f}\t{fds}\t{threads}")
+       f"{a['p99_us']}\t{a['p999_us']}\t{bad}\t{int(rss) / 1024:.0f}\t{fds}\t{threads}\t"
+       f"{int(steal) * 1000 // int(tck)}")
 print(row, flush=True)
 print(row, file=sys.stderr)
 PY
@@ -550,7 +560,6 @@ side_pid=""
 cat "$work/side.log" >&2
 
 # CPU seconds by thread name (the worker pool's threads are unnamed: "adserver"), most first.
-clk_tck=$(getconf CLK_TCK)
 thread_cpu=$(for task in "/proc/$server_pid/task/"*; do
     printf '%s\t%s\n' "$(cat "$task/comm")" "$(awk '{ print $14 + $15 }' "$task/stat")"
   done 2>/dev/null | awk -F'\t' -v tck="$clk_tck" '{ t[$1] += $2; n[$1]++ }
@@ -678,8 +687,8 @@ failed=$(echo "$enforced" | grep -c '^FAIL' || true)
     "every ${sample} s; load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo
   echo "| window | start s | phase | req/s | p50 | p99 | p99.9 | errors | RSS MiB | fds | threads" \
-    "| wallet table |"
-  echo "|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+    "| CPU 0 steal ms | wallet table |"
+  echo "|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
   window_rows
 
   echo
@@ -694,6 +703,12 @@ failed=$(echo "$enforced" | grep -c '^FAIL' || true)
   fi
   echo
   echo "server CPU by thread: $thread_cpu"
+  echo
+  echo "event loop stalls (a timeout sweep 50 ms or more late; server.log): $(
+    grep -c 'http event loop stalled' "$work/server.log" || true), longest $(
+    grep -o '"late_ms":[0-9]*' "$work/server.log" | cut -d: -f2 | sort -n | tail -1) ms;" \
+    "CPU 0 steal over the windows: $(awk -F'\t' '{ s += $12 } END { print s / 1000 }' \
+    "$out_dir/windows.tsv") s"
   echo
   echo "SIGTERM after the soak: exited in $stop_ms ms; total $((SECONDS - script_start)) s"
   echo

@@ -58,6 +58,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "http/detail/stamped_recv.h"
+
 namespace adserver::bench {
 namespace {
 
@@ -366,9 +368,7 @@ class Load {
       c.state = State::kOpen;
       link->socket.set_option(tcp::no_delay(true));
       if (KernelArrival()) {
-        const int on = 1;
-        if (::setsockopt(link->socket.native_handle(), SOL_SOCKET, SO_TIMESTAMPNS, &on,
-                         sizeof on) != 0) {
+        if (!adserver::http::detail::EnableReceiveTimestamps(link->socket.native_handle())) {
           std::cerr << "SO_TIMESTAMPNS: " << std::strerror(errno)
                     << "; answers are stamped when read\n";
         }
@@ -446,35 +446,20 @@ class Load {
   // receive time of its last bytes. False if the connection failed or closed.
   bool ReceiveStamped(size_t i, const std::shared_ptr<Link>& link) {
     for (;;) {
-      iovec iov{link->in.data(), link->in.size()};
-      alignas(cmsghdr) char control[CMSG_SPACE(sizeof(timespec)) * 2];
-      msghdr msg{};
-      msg.msg_iov = &iov;
-      msg.msg_iovlen = 1;
-      msg.msg_control = control;
-      msg.msg_controllen = sizeof control;
-      const ssize_t n = ::recvmsg(link->socket.native_handle(), &msg, MSG_DONTWAIT);
-      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
+      const adserver::http::detail::StampedRecv read = adserver::http::detail::RecvStamped(
+          link->socket.native_handle(), link->in.data(), link->in.size());
+      if (read.bytes < 0 && (read.error == EAGAIN || read.error == EWOULDBLOCK)) return true;
+      if (read.bytes <= 0) {
         Fail(i);
         return false;
       }
+      const ssize_t n = read.bytes;
       const Clock::time_point now = Clock::now();
       Clock::time_point arrival = now;
-      bool stamped = false;
-      for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
-        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_TIMESTAMPNS) continue;
-        timespec stamp{};
-        std::memcpy(&stamp, CMSG_DATA(c), sizeof stamp);
-        timespec real{};
-        clock_gettime(CLOCK_REALTIME, &real);
-        const int64_t waited = (static_cast<int64_t>(real.tv_sec) - stamp.tv_sec) * 1'000'000'000 +
-                               (real.tv_nsec - stamp.tv_nsec);
-        // The stamp is CLOCK_REALTIME; a step of that clock must not make answers early.
-        if (waited > 0 && waited < 60'000'000'000) arrival = now - Nanos(waited);
-        stamped = true;
-        break;
+      const bool stamped = read.waited_ns >= 0;
+      // The stamp is CLOCK_REALTIME; a step of that clock must not make answers early.
+      if (read.waited_ns > 0 && read.waited_ns < 60'000'000'000) {
+        arrival = now - Nanos(read.waited_ns);
       }
       ++(stamped ? stats_.stamped_reads : stats_.unstamped_reads);
       link->parse.append(link->in.data(), static_cast<size_t>(n));

@@ -32,14 +32,16 @@ struct ServerOptions {
   size_t max_header_bytes = 16 * 1024;
   // On shutdown, in-flight requests get this long to finish.
   std::chrono::milliseconds drain_timeout{10'000};
-  // Load shedding (0 = off). An event loop that has handled requests probes its own lag every
-  // millisecond: how late a timer that expired runs, which is how long a request that arrives
-  // now waits for the loop (epoll hands out ready sockets first in, first out, the probe's timer
-  // among them). Once two probes in a row found a lag of at least `shed_after` (until one finds
-  // less than half of it), requests on routes with RouteOptions::overloaded get that answer
-  // instead of their handler (http/detail/admission.h); so does a request read from its socket
-  // at least `shed_after` before its turn came (pipelined requests wait in the server, where
-  // the lag does not show).
+  // Load shedding (0 = off): a request on a route with RouteOptions::overloaded whose bytes
+  // waited at least this long between reaching the server's socket and their turn on the
+  // event loop gets that answer (a fast 503) instead of its handler. The wait counts from the
+  // kernel's receive timestamp (SO_TIMESTAMPNS) of the read that brought the request's first
+  // bytes, so it includes the time bytes queue in the kernel while the loop serves other
+  // connections, which no clock of the loop's own sees. Answering the requests that already
+  // waited too long at a fraction of their cost drains the queue, so the wait of the others
+  // stays near this bound instead of growing with the overload (CoDel's idea: shed by the time
+  // spent queued, not by the queue's length). The timestamp is CLOCK_REALTIME: a step of that
+  // clock may shed, or spare, the requests of one read per connection.
   std::chrono::microseconds shed_after{0};
   // Requests waiting for or running on the worker pool beyond this get their route's overloaded
   // answer (or a 503) at once instead of queueing.

@@ -37,7 +37,7 @@ struct RouteOptions {
   size_t max_body_bytes = 64 * 1024;
   // The answer while the server sheds load (ServerOptions::shed_after, max_worker_queue), e.g.
   // a 503 with Retry-After; must be cheap and never block. Empty: the route is never shed by
-  // the event loop's lag (a kWorker route then gets a generic 503 when the pool is full).
+  // how long a request waited (a kWorker route then gets a generic 503 when the pool is full).
   Handler overloaded;
 };
 

@@ -14,6 +14,7 @@
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/status.hpp>
 #include <chrono>
+#include <cerrno>
 #include <condition_variable>
 #include <cstring>
 #include <exception>
@@ -33,9 +34,9 @@
 #include "common/log.h"
 #include "common/metrics_text.h"
 #include "common/thread_setup.h"
-#include "http/detail/admission.h"
 #include "http/detail/listen_address.h"
 #include "http/detail/request_id.h"
+#include "http/detail/stamped_recv.h"
 
 namespace adserver::http {
 namespace {
@@ -71,8 +72,6 @@ constexpr size_t kMaxLingerBytes = 1 << 20;
 constexpr std::chrono::milliseconds kLoopExitGrace{1000};
 // Delay before accepting again after an accept error (e.g. out of file descriptors).
 constexpr std::chrono::milliseconds kAcceptRetryDelay{50};
-// Period of a busy loop's lag probe (ServerOptions::shed_after).
-constexpr std::chrono::milliseconds kProbePeriod{1};
 // A timeout sweep that runs this much later than its timer is logged as a loop stall.
 constexpr std::chrono::milliseconds kStallLogged{50};
 
@@ -202,16 +201,6 @@ struct Loop {
   int64_t now_ms = 0;    // steady clock in ms at the last sweep (> 0)
   int64_t cpu_ns = 0;    // the loop thread's CPU time at the last sweep
   bool closing = false;  // CloseAll ran: the sweep stops rearming so the loop can run out
-  // Load shedding (ServerOptions::shed_after): the probe runs while the loop is busy.
-  asio::steady_timer probe{ioc};
-  bool probing = false;   // the probe is armed
-  bool handled = false;   // a request was dispatched since the probe last ran
-  detail::Admission admission;  // whether requests get their handler while the loop lags
-  // Probes run so far: a clock for requests read but not yet handled (pipelined ones wait for
-  // their connection's turn in userspace, which the probe's lag does not see). One that waited
-  // more than `probe_budget` probes (each at least kProbePeriod apart) waited shed_after.
-  uint64_t probes = 0;
-  uint64_t probe_budget = 0;
   // Open connections per client address (ServerOptions::max_connections_per_ip).
   std::unordered_map<IpAddress, int, IpAddressHash> connections_per_ip;
   int per_ip_limit = 0;  // this loop's share of max_connections_per_ip; 0 = none
@@ -261,8 +250,6 @@ class ServerImpl final : public Server {
   asio::thread_pool& workers() { return *workers_; }
   std::atomic<int>& worker_jobs() { return worker_jobs_; }
   void OnSessionClosed();
-  // Arms the loop's lag probe unless it runs already or shedding is off.
-  void StartProbe(Loop& loop);
 
  private:
   Status Bind(Loop& loop, const tcp::endpoint& endpoint);
@@ -270,7 +257,6 @@ class ServerImpl final : public Server {
   void OnAccept(Loop& loop, const ErrorCode& ec, Socket socket);
   static void RunLoop(Loop& loop);
   void Sweep(Loop& loop);
-  void Probe(Loop& loop);
   static void BeginDrain(Loop& loop);
   static void CloseAll(Loop& loop);
   void WaitForDrain();
@@ -433,6 +419,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void Read();
   // Writes the batched responses (if any), then reads more of the current request.
   void FlushThenRead();
+  void ReadStamped();
   void OnRead(const ErrorCode& ec, size_t bytes);
   void Parse();
   bool OnHeader();
@@ -482,7 +469,9 @@ class Session : public std::enable_shared_from_this<Session> {
   int served_ = 0;
   size_t lingered_bytes_ = 0;
   int64_t deadline_ms_ = 0;  // Loop::now_ms clock; 0 = none
-  uint64_t read_probe_ = 0;  // Loop::probes when the last bytes were read
+  // Load shedding (ServerOptions::shed_after): when the oldest bytes in buffer_ reached the
+  // socket, at the latest (the kernel's receive timestamp of the read that brought them).
+  std::chrono::steady_clock::time_point arrived_{};
   State state_ = State::kIdle;
   // The current request's id (Request::request_id); 0 bytes until it has one.
   std::array<char, detail::kMaxRequestIdBytes> request_id_;
@@ -523,6 +512,12 @@ void Session::WaitForRequest() {
 }
 
 void Session::Read() {
+  if (options_.shed_after.count() > 0) {
+    // Through the loop's queue, as asio's own read completes, so one busy connection cannot
+    // keep the loop to itself.
+    return asio::post(socket_.get_executor(),
+                      [self = shared_from_this()] { self->ReadStamped(); });
+  }
   socket_.async_read_some(
       buffer_.prepare(kReadBytes),
       [self = shared_from_this()](const ErrorCode& ec, size_t bytes) { self->OnRead(ec, bytes); });
@@ -558,12 +553,35 @@ void Session::FlushThenRead() {
                     });
 }
 
+// Read() with shedding on: recvmsg with the kernel's receive timestamp; waits for the socket
+// only once it has nothing (epoll is edge-triggered: it reports new bytes, not bytes left).
+void Session::ReadStamped() {
+  if (state_ == State::kClosed) return;
+  auto space = buffer_.prepare(kReadBytes);
+  detail::StampedRecv read =
+      detail::RecvStamped(socket_.native_handle(), space.data(), space.size());
+  if (read.bytes < 0 && (read.error == EAGAIN || read.error == EWOULDBLOCK)) {
+    socket_.async_wait(Socket::wait_read, [self = shared_from_this()](const ErrorCode& ec) {
+      if (self->state_ == State::kClosed) return;
+      if (ec) return self->Close();
+      self->ReadStamped();
+    });
+    return;
+  }
+  if (read.bytes <= 0) return Close();  // end of stream or an error
+  if (buffer_.size() == 0) {
+    // Unstamped (not expected on TCP): counted as arrived now, never shed for its wait.
+    arrived_ = std::chrono::steady_clock::now() - std::chrono::nanoseconds(std::max<int64_t>(
+                                                      read.waited_ns, 0));
+  }
+  OnRead({}, static_cast<size_t>(read.bytes));
+}
+
 void Session::OnRead(const ErrorCode& ec, size_t bytes) {
   if (state_ == State::kClosed) return;
   // End of stream, reset, or closed by the sweep: nothing useful can be sent.
   if (ec) return Close();
   buffer_.commit(bytes);
-  read_probe_ = loop_.probes;
   if (state_ == State::kIdle) {
     state_ = State::kReading;
     ExpiresAfter(options_.header_timeout);
@@ -678,13 +696,10 @@ void Session::Dispatch() {
   deadline_ms_ = 0;
   request_.body = std::string_view(storage_.body.data(), storage_.body.size());
   if (match_.handler == nullptr) return Respond(RouteError());
-  if (options_.shed_after.count() > 0) {
-    loop_.handled = true;
-    if (!loop_.probing) server_.StartProbe(loop_);
-    bool waited = loop_.probes - read_probe_ > loop_.probe_budget;
-    if (match_.options->overloaded && (waited || !loop_.admission.Admit())) {
-      return Respond(InvokeOverloaded());
-    }
+  // Shedding: a request that already waited shed_after gets its route's overload answer.
+  if (options_.shed_after.count() > 0 && match_.options->overloaded &&
+      started_ - arrived_ >= options_.shed_after) {
+    return Respond(InvokeOverloaded());
   }
   if (match_.options->dispatch == Dispatch::kInline) return Respond(Invoke());
   if (match_.deferred != nullptr) {
@@ -1014,9 +1029,6 @@ Status ServerImpl::Start() {
   size_t loop_number = 0;
   for (auto& loop : loops_) {
     loop->sweep_period = std::clamp(shortest / 4, kMinSweep, kMaxSweep);
-    loop->probe_budget = static_cast<uint64_t>(
-        (options_.shed_after + kProbePeriod - std::chrono::microseconds(1)) / kProbePeriod);
-    loop->admission = detail::Admission(options_.shed_after);
     loop->per_ip_limit = options_.max_connections_per_ip > 0
                              ? (options_.max_connections_per_ip + loops - 1) / loops
                              : 0;
@@ -1091,6 +1103,11 @@ void ServerImpl::OnAccept(Loop& loop, const ErrorCode& ec, Socket socket) {
     socket.set_option(tcp::no_delay(true), ignored);
     // Session::Write sends without waiting; a socket that cannot take a response says so.
     socket.non_blocking(true, ignored);
+    // Shedding decides by how long a request's bytes waited in the kernel (Session::arrived_).
+    if (options_.shed_after.count() > 0 && !detail::EnableReceiveTimestamps(socket.native_handle())) {
+      ADS_LOG(warn, "SO_TIMESTAMPNS refused; this connection is never shed", "error",
+              std::strerror(errno));
+    }
     std::make_shared<Session>(*this, loop, std::move(socket), counted_ip)->Start();
   }
   Accept(loop);
@@ -1134,33 +1151,6 @@ void ServerImpl::Sweep(Loop& loop) {
   });
 }
 
-void ServerImpl::StartProbe(Loop& loop) {
-  if (loop.probing || loop.closing || options_.shed_after.count() <= 0) return;
-  Probe(loop);
-}
-
-// A timer that expired waits, like a socket that became readable, behind everything that was
-// ready before it (epoll's ready list is first in, first out): how late it runs is how long a
-// request arriving now waits. The probe stops while the loop is idle; Dispatch rearms it.
-void ServerImpl::Probe(Loop& loop) {
-  loop.probing = true;
-  loop.handled = false;
-  loop.probe.expires_after(kProbePeriod);
-  loop.probe.async_wait([this, &loop](const ErrorCode& ec) {
-    if (ec || loop.closing) {
-      loop.probing = false;
-      return;
-    }
-    ++loop.probes;
-    loop.admission.OnLag(std::chrono::steady_clock::now() - loop.probe.expiry());
-    if (!loop.handled && !loop.admission.shedding()) {
-      loop.probing = false;
-      return;
-    }
-    Probe(loop);
-  });
-}
-
 void ServerImpl::RunLoop(Loop& loop) {
   for (;;) {
     try {
@@ -1194,7 +1184,6 @@ void ServerImpl::BeginDrain(Loop& loop) {
 void ServerImpl::CloseAll(Loop& loop) {
   loop.closing = true;
   loop.sweep.cancel();
-  loop.probe.cancel();
   for (Session* session : loop.sessions) session->ForceClose();
 }
 

@@ -578,8 +578,40 @@ TEST_F(ServerTest, LaggingLoopShedsRoutesThatHaveAnOverloadAnswer) {
   EXPECT_EQ(plain_ok.load(), 240);
   EXPECT_EQ(plain_shed.load(), 0);
 
-  // Caught up: served again once quiet probes gave the admitted fraction back (~32 ms).
+  // Caught up: a request that finds the loop free is served.
   EXPECT_TRUE(WaitUntil([&] { return Client().Get("/slow/sheddable").status == 200; }));
+}
+
+// The wait that sheds counts from the kernel's receipt of the request's bytes: a request sent
+// while the loop's one thread is held 100 ms by another connection waits in the kernel and is
+// shed when its turn comes; one that finds the loop free is served.
+TEST_F(ServerTest, RequestThatWaitedInTheKernelBehindABusyLoopIsShed) {
+  router_.Add(Method::kGet, "/hold", [](const Request&) {
+    std::this_thread::sleep_for(milliseconds(100));
+    return Text("held");
+  });
+  router_.Add(
+      Method::kGet, "/fast", [](const Request&) { return Text("fast"); },
+      RouteOptions{.overloaded = [](const Request&) { return Text("shed", 503); }});
+  ServerOptions options = TestOptions();
+  options.io_threads = 1;
+  options.shed_after = std::chrono::microseconds(20'000);
+  StartServer(options);
+  HttpClient fast = Client();
+  ASSERT_EQ(fast.Get("/fast").status, 200);  // connected, and the loop is free
+
+  std::thread holder([&] { EXPECT_EQ(Client().Get("/hold").status, 200); });
+  std::this_thread::sleep_for(milliseconds(30));  // the loop now sleeps in /hold
+  HttpResult shed = fast.Get("/fast");
+  holder.join();
+  EXPECT_EQ(shed.status, 503);
+  EXPECT_EQ(shed.body, "shed");
+  EXPECT_EQ(server_->stats().requests_shed.load(), 1u);
+
+  HttpResult served = fast.Get("/fast");  // same connection, loop free again
+  EXPECT_EQ(served.status, 200);
+  EXPECT_EQ(served.body, "fast");
+  EXPECT_EQ(server_->stats().requests_shed.load(), 1u);
 }
 
 // A handler that holds its event loop 120 ms (on the CPU or off it) makes the loop's timeout

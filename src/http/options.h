@@ -32,16 +32,14 @@ struct ServerOptions {
   size_t max_header_bytes = 16 * 1024;
   // On shutdown, in-flight requests get this long to finish.
   std::chrono::milliseconds drain_timeout{10'000};
-  // Load shedding (0 = off): a request on a route with RouteOptions::overloaded whose bytes
-  // waited at least this long between reaching the server's socket and their turn on the
-  // event loop gets that answer (a fast 503) instead of its handler. The wait counts from the
-  // kernel's receive timestamp (SO_TIMESTAMPNS) of the read that brought the request's first
-  // bytes, so it includes the time bytes queue in the kernel while the loop serves other
-  // connections, which no clock of the loop's own sees. Answering the requests that already
-  // waited too long at a fraction of their cost drains the queue, so the wait of the others
-  // stays near this bound instead of growing with the overload (CoDel's idea: shed by the time
-  // spent queued, not by the queue's length). The timestamp is CLOCK_REALTIME: a step of that
-  // clock may shed, or spare, the requests of one read per connection.
+  // Load shedding (0 = off): the wait a request may have before its turn on the event loop,
+  // counted from the kernel's receive timestamp (SO_TIMESTAMPNS) of its bytes, so it includes
+  // the time bytes queue in the kernel while the loop serves other connections, which no clock
+  // of the loop's own sees. Each loop runs a PIE controller (http/detail/admission.h) that
+  // sheds the share of requests on routes with RouteOptions::overloaded (a fast 503 instead of
+  // their handler) that keeps the waits near this target; a request that waited 4x the target
+  // is shed at once. 1000 µs suggested (bench/overload.sh in docs/BENCHMARKS.md). The stamp is
+  // CLOCK_REALTIME: a step of that clock may shed, or spare, one read's requests.
   std::chrono::microseconds shed_after{0};
   // Requests waiting for or running on the worker pool beyond this get their route's overloaded
   // answer (or a 503) at once instead of queueing.

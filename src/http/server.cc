@@ -34,6 +34,7 @@
 #include "common/log.h"
 #include "common/metrics_text.h"
 #include "common/thread_setup.h"
+#include "http/detail/admission.h"
 #include "http/detail/listen_address.h"
 #include "http/detail/request_id.h"
 #include "http/detail/stamped_recv.h"
@@ -201,6 +202,7 @@ struct Loop {
   int64_t now_ms = 0;    // steady clock in ms at the last sweep (> 0)
   int64_t cpu_ns = 0;    // the loop thread's CPU time at the last sweep
   bool closing = false;  // CloseAll ran: the sweep stops rearming so the loop can run out
+  detail::Admission admission;  // load shedding (ServerOptions::shed_after)
   // Open connections per client address (ServerOptions::max_connections_per_ip).
   std::unordered_map<IpAddress, int, IpAddressHash> connections_per_ip;
   int per_ip_limit = 0;  // this loop's share of max_connections_per_ip; 0 = none
@@ -472,6 +474,8 @@ class Session : public std::enable_shared_from_this<Session> {
   // Load shedding (ServerOptions::shed_after): when the oldest bytes in buffer_ reached the
   // socket, at the latest (the kernel's receive timestamp of the read that brought them).
   std::chrono::steady_clock::time_point arrived_{};
+  std::chrono::steady_clock::time_point last_read_{};  // the last stamped read
+  bool last_read_full_ = false;                         // it filled its buffer
   State state_ = State::kIdle;
   // The current request's id (Request::request_id); 0 bytes until it has one.
   std::array<char, detail::kMaxRequestIdBytes> request_id_;
@@ -569,11 +573,21 @@ void Session::ReadStamped() {
     return;
   }
   if (read.bytes <= 0) return Close();  // end of stream or an error
-  if (buffer_.size() == 0) {
-    // Unstamped (not expected on TCP): counted as arrived now, never shed for its wait.
-    arrived_ = std::chrono::steady_clock::now() - std::chrono::nanoseconds(std::max<int64_t>(
-                                                      read.waited_ns, 0));
+  // Unstamped (not expected on TCP): counted as arrived now.
+  int64_t waited = std::max<int64_t>(read.waited_ns, 0);
+  const auto now = std::chrono::steady_clock::now();
+  // The kernel merges segments that queue on a socket into one buffer stamped with the newest,
+  // so under a backlog the stamp is too recent. A previous read that filled its buffer left
+  // bytes behind: everything read now was there already, and waited since then at least.
+  if (last_read_full_) {
+    waited = std::max<int64_t>(
+        waited, std::chrono::duration_cast<std::chrono::nanoseconds>(now - last_read_).count());
   }
+  last_read_ = now;
+  last_read_full_ = static_cast<size_t>(read.bytes) == space.size();
+  loop_.admission.OnRead(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count(), waited);
+  if (buffer_.size() == 0) arrived_ = now - std::chrono::nanoseconds(waited);
   OnRead({}, static_cast<size_t>(read.bytes));
 }
 
@@ -696,9 +710,10 @@ void Session::Dispatch() {
   deadline_ms_ = 0;
   request_.body = std::string_view(storage_.body.data(), storage_.body.size());
   if (match_.handler == nullptr) return Respond(RouteError());
-  // Shedding: a request that already waited shed_after gets its route's overload answer.
+  // Shedding (detail/admission.h): the loop's controller admits the share it can serve in time.
   if (options_.shed_after.count() > 0 && match_.options->overloaded &&
-      started_ - arrived_ >= options_.shed_after) {
+      !loop_.admission.Admit(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(started_ - arrived_).count())) {
     return Respond(InvokeOverloaded());
   }
   if (match_.options->dispatch == Dispatch::kInline) return Respond(Invoke());
@@ -1029,6 +1044,7 @@ Status ServerImpl::Start() {
   size_t loop_number = 0;
   for (auto& loop : loops_) {
     loop->sweep_period = std::clamp(shortest / 4, kMinSweep, kMaxSweep);
+    loop->admission = detail::Admission(options_.shed_after);
     loop->per_ip_limit = options_.max_connections_per_ip > 0
                              ? (options_.max_connections_per_ip + loops - 1) / loops
                              : 0;

@@ -62,8 +62,9 @@
 # `bench`): checks the harness (side loads, errors, fds, threads); RSS and p99 are reported, not
 # enforced. Skipped (exit 77) without anvil.
 # Results in --out (default a fresh /tmp/adserver-mixed-soak.XXXXXX): summary.md (a row per
-# window with the wallet table's states during it, the side loads, the server's CPU by thread,
-# the checks and a RESULT line), samples.tsv, windows.tsv, window-N.json
+# window with the wallet table's states and CPU 0's steal time (the host taking the VM's CPU)
+# during it, the side loads, the server's CPU by thread, its event loop stalls, the checks and
+# a RESULT line), samples.tsv, windows.tsv, window-N.json
 # (adserver-openloop --json), side.json (side loads and server metrics), fds-warmup.txt and
 # fds-end.txt (what the fds other than sockets point to), requests.http, server.log.
 set -euo pipefail
@@ -704,11 +705,11 @@ failed=$(echo "$enforced" | grep -c '^FAIL' || true)
   echo
   echo "server CPU by thread: $thread_cpu"
   echo
-  echo "event loop stalls (a timeout sweep 50 ms or more late; server.log): $(
-    grep -c 'http event loop stalled' "$work/server.log" || true), longest $(
-    grep -o '"late_ms":[0-9]*' "$work/server.log" | cut -d: -f2 | sort -n | tail -1) ms;" \
-    "CPU 0 steal over the windows: $(awk -F'\t' '{ s += $12 } END { print s / 1000 }' \
-    "$out_dir/windows.tsv") s"
+  stalls=$(grep -c 'http event loop stalled' "$work/server.log" || true)
+  longest=$( (grep -o '"late_ms":[0-9]*' "$work/server.log" || true) | cut -d: -f2 | sort -n | tail -1)
+  echo "event loop stalls (a timeout sweep 50 ms or more late; server.log): ${stalls:-0}," \
+    "longest ${longest:-0} ms; CPU 0 steal over the windows: $(
+    awk -F'\t' '{ s += $12 } END { print s / 1000 }' "$out_dir/windows.tsv") s"
   echo
   echo "SIGTERM after the soak: exited in $stop_ms ms; total $((SECONDS - script_start)) s"
   echo

@@ -37,8 +37,7 @@ struct ServerOptions {
   // the time bytes queue in the kernel while the loop serves other connections, which no clock
   // of the loop's own sees. Each loop runs a PIE controller (http/detail/admission.h) that
   // sheds the share of requests on routes with RouteOptions::overloaded (a fast 503 instead of
-  // their handler) that keeps the waits near this target; a request that waited 4x the target
-  // is shed at once. 1000 µs suggested (bench/overload.sh in docs/BENCHMARKS.md). The stamp is
+  // their handler) that keeps the waits near this target. 1000 µs suggested (bench/overload.sh in docs/BENCHMARKS.md). The stamp is
   // CLOCK_REALTIME: a step of that clock may shed, or spare, one read's requests.
   std::chrono::microseconds shed_after{0};
   // Requests waiting for or running on the worker pool beyond this get their route's overloaded

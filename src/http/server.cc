@@ -471,9 +471,8 @@ class Session : public std::enable_shared_from_this<Session> {
   int served_ = 0;
   size_t lingered_bytes_ = 0;
   int64_t deadline_ms_ = 0;  // Loop::now_ms clock; 0 = none
-  // Load shedding (ServerOptions::shed_after): when the oldest bytes in buffer_ reached the
-  // socket, at the latest (the kernel's receive timestamp of the read that brought them).
-  std::chrono::steady_clock::time_point arrived_{};
+  // Load shedding (ServerOptions::shed_after): a read after one that filled its buffer waited
+  // since then at least (ReadStamped).
   std::chrono::steady_clock::time_point last_read_{};  // the last stamped read
   bool last_read_full_ = false;                         // it filled its buffer
   State state_ = State::kIdle;
@@ -587,7 +586,6 @@ void Session::ReadStamped() {
   last_read_full_ = static_cast<size_t>(read.bytes) == space.size();
   loop_.admission.OnRead(
       std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count(), waited);
-  if (buffer_.size() == 0) arrived_ = now - std::chrono::nanoseconds(waited);
   OnRead({}, static_cast<size_t>(read.bytes));
 }
 
@@ -712,8 +710,7 @@ void Session::Dispatch() {
   if (match_.handler == nullptr) return Respond(RouteError());
   // Shedding (detail/admission.h): the loop's controller admits the share it can serve in time.
   if (options_.shed_after.count() > 0 && match_.options->overloaded &&
-      !loop_.admission.Admit(
-          std::chrono::duration_cast<std::chrono::nanoseconds>(started_ - arrived_).count())) {
+      !loop_.admission.Admit()) {
     return Respond(InvokeOverloaded());
   }
   if (match_.options->dispatch == Dispatch::kInline) return Respond(Invoke());
@@ -1119,7 +1116,7 @@ void ServerImpl::OnAccept(Loop& loop, const ErrorCode& ec, Socket socket) {
     socket.set_option(tcp::no_delay(true), ignored);
     // Session::Write sends without waiting; a socket that cannot take a response says so.
     socket.non_blocking(true, ignored);
-    // Shedding decides by how long a request's bytes waited in the kernel (Session::arrived_).
+    // Shedding is driven by how long requests' bytes waited in the kernel (Session::ReadStamped).
     if (options_.shed_after.count() > 0 && !detail::EnableReceiveTimestamps(socket.native_handle())) {
       ADS_LOG(warn, "SO_TIMESTAMPNS refused; this connection is never shed", "error",
               std::strerror(errno));

@@ -18,7 +18,7 @@ int Feed(Admission& admission, int64_t& now, int ms, int64_t waited, int per_ms 
   for (int i = 0; i < ms; ++i) {
     now += kMs;
     admission.OnRead(now, waited);
-    for (int r = 0; r < per_ms; ++r) admitted += admission.Admit(waited) ? 1 : 0;
+    for (int r = 0; r < per_ms; ++r) admitted += admission.Admit() ? 1 : 0;
   }
   return admitted;
 }
@@ -41,7 +41,7 @@ TEST(AdmissionTest, WaitsOverTheTargetShedAGrowingShareEvenly) {
   // Whatever p is, the share admitted over many requests is 1 - p (a credit, not a coin).
   const double p = admission.shed_fraction();
   int admitted = 0;
-  for (int r = 0; r < 10'000; ++r) admitted += admission.Admit(3 * kTarget / 2) ? 1 : 0;
+  for (int r = 0; r < 10'000; ++r) admitted += admission.Admit() ? 1 : 0;
   EXPECT_NEAR(admitted, (1.0 - p) * 10'000, 2);
   // Never sheds everything.
   Feed(admission, now, 5000, 3 * kTarget);
@@ -59,13 +59,6 @@ TEST(AdmissionTest, AGrowingWaitRaisesTheShareAtOnce) {
   EXPECT_GT(admission.shed_fraction(), 0.3);
 }
 
-TEST(AdmissionTest, RequestsThatWaitedFourTargetsAreShedWhateverTheShare) {
-  Admission admission{std::chrono::nanoseconds(kTarget)};
-  EXPECT_EQ(admission.shed_fraction(), 0.0);
-  EXPECT_TRUE(admission.Admit(4 * kTarget - 1));
-  EXPECT_FALSE(admission.Admit(4 * kTarget));
-}
-
 TEST(AdmissionTest, QuietWaitsAndIdleTimeBringTheShareBackToZero) {
   Admission admission{std::chrono::nanoseconds(kTarget)};
   int64_t now = 1'000 * kMs;
@@ -79,7 +72,7 @@ TEST(AdmissionTest, QuietWaitsAndIdleTimeBringTheShareBackToZero) {
   now += 200 * kMs;  // no read for 200 ms
   admission.OnRead(now, 0);
   EXPECT_EQ(admission.shed_fraction(), 0.0);
-  EXPECT_TRUE(admission.Admit(0));
+  EXPECT_TRUE(admission.Admit());
 }
 
 }  // namespace

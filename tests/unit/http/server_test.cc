@@ -583,8 +583,9 @@ TEST_F(ServerTest, LaggingLoopShedsRoutesThatHaveAnOverloadAnswer) {
 }
 
 // The wait that sheds counts from the kernel's receipt of the request's bytes: a request sent
-// while the loop's one thread is held 100 ms by another connection waits in the kernel (over
-// 4x shed_after) and is shed when its turn comes; one that finds the loop free is served.
+// while the loop's one thread is held 100 ms by another connection waits in the kernel; that
+// wait, 7x shed_after and grown from nothing, sets the shed share near its maximum, so the
+// request is shed when its turn comes; once quiet, one that finds the loop free is served.
 TEST_F(ServerTest, RequestThatWaitedInTheKernelBehindABusyLoopIsShed) {
   router_.Add(Method::kGet, "/hold", [](const Request&) {
     std::this_thread::sleep_for(milliseconds(100));
@@ -595,7 +596,7 @@ TEST_F(ServerTest, RequestThatWaitedInTheKernelBehindABusyLoopIsShed) {
       RouteOptions{.overloaded = [](const Request&) { return Text("shed", 503); }});
   ServerOptions options = TestOptions();
   options.io_threads = 1;
-  options.shed_after = std::chrono::microseconds(10'000);  // at 4x (40 ms) shed whatever else
+  options.shed_after = std::chrono::microseconds(10'000);
   StartServer(options);
   HttpClient fast = Client();
   ASSERT_EQ(fast.Get("/fast").status, 200);  // connected, and the loop is free

@@ -5,13 +5,15 @@
 # sends on a fixed schedule whatever the server does.
 #
 #   bench/overload.sh [--smoke] [--wallets N] [--build-dir DIR] [--openloop PATH] [--seconds S]
-#                     [--connections C] [--arrival kernel|tool] [--out DIR] [-- SERVER_ARGS...]
+#                     [--connections C] [--arrival kernel|tool] [--rate R] [--out DIR]
+#                     [-- SERVER_ARGS...]
 #
 # On the bench/load.sh dataset (/tmp/adserver-bench-N, generated if missing; default 10 M
 # wallets) it starts `adserver serve` with start_adserver of bench/common.sh (CPU 0, one event
 # loop, SERVER_ARGS added, e.g. `-- --config shed.toml`), writes bench/wrk_mix.lua's requests to
 # a file (wrk for 1 s on 1 connection with WRK_DUMP set), measures the sustainable rate R with
-# wrk (closed loop, 64 connections, 5 s, CPU 1), then offers 0.5R, 1.0R, 1.5R and 2.0R with
+# wrk (closed loop, 64 connections, 5 s, CPU 1; answers less those shed, read from /metrics with
+# an admin token the script sets), then offers 0.5R, 1.0R, 1.5R and 2.0R with
 # adserver-openloop (CPU 1, C connections, default 64), each for S seconds (default 10) after a
 # 2-second warm-up, sampling the server's VmRSS and open fds from /proc once a second. Prints
 # one row per step: offered rate, accepted/s, shed/s (503 and 500), accepted p50/p99/p99.9,
@@ -21,7 +23,10 @@
 # client's CPU, not the server, limited the step) and of how long answers waited in the tool's
 # socket before it read them (recv lag). --arrival (default kernel): a response's end is the
 # kernel's receive timestamp of its bytes, so that the tool's own read delay (2R saturates its
-# core on a 2-core machine) is not charged to the server; `tool` charges it (before 2026-11-26). Results in --out (default a fresh /tmp/adserver-overload.*):
+# core on a 2-core machine) is not charged to the server; `tool` charges it (before 2026-11-26).
+# --rate R: use R instead of measuring it, e.g. the R of a run without shedding (with shedding
+# on, wrk's closed loop can make the server shed; the script prints how many). Results in --out
+# (default a fresh /tmp/adserver-overload.*):
 # summary.md, step-F.json (adserver-openloop --json), step-F.txt (its table), samples-F.tsv,
 # requests.http (the requests sent).
 # Builds adserver, adserver-bench-data and adserver-openloop in --build-dir (default build)
@@ -46,6 +51,7 @@ warmup=2
 rate_seconds=5
 connections=64
 arrival=kernel
+given_rate=""
 out_dir=""
 server_args=()
 while (($#)); do
@@ -57,6 +63,7 @@ while (($#)); do
     --seconds) seconds="$2"; shift ;;
     --connections) connections="$2"; shift ;;
     --arrival) arrival="$2"; shift ;;
+    --rate) given_rate="$2"; shift ;;
     --out) out_dir="$2"; shift ;;
     --) shift; server_args=("$@"); break ;;
     -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
@@ -113,6 +120,9 @@ fi
 
 # --- server, requests, sustainable rate -------------------------------------------------------
 echo "== starting adserver on CPU 0 ($data${server_args[*]:+; ${server_args[*]}})" >&2
+# The admin token lets the script read /metrics (the shed count while wrk measures R).
+admin_token="overload-$(head -c 18 /dev/urandom | base64 | tr '+/' '-_')"
+export ADSERVER_ADMIN_TOKEN="$admin_token"
 start_adserver "$build_dir/adserver" "$data" "$work" "${server_args[@]}" || exit 1
 url="http://127.0.0.1:$server_port"
 requests="$out_dir/requests.http"
@@ -120,11 +130,28 @@ WRK_DUMP="$requests" taskset -c "$client_cpu" wrk -t1 -c1 -d1s -s "$here/wrk_mix
   -- "$data" >/dev/null
 [[ -s "$requests" ]] || { echo "wrk_mix.lua wrote no requests" >&2; exit 1; }
 
+# Requests the server has shed so far (adserver_http_requests_shed_total).
+shed_total() {
+  curl -sf -H "Authorization: Bearer $admin_token" "$url/metrics" |
+    awk '$1 == "adserver_http_requests_shed_total" { v = $2 } END { print v + 0 }'
+}
+if [[ -n "$given_rate" ]]; then
+  sustainable=$given_rate
+  echo "   sustainable rate given (--rate): $sustainable req/s" >&2
+else
+shed_before=$(shed_total)
 line=$(taskset -c "$client_cpu" wrk -t1 -c64 -d"${rate_seconds}s" --timeout 5s \
   -s "$here/wrk_mix.lua" "$url" -- "$data" | grep '^RESULT')
+shed_during=$(($(shed_total) - shed_before))
+# With shedding on, wrk's closed loop (64 requests always in flight) may itself make the loop
+# shed: its answers then count cheap shed ones, and R is too high; counting only served ones
+# would make it too low (the sheds took CPU). Said, not corrected: measure R without shedding
+# when that count is not small (`--rate`).
 sustainable=$(echo "$line" | tr ' ' '\n' | awk -F= '$1 == "requests" { q = $2 }
   $1 == "duration_us" { d = $2 } END { printf "%.0f", (d > 0 ? q / (d / 1e6) : 0) }')
-echo "   sustainable (wrk, 64 connections, ${rate_seconds}s): $sustainable req/s; $line" >&2
+echo "   sustainable (wrk, 64 connections, ${rate_seconds}s): $sustainable req/s," \
+  "of which $shed_during answers shed over the run; $line" >&2
+fi
 ((sustainable > 0)) || { echo "wrk got no answers" >&2; exit 1; }
 
 # --- steps ------------------------------------------------------------------------------------
@@ -185,8 +212,8 @@ summary="$out_dir/summary.md"
 {
   echo "overload: $wallets wallets ($data), adserver on CPU 0 (one event loop${server_args[*]:+;" \
     "${server_args[*]}}), adserver-openloop on CPU $client_cpu with" \
-    "$connections connections; sustainable rate R = $sustainable req/s (wrk, 64 connections," \
-    "${rate_seconds}s); ${seconds}s steps after ${warmup}s warm-up; latencies in µs from the" \
+    "$connections connections; sustainable rate R = $sustainable req/s (${given_rate:+given;}" \
+    "${given_rate:-wrk, 64 connections, ${rate_seconds}s}); ${seconds}s steps after ${warmup}s warm-up; latencies in µs from the" \
     "scheduled send time to the answer's arrival ($arrival); load average before:" \
     "$(cut -d' ' -f1-3 /proc/loadavg)"
   echo

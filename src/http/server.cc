@@ -1001,8 +1001,8 @@ void ServerImpl::AppendMetrics(std::string& out) const {
   m.Sample("adserver_http_requests_shed_total", {},
            stats_.requests_shed.load(std::memory_order_relaxed));
   m.Family("adserver_http_loop_stalls_total", "counter",
-           "Timeout sweeps that ran 50 ms or more late: an event loop busy or off its CPU that long "
-           "(each is logged with the loop's CPU time).");
+           "Timeout sweeps that ran 50 ms or more late: an event loop busy or off its CPU that "
+           "long (each is logged with the loop's CPU time).");
   m.Sample("adserver_http_loop_stalls_total", {},
            stats_.loop_stalls.load(std::memory_order_relaxed));
   m.Family("adserver_http_loop_stall_longest_seconds", "gauge",
@@ -1117,7 +1117,8 @@ void ServerImpl::OnAccept(Loop& loop, const ErrorCode& ec, Socket socket) {
     // Session::Write sends without waiting; a socket that cannot take a response says so.
     socket.non_blocking(true, ignored);
     // Shedding is driven by how long requests' bytes waited in the kernel (Session::ReadStamped).
-    if (options_.shed_after.count() > 0 && !detail::EnableReceiveTimestamps(socket.native_handle())) {
+    if (options_.shed_after.count() > 0 &&
+        !detail::EnableReceiveTimestamps(socket.native_handle())) {
       ADS_LOG(warn, "SO_TIMESTAMPNS refused; this connection is never shed", "error",
               std::strerror(errno));
     }
@@ -1142,7 +1143,8 @@ void ServerImpl::Sweep(Loop& loop) {
     // two apart (on the CPU: a handler ran long; off it: blocked or preempted).
     const auto now = std::chrono::steady_clock::now();
     const int64_t cpu_ns = ThreadCpuNs();
-    const auto late = std::chrono::duration_cast<std::chrono::microseconds>(now - loop.sweep.expiry());
+    const auto late =
+        std::chrono::duration_cast<std::chrono::microseconds>(now - loop.sweep.expiry());
     if (late >= kStallLogged) {
       const uint64_t late_us = static_cast<uint64_t>(late.count());
       stats_.loop_stalls.fetch_add(1, std::memory_order_relaxed);

@@ -12,8 +12,9 @@
 // and answers the rest at a fraction of their cost, at once. Which requests are shed does not
 // depend on their own wait: one that already waited long is better served (its answer is late
 // either way, and an ad beats a 503) than shed; tried both ways at 2x the sustainable rate,
-// with no difference in latency (bench/overload.sh, 2026-11-26). While the last wait was under half the target and p under kQuietShare, nothing is
-// shed (RFC 8033's safeguard against shedding for a burst the loop absorbs).
+// with no difference in latency (bench/overload.sh, 2026-11-26). While the last wait was under half
+// the target and p under kQuietShare, nothing is shed (RFC 8033's safeguard against shedding for a
+// burst the loop absorbs).
 //
 // Why not shed by each request's own wait alone (CoDel's rule, tried 2026-11-26): under
 // overload the loop then swings between admitting everything and shedding everything, the
@@ -75,11 +76,11 @@ class Admission {
 
  private:
   int64_t target_ns_ = 0;
-  int64_t updated_ns_ = 0;   // last update (steady ns); 0 = none yet
-  int64_t longest_ns_ = 0;   // the longest wait read since then
-  double previous_ns_ = 0;   // d at the last update
-  double p_ = 0;             // the fraction of requests shed
-  double credit_ = 0;        // admissions owed: += 1 - p per request, an admission spends 1
+  int64_t updated_ns_ = 0;  // last update (steady ns); 0 = none yet
+  int64_t longest_ns_ = 0;  // the longest wait read since then
+  double previous_ns_ = 0;  // d at the last update
+  double p_ = 0;            // the fraction of requests shed
+  double credit_ = 0;       // admissions owed: += 1 - p per request, an admission spends 1
 };
 
 }  // namespace adserver::http::detail

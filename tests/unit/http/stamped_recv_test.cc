@@ -42,8 +42,8 @@ TEST(StampedRecvTest, ReportsHowLongTheBytesWaitedInTheKernel) {
 
   // Bytes read at once waited next to nothing.
   asio::write(pair.client, asio::buffer(std::string("x")));
-  for (int i = 0; i < 1000 && (read = RecvStamped(pair.server.native_handle(), buffer, 64)).bytes < 0;
-       ++i) {
+  for (int i = 0;
+       i < 1000 && (read = RecvStamped(pair.server.native_handle(), buffer, 64)).bytes < 0; ++i) {
     std::this_thread::sleep_for(std::chrono::microseconds(100));
   }
   ASSERT_EQ(read.bytes, 1);

@@ -263,7 +263,8 @@ Result<std::shared_ptr<const decision::Catalog>> BuildCatalog(
   return std::shared_ptr<const decision::Catalog>(std::move(catalog));
 }
 
-Result<std::shared_ptr<const decision::ActivityIndex>> BuildActivityIndex(store::Store& store) {
+Result<std::shared_ptr<const decision::ActivityIndex>> BuildActivityIndex(
+    store::ActivityStore& store) {
   auto index = std::make_shared<decision::ActivityIndex>();
   uint64_t skipped = 0;
   Status scanned = store.ScanActivity([&](const store::ActivityRecord& r) {

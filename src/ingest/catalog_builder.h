@@ -6,7 +6,7 @@
 #include "decision/activity_index.h"
 #include "decision/catalog.h"
 #include "store/records.h"
-#include "store/store.h"
+#include "store/activity_store.h"
 
 namespace adserver::ingest {
 
@@ -18,6 +18,7 @@ Result<std::shared_ptr<const decision::Catalog>> BuildCatalog(
     const store::CatalogData& data, const decision::CatalogOptions& options);
 
 // Reads all wallet activity from the store into a new in-memory index.
-Result<std::shared_ptr<const decision::ActivityIndex>> BuildActivityIndex(store::Store& store);
+Result<std::shared_ptr<const decision::ActivityIndex>> BuildActivityIndex(
+    store::ActivityStore& store);
 
 }  // namespace adserver::ingest

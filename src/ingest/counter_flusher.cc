@@ -36,7 +36,7 @@ decision::CampaignCounters FromRecord(const store::CampaignCountersRecord& r) {
 
 }  // namespace
 
-CounterFlusher::CounterFlusher(store::Store& store, decision::BudgetLedger& ledger,
+CounterFlusher::CounterFlusher(store::CampaignCounterStore& store, decision::BudgetLedger& ledger,
                                std::chrono::milliseconds interval)
     : store_(store), ledger_(ledger), interval_(interval) {}
 

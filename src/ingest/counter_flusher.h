@@ -15,14 +15,14 @@
 
 #include "common/status.h"
 #include "decision/budget_ledger.h"
-#include "store/store.h"
+#include "store/campaign_counter_store.h"
 
 namespace adserver::ingest {
 
 class CounterFlusher {
  public:
   // store and ledger must outlive this object.
-  CounterFlusher(store::Store& store, decision::BudgetLedger& ledger,
+  CounterFlusher(store::CampaignCounterStore& store, decision::BudgetLedger& ledger,
                  std::chrono::milliseconds interval = std::chrono::seconds(1));
   ~CounterFlusher();
 
@@ -49,7 +49,7 @@ class CounterFlusher {
  private:
   void Run();
 
-  store::Store& store_;
+  store::CampaignCounterStore& store_;
   decision::BudgetLedger& ledger_;
   const std::chrono::milliseconds interval_;
   std::function<void()> tick_;

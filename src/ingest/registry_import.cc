@@ -146,8 +146,8 @@ Status Sanitize(store::ProjectRecord& p) {
   return ValidateProject(p);
 }
 
-Status MergeCandidate(store::Store& store, int64_t now, Registry& reg, ProjectCandidate cand,
-                      RegistryImportSummary& summary) {
+Status MergeCandidate(store::InventoryStore& store, int64_t now, Registry& reg,
+                      ProjectCandidate cand, RegistryImportSummary& summary) {
   std::optional<size_t> target = Target(reg, cand.project);
   store::ProjectRecord updated = target ? reg.projects[*target] : cand.project;
   updated.contracts.clear();  // the new contracts first; a target's own are added back below
@@ -260,7 +260,7 @@ Result<std::vector<ProjectCandidate>> ParseProjectList(std::string_view json,
   return set.Take();
 }
 
-Result<RegistryImportSummary> ImportProjectList(std::string_view json, store::Store& store,
+Result<RegistryImportSummary> ImportProjectList(std::string_view json, store::InventoryStore& store,
                                                 int64_t now) {
   RegistryImportSummary summary;
   ADS_ASSIGN_OR_RETURN(std::vector<ProjectCandidate> candidates, ParseProjectList(json, summary));

@@ -10,7 +10,7 @@
 
 #include "common/status.h"
 #include "store/records.h"
-#include "store/store.h"
+#include "store/inventory_store.h"
 
 namespace adserver::ingest {
 
@@ -51,7 +51,7 @@ Result<std::vector<ProjectCandidate>> ParseProjectList(std::string_view json,
 // slug, else becomes a new project; contracts owned by a different project are skipped, never
 // moved. Logos that are not valid https URLs are dropped. Returns the store's error if a write
 // fails (earlier projects stay written: the import is idempotent, so it can be re-run).
-Result<RegistryImportSummary> ImportProjectList(std::string_view json, store::Store& store,
+Result<RegistryImportSummary> ImportProjectList(std::string_view json, store::InventoryStore& store,
                                                 int64_t now);
 
 // "USD Coin (PoS)" -> "usd-coin-pos": [a-z0-9-], at most 64 characters; empty if nothing is left.

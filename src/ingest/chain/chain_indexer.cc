@@ -5,7 +5,7 @@
 
 #include "common/log.h"
 #include "store/lmdb/lmdb_activity_index.h"
-#include "store/store.h"
+#include "store/inventory_store.h"
 
 namespace adserver::ingest::chain {
 namespace {
@@ -54,7 +54,7 @@ store::IndexedBlock ToIndexedBlock(const ChainBlock& block,
 
 }  // namespace
 
-ChainIndexer::ChainIndexer(ChainSource& source, store::Store& registry,
+ChainIndexer::ChainIndexer(ChainSource& source, store::InventoryStore& registry,
                            store::LmdbActivityIndex& index, IndexerOptions options, BlockSink* sink)
     : source_(source),
       registry_(registry),

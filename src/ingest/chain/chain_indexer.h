@@ -22,7 +22,7 @@
 #include "ingest/chain/indexer_options.h"
 
 namespace adserver::store {
-class Store;
+class InventoryStore;
 class LmdbActivityIndex;
 struct ChainCheckpoint;
 }  // namespace adserver::store
@@ -42,8 +42,8 @@ class ChainIndexer {
  public:
   // `source`, `registry` (the projects and their contracts, reloaded every 5 s), `index` and
   // `sink` must outlive this object. A null `sink` notifies nobody.
-  ChainIndexer(ChainSource& source, store::Store& registry, store::LmdbActivityIndex& index,
-               IndexerOptions options, BlockSink* sink = nullptr);
+  ChainIndexer(ChainSource& source, store::InventoryStore& registry,
+               store::LmdbActivityIndex& index, IndexerOptions options, BlockSink* sink = nullptr);
   ~ChainIndexer();
   ChainIndexer(const ChainIndexer&) = delete;
   ChainIndexer& operator=(const ChainIndexer&) = delete;
@@ -105,7 +105,7 @@ class ChainIndexer {
   bool stopped();
 
   ChainSource& source_;
-  store::Store& registry_;
+  store::InventoryStore& registry_;
   store::LmdbActivityIndex& index_;
   const IndexerOptions options_;
   BlockSink* const sink_;

@@ -63,7 +63,10 @@ while (($#)); do
     --seconds) seconds="$2"; shift ;;
     --connections) connections="$2"; shift ;;
     --arrival) arrival="$2"; shift ;;
-    --rate) given_rate="$2"; shift ;;
+    --rate)
+      given_rate="$2"
+      [[ "$given_rate" =~ ^[1-9][0-9]*$ ]] || { echo "--rate: requests/s, a whole number" >&2; exit 2; }
+      shift ;;
     --out) out_dir="$2"; shift ;;
     --) shift; server_args=("$@"); break ;;
     -h|--help) sed -n '2,30p' "$0"; exit 0 ;;

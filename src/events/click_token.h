@@ -1,13 +1,17 @@
 #pragma once
 
 // The token in a click URL ({public_url}/v1/click/{token}). It carries what a click needs
-// without a store read, sealed (XChaCha20-Poly1305) under the events key ring so that it can be
+// without a store read, sealed (AES-256-GCM) under the events key ring so that it can be
 // neither read nor forged, and keys can rotate without breaking tokens in flight (the key id
 // travels in the clear; every key of the ring opens).
 //
-// Layout (then base64url without padding): key id (1) | decision id (16, also the nonce's first
-// 16 bytes: decision ids are unique) | sealed claims | tag (16). About 100 characters plus the
-// adUnitId and arm.
+// Layout (then base64url without padding): key id (1) | decision id (16) | nonce (12, random) |
+// sealed claims | tag (16); the key id and the decision id are authenticated with the claims.
+// The cipher's key is derived from the ring key (BLAKE2b over a label). About 120 characters
+// plus the adUnitId and arm.
+//
+// Tokens of the first format (before 2026-11-27: XChaCha20-Poly1305 with the decision id as
+// nonce, no nonce field) still open, so that clicks in flight across an upgrade count.
 //
 // The claims' sixth integer was reserved (always 0) until the invalid-traffic checks (issue
 // 18); it now carries the serve context: bit 0 set when present, bits 1-10 the milliseconds of

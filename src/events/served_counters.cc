@@ -1,8 +1,7 @@
 #include "events/served_counters.h"
 
 #include <algorithm>
-#include <atomic>
-#include <cstring>
+#include <string>
 #include <utility>
 
 namespace adserver::events {
@@ -11,42 +10,13 @@ namespace {
 constexpr std::string_view kOtherAdUnit = "~other";
 constexpr size_t kMaxArmBytes = 255;
 
-void PutInt(std::string& out, int64_t v) {
-  char bytes[8];
-  std::memcpy(bytes, &v, 8);
-  out.append(bytes, 8);
-}
-
-int64_t GetInt(const char* p) {
-  int64_t v;
-  std::memcpy(&v, p, 8);
-  return v;
-}
-
-// minute | publisher | campaign | ad | arm length (1) | arm | adUnitId.
-void EncodeKey(const ServedKey& key, std::string_view ad_unit, std::string& out) {
-  out.clear();
-  int64_t minute = key.unix_seconds - ((key.unix_seconds % 60) + 60) % 60;
-  PutInt(out, minute);
-  PutInt(out, key.publisher_id);
-  PutInt(out, key.campaign_id);
-  PutInt(out, key.ad_id);
-  std::string_view arm = key.arm.substr(0, kMaxArmBytes);
-  out += static_cast<char>(arm.size());
-  out += arm;
-  out += ad_unit;
-}
-
-store::RollupRow DecodeKey(const std::string& k) {
-  store::RollupRow row;
-  row.bucket = GetInt(k.data());
-  row.publisher_id = GetInt(k.data() + 8);
-  row.campaign_id = GetInt(k.data() + 16);
-  row.ad_id = GetInt(k.data() + 24);
-  size_t arm_size = static_cast<uint8_t>(k[32]);
-  row.arm = k.substr(33, arm_size);
-  row.ad_unit_id = k.substr(33 + arm_size);
-  return row;
+// splitmix64's finaliser: every input bit reaches every output bit.
+uint64_t Mix(uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ULL;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
 }
 
 }  // namespace
@@ -56,19 +26,41 @@ ServedCounters::ServedCounters(size_t max_keys_per_thread)
 
 ServedCounters::~ServedCounters() = default;
 
+size_t ServedCounters::RowKeyHash::operator()(const RowKeyView& k) const noexcept {
+  uint64_t h = Mix(static_cast<uint64_t>(k.minute) ^ Mix(static_cast<uint64_t>(k.publisher_id)));
+  h = Mix(h ^ static_cast<uint64_t>(k.campaign_id) ^ Mix(static_cast<uint64_t>(k.ad_id)));
+  if (!k.arm.empty()) h ^= std::hash<std::string_view>()(k.arm) * 0x9e3779b97f4a7c15ULL;
+  if (!k.ad_unit_id.empty()) h = Mix(h ^ std::hash<std::string_view>()(k.ad_unit_id));
+  return static_cast<size_t>(h);
+}
+
 void ServedCounters::Count(const ServedKey& key, ServeOutcome outcome, Micros spend,
                            InvalidReason invalid) {
-  thread_local std::string encoded;
   Shard& shard = shards_.Local();
-  EncodeKey(key, key.ad_unit_id, encoded);
+  RowKeyView view{.minute = key.unix_seconds - ((key.unix_seconds % 60) + 60) % 60,
+                  .publisher_id = key.publisher_id,
+                  .campaign_id = key.campaign_id,
+                  .ad_id = key.ad_id,
+                  .arm = key.arm.substr(0, kMaxArmBytes),
+                  .ad_unit_id = key.ad_unit_id};
   std::lock_guard<std::mutex> lock(shard.mu);
-  auto it = shard.rows.find(encoded);
+  auto it = shard.rows.find(view);
   if (it == shard.rows.end()) {
     if (shard.rows.size() >= max_keys_) {
-      EncodeKey(key, kOtherAdUnit, encoded);
-      it = shard.rows.find(encoded);
+      view.ad_unit_id = kOtherAdUnit;
+      it = shard.rows.find(view);
     }
-    if (it == shard.rows.end()) it = shard.rows.emplace(encoded, Counts{}).first;
+    if (it == shard.rows.end()) {
+      it = shard.rows
+               .emplace(RowKey{.minute = view.minute,
+                               .publisher_id = view.publisher_id,
+                               .campaign_id = view.campaign_id,
+                               .ad_id = view.ad_id,
+                               .arm = std::string(view.arm),
+                               .ad_unit_id = std::string(view.ad_unit_id)},
+                        Counts{})
+               .first;
+    }
   }
   Counts& c = it->second;
   ++c.requests;
@@ -94,13 +86,19 @@ void ServedCounters::Count(const ServedKey& key, ServeOutcome outcome, Micros sp
 std::vector<store::RollupRow> ServedCounters::Take() {
   std::vector<store::RollupRow> rows;
   for (Shard* shard : shards_.All()) {
-    std::unordered_map<std::string, Counts> taken;
+    Rows taken;
     {
       std::lock_guard<std::mutex> lock(shard->mu);
       taken.swap(shard->rows);
     }
     for (const auto& [key, c] : taken) {
-      store::RollupRow row = DecodeKey(key);
+      store::RollupRow row;
+      row.bucket = key.minute;
+      row.publisher_id = key.publisher_id;
+      row.campaign_id = key.campaign_id;
+      row.ad_id = key.ad_id;
+      row.arm = key.arm;
+      row.ad_unit_id = key.ad_unit_id;
       row.requests = c.requests;
       row.fills = c.fills;
       row.no_fills = c.no_fills;

@@ -60,9 +60,46 @@ class ServedCounters {
     int64_t invalid_fills = 0;
     std::array<int32_t, kInvalidReasons> invalid{};  // by InvalidReason
   };
+  // A row's dimensions; looked up by a RowKeyView without building one.
+  struct RowKey {
+    int64_t minute = 0;
+    int64_t publisher_id = 0;
+    int64_t campaign_id = 0;
+    int64_t ad_id = 0;
+    std::string arm;
+    std::string ad_unit_id;
+  };
+  struct RowKeyView {
+    int64_t minute = 0;
+    int64_t publisher_id = 0;
+    int64_t campaign_id = 0;
+    int64_t ad_id = 0;
+    std::string_view arm;
+    std::string_view ad_unit_id;
+  };
+  static RowKeyView View(const RowKey& k) {
+    return {k.minute, k.publisher_id, k.campaign_id, k.ad_id, k.arm, k.ad_unit_id};
+  }
+  struct RowKeyHash {
+    using is_transparent = void;
+    size_t operator()(const RowKeyView& k) const noexcept;
+    size_t operator()(const RowKey& k) const noexcept { return (*this)(View(k)); }
+  };
+  struct RowKeyEqual {
+    using is_transparent = void;
+    static bool Same(const RowKeyView& a, const RowKeyView& b) {
+      return a.minute == b.minute && a.publisher_id == b.publisher_id &&
+             a.campaign_id == b.campaign_id && a.ad_id == b.ad_id && a.arm == b.arm &&
+             a.ad_unit_id == b.ad_unit_id;
+    }
+    bool operator()(const RowKey& a, const RowKey& b) const { return Same(View(a), View(b)); }
+    bool operator()(const RowKeyView& a, const RowKey& b) const { return Same(a, View(b)); }
+    bool operator()(const RowKey& a, const RowKeyView& b) const { return Same(View(a), b); }
+  };
+  using Rows = std::unordered_map<RowKey, Counts, RowKeyHash, RowKeyEqual>;
   struct Shard {
     std::mutex mu;
-    std::unordered_map<std::string, Counts> rows;  // guarded by mu; key: EncodeKey
+    Rows rows;  // guarded by mu
   };
   const size_t max_keys_;
   ThreadShards<Shard> shards_;

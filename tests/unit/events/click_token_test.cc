@@ -184,6 +184,48 @@ TEST(ClickTokenTest, TokensWithoutServeContextOpenAsBefore) {
   EXPECT_EQ(opened->user_agent_hash, 0u);
 }
 
+TEST(ClickTokenTest, SealingTwiceGivesTwoTokens) {
+  // A fresh nonce per token: the same claims never seal to the same bytes.
+  KeyRing ring = *KeyRing::Parse(kKey1);
+  ClickClaims claims = Claims();
+  std::string a = SealClick(ring, claims);
+  std::string b = SealClick(ring, claims);
+  EXPECT_NE(a, b);
+  EXPECT_EQ(OpenClick(ring, a), claims);
+  EXPECT_EQ(OpenClick(ring, b), claims);
+}
+
+TEST(ClickTokenTest, TokensOfTheFirstFormatStillOpen) {
+  // Sealed by the release before the AES-256-GCM format (XChaCha20-Poly1305, the decision id as
+  // nonce), under kKey1: clicks on ads served before an upgrade still count.
+  const std::string v1 =
+      "ARAREhMUFXYXmBkaGxwdHh8gH5fPk7ELQBNlcpODR_xuMWvF9gkfpZqorasAtLwaKWHH0RWx7X0pcvI1F8I6NOs4H5b"
+      "kCQtIlxnoh8481ds";
+  ClickClaims expected;
+  for (size_t i = 0; i < 16; ++i) expected.decision.bytes[i] = static_cast<uint8_t>(0x10 + i);
+  expected.decision.bytes[6] = 0x76;
+  expected.decision.bytes[8] = 0x98;
+  expected.publisher_id = 7;
+  expected.campaign_id = 123456789;
+  expected.ad_id = 42;
+  expected.served_at = 1'767'225'600;
+  expected.price = 2'500'000;
+  expected.person = 0xfedcba9876543210ULL;
+  expected.earlier_variant = true;
+  expected.arm = "b";
+  expected.ad_unit_id = "sidebar/top";
+  expected.serve_context = true;
+  expected.served_at_millis = 123;
+  expected.user_agent_hash = 0xdeadbeef;
+  EXPECT_EQ(OpenClick(*KeyRing::Parse(kKey1), v1), expected);
+  EXPECT_FALSE(OpenClick(*KeyRing::Parse(kKey2), v1));
+  for (size_t i = 0; i < v1.size(); i += 7) {
+    std::string altered = v1;
+    altered[i] = altered[i] == 'A' ? 'B' : 'A';
+    EXPECT_FALSE(OpenClick(*KeyRing::Parse(kKey1), altered)) << "position " << i;
+  }
+}
+
 TEST(UserAgentHashTest, IsFnv1a32) {
   EXPECT_EQ(UserAgentHash(""), 2166136261u);
   EXPECT_EQ(UserAgentHash("a"), 0xe40c292cu);

@@ -204,10 +204,10 @@ void SealClick(const identity::KeyRing& keys, const ClickClaims& claims, std::st
   std::array<uint8_t, kMaxPlainBytes> plain;
   size_t plain_size = EncodePlain(claims, plain.data());
   AssociatedData ad = MakeAssociatedData(key.id, claims.decision.bytes.data());
-  ADS_CHECK(GcmFor(key).Seal(
-      std::span<const uint8_t, detail::kGcmNonceBytes>(sealed.data() + kNonceOffset,
-                                                       detail::kGcmNonceBytes),
-      ad, std::span<const uint8_t>(plain.data(), plain_size), sealed.data() + kCipherOffset))
+  ADS_CHECK(GcmFor(key).Seal(std::span<const uint8_t, detail::kGcmNonceBytes>(
+                                 sealed.data() + kNonceOffset, detail::kGcmNonceBytes),
+                             ad, std::span<const uint8_t>(plain.data(), plain_size),
+                             sealed.data() + kCipherOffset))
       << "AES-256-GCM failed";
   sodium_memzero(plain.data(), plain_size);
   out += Base64UrlEncode(sealed.data(), kCipherOffset + plain_size + detail::kGcmTagBytes);

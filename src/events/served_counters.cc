@@ -107,8 +107,8 @@ std::vector<store::RollupRow> ServedCounters::Take() {
       row.invalid_fills = c.invalid_fills;
       for (size_t r = 0; r < kInvalidReasons; ++r) {
         if (c.invalid[r] == 0) continue;
-        row.invalid_fills_by_reason.emplace_back(
-            InvalidReasonName(static_cast<InvalidReason>(r)), c.invalid[r]);
+        row.invalid_fills_by_reason.emplace_back(InvalidReasonName(static_cast<InvalidReason>(r)),
+                                                 c.invalid[r]);
       }
       rows.push_back(std::move(row));
     }

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "common/thread_shards.h"
-#include "events/traffic_checks.h"
 #include "common/types.h"
+#include "events/traffic_checks.h"
 #include "store/events_store.h"
 
 namespace adserver::events {

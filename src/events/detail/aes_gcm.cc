@@ -41,8 +41,7 @@ bool OpenSslSeal(const std::array<uint8_t, kGcmKeyBytes>& key, const uint8_t* no
          EVP_EncryptUpdate(ctx, nullptr, &n, ad.data(), Int(ad.size())) == 1 &&
          EVP_EncryptUpdate(ctx, out, &n, plain.data(), Int(plain.size())) == 1 &&
          EVP_EncryptFinal_ex(ctx, out + plain.size(), &n) == 1 &&
-         EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_GET_TAG, Int(kGcmTagBytes),
-                             out + plain.size()) == 1;
+         EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_GET_TAG, Int(kGcmTagBytes), out + plain.size()) == 1;
 }
 
 bool OpenSslOpen(const std::array<uint8_t, kGcmKeyBytes>& key, const uint8_t* nonce,
@@ -65,8 +64,7 @@ bool OpenSslOpen(const std::array<uint8_t, kGcmKeyBytes>& key, const uint8_t* no
 GcmBackend DefaultGcmBackend() {
   static const GcmBackend backend = [] {
     ADS_CHECK(InitCrypto()) << "libsodium cannot be initialised";
-    return crypto_aead_aes256gcm_is_available() == 1 ? GcmBackend::kSodium
-                                                     : GcmBackend::kOpenSsl;
+    return crypto_aead_aes256gcm_is_available() == 1 ? GcmBackend::kSodium : GcmBackend::kOpenSsl;
   }();
   return backend;
 }
@@ -90,8 +88,8 @@ bool AesGcm::Seal(std::span<const uint8_t, kGcmNonceBytes> nonce, std::span<cons
   if (backend_ == GcmBackend::kOpenSsl) return OpenSslSeal(key_, nonce.data(), ad, plain, out);
   unsigned long long mac_size = 0;
   return crypto_aead_aes256gcm_encrypt_detached_afternm(
-             out, out + plain.size(), &mac_size, plain.data(), plain.size(), ad.data(),
-             ad.size(), nullptr, nonce.data(), SodiumState(state_)) == 0;
+             out, out + plain.size(), &mac_size, plain.data(), plain.size(), ad.data(), ad.size(),
+             nullptr, nonce.data(), SodiumState(state_)) == 0;
 }
 
 bool AesGcm::Open(std::span<const uint8_t, kGcmNonceBytes> nonce, std::span<const uint8_t> ad,

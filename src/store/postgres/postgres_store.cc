@@ -1,0 +1,138 @@
+#include "store/postgres/postgres_store.h"
+
+#include <cstring>
+#include <utility>
+
+#include "store/postgres/detail/pg_connection.h"
+#include "store/postgres/detail/pg_migrations.h"
+
+namespace adserver::store {
+namespace {
+
+using pg_detail::Param;
+using pg_detail::PgConnection;
+using pg_detail::PgParam;
+using pg_detail::PgResult;
+using pg_detail::PgTransaction;
+
+// pg_advisory_xact_lock key of erasure writes ("adsrvera").
+constexpr int64_t kErasureLock = 0x6164737276'657261;
+
+PgParam Digest(uint64_t digest) { return Param(static_cast<int64_t>(digest)); }
+
+}  // namespace
+
+PostgresStore::PostgresStore(std::unique_ptr<PgConnection> conn) : conn_(std::move(conn)) {}
+
+PostgresStore::~PostgresStore() = default;
+
+Result<std::unique_ptr<PostgresStore>> PostgresStore::Open(const std::string& url) {
+  ADS_ASSIGN_OR_RETURN(std::unique_ptr<PgConnection> conn, PgConnection::Open(url));
+  ADS_RETURN_IF_ERROR(pg_detail::ApplyMigrations(*conn).status());
+  return std::unique_ptr<PostgresStore>(new PostgresStore(std::move(conn)));
+}
+
+Status PostgresStore::SaveCampaignCounters(const std::vector<CampaignCountersRecord>& rows) {
+  std::lock_guard<std::mutex> lock(mu_);
+  PgConnection& c = *conn_;
+  ADS_ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(c));
+  for (const CampaignCountersRecord& r : rows) {
+    ADS_RETURN_IF_ERROR(
+        c.Exec("INSERT INTO campaign_counters (campaign_id, total_spend, impressions, clicks, "
+               "conversions, day, day_spend, hour, hour_spend) "
+               "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) "
+               "ON CONFLICT (campaign_id) DO UPDATE SET total_spend = EXCLUDED.total_spend, "
+               "impressions = EXCLUDED.impressions, clicks = EXCLUDED.clicks, "
+               "conversions = EXCLUDED.conversions, day = EXCLUDED.day, "
+               "day_spend = EXCLUDED.day_spend, hour = EXCLUDED.hour, "
+               "hour_spend = EXCLUDED.hour_spend",
+               {Param(r.campaign_id), Param(r.total_spend), Param(r.impressions), Param(r.clicks),
+                Param(r.conversions), Param(r.day), Param(r.day_spend), Param(r.hour),
+                Param(r.hour_spend)})
+            .status());
+  }
+  return txn.Commit();
+}
+
+Result<std::vector<CampaignCountersRecord>> PostgresStore::LoadCampaignCounters() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ADS_ASSIGN_OR_RETURN(
+      PgResult result,
+      conn_->Exec("SELECT campaign_id, total_spend, impressions, clicks, conversions, day, "
+                  "day_spend, hour, hour_spend FROM campaign_counters ORDER BY campaign_id"));
+  std::vector<CampaignCountersRecord> out;
+  out.reserve(static_cast<size_t>(result.rows()));
+  for (int i = 0; i < result.rows(); ++i) {
+    CampaignCountersRecord r;
+    int64_t* fields[] = {&r.campaign_id, &r.total_spend, &r.impressions,
+                         &r.clicks,      &r.conversions, &r.day,
+                         &r.day_spend,   &r.hour,        &r.hour_spend};
+    for (int col = 0; col < 9; ++col) {
+      ADS_ASSIGN_OR_RETURN(*fields[col], result.Int(i, col));
+    }
+    out.push_back(r);
+  }
+  return out;
+}
+
+Result<ErasureDigestKey> PostgresStore::DigestKey(const ErasureDigestKey& candidate) {
+  std::lock_guard<std::mutex> lock(mu_);
+  PgConnection& c = *conn_;
+  ADS_ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(c));
+  ADS_RETURN_IF_ERROR(c.Exec("INSERT INTO identity_meta (name, value) VALUES ('digest_key', $1) "
+                             "ON CONFLICT (name) DO NOTHING",
+                             {pg_detail::BytesParam(candidate.data(), candidate.size())})
+                          .status());
+  ADS_ASSIGN_OR_RETURN(PgResult result,
+                       c.Exec("SELECT value FROM identity_meta WHERE name = 'digest_key'"));
+  if (result.rows() != 1) return InternalError("identity_meta.digest_key is missing");
+  ADS_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, result.Bytes(0, 0));
+  ErasureDigestKey key{};
+  if (bytes.size() != key.size()) return InternalError("identity_meta.digest_key is not 16 bytes");
+  std::memcpy(key.data(), bytes.data(), key.size());
+  ADS_RETURN_IF_ERROR(txn.Commit());
+  return key;
+}
+
+Result<ErasureRecord> PostgresStore::PutErasure(uint64_t digest, int64_t erased_at) {
+  std::lock_guard<std::mutex> lock(mu_);
+  PgConnection& c = *conn_;
+  ADS_ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(c));
+  ADS_RETURN_IF_ERROR(c.Exec("SELECT pg_advisory_xact_lock($1)", {Param(kErasureLock)}).status());
+  // A repeat re-dates the row and gives it a new (larger) seq that every follower sees.
+  ADS_ASSIGN_OR_RETURN(PgResult result,
+                       c.Exec("INSERT INTO identity_erasures (digest, erased_at, seq) "
+                              "VALUES ($1, $2, nextval('identity_erasure_seq')) "
+                              "ON CONFLICT (digest) DO UPDATE SET erased_at = EXCLUDED.erased_at, "
+                              "seq = EXCLUDED.seq RETURNING seq",
+                              {Digest(digest), Param(erased_at)}));
+  ADS_ASSIGN_OR_RETURN(int64_t seq, result.Int(0, 0));
+  ADS_RETURN_IF_ERROR(txn.Commit());
+  return ErasureRecord{.digest = digest, .erased_at = erased_at, .seq = seq};
+}
+
+Status PostgresStore::ScanErasures(int64_t after_seq,
+                                   const std::function<void(const ErasureRecord&)>& fn) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ADS_ASSIGN_OR_RETURN(PgResult result,
+                       conn_->Exec("SELECT seq, digest, erased_at FROM identity_erasures "
+                                   "WHERE seq > $1 ORDER BY seq",
+                                   {Param(after_seq)}));
+  for (int i = 0; i < result.rows(); ++i) {
+    ADS_ASSIGN_OR_RETURN(int64_t seq, result.Int(i, 0));
+    ADS_ASSIGN_OR_RETURN(int64_t digest, result.Int(i, 1));
+    ADS_ASSIGN_OR_RETURN(int64_t erased_at, result.Int(i, 2));
+    fn(ErasureRecord{.digest = static_cast<uint64_t>(digest), .erased_at = erased_at, .seq = seq});
+  }
+  return OkStatus();
+}
+
+Result<int64_t> PostgresStore::DeleteErasuresBefore(int64_t cutoff) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ADS_ASSIGN_OR_RETURN(
+      PgResult result,
+      conn_->Exec("DELETE FROM identity_erasures WHERE erased_at < $1", {Param(cutoff)}));
+  return result.Changed();
+}
+
+}  // namespace adserver::store

@@ -1,0 +1,114 @@
+// What only the PostgreSQL adapter has to get right (the shared behaviour is in
+// store_contract_test.cc): nodes migrating one database at once, erasure writers on several
+// nodes with a follower that must miss none, and a connection the server drops.
+
+#include "store/postgres/postgres_store.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "store/postgres/detail/pg_connection.h"
+#include "store/postgres/detail/pg_migrations.h"
+#include "support/postgres/test_database.h"
+
+namespace adserver::store {
+namespace {
+
+using pg_detail::PgConnection;
+
+class PostgresStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ADSERVER_REQUIRE_TEST_DATABASE(db_); }
+  adserver::testing::TestDatabase db_;
+};
+
+TEST_F(PostgresStoreTest, NodesStartingTogetherApplyEachMigrationOnce) {
+  std::vector<std::thread> nodes;
+  std::atomic<int> opened{0};
+  for (int i = 0; i < 6; ++i) {
+    nodes.emplace_back([&] {
+      auto store = PostgresStore::Open(db_.url());
+      EXPECT_TRUE(store.ok()) << store.status().message();
+      if (store.ok()) ++opened;
+    });
+  }
+  for (std::thread& t : nodes) t.join();
+  EXPECT_EQ(opened.load(), 6);
+  auto conn = PgConnection::Open(db_.url());
+  ASSERT_TRUE(conn.ok());
+  auto rows = (*conn)->Exec("SELECT count(*), max(version) FROM schema_migrations");
+  ASSERT_TRUE(rows.ok()) << rows.status().message();
+  EXPECT_EQ(*rows->Int(0, 0), pg_detail::LatestSchemaVersion());
+  EXPECT_EQ(*rows->Int(0, 1), pg_detail::LatestSchemaVersion());
+}
+
+TEST_F(PostgresStoreTest, AFollowerMissesNoErasureOfConcurrentWriters) {
+  constexpr int kWriters = 4, kEach = 40;
+  std::atomic<int> done{0};
+  std::vector<std::thread> writers;
+  for (int w = 0; w < kWriters; ++w) {
+    writers.emplace_back([&, w] {
+      auto store = PostgresStore::Open(db_.url());
+      ASSERT_TRUE(store.ok());
+      for (int i = 0; i < kEach; ++i) {
+        auto put = (*store)->PutErasure(static_cast<uint64_t>(w * 1000 + i + 1), 100);
+        EXPECT_TRUE(put.ok()) << put.status().message();
+      }
+      ++done;
+    });
+  }
+  auto follower = PostgresStore::Open(db_.url());
+  ASSERT_TRUE(follower.ok());
+  std::multiset<uint64_t> seen;
+  int64_t after = 0;
+  auto poll = [&] {
+    Status st = (*follower)->ScanErasures(after, [&](const ErasureRecord& r) {
+      EXPECT_GT(r.seq, after);
+      after = r.seq;
+      seen.insert(r.digest);
+    });
+    EXPECT_TRUE(st.ok()) << st.message();
+  };
+  while (done.load() < kWriters) poll();
+  for (std::thread& t : writers) t.join();
+  poll();
+  EXPECT_EQ(seen.size(), static_cast<size_t>(kWriters * kEach));
+  EXPECT_EQ(std::set<uint64_t>(seen.begin(), seen.end()).size(), seen.size()) << "none twice";
+}
+
+TEST_F(PostgresStoreTest, ADroppedConnectionIsUnavailableOnceThenReestablished) {
+  auto store = PostgresStore::Open(db_.url());
+  ASSERT_TRUE(store.ok());
+  ASSERT_TRUE((*store)->PutErasure(1, 100).ok());
+  auto admin = PgConnection::Open(db_.url());
+  ASSERT_TRUE(admin.ok());
+  // What a server restart or a failover does to the adapter's connection.
+  auto killed = (*admin)->Exec(
+      "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+      "WHERE datname = current_database() AND pid <> pg_backend_pid()");
+  ASSERT_TRUE(killed.ok()) << killed.status().message();
+  ASSERT_EQ(*killed->Int(0, 0), 1);
+  auto lost = (*store)->PutErasure(2, 100);
+  EXPECT_EQ(lost.status().code(), Code::kUnavailable) << lost.status().message();
+  auto again = (*store)->PutErasure(2, 100);
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  std::vector<uint64_t> digests;
+  ASSERT_TRUE(
+      (*store)->ScanErasures(0, [&](const ErasureRecord& r) { digests.push_back(r.digest); }).ok());
+  EXPECT_EQ(digests, (std::vector<uint64_t>{1, 2}));
+}
+
+TEST(PostgresStoreOpenTest, AnUnreachableServerIsUnavailableAndABadUrlInvalid) {
+  // Port 1 on loopback: nothing listens there.
+  auto down = PostgresStore::Open("postgresql://postgres@127.0.0.1:1/x?connect_timeout=2");
+  EXPECT_EQ(down.status().code(), Code::kUnavailable) << down.status().message();
+  auto bad = PostgresStore::Open("postgresql://[not a url");
+  EXPECT_EQ(bad.status().code(), Code::kInvalidArgument) << bad.status().message();
+}
+
+}  // namespace
+}  // namespace adserver::store

@@ -9,6 +9,7 @@ packages=(
   clang libclang-rt-14-dev  # fuzz targets (scripts/fuzz.sh): clang with libFuzzer
   libjs-chart.js
   postgresql-15 libpq-dev  # the PostgreSQL adapter (cluster mode) and its tests (tests/support/postgres.sh)
+  redis-server libhiredis-dev  # the Redis adapter (cluster mode) and its tests (tests/support/redis.sh)
   curl wrk nginx-light python3 python3-jsonschema python3-yaml
   chromium
   systemd  # systemd-analyze verify of the packaged unit (scripts/package-test.sh)

@@ -14,7 +14,7 @@ echo "== Release build"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DADSERVER_WERROR=ON -DADSERVER_BUILD_BENCH=ON >/dev/null
 cmake --build build -j"$jobs"
 
-(cd build && ADSERVER_REQUIRE_BROWSER=1 ADSERVER_REQUIRE_OPENAPI_LINT=1 ADSERVER_REQUIRE_PROMETHEUS=1 ADSERVER_REQUIRE_POSTGRES=1 ctest --output-on-failure -j"$jobs")
+(cd build && ADSERVER_REQUIRE_BROWSER=1 ADSERVER_REQUIRE_OPENAPI_LINT=1 ADSERVER_REQUIRE_PROMETHEUS=1 ADSERVER_REQUIRE_POSTGRES=1 ADSERVER_REQUIRE_REDIS=1 ctest --output-on-failure -j"$jobs")
 
 echo "== Debian package: cpack, systemd-analyze verify, dpkg -i, the unit's ExecStart as its user"
 scripts/package-test.sh build
@@ -22,7 +22,7 @@ scripts/package-test.sh build
 echo "== ASan+UBSan build"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DADSERVER_SANITIZE=ON -DADSERVER_WERROR=ON >/dev/null
 cmake --build build-asan -j"$jobs"
-(cd build-asan && ADSERVER_REQUIRE_POSTGRES=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+(cd build-asan && ADSERVER_REQUIRE_POSTGRES=1 ADSERVER_REQUIRE_REDIS=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --output-on-failure -j"$jobs" -L "unit|integration")
 
 echo "== Fuzz targets (clang, libFuzzer, ASan+UBSan), 60 s each, two at a time"

@@ -1,7 +1,9 @@
 #include "store/postgres/detail/pg_connection.h"
 
 #include <libpq-fe.h>
+#include <poll.h>
 
+#include <cerrno>
 #include <charconv>
 #include <cstring>
 #include <utility>
@@ -144,6 +146,8 @@ Status PgConnection::ErrorOf(pg_result* result, std::string_view sql) {
   if (state == nullptr || PQstatus(conn_) != CONNECTION_OK || Retryable(state)) {
     return UnavailableError("PostgreSQL: " + what);
   }
+  // Integrity constraint violations (unique, foreign key, check): the caller's Conflict.
+  if (std::string_view(state).starts_with("23")) return ConflictError("PostgreSQL: " + what);
   return InternalError("PostgreSQL: " + what);
 }
 
@@ -168,6 +172,31 @@ Status PgConnection::ExecScript(std::string_view sql) {
   ExecStatusType status = raw != nullptr ? PQresultStatus(raw) : PGRES_FATAL_ERROR;
   if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) return ErrorOf(raw, sql);
   return OkStatus();
+}
+
+Result<std::vector<std::string>> PgConnection::WaitForNotifications(
+    std::chrono::milliseconds timeout) {
+  std::vector<std::string> channels;
+  auto drain = [&] {
+    while (PGnotify* n = PQnotifies(conn_)) {
+      channels.emplace_back(n->relname);
+      PQfreemem(n);
+    }
+  };
+  if (PQstatus(conn_) != CONNECTION_OK) return UnavailableError("PostgreSQL session lost");
+  drain();  // delivered with an earlier result
+  if (!channels.empty()) return channels;
+  pollfd fd{.fd = PQsocket(conn_), .events = POLLIN, .revents = 0};
+  if (fd.fd < 0) return UnavailableError("PostgreSQL session has no socket");
+  int ready = poll(&fd, 1, static_cast<int>(timeout.count()));
+  if (ready < 0 && errno != EINTR) return UnavailableError("poll on the PostgreSQL socket failed");
+  if (ready > 0) {
+    if (PQconsumeInput(conn_) == 0 || PQstatus(conn_) != CONNECTION_OK) {
+      return UnavailableError("PostgreSQL session lost: " + FirstLine(PQerrorMessage(conn_)));
+    }
+    drain();
+  }
+  return channels;
 }
 
 Status PgConnection::Begin() {

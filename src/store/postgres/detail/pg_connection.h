@@ -5,6 +5,7 @@
 // cannot be reached, shut down or asks for a retry; Internal otherwise). Not thread-safe: an
 // adapter guards its connection with a mutex.
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -61,6 +62,11 @@ class PgConnection {
   Result<PgResult> Exec(std::string_view sql, const std::vector<PgParam>& params = {});
   // Runs statements without parameters (several may be separated by semicolons).
   Status ExecScript(std::string_view sql);
+
+  // Waits up to `timeout` for NOTIFY messages on the channels this session LISTENs to and
+  // returns their channel names (empty after a quiet timeout). Unavailable when the session
+  // broke meanwhile (LISTENs end with it: the caller opens a new session and LISTENs again).
+  Result<std::vector<std::string>> WaitForNotifications(std::chrono::milliseconds timeout);
 
   Status Begin();
   Status Commit();

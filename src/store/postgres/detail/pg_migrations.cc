@@ -43,6 +43,14 @@ CREATE TABLE identity_erasures (
 );
 CREATE INDEX identity_erasures_erased_at ON identity_erasures (erased_at);
 )sql"},
+    {2, R"sql(
+-- Versions of what nodes follow (inventory, ...): bumped in the writing transaction, which
+-- also NOTIFYs adserver_changes (store/postgres/pg_change_feed.h).
+CREATE TABLE change_versions (
+  name text PRIMARY KEY,
+  version bigint NOT NULL
+);
+)sql"},
 };
 
 // pg_advisory_xact_lock key of the migrations (any fixed 64-bit number; "adsrvmig").

@@ -10,6 +10,8 @@
 
 #include "common/status.h"
 #include "store/records.h"
+#include "store/sql/sql.h"
+#include "store/sql/sql_inventory.h"
 #include "store/sqlite/options.h"
 #include "store/store.h"
 
@@ -40,45 +42,88 @@ class SqliteStore final : public Store {
   SqliteStore(const SqliteStore&) = delete;
   SqliteStore& operator=(const SqliteStore&) = delete;
 
-  Result<PublisherRecord> CreatePublisher(const PublisherRecord& p, int64_t now) override;
-  Result<PublisherRecord> GetPublisher(Id id) override;
-  Result<std::vector<PublisherRecord>> ListPublishers() override;
-  Result<PublisherRecord> UpdatePublisher(const PublisherRecord& p, int64_t now) override;
-  Status DeletePublisher(Id id) override;
+  Result<PublisherRecord> CreatePublisher(const PublisherRecord& p, int64_t now) override {
+    return inventory_.CreatePublisher(p, now);
+  }
+  Result<PublisherRecord> GetPublisher(Id id) override { return inventory_.GetPublisher(id); }
+  Result<std::vector<PublisherRecord>> ListPublishers() override {
+    return inventory_.ListPublishers();
+  }
+  Result<PublisherRecord> UpdatePublisher(const PublisherRecord& p, int64_t now) override {
+    return inventory_.UpdatePublisher(p, now);
+  }
+  Status DeletePublisher(Id id) override { return inventory_.DeletePublisher(id); }
 
-  Result<ApiKeyRecord> CreateApiKey(const ApiKeyRecord& k, int64_t now) override;
-  Result<std::vector<ApiKeyRecord>> ListApiKeys(Id publisher_id) override;
-  Result<ApiKeyRecord> RevokeApiKey(Id publisher_id, Id key_id, int64_t now) override;
+  Result<ApiKeyRecord> CreateApiKey(const ApiKeyRecord& k, int64_t now) override {
+    return inventory_.CreateApiKey(k, now);
+  }
+  Result<std::vector<ApiKeyRecord>> ListApiKeys(Id publisher_id) override {
+    return inventory_.ListApiKeys(publisher_id);
+  }
+  Result<ApiKeyRecord> RevokeApiKey(Id publisher_id, Id key_id, int64_t now) override {
+    return inventory_.RevokeApiKey(publisher_id, key_id, now);
+  }
 
   Result<AdvertiserKeyRecord> CreateAdvertiserKey(const AdvertiserKeyRecord& k,
-                                                  int64_t now) override;
-  Result<std::vector<AdvertiserKeyRecord>> ListAdvertiserKeys(Id community_id) override;
-  Result<AdvertiserKeyRecord> RevokeAdvertiserKey(Id community_id, Id key_id, int64_t now) override;
+                                                  int64_t now) override {
+    return inventory_.CreateAdvertiserKey(k, now);
+  }
+  Result<std::vector<AdvertiserKeyRecord>> ListAdvertiserKeys(Id community_id) override {
+    return inventory_.ListAdvertiserKeys(community_id);
+  }
+  Result<AdvertiserKeyRecord> RevokeAdvertiserKey(Id community_id, Id key_id,
+                                                  int64_t now) override {
+    return inventory_.RevokeAdvertiserKey(community_id, key_id, now);
+  }
 
-  Result<CommunityRecord> CreateCommunity(const CommunityRecord& c, int64_t now) override;
-  Result<CommunityRecord> GetCommunity(Id id) override;
-  Result<std::vector<CommunityRecord>> ListCommunities() override;
-  Result<CommunityRecord> UpdateCommunity(const CommunityRecord& c, int64_t now) override;
-  Status DeleteCommunity(Id id) override;
+  Result<CommunityRecord> CreateCommunity(const CommunityRecord& c, int64_t now) override {
+    return inventory_.CreateCommunity(c, now);
+  }
+  Result<CommunityRecord> GetCommunity(Id id) override { return inventory_.GetCommunity(id); }
+  Result<std::vector<CommunityRecord>> ListCommunities() override {
+    return inventory_.ListCommunities();
+  }
+  Result<CommunityRecord> UpdateCommunity(const CommunityRecord& c, int64_t now) override {
+    return inventory_.UpdateCommunity(c, now);
+  }
+  Status DeleteCommunity(Id id) override { return inventory_.DeleteCommunity(id); }
 
-  Result<ProjectRecord> CreateProject(const ProjectRecord& p, int64_t now) override;
-  Result<ProjectRecord> GetProject(Id id) override;
-  Result<ProjectRecord> GetProjectBySlug(const std::string& slug) override;
-  Result<std::vector<ProjectRecord>> ListProjects() override;
-  Result<ProjectRecord> UpdateProject(const ProjectRecord& p, int64_t now) override;
-  Status DeleteProject(Id id) override;
+  Result<ProjectRecord> CreateProject(const ProjectRecord& p, int64_t now) override {
+    return inventory_.CreateProject(p, now);
+  }
+  Result<ProjectRecord> GetProject(Id id) override { return inventory_.GetProject(id); }
+  Result<ProjectRecord> GetProjectBySlug(const std::string& slug) override {
+    return inventory_.GetProjectBySlug(slug);
+  }
+  Result<std::vector<ProjectRecord>> ListProjects() override { return inventory_.ListProjects(); }
+  Result<ProjectRecord> UpdateProject(const ProjectRecord& p, int64_t now) override {
+    return inventory_.UpdateProject(p, now);
+  }
+  Status DeleteProject(Id id) override { return inventory_.DeleteProject(id); }
 
-  Result<CampaignRecord> CreateCampaign(const CampaignRecord& c, int64_t now) override;
-  Result<CampaignRecord> GetCampaign(Id id) override;
-  Result<std::vector<CampaignRecord>> ListCampaigns() override;
-  Result<CampaignRecord> UpdateCampaign(const CampaignRecord& c, int64_t now) override;
-  Status DeleteCampaign(Id id) override;
+  Result<CampaignRecord> CreateCampaign(const CampaignRecord& c, int64_t now) override {
+    return inventory_.CreateCampaign(c, now);
+  }
+  Result<CampaignRecord> GetCampaign(Id id) override { return inventory_.GetCampaign(id); }
+  Result<std::vector<CampaignRecord>> ListCampaigns() override {
+    return inventory_.ListCampaigns();
+  }
+  Result<CampaignRecord> UpdateCampaign(const CampaignRecord& c, int64_t now) override {
+    return inventory_.UpdateCampaign(c, now);
+  }
+  Status DeleteCampaign(Id id) override { return inventory_.DeleteCampaign(id); }
 
-  Result<AdRecord> CreateAd(const AdRecord& a, int64_t now) override;
-  Result<AdRecord> GetAd(Id id) override;
-  Result<std::vector<AdRecord>> ListAds(std::optional<Id> campaign_id) override;
-  Result<AdRecord> UpdateAd(const AdRecord& a, int64_t now) override;
-  Status DeleteAd(Id id) override;
+  Result<AdRecord> CreateAd(const AdRecord& a, int64_t now) override {
+    return inventory_.CreateAd(a, now);
+  }
+  Result<AdRecord> GetAd(Id id) override { return inventory_.GetAd(id); }
+  Result<std::vector<AdRecord>> ListAds(std::optional<Id> campaign_id) override {
+    return inventory_.ListAds(campaign_id);
+  }
+  Result<AdRecord> UpdateAd(const AdRecord& a, int64_t now) override {
+    return inventory_.UpdateAd(a, now);
+  }
+  Status DeleteAd(Id id) override { return inventory_.DeleteAd(id); }
 
   Status RecordActivity(const std::vector<ActivityRecord>& rows) override;
   Result<std::vector<ActivityRecord>> ActivityForWallet(const Address& wallet) override;
@@ -86,7 +131,7 @@ class SqliteStore final : public Store {
   // methods of this store (except with ":memory:").
   Status ScanActivity(const std::function<void(const ActivityRecord&)>& fn) override;
 
-  Result<CatalogData> LoadCatalogData() override;
+  Result<CatalogData> LoadCatalogData() override { return inventory_.LoadCatalogData(); }
 
   // The `catalog_version` counter: bumped by every committed write to publishers, keys,
   // communities, projects, campaigns or ads, from any connection or process.
@@ -103,6 +148,17 @@ class SqliteStore final : public Store {
   enum Bump : unsigned { kCatalog = 1, kActivity = 2 };
 
   SqliteStore(std::string path, const SqliteOptions& options, std::unique_ptr<Connection> writer);
+
+  // The shared inventory code's view of Write and Read.
+  class SqlRunner final : public sql::Runner {
+   public:
+    explicit SqlRunner(SqliteStore& store) : store_(store) {}
+    Status Write(unsigned bump, const std::function<Status(sql::Connection&)>& fn) override;
+    Status Read(const std::function<Status(sql::Connection&)>& fn) override;
+
+   private:
+    SqliteStore& store_;
+  };
 
   // Runs `fn` inside a write transaction on the writer connection, bumps the `bump` counters
   // and commits; rolls back if `fn` (or the commit) fails.
@@ -125,6 +181,9 @@ class SqliteStore final : public Store {
 
   std::mutex readers_mu_;
   std::vector<std::unique_ptr<Connection>> idle_readers_;  // guarded by readers_mu_
+
+  SqlRunner runner_;
+  sql::SqlInventory inventory_;
 };
 
 }  // namespace adserver::store

@@ -9,9 +9,9 @@
 
 #include "common/status.h"
 #include "store/records.h"
-#include "store/sqlite/detail/sqlite_util.h"
+#include "store/sql/sql.h"
 
-namespace adserver::store::sqlite_detail {
+namespace adserver::store::sql {
 
 // Keys ordered by id: all of them (`community_id` and `key_id` unset), one community's, or
 // the one with `key_id`.
@@ -24,4 +24,4 @@ Result<Id> InsertAdvertiserKey(Connection& c, const AdvertiserKeyRecord& k, int6
 // Sets revoked_at (once). NotFound unless the key exists and belongs to the community.
 Status RevokeAdvertiserKey(Connection& c, Id community_id, Id key_id, int64_t now);
 
-}  // namespace adserver::store::sqlite_detail
+}  // namespace adserver::store::sql

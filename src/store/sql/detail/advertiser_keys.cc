@@ -1,8 +1,8 @@
-#include "store/sqlite/detail/advertiser_keys.h"
+#include "store/sql/detail/advertiser_keys.h"
 
 #include <string>
 
-namespace adserver::store::sqlite_detail {
+namespace adserver::store::sql {
 
 Result<std::vector<AdvertiserKeyRecord>> LoadAdvertiserKeys(Connection& c,
                                                             std::optional<Id> community_id,
@@ -11,8 +11,8 @@ Result<std::vector<AdvertiserKeyRecord>> LoadAdvertiserKeys(Connection& c,
   ADS_ASSIGN_OR_RETURN(
       Statement s,
       c.Prepare("SELECT id, community_id, key_hash, prefix, test, created_at, revoked_at "
-                "FROM advertiser_keys WHERE (?1 IS NULL OR community_id = ?1) "
-                "AND (?2 IS NULL OR id = ?2) ORDER BY id"));
+                "FROM advertiser_keys WHERE (CAST(?1 AS BIGINT) IS NULL OR community_id = ?1) "
+                "AND (CAST(?2 AS BIGINT) IS NULL OR id = ?2) ORDER BY id"));
   s.Bind(1, community_id).Bind(2, key_id);
   std::vector<AdvertiserKeyRecord> out;
   for (;;) {
@@ -33,20 +33,28 @@ Result<std::vector<AdvertiserKeyRecord>> LoadAdvertiserKeys(Connection& c,
 }
 
 Result<Id> InsertAdvertiserKey(Connection& c, const AdvertiserKeyRecord& k, int64_t now) {
-  Status inserted;
+  Result<Id> inserted = InternalError("not inserted");
   {
     ADS_ASSIGN_OR_RETURN(
         Statement s, c.Prepare("INSERT INTO advertiser_keys (community_id, key_hash, prefix, test, "
-                               "created_at, revoked_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"));
+                               "created_at, revoked_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6) "
+                               "RETURNING id"));
     s.Bind(1, k.community_id)
         .BindBlob(2, k.hash.data(), k.hash.size())
         .Bind(3, k.prefix)
         .Bind(4, int64_t{k.test})
         .Bind(5, now)
         .Bind(6, k.revoked_at);
-    inserted = s.Run();
+    Result<bool> row = s.Step();
+    if (!row.ok()) {
+      inserted = row.status();
+    } else if (!*row) {
+      inserted = InternalError("INSERT ... RETURNING id returned no row");
+    } else {
+      inserted = s.Int(0);
+    }
   }
-  if (inserted.code() == Code::kConflict) {
+  if (inserted.status().code() == Code::kConflict) {
     ADS_ASSIGN_OR_RETURN(Statement exists, c.Prepare("SELECT 1 FROM communities WHERE id = ?1"));
     ADS_ASSIGN_OR_RETURN(bool community, exists.Bind(1, k.community_id).Step());
     if (!community) {
@@ -54,8 +62,7 @@ Result<Id> InsertAdvertiserKey(Connection& c, const AdvertiserKeyRecord& k, int6
     }
     return ConflictError("an advertiser key with the same hash already exists");
   }
-  ADS_RETURN_IF_ERROR(inserted);
-  return c.LastInsertId();
+  return inserted;
 }
 
 Status RevokeAdvertiserKey(Connection& c, Id community_id, Id key_id, int64_t now) {
@@ -70,4 +77,4 @@ Status RevokeAdvertiserKey(Connection& c, Id community_id, Id key_id, int64_t no
   return OkStatus();
 }
 
-}  // namespace adserver::store::sqlite_detail
+}  // namespace adserver::store::sql

@@ -5,6 +5,8 @@
 
 #include "store/postgres/detail/pg_connection.h"
 #include "store/postgres/detail/pg_migrations.h"
+#include "store/postgres/detail/pg_sql.h"
+#include "store/postgres/pg_change_feed.h"
 
 namespace adserver::store {
 namespace {
@@ -22,7 +24,41 @@ PgParam Digest(uint64_t digest) { return Param(static_cast<int64_t>(digest)); }
 
 }  // namespace
 
-PostgresStore::PostgresStore(std::unique_ptr<PgConnection> conn) : conn_(std::move(conn)) {}
+PostgresStore::PostgresStore(std::unique_ptr<PgConnection> conn)
+    : conn_(std::move(conn)), runner_(*this), inventory_(runner_) {}
+
+Status PostgresStore::SqlRunner::Write(unsigned bump,
+                                       const std::function<Status(sql::Connection&)>& fn) {
+  std::lock_guard<std::mutex> lock(store_.mu_);
+  PgConnection& c = *store_.conn_;
+  ADS_ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(c));
+  pg_detail::PgSqlConnection conn(c);
+  ADS_RETURN_IF_ERROR(fn(conn));
+  if (bump & kCatalog) ADS_RETURN_IF_ERROR(BumpChangeVersion(c, "inventory"));
+  if (bump & kActivity) ADS_RETURN_IF_ERROR(BumpChangeVersion(c, "activity"));
+  return txn.Commit();
+}
+
+Status PostgresStore::SqlRunner::Read(const std::function<Status(sql::Connection&)>& fn) {
+  std::lock_guard<std::mutex> lock(store_.mu_);
+  PgConnection& c = *store_.conn_;
+  // One snapshot for every statement of the read (LoadCatalogData reads many tables).
+  ADS_ASSIGN_OR_RETURN(PgTransaction txn,
+                       PgTransaction::Begin(c, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"));
+  pg_detail::PgSqlConnection conn(c);
+  ADS_RETURN_IF_ERROR(fn(conn));
+  return txn.Commit();
+}
+
+Result<uint64_t> PostgresStore::ChangeCounter() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ADS_ASSIGN_OR_RETURN(
+      PgResult r,
+      conn_->Exec(
+          "SELECT coalesce((SELECT version FROM change_versions WHERE name = 'inventory'), 0)"));
+  ADS_ASSIGN_OR_RETURN(int64_t v, r.Int(0, 0));
+  return static_cast<uint64_t>(v);
+}
 
 PostgresStore::~PostgresStore() = default;
 

@@ -1,7 +1,9 @@
 #pragma once
 
 // The PostgreSQL adapter (cluster mode, issue 17): the store interfaces that PostgreSQL holds
-// for every node of a cluster. So far the decision counters (CampaignCounterStore) and the
+// for every node of a cluster. So far the inventory (InventoryStore, the SQL shared with the
+// SQLite adapter in store/sql; every write bumps the "inventory" change version and notifies,
+// store/postgres/pg_change_feed.h), the decision counters (CampaignCounterStore) and the
 // identity erasure list (IdentityStore); the other interfaces follow. Thread-safe: one
 // connection behind a mutex (these calls run on background and admin threads, never on an
 // event loop). A lost connection answers Unavailable and is re-established by the next call.
@@ -13,6 +15,9 @@
 
 #include "store/campaign_counter_store.h"
 #include "store/identity_store.h"
+#include "store/inventory_store.h"
+#include "store/sql/sql.h"
+#include "store/sql/sql_inventory.h"
 
 namespace adserver::store {
 
@@ -20,12 +25,95 @@ namespace pg_detail {
 class PgConnection;
 }
 
-class PostgresStore final : public CampaignCounterStore, public IdentityStore {
+class PostgresStore final : public InventoryStore,
+                            public CampaignCounterStore,
+                            public IdentityStore {
  public:
   // Connects to `url` (postgresql://user@host:port/db or libpq's key=value form) and applies
   // the schema migrations. Unavailable if the server cannot be reached.
   static Result<std::unique_ptr<PostgresStore>> Open(const std::string& url);
   ~PostgresStore() override;
+
+  // InventoryStore (store/sql/sql_inventory.h).
+  Result<PublisherRecord> CreatePublisher(const PublisherRecord& p, int64_t now) override {
+    return inventory_.CreatePublisher(p, now);
+  }
+  Result<PublisherRecord> GetPublisher(Id id) override { return inventory_.GetPublisher(id); }
+  Result<std::vector<PublisherRecord>> ListPublishers() override {
+    return inventory_.ListPublishers();
+  }
+  Result<PublisherRecord> UpdatePublisher(const PublisherRecord& p, int64_t now) override {
+    return inventory_.UpdatePublisher(p, now);
+  }
+  Status DeletePublisher(Id id) override { return inventory_.DeletePublisher(id); }
+  Result<ApiKeyRecord> CreateApiKey(const ApiKeyRecord& k, int64_t now) override {
+    return inventory_.CreateApiKey(k, now);
+  }
+  Result<std::vector<ApiKeyRecord>> ListApiKeys(Id publisher_id) override {
+    return inventory_.ListApiKeys(publisher_id);
+  }
+  Result<ApiKeyRecord> RevokeApiKey(Id publisher_id, Id key_id, int64_t now) override {
+    return inventory_.RevokeApiKey(publisher_id, key_id, now);
+  }
+  Result<AdvertiserKeyRecord> CreateAdvertiserKey(const AdvertiserKeyRecord& k,
+                                                  int64_t now) override {
+    return inventory_.CreateAdvertiserKey(k, now);
+  }
+  Result<std::vector<AdvertiserKeyRecord>> ListAdvertiserKeys(Id community_id) override {
+    return inventory_.ListAdvertiserKeys(community_id);
+  }
+  Result<AdvertiserKeyRecord> RevokeAdvertiserKey(Id community_id, Id key_id,
+                                                  int64_t now) override {
+    return inventory_.RevokeAdvertiserKey(community_id, key_id, now);
+  }
+  Result<CommunityRecord> CreateCommunity(const CommunityRecord& c, int64_t now) override {
+    return inventory_.CreateCommunity(c, now);
+  }
+  Result<CommunityRecord> GetCommunity(Id id) override { return inventory_.GetCommunity(id); }
+  Result<std::vector<CommunityRecord>> ListCommunities() override {
+    return inventory_.ListCommunities();
+  }
+  Result<CommunityRecord> UpdateCommunity(const CommunityRecord& c, int64_t now) override {
+    return inventory_.UpdateCommunity(c, now);
+  }
+  Status DeleteCommunity(Id id) override { return inventory_.DeleteCommunity(id); }
+  Result<ProjectRecord> CreateProject(const ProjectRecord& p, int64_t now) override {
+    return inventory_.CreateProject(p, now);
+  }
+  Result<ProjectRecord> GetProject(Id id) override { return inventory_.GetProject(id); }
+  Result<ProjectRecord> GetProjectBySlug(const std::string& slug) override {
+    return inventory_.GetProjectBySlug(slug);
+  }
+  Result<std::vector<ProjectRecord>> ListProjects() override { return inventory_.ListProjects(); }
+  Result<ProjectRecord> UpdateProject(const ProjectRecord& p, int64_t now) override {
+    return inventory_.UpdateProject(p, now);
+  }
+  Status DeleteProject(Id id) override { return inventory_.DeleteProject(id); }
+  Result<CampaignRecord> CreateCampaign(const CampaignRecord& c, int64_t now) override {
+    return inventory_.CreateCampaign(c, now);
+  }
+  Result<CampaignRecord> GetCampaign(Id id) override { return inventory_.GetCampaign(id); }
+  Result<std::vector<CampaignRecord>> ListCampaigns() override {
+    return inventory_.ListCampaigns();
+  }
+  Result<CampaignRecord> UpdateCampaign(const CampaignRecord& c, int64_t now) override {
+    return inventory_.UpdateCampaign(c, now);
+  }
+  Status DeleteCampaign(Id id) override { return inventory_.DeleteCampaign(id); }
+  Result<AdRecord> CreateAd(const AdRecord& a, int64_t now) override {
+    return inventory_.CreateAd(a, now);
+  }
+  Result<AdRecord> GetAd(Id id) override { return inventory_.GetAd(id); }
+  Result<std::vector<AdRecord>> ListAds(std::optional<Id> campaign_id) override {
+    return inventory_.ListAds(campaign_id);
+  }
+  Result<AdRecord> UpdateAd(const AdRecord& a, int64_t now) override {
+    return inventory_.UpdateAd(a, now);
+  }
+  Status DeleteAd(Id id) override { return inventory_.DeleteAd(id); }
+  Result<CatalogData> LoadCatalogData() override { return inventory_.LoadCatalogData(); }
+  // The "inventory" change version: moved by every committed inventory write of any node.
+  Result<uint64_t> ChangeCounter() override;
 
   // CampaignCounterStore: rows upserted in one transaction.
   Status SaveCampaignCounters(const std::vector<CampaignCountersRecord>& rows) override;
@@ -41,10 +129,22 @@ class PostgresStore final : public CampaignCounterStore, public IdentityStore {
   Result<int64_t> DeleteErasuresBefore(int64_t cutoff) override;
 
  private:
+  class SqlRunner final : public sql::Runner {
+   public:
+    explicit SqlRunner(PostgresStore& store) : store_(store) {}
+    Status Write(unsigned bump, const std::function<Status(sql::Connection&)>& fn) override;
+    Status Read(const std::function<Status(sql::Connection&)>& fn) override;
+
+   private:
+    PostgresStore& store_;
+  };
+
   explicit PostgresStore(std::unique_ptr<pg_detail::PgConnection> conn);
 
   std::mutex mu_;
   std::unique_ptr<pg_detail::PgConnection> conn_;  // guarded by mu_
+  SqlRunner runner_;
+  sql::SqlInventory inventory_;
 };
 
 }  // namespace adserver::store

@@ -199,9 +199,9 @@ Result<std::vector<std::string>> PgConnection::WaitForNotifications(
   return channels;
 }
 
-Status PgConnection::Begin() {
+Status PgConnection::Begin(std::string_view begin) {
   ADS_RETURN_IF_ERROR(EnsureConnected());
-  ADS_RETURN_IF_ERROR(ExecScript("BEGIN"));
+  ADS_RETURN_IF_ERROR(ExecScript(begin));
   in_transaction_ = true;
   return OkStatus();
 }
@@ -217,8 +217,8 @@ void PgConnection::Rollback() {
   if (PQstatus(conn_) == CONNECTION_OK) (void)ExecScript("ROLLBACK");
 }
 
-Result<PgTransaction> PgTransaction::Begin(PgConnection& conn) {
-  ADS_RETURN_IF_ERROR(conn.Begin());
+Result<PgTransaction> PgTransaction::Begin(PgConnection& conn, std::string_view begin) {
+  ADS_RETURN_IF_ERROR(conn.Begin(begin));
   return PgTransaction(&conn);
 }
 

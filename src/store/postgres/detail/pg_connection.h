@@ -68,7 +68,8 @@ class PgConnection {
   // broke meanwhile (LISTENs end with it: the caller opens a new session and LISTENs again).
   Result<std::vector<std::string>> WaitForNotifications(std::chrono::milliseconds timeout);
 
-  Status Begin();
+  // BEGIN, or another statement that opens a transaction (e.g. with an isolation level).
+  Status Begin(std::string_view begin = "BEGIN");
   Status Commit();
   // Best effort: rolls back an open transaction (after an error).
   void Rollback();
@@ -87,7 +88,7 @@ class PgConnection {
 // Begin ... Commit; rolls back when destroyed without a Commit.
 class PgTransaction {
  public:
-  static Result<PgTransaction> Begin(PgConnection& conn);
+  static Result<PgTransaction> Begin(PgConnection& conn, std::string_view begin = "BEGIN");
   PgTransaction(PgTransaction&& other) noexcept : conn_(other.conn_) { other.conn_ = nullptr; }
   PgTransaction& operator=(PgTransaction&&) = delete;
   ~PgTransaction();

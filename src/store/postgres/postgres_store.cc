@@ -25,7 +25,7 @@ PgParam Digest(uint64_t digest) { return Param(static_cast<int64_t>(digest)); }
 }  // namespace
 
 PostgresStore::PostgresStore(std::unique_ptr<PgConnection> conn)
-    : conn_(std::move(conn)), runner_(*this), inventory_(runner_) {}
+    : conn_(std::move(conn)), runner_(*this), inventory_(runner_), accounts_(runner_) {}
 
 Status PostgresStore::SqlRunner::Write(unsigned bump,
                                        const std::function<Status(sql::Connection&)>& fn) {

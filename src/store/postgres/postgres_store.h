@@ -1,22 +1,26 @@
 #pragma once
 
 // The PostgreSQL adapter (cluster mode, issue 17): the store interfaces that PostgreSQL holds
-// for every node of a cluster. So far the inventory (InventoryStore, the SQL shared with the
-// SQLite adapter in store/sql; every write bumps the "inventory" change version and notifies,
-// store/postgres/pg_change_feed.h), the decision counters (CampaignCounterStore) and the
-// identity erasure list (IdentityStore); the other interfaces follow. Thread-safe: one
-// connection behind a mutex (these calls run on background and admin threads, never on an
-// event loop). A lost connection answers Unavailable and is re-established by the next call.
+// for every node of a cluster. So far the inventory and the accounts (AccountStore)
+// (InventoryStore, the SQL shared with the SQLite adapter in store/sql; every write bumps the
+// "inventory" change version and notifies, store/postgres/pg_change_feed.h), the decision counters
+// (CampaignCounterStore) and the identity erasure list (IdentityStore); the other interfaces
+// follow. Thread-safe: one connection behind a mutex (these calls run on background and admin
+// threads, never on an event loop). A lost connection answers Unavailable and is re-established by
+// the next call.
 
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "store/account_store.h"
 #include "store/campaign_counter_store.h"
 #include "store/identity_store.h"
 #include "store/inventory_store.h"
 #include "store/sql/sql.h"
+#include "store/sql/sql_accounts.h"
 #include "store/sql/sql_inventory.h"
 
 namespace adserver::store {
@@ -26,6 +30,7 @@ class PgConnection;
 }
 
 class PostgresStore final : public InventoryStore,
+                            public AccountStore,
                             public CampaignCounterStore,
                             public IdentityStore {
  public:
@@ -115,6 +120,53 @@ class PostgresStore final : public InventoryStore,
   // The "inventory" change version: moved by every committed inventory write of any node.
   Result<uint64_t> ChangeCounter() override;
 
+  // AccountStore (store/sql/sql_accounts.h).
+  Result<UserRecord> CreateUser(const UserRecord& user, int64_t now) override {
+    return accounts_.CreateUser(user, now);
+  }
+  Result<UserRecord> GetUser(Id id) override { return accounts_.GetUser(id); }
+  Result<UserRecord> GetUserByEmail(std::string_view email) override {
+    return accounts_.GetUserByEmail(email);
+  }
+  Result<std::vector<UserRecord>> ListUsers() override { return accounts_.ListUsers(); }
+  Result<UserRecord> UpdateUser(const UserRecord& user, int64_t now) override {
+    return accounts_.UpdateUser(user, now);
+  }
+  Status DeleteUser(Id id) override { return accounts_.DeleteUser(id); }
+  Result<bool> HasUsers() override { return accounts_.HasUsers(); }
+  Result<UserTokenRecord> CreateToken(const UserTokenRecord& token, int64_t now,
+                                      int max_active) override {
+    return accounts_.CreateToken(token, now, max_active);
+  }
+  Result<std::vector<UserTokenRecord>> FindTokensByPrefix(std::string_view prefix) override {
+    return accounts_.FindTokensByPrefix(prefix);
+  }
+  Result<std::vector<UserTokenRecord>> ListTokens(std::optional<Id> user_id) override {
+    return accounts_.ListTokens(user_id);
+  }
+  Result<UserTokenRecord> GetToken(Id id) override { return accounts_.GetToken(id); }
+  Result<UserTokenRecord> RevokeToken(Id id, int64_t now) override {
+    return accounts_.RevokeToken(id, now);
+  }
+  Status CreateSession(const SessionRecord& session, int max_per_user) override {
+    return accounts_.CreateSession(session, max_per_user);
+  }
+  Result<SessionRecord> GetSession(const Sha256Digest& id_hash) override {
+    return accounts_.GetSession(id_hash);
+  }
+  Status TouchSession(const Sha256Digest& id_hash, int64_t now) override {
+    return accounts_.TouchSession(id_hash, now);
+  }
+  Status DeleteSession(const Sha256Digest& id_hash) override {
+    return accounts_.DeleteSession(id_hash);
+  }
+  Result<int64_t> DeleteUserSessions(Id user_id, std::optional<Sha256Digest> keep) override {
+    return accounts_.DeleteUserSessions(user_id, std::move(keep));
+  }
+  Result<int64_t> DeleteExpiredSessions(int64_t now, int64_t idle_before) override {
+    return accounts_.DeleteExpiredSessions(now, idle_before);
+  }
+
   // CampaignCounterStore: rows upserted in one transaction.
   Status SaveCampaignCounters(const std::vector<CampaignCountersRecord>& rows) override;
   Result<std::vector<CampaignCountersRecord>> LoadCampaignCounters() override;
@@ -145,6 +197,7 @@ class PostgresStore final : public InventoryStore,
   std::unique_ptr<pg_detail::PgConnection> conn_;  // guarded by mu_
   SqlRunner runner_;
   sql::SqlInventory inventory_;
+  sql::SqlAccounts accounts_;
 };
 
 }  // namespace adserver::store

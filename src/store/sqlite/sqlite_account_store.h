@@ -3,9 +3,12 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 
 #include "common/status.h"
 #include "store/account_store.h"
+#include "store/sql/sql.h"
+#include "store/sql/sql_accounts.h"
 #include "store/sqlite/options.h"
 
 namespace adserver::store {
@@ -26,33 +29,69 @@ class SqliteAccountStore final : public AccountStore {
   SqliteAccountStore(const SqliteAccountStore&) = delete;
   SqliteAccountStore& operator=(const SqliteAccountStore&) = delete;
 
-  Result<UserRecord> CreateUser(const UserRecord& user, int64_t now) override;
-  Result<UserRecord> GetUser(Id id) override;
-  Result<UserRecord> GetUserByEmail(std::string_view email) override;
-  Result<std::vector<UserRecord>> ListUsers() override;
-  Result<UserRecord> UpdateUser(const UserRecord& user, int64_t now) override;
-  Status DeleteUser(Id id) override;
-  Result<bool> HasUsers() override;
-
+  Result<UserRecord> CreateUser(const UserRecord& user, int64_t now) override {
+    return accounts_.CreateUser(user, now);
+  }
+  Result<UserRecord> GetUser(Id id) override { return accounts_.GetUser(id); }
+  Result<UserRecord> GetUserByEmail(std::string_view email) override {
+    return accounts_.GetUserByEmail(email);
+  }
+  Result<std::vector<UserRecord>> ListUsers() override { return accounts_.ListUsers(); }
+  Result<UserRecord> UpdateUser(const UserRecord& user, int64_t now) override {
+    return accounts_.UpdateUser(user, now);
+  }
+  Status DeleteUser(Id id) override { return accounts_.DeleteUser(id); }
+  Result<bool> HasUsers() override { return accounts_.HasUsers(); }
   Result<UserTokenRecord> CreateToken(const UserTokenRecord& token, int64_t now,
-                                      int max_active) override;
-  Result<std::vector<UserTokenRecord>> FindTokensByPrefix(std::string_view prefix) override;
-  Result<std::vector<UserTokenRecord>> ListTokens(std::optional<Id> user_id) override;
-  Result<UserTokenRecord> GetToken(Id id) override;
-  Result<UserTokenRecord> RevokeToken(Id id, int64_t now) override;
-
-  Status CreateSession(const SessionRecord& session, int max_per_user) override;
-  Result<SessionRecord> GetSession(const Sha256Digest& id_hash) override;
-  Status TouchSession(const Sha256Digest& id_hash, int64_t now) override;
-  Status DeleteSession(const Sha256Digest& id_hash) override;
-  Result<int64_t> DeleteUserSessions(Id user_id, std::optional<Sha256Digest> keep) override;
-  Result<int64_t> DeleteExpiredSessions(int64_t now, int64_t idle_before) override;
+                                      int max_active) override {
+    return accounts_.CreateToken(token, now, max_active);
+  }
+  Result<std::vector<UserTokenRecord>> FindTokensByPrefix(std::string_view prefix) override {
+    return accounts_.FindTokensByPrefix(prefix);
+  }
+  Result<std::vector<UserTokenRecord>> ListTokens(std::optional<Id> user_id) override {
+    return accounts_.ListTokens(user_id);
+  }
+  Result<UserTokenRecord> GetToken(Id id) override { return accounts_.GetToken(id); }
+  Result<UserTokenRecord> RevokeToken(Id id, int64_t now) override {
+    return accounts_.RevokeToken(id, now);
+  }
+  Status CreateSession(const SessionRecord& session, int max_per_user) override {
+    return accounts_.CreateSession(session, max_per_user);
+  }
+  Result<SessionRecord> GetSession(const Sha256Digest& id_hash) override {
+    return accounts_.GetSession(id_hash);
+  }
+  Status TouchSession(const Sha256Digest& id_hash, int64_t now) override {
+    return accounts_.TouchSession(id_hash, now);
+  }
+  Status DeleteSession(const Sha256Digest& id_hash) override {
+    return accounts_.DeleteSession(id_hash);
+  }
+  Result<int64_t> DeleteUserSessions(Id user_id, std::optional<Sha256Digest> keep) override {
+    return accounts_.DeleteUserSessions(user_id, std::move(keep));
+  }
+  Result<int64_t> DeleteExpiredSessions(int64_t now, int64_t idle_before) override {
+    return accounts_.DeleteExpiredSessions(now, idle_before);
+  }
 
  private:
+  class SqlRunner final : public sql::Runner {
+   public:
+    explicit SqlRunner(SqliteAccountStore& store) : store_(store) {}
+    Status Write(unsigned bump, const std::function<Status(sql::Connection&)>& fn) override;
+    Status Read(const std::function<Status(sql::Connection&)>& fn) override;
+
+   private:
+    SqliteAccountStore& store_;
+  };
+
   explicit SqliteAccountStore(std::unique_ptr<sqlite_detail::Connection> conn);
 
   std::mutex mu_;
   std::unique_ptr<sqlite_detail::Connection> conn_;  // guarded by mu_
+  SqlRunner runner_;
+  sql::SqlAccounts accounts_;
 };
 
 }  // namespace adserver::store

@@ -146,8 +146,12 @@ Status PgConnection::ErrorOf(pg_result* result, std::string_view sql) {
   if (state == nullptr || PQstatus(conn_) != CONNECTION_OK || Retryable(state)) {
     return UnavailableError("PostgreSQL: " + what);
   }
-  // Integrity constraint violations (unique, foreign key, check): the caller's Conflict.
-  if (std::string_view(state).starts_with("23")) return ConflictError("PostgreSQL: " + what);
+  // Unique, foreign-key and restrict violations: the caller's Conflict (as the SQLite adapter
+  // maps them); CHECK and NOT NULL violations are the caller's bugs: Internal.
+  std::string_view code(state);
+  if (code == "23505" || code == "23503" || code == "23001") {
+    return ConflictError("PostgreSQL: " + what);
+  }
   return InternalError("PostgreSQL: " + what);
 }
 

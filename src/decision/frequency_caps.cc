@@ -83,9 +83,7 @@ void FrequencyCaps::Record(std::span<const Address> wallets, int64_t campaign_id
   for (const Address& w : wallets) RecordOne(w, campaign_id, hours, now);
 }
 
-void FrequencyCaps::RecordOne(const Address& wallet, int64_t campaign_id, int32_t hours,
-                              int64_t now) {
-  uint64_t key = KeyOf(wallet, campaign_id);
+FrequencyCaps::Entry* FrequencyCaps::Slot(uint64_t key, int64_t now) {
   Entry* target = nullptr;
   Entry* oldest = nullptr;
   for (size_t i = 0; i < kProbe && target == nullptr; ++i) {
@@ -109,9 +107,28 @@ void FrequencyCaps::RecordOne(const Address& wallet, int64_t campaign_id, int32_
     oldest->key.store(key, std::memory_order_release);
     target = oldest;
   }
+  return target;
+}
+
+void FrequencyCaps::RecordOne(const Address& wallet, int64_t campaign_id, int32_t hours,
+                              int64_t now) {
+  Entry* target = Slot(KeyOf(wallet, campaign_id), now);
   uint64_t v = target->value.load(std::memory_order_relaxed);
   for (;;) {
     uint64_t next = Open(v, hours, now) ? Pack(StartOf(v), CountOf(v) + 1) : Pack(now, 1);
+    if (target->value.compare_exchange_weak(v, next, std::memory_order_acq_rel)) return;
+  }
+}
+
+void FrequencyCaps::RaiseTo(const Address& wallet, int64_t campaign_id, int32_t hours,
+                            uint32_t count, int64_t now) {
+  if (count == 0) return;
+  Entry* target = Slot(KeyOf(wallet, campaign_id), now);
+  uint64_t v = target->value.load(std::memory_order_relaxed);
+  for (;;) {
+    const bool open = Open(v, hours, now);
+    if (open && CountOf(v) >= count) return;
+    uint64_t next = open ? Pack(StartOf(v), count) : Pack(now, count);
     if (target->value.compare_exchange_weak(v, next, std::memory_order_acq_rel)) return;
   }
 }

@@ -33,12 +33,18 @@ class FrequencyCaps {
                     int64_t now) const;
   // Counts one impression for each wallet.
   void Record(std::span<const Address> wallets, int64_t campaign_id, int32_t hours, int64_t now);
+  // Raises the pair's count in its current window to at least `count` (the cluster-wide count,
+  // decision/shared_caps.h); opens a window at `now` when none is open. Never lowers it.
+  void RaiseTo(const Address& wallet, int64_t campaign_id, int32_t hours, uint32_t count,
+               int64_t now);
 
   uint64_t evictions() const { return evictions_.load(std::memory_order_relaxed); }
 
  private:
   struct Entry;
   void RecordOne(const Address& wallet, int64_t campaign_id, int32_t hours, int64_t now);
+  // The entry of `key` (taken, or evicting the oldest of its probe window).
+  Entry* Slot(uint64_t key, int64_t now);
   uint32_t CountKey(uint64_t key, int32_t hours, int64_t now) const;
 
   size_t mask_;

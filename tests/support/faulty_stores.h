@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "decision/shared_caps.h"
 #include "store/campaign_counter_store.h"
 #include "store/identity_store.h"
 
@@ -97,6 +98,21 @@ class FaultyIdentityStore final : public store::IdentityStore {
 
  private:
   store::IdentityStore& inner_;
+  FaultPlan& plan_;
+};
+
+class FaultyCapCounters final : public decision::CapCounterStore {
+ public:
+  FaultyCapCounters(decision::CapCounterStore& inner, FaultPlan& plan)
+      : inner_(inner), plan_(plan) {}
+  Result<std::vector<uint32_t>> AddAndRead(
+      std::span<const decision::CapIncrement> increments) override {
+    if (auto fault = plan_.Next()) return *fault;
+    return inner_.AddAndRead(increments);
+  }
+
+ private:
+  decision::CapCounterStore& inner_;
   FaultPlan& plan_;
 };
 

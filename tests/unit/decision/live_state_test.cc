@@ -129,6 +129,20 @@ TEST(FrequencyCapsTest, WindowClosesHHoursAfterTheFirstImpression) {
   EXPECT_EQ(caps.Count(Wallet(1), 5, 2, kDayStart + 7200), 1u);
 }
 
+TEST(FrequencyCapsTest, RaiseToNeverLowersAndOpensAWindowWhenNoneIs) {
+  FrequencyCaps caps(1024);
+  std::vector<Address> person = {Wallet(1)};
+  caps.RaiseTo(Wallet(1), 5, 2, 3, kDayStart);  // the cluster served 3: a window opens here
+  EXPECT_EQ(caps.Count(Wallet(1), 5, 2, kDayStart + 10), 3u);
+  caps.Record(person, 5, 2, kDayStart + 20);
+  EXPECT_EQ(caps.Count(Wallet(1), 5, 2, kDayStart + 20), 4u);
+  caps.RaiseTo(Wallet(1), 5, 2, 2, kDayStart + 30);  // an older total: ignored
+  EXPECT_EQ(caps.Count(Wallet(1), 5, 2, kDayStart + 30), 4u);
+  caps.RaiseTo(Wallet(1), 5, 2, 0, kDayStart + 30);
+  EXPECT_EQ(caps.Count(Wallet(1), 5, 2, kDayStart + 30), 4u);
+  EXPECT_EQ(caps.Count(Wallet(1), 5, 2, kDayStart + 7200), 0u) << "the window still closes";
+}
+
 TEST(FrequencyCapsTest, MaxCountTakesTheMostCappedWallet) {
   FrequencyCaps caps(1024);
   std::vector<Address> one = {Wallet(1)};

@@ -163,6 +163,54 @@ Result<RedisReply> RedisConnection::Command(const std::vector<std::string>& args
   return Run(std::vector<std::string_view>(args.begin(), args.end()));
 }
 
+Result<std::vector<RedisReply>> RedisConnection::Pipeline(
+    const std::vector<std::vector<std::string>>& commands) {
+  if (context_ == nullptr || context_->err != 0) ADS_RETURN_IF_ERROR(Connect());
+  for (const std::vector<std::string>& args : commands) {
+    std::vector<const char*> argv;
+    std::vector<size_t> lengths;
+    for (const std::string& a : args) {
+      argv.push_back(a.data());
+      lengths.push_back(a.size());
+    }
+    if (redisAppendCommandArgv(context_, static_cast<int>(argv.size()), argv.data(),
+                               lengths.data()) != REDIS_OK) {
+      return UnavailableError(std::string("Redis: ") + context_->errstr);
+    }
+  }
+  std::vector<RedisReply> replies;
+  replies.reserve(commands.size());
+  Status first = OkStatus();
+  for (size_t i = 0; i < commands.size(); ++i) {
+    void* raw = nullptr;
+    if (redisGetReply(context_, &raw) != REDIS_OK || raw == nullptr) {
+      return UnavailableError(std::string("Redis: ") + context_->errstr);
+    }
+    std::unique_ptr<redisReply, void (*)(void*)> reply(static_cast<redisReply*>(raw),
+                                                       freeReplyObject);
+    if (reply->type == REDIS_REPLY_ERROR) {
+      // Every reply is still read, so the connection stays in step.
+      if (first.ok()) {
+        std::string error(reply->str, reply->len);
+        first = Retryable(error) ? UnavailableError("Redis: " + error)
+                                 : InternalError("Redis: " + error);
+      }
+      continue;
+    }
+    replies.push_back(Convert(reply.get()));
+  }
+  if (!first.ok()) return first;
+  return replies;
+}
+
+Result<std::string> RedisConnection::ScriptSha(RedisScript& script, bool reload) {
+  if (script.sha_.empty() || reload) {
+    ADS_ASSIGN_OR_RETURN(RedisReply loaded, Run({"SCRIPT", "LOAD", script.source_}));
+    script.sha_ = loaded.text;
+  }
+  return script.sha_;
+}
+
 Result<RedisReply> RedisConnection::Eval(RedisScript& script, const std::vector<std::string>& keys,
                                          const std::vector<std::string>& args) {
   for (int attempt = 0; attempt < 2; ++attempt) {

@@ -59,6 +59,12 @@ class RedisConnection {
 
   Result<RedisReply> Command(std::initializer_list<std::string_view> args);
   Result<RedisReply> Command(const std::vector<std::string>& args);
+  // Sends every command, then reads every reply: one round trip for the batch. The first error
+  // reply fails the whole batch (the commands before it were applied).
+  Result<std::vector<RedisReply>> Pipeline(const std::vector<std::vector<std::string>>& commands);
+  // The SHA1 of `script` as Redis knows it, loading it first when needed (for pipelined
+  // EVALSHA); `reload` loads it again (after a NOSCRIPT error).
+  Result<std::string> ScriptSha(RedisScript& script, bool reload = false);
   // EVALSHA of `script` with `keys` and `args`; loads the script when Redis does not have it.
   Result<RedisReply> Eval(RedisScript& script, const std::vector<std::string>& keys,
                           const std::vector<std::string>& args);

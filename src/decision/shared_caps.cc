@@ -5,8 +5,12 @@
 namespace adserver::decision {
 
 SharedFrequencyCaps::SharedFrequencyCaps(FrequencyCaps& local, CapCounterStore& store,
-                                         size_t max_pending, size_t recent)
-    : local_(local), store_(store), max_pending_(max_pending), recent_max_(recent) {}
+                                         size_t max_pending, size_t recent, int64_t recent_seconds)
+    : local_(local),
+      store_(store),
+      max_pending_(max_pending),
+      recent_max_(recent),
+      recent_seconds_(recent_seconds) {}
 
 void SharedFrequencyCaps::Queue(std::span<const Address> wallets, int64_t campaign_id,
                                 int32_t hours) {
@@ -53,21 +57,26 @@ Status SharedFrequencyCaps::Sync(int64_t now) {
       }
     }
   }
-  // Remember the pairs served now; read every remembered one again.
+  // Remember the pairs served now, forget those not served lately (and the oldest beyond the
+  // cap), and read every remembered one again.
   for (const CapIncrement& inc : batch) {
-    PairKey key{inc.wallet, inc.campaign_id};
-    auto [it, added] = recent_.emplace(key, inc.hours);
-    if (added) recent_order_.push_back(key);
-    it->second = inc.hours;
+    recent_[PairKey{inc.wallet, inc.campaign_id}] = Recent{inc.hours, now};
   }
-  while (recent_order_.size() > recent_max_) {
-    recent_.erase(recent_order_.front());
-    recent_order_.erase(recent_order_.begin());
+  std::erase_if(
+      recent_, [&](const auto& entry) { return entry.second.last_served < now - recent_seconds_; });
+  if (recent_.size() > recent_max_) {
+    std::vector<int64_t> times;
+    times.reserve(recent_.size());
+    for (const auto& [key, r] : recent_) times.push_back(r.last_served);
+    auto cut = times.begin() + static_cast<ptrdiff_t>(recent_.size() - recent_max_);
+    std::nth_element(times.begin(), cut, times.end());
+    const int64_t keep_from = *cut;
+    std::erase_if(recent_, [&](const auto& entry) { return entry.second.last_served < keep_from; });
   }
-  for (const PairKey& key : recent_order_) {
+  for (const auto& [key, r] : recent_) {
     if (index.contains(key)) continue;
     batch.push_back(CapIncrement{
-        .wallet = key.wallet, .campaign_id = key.campaign_id, .hours = recent_[key], .add = 0});
+        .wallet = key.wallet, .campaign_id = key.campaign_id, .hours = r.hours, .add = 0});
   }
   if (batch.empty()) return OkStatus();
   Result<std::vector<uint32_t>> totals = store_.AddAndRead(batch);

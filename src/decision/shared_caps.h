@@ -48,10 +48,11 @@ class CapCounterStore {
 
 class SharedFrequencyCaps {
  public:
-  // `max_pending`: queued impressions kept per thread between syncs; `recent`: pairs read again
-  // at every sync (the most recently served ones).
+  // `max_pending`: queued impressions kept per thread between syncs; `recent` and
+  // `recent_seconds`: the pairs read again at every sync (served here within that time, at most
+  // that many).
   SharedFrequencyCaps(FrequencyCaps& local, CapCounterStore& store, size_t max_pending = 65536,
-                      size_t recent = 65536);
+                      size_t recent = 4096, int64_t recent_seconds = 60);
 
   // Serving path, after FrequencyCaps::Record of the same impression: queues it. Takes only the
   // calling thread's uncontended lock; no I/O.
@@ -85,11 +86,15 @@ class SharedFrequencyCaps {
   CapCounterStore& store_;
   const size_t max_pending_;
   const size_t recent_max_;
+  const int64_t recent_seconds_;
   mutable ThreadShards<Shard> shards_;
   std::mutex sync_mu_;  // one Sync at a time
-  // Pairs to read again at every sync, with their window (guarded by sync_mu_).
-  std::unordered_map<PairKey, int32_t, PairHash> recent_;
-  std::vector<PairKey> recent_order_;  // oldest first (guarded by sync_mu_)
+  struct Recent {
+    int32_t hours = 0;        // the cap's window
+    int64_t last_served = 0;  // Unix seconds
+  };
+  // Pairs to read again at every sync (guarded by sync_mu_).
+  std::unordered_map<PairKey, Recent, PairHash> recent_;
 };
 
 }  // namespace adserver::decision

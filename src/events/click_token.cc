@@ -70,6 +70,7 @@ const detail::AesGcm& GcmFor(const identity::SealingKey& key) {
     uint8_t id = 0;
     std::array<uint8_t, 32> source{};
     std::unique_ptr<detail::AesGcm> gcm;
+    ~Slot() { sodium_memzero(source.data(), source.size()); }  // the thread's copy of a key
   };
   thread_local std::array<Slot, 2> slots;
   thread_local size_t next = 0;

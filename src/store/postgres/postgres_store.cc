@@ -7,6 +7,7 @@
 #include "store/postgres/detail/pg_migrations.h"
 #include "store/postgres/detail/pg_sql.h"
 #include "store/postgres/pg_change_feed.h"
+#include "store/sql/detail/counters.h"
 
 namespace adserver::store {
 namespace {
@@ -69,45 +70,15 @@ Result<std::unique_ptr<PostgresStore>> PostgresStore::Open(const std::string& ur
 }
 
 Status PostgresStore::SaveCampaignCounters(const std::vector<CampaignCountersRecord>& rows) {
-  std::lock_guard<std::mutex> lock(mu_);
-  PgConnection& c = *conn_;
-  ADS_ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(c));
-  for (const CampaignCountersRecord& r : rows) {
-    ADS_RETURN_IF_ERROR(
-        c.Exec("INSERT INTO campaign_counters (campaign_id, total_spend, impressions, clicks, "
-               "conversions, day, day_spend, hour, hour_spend) "
-               "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) "
-               "ON CONFLICT (campaign_id) DO UPDATE SET total_spend = EXCLUDED.total_spend, "
-               "impressions = EXCLUDED.impressions, clicks = EXCLUDED.clicks, "
-               "conversions = EXCLUDED.conversions, day = EXCLUDED.day, "
-               "day_spend = EXCLUDED.day_spend, hour = EXCLUDED.hour, "
-               "hour_spend = EXCLUDED.hour_spend",
-               {Param(r.campaign_id), Param(r.total_spend), Param(r.impressions), Param(r.clicks),
-                Param(r.conversions), Param(r.day), Param(r.day_spend), Param(r.hour),
-                Param(r.hour_spend)})
-            .status());
-  }
-  return txn.Commit();
+  return runner_.Write(0, [&](sql::Connection& c) { return sql::SaveCounters(c, rows); });
 }
 
 Result<std::vector<CampaignCountersRecord>> PostgresStore::LoadCampaignCounters() {
-  std::lock_guard<std::mutex> lock(mu_);
-  ADS_ASSIGN_OR_RETURN(
-      PgResult result,
-      conn_->Exec("SELECT campaign_id, total_spend, impressions, clicks, conversions, day, "
-                  "day_spend, hour, hour_spend FROM campaign_counters ORDER BY campaign_id"));
   std::vector<CampaignCountersRecord> out;
-  out.reserve(static_cast<size_t>(result.rows()));
-  for (int i = 0; i < result.rows(); ++i) {
-    CampaignCountersRecord r;
-    int64_t* fields[] = {&r.campaign_id, &r.total_spend, &r.impressions,
-                         &r.clicks,      &r.conversions, &r.day,
-                         &r.day_spend,   &r.hour,        &r.hour_spend};
-    for (int col = 0; col < 9; ++col) {
-      ADS_ASSIGN_OR_RETURN(*fields[col], result.Int(i, col));
-    }
-    out.push_back(r);
-  }
+  ADS_RETURN_IF_ERROR(runner_.Read([&](sql::Connection& c) -> Status {
+    ADS_ASSIGN_OR_RETURN(out, sql::LoadCounters(c));
+    return OkStatus();
+  }));
   return out;
 }
 

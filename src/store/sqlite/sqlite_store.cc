@@ -5,8 +5,8 @@
 #include <unordered_map>
 #include <utility>
 
+#include "store/sql/detail/counters.h"
 #include "store/sql/detail/row_helpers.h"
-#include "store/sqlite/detail/decision_tables.h"
 #include "store/sqlite/detail/migrations.h"
 #include "store/sqlite/detail/sqlite_sql.h"
 #include "store/sqlite/detail/sqlite_util.h"
@@ -164,13 +164,13 @@ Result<uint64_t> SqliteStore::ActivityChangeCounter() { return ReadCounter("acti
 // ---- Decision counters (issue 4; no change counter is bumped).
 
 Status SqliteStore::SaveCampaignCounters(const std::vector<CampaignCountersRecord>& rows) {
-  return Write(0, [&](Connection& c) { return sqlite_detail::SaveCounters(c, rows); });
+  return runner_.Write(0, [&](sql::Connection& c) { return sql::SaveCounters(c, rows); });
 }
 
 Result<std::vector<CampaignCountersRecord>> SqliteStore::LoadCampaignCounters() {
   std::vector<CampaignCountersRecord> out;
-  ADS_RETURN_IF_ERROR(Read([&](Connection& c) -> Status {
-    ADS_ASSIGN_OR_RETURN(out, sqlite_detail::LoadCounters(c));
+  ADS_RETURN_IF_ERROR(runner_.Read([&](sql::Connection& c) -> Status {
+    ADS_ASSIGN_OR_RETURN(out, sql::LoadCounters(c));
     return OkStatus();
   }));
   return out;

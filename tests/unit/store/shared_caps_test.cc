@@ -113,6 +113,41 @@ TEST_F(SharedCapsTest, ImpressionsQueuedWhileRedisIsAwayAreSentWhenItIsBack) {
   EXPECT_EQ(caps.dropped(), 0u);
 }
 
+TEST_F(SharedCapsTest, OnlyPairsServedLatelyAreReadAgain) {
+  class Counting final : public decision::CapCounterStore {
+   public:
+    explicit Counting(decision::CapCounterStore& inner) : inner_(inner) {}
+    Result<std::vector<uint32_t>> AddAndRead(
+        std::span<const decision::CapIncrement> increments) override {
+      last_batch = increments.size();
+      return inner_.AddAndRead(increments);
+    }
+    size_t last_batch = 0;
+
+   private:
+    decision::CapCounterStore& inner_;
+  };
+  auto real = Store();
+  ASSERT_TRUE(real);
+  Counting store(*real);
+  FrequencyCaps local(1024);
+  SharedFrequencyCaps caps(local, store, 1024, /*recent=*/2, /*recent_seconds=*/60);
+  const Address a[] = {Wallet(10)}, b[] = {Wallet(11)}, c[] = {Wallet(12)};
+  caps.Queue(a, kCampaign, kHours);
+  ASSERT_TRUE(caps.Sync(kNow).ok());
+  caps.Queue(b, kCampaign, kHours);
+  ASSERT_TRUE(caps.Sync(kNow + 10).ok());
+  EXPECT_EQ(store.last_batch, 2u) << "b sent, a read again";
+  caps.Queue(c, kCampaign, kHours);
+  ASSERT_TRUE(caps.Sync(kNow + 20).ok());
+  EXPECT_EQ(store.last_batch, 2u) << "at most 2 remembered: a, the oldest, is forgotten";
+  ASSERT_TRUE(caps.Sync(kNow + 75).ok());
+  EXPECT_EQ(store.last_batch, 1u) << "b was served 65 s ago: only c is read";
+  store.last_batch = 0;
+  ASSERT_TRUE(caps.Sync(kNow + 200).ok());
+  EXPECT_EQ(store.last_batch, 0u) << "nothing served lately: no call at all";
+}
+
 TEST_F(SharedCapsTest, TheQueueIsBoundedAndCountsWhatItDrops) {
   auto store = Store();
   ASSERT_TRUE(store);

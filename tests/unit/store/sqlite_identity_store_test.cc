@@ -11,18 +11,6 @@
 namespace adserver::store {
 namespace {
 
-ErasureDigestKey Key(uint8_t n) {
-  ErasureDigestKey k;
-  k.fill(n);
-  return k;
-}
-
-std::vector<ErasureRecord> Scan(SqliteIdentityStore& s, int64_t after) {
-  std::vector<ErasureRecord> out;
-  EXPECT_TRUE(s.ScanErasures(after, [&](const ErasureRecord& r) { out.push_back(r); }).ok());
-  return out;
-}
-
 int64_t Count(const std::string& path, const std::string& sql) {
   sqlite3* db = nullptr;
   sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
@@ -37,37 +25,8 @@ int64_t Count(const std::string& path, const std::string& sql) {
   return n;
 }
 
-TEST(SqliteIdentityStoreTest, TheFirstDigestKeyStoredIsTheInstallationsKey) {
-  testing::TempDir dir;
-  auto a = SqliteIdentityStore::Open(dir.File("adserver.db"));
-  auto b = SqliteIdentityStore::Open(dir.File("adserver.db"));
-  ASSERT_TRUE(a.ok() && b.ok());
-  EXPECT_EQ(*(*a)->DigestKey(Key(1)), Key(1));
-  EXPECT_EQ(*(*b)->DigestKey(Key(2)), Key(1)) << "another process gets the stored key";
-  EXPECT_EQ(*(*a)->DigestKey(Key(3)), Key(1));
-}
-
-TEST(SqliteIdentityStoreTest, ErasuresAreScannedInOrderAndARepeatGetsANewSequenceNumber) {
-  testing::TempDir dir;
-  auto s = std::move(*SqliteIdentityStore::Open(dir.File("adserver.db")));
-  ErasureRecord first = *s->PutErasure(0xffff'ffff'ffff'fff0ULL, 100);  // above INT64_MAX
-  ErasureRecord second = *s->PutErasure(7, 200);
-  EXPECT_LT(first.seq, second.seq);
-  std::vector<ErasureRecord> all = Scan(*s, 0);
-  ASSERT_EQ(all.size(), 2u);
-  EXPECT_EQ(all[0].digest, 0xffff'ffff'ffff'fff0ULL);
-  EXPECT_EQ(all[0].erased_at, 100);
-  EXPECT_EQ(all[1].digest, 7u);
-  ErasureRecord again = *s->PutErasure(0xffff'ffff'ffff'fff0ULL, 300);
-  EXPECT_GT(again.seq, second.seq);
-  std::vector<ErasureRecord> since = Scan(*s, second.seq);
-  ASSERT_EQ(since.size(), 1u);
-  EXPECT_EQ(since[0].erased_at, 300);
-  EXPECT_EQ(Scan(*s, 0).size(), 2u) << "one row per digest";
-  EXPECT_EQ(*s->DeleteErasuresBefore(250), 1);
-  ASSERT_EQ(Scan(*s, 0).size(), 1u);
-  EXPECT_EQ(Scan(*s, 0)[0].erased_at, 300);
-}
+// The IdentityStore contract (digest key, erasure order and sequence numbers) runs for SQLite and
+// PostgreSQL alike in store_contract_test.cc; what is left here is SQLite's own upgrade path.
 
 TEST(SqliteIdentityStoreTest, UpgradingDropsTheIdentityGraphTablesAndTheirRows) {
   testing::TempDir dir;

@@ -20,14 +20,14 @@ constexpr Migration kMigrations[] = {
 -- Decision counters per campaign (issue 4), absolute values upserted by each serving process.
 CREATE TABLE campaign_counters (
   campaign_id bigint PRIMARY KEY,
-  total_spend bigint NOT NULL,
+  total_spend_micros bigint NOT NULL,
   impressions bigint NOT NULL,
   clicks bigint NOT NULL,
   conversions bigint NOT NULL,
   day bigint NOT NULL,
-  day_spend bigint NOT NULL,
+  day_spend_micros bigint NOT NULL,
   hour bigint NOT NULL,
-  hour_spend bigint NOT NULL
+  hour_spend_micros bigint NOT NULL
 );
 -- Identity erasures (issue 20): keyed wallet digests (uint64 stored as bigint), one row per
 -- digest; seq orders them for the nodes that follow the list.

@@ -1,13 +1,18 @@
-#include "store/sqlite/detail/decision_tables.h"
+#include "store/sql/detail/counters.h"
 
-namespace adserver::store::sqlite_detail {
+namespace adserver::store::sql {
 
 Status SaveCounters(Connection& c, const std::vector<CampaignCountersRecord>& rows) {
   ADS_ASSIGN_OR_RETURN(
-      Statement s,
-      c.Prepare("INSERT OR REPLACE INTO campaign_counters (campaign_id, total_spend_micros, "
-                "impressions, clicks, conversions, day, day_spend_micros, hour, "
-                "hour_spend_micros) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"));
+      Statement s, c.Prepare("INSERT INTO campaign_counters (campaign_id, total_spend_micros, "
+                             "impressions, clicks, conversions, day, day_spend_micros, hour, "
+                             "hour_spend_micros) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) "
+                             "ON CONFLICT (campaign_id) DO UPDATE SET "
+                             "total_spend_micros = excluded.total_spend_micros, "
+                             "impressions = excluded.impressions, clicks = excluded.clicks, "
+                             "conversions = excluded.conversions, day = excluded.day, "
+                             "day_spend_micros = excluded.day_spend_micros, hour = excluded.hour, "
+                             "hour_spend_micros = excluded.hour_spend_micros"));
   for (const CampaignCountersRecord& r : rows) {
     s.Reset();
     ADS_RETURN_IF_ERROR(s.Bind(1, r.campaign_id)
@@ -45,4 +50,4 @@ Result<std::vector<CampaignCountersRecord>> LoadCounters(Connection& c) {
   }
 }
 
-}  // namespace adserver::store::sqlite_detail
+}  // namespace adserver::store::sql

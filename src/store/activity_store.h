@@ -10,6 +10,15 @@
 
 namespace adserver::store {
 
+// The absolute value of one (wallet, project_id, chain_id) activity entry, as replicas apply it
+// (cluster mode: store/postgres/postgres_activity_store.h, app/activity_replica.h). Applying
+// one twice changes nothing, and an undo is the value restored.
+struct ActivityValue {
+  ActivityRecord row;    // the entry's key and, unless removed, its last_seen and count
+  bool removed = false;  // the entry no longer exists
+  bool operator==(const ActivityValue&) const = default;
+};
+
 // Wallet activity: what each wallet did with each project, per chain. The error contract is
 // Store's (store.h). Thread-safe; every call may block on I/O.
 class ActivityStore {

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <limits>
+#include <string_view>
 #include <system_error>
 
 #include "common/check.h"
@@ -32,6 +33,10 @@ constexpr size_t kMaxLoggedWallets = 4096;
 // Log entries kept: a reader more than this many transactions behind rebuilds its table.
 constexpr uint64_t kChangeLogKeepTxns = 4096;
 constexpr const char* kTableFileName = "wallets.table";
+// The replica's position in PostgreSQL's change log (key kReplicaPositionKey, 8 bytes
+// little-endian).
+constexpr const char* kReplicaDbName = "activity_replica";
+constexpr std::string_view kReplicaPositionKey = "position";
 
 Status LmdbError(const char* what, int rc) {
   return UnavailableError(std::string("lmdb ") + what + ": " + mdb_strerror(rc));
@@ -71,6 +76,12 @@ ActivityRecord ToRecord(const Address& wallet, const decision::Interaction& i) {
 }
 
 std::atomic<uint64_t> next_instance_id{1};
+
+}  // namespace
+
+decision::Interaction StoredInteraction(const ActivityRecord& row) { return ToInteraction(row); }
+
+namespace {
 
 // Aborts a write transaction unless committed.
 class WriteTxn {
@@ -143,7 +154,8 @@ Result<std::shared_ptr<LmdbActivityIndex>> LmdbActivityIndex::Open(const std::st
   if (rc != 0) return LmdbError("env_create", rc);
   mdb_env_set_mapsize(env, options.map_size_bytes);
   mdb_env_set_maxreaders(env, 1024);
-  mdb_env_set_maxdbs(env, 6);  // the live indexer's journal and checkpoints, the change log
+  // The live indexer's journal and checkpoints, the change log, the replica position.
+  mdb_env_set_maxdbs(env, 6);
   // NOTLS: read transactions belong to our per-thread readers, not to LMDB's thread slots.
   // NORDAHEAD: random point lookups; read-ahead would only evict useful pages.
   unsigned flags = MDB_NOTLS | MDB_NORDAHEAD | (options.no_sync ? MDB_NOSYNC : 0u);
@@ -328,8 +340,20 @@ Status LmdbActivityIndex::WriteWallet(MDB_txn* txn, const Address& wallet,
   return OkStatus();
 }
 
-Status LmdbActivityIndex::LoadSorted(
-    const std::function<bool(Address&, std::vector<decision::Interaction>&)>& next) {
+Status LmdbActivityIndex::LoadSorted(const SortedSource& next) {
+  return LoadSortedImpl(
+      [&](Address& wallet, std::vector<decision::Interaction>& items) -> Result<bool> {
+        return next(wallet, items);
+      },
+      std::nullopt);
+}
+
+Status LmdbActivityIndex::LoadSorted(const FallibleSortedSource& next, uint64_t position) {
+  return LoadSortedImpl(next, position);
+}
+
+Status LmdbActivityIndex::LoadSortedImpl(const FallibleSortedSource& next,
+                                         std::optional<uint64_t> replica_position) {
   if (wallet_count() != 0) return ConflictError("LoadSorted needs an empty index");
   Address wallet, previous;
   bool first = true;
@@ -348,7 +372,12 @@ Status LmdbActivityIndex::LoadSorted(
     Status status;
     for (size_t n = 0; status.ok() && n < 20 * options_.wallets_per_commit; ++n) {
       items.clear();
-      if (!next(wallet, items)) {
+      Result<bool> got = next(wallet, items);
+      if (!got.ok()) {
+        status = got.status();
+        break;
+      }
+      if (!*got) {
         more = false;
         break;
       }
@@ -375,11 +404,15 @@ Status LmdbActivityIndex::LoadSorted(
     if (!status.ok()) return status;
     if (int rc = txn.Commit(); rc != 0) return LmdbError("commit", rc);
   }
-  if (changes_open_.load()) return OkStatus();
-  ADS_RETURN_IF_ERROR(OpenChangeLog());
+  const bool logged = changes_open_.load();
+  if (logged && !replica_position) return OkStatus();
+  // Named databases are created only now, after the appends (see above).
+  if (!logged) ADS_RETURN_IF_ERROR(OpenChangeLog());
+  if (replica_position) ADS_RETURN_IF_ERROR(OpenReplica(/*create=*/true).status());
   WriteTxn txn(env_);
   if (txn.rc() != 0) return LmdbError("begin write", txn.rc());
-  ADS_RETURN_IF_ERROR(LogChanges(txn.get(), /*bulk=*/true));
+  if (!logged) ADS_RETURN_IF_ERROR(LogChanges(txn.get(), /*bulk=*/true));
+  if (replica_position) ADS_RETURN_IF_ERROR(PutReplicaPosition(txn.get(), replica_position));
   if (int rc = txn.Commit(); rc != 0) return LmdbError("commit", rc);
   return OkStatus();
 }
@@ -415,6 +448,202 @@ Status LmdbActivityIndex::Scan(const std::function<void(const ActivityRecord&)>&
     for (const decision::Interaction& i : items) fn(ToRecord(wallet, i));
   }
   mdb_cursor_close(cursor);
+  return OkStatus();
+}
+
+// Replica of PostgreSQL's activity (cluster mode).
+
+namespace {
+
+// Sets `value`'s (project, chain) entry of `items` (sorted) as given.
+void SetEntry(const ActivityValue& value, std::vector<decision::Interaction>& items) {
+  const decision::Interaction entry = ToInteraction(value.row);
+  auto it = std::find_if(items.begin(), items.end(), [&](const decision::Interaction& i) {
+    return i.project_id == entry.project_id && i.chain_id == entry.chain_id;
+  });
+  if (value.removed) {
+    if (it != items.end()) items.erase(it);
+  } else if (it != items.end()) {
+    *it = entry;
+  } else {
+    items.push_back(entry);
+    detail::NormalizeInteractions(items);
+  }
+}
+
+MDB_val ReplicaPositionKey() {
+  return MDB_val{kReplicaPositionKey.size(), const_cast<char*>(kReplicaPositionKey.data())};
+}
+
+}  // namespace
+
+Result<bool> LmdbActivityIndex::OpenReplica(bool create) {
+  if (replica_open_.load(std::memory_order_acquire)) return true;
+  std::lock_guard<std::mutex> lock(journal_mu_);  // one mdb_dbi_open at a time in this process
+  if (replica_open_.load()) return true;
+  // Either kind of transaction keeps the handle for the environment once committed.
+  MDB_txn* txn = nullptr;
+  int rc = mdb_txn_begin(env_, nullptr, create ? 0 : MDB_RDONLY, &txn);
+  if (rc != 0) return LmdbError("begin", rc);
+  MDB_dbi dbi = 0;
+  rc = mdb_dbi_open(txn, kReplicaDbName, create ? MDB_CREATE : 0, &dbi);
+  if (rc != 0) {
+    mdb_txn_abort(txn);
+    if (rc == MDB_NOTFOUND) return false;
+    return LmdbError("open replica position", rc);
+  }
+  if (rc = mdb_txn_commit(txn); rc != 0) return LmdbError("commit replica position", rc);
+  replica_dbi_ = dbi;
+  replica_open_.store(true, std::memory_order_release);
+  return true;
+}
+
+Status LmdbActivityIndex::PutReplicaPosition(MDB_txn* txn, std::optional<uint64_t> position) {
+  MDB_val key = ReplicaPositionKey();
+  if (!position) {
+    int rc = mdb_del(txn, replica_dbi_, &key, nullptr);
+    return rc == 0 || rc == MDB_NOTFOUND ? OkStatus() : LmdbError("del replica position", rc);
+  }
+  uint64_t v = *position;
+  MDB_val value{sizeof v, &v};
+  if (int rc = mdb_put(txn, replica_dbi_, &key, &value, 0); rc != 0) {
+    return LmdbError("put replica position", rc);
+  }
+  return OkStatus();
+}
+
+Result<std::optional<uint64_t>> LmdbActivityIndex::ReplicaPosition() {
+  ADS_ASSIGN_OR_RETURN(bool open, OpenReplica(/*create=*/false));
+  if (!open) return std::optional<uint64_t>();
+  ReadTxn txn(env_);
+  if (txn.rc() != 0) return LmdbError("begin read", txn.rc());
+  MDB_val key = ReplicaPositionKey(), value;
+  int rc = mdb_get(txn.get(), replica_dbi_, &key, &value);
+  if (rc == MDB_NOTFOUND) return std::optional<uint64_t>();
+  if (rc != 0) return LmdbError("get replica position", rc);
+  uint64_t position = 0;
+  if (value.mv_size != sizeof position) return InternalError("corrupt replica position");
+  std::memcpy(&position, value.mv_data, sizeof position);
+  return std::optional<uint64_t>(position);
+}
+
+Status LmdbActivityIndex::PutReplicaValues(std::span<const ActivityValue> values,
+                                           uint64_t position) {
+  for (const ActivityValue& v : values) {
+    if (v.row.project_id <= 0 || v.row.chain_id <= 0) {
+      return InvalidArgumentError("activity rows need positive project and chain ids");
+    }
+  }
+  ADS_RETURN_IF_ERROR(OpenChangeLog());
+  ADS_RETURN_IF_ERROR(OpenReplica(/*create=*/true).status());
+  // By wallet; a wallet's values keep their order, so the last one of a key wins.
+  std::vector<const ActivityValue*> sorted;
+  sorted.reserve(values.size());
+  for (const ActivityValue& v : values) sorted.push_back(&v);
+  std::stable_sort(sorted.begin(), sorted.end(), [](const ActivityValue* a, const ActivityValue* b) {
+    return a->row.wallet < b->row.wallet;
+  });
+  WriteTxn txn(env_);
+  if (txn.rc() != 0) return LmdbError("begin write", txn.rc());
+  pending_changes_.clear();
+  std::vector<decision::Interaction> items;
+  for (size_t begin = 0, end = 0; begin < sorted.size(); begin = end) {
+    const Address wallet = sorted[begin]->row.wallet;
+    while (end < sorted.size() && sorted[end]->row.wallet == wallet) ++end;
+    ADS_RETURN_IF_ERROR(ReadWallet(txn.get(), wallet, items));
+    for (size_t i = begin; i < end; ++i) SetEntry(*sorted[i], items);
+    ADS_RETURN_IF_ERROR(WriteWallet(txn.get(), wallet, items));
+  }
+  ADS_RETURN_IF_ERROR(PutReplicaPosition(txn.get(), position));
+  ADS_RETURN_IF_ERROR(LogChanges(txn.get(), /*bulk=*/false));
+  if (int rc = txn.Commit(); rc != 0) return LmdbError("commit", rc);
+  return OkStatus();
+}
+
+Status LmdbActivityIndex::ReplaceSorted(const FallibleSortedSource& next, uint64_t position) {
+  ADS_RETURN_IF_ERROR(OpenChangeLog());
+  ADS_RETURN_IF_ERROR(OpenReplica(/*create=*/true).status());
+  {
+    WriteTxn txn(env_);
+    if (txn.rc() != 0) return LmdbError("begin write", txn.rc());
+    ADS_RETURN_IF_ERROR(PutReplicaPosition(txn.get(), std::nullopt));
+    if (int rc = txn.Commit(); rc != 0) return LmdbError("commit", rc);
+  }
+  std::optional<Address> low;  // the stored wallets up to here are done
+  std::vector<std::pair<Address, std::string>> chunk;
+  std::vector<decision::Interaction> items;
+  Address wallet;
+  const size_t per_commit = std::max<size_t>(options_.wallets_per_commit, 1);
+  for (bool more = true; more;) {
+    chunk.clear();
+    while (chunk.size() < per_commit) {
+      items.clear();
+      ADS_ASSIGN_OR_RETURN(bool got, next(wallet, items));
+      if (!got) {
+        more = false;
+        break;
+      }
+      const Address* previous = !chunk.empty() ? &chunk.back().first : low ? &*low : nullptr;
+      if (previous != nullptr && !(*previous < wallet)) {
+        return ConflictError("ReplaceSorted: wallets out of order");
+      }
+      if (items.empty()) continue;  // a wallet without activity is not stored
+      detail::NormalizeInteractions(items);
+      std::string encoded;
+      detail::EncodeInteractions(items, encoded);
+      chunk.emplace_back(wallet, std::move(encoded));
+    }
+    WriteTxn txn(env_);
+    if (txn.rc() != 0) return LmdbError("begin write", txn.rc());
+    pending_changes_.clear();
+    ADS_RETURN_IF_ERROR(ReplaceRange(txn.get(), low, more ? &chunk.back().first : nullptr, chunk));
+    if (!more) ADS_RETURN_IF_ERROR(PutReplicaPosition(txn.get(), position));
+    ADS_RETURN_IF_ERROR(LogChanges(txn.get(), /*bulk=*/false));
+    if (int rc = txn.Commit(); rc != 0) return LmdbError("commit", rc);
+    if (more) low = chunk.back().first;
+  }
+  return OkStatus();
+}
+
+Status LmdbActivityIndex::ReplaceRange(MDB_txn* txn, const std::optional<Address>& low,
+                                       const Address* high,
+                                       const std::vector<std::pair<Address, std::string>>& chunk) {
+  // Compare first (no writes under the cursor), then write the differences.
+  std::vector<Address> stale;
+  std::vector<bool> same(chunk.size(), false);
+  MDB_cursor* cursor = nullptr;
+  if (int rc = mdb_cursor_open(txn, dbi_, &cursor); rc != 0) return LmdbError("cursor", rc);
+  MDB_val key, value;
+  if (low) key = KeyOf(*low);
+  int rc = mdb_cursor_get(cursor, &key, &value, low ? MDB_SET_RANGE : MDB_FIRST);
+  for (size_t i = 0; rc == 0; rc = mdb_cursor_get(cursor, &key, &value, MDB_NEXT)) {
+    if (key.mv_size != sizeof(Address)) continue;  // a named database
+    Address stored;
+    std::memcpy(stored.bytes.data(), key.mv_data, sizeof(Address));
+    if (low && !(*low < stored)) continue;
+    if (high != nullptr && *high < stored) break;
+    while (i < chunk.size() && chunk[i].first < stored) ++i;
+    if (i < chunk.size() && chunk[i].first == stored) {
+      same[i] = std::string_view(static_cast<const char*>(value.mv_data), value.mv_size) ==
+                chunk[i].second;
+    } else {
+      stale.push_back(stored);
+    }
+  }
+  mdb_cursor_close(cursor);
+  if (rc != 0 && rc != MDB_NOTFOUND) return LmdbError("cursor", rc);
+  for (const Address& w : stale) {
+    NoteChanged(w);
+    MDB_val k = KeyOf(w);
+    if (rc = mdb_del(txn, dbi_, &k, nullptr); rc != 0) return LmdbError("del", rc);
+  }
+  for (size_t i = 0; i < chunk.size(); ++i) {
+    if (same[i]) continue;
+    NoteChanged(chunk[i].first);
+    MDB_val k = KeyOf(chunk[i].first);
+    MDB_val data{chunk[i].second.size(), const_cast<char*>(chunk[i].second.data())};
+    if (rc = mdb_put(txn, dbi_, &k, &data, 0); rc != 0) return LmdbError("put", rc);
+  }
   return OkStatus();
 }
 
@@ -515,7 +744,7 @@ std::string BlockName(int64_t chain_id, uint64_t block) {
 
 uint64_t LmdbActivityIndex::NamedDatabaseCount(MDB_txn* txn) const {
   uint64_t n = 0;
-  for (const char* name : {kJournalDbName, kCheckpointDbName, kChangesDbName}) {
+  for (const char* name : {kJournalDbName, kCheckpointDbName, kChangesDbName, kReplicaDbName}) {
     MDB_val key{std::strlen(name), const_cast<char*>(name)}, value;
     if (mdb_get(txn, dbi_, &key, &value) == 0) ++n;
   }

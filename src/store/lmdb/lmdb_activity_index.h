@@ -23,6 +23,7 @@
 #include "common/published.h"
 #include "common/status.h"
 #include "decision/activity_index.h"
+#include "store/activity_store.h"
 #include "store/lmdb/wallet_table.h"
 #include "store/records.h"
 
@@ -94,6 +95,9 @@ struct ChainCheckpoint {
   std::vector<BlockRef> recent;
 };
 
+// `row` as the index stores it: last_seen as its day, ids and count clamped to 32 bits.
+decision::Interaction StoredInteraction(const ActivityRecord& row);
+
 // The LMDB activity index. Thread-safe. Readers (LookupAll, Lookup) never lock or wait: each
 // thread keeps one read-only transaction that is renewed for each lookup batch and reset after
 // it, so every batch sees the latest commit of any process and never pins old pages for long.
@@ -119,10 +123,36 @@ class LmdbActivityIndex final : public decision::ActivityIndex {
   // `wallets_per_commit` wallets. Rows with a non-positive project or chain id are
   // InvalidArgument (nothing written).
   Status Record(const std::vector<ActivityRecord>& rows);
+  // Fills the next wallet and its interactions; returns false at the end.
+  using SortedSource = std::function<bool(Address&, std::vector<decision::Interaction>&)>;
   // Loads wallets in strictly increasing byte order into an EMPTY index with MDB_APPEND
-  // (fully packed pages). `next` fills the next wallet and its interactions and returns false
-  // at the end. Conflict if the index is not empty or the order is violated.
-  Status LoadSorted(const std::function<bool(Address&, std::vector<decision::Interaction>&)>& next);
+  // (fully packed pages). Conflict if the index is not empty or the order is violated.
+  Status LoadSorted(const SortedSource& next);
+
+  // Replica of PostgreSQL's activity (cluster mode, app/activity_replica.h): the index follows
+  // a change log and remembers the log position it reflects, written in the same transaction
+  // as the changes it covers.
+
+  // A SortedSource that may fail (a snapshot read from the network): an error ends the load,
+  // records no position and is returned; what earlier transactions committed stays.
+  using FallibleSortedSource =
+      std::function<Result<bool>(Address&, std::vector<decision::Interaction>&)>;
+
+  // The recorded position; nullopt if none (never a replica, or a load cut short).
+  Result<std::optional<uint64_t>> ReplicaPosition();
+  // LoadSorted (into an EMPTY index), then records `position` in a last transaction (rows are
+  // committed every 20 x wallets_per_commit wallets: an index left midway has no position).
+  Status LoadSorted(const FallibleSortedSource& next, uint64_t position);
+  // Sets each value's (wallet, project, chain) entry as given (removed: deleted; the last
+  // value wins for a key given twice) and records `position`, in one write transaction.
+  // InvalidArgument (nothing written) for non-positive ids.
+  Status PutReplicaValues(std::span<const ActivityValue> values, uint64_t position);
+  // Makes the index hold exactly the wallets `next` yields (strictly increasing order; any
+  // others are deleted), writing only the wallets that differ, then records `position`. For a
+  // non-empty index (LoadSorted takes an empty one); lookups go on meanwhile and see old and
+  // new wallets mixed until it ends. The position is cleared first, so an index left midway
+  // has none. Conflict if the order is violated.
+  Status ReplaceSorted(const FallibleSortedSource& next, uint64_t position);
 
   Result<std::vector<ActivityRecord>> ForWallet(const Address& wallet) const;
   Status Scan(const std::function<void(const ActivityRecord&)>& fn) const;
@@ -223,6 +253,15 @@ class LmdbActivityIndex final : public decision::ActivityIndex {
   Status PutCheckpoint(MDB_txn* txn, int64_t chain_id, uint64_t next_block);
   Result<std::optional<uint64_t>> GetCheckpoint(MDB_txn* txn, int64_t chain_id) const;
   Status DeleteJournal(MDB_txn* txn, int64_t chain_id);
+  Status LoadSortedImpl(const FallibleSortedSource& next, std::optional<uint64_t> position);
+  // Opens the replica's named database (creating it if `create`); false if it does not exist.
+  Result<bool> OpenReplica(bool create);
+  // REQUIRES: the replica database is open; inside a write transaction.
+  Status PutReplicaPosition(MDB_txn* txn, std::optional<uint64_t> position);
+  // ReplaceSorted's step: makes the stored wallets after `low` up to `high` (to the end if
+  // null) those of `chunk` (sorted, encoded values).
+  Status ReplaceRange(MDB_txn* txn, const std::optional<Address>& low, const Address* high,
+                      const std::vector<std::pair<Address, std::string>>& chunk);
   // Number of named databases (journal) recorded in the main database (not wallets).
   uint64_t NamedDatabaseCount(MDB_txn* txn) const;
 
@@ -270,6 +309,8 @@ class LmdbActivityIndex final : public decision::ActivityIndex {
   MDB_dbi checkpoint_dbi_ = 0;  // set once journal_open_
   std::atomic<bool> changes_open_{false};  // set once, under journal_mu_
   MDB_dbi changes_dbi_ = 0;                // set once changes_open_
+  std::atomic<bool> replica_open_{false};  // set once, under journal_mu_
+  MDB_dbi replica_dbi_ = 0;                // set once replica_open_
   std::vector<Address> pending_changes_;   // see NoteChanged
 
   Published<ReadView> view_;

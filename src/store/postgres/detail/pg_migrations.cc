@@ -230,7 +230,133 @@ CREATE TABLE console_sessions (
 );
 CREATE INDEX console_sessions_by_user ON console_sessions (user_id);
 )sql"},
+    {6, R"sql(
+-- Wallet activity (issue 17 item 4), as the SQLite adapter's activity table: the source of truth
+-- of every node's LMDB replica (app/activity_replica.h). Ids are positive, as the LMDB index
+-- needs them.
+CREATE TABLE wallet_activity (
+  wallet     bytea NOT NULL CHECK (length(wallet) = 20),
+  project_id bigint NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
+  chain_id   bigint NOT NULL CHECK (chain_id > 0),
+  last_seen  bigint NOT NULL,
+  count      bigint NOT NULL,
+  PRIMARY KEY (wallet, project_id, chain_id)
+);
+CREATE INDEX wallet_activity_by_project ON wallet_activity (project_id);
+-- The change log replicas follow: the resulting values of every changed row (last_seen and
+-- count NULL: the row was deleted), whatever changed it (a project's cascade included: the
+-- triggers below write it). Writers of wallet_activity, and deleters of projects, take the
+-- advisory lock 7017861054799635316 ("adsrvact") before their first row and hold it to commit,
+-- so seqs commit in order: a follower reading past seq S never misses one committing later.
+-- changed_at: the server's clock at logging (Unix seconds), so it grows with seq.
+CREATE SEQUENCE activity_change_seq;
+CREATE TABLE activity_changes (
+  seq        bigint PRIMARY KEY,
+  wallet     bytea NOT NULL,
+  project_id bigint NOT NULL,
+  chain_id   bigint NOT NULL,
+  last_seen  bigint,
+  count      bigint,
+  changed_at bigint NOT NULL
+);
+CREATE INDEX activity_changes_by_time ON activity_changes (changed_at);
+-- The newest seq pruned from the log (or skipped by a TRUNCATE): a follower behind it
+-- bootstraps again.
+CREATE TABLE activity_log (
+  id             int PRIMARY KEY CHECK (id = 1),
+  pruned_through bigint NOT NULL
+);
+INSERT INTO activity_log (id, pruned_through) VALUES (1, 0);
+CREATE FUNCTION activity_lock() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM pg_advisory_xact_lock(7017861054799635316);
+  RETURN NULL;
+END $$;
+-- After logging n rows: bumps the "activity" change version and notifies (pg_change_feed.h).
+CREATE FUNCTION activity_notify(changed_count bigint) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  IF changed_count = 0 THEN RETURN; END IF;
+  INSERT INTO change_versions (name, version) VALUES ('activity', 1)
+    ON CONFLICT (name) DO UPDATE SET version = change_versions.version + 1;
+  PERFORM pg_notify('adserver_changes', 'activity');
+END $$;
+CREATE FUNCTION activity_log_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE n bigint;
+BEGIN
+  PERFORM pg_advisory_xact_lock(7017861054799635316);
+  INSERT INTO activity_changes (seq, wallet, project_id, chain_id, last_seen, count, changed_at)
+    SELECT nextval('activity_change_seq'), r.wallet, r.project_id, r.chain_id, r.last_seen,
+           r.count, extract(epoch FROM clock_timestamp())::bigint
+    FROM (SELECT * FROM new_rows ORDER BY wallet, project_id, chain_id) r;
+  GET DIAGNOSTICS n = ROW_COUNT;
+  PERFORM activity_notify(n);
+  RETURN NULL;
+END $$;
+CREATE FUNCTION activity_log_updated() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE n bigint; m bigint;
+BEGIN
+  PERFORM pg_advisory_xact_lock(7017861054799635316);
+  -- A row whose key changed: the old key is gone.
+  INSERT INTO activity_changes (seq, wallet, project_id, chain_id, last_seen, count, changed_at)
+    SELECT nextval('activity_change_seq'), o.wallet, o.project_id, o.chain_id, NULL, NULL,
+           extract(epoch FROM clock_timestamp())::bigint
+    FROM old_rows o
+    WHERE NOT EXISTS (SELECT 1 FROM new_rows r WHERE r.wallet = o.wallet AND
+                      r.project_id = o.project_id AND r.chain_id = o.chain_id);
+  GET DIAGNOSTICS m = ROW_COUNT;
+  INSERT INTO activity_changes (seq, wallet, project_id, chain_id, last_seen, count, changed_at)
+    SELECT nextval('activity_change_seq'), r.wallet, r.project_id, r.chain_id, r.last_seen,
+           r.count, extract(epoch FROM clock_timestamp())::bigint
+    FROM (SELECT * FROM new_rows ORDER BY wallet, project_id, chain_id) r;
+  GET DIAGNOSTICS n = ROW_COUNT;
+  PERFORM activity_notify(n + m);
+  RETURN NULL;
+END $$;
+CREATE FUNCTION activity_log_deleted() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE n bigint;
+BEGIN
+  PERFORM pg_advisory_xact_lock(7017861054799635316);
+  INSERT INTO activity_changes (seq, wallet, project_id, chain_id, last_seen, count, changed_at)
+    SELECT nextval('activity_change_seq'), o.wallet, o.project_id, o.chain_id, NULL, NULL,
+           extract(epoch FROM clock_timestamp())::bigint
+    FROM (SELECT * FROM old_rows ORDER BY wallet, project_id, chain_id) o;
+  GET DIAGNOSTICS n = ROW_COUNT;
+  PERFORM activity_notify(n);
+  RETURN NULL;
+END $$;
+-- A TRUNCATE cannot be logged row by row: every follower bootstraps again.
+CREATE FUNCTION activity_log_truncated() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM pg_advisory_xact_lock(7017861054799635316);
+  DELETE FROM activity_changes;
+  UPDATE activity_log SET pruned_through = nextval('activity_change_seq');
+  PERFORM activity_notify(1);
+  RETURN NULL;
+END $$;
+CREATE TRIGGER wallet_activity_lock BEFORE INSERT OR UPDATE OR DELETE ON wallet_activity
+  FOR EACH STATEMENT EXECUTE FUNCTION activity_lock();
+CREATE TRIGGER projects_activity_lock BEFORE DELETE ON projects
+  FOR EACH STATEMENT EXECUTE FUNCTION activity_lock();
+CREATE TRIGGER wallet_activity_inserted AFTER INSERT ON wallet_activity
+  REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION activity_log_inserted();
+CREATE TRIGGER wallet_activity_updated AFTER UPDATE ON wallet_activity
+  REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION activity_log_updated();
+CREATE TRIGGER wallet_activity_deleted AFTER DELETE ON wallet_activity
+  REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION activity_log_deleted();
+CREATE TRIGGER wallet_activity_truncated BEFORE TRUNCATE ON wallet_activity
+  FOR EACH STATEMENT EXECUTE FUNCTION activity_log_truncated();
+)sql"},
 };
+
+// ApplyMigrations skips versions up to the database's: an entry out of order would never run.
+constexpr bool VersionsIncrease() {
+  for (size_t i = 1; i < std::size(kMigrations); ++i) {
+    if (kMigrations[i].version <= kMigrations[i - 1].version) return false;
+  }
+  return true;
+}
+static_assert(VersionsIncrease(), "kMigrations must be in increasing version order");
 
 // pg_advisory_xact_lock key of the migrations (any fixed 64-bit number; "adsrvmig").
 constexpr int64_t kMigrationLock = 0x6164737276'6d6967;

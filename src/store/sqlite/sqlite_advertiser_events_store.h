@@ -6,6 +6,8 @@
 
 #include "common/status.h"
 #include "store/advertiser_events_store.h"
+#include "store/sql/sql.h"
+#include "store/sql/sql_advertiser_events.h"
 #include "store/sqlite/options.h"
 
 namespace adserver::store {
@@ -15,7 +17,8 @@ class Connection;
 }  // namespace sqlite_detail
 
 // AdvertiserEventsStore on the same SQLite file as SqliteStore (tables `advertiser_events`
-// and `advertiser_event_counts`, migration 6; an event's spclid is looked up in `clicks`).
+// and `advertiser_event_counts`, migration 6; an event's spclid is looked up in `clicks`),
+// running the SQL it shares with the PostgreSQL adapter (store/sql/sql_advertiser_events.h).
 // One connection of its own, serialised by a mutex: inserts from the worker pool and admin
 // reads share it, never an event loop. Each insert is one transaction committed in WAL mode
 // with synchronous=NORMAL: it survives the process being killed (kill -9); only an
@@ -28,21 +31,28 @@ class SqliteAdvertiserEventsStore final : public AdvertiserEventsStore {
   SqliteAdvertiserEventsStore(const SqliteAdvertiserEventsStore&) = delete;
   SqliteAdvertiserEventsStore& operator=(const SqliteAdvertiserEventsStore&) = delete;
 
-  Status Insert(AdvertiserEventRecord& event) override;
-  Result<std::vector<AdvertiserEventRecord>> List(const AdvertiserEventQuery& query) override;
+  // AdvertiserEventsStore (store/sql/sql_advertiser_events.h).
+  Status Insert(AdvertiserEventRecord& event) override { return events_.Insert(event); }
+  Result<std::vector<AdvertiserEventRecord>> List(const AdvertiserEventQuery& query) override {
+    return events_.List(query);
+  }
   Result<std::vector<AdvertiserEventCount>> Counts(std::optional<Id> campaign_id,
-                                                   std::optional<Id> community_id) override;
+                                                   std::optional<Id> community_id) override {
+    return events_.Counts(campaign_id, community_id);
+  }
   Result<std::vector<AdvertiserEventCount>> InvalidCounts(std::optional<Id> campaign_id,
-                                                          std::optional<Id> community_id) override;
-  Result<int64_t> Prune(int64_t before) override;
+                                                          std::optional<Id> community_id) override {
+    return events_.InvalidCounts(campaign_id, community_id);
+  }
+  Result<int64_t> Prune(int64_t before) override { return events_.Prune(before); }
 
  private:
   explicit SqliteAdvertiserEventsStore(std::unique_ptr<sqlite_detail::Connection> conn);
-  // The campaign of `decision_id`'s first click. REQUIRES: mu_ held.
-  Result<std::optional<Id>> CampaignOfClick(const std::array<uint8_t, 16>& decision_id);
 
   std::mutex mu_;
   std::unique_ptr<sqlite_detail::Connection> conn_;  // guarded by mu_
+  std::unique_ptr<sql::Runner> runner_;              // transactions on conn_ under mu_
+  sql::SqlAdvertiserEvents events_;
 };
 
 }  // namespace adserver::store

@@ -6,6 +6,8 @@
 
 #include "common/status.h"
 #include "store/events_store.h"
+#include "store/sql/sql.h"
+#include "store/sql/sql_events.h"
 #include "store/sqlite/options.h"
 
 namespace adserver::store {
@@ -15,7 +17,8 @@ class Connection;
 }  // namespace sqlite_detail
 
 // EventsStore on the same SQLite file as SqliteStore (tables `clicks`, `rollups_minute`,
-// `rollups_hour`, `rollups_day`, `events_meta`; migration 5). One connection of its own,
+// `rollups_hour`, `rollups_day`, `events_meta`; migration 5), running the SQL it shares with
+// the PostgreSQL adapter (store/sql/sql_events.h). One connection of its own,
 // serialised by a mutex: the click writer, the rollup flusher and admin reads share it, never
 // an event loop. Commits use synchronous=NORMAL in WAL mode: a committed click survives the
 // process being killed (kill -9); only an operating-system crash or power loss can take the
@@ -31,38 +34,64 @@ class SqliteEventsStore final : public EventsStore {
   SqliteEventsStore(const SqliteEventsStore&) = delete;
   SqliteEventsStore& operator=(const SqliteEventsStore&) = delete;
 
+  // EventsStore (store/sql/sql_events.h).
   Result<std::vector<uint8_t>> Secret(std::string_view name,
-                                      std::span<const uint8_t> candidate) override;
-  Status InsertClicks(std::span<ClickRecord> rows) override;
-  Result<int64_t> RollUpClicks(int64_t max_rows) override;
-  Status AddRollups(std::span<const RollupRow> rows) override;
-  Result<std::vector<ClickRecord>> ListClicks(const EventQuery& query) override;
-  Result<std::optional<int64_t>> BilledClickAt(const DecisionIdBytes& decision_id) override;
+                                      std::span<const uint8_t> candidate) override {
+    return events_.Secret(name, candidate);
+  }
+  Status InsertClicks(std::span<ClickRecord> rows) override { return events_.InsertClicks(rows); }
+  Result<int64_t> RollUpClicks(int64_t max_rows) override { return events_.RollUpClicks(max_rows); }
+  Status AddRollups(std::span<const RollupRow> rows) override { return events_.AddRollups(rows); }
+  Result<std::vector<ClickRecord>> ListClicks(const EventQuery& query) override {
+    return events_.ListClicks(query);
+  }
+  Result<std::optional<int64_t>> BilledClickAt(const DecisionIdBytes& decision_id) override {
+    return events_.BilledClickAt(decision_id);
+  }
   Result<std::optional<ClickRecord>> LastBilledClick(Id campaign_id, uint64_t person,
                                                      int64_t served_from,
-                                                     int64_t clicked_by) override;
+                                                     int64_t clicked_by) override {
+    return events_.LastBilledClick(campaign_id, person, served_from, clicked_by);
+  }
   Result<std::vector<ConversionRecord>> InsertConversions(
-      std::span<const ConversionCandidate> candidates, int64_t now) override;
-  Result<std::vector<CampaignCountersRecord>> CountersFromEvents(int64_t now) override;
-  Result<std::vector<ConversionRecord>> BilledConversionsAfter(Id after_id, int limit) override;
-  Result<Id> LastConversionId() override;
+      std::span<const ConversionCandidate> candidates, int64_t now) override {
+    return events_.InsertConversions(candidates, now);
+  }
+  Result<std::vector<CampaignCountersRecord>> CountersFromEvents(int64_t now) override {
+    return events_.CountersFromEvents(now);
+  }
+  Result<std::vector<ConversionRecord>> BilledConversionsAfter(Id after_id, int limit) override {
+    return events_.BilledConversionsAfter(after_id, limit);
+  }
+  Result<Id> LastConversionId() override { return events_.LastConversionId(); }
   Result<std::vector<ConversionRecord>> RevertReplacedConversions(
-      int64_t chain_id, std::span<const BlockAtHeight> blocks, int64_t now) override;
+      int64_t chain_id, std::span<const BlockAtHeight> blocks, int64_t now) override {
+    return events_.RevertReplacedConversions(chain_id, blocks, now);
+  }
   Result<std::vector<ConversionRecord>> RevertConversions(int64_t chain_id, int64_t block_number,
                                                           const std::array<uint8_t, 32>& block_hash,
-                                                          int64_t now) override;
-  Result<std::vector<ConversionRecord>> ListConversions(const EventQuery& query) override;
-  Result<CampaignEventTotals> CampaignTotals(Id campaign_id) override;
-  Result<int64_t> Prune(const EventRetention& retention, int64_t now) override;
+                                                          int64_t now) override {
+    return events_.RevertConversions(chain_id, block_number, block_hash, now);
+  }
+  Result<std::vector<ConversionRecord>> ListConversions(const EventQuery& query) override {
+    return events_.ListConversions(query);
+  }
+  Result<CampaignEventTotals> CampaignTotals(Id campaign_id) override {
+    return events_.CampaignTotals(campaign_id);
+  }
+  Result<int64_t> Prune(const EventRetention& retention, int64_t now) override {
+    return events_.Prune(retention, now);
+  }
   Status Checkpoint() override;
 
  private:
   SqliteEventsStore(std::unique_ptr<sqlite_detail::Connection> conn,
                     std::unique_ptr<sqlite_detail::Connection> checkpoint_conn);
-  Status AddToRollups(const RollupRow& row);  // REQUIRES: mu_ held, in a write transaction
 
   std::mutex mu_;
   std::unique_ptr<sqlite_detail::Connection> conn_;  // guarded by mu_
+  std::unique_ptr<sql::Runner> runner_;              // transactions on conn_ under mu_
+  sql::SqlEvents events_;
   std::mutex checkpoint_mu_;
   std::unique_ptr<sqlite_detail::Connection> checkpoint_conn_;  // guarded by checkpoint_mu_
 };

@@ -6,6 +6,8 @@
 
 #include "common/status.h"
 #include "store/report_store.h"
+#include "store/sql/sql.h"
+#include "store/sql/sql_reports.h"
 #include "store/sqlite/options.h"
 
 namespace adserver::store {
@@ -15,7 +17,8 @@ class Connection;
 }  // namespace sqlite_detail
 
 // ReportStore on the same SQLite file as SqliteStore (tables `rollups_minute`, `rollups_hour`,
-// `rollups_day` of migration 5, `campaigns` for the community). One read connection of its own,
+// `rollups_day` of migration 5, `campaigns` for the community), running the SQL it shares with
+// the PostgreSQL adapter (store/sql/sql_reports.h). One read connection of its own,
 // serialised by a mutex, so a long report never waits on (or holds up) the event writers'
 // connection; WAL lets it read while they write.
 class SqliteReportStore final : public ReportStore {
@@ -26,13 +29,18 @@ class SqliteReportStore final : public ReportStore {
   SqliteReportStore(const SqliteReportStore&) = delete;
   SqliteReportStore& operator=(const SqliteReportStore&) = delete;
 
-  Result<std::vector<RollupGroup>> QueryRollups(const RollupQuery& query) override;
+  // ReportStore (store/sql/sql_reports.h).
+  Result<std::vector<RollupGroup>> QueryRollups(const RollupQuery& query) override {
+    return reports_.QueryRollups(query);
+  }
 
  private:
   explicit SqliteReportStore(std::unique_ptr<sqlite_detail::Connection> conn);
 
   std::mutex mu_;
   std::unique_ptr<sqlite_detail::Connection> conn_;  // guarded by mu_
+  std::unique_ptr<sql::Runner> runner_;              // transactions on conn_ under mu_
+  sql::SqlReports reports_;
 };
 
 }  // namespace adserver::store

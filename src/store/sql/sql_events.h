@@ -1,0 +1,70 @@
+#pragma once
+
+// Events (EventsStore: clicks, their rollup mark, serving rollups, conversions, totals, the
+// installation's event secrets) in SQL, shared by the SQLite and PostgreSQL adapters
+// (store/sql/sql.h); the adapter supplies transactions (sql::Runner, writes durable at commit)
+// and forwards its EventsStore methods here. The error contract is EventsStore's.
+//
+// What holds with several writers (processes on one SQLite file, nodes on one PostgreSQL):
+// - Click inserts are serialised (WriterLock), so ids commit in increasing order and every
+//   snapshot sees a prefix of them: the rollup mark (the last id rolled up) never passes a click
+//   that commits later. A billed click is inserted under the partial unique index
+//   `clicks_billed_once`, so a decision bills one click whichever node stores it.
+// - Roll-ups of clicks are serialised (WriterLock): the mark moves in the transaction that adds
+//   the clicks to the rollups, and the next roller reads the mark it left.
+// - Rollup rows are upserted as increments, table by table in key order: concurrent writers
+//   add up exactly and wait for each other in one order (no deadlock).
+// - Conversion writes are serialised (WriterLock): the once-per-transaction and
+//   once-per-person rules see every conversion committed before, and ids commit in order (how
+//   BilledConversionsAfter is followed).
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "store/events_store.h"
+#include "store/sql/sql.h"
+
+namespace adserver::store::sql {
+
+// The table holding the click rollup mark (`clicks_rolled_up_to`): SQLite keeps it in
+// events_meta with the secrets (its values are untyped); PostgreSQL in events_marks (bigint),
+// next to events_meta (bytea).
+const char* ClickRollupMarkTable(Dialect dialect);
+inline constexpr const char* kClickRollupMark = "clicks_rolled_up_to";
+
+class SqlEvents {
+ public:
+  explicit SqlEvents(Runner& runner) : runner_(runner) {}
+
+  Result<std::vector<uint8_t>> Secret(std::string_view name, std::span<const uint8_t> candidate);
+  Status InsertClicks(std::span<ClickRecord> rows);
+  Result<int64_t> RollUpClicks(int64_t max_rows);
+  Status AddRollups(std::span<const RollupRow> rows);
+  Result<std::vector<ClickRecord>> ListClicks(const EventQuery& query);
+  Result<std::optional<int64_t>> BilledClickAt(const DecisionIdBytes& decision_id);
+  Result<std::optional<ClickRecord>> LastBilledClick(Id campaign_id, uint64_t person,
+                                                     int64_t served_from, int64_t clicked_by);
+  Result<std::vector<ConversionRecord>> InsertConversions(
+      std::span<const ConversionCandidate> candidates, int64_t now);
+  Result<std::vector<ConversionRecord>> RevertConversions(int64_t chain_id, int64_t block_number,
+                                                          const std::array<uint8_t, 32>& block_hash,
+                                                          int64_t now);
+  Result<std::vector<ConversionRecord>> RevertReplacedConversions(
+      int64_t chain_id, std::span<const BlockAtHeight> blocks, int64_t now);
+  Result<std::vector<ConversionRecord>> ListConversions(const EventQuery& query);
+  Result<std::vector<ConversionRecord>> BilledConversionsAfter(Id after_id, int limit);
+  Result<Id> LastConversionId();
+  Result<CampaignEventTotals> CampaignTotals(Id campaign_id);
+  Result<std::vector<CampaignCountersRecord>> CountersFromEvents(int64_t now);
+  Result<int64_t> Prune(const EventRetention& retention, int64_t now);
+
+ private:
+  Runner& runner_;
+};
+
+}  // namespace adserver::store::sql

@@ -1,0 +1,48 @@
+#pragma once
+
+// ReportStore on PostgreSQL (cluster mode, issue 17): report reads of the rollups every node
+// writes (migration 5; `campaigns` for the community), through the SQL shared with SQLite
+// (store/sql/sql_reports.h). A connection of its own, so a long report never holds up the event
+// writers' connections; each query reads one REPEATABLE READ snapshot. Thread-safe: one
+// connection behind a mutex. A lost connection answers Unavailable and is re-established by the
+// next call.
+
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "common/status.h"
+#include "store/report_store.h"
+#include "store/sql/sql.h"
+#include "store/sql/sql_reports.h"
+
+namespace adserver::store {
+
+namespace pg_detail {
+class PgConnection;
+}
+
+class PostgresReportStore final : public ReportStore {
+ public:
+  // Connects to `url` and applies the schema migrations. Unavailable if the server cannot be
+  // reached.
+  static Result<std::unique_ptr<PostgresReportStore>> Open(const std::string& url);
+  ~PostgresReportStore() override;
+  PostgresReportStore(const PostgresReportStore&) = delete;
+  PostgresReportStore& operator=(const PostgresReportStore&) = delete;
+
+  // ReportStore (store/sql/sql_reports.h).
+  Result<std::vector<RollupGroup>> QueryRollups(const RollupQuery& query) override {
+    return reports_.QueryRollups(query);
+  }
+
+ private:
+  explicit PostgresReportStore(std::unique_ptr<pg_detail::PgConnection> conn);
+
+  std::mutex mu_;
+  std::unique_ptr<pg_detail::PgConnection> conn_;  // guarded by mu_
+  std::unique_ptr<sql::Runner> runner_;            // transactions on conn_ under mu_
+  sql::SqlReports reports_;
+};
+
+}  // namespace adserver::store

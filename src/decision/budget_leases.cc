@@ -96,6 +96,12 @@ bool BudgetLeases::TrySpend(int64_t campaign_id, Micros price) {
   return false;
 }
 
+void BudgetLeases::Charge(int64_t campaign_id, Micros price) {
+  if (price <= 0) return;
+  Slot* slot = FindOrInsert(campaign_id);
+  if (slot != nullptr) slot->held.fetch_sub(price, std::memory_order_relaxed);
+}
+
 Micros BudgetLeases::Held(int64_t campaign_id) const {
   const Slot* slot = Find(campaign_id);
   return slot == nullptr ? 0 : slot->held.load(std::memory_order_relaxed);
@@ -116,6 +122,7 @@ Status BudgetLeases::Refill(std::span<const LeasedCampaign> campaigns) {
     const Micros slice = SliceOf(c, options_);
     const Micros held = slot->held.load(std::memory_order_relaxed);
     if (held >= slice / 2) continue;
+    // A debt (held < 0) is taken too, so what the node spent comes off the shared remainder.
     Result<Micros> taken = authority_.Take(c.campaign_id, slice - held);
     if (!taken.ok() && taken.status().code() == Code::kNotFound) {
       Result<bool> seeded = authority_.Seed(c.campaign_id, std::max<Micros>(c.budget - c.spent, 0));

@@ -85,7 +85,13 @@ class BudgetLeases {
   // Serving path: spends `price` from the campaign's lease; false (nothing spent) when the
   // lease holds less. Lock-free, no I/O, no allocation.
   bool TrySpend(int64_t campaign_id, Micros price);
-  // What the node holds for the campaign.
+  // A click or conversion billed after its impression was served (its price was not known
+  // then): taken from the lease even when that leaves it negative; the next Refill takes the
+  // debt from the authority first. So CPC/CPA spend passes a total budget by at most the
+  // clicks and conversions billed after the authority ran dry (bounded by the click tokens in
+  // flight and the conversion window). Lock-free.
+  void Charge(int64_t campaign_id, Micros price);
+  // What the node holds for the campaign (negative: billed beyond what it held).
   Micros Held(int64_t campaign_id) const;
 
   // Background: tops up every campaign holding less than half a slice to a full slice, seeding

@@ -289,11 +289,15 @@ bool Exhausted(Micros spent, Micros budget, Micros price) {
   return price > 0 ? spent + price > budget : spent >= budget;
 }
 
-DropRule BudgetRule(const Campaign& c, const BudgetLedger::View& v) {
+DropRule BudgetRule(const Campaign& c, const BudgetLedger::View& v, const LiveState& live) {
   if (!v.tracked && (c.total_budget_micros || c.daily_budget_micros)) {
     return DropRule::kBudgetUntracked;
   }
   Micros price = ImpressionPrice(c);
+  if (c.total_budget_micros && live.leases != nullptr &&
+      live.leases->Held(c.id) < LeaseNeed(c)) {
+    return DropRule::kBudgetNotLeased;
+  }
   if (c.total_budget_micros && Exhausted(v.total_spend, *c.total_budget_micros, price)) {
     return DropRule::kTotalBudgetExhausted;
   }
@@ -379,10 +383,10 @@ bool Evaluate(Index index, const Context& ctx, Rng& rng, double cutoff, Verdict&
   v.e = CandidateExplanation{.campaign_id = c.id};
   v.match.complete = true;
   if ((v.e.rule = PlacementRule(c, ctx)) != DropRule::kNone) return true;
-  const BudgetLedger::View counters = r.live != nullptr ? r.live->ledger.Read(c.id, r.now_seconds)
+  const BudgetLedger::View counters = r.live != nullptr ? r.live->Read(c.id, r.now_seconds)
                                                         : BudgetLedger::View{.tracked = true};
   if (r.live != nullptr) {
-    if ((v.e.rule = BudgetRule(c, counters)) != DropRule::kNone) return true;
+    if ((v.e.rule = BudgetRule(c, counters, *r.live)) != DropRule::kNone) return true;
     v.e.pacing_factor = PacingOf(c, counters, ctx);
   }
   v.e.value_micros = ExpectedValue(c, counters, ctx.options);
@@ -604,7 +608,8 @@ std::string_view DropRuleName(DropRule rule) {
                                                 "existing_user",
                                                 "frequency_cap",
                                                 "below_floor",
-                                                "paced"};
+                                                "paced",
+                                                "budget_not_leased"};
   auto i = static_cast<size_t>(rule);
   return i < std::size(kNames) ? kNames[i] : "unknown";
 }

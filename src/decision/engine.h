@@ -41,6 +41,7 @@ enum class DropRule : uint8_t {
   kFrequencyCap,          // a wallet of the person reached the cap
   kBelowFloor,            // value under the publisher's floor
   kPaced,                 // ahead of its pacing line this time
+  kBudgetNotLeased,       // cluster mode: this node holds too little of the total budget
 };
 std::string_view DropRuleName(DropRule rule);  // "schedule", "frequency_cap", ...
 

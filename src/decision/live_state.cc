@@ -14,7 +14,7 @@ double RateLift(const Campaign& c, const BudgetLedger::View& v, const DecisionOp
 
 // After a click or conversion.
 void NoteLift(LiveState& state, const Campaign& campaign, int64_t now) {
-  double lift = RateLift(campaign, state.ledger.Read(campaign.id, now), state.options);
+  double lift = RateLift(campaign, state.Read(campaign.id, now), state.options);
   state.RaiseLift(campaign.id, lift);
   state.NoteRateLift(lift);
 }
@@ -78,9 +78,9 @@ void RecomputeRateLift(LiveState& state, const Catalog& catalog, int64_t now) {
     // the swap (the second read raises the ceiling again); either way the ceiling ends at or
     // above the campaign's current lift.
     const double before = state.LoadLift(c.id);
-    const double lift = RateLift(c, state.ledger.Read(c.id, now), state.options);
+    const double lift = RateLift(c, state.Read(c.id, now), state.options);
     state.ResetLift(c.id, before, lift);
-    const double after = RateLift(c, state.ledger.Read(c.id, now), state.options);
+    const double after = RateLift(c, state.Read(c.id, now), state.options);
     state.RaiseLift(c.id, after);
     state.NoteRateLift(std::max(lift, after));
   }
@@ -110,11 +110,26 @@ Micros ImpressionPrice(const Campaign& campaign) {
   return campaign.pricing_model == PricingModel::kCpm ? campaign.bid_micros / 1000 : 0;
 }
 
+Micros LeaseNeed(const Campaign& campaign) {
+  Micros need = campaign.pricing_model == PricingModel::kCpm ? ImpressionPrice(campaign)
+                                                             : campaign.bid_micros;
+  return std::max<Micros>(need, 1);
+}
+
+bool AuthorizeImpression(LiveState& state, const Campaign& campaign) {
+  if (state.leases == nullptr || !campaign.total_budget_micros) return true;
+  Micros price = ImpressionPrice(campaign);
+  return price <= 0 || state.leases->TrySpend(campaign.id, price);
+}
+
 void RecordImpression(LiveState& state, const Campaign& campaign, std::span<const Address> wallets,
                       int64_t now) {
   state.ledger.RecordImpression(campaign.id, ImpressionPrice(campaign), now);
   if (campaign.frequency_cap_count > 0) {
     state.caps.Record(wallets, campaign.id, campaign.frequency_cap_hours, now);
+    if (state.shared_caps != nullptr) {
+      state.shared_caps->Queue(wallets, campaign.id, campaign.frequency_cap_hours);
+    }
   }
 }
 
@@ -125,6 +140,9 @@ void RecordClick(LiveState& state, const Campaign& campaign, int64_t now) {
 
 void RecordClick(LiveState& state, const Campaign& campaign, Micros price, int64_t now) {
   state.ledger.RecordClick(campaign.id, price, now);
+  if (state.leases != nullptr && campaign.total_budget_micros) {
+    state.leases->Charge(campaign.id, price);
+  }
   NoteLift(state, campaign, now);
 }
 
@@ -135,6 +153,9 @@ void RecordConversion(LiveState& state, const Campaign& campaign, int64_t now) {
 
 void RecordConversion(LiveState& state, const Campaign& campaign, Micros price, int64_t now) {
   state.ledger.RecordConversion(campaign.id, price, now);
+  if (state.leases != nullptr && campaign.total_budget_micros) {
+    state.leases->Charge(campaign.id, price);
+  }
   NoteLift(state, campaign, now);
 }
 

@@ -10,10 +10,12 @@
 
 #include "common/address.h"
 #include "common/published.h"
+#include "decision/budget_leases.h"
 #include "decision/budget_ledger.h"
 #include "decision/catalog.h"
 #include "decision/frequency_caps.h"
 #include "decision/options.h"
+#include "decision/shared_caps.h"
 #include "decision/walk_order.h"
 
 namespace adserver::decision {
@@ -31,6 +33,31 @@ struct LiveState {
   const DecisionOptions options;
   BudgetLedger ledger;
   FrequencyCaps caps;
+
+  // Cluster mode (issue 17), set before serving and never changed; null in the embedded
+  // default. `leases`: this node's share of every total budget (an impression spends from it
+  // before it is answered, so the nodes together never pass a total budget on impressions).
+  // `shared_caps`: impressions queued for the cluster's frequency caps. `others`: the other
+  // nodes' counters (refreshed in the background), added to this node's wherever a decision
+  // reads counters (budgets, pacing, learned rates).
+  BudgetLeases* leases = nullptr;
+  SharedFrequencyCaps* shared_caps = nullptr;
+  const BudgetLedger* others = nullptr;
+
+  // The counters decisions use: this node's, plus the other nodes' in cluster mode.
+  BudgetLedger::View Read(int64_t campaign_id, int64_t now) const {
+    BudgetLedger::View v = ledger.Read(campaign_id, now);
+    if (others != nullptr) {
+      BudgetLedger::View o = others->Read(campaign_id, now);
+      v.total_spend += o.total_spend;
+      v.day_spend += o.day_spend;
+      v.hour_spend += o.hour_spend;
+      v.impressions += o.impressions;
+      v.clicks += o.clicks;
+      v.conversions += o.conversions;
+    }
+    return v;
+  }
 
   // The largest factor by which a learned click/conversion rate has exceeded its prior mean
   // (at least 1). Only grows; lets the auction bound CPC/CPA values without reading counters.
@@ -84,6 +111,15 @@ bool RefreshWalkOrder(LiveState& state, const Catalog& catalog);
 
 // What one impression of `campaign` costs: CPM bid / 1000 (rounded down), 0 for CPC and CPA.
 Micros ImpressionPrice(const Campaign& campaign);
+// What a node must hold of a total budget to serve the campaign in cluster mode: one billable
+// event (an impression's price, or one click or conversion bid), at least 1.
+Micros LeaseNeed(const Campaign& campaign);
+
+// Cluster mode: spends one impression of `campaign` from this node's lease before the impression
+// is answered; false (nothing spent: answer no ad) when the lease holds less than its price
+// (another request took the rest). Always true without leases, without a total budget, or at
+// price 0. Lock-free.
+bool AuthorizeImpression(LiveState& state, const Campaign& campaign);
 
 // Billable events. An impression (a 200 served by a live key) is charged to CPM campaigns and
 // counted against the frequency cap of every wallet of the request; a click is charged to CPC

@@ -411,8 +411,20 @@ Outcome ServeForKey(const Context& ctx, const decision::ApiKey& key, AdRequest& 
   bool explain = ctx.hooks != nullptr && ExplainAllowed(*ctx.hooks, ctx.request, key.test);
   std::optional<decision::Decision> decision =
       Choose(ctx, key, parsed, explain ? &explanation : nullptr);
+  // Invalid-traffic checks of the impression (live keys with events on): an invalid one is
+  // answered like any other but bills nothing.
+  events::InvalidReason invalid = events::InvalidReason::kNone;
+  if (decision && decision->ad != nullptr && decision->campaign != nullptr &&
+      ctx.events != nullptr && !key.test) {
+    invalid = CheckImpression(ctx.events->traffic, ctx.request, parsed.wallets,
+                              ctx.catalog->publishers[key.publisher].id, ctx.now_seconds);
+  }
   Outcome outcome;
-  if (!decision || decision->ad == nullptr || decision->campaign == nullptr) {
+  if (!decision || decision->ad == nullptr || decision->campaign == nullptr ||
+      // Cluster mode: a billable impression is paid from this node's budget lease first; when
+      // another request took the last of it, no ad (never an impression past the budget).
+      (ctx.hooks != nullptr && !key.test && invalid == events::InvalidReason::kNone &&
+       !AuthorizeServed(*ctx.hooks, *decision))) {
     if (ctx.no_fill) *ctx.no_fill = NoFillReason::kNoEligibleAd;
     outcome = {parsed.bound_local_id ? NoAdEarlier(*parsed.bound_local_id) : NoFill(ctx.variant)};
   } else {
@@ -426,8 +438,7 @@ Outcome ServeForKey(const Context& ctx, const decision::ApiKey& key, AdRequest& 
       served = {.campaign_id = decision->campaign->id,
                 .ad_id = decision->ad->id,
                 .spend = decision::ImpressionPrice(*decision->campaign),
-                .invalid = CheckImpression(ctx.events->traffic, ctx.request, parsed.wallets,
-                                           publisher.id, ctx.now_seconds)};
+                .invalid = invalid};
       click_url = ClickUrl(ctx, publisher, parsed, *decision, id, person, arm, served.invalid);
       // An invalid impression is answered like any other but bills nothing, counts toward no
       // cap or learned rate, and exposes no one (so no conversion is attributed to it).
@@ -450,7 +461,7 @@ Outcome ServeForKey(const Context& ctx, const decision::ApiKey& key, AdRequest& 
     }
     outcome = {JsonResponse(200, AdResponseBody(parsed, *decision, click_url))};
     // Billable: a valid 200 served by a live key (test keys never touch budgets).
-    if (ctx.hooks != nullptr && !key.test && served.invalid == events::InvalidReason::kNone) {
+    if (ctx.hooks != nullptr && !key.test && invalid == events::InvalidReason::kNone) {
       RecordServed(*ctx.hooks, *decision, parsed.wallets, ctx.now_seconds);
     }
   }

@@ -28,6 +28,11 @@ void PrepareDecision(const DecisionHooks& hooks, std::optional<std::string_view>
   request.options = &hooks.options;
 }
 
+bool AuthorizeServed(const DecisionHooks& hooks, const decision::Decision& decision) {
+  if (hooks.live == nullptr || decision.campaign == nullptr) return true;
+  return decision::AuthorizeImpression(*hooks.live, *decision.campaign);
+}
+
 void RecordServed(const DecisionHooks& hooks, const decision::Decision& decision,
                   std::span<const Address> wallets, int64_t now) {
   if (hooks.live == nullptr || decision.campaign == nullptr) return;

@@ -37,6 +37,10 @@ struct DecisionHooks {
 void PrepareDecision(const DecisionHooks& hooks, std::optional<std::string_view> ad_unit_id,
                      decision::DecisionRequest& request);
 
+// Cluster mode: pays the impression about to be served to a live key from the node's budget
+// lease; false: answer no ad. True without leases (decision::AuthorizeImpression).
+bool AuthorizeServed(const DecisionHooks& hooks, const decision::Decision& decision);
+
 // Bills one impression served to a live key (spend, counters, frequency caps).
 void RecordServed(const DecisionHooks& hooks, const decision::Decision& decision,
                   std::span<const Address> wallets, int64_t now);

@@ -108,5 +108,27 @@ TEST(BudgetLeasesTest, AGiveBackThatFailsStaysHeld) {
   EXPECT_EQ(leases.Held(7), 5'000);
 }
 
+TEST(BudgetLeasesTest, AChargeBeyondTheLeaseIsADebtTheNextRefillTakesFirst) {
+  LocalBudgetAuthority authority;
+  BudgetLeases leases(authority);
+  const LeasedCampaign c = Campaign(1'000'000, 1'000);  // slice 5,000
+  ASSERT_TRUE(leases.Refill({&c, 1}).ok());
+  leases.Charge(7, 8'000);  // a click billed after the lease ran low
+  EXPECT_EQ(leases.Held(7), -3'000);
+  EXPECT_FALSE(leases.TrySpend(7, 1)) << "a debt spends nothing";
+  ASSERT_TRUE(leases.Refill({&c, 1}).ok());
+  EXPECT_EQ(leases.Held(7), 5'000);
+  // Taken from the authority: 5,000 + 8,000.
+  ASSERT_TRUE(leases.ReturnAll().ok());
+  EXPECT_EQ(*authority.Take(7, 100'000'000), 1'000'000 - 8'000);
+}
+
+TEST(BudgetLeasesTest, ChargeOfNothingChangesNothing) {
+  LocalBudgetAuthority authority;
+  BudgetLeases leases(authority);
+  leases.Charge(7, 0);
+  EXPECT_EQ(leases.Held(7), 0);
+}
+
 }  // namespace
 }  // namespace adserver::decision

@@ -231,6 +231,72 @@ TEST(RatesTest, SyntheticConversionsFeedTheCpaValue) {
                    50'000'000 * (20 + 10) / 20000.0);
 }
 
+// Cluster mode (issue 17): leases, shared caps and the other nodes' counters in LiveState.
+TEST(ClusterStateTest, ImpressionsAreAuthorisedFromTheLeaseAndNeverPastIt) {
+  LiveState state(LiveStateOptions{.ledger_capacity = 64, .frequency_capacity = 64});
+  LocalBudgetAuthority authority;
+  BudgetLeases leases(authority);
+  state.leases = &leases;
+  Campaign c;
+  c.id = 7;
+  c.pricing_model = PricingModel::kCpm;
+  c.bid_micros = 2'000'000;  // 2,000 per impression
+  c.total_budget_micros = 10'000;
+  EXPECT_EQ(LeaseNeed(c), 2'000);
+  EXPECT_FALSE(AuthorizeImpression(state, c)) << "no lease yet";
+  LeasedCampaign leased{.campaign_id = 7, .budget = 10'000, .max_price = LeaseNeed(c)};
+  int authorised = 0;
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_TRUE(leases.Refill({&leased, 1}).ok());
+    if (AuthorizeImpression(state, c)) ++authorised;
+  }
+  EXPECT_EQ(authorised, 5) << "10,000 of budget pays 5 impressions of 2,000";
+  Campaign unbudgeted = c;
+  unbudgeted.id = 8;
+  unbudgeted.total_budget_micros.reset();
+  EXPECT_TRUE(AuthorizeImpression(state, unbudgeted)) << "only total budgets are leased";
+  state.leases = nullptr;
+  EXPECT_TRUE(AuthorizeImpression(state, c)) << "embedded: the ledger's budget rule alone";
+}
+
+TEST(ClusterStateTest, BilledClicksAreChargedToTheLease) {
+  LiveState state(LiveStateOptions{.ledger_capacity = 64, .frequency_capacity = 64});
+  LocalBudgetAuthority authority;
+  BudgetLeases leases(authority);
+  state.leases = &leases;
+  Campaign c;
+  c.id = 9;
+  c.pricing_model = PricingModel::kCpc;
+  c.bid_micros = 300'000;
+  c.total_budget_micros = 100'000'000;
+  EXPECT_EQ(LeaseNeed(c), 300'000) << "one click's bid";
+  LeasedCampaign leased{.campaign_id = 9, .budget = 100'000'000, .max_price = LeaseNeed(c)};
+  ASSERT_TRUE(leases.Refill({&leased, 1}).ok());  // slice 500,000
+  RecordClick(state, c, 300'000, kDayStart);
+  EXPECT_EQ(leases.Held(9), 200'000);
+  RecordConversion(state, c, 0, kDayStart);
+  EXPECT_EQ(leases.Held(9), 200'000) << "a conversion of a CPC campaign costs nothing";
+}
+
+TEST(ClusterStateTest, DecisionsReadTheOtherNodesCountersToo) {
+  LiveState state(LiveStateOptions{.ledger_capacity = 64, .frequency_capacity = 64});
+  BudgetLedger others(64);
+  state.ledger.RecordImpression(3, 1'000, kDayStart);
+  others.Restore({.campaign_id = 3, .total_spend = 5'000, .impressions = 9, .clicks = 2,
+                  .conversions = 1, .day = kDayStart / 86400, .day_spend = 4'000,
+                  .hour = kDayStart / 3600, .hour_spend = 3'000});
+  EXPECT_EQ(state.Read(3, kDayStart).total_spend, 1'000);
+  state.others = &others;
+  BudgetLedger::View v = state.Read(3, kDayStart);
+  EXPECT_EQ(v.total_spend, 6'000);
+  EXPECT_EQ(v.day_spend, 5'000);
+  EXPECT_EQ(v.hour_spend, 4'000);
+  EXPECT_EQ(v.impressions, 10);
+  EXPECT_EQ(v.clicks, 2);
+  EXPECT_EQ(v.conversions, 1);
+  EXPECT_EQ(state.Read(3, kDayStart + 86400).day_spend, 0) << "another day";
+}
+
 TEST(PacingTest, EvenFactorAtExactBoundaries) {
   DecisionOptions o;  // lead 1 %, catch-up 10 %, boost 1
   const Micros budget = 1'000'000;

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 
 #include "app/cli_attribution.h"
 #include "app/server.h"
@@ -53,15 +54,33 @@ std::string SummaryJson(const std::string& file, const ingest::BulkImportSummary
 
 Status RunActivityImport(const std::string& data_dir, const std::vector<std::string>& files,
                          ingest::BulkImportOptions options, std::ostream& out) {
-  ADS_ASSIGN_OR_RETURN(auto store, OpenActivityStore(data_dir));
+  return RunActivityImport(data_dir, store::ClusterOptions{}, files, std::move(options), out);
+}
+
+Status RunActivityImport(const std::string& data_dir, const store::ClusterOptions& cluster,
+                         const std::vector<std::string>& files, ingest::BulkImportOptions options,
+                         std::ostream& out) {
+  std::unique_ptr<store::Store> store;
+  std::unique_ptr<store::PostgresStore> pg_inventory;
+  std::unique_ptr<store::PostgresActivityStore> pg_activity;
+  std::unique_ptr<CliAttribution> attribution;
+  if (cluster.enabled()) {
+    std::error_code ec;
+    std::filesystem::create_directories(data_dir, ec);  // the import ledger's directory
+    ADS_ASSIGN_OR_RETURN(pg_inventory, store::PostgresStore::Open(cluster.database_url));
+    ADS_ASSIGN_OR_RETURN(pg_activity, store::PostgresActivityStore::Open(cluster.database_url));
+    store = std::make_unique<store::ComposedStore>(*pg_inventory, *pg_activity, *pg_inventory);
+  } else {
+    ADS_ASSIGN_OR_RETURN(auto embedded, OpenActivityStore(data_dir));
+    // Rows naming a transaction are attributed as onchain conversions, as the admin API's
+    // imports are (issue 15).
+    ADS_ASSIGN_OR_RETURN(attribution, CliAttribution::Open(data_dir, *embedded));
+    options.transactions = attribution.get();
+    store = std::move(embedded);
+  }
   if (options.ledger_path.empty()) {
     options.ledger_path = ImportLedgerPath(data_dir);
   }
-  // Rows naming a transaction are attributed as onchain conversions, as the admin API's
-  // imports are (issue 15).
-  ADS_ASSIGN_OR_RETURN(std::unique_ptr<CliAttribution> attribution,
-                       CliAttribution::Open(data_dir, *store));
-  options.transactions = attribution.get();
   for (const std::string& file : files) {
     auto start = std::chrono::steady_clock::now();
     if (isatty(STDERR_FILENO)) {
@@ -70,13 +89,15 @@ Status RunActivityImport(const std::string& data_dir, const std::vector<std::str
         PrintProgress(rows, read, total, s);
       };
     }
-    uint64_t conversions_before = attribution->recorded();
+    uint64_t conversions_before = attribution ? attribution->recorded() : 0;
     Result<ingest::BulkImportSummary> summary =
         ingest::BulkImportFile(file, *store, options, SystemClock::Get());
     if (options.progress) std::fprintf(stderr, "\n");
     if (!summary.ok())
       return Status(summary.status().code(), file + ": " + summary.status().message());
-    out << SummaryJson(file, *summary, attribution->recorded() - conversions_before) << std::endl;
+    out << SummaryJson(file, *summary,
+                       attribution ? attribution->recorded() - conversions_before : 0)
+        << std::endl;
   }
   return OkStatus();
 }

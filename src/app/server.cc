@@ -9,10 +9,14 @@
 #include <system_error>
 
 #include "app/metrics_endpoint.h"
+#include "common/json_writer.h"
 #include "common/log.h"
 #include "console/console.h"
 #include "store/lmdb/lmdb_activity_store.h"
 #include "store/lmdb/lmdb_exposure_store.h"
+#include "store/postgres/postgres_advertiser_events_store.h"
+#include "store/postgres/postgres_events_store.h"
+#include "store/postgres/postgres_report_store.h"
 #include "store/sqlite/sqlite_account_store.h"
 #include "store/sqlite/sqlite_advertiser_events_store.h"
 #include "store/sqlite/sqlite_events_store.h"
@@ -134,6 +138,10 @@ Status Server::InitDecisionState() {
   if (auto catalog = catalogs_.Current()) {
     decision::RecomputeRateLift(*live_, *catalog, clock_.NowSeconds());
   }
+  if (cluster_) {
+    cluster_->Attach(*live_, catalogs_, *snapshots_);
+    cluster_->SyncNow();  // leases held before the first request
+  }
   decision_hooks_.live = live_.get();
   if (!config_.admin.token.empty()) decision_hooks_.admin_token_hash = Sha256(config_.admin.token);
   return OkStatus();
@@ -152,11 +160,15 @@ store::SqliteOptions EventsConnectionOptions() {
 // Clicks, serving counters and the click redirect (issue 15). After InitDecisionState: billed
 // clicks feed the live counters.
 Status Server::InitEvents() {
-  ADS_ASSIGN_OR_RETURN(auto events_store,
-                       store::SqliteEventsStore::Open(DatabasePath(config_.data_dir),
-                                                      EventsConnectionOptions(),
-                                                      config_.events.synchronous_full));
-  events_store_ = std::move(events_store);
+  if (cluster_) {
+    ADS_ASSIGN_OR_RETURN(events_store_,
+                         store::PostgresEventsStore::Open(config_.cluster.database_url));
+  } else {
+    ADS_ASSIGN_OR_RETURN(events_store_,
+                         store::SqliteEventsStore::Open(DatabasePath(config_.data_dir),
+                                                        EventsConnectionOptions(),
+                                                        config_.events.synchronous_full));
+  }
   ADS_ASSIGN_OR_RETURN(events_,
                        events::EventsService::Create(*events_store_, clock_, config_.events));
   events_->SetOnBilled([this](const store::ClickRecord& click) {
@@ -200,9 +212,13 @@ Status Server::InitEvents() {
   // Spend lost with the last counter flush (kill -9) comes back from the committed events;
   // conversions other processes record from now on reach the counters through the tick.
   ADS_RETURN_IF_ERROR(conversions_->StartFollowing());
-  ADS_ASSIGN_OR_RETURN(std::vector<store::CampaignCountersRecord> from_events,
-                       events_store_->CountersFromEvents(clock_.NowSeconds()));
-  ADS_RETURN_IF_ERROR(flusher_->Reconcile(from_events).status());
+  // Embedded: the counters are checked against the committed events. Not in cluster mode,
+  // where the events are every node's and the counters this node's (docs/deploy.md).
+  if (!cluster_) {
+    ADS_ASSIGN_OR_RETURN(std::vector<store::CampaignCountersRecord> from_events,
+                         events_store_->CountersFromEvents(clock_.NowSeconds()));
+    ADS_RETURN_IF_ERROR(flusher_->Reconcile(from_events).status());
+  }
   ADS_RETURN_IF_ERROR(InitTraffic());
   ads_->SetTraffic(serve::TrafficGuard{.checks = traffic_.get(), .proxies = &trusted_proxies_});
   clicks_ = std::make_unique<serve::ClickHandler>(
@@ -227,8 +243,13 @@ Status Server::InitEvents() {
   events_admin_ = std::make_unique<admin::EventsAdminApi>(*events_store_, *store_, *authenticator_);
   events_admin_->RegisterRoutes(router_);
   // Reports (issue 16) read the rollups on a connection of their own.
-  ADS_ASSIGN_OR_RETURN(report_store_,
-                       store::SqliteReportStore::Open(DatabasePath(config_.data_dir)));
+  if (cluster_) {
+    ADS_ASSIGN_OR_RETURN(report_store_,
+                         store::PostgresReportStore::Open(config_.cluster.database_url));
+  } else {
+    ADS_ASSIGN_OR_RETURN(report_store_,
+                         store::SqliteReportStore::Open(DatabasePath(config_.data_dir)));
+  }
   reports_admin_ = std::make_unique<admin::ReportsAdminApi>(
       *report_store_, *store_, clock_, *authenticator_,
       admin::ReportsAdminOptions{
@@ -300,9 +321,14 @@ Status Server::InitTraffic() {
 // POST /v1/events and its read-back (issue 15). After InitEvents (the person digest) and
 // the identity service (the consented cookie).
 Status Server::InitAdvertiserEvents() {
-  ADS_ASSIGN_OR_RETURN(advertiser_events_store_,
-                       store::SqliteAdvertiserEventsStore::Open(DatabasePath(config_.data_dir),
-                                                                EventsConnectionOptions()));
+  if (cluster_) {
+    ADS_ASSIGN_OR_RETURN(advertiser_events_store_, store::PostgresAdvertiserEventsStore::Open(
+                                                       config_.cluster.database_url));
+  } else {
+    ADS_ASSIGN_OR_RETURN(advertiser_events_store_,
+                         store::SqliteAdvertiserEventsStore::Open(DatabasePath(config_.data_dir),
+                                                                  EventsConnectionOptions()));
+  }
   events::EventsService* events = events_.get();
   advertiser_events_ = std::make_unique<serve::EventsHandler>(
       catalogs_, *advertiser_events_store_,
@@ -319,9 +345,14 @@ Status Server::InitAdvertiserEvents() {
 // Users, tokens and console sessions (issue 16): the authenticator every admin route uses.
 // Before InitEvents (its admin routes).
 Status Server::InitAccounts() {
-  ADS_ASSIGN_OR_RETURN(
-      account_store_,
-      store::SqliteAccountStore::Open(DatabasePath(config_.data_dir), EventsConnectionOptions()));
+  if (cluster_) {
+    ADS_ASSIGN_OR_RETURN(account_store_,
+                         store::PostgresStore::Open(config_.cluster.database_url));
+  } else {
+    ADS_ASSIGN_OR_RETURN(account_store_, store::SqliteAccountStore::Open(
+                                             DatabasePath(config_.data_dir),
+                                             EventsConnectionOptions()));
+  }
   admin::AdminOptions options = config_.admin;
   options.public_origin = PublicOrigin(config_.serve.public_url);
   authenticator_ = std::make_unique<admin::Authenticator>(options, account_store_.get(), clock_);
@@ -331,12 +362,58 @@ Status Server::InitAccounts() {
   return OkStatus();
 }
 
-Status Server::Init() {
+Status Server::InitEmbeddedStore() {
   ADS_ASSIGN_OR_RETURN(auto store, OpenActivityStore(config_.data_dir));
+  activity_index_ = store->activity_index();
+  activity_store_ = store.get();
+  store_ = std::move(store);
+  ADS_ASSIGN_OR_RETURN(identity_store_, OpenIdentityStore(config_.data_dir));
+  return OkStatus();
+}
+
+Status Server::InitClusterStore() {
+  const store::ClusterOptions& cluster = config_.cluster;
+  if (config_.indexer) {
+    return InvalidArgumentError(
+        "indexer: the live indexer does not run in cluster mode yet (docs/deploy.md); run it "
+        "on an embedded node or import activity through the admin API");
+  }
+  std::string node_id =
+      cluster.node_id.empty() ? DefaultNodeId(config_.http.listen) : cluster.node_id;
+  ADS_ASSIGN_OR_RETURN(pg_inventory_, store::PostgresStore::Open(cluster.database_url));
+  ADS_ASSIGN_OR_RETURN(pg_activity_, store::PostgresActivityStore::Open(cluster.database_url));
+  ADS_ASSIGN_OR_RETURN(cluster_, ClusterNode::Open(cluster, node_id, clock_));
+  store_ = std::make_unique<store::ComposedStore>(*pg_inventory_, *pg_activity_,
+                                                  cluster_->counters());
+  // The node's replica of wallet activity: serving reads it, never PostgreSQL.
+  std::error_code ec;
+  std::filesystem::create_directories(config_.data_dir, ec);
+  if (ec) {
+    return UnavailableError("cannot create data directory " + config_.data_dir + ": " +
+                            ec.message());
+  }
+  ADS_ASSIGN_OR_RETURN(activity_index_,
+                       store::LmdbActivityIndex::Open(ActivityIndexPath(config_.data_dir)));
+  // Bootstrapped (or caught up) before serving: a new node answers from the cluster's data.
+  replica_ = std::make_unique<ActivityReplica>(*pg_activity_, *activity_index_);
+  ADS_RETURN_IF_ERROR(StepReplica());
+  cluster_->FollowActivity([this] { return StepReplica(); }, std::chrono::milliseconds(100));
+  ADS_ASSIGN_OR_RETURN(auto identity, store::PostgresStore::Open(cluster.database_url));
+  identity_store_ = std::move(identity);
+  ADS_LOG(info, "cluster mode", "node", node_id, "data", config_.data_dir);
+  return OkStatus();
+}
+
+Status Server::StepReplica() {
+  std::lock_guard<std::mutex> lock(replica_mu_);
+  return replica_->Step();
+}
+
+Status Server::Init() {
+  ADS_RETURN_IF_ERROR(config_.cluster.enabled() ? InitClusterStore() : InitEmbeddedStore());
   // Serving reads the LMDB index live: published once, never rebuilt. The indexer shares the
   // open environment (LMDB must not be opened twice in one process).
-  activity_.Publish(store->activity_index());
-  activity_index_ = store->activity_index();
+  activity_.Publish(activity_index_);
   if (config_.snapshots.wallet_table) {
     ADS_RETURN_IF_ERROR(
         activity_index_->EnableReadCache({.in_memory = config_.snapshots.wallet_table_in_memory}));
@@ -345,18 +422,19 @@ Status Server::Init() {
     read_cache_ = std::make_unique<ReadCacheThread>(
         *activity_index_, std::min(config_.snapshots.poll_interval, kReadCachePoll));
   }
-  activity_store_ = store.get();
-  store_ = std::move(store);
   ingest::SnapshotOptions snapshot_options = config_.snapshots;
   snapshot_options.rebuild_activity = false;
   snapshots_ = std::make_unique<ingest::SnapshotPublisher>(*store_, catalogs_, activity_,
                                                            snapshot_options);
-  if (read_cache_) {
-    snapshots_->SetActivityRefresh(
-        [index = activity_index_.get()] { return index->RefreshReadCache(); });
+  // An admin write is visible when its call returns: the read cache (and in cluster mode the
+  // replica first) catch up in the refresh.
+  if (read_cache_ || replica_) {
+    snapshots_->SetActivityRefresh([this]() -> Status {
+      if (replica_) ADS_RETURN_IF_ERROR(StepReplica());
+      return read_cache_ ? activity_index_->RefreshReadCache() : OkStatus();
+    });
   }
   ADS_RETURN_IF_ERROR(snapshots_->LoadNow());
-  ADS_ASSIGN_OR_RETURN(identity_store_, OpenIdentityStore(config_.data_dir));
   ADS_ASSIGN_OR_RETURN(identity_, identity::IdentityService::Create(identity_store_.get(), clock_,
                                                                     config_.identity));
   ADS_RETURN_IF_ERROR(identity_->Load());
@@ -421,6 +499,16 @@ Status Server::Init() {
     // Start has returned (ready_), so indexer_ is set.
     r.body = ReadyBody(read_cache_ ? activity_index_.get() : nullptr, indexer_.get(),
                        config_.indexer ? config_.indexer->chain_id : 0);
+    // Cluster mode: the engines as this node last found them; a degraded node keeps serving
+    // (docs/deploy.md, "Failure behaviour").
+    if (cluster_) {
+      ClusterNode::Health health = cluster_->health();
+      r.body.pop_back();
+      r.body += R"(,"cluster":{"node":)";
+      AppendJsonString(r.body, cluster_->node_id());
+      r.body += std::string(R"(,"postgres":")") + (health.postgres ? "ok" : "unavailable") +
+                R"(","redis":")" + (health.redis ? "ok" : "unavailable") + "\"}}";
+    }
     return r;
   });
   return OkStatus();
@@ -457,6 +545,7 @@ Status Server::Start() {
   if (read_cache_) read_cache_->Start();
   identity_->Start();
   flusher_->Start();
+  if (cluster_) cluster_->Start();
   ready_.store(true, std::memory_order_release);
   ADS_LOG(info, "serving", "port", http_->port(), "data", config_.data_dir, "admin_api",
           config_.admin.token.empty() ? "disabled" : "enabled", "indexer",
@@ -498,6 +587,7 @@ void Server::Stop() {
   if (events_) events_->Stop();      // commits queued clicks, writes the last serving counters
   if (exposures_) exposures_->Stop();  // writes the last exposures
   if (flusher_) flusher_->Stop();    // writes the last spend and counters (SIGTERM loses none)
+  if (cluster_) cluster_->Stop();    // sends queued cap impressions, gives the leases back
   if (snapshots_) snapshots_->Stop();
   ADS_LOG(info, "stopped");
 }
@@ -507,7 +597,36 @@ Server::~Server() { Stop(); }
 Result<AdminCallResult> RunAdminCall(const std::string& data_dir, http::Method method,
                                      const std::string& target, const std::string& body,
                                      const std::string& content_type) {
-  ADS_ASSIGN_OR_RETURN(auto store, OpenStore(data_dir));
+  return RunAdminCall(data_dir, store::ClusterOptions{}, method, target, body, content_type);
+}
+
+Result<AdminCallResult> RunAdminCall(const std::string& data_dir,
+                                     const store::ClusterOptions& cluster, http::Method method,
+                                     const std::string& target, const std::string& body,
+                                     const std::string& content_type) {
+  // The stores of the data directory, or of the cluster.
+  std::unique_ptr<store::Store> store;
+  std::unique_ptr<store::AccountStore> accounts;
+  std::unique_ptr<store::IdentityStore> identity_store;
+  std::unique_ptr<store::ReportStore> report_store;
+  std::unique_ptr<store::PostgresStore> pg_inventory;
+  std::unique_ptr<store::PostgresActivityStore> pg_activity;
+  if (cluster.enabled()) {
+    std::error_code ec;
+    std::filesystem::create_directories(data_dir, ec);  // the import ledger's directory
+    ADS_ASSIGN_OR_RETURN(pg_inventory, store::PostgresStore::Open(cluster.database_url));
+    ADS_ASSIGN_OR_RETURN(pg_activity, store::PostgresActivityStore::Open(cluster.database_url));
+    // Counters are never written here (no serving): the inventory store's unscoped table.
+    store = std::make_unique<store::ComposedStore>(*pg_inventory, *pg_activity, *pg_inventory);
+    ADS_ASSIGN_OR_RETURN(accounts, store::PostgresStore::Open(cluster.database_url));
+    ADS_ASSIGN_OR_RETURN(identity_store, store::PostgresStore::Open(cluster.database_url));
+    ADS_ASSIGN_OR_RETURN(report_store, store::PostgresReportStore::Open(cluster.database_url));
+  } else {
+    ADS_ASSIGN_OR_RETURN(store, OpenStore(data_dir));
+    ADS_ASSIGN_OR_RETURN(accounts, store::SqliteAccountStore::Open(DatabasePath(data_dir)));
+    ADS_ASSIGN_OR_RETURN(identity_store, OpenIdentityStore(data_dir));
+    ADS_ASSIGN_OR_RETURN(report_store, store::SqliteReportStore::Open(DatabasePath(data_dir)));
+  }
   Published<decision::Catalog> catalogs;
   Published<decision::ActivityIndex> activity;
   // Snapshots are rebuilt by the running server (it polls the store); here we only need the
@@ -518,7 +637,6 @@ Result<AdminCallResult> RunAdminCall(const std::string& data_dir, http::Method m
   admin::AdminOptions options;
   options.token = "cli-" + RandomHex(16);
   options.import_ledger_path = ImportLedgerPath(data_dir);
-  ADS_ASSIGN_OR_RETURN(auto accounts, store::SqliteAccountStore::Open(DatabasePath(data_dir)));
   admin::Authenticator auth(options, accounts.get(), SystemClock::Get());
   admin::AdminApi api(*store, snapshots, SystemClock::Get(), options, auth);
   http::Router router;
@@ -527,7 +645,6 @@ Result<AdminCallResult> RunAdminCall(const std::string& data_dir, http::Method m
   accounts_api.RegisterRoutes(router);
   // Identity erasures go to the store's erasure list (under its digest key); a running server
   // picks them up within identity.flush_interval_ms.
-  ADS_ASSIGN_OR_RETURN(auto identity_store, OpenIdentityStore(data_dir));
   identity::IdentityOptions identity_options;
   identity_options.keys = "1:" + RandomHex(32);  // never seals anything here
   ADS_ASSIGN_OR_RETURN(auto identities,
@@ -536,7 +653,6 @@ Result<AdminCallResult> RunAdminCall(const std::string& data_dir, http::Method m
   ADS_RETURN_IF_ERROR(identities->Load());
   admin::IdentityAdminApi identity_api(*identities, auth);
   identity_api.RegisterRoutes(router);
-  ADS_ASSIGN_OR_RETURN(auto report_store, store::SqliteReportStore::Open(DatabasePath(data_dir)));
   admin::ReportsAdminApi reports_api(*report_store, *store, SystemClock::Get(), auth);
   reports_api.RegisterRoutes(router);
 

@@ -10,6 +10,8 @@
 #include "admin/events_admin.h"
 #include "admin/identity_admin.h"
 #include "admin/reports_admin.h"
+#include "app/activity_replica.h"
+#include "app/cluster_node.h"
 #include "app/indexer.h"
 #include "app/read_cache.h"
 #include "common/clock.h"
@@ -38,7 +40,10 @@
 #include "store/events_store.h"
 #include "store/exposure_store.h"
 #include "store/identity_store.h"
+#include "store/composed_store.h"
 #include "store/lmdb/lmdb_activity_store.h"
+#include "store/postgres/postgres_activity_store.h"
+#include "store/postgres/postgres_store.h"
 #include "store/store.h"
 
 namespace adserver::app {
@@ -96,10 +101,25 @@ class Server {
   Status InitEvents();
   Status InitAdvertiserEvents();
   Status InitAccounts();
+  // The system of record: the data directory's SQLite and LMDB, or in cluster mode PostgreSQL
+  // (inventory, activity, counters) with the node's LMDB replica of activity.
+  Status InitEmbeddedStore();
+  Status InitClusterStore();
 
   config::Config config_;
   const Clock& clock_ = SystemClock::Get();
+  // Cluster mode (issue 17; null embedded): the inventory and the activity in PostgreSQL, and
+  // the node's leases, shared caps, counters and change follower (cluster_node.h). Before
+  // store_, which refers to them.
+  std::unique_ptr<store::PostgresStore> pg_inventory_;
+  std::unique_ptr<store::PostgresActivityStore> pg_activity_;
+  std::unique_ptr<ClusterNode> cluster_;
   std::unique_ptr<store::Store> store_;
+  // Cluster mode: the node's LMDB replica of PostgreSQL's activity (activity_index_), stepped by
+  // the cluster node's replica thread and by admin writes (read-your-writes), one at a time.
+  std::unique_ptr<ActivityReplica> replica_;
+  std::mutex replica_mu_;
+  Status StepReplica();
   Published<decision::Catalog> catalogs_;
   Published<decision::ActivityIndex> activity_;
   std::unique_ptr<ingest::SnapshotPublisher> snapshots_;
@@ -166,6 +186,12 @@ struct AdminCallResult {
   std::string body;
 };
 Result<AdminCallResult> RunAdminCall(const std::string& data_dir, http::Method method,
+                                     const std::string& target, const std::string& body,
+                                     const std::string& content_type = "application/json");
+// The same against a cluster's PostgreSQL when `cluster` is enabled (a write reaches every
+// node's snapshot through the change feed); the data directory only keeps the import ledger.
+Result<AdminCallResult> RunAdminCall(const std::string& data_dir,
+                                     const store::ClusterOptions& cluster, http::Method method,
                                      const std::string& target, const std::string& body,
                                      const std::string& content_type = "application/json");
 

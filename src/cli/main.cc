@@ -40,6 +40,8 @@ struct ServeFlags {
   std::string log_level;
   std::string ready_file;
   std::optional<int> io_threads;
+  std::string database_url;
+  std::string redis_url;
   bool demo = false;
   int demo_wallets = 3000;
 };
@@ -70,6 +72,8 @@ Result<config::Config> BuildConfig(const ServeFlags& flags) {
   if (!flags.listen.empty()) c.http.listen = flags.listen;
   if (!flags.log_level.empty()) c.log_level = flags.log_level;
   if (flags.io_threads) c.http.io_threads = *flags.io_threads;
+  if (!flags.database_url.empty()) c.cluster.database_url = flags.database_url;
+  if (!flags.redis_url.empty()) c.cluster.redis_url = flags.redis_url;
   ADS_RETURN_IF_ERROR(config::Validate(c));
   return c;
 }
@@ -154,11 +158,26 @@ Result<std::string> ReadBodyArg(const std::string& arg) {
   return std::string(std::istreambuf_iterator<char>(*in), {});
 }
 
+// The cluster the CLI's subcommands work on (--database-url, --redis-url and their environment
+// variables); not enabled = the data directory.
+store::ClusterOptions& CliCluster() {
+  static store::ClusterOptions cluster;
+  return cluster;
+}
+
+// Cluster mode needs both URLs, as `serve` does; one alone is an error naming the other.
+Status CheckCliCluster() {
+  config::Config c;
+  c.cluster = CliCluster();
+  return config::Validate(c);
+}
+
 // Runs one admin call in-process and prints the JSON answer. Non-2xx → error.
 Status Call(const std::string& data_dir, http::Method method, const std::string& target,
             const std::string& body = "", const std::string& content_type = "application/json") {
-  ADS_ASSIGN_OR_RETURN(app::AdminCallResult r,
-                       app::RunAdminCall(data_dir, method, target, body, content_type));
+  ADS_RETURN_IF_ERROR(CheckCliCluster());
+  ADS_ASSIGN_OR_RETURN(app::AdminCallResult r, app::RunAdminCall(data_dir, CliCluster(), method,
+                                                                 target, body, content_type));
   std::cout << r.body << std::endl;
   if (r.status < 200 || r.status >= 300) {
     return Status(Code::kInvalidArgument, "admin call answered HTTP " + std::to_string(r.status));
@@ -228,6 +247,12 @@ int Main(int argc, char** argv) {
   auto add_data = [&](CLI::App* cmd) {
     cmd->add_option("--data", data_dir, "Data directory (default ./data, or $ADSERVER_DATA)")
         ->envname("ADSERVER_DATA");
+    cmd->add_option("--database-url", CliCluster().database_url,
+                    "Cluster mode: PostgreSQL URL (or $ADSERVER_DATABASE_URL); needs --redis-url")
+        ->envname("ADSERVER_DATABASE_URL");
+    cmd->add_option("--redis-url", CliCluster().redis_url,
+                    "Cluster mode: Redis URL (or $ADSERVER_REDIS_URL); needs --database-url")
+        ->envname("ADSERVER_REDIS_URL");
   };
   Status status;
 
@@ -237,6 +262,12 @@ int Main(int argc, char** argv) {
   serve_cmd->add_option("--data", serve.data_dir, "Data directory (created if missing)");
   serve_cmd->add_option("--listen", serve.listen, "HOST:PORT to listen on (port 0 = any free)");
   serve_cmd->add_option("--log-level", serve.log_level, "debug, info, warn, error, off");
+  serve_cmd->add_option("--database-url", serve.database_url,
+                        "Cluster mode: PostgreSQL URL (also $ADSERVER_DATABASE_URL, "
+                        "cluster.database_url); needs --redis-url");
+  serve_cmd->add_option("--redis-url", serve.redis_url,
+                        "Cluster mode: Redis URL (also $ADSERVER_REDIS_URL, cluster.redis_url); "
+                        "needs --database-url");
   serve_cmd->add_option("--io-threads", serve.io_threads,
                         "Event loops (0 = one per usable CPU: affinity mask and cgroup quota)");
   serve_cmd->add_option("--ready-file", serve.ready_file,
@@ -417,7 +448,10 @@ int Main(int argc, char** argv) {
       status = ingest::AddMapping(m, import_options.mapping);
       if (!status.ok()) return;
     }
-    status = app::RunActivityImport(data_dir, files, import_options, std::cout);
+    status = CheckCliCluster();
+    if (status.ok()) {
+      status = app::RunActivityImport(data_dir, CliCluster(), files, import_options, std::cout);
+    }
   });
 
   // backup --data DIR --to DEST / restore --from BACKUP --data DIR (issue 19): an online copy
@@ -429,6 +463,12 @@ int Main(int argc, char** argv) {
   backup_cmd->add_option("--to", backup_to, "New directory for the backup")->required();
   backup_cmd->callback([&] {
     LowerThisThreadPriority(kBackgroundNice);  // next to a live server
+    if (CliCluster().enabled() || !CliCluster().database_url.empty()) {
+      status = InvalidArgumentError(
+          "backup copies a data directory; a cluster's system of record is PostgreSQL: back it "
+          "up with pg_dump or its replica (docs/deploy.md)");
+      return;
+    }
     Result<app::BackupReport> report = app::BackupDataDir(data_dir, backup_to);
     status = report.status();
     if (report.ok()) app::PrintBackupReport(*report, backup_to, std::cout);
@@ -440,6 +480,12 @@ int Main(int argc, char** argv) {
   restore_cmd->add_option("--from", restore_from, "Directory written by `adserver backup`")
       ->required();
   restore_cmd->callback([&] {
+    if (CliCluster().enabled() || !CliCluster().database_url.empty()) {
+      status = InvalidArgumentError(
+          "restore writes a data directory; restore a cluster's PostgreSQL with pg_restore "
+          "(docs/deploy.md)");
+      return;
+    }
     status = app::RestoreDataDir(restore_from, data_dir);
     if (status.ok()) std::cout << "restored " << restore_from << " into " << data_dir << "\n";
   });
@@ -461,6 +507,12 @@ int Main(int argc, char** argv) {
                                                 "First block without a checkpoint (default: head)");
   index_cmd->callback([&] {
     if (*from_opt) index_options.from_block = from_block;
+    if (CliCluster().enabled() || !CliCluster().database_url.empty()) {
+      status = InvalidArgumentError(
+          "index: the live indexer does not run in cluster mode yet (docs/deploy.md); import "
+          "activity through a node's admin API or `adserver activity import --database-url`");
+      return;
+    }
     status = RunIndex(data_dir, index_options);
   });
 

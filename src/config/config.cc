@@ -46,6 +46,18 @@ void ReadMillis(const toml::table& t, const char* section, const char* key,
   out = std::chrono::milliseconds(ms);
 }
 
+// Reads a number key (integer or float) into `out`; records an error for a wrong type.
+void ReadDouble(const toml::table& t, const char* section, const char* key, double& out,
+                std::vector<FieldError>& errors) {
+  const toml::node* n = t.get(key);
+  if (!n) return;
+  if (auto v = n->value<double>()) {
+    out = *v;
+  } else {
+    errors.push_back({std::string(section) + "." + key, "must be a number"});
+  }
+}
+
 void ReadMicros(const toml::table& t, const char* section, const char* key,
                 std::chrono::microseconds& out, std::vector<FieldError>& errors) {
   int64_t us = out.count();
@@ -306,7 +318,7 @@ void ApplyEventsFile(const toml::table& root, Config& c, std::vector<FieldError>
 void ApplyFile(const toml::table& root, Config& c, std::vector<FieldError>& errors) {
   CheckKnownKeys(root, "",
                  {"data_dir", "log_level", "log_format", "http", "serve", "snapshots", "admin", "identity",
-                  "indexer", "events", "traffic", "metrics"},
+                  "indexer", "events", "traffic", "metrics", "cluster"},
                  errors);
   ReadString(root, "", "data_dir", c.data_dir, errors);
   ReadString(root, "", "log_level", c.log_level, errors);
@@ -335,6 +347,20 @@ void ApplyFile(const toml::table& root, Config& c, std::vector<FieldError>& erro
     ReadInt(*h, "http", "max_worker_queue", c.http.max_worker_queue, errors);
     ReadInt(*h, "http", "max_connections_per_ip", c.http.max_connections_per_ip, errors);
     ReadInt(*h, "http", "access_log_one_in", c.http.access_log_one_in, errors);
+  }
+  if (const toml::table* k = Section(root, "cluster", errors)) {
+    CheckKnownKeys(*k, "cluster",
+                   {"database_url", "redis_url", "node_id", "redis_key_prefix", "lease_slice_share",
+                    "lease_refill_ms", "caps_sync_ms", "change_poll_ms"},
+                   errors);
+    ReadString(*k, "cluster", "database_url", c.cluster.database_url, errors);
+    ReadString(*k, "cluster", "redis_url", c.cluster.redis_url, errors);
+    ReadString(*k, "cluster", "node_id", c.cluster.node_id, errors);
+    ReadString(*k, "cluster", "redis_key_prefix", c.cluster.redis_key_prefix, errors);
+    ReadDouble(*k, "cluster", "lease_slice_share", c.cluster.lease_slice_share, errors);
+    ReadMillis(*k, "cluster", "lease_refill_ms", c.cluster.lease_refill_interval, errors);
+    ReadMillis(*k, "cluster", "caps_sync_ms", c.cluster.caps_sync_interval, errors);
+    ReadMillis(*k, "cluster", "change_poll_ms", c.cluster.change_poll_interval, errors);
   }
   if (const toml::table* m = Section(root, "metrics", errors)) {
     CheckKnownKeys(*m, "metrics", {"listen", "campaign_spend"}, errors);
@@ -368,16 +394,8 @@ void ApplyFile(const toml::table& root, Config& c, std::vector<FieldError>& erro
         }
       }
     }
-    for (auto [key, out] : {std::pair{"default_ctr", &c.snapshots.catalog.default_ctr},
-                            std::pair{"default_cvr", &c.snapshots.catalog.default_cvr}}) {
-      if (const toml::node* n = s->get(key)) {
-        if (auto v = n->value<double>()) {
-          *out = *v;
-        } else {
-          errors.push_back({std::string("snapshots.") + key, "must be a number"});
-        }
-      }
-    }
+    ReadDouble(*s, "snapshots", "default_ctr", c.snapshots.catalog.default_ctr, errors);
+    ReadDouble(*s, "snapshots", "default_cvr", c.snapshots.catalog.default_cvr, errors);
   }
   if (const toml::table* a = Section(root, "admin", errors)) {
     CheckKnownKeys(*a, "admin", {"token", "max_body_bytes", "rate_limit_per_second",
@@ -386,13 +404,7 @@ void ApplyFile(const toml::table& root, Config& c, std::vector<FieldError>& erro
     ReadString(*a, "admin", "token", c.admin.token, errors);
     ReadInt(*a, "admin", "max_body_bytes", c.admin.max_body_bytes, errors);
     ReadInt(*a, "admin", "rate_limit_burst", c.admin.rate_limit_burst, errors);
-    if (const toml::node* n = a->get("rate_limit_per_second")) {
-      if (auto v = n->value<double>()) {
-        c.admin.rate_limit_per_second = *v;
-      } else {
-        errors.push_back({"admin.rate_limit_per_second", "must be a number"});
-      }
-    }
+    ReadDouble(*a, "admin", "rate_limit_per_second", c.admin.rate_limit_per_second, errors);
   }
   ApplyIdentityFile(root, c, errors);
   ApplyIndexerFile(root, c, errors);
@@ -416,6 +428,10 @@ Status ApplyEnvironment(const Environment& env, Config& c) {
   if (auto* v = get("ADSERVER_LOG_LEVEL")) c.log_level = *v;
   if (auto* v = get("ADSERVER_LOG_FORMAT")) c.log_format = *v;
   if (auto* v = get("ADSERVER_METRICS_LISTEN")) c.metrics.listen = *v;
+  if (auto* v = get("ADSERVER_DATABASE_URL")) c.cluster.database_url = *v;
+  if (auto* v = get("ADSERVER_REDIS_URL")) c.cluster.redis_url = *v;
+  if (auto* v = get("ADSERVER_NODE_ID")) c.cluster.node_id = *v;
+  if (auto* v = get("ADSERVER_REDIS_KEY_PREFIX")) c.cluster.redis_key_prefix = *v;
   if (auto* v = get("ADSERVER_ADMIN_TOKEN_FILE")) {
     std::ifstream in(*v);
     if (!in) return UnavailableError("cannot read ADSERVER_ADMIN_TOKEN_FILE");
@@ -605,6 +621,37 @@ Status Validate(const Config& c) {
   if (!level_ok) errors.push_back({"log_level", "must be one of trace, debug, info, warn, error, off"});
   if (!c.metrics.listen.empty() && c.metrics.listen.find(':') == std::string::npos) {
     errors.push_back({"metrics.listen", "must be HOST:PORT"});
+  }
+  // Cluster mode needs both engines; one alone is a mistake worth refusing to start on.
+  if (!c.cluster.database_url.empty() && c.cluster.redis_url.empty()) {
+    errors.push_back({"cluster.redis_url",
+                      "required with cluster.database_url (set ADSERVER_REDIS_URL or "
+                      "--redis-url, or neither for the embedded store)"});
+  }
+  if (c.cluster.database_url.empty() && !c.cluster.redis_url.empty()) {
+    errors.push_back({"cluster.database_url",
+                      "required with cluster.redis_url (set ADSERVER_DATABASE_URL or "
+                      "--database-url, or neither for the embedded store)"});
+  }
+  if (!c.cluster.database_url.empty() && !c.cluster.database_url.starts_with("postgresql://") &&
+      !c.cluster.database_url.starts_with("postgres://") &&
+      c.cluster.database_url.find('=') == std::string::npos) {
+    errors.push_back({"cluster.database_url",
+                      "must be a postgresql:// URL or a libpq key=value string"});
+  }
+  if (!c.cluster.redis_url.empty() && !c.cluster.redis_url.starts_with("redis://")) {
+    errors.push_back({"cluster.redis_url", "must be a redis:// URL"});
+  }
+  if (!(c.cluster.lease_slice_share > 0 && c.cluster.lease_slice_share <= 1)) {
+    errors.push_back({"cluster.lease_slice_share", "must be in (0, 1]"});
+  }
+  for (auto [field, value] :
+       {std::pair{"cluster.lease_refill_ms", c.cluster.lease_refill_interval},
+        std::pair{"cluster.caps_sync_ms", c.cluster.caps_sync_interval},
+        std::pair{"cluster.change_poll_ms", c.cluster.change_poll_interval}}) {
+    if (value.count() < 10 || value.count() > 60000) {
+      errors.push_back({field, "must be between 10 and 60000"});
+    }
   }
   if (c.http.access_log_one_in < 0) {
     errors.push_back({"http.access_log_one_in", "must be 0 (off) or more (1 = every request)"});

@@ -13,6 +13,7 @@
 #include "ingest/indexer_options.h"
 #include "ingest/snapshot_publisher.h"
 #include "serve/options.h"
+#include "store/cluster_options.h"
 
 namespace adserver::config {
 
@@ -46,6 +47,8 @@ struct Config {
   // [indexer] section or ADSERVER_INDEXER_RPC.
   std::optional<ingest::IndexerOptions> indexer;
   MetricsConfig metrics;
+  // Cluster mode ([cluster]; docs/deploy.md): PostgreSQL and Redis URLs, both or neither.
+  store::ClusterOptions cluster;
 };
 
 // Environment variables the loader reads (a map so tests can pass their own).
@@ -59,6 +62,8 @@ Environment ProcessEnvironment();
 //   ADSERVER_EVENTS_KEYS, ADSERVER_EVENTS_KEYS_FILE (events.keys),
 //   ADSERVER_IDENTITY_KEYS, ADSERVER_IDENTITY_KEYS_FILE (key ring read from that file; the
 //   file key `identity.keys_file` does the same),
+//   ADSERVER_DATABASE_URL, ADSERVER_REDIS_URL, ADSERVER_NODE_ID, ADSERVER_REDIS_KEY_PREFIX
+//   (cluster.*),
 //   ADSERVER_INDEXER_RPC, ADSERVER_INDEXER_CHAIN_ID, ADSERVER_INDEXER_CONFIRMATIONS (the first
 //   turns the indexer on, like an [indexer] section).
 // Command-line flags are applied by the caller afterwards. Returns InvalidArgument naming the

@@ -69,17 +69,84 @@ Result<std::unique_ptr<PostgresStore>> PostgresStore::Open(const std::string& ur
   return std::unique_ptr<PostgresStore>(new PostgresStore(std::move(conn)));
 }
 
+namespace {
+constexpr const char* kCounterColumns =
+    "campaign_id, total_spend_micros, impressions, clicks, conversions, day, day_spend_micros, "
+    "hour, hour_spend_micros";
+
+Result<std::vector<CampaignCountersRecord>> CounterRows(const PgResult& r) {
+  std::vector<CampaignCountersRecord> out;
+  out.reserve(static_cast<size_t>(r.rows()));
+  for (int i = 0; i < r.rows(); ++i) {
+    CampaignCountersRecord row;
+    int64_t* fields[] = {&row.campaign_id, &row.total_spend, &row.impressions,
+                         &row.clicks,      &row.conversions, &row.day,
+                         &row.day_spend,   &row.hour,        &row.hour_spend};
+    for (int f = 0; f < 9; ++f) {
+      ADS_ASSIGN_OR_RETURN(*fields[f], r.Int(i, f));
+    }
+    out.push_back(row);
+  }
+  return out;
+}
+}  // namespace
+
 Status PostgresStore::SaveCampaignCounters(const std::vector<CampaignCountersRecord>& rows) {
-  return runner_.Write(0, [&](sql::Connection& c) { return sql::SaveCounters(c, rows); });
+  if (node_id_.empty()) {
+    return runner_.Write(0, [&](sql::Connection& c) { return sql::SaveCounters(c, rows); });
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  PgConnection& c = *conn_;
+  ADS_ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(c));
+  for (const CampaignCountersRecord& r : rows) {
+    ADS_RETURN_IF_ERROR(
+        c.Exec(std::string("INSERT INTO node_campaign_counters (node_id, ") + kCounterColumns +
+                   ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) "
+                   "ON CONFLICT (node_id, campaign_id) DO UPDATE SET "
+                   "total_spend_micros = excluded.total_spend_micros, "
+                   "impressions = excluded.impressions, clicks = excluded.clicks, "
+                   "conversions = excluded.conversions, day = excluded.day, "
+                   "day_spend_micros = excluded.day_spend_micros, hour = excluded.hour, "
+                   "hour_spend_micros = excluded.hour_spend_micros",
+               {Param(std::string_view(node_id_)), Param(r.campaign_id), Param(r.total_spend),
+                Param(r.impressions), Param(r.clicks), Param(r.conversions), Param(r.day),
+                Param(r.day_spend), Param(r.hour), Param(r.hour_spend)})
+            .status());
+  }
+  return txn.Commit();
 }
 
 Result<std::vector<CampaignCountersRecord>> PostgresStore::LoadCampaignCounters() {
-  std::vector<CampaignCountersRecord> out;
-  ADS_RETURN_IF_ERROR(runner_.Read([&](sql::Connection& c) -> Status {
-    ADS_ASSIGN_OR_RETURN(out, sql::LoadCounters(c));
-    return OkStatus();
-  }));
-  return out;
+  if (node_id_.empty()) {
+    std::vector<CampaignCountersRecord> out;
+    ADS_RETURN_IF_ERROR(runner_.Read([&](sql::Connection& c) -> Status {
+      ADS_ASSIGN_OR_RETURN(out, sql::LoadCounters(c));
+      return OkStatus();
+    }));
+    return out;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  ADS_ASSIGN_OR_RETURN(PgResult r, conn_->Exec(std::string("SELECT ") + kCounterColumns +
+                                                   " FROM node_campaign_counters WHERE node_id = "
+                                                   "$1 ORDER BY campaign_id",
+                                               {Param(std::string_view(node_id_))}));
+  return CounterRows(r);
+}
+
+Result<std::vector<CampaignCountersRecord>> PostgresStore::LoadOtherNodesCounters(int64_t day,
+                                                                                  int64_t hour) {
+  if (node_id_.empty()) return std::vector<CampaignCountersRecord>{};
+  std::lock_guard<std::mutex> lock(mu_);
+  ADS_ASSIGN_OR_RETURN(
+      PgResult r,
+      conn_->Exec("SELECT campaign_id, sum(total_spend_micros)::bigint, sum(impressions)::bigint, "
+                  "sum(clicks)::bigint, sum(conversions)::bigint, $2::bigint, "
+                  "sum(CASE WHEN day = $2 THEN day_spend_micros ELSE 0 END)::bigint, $3::bigint, "
+                  "sum(CASE WHEN hour = $3 THEN hour_spend_micros ELSE 0 END)::bigint "
+                  "FROM node_campaign_counters WHERE node_id <> $1 "
+                  "GROUP BY campaign_id ORDER BY campaign_id",
+                  {Param(std::string_view(node_id_)), Param(day), Param(hour)}));
+  return CounterRows(r);
 }
 
 Result<ErasureDigestKey> PostgresStore::DigestKey(const ErasureDigestKey& candidate) {

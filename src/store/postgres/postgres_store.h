@@ -167,9 +167,18 @@ class PostgresStore final : public InventoryStore,
     return accounts_.DeleteExpiredSessions(now, idle_before);
   }
 
-  // CampaignCounterStore: rows upserted in one transaction.
+  // CampaignCounterStore: rows upserted in one transaction. After SetNodeId, this node's rows of
+  // node_campaign_counters (each node of a cluster counts what it served and billed; the
+  // cluster's counters are the sum over nodes).
   Status SaveCampaignCounters(const std::vector<CampaignCountersRecord>& rows) override;
   Result<std::vector<CampaignCountersRecord>> LoadCampaignCounters() override;
+  // Cluster mode: Save/LoadCampaignCounters read and write the rows of `node_id` only. Call
+  // before any other use.
+  void SetNodeId(std::string node_id) { node_id_ = std::move(node_id); }
+  // Every other node's counters summed per campaign; their day and hour spend only where a
+  // node's row is of day `day` and hour `hour` (an older row's spend is of a period that is
+  // over). Empty without SetNodeId.
+  Result<std::vector<CampaignCountersRecord>> LoadOtherNodesCounters(int64_t day, int64_t hour);
 
   // IdentityStore. Erasures are written under a transaction-scoped advisory lock, so sequence
   // numbers commit in order and a node following the list (ScanErasures after the last seq it
@@ -198,6 +207,7 @@ class PostgresStore final : public InventoryStore,
   SqlRunner runner_;
   sql::SqlInventory inventory_;
   sql::SqlAccounts accounts_;
+  std::string node_id_;  // "" = the single campaign_counters table
 };
 
 }  // namespace adserver::store

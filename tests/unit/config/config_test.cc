@@ -10,6 +10,13 @@
 namespace adserver::config {
 namespace {
 
+// The fields a failed validation names.
+std::string FieldsOf(const Status& s) {
+  std::string fields;
+  for (const auto& d : s.details()) fields += d.field + ";";
+  return fields;
+}
+
 std::string WriteFile(const testing::TempDir& dir, const std::string& text) {
   std::string path = dir.File("c.toml");
   std::ofstream(path) << text;
@@ -272,4 +279,37 @@ TEST(TrafficConfigTest, BadValuesNameTheirKey) {
 }
 
 }  // namespace
+TEST(ConfigTest, ClusterModeNeedsBothUrlsAndNamesTheMissingOne) {
+  Result<Config> both = LoadConfig(std::nullopt, {{"ADSERVER_DATABASE_URL", "postgresql://db/ads"},
+                                                  {"ADSERVER_REDIS_URL", "redis://cache:6379"}});
+  ASSERT_TRUE(both.ok());
+  EXPECT_TRUE(both->cluster.enabled());
+  EXPECT_TRUE(Validate(*both).ok());
+  Result<Config> neither = LoadConfig(std::nullopt, {});
+  ASSERT_TRUE(neither.ok());
+  EXPECT_FALSE(neither->cluster.enabled());
+  Result<Config> db_only = LoadConfig(std::nullopt, {{"ADSERVER_DATABASE_URL", "postgresql://db/ads"}});
+  ASSERT_TRUE(db_only.ok());
+  Status s = Validate(*db_only);
+  EXPECT_EQ(s.code(), Code::kInvalidArgument);
+  EXPECT_NE(FieldsOf(s).find("cluster.redis_url"), std::string::npos) << FieldsOf(s);
+  Result<Config> redis_only = LoadConfig(std::nullopt, {{"ADSERVER_REDIS_URL", "redis://cache"}});
+  ASSERT_TRUE(redis_only.ok());
+  s = Validate(*redis_only);
+  EXPECT_NE(FieldsOf(s).find("cluster.database_url"), std::string::npos) << FieldsOf(s);
+}
+
+TEST(ConfigTest, ClusterSectionIsReadAndChecked) {
+  testing::TempDir dir;
+  std::string path = WriteFile(dir, "[cluster]\ndatabase_url = \"mysql://x\"\nredis_url = \"redis://r\"\n"
+                                    "node_id = \"n1\"\nlease_slice_share = 0.02\ncaps_sync_ms = 5\n");
+  Result<Config> c = LoadConfig(path, {});
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->cluster.node_id, "n1");
+  EXPECT_DOUBLE_EQ(c->cluster.lease_slice_share, 0.02);
+  Status s = Validate(*c);
+  EXPECT_NE(FieldsOf(s).find("cluster.database_url"), std::string::npos) << FieldsOf(s);
+  EXPECT_NE(FieldsOf(s).find("cluster.caps_sync_ms"), std::string::npos) << FieldsOf(s);
+}
+
 }  // namespace adserver::config

@@ -502,6 +502,24 @@ CREATE TRIGGER wallet_activity_deleted AFTER DELETE ON wallet_activity
 CREATE TRIGGER wallet_activity_truncated BEFORE TRUNCATE ON wallet_activity
   FOR EACH STATEMENT EXECUTE FUNCTION activity_log_truncated();
 )sql"},
+    {7, R"sql(
+-- Decision counters per node (cluster mode, issue 17): each node upserts the absolute values of
+-- what it served and billed; the cluster's counters are the sum over nodes.
+CREATE TABLE node_campaign_counters (
+  node_id text NOT NULL,
+  campaign_id bigint NOT NULL,
+  total_spend_micros bigint NOT NULL,
+  impressions bigint NOT NULL,
+  clicks bigint NOT NULL,
+  conversions bigint NOT NULL,
+  day bigint NOT NULL,
+  day_spend_micros bigint NOT NULL,
+  hour bigint NOT NULL,
+  hour_spend_micros bigint NOT NULL,
+  PRIMARY KEY (node_id, campaign_id)
+);
+CREATE INDEX node_campaign_counters_by_campaign ON node_campaign_counters (campaign_id);
+)sql"},
 };
 
 // ApplyMigrations skips versions up to the database's: an entry out of order would never run.

@@ -1,0 +1,215 @@
+#include "app/cluster_node.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <vector>
+
+#include "common/log.h"
+#include "common/thread_setup.h"
+
+namespace adserver::app {
+namespace {
+// The other nodes' counters are read this often (they flush theirs every second).
+constexpr int64_t kOthersEverySeconds = 1;
+}  // namespace
+
+std::string DefaultNodeId(const std::string& listen) {
+  char host[256] = {};
+  if (gethostname(host, sizeof(host) - 1) != 0 || host[0] == '\0') {
+    std::snprintf(host, sizeof(host), "node");
+  }
+  size_t colon = listen.rfind(':');
+  return std::string(host) + ":" + (colon == std::string::npos ? listen : listen.substr(colon + 1));
+}
+
+Result<std::unique_ptr<ClusterNode>> ClusterNode::Open(const store::ClusterOptions& options,
+                                                       std::string node_id,
+                                                       const Clock& clock) {
+  std::unique_ptr<ClusterNode> node(new ClusterNode(options, std::move(node_id), clock));
+  ADS_ASSIGN_OR_RETURN(node->counters_, store::PostgresStore::Open(options.database_url));
+  node->counters_->SetNodeId(node->node_id_);
+  ADS_ASSIGN_OR_RETURN(node->authority_, store::RedisBudgetAuthority::Open(
+                                             options.redis_url, options.redis_key_prefix));
+  ADS_ASSIGN_OR_RETURN(node->cap_store_,
+                       store::RedisCapCounters::Open(options.redis_url, options.redis_key_prefix));
+  node->leases_ = std::make_unique<decision::BudgetLeases>(
+      *node->authority_, decision::LeaseOptions{.slice_share = options.lease_slice_share});
+  return node;
+}
+
+ClusterNode::~ClusterNode() { Stop(); }
+
+void ClusterNode::Attach(decision::LiveState& live, const Published<decision::Catalog>& catalogs,
+                         ingest::SnapshotPublisher& snapshots) {
+  live_ = &live;
+  catalogs_ = &catalogs;
+  snapshots_ = &snapshots;
+  caps_ = std::make_unique<decision::SharedFrequencyCaps>(live.caps, *cap_store_);
+  live.leases = leases_.get();
+  live.shared_caps = caps_.get();
+  live.others = &others_;
+}
+
+void ClusterNode::Note(std::atomic<bool>& ok, const char* engine, const char* what,
+                       const Status& status) {
+  bool was = ok.exchange(status.ok(), std::memory_order_relaxed);
+  if (was && !status.ok()) {
+    ADS_LOG(warn, "cluster degraded", "engine", engine, "what", what, "status", status);
+  } else if (!was && status.ok()) {
+    ADS_LOG(info, "cluster recovered", "engine", engine, "what", what);
+  }
+}
+
+void ClusterNode::RefillLeases(int64_t now) {
+  std::shared_ptr<const decision::Catalog> catalog = catalogs_->Current();
+  if (!catalog) return;
+  std::vector<decision::LeasedCampaign> leased;
+  Status status = OkStatus();
+  for (const decision::Campaign& c : catalog->campaigns) {
+    if (!c.total_budget_micros) continue;
+    // A changed budget: the shared remainder is seeded again from the persisted spend. (Until
+    // every node has seen the change, one slice per node may be leased twice.)
+    auto [it, inserted] = leased_budgets_.try_emplace(c.id, *c.total_budget_micros);
+    if (!inserted && it->second != *c.total_budget_micros) {
+      Status forgot = authority_->Forget(c.id);
+      if (!forgot.ok()) {
+        status = forgot;
+        continue;
+      }
+      it->second = *c.total_budget_micros;
+    }
+    leased.push_back({.campaign_id = c.id,
+                      .budget = *c.total_budget_micros,
+                      .max_price = decision::LeaseNeed(c),
+                      .spent = live_->Read(c.id, now).total_spend});
+  }
+  Status refilled = leases_->Refill(leased);
+  Note(redis_ok_, "redis", "budget leases", status.ok() ? refilled : status);
+}
+
+void ClusterNode::SyncCaps(int64_t now) {
+  if (!caps_) return;
+  Note(redis_ok_, "redis", "frequency caps", caps_->Sync(now));
+}
+
+void ClusterNode::ReadOtherNodes(int64_t now) {
+  if (now - others_read_at_ < kOthersEverySeconds) return;
+  Result<std::vector<store::CampaignCountersRecord>> rows =
+      counters_->LoadOtherNodesCounters(now / 86400, now / 3600);
+  Note(postgres_ok_, "postgresql", "other nodes' counters", rows.status());
+  if (!rows.ok()) return;
+  others_read_at_ = now;
+  for (const store::CampaignCountersRecord& r : *rows) {
+    others_.Restore({.campaign_id = r.campaign_id,
+                     .total_spend = r.total_spend,
+                     .impressions = r.impressions,
+                     .clicks = r.clicks,
+                     .conversions = r.conversions,
+                     .day = r.day,
+                     .day_spend = r.day_spend,
+                     .hour = r.hour,
+                     .hour_spend = r.hour_spend});
+  }
+}
+
+void ClusterNode::SyncNow() {
+  const int64_t now = clock_.NowSeconds();
+  ReadOtherNodes(now);
+  SyncCaps(now);
+  RefillLeases(now);
+}
+
+void ClusterNode::RunSync() {
+  NameThisThread("cluster-sync");
+  const auto interval = std::min(options_.lease_refill_interval, options_.caps_sync_interval);
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stopping_) {
+    wake_.wait_for(lock, interval, [this] { return stopping_; });
+    if (stopping_) break;
+    lock.unlock();
+    SyncNow();
+    lock.lock();
+  }
+}
+
+void ClusterNode::RunFollower() {
+  NameThisThread("cluster-feed");
+  std::unique_ptr<store::PgChangeFeed> feed;
+  int64_t seen = -1;
+  while (!follower_stop_.load(std::memory_order_relaxed)) {
+    if (!feed) {
+      Result<std::unique_ptr<store::PgChangeFeed>> opened =
+          store::PgChangeFeed::Open(options_.database_url, "inventory");
+      Note(postgres_ok_, "postgresql", "change feed", opened.status());
+      if (!opened.ok()) {
+        std::unique_lock<std::mutex> lock(mu_);
+        wake_.wait_for(lock, options_.change_poll_interval, [this] { return stopping_; });
+        continue;
+      }
+      feed = std::move(*opened);
+    }
+    // Short waits, so Stop is noticed within a quarter second.
+    Result<int64_t> version = feed->WaitForChange(seen, std::chrono::milliseconds(250),
+                                                  options_.change_poll_interval);
+    Note(postgres_ok_, "postgresql", "change feed", version.status());
+    if (!version.ok()) {
+      std::unique_lock<std::mutex> lock(mu_);
+      wake_.wait_for(lock, options_.change_poll_interval, [this] { return stopping_; });
+      continue;
+    }
+    if (*version != seen) {
+      if (seen != -1) snapshots_->NotifyChanged();
+      seen = *version;
+    }
+  }
+}
+
+void ClusterNode::FollowActivity(std::function<Status()> step,
+                                 std::chrono::milliseconds interval) {
+  activity_step_ = std::move(step);
+  activity_interval_ = interval;
+}
+
+void ClusterNode::RunReplica() {
+  NameThisThread("cluster-replica");
+  LowerThisThreadPriority();  // a bootstrap or a large import yields to the event loops
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stopping_) {
+    lock.unlock();
+    Note(postgres_ok_, "postgresql", "activity replica", activity_step_());
+    lock.lock();
+    wake_.wait_for(lock, activity_interval_, [this] { return stopping_; });
+  }
+}
+
+void ClusterNode::Start() {
+  sync_ = std::thread([this] { RunSync(); });
+  follower_ = std::thread([this] { RunFollower(); });
+  if (activity_step_) replica_ = std::thread([this] { RunReplica(); });
+}
+
+void ClusterNode::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return;
+    stopping_ = true;
+  }
+  follower_stop_.store(true, std::memory_order_relaxed);
+  wake_.notify_all();
+  if (sync_.joinable()) sync_.join();
+  if (follower_.joinable()) follower_.join();
+  if (replica_.joinable()) replica_.join();
+  if (caps_) {
+    Status synced = caps_->Sync(clock_.NowSeconds());
+    if (!synced.ok()) ADS_LOG(warn, "frequency caps not sent at shutdown", "status", synced);
+  }
+  Status returned = leases_->ReturnAll();
+  if (!returned.ok()) {
+    ADS_LOG(warn, "budget leases not given back (lost to their campaigns until reseeded)",
+            "status", returned);
+  }
+}
+
+}  // namespace adserver::app

@@ -1,0 +1,124 @@
+#pragma once
+
+// The cluster side of one `adserver serve` node (issue 17, docs/deploy.md). Owns the node's
+// connections to PostgreSQL and Redis and two background threads; nothing here runs on the ad
+// path, which reads only in-process state:
+// - the change follower: LISTENs for inventory writes of any node (PgChangeFeed, with a version
+//   poll behind it) and wakes the snapshot publisher, so a write anywhere is served everywhere
+//   within about a second;
+// - the sync loop: tops up budget leases from Redis (decision/budget_leases.h), sends queued
+//   frequency-cap impressions to Redis and raises local counts to the cluster's
+//   (decision/shared_caps.h), and reads the other nodes' counters from PostgreSQL into
+//   `others` (budgets, pacing and learned rates see the cluster's spend).
+// Degradations (PostgreSQL or Redis unreachable) are logged once when they start and end, and
+// reported by Health() for /readyz; serving never waits on either.
+
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+
+#include "common/clock.h"
+#include "common/published.h"
+#include "common/status.h"
+#include "decision/budget_leases.h"
+#include "decision/budget_ledger.h"
+#include "decision/catalog.h"
+#include "decision/live_state.h"
+#include "decision/shared_caps.h"
+#include "ingest/snapshot_publisher.h"
+#include "store/cluster_options.h"
+#include "store/postgres/pg_change_feed.h"
+#include "store/postgres/postgres_store.h"
+#include "store/redis/redis_budget_authority.h"
+#include "store/redis/redis_cap_counters.h"
+
+namespace adserver::app {
+
+// `host:port`-style default node id: the host name and the listen port.
+std::string DefaultNodeId(const std::string& listen);
+
+class ClusterNode {
+ public:
+  // Connects to Redis (two connections: leases and caps) and PostgreSQL (the counters of this
+  // node and the change feed). Unavailable naming the engine that cannot be reached.
+  static Result<std::unique_ptr<ClusterNode>> Open(const store::ClusterOptions& options,
+                                                   std::string node_id, const Clock& clock);
+  ~ClusterNode();
+  ClusterNode(const ClusterNode&) = delete;
+  ClusterNode& operator=(const ClusterNode&) = delete;
+
+  const std::string& node_id() const { return node_id_; }
+  // This node's decision counters (CampaignCounterStore of node_campaign_counters) for the
+  // counter flusher.
+  store::PostgresStore& counters() { return *counters_; }
+
+  // Puts leases, shared caps and the other nodes' counters into `live` (before serving).
+  // `live`, `catalogs` and `snapshots` must outlive this object's Stop().
+  void Attach(decision::LiveState& live, const Published<decision::Catalog>& catalogs,
+              ingest::SnapshotPublisher& snapshots);
+  // One sync round now (start-up: leases are held before the first request).
+  void SyncNow();
+  // The replica of wallet activity: `step` brings it up to PostgreSQL (app/activity_replica.h),
+  // called every `interval` on a thread of its own once started. Set before Start().
+  void FollowActivity(std::function<Status()> step, std::chrono::milliseconds interval);
+  void Start();
+  // Stops both threads, sends the queued cap impressions and gives every lease back. Idempotent.
+  void Stop();
+
+  struct Health {
+    bool postgres = true;  // the last change-feed read and counter read succeeded
+    bool redis = true;     // the last lease refill and cap sync succeeded
+  };
+  Health health() const {
+    return {postgres_ok_.load(std::memory_order_relaxed),
+            redis_ok_.load(std::memory_order_relaxed)};
+  }
+  uint64_t caps_dropped() const { return caps_ ? caps_->dropped() : 0; }
+
+ private:
+  ClusterNode(const store::ClusterOptions& options, std::string node_id, const Clock& clock)
+      : options_(options), node_id_(std::move(node_id)), clock_(clock) {}
+  void RunFollower();
+  void RunSync();
+  void RunReplica();
+  // One round of each part; each logs and records its own degradation.
+  void RefillLeases(int64_t now);
+  void SyncCaps(int64_t now);
+  void ReadOtherNodes(int64_t now);
+  void Note(std::atomic<bool>& ok, const char* engine, const char* what, const Status& status);
+
+  const store::ClusterOptions options_;
+  const std::string node_id_;
+  const Clock& clock_;
+  std::unique_ptr<store::PostgresStore> counters_;
+  std::unique_ptr<store::RedisBudgetAuthority> authority_;
+  std::unique_ptr<store::RedisCapCounters> cap_store_;
+  std::unique_ptr<decision::BudgetLeases> leases_;
+  std::unique_ptr<decision::SharedFrequencyCaps> caps_;
+  decision::BudgetLedger others_;
+  decision::LiveState* live_ = nullptr;
+  const Published<decision::Catalog>* catalogs_ = nullptr;
+  ingest::SnapshotPublisher* snapshots_ = nullptr;
+  // Total budget each campaign was leased under: a changed budget is seeded again.
+  std::unordered_map<int64_t, Micros> leased_budgets_;  // sync thread only
+  int64_t others_read_at_ = 0;                          // sync thread only
+
+  std::atomic<bool> postgres_ok_{true};
+  std::atomic<bool> redis_ok_{true};
+  std::mutex mu_;
+  std::condition_variable wake_;
+  bool stopping_ = false;  // guarded by mu_
+  std::atomic<bool> follower_stop_{false};
+  std::thread follower_;
+  std::thread sync_;
+  std::function<Status()> activity_step_;
+  std::chrono::milliseconds activity_interval_{100};
+  std::thread replica_;
+};
+
+}  // namespace adserver::app

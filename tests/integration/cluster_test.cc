@@ -1,0 +1,275 @@
+// Cluster mode over real HTTP (issue 17): three `adserver serve` nodes on one PostgreSQL and
+// one Redis (CTest's fixtures), nginx in front where the test is about the balanced cluster.
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "integration/fixture.h"
+#include "integration/server_process.h"
+#include "support/http_client.h"
+#include "support/postgres/test_database.h"
+#include "support/redis/test_redis.h"
+#include "support/temp_dir.h"
+
+namespace adserver::testing {
+namespace {
+
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+constexpr char kIdentityKeys[] = "1:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+constexpr char kEventsKeys[] = "1:fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210";
+
+json Body(const HttpResult& r) { return json::parse(r.body, nullptr, false); }
+
+// The campaign a 200 served; "" for anything else (a 204 has no body).
+std::string CampaignOf(const HttpResult& r) {
+  json b = Body(r);
+  return r.status == 200 && b.is_object() ? b.value("campaignId", "") : "";
+}
+
+// A consented ad request: with `wallets`, or with none and the identity `cookie`.
+HttpResult AdRequest(uint16_t port, const std::string& key, const std::vector<std::string>& wallets,
+                     const std::string& cookie = "") {
+  json body = {{"imageFormat", "LANDSCAPE"}, {"cookieConsent", true}};
+  if (!wallets.empty()) body["walletAddresses"] = wallets;
+  HttpHeaders headers = {{"Content-Type", "application/json"}, {"x-api-key", key}};
+  if (!cookie.empty()) headers.emplace_back("Cookie", cookie);
+  return HttpClient("127.0.0.1", port).Send("POST", "/v1/ads", headers, body.dump());
+}
+
+// nginx round-robin over the nodes, in a prefix of its own.
+class Balancer {
+ public:
+  Balancer(const std::vector<uint16_t>& ports, uint16_t port) : port_(port) {
+    std::string conf = "worker_processes 1;\nerror_log " + dir_.File("error.log") +
+                       " warn;\npid " + dir_.File("nginx.pid") +
+                       ";\nevents { worker_connections 1024; }\nhttp {\n  access_log off;\n"
+                       "  client_body_temp_path " + dir_.File("body") + ";\n"
+                       "  proxy_temp_path " + dir_.File("proxy") + ";\n"
+                       "  upstream nodes {\n";
+    for (uint16_t p : ports) conf += "    server 127.0.0.1:" + std::to_string(p) + ";\n";
+    conf += "    keepalive 16;\n  }\n  server {\n    listen 127.0.0.1:" + std::to_string(port) +
+            ";\n    location / {\n      proxy_pass http://nodes;\n      proxy_http_version 1.1;\n"
+            "      proxy_set_header Connection \"\";\n    }\n  }\n}\n";
+    std::ofstream(dir_.File("nginx.conf")) << conf;
+    pid_ = fork();
+    if (pid_ == 0) {
+      execlp("nginx", "nginx", "-p", dir_.path().c_str(), "-c", dir_.File("nginx.conf").c_str(),
+             "-e", dir_.File("error.log").c_str(), "-g", "daemon off;", nullptr);
+      _exit(127);
+    }
+  }
+  ~Balancer() {
+    if (pid_ > 0) {
+      kill(pid_, SIGQUIT);
+      waitpid(pid_, nullptr, 0);
+    }
+  }
+  uint16_t port() const { return port_; }
+  // True once nginx answers.
+  bool Ready() {
+    for (int i = 0; i < 100; ++i) {
+      if (HttpClient("127.0.0.1", port_).Send("GET", "/healthz", {}, "").status == 200) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return false;
+  }
+
+ private:
+  TempDir dir_;
+  uint16_t port_;
+  pid_t pid_ = -1;
+};
+
+// A port the kernel says is free now (nginx needs one named in its configuration).
+uint16_t FreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  uint16_t port = 0;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+    port = ntohs(addr.sin_port);
+  }
+  close(fd);
+  return port;
+}
+
+class ClusterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ADSERVER_REQUIRE_TEST_DATABASE(db_);
+    if (!redis_.error().empty()) FAIL() << redis_.error();
+    if (redis_.url().empty()) GTEST_SKIP() << redis_.skip_reason();
+  }
+
+  ServerProcess::Options NodeOptions(int n) {
+    ServerProcess::Options o;
+    o.env = {{"ADSERVER_DATABASE_URL", db_.url()},
+             {"ADSERVER_REDIS_URL", redis_.url()},
+             {"ADSERVER_REDIS_KEY_PREFIX", redis_.prefix()},
+             {"ADSERVER_NODE_ID", "node-" + std::to_string(n)},
+             {"ADSERVER_IDENTITY_KEYS", kIdentityKeys},
+             {"ADSERVER_EVENTS_KEYS", kEventsKeys}};
+    o.extra_args = {"--config", ConfigFile()};
+    return o;
+  }
+
+  // Invalid-traffic checks off (the test clicks from one address without a user agent), and
+  // short cluster intervals.
+  std::string ConfigFile() {
+    std::string path = dir_.File("cluster.toml");
+    std::ofstream(path) << kTrafficChecksOff
+                        << "[cluster]\nlease_refill_ms = 50\ncaps_sync_ms = 50\n"
+                           "change_poll_ms = 500\n";
+    return path;
+  }
+
+  // Node 1 with the fixture's dataset (loaded through its admin API), then `more` plain nodes.
+  void StartCluster(int more) {
+    first_ = std::make_unique<ServingFixture>(NodeOptions(1));
+    ASSERT_TRUE(first_->ok()) << first_->error() << "\n" << first_->server().Output();
+    for (int i = 0; i < more; ++i) {
+      others_.push_back(std::make_unique<ServerProcess>(NodeOptions(i + 2)));
+      ASSERT_TRUE(others_.back()->Start()) << others_.back()->error() << "\n"
+                                           << others_.back()->Output();
+    }
+  }
+
+  // Polls `ok` until it holds; how long that took, or nullopt after `limit`.
+  template <typename F>
+  std::optional<std::chrono::milliseconds> Within(std::chrono::milliseconds limit, F ok) {
+    auto start = Clock::now();
+    while (Clock::now() - start < limit) {
+      if (ok()) {
+        return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return std::nullopt;
+  }
+
+  TestDatabase db_;
+  TestRedis redis_;
+  TempDir dir_;
+  std::unique_ptr<ServingFixture> first_;
+  std::vector<std::unique_ptr<ServerProcess>> others_;
+};
+
+TEST_F(ClusterTest, OneEngineWithoutTheOtherIsAStartUpErrorNamingTheMissingOne) {
+  ServerProcess::Options o;
+  o.env = {{"ADSERVER_DATABASE_URL", db_.url()}};
+  ServerProcess node(o);
+  EXPECT_FALSE(node.Start(std::chrono::seconds(10)));
+  EXPECT_NE(node.Output().find("cluster.redis_url"), std::string::npos) << node.Output();
+  ServerProcess::Options r;
+  r.env = {{"ADSERVER_REDIS_URL", redis_.url()}};
+  ServerProcess other(r);
+  EXPECT_FALSE(other.Start(std::chrono::seconds(10)));
+  EXPECT_NE(other.Output().find("cluster.database_url"), std::string::npos) << other.Output();
+}
+
+TEST_F(ClusterTest, AnAdminWriteOnOneNodeIsServedByAnotherWithinASecond) {
+  StartCluster(2);
+  ServerProcess& third = *others_[1];
+  // The dataset written through node 1 is served by node 3.
+  std::optional<std::chrono::milliseconds> served = Within(std::chrono::seconds(5), [&] {
+    HttpResult r = AdRequest(third.port(), first_->keys.open_live, {first_->wallets.uniswap});
+    return CampaignOf(r) == std::to_string(first_->aave_campaign);
+  });
+  ASSERT_TRUE(served) << "node 3 never served the dataset node 1 wrote (inventory and activity)";
+  // A key created on node 1 opens node 3 within a second.
+  HttpResult key = first_->Admin(
+      "POST", "/admin/v1/publishers/" + std::to_string(first_->keys.open_publisher) + "/keys",
+      json{{"test", false}});
+  ASSERT_EQ(key.status, 201) << key.body;
+  std::string new_key = Body(key).value("key", "");
+  ASSERT_FALSE(new_key.empty()) << key.body;
+  auto start = Clock::now();
+  std::optional<std::chrono::milliseconds> took = Within(std::chrono::seconds(3), [&] {
+    return AdRequest(third.port(), new_key, {first_->wallets.uniswap}).status == 200;
+  });
+  ASSERT_TRUE(took) << "the key never reached node 3";
+  EXPECT_LT(Clock::now() - start, std::chrono::milliseconds(1000))
+      << "took " << took->count() << " ms";
+}
+
+TEST_F(ClusterTest, ACookieSetByOneNodeIsRecognisedByAnother) {
+  StartCluster(1);
+  HttpResult first = AdRequest(first_->server().port(), first_->keys.open_live,
+                               {first_->wallets.uniswap});
+  ASSERT_EQ(first.status, 200) << first.body;
+  std::string cookie;
+  for (const auto& [name, value] : first.headers) {
+    if (name == "Set-Cookie" && value.starts_with("adserver_id=")) {
+      cookie = value.substr(0, value.find(';'));
+    }
+  }
+  ASSERT_FALSE(cookie.empty());
+  ServerProcess& second = *others_[0];
+  std::optional<std::chrono::milliseconds> served = Within(std::chrono::seconds(5), [&] {
+    HttpResult r = AdRequest(second.port(), first_->keys.open_live, {}, cookie);
+    return CampaignOf(r) == std::to_string(first_->aave_campaign);
+  });
+  EXPECT_TRUE(served) << "node 2 did not serve the person of node 1's cookie";
+}
+
+TEST_F(ClusterTest, ABudgetSpentThroughThreeNodesBehindNginxIsNeverPassed) {
+  StartCluster(2);
+  // A CPM 10 campaign (10,000 micros an impression) with a budget of 50 impressions.
+  // 50 impressions of 10,000 micros.
+  HttpResult patched =
+      first_->Admin("PATCH", "/admin/v1/campaigns/" + std::to_string(first_->aave_campaign),
+                    json{{"budget", {{"total", "0.5"}}}, {"pacing", "asap"}});
+  ASSERT_EQ(patched.status, 200) << patched.body;
+  std::vector<uint16_t> ports = {first_->server().port(), others_[0]->port(), others_[1]->port()};
+  Balancer nginx(ports, FreePort());
+  ASSERT_TRUE(nginx.Ready()) << "nginx did not start";
+  // Until every node has seen the budget: then spend it from four threads through nginx until
+  // it is gone (or 20 s pass).
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  const std::string aave = std::to_string(first_->aave_campaign);
+  std::atomic<int> filled{0};
+  std::atomic<int> requests{0};
+  auto start = Clock::now();
+  std::vector<std::thread> load;
+  for (int t = 0; t < 4; ++t) {
+    load.emplace_back([&] {
+      while (filled.load() < 50 && Clock::now() - start < std::chrono::seconds(20)) {
+        HttpResult r = AdRequest(nginx.port(), first_->keys.open_live, {first_->wallets.uniswap});
+        requests.fetch_add(1);
+        if (CampaignOf(r) == aave) filled.fetch_add(1);
+      }
+    });
+  }
+  for (std::thread& t : load) t.join();
+  double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  EXPECT_EQ(filled.load(), 50) << "in " << seconds << " s, " << requests.load() << " requests";
+  // Spent: no node serves it again.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  for (int i = 0; i < 30; ++i) {
+    HttpResult r = AdRequest(nginx.port(), first_->keys.open_live, {first_->wallets.uniswap});
+    EXPECT_NE(CampaignOf(r), aave) << "served past its budget (request " << i
+                                                     << ")";
+  }
+}
+
+}  // namespace
+}  // namespace adserver::testing

@@ -12,6 +12,8 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -269,6 +271,173 @@ TEST_F(ClusterTest, ABudgetSpentThroughThreeNodesBehindNginxIsNeverPassed) {
     EXPECT_NE(CampaignOf(r), aave) << "served past its budget (request " << i
                                                      << ")";
   }
+}
+
+TEST_F(ClusterTest, ABulkImportThroughNodeTwoIsTargetableOnEveryNode) {
+  StartCluster(2);
+  const std::string wallet = "0x8888888888888888888888888888888888888888";
+  for (ServerProcess* node : {&first_->server(), others_[0].get(), others_[1].get()}) {
+    EXPECT_EQ(CampaignOf(AdRequest(node->port(), first_->keys.open_live, {wallet})), "")
+        << "a wallet nobody imported yet";
+  }
+  std::string ndjson = json{{"wallet", wallet}, {"project", "uniswap"}, {"chainId", 1},
+                            {"timestamp", "2026-11-26T00:00:00Z"}}
+                           .dump() +
+                       "\n";
+  HttpResult imported = HttpClient("127.0.0.1", others_[0]->port())
+                            .Send("POST", "/admin/v1/activity",
+                                  {{"Authorization", "Bearer " + others_[0]->admin_token()},
+                                   {"Content-Type", "application/x-ndjson"}},
+                                  ndjson);
+  ASSERT_EQ(imported.status, 200) << imported.body;
+  const std::string aave = std::to_string(first_->aave_campaign);
+  // Node 2 answers from it as soon as the import returns; the others within a second.
+  EXPECT_EQ(CampaignOf(AdRequest(others_[0]->port(), first_->keys.open_live, {wallet})), aave);
+  for (ServerProcess* node : {&first_->server(), others_[1].get()}) {
+    auto start = Clock::now();
+    std::optional<std::chrono::milliseconds> took = Within(std::chrono::seconds(3), [&] {
+      return CampaignOf(AdRequest(node->port(), first_->keys.open_live, {wallet})) == aave;
+    });
+    ASSERT_TRUE(took) << "the import never reached the node on port " << node->port();
+    EXPECT_LT(Clock::now() - start, std::chrono::milliseconds(1000)) << took->count() << " ms";
+  }
+}
+
+TEST_F(ClusterTest, AClickServedByOneNodeAndClickedThroughTwoOthersCountsOnce) {
+  StartCluster(2);
+  HttpResult served =
+      AdRequest(first_->server().port(), first_->keys.open_live, {first_->wallets.uniswap});
+  ASSERT_EQ(CampaignOf(served), std::to_string(first_->aave_campaign)) << served.body;
+  std::string url = Body(served).value("ctaUrl", "");
+  size_t at = url.find("/v1/click/");
+  ASSERT_NE(at, std::string::npos) << url;
+  std::string path = url.substr(at);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // past the too-fast window
+  for (ServerProcess* node : {others_[0].get(), others_[1].get()}) {
+    HttpResult click = HttpClient("127.0.0.1", node->port()).Send("GET", path, {}, "");
+    EXPECT_EQ(click.status, 302) << click.body;
+    EXPECT_NE(click.Header("Location").find("spclid="), std::string::npos);
+  }
+  // One billed click and one duplicate, whichever node is asked.
+  HttpResult listed = HttpClient("127.0.0.1", others_[1]->port())
+                          .Send("GET",
+                                "/admin/v1/clicks?campaignId=" +
+                                    std::to_string(first_->aave_campaign),
+                                {{"Authorization", "Bearer " + others_[1]->admin_token()}}, "");
+  ASSERT_EQ(listed.status, 200) << listed.body;
+  json clicks = Body(listed)["clicks"];
+  ASSERT_EQ(clicks.size(), 2u) << listed.body;
+  int billed = 0, duplicate = 0;
+  for (const json& c : clicks) {
+    billed += c.value("status", "") == "billed";
+    duplicate += c.value("status", "") == "duplicate";
+  }
+  EXPECT_EQ(billed, 1) << listed.body;
+  EXPECT_EQ(duplicate, 1) << listed.body;
+}
+
+// Engines of the test's own, so that their outages disturb no other test.
+class ClusterOutageTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (std::getenv("ADSERVER_TEST_POSTGRES_DIR") == nullptr) {
+      GTEST_SKIP() << "run through CTest (PostgreSQL and Redis are needed)";
+    }
+    ASSERT_EQ(Script("postgres", "start", pg_.path()), 0);
+    ASSERT_EQ(Script("redis", "start", redis_.path()), 0);
+    std::ifstream(pg_.File("url")) >> pg_url_;
+    std::ifstream(redis_.File("url")) >> redis_url_;
+    pg_url_ += "/postgres";
+  }
+  void TearDown() override {
+    Script("postgres", "stop", pg_.path());
+    Script("redis", "stop", redis_.path());
+  }
+  static int Script(const std::string& engine, const std::string& command,
+                    const std::filesystem::path& dir) {
+    std::string line = std::string(ADSERVER_TEST_SUPPORT_DIR) + "/" + engine + ".sh " + command +
+                       " " + dir.string() + " >/dev/null";
+    return std::system(line.c_str());
+  }
+  ServerProcess::Options NodeOptions(int n) {
+    ServerProcess::Options o;
+    o.env = {{"ADSERVER_DATABASE_URL", pg_url_},
+             {"ADSERVER_REDIS_URL", redis_url_},
+             {"ADSERVER_NODE_ID", "node-" + std::to_string(n)},
+             {"ADSERVER_IDENTITY_KEYS", kIdentityKeys},
+             {"ADSERVER_EVENTS_KEYS", kEventsKeys}};
+    std::string path = dir_.File("cluster.toml");
+    std::ofstream(path) << kTrafficChecksOff
+                        << "[cluster]\nlease_refill_ms = 50\ncaps_sync_ms = 50\n"
+                           "change_poll_ms = 500\n";
+    o.extra_args = {"--config", path};
+    return o;
+  }
+
+  TempDir pg_, redis_, dir_;
+  std::string pg_url_, redis_url_;
+};
+
+TEST_F(ClusterOutageTest, ServingNeverErrsWhileRedisAndPostgresRestartAndTheChecksStillHold) {
+  ServingFixture first(NodeOptions(1));
+  ASSERT_TRUE(first.ok()) << first.error() << "\n" << first.server().Output();
+  ServerProcess second(NodeOptions(2));
+  ASSERT_TRUE(second.Start()) << second.error();
+  const std::string aave = std::to_string(first.aave_campaign);
+  // A budget of 40 impressions, spent in bursts across the outages.
+  HttpResult patched = first.Admin("PATCH", "/admin/v1/campaigns/" + aave,
+                                   json{{"budget", {{"total", "0.4"}}}, {"pacing", "asap"}});
+  ASSERT_EQ(patched.status, 200) << patched.body;
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  std::atomic<bool> stop{false};
+  std::atomic<int> filled{0}, errors{0}, answered{0};
+  std::vector<std::thread> load;
+  for (uint16_t port : {first.server().port(), second.port()}) {
+    load.emplace_back([&, port] {
+      while (!stop.load()) {
+        HttpResult r = AdRequest(port, first.keys.open_live, {first.wallets.uniswap});
+        answered.fetch_add(1);
+        if (r.status != 200 && r.status != 204) errors.fetch_add(1);
+        if (CampaignOf(r) == aave) filled.fetch_add(1);
+        std::this_thread::sleep_for(std::chrono::milliseconds(40));
+      }
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  ASSERT_EQ(Script("redis", "halt", redis_.path()), 0);
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  ASSERT_EQ(Script("redis", "resume", redis_.path()), 0);  // empty: leases are seeded again
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  ASSERT_EQ(Script("postgres", "halt", pg_.path()), 0);
+  // PostgreSQL down: serving goes on from the snapshots; an admin write answers 503.
+  HttpResult refused =
+      first.Admin("PATCH", "/admin/v1/campaigns/" + aave, json{{"name", "During the outage"}});
+  EXPECT_EQ(refused.status, 503) << refused.body;
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  ASSERT_EQ(Script("postgres", "resume", pg_.path()), 0);
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  stop.store(true);
+  for (std::thread& t : load) t.join();
+  EXPECT_EQ(errors.load(), 0) << "of " << answered.load() << " ad requests";
+  // After a Redis loss each node may spend what it held plus what the reseed (from the spend
+  // flushed to PostgreSQL, up to a second old) gives again: at most a slice per node and a
+  // second of serving (25 requests a second per node here) past the budget.
+  EXPECT_LE(filled.load(), 40 + 2 + 2 * 25) << "impressions past the budget";
+  EXPECT_GT(filled.load(), 0);
+  // Writes work again and reach the other node within a second.
+  HttpResult key = first.Admin(
+      "POST", "/admin/v1/publishers/" + std::to_string(first.keys.open_publisher) + "/keys",
+      json{{"test", false}});
+  ASSERT_EQ(key.status, 201) << key.body;
+  std::string new_key = Body(key).value("key", "");
+  auto start = Clock::now();
+  while (Clock::now() - start < std::chrono::seconds(3) &&
+         AdRequest(second.port(), new_key, {first.wallets.aave}).status == 401) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_LT(Clock::now() - start, std::chrono::milliseconds(1000));
+  HttpResult ready = HttpClient("127.0.0.1", second.port()).Send("GET", "/readyz", {}, "");
+  EXPECT_NE(ready.body.find(R"("postgres":"ok","redis":"ok")"), std::string::npos) << ready.body;
 }
 
 }  // namespace

@@ -14,8 +14,8 @@
 # crash of the machine).
 set -euo pipefail
 cmd=${1:-} dir=${2:-}
-[[ ( "$cmd" == start || "$cmd" == stop ) && -n "$dir" ]] ||
-  { echo "usage: tests/support/postgres.sh start|stop DIR" >&2; exit 2; }
+[[ ( "$cmd" == start || "$cmd" == stop || "$cmd" == halt || "$cmd" == resume ) && -n "$dir" ]] ||
+  { echo "usage: tests/support/postgres.sh start|stop|halt|resume DIR" >&2; exit 2; }
 bin=/usr/lib/postgresql/15/bin
 [[ -x "$bin/initdb" ]] || bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
 [[ -n "$bin" && -x "$bin/initdb" ]] ||
@@ -40,6 +40,24 @@ if [[ "$cmd" == stop ]]; then
   exit 0
 fi
 
+# halt / resume: an outage of a running cluster (tests of cluster mode's failure behaviour):
+# the server stops, keeping its data, and starts again on the same port.
+server_options() {
+  echo "-p $1 -k $2 -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off \
+        -c full_page_writes=off -c max_connections=200"
+}
+if [[ "$cmd" == halt || "$cmd" == resume ]]; then
+  data=$(cat "$dir/data_dir")
+  port=$(sed -E 's/.*:([0-9]+)$/\1/' "$dir/url")
+  if [[ "$cmd" == halt ]]; then
+    as_user "$bin/pg_ctl" -D "$data/db" -m fast -w stop >/dev/null
+  else
+    as_user "$bin/pg_ctl" -D "$data/db" -l "$data/server.log" -w -t 60 start \
+      -o "$(server_options "$port" "$data")" >/dev/null
+  fi
+  exit 0
+fi
+
 mkdir -p "$dir"
 stop  # a cluster left by an interrupted run
 if ((EUID == 0)) && ! id -u adserver-test >/dev/null 2>&1; then
@@ -55,8 +73,7 @@ as_user "$bin/initdb" -D "$data/db" -U postgres -A trust -E UTF8 --locale=C --no
 for _ in 1 2 3 4 5; do
   port=$((20000 + RANDOM % 10000))
   if as_user "$bin/pg_ctl" -D "$data/db" -l "$data/server.log" -w -t 60 start \
-    -o "-p $port -k $data -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off \
-        -c full_page_writes=off -c max_connections=200" >/dev/null; then
+    -o "$(server_options "$port" "$data")" >/dev/null; then
     echo "postgresql://postgres@127.0.0.1:$port" >"$dir/url"
     echo "PostgreSQL $("$bin/postgres" --version | awk '{print $3}') on 127.0.0.1:$port ($data)"
     exit 0

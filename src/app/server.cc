@@ -18,6 +18,7 @@
 #include "store/postgres/postgres_events_store.h"
 #include "store/postgres/postgres_report_store.h"
 #include "store/sqlite/sqlite_account_store.h"
+#include "store/sqlite/sqlite_click_outbox.h"
 #include "store/sqlite/sqlite_advertiser_events_store.h"
 #include "store/sqlite/sqlite_events_store.h"
 #include "store/sqlite/sqlite_identity_store.h"
@@ -161,8 +162,16 @@ store::SqliteOptions EventsConnectionOptions() {
 // clicks feed the live counters.
 Status Server::InitEvents() {
   if (cluster_) {
-    ADS_ASSIGN_OR_RETURN(events_store_,
+    ADS_ASSIGN_OR_RETURN(pg_events_store_,
                          store::PostgresEventsStore::Open(config_.cluster.database_url));
+    ADS_ASSIGN_OR_RETURN(click_outbox_, store::SqliteClickOutbox::Open(
+                                            (std::filesystem::path(config_.data_dir) /
+                                             "click-outbox.db")
+                                                .string()));
+    auto buffered = std::make_unique<events::BufferedEventsStore>(
+        *pg_events_store_, *click_outbox_, config_.cluster.max_buffered_clicks);
+    buffered_events_ = buffered.get();
+    events_store_ = std::move(buffered);
   } else {
     ADS_ASSIGN_OR_RETURN(events_store_,
                          store::SqliteEventsStore::Open(DatabasePath(config_.data_dir),
@@ -507,7 +516,8 @@ Status Server::Init() {
       r.body += R"(,"cluster":{"node":)";
       AppendJsonString(r.body, cluster_->node_id());
       r.body += std::string(R"(,"postgres":")") + (health.postgres ? "ok" : "unavailable") +
-                R"(","redis":")" + (health.redis ? "ok" : "unavailable") + "\"}}";
+                R"(","redis":")" + (health.redis ? "ok" : "unavailable") +
+                R"(","clicksBuffered":)" + std::to_string(buffered_events_->buffered()) + "}}";
     }
     return r;
   });

@@ -21,6 +21,7 @@
 #include "decision/activity_index.h"
 #include "decision/catalog.h"
 #include "decision/live_state.h"
+#include "events/buffered_events_store.h"
 #include "events/conversion_attributor.h"
 #include "events/events_service.h"
 #include "events/exposure_recorder.h"
@@ -36,6 +37,7 @@
 #include "serve/click_handler.h"
 #include "serve/events_handler.h"
 #include "store/account_store.h"
+#include "store/click_outbox.h"
 #include "store/advertiser_events_store.h"
 #include "store/events_store.h"
 #include "store/exposure_store.h"
@@ -147,7 +149,11 @@ class Server {
   http::TrustedProxies trusted_proxies_;
   std::unique_ptr<events::IpBlocklist> blocklist_;
   std::unique_ptr<events::TrafficChecks> traffic_;
-  // Clicks and serving counters (issue 15): their own SQLite connection.
+  // Clicks and serving counters (issue 15): their own SQLite connection. In cluster mode
+  // PostgreSQL's, with clicks buffered on local disk while it is unreachable (outbox_).
+  std::unique_ptr<store::EventsStore> pg_events_store_;
+  std::unique_ptr<store::ClickOutbox> click_outbox_;
+  events::BufferedEventsStore* buffered_events_ = nullptr;  // events_store_ in cluster mode
   std::unique_ptr<store::EventsStore> events_store_;
   std::unique_ptr<events::EventsService> events_;
   std::unique_ptr<serve::ClickHandler> clicks_;

@@ -28,6 +28,10 @@ struct ClusterOptions {
   // The change-version poll behind LISTEN/NOTIFY (NOTIFY is not replayed after a reconnect).
   std::chrono::milliseconds change_poll_interval{1000};
 
+  // Clicks kept on the node's disk (DATA_DIR/click-outbox.db, ~200 bytes each) while PostgreSQL
+  // cannot take them; beyond that a click answers 503 (try again).
+  int64_t max_buffered_clicks = 1'000'000;
+
   bool enabled() const { return !database_url.empty() && !redis_url.empty(); }
 };
 

@@ -384,6 +384,10 @@ TEST_F(ClusterOutageTest, ServingNeverErrsWhileRedisAndPostgresRestartAndTheChec
   ServerProcess second(NodeOptions(2));
   ASSERT_TRUE(second.Start()) << second.error();
   const std::string aave = std::to_string(first.aave_campaign);
+  // An ad served before the outages, clicked while PostgreSQL is down.
+  HttpResult served = AdRequest(second.port(), first.keys.open_live, {first.wallets.uniswap});
+  std::string url = Body(served).value("ctaUrl", "");
+  ASSERT_NE(url.find("/v1/click/"), std::string::npos) << served.body;
   // A budget of 40 impressions, spent in bursts across the outages.
   HttpResult patched = first.Admin("PATCH", "/admin/v1/campaigns/" + aave,
                                    json{{"budget", {{"total", "0.4"}}}, {"pacing", "asap"}});
@@ -392,6 +396,17 @@ TEST_F(ClusterOutageTest, ServingNeverErrsWhileRedisAndPostgresRestartAndTheChec
   std::atomic<bool> stop{false};
   std::atomic<int> filled{0}, errors{0}, answered{0};
   std::vector<std::thread> load;
+  // Joined however the test ends (an assertion returns early).
+  struct Joiner {
+    std::atomic<bool>& stop;
+    std::vector<std::thread>& threads;
+    ~Joiner() {
+      stop.store(true);
+      for (std::thread& t : threads) {
+        if (t.joinable()) t.join();
+      }
+    }
+  } joiner{stop, load};
   for (uint16_t port : {first.server().port(), second.port()}) {
     load.emplace_back([&, port] {
       while (!stop.load()) {
@@ -409,7 +424,13 @@ TEST_F(ClusterOutageTest, ServingNeverErrsWhileRedisAndPostgresRestartAndTheChec
   ASSERT_EQ(Script("redis", "resume", redis_.path()), 0);  // empty: leases are seeded again
   std::this_thread::sleep_for(std::chrono::seconds(1));
   ASSERT_EQ(Script("postgres", "halt", pg_.path()), 0);
-  // PostgreSQL down: serving goes on from the snapshots; an admin write answers 503.
+  // PostgreSQL down: serving goes on from the snapshots; an admin write answers 503; a click is
+  // redirected, kept on the node's disk and delivered later.
+  HttpResult click =
+      HttpClient("127.0.0.1", second.port()).Send("GET", url.substr(url.find("/v1/click/")), {}, "");
+  EXPECT_EQ(click.status, 302) << click.body;
+  HttpResult degraded = HttpClient("127.0.0.1", second.port()).Send("GET", "/readyz", {}, "");
+  EXPECT_NE(degraded.body.find(R"("clicksBuffered":1)"), std::string::npos) << degraded.body;
   HttpResult refused =
       first.Admin("PATCH", "/admin/v1/campaigns/" + aave, json{{"name", "During the outage"}});
   EXPECT_EQ(refused.status, 503) << refused.body;
@@ -437,7 +458,14 @@ TEST_F(ClusterOutageTest, ServingNeverErrsWhileRedisAndPostgresRestartAndTheChec
   }
   EXPECT_LT(Clock::now() - start, std::chrono::milliseconds(1000));
   HttpResult ready = HttpClient("127.0.0.1", second.port()).Send("GET", "/readyz", {}, "");
-  EXPECT_NE(ready.body.find(R"("postgres":"ok","redis":"ok")"), std::string::npos) << ready.body;
+  EXPECT_NE(ready.body.find(R"("postgres":"ok","redis":"ok","clicksBuffered":0)"),
+            std::string::npos)
+      << ready.body;
+  // The buffered click reached PostgreSQL, billed.
+  HttpResult listed = first.Admin("GET", "/admin/v1/clicks?campaignId=" + aave);
+  ASSERT_EQ(listed.status, 200) << listed.body;
+  ASSERT_EQ(Body(listed)["clicks"].size(), 1u) << listed.body;
+  EXPECT_EQ(Body(listed)["clicks"][0].value("status", ""), "billed");
 }
 
 }  // namespace

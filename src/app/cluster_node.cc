@@ -175,12 +175,26 @@ void ClusterNode::FollowActivity(std::function<Status()> step,
 void ClusterNode::RunReplica() {
   NameThisThread("cluster-replica");
   LowerThisThreadPriority();  // a bootstrap or a large import yields to the event loops
-  std::unique_lock<std::mutex> lock(mu_);
-  while (!stopping_) {
-    lock.unlock();
+  // Woken by the activity change version's NOTIFY (every logged change bumps it), with a poll
+  // behind it; a step also runs every activity_interval_ whatever the feed says.
+  std::unique_ptr<store::PgChangeFeed> feed;
+  int64_t seen = -1;
+  while (!follower_stop_.load(std::memory_order_relaxed)) {
     Note(postgres_ok_, "postgresql", "activity replica", activity_step_());
-    lock.lock();
-    wake_.wait_for(lock, activity_interval_, [this] { return stopping_; });
+    if (!feed) {
+      Result<std::unique_ptr<store::PgChangeFeed>> opened =
+          store::PgChangeFeed::Open(options_.database_url, "activity");
+      if (opened.ok()) feed = std::move(*opened);
+    }
+    Result<int64_t> version = feed ? feed->WaitForChange(seen, activity_interval_,
+                                                         options_.change_poll_interval)
+                                   : Result<int64_t>(UnavailableError("no activity feed"));
+    if (version.ok()) {
+      seen = *version;
+    } else {
+      std::unique_lock<std::mutex> lock(mu_);
+      wake_.wait_for(lock, activity_interval_, [this] { return stopping_; });
+    }
   }
 }
 

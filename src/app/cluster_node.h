@@ -64,7 +64,8 @@ class ClusterNode {
   // One sync round now (start-up: leases are held before the first request).
   void SyncNow();
   // The replica of wallet activity: `step` brings it up to PostgreSQL (app/activity_replica.h),
-  // called every `interval` on a thread of its own once started. Set before Start().
+  // called on a thread of its own once started: at once when an activity change is notified,
+  // and at least every `interval`. Set before Start().
   void FollowActivity(std::function<Status()> step, std::chrono::milliseconds interval);
   void Start();
   // Stops both threads, sends the queued cap impressions and gives every lease back. Idempotent.

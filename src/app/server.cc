@@ -406,7 +406,7 @@ Status Server::InitClusterStore() {
   // Bootstrapped (or caught up) before serving: a new node answers from the cluster's data.
   replica_ = std::make_unique<ActivityReplica>(*pg_activity_, *activity_index_);
   ADS_RETURN_IF_ERROR(StepReplica());
-  cluster_->FollowActivity([this] { return StepReplica(); }, std::chrono::milliseconds(100));
+  cluster_->FollowActivity([this] { return StepReplica(); }, std::chrono::milliseconds(250));
   ADS_ASSIGN_OR_RETURN(auto identity, store::PostgresStore::Open(cluster.database_url));
   identity_store_ = std::move(identity);
   ADS_LOG(info, "cluster mode", "node", node_id, "data", config_.data_dir);

@@ -4,7 +4,7 @@
 #include <fstream>
 
 #include "common/log.h"
-#include "store/lmdb/lmdb_activity_index.h"
+#include "store/chain_ledger.h"
 #include "store/inventory_store.h"
 
 namespace adserver::ingest::chain {
@@ -55,10 +55,10 @@ store::IndexedBlock ToIndexedBlock(const ChainBlock& block,
 }  // namespace
 
 ChainIndexer::ChainIndexer(ChainSource& source, store::InventoryStore& registry,
-                           store::LmdbActivityIndex& index, IndexerOptions options, BlockSink* sink)
+                           store::ChainLedger& ledger, IndexerOptions options, BlockSink* sink)
     : source_(source),
       registry_(registry),
-      index_(index),
+      ledger_(ledger),
       options_(std::move(options)),
       sink_(sink) {}
 
@@ -134,7 +134,7 @@ Status ChainIndexer::LoadRegistry() {
 }
 
 Result<store::ChainCheckpoint> ChainIndexer::LoadOrStartCheckpoint(uint64_t head) {
-  Result<store::ChainCheckpoint> loaded = index_.LoadCheckpoint(options_.chain_id);
+  Result<store::ChainCheckpoint> loaded = ledger_.LoadCheckpoint(options_.chain_id);
   if (loaded.status().code() != Code::kNotFound) return loaded;
   store::ChainCheckpoint start{.next_block = options_.from_block.value_or(head), .recent = {}};
   if (auto legacy = LoadLegacyCheckpoint(legacy_checkpoint_path_)) {
@@ -142,7 +142,7 @@ Result<store::ChainCheckpoint> ChainIndexer::LoadOrStartCheckpoint(uint64_t head
     ADS_LOG(info, "indexer checkpoint migrated into the activity index; file no longer used",
             "file", legacy_checkpoint_path_);
   }
-  ADS_RETURN_IF_ERROR(index_.ResetCheckpoint(options_.chain_id, start));
+  ADS_RETURN_IF_ERROR(ledger_.ResetCheckpoint(options_.chain_id, start));
   ADS_LOG(info, "indexer starts", "chain", options_.chain_id, "block", start.next_block);
   return start;
 }
@@ -183,7 +183,7 @@ Result<bool> ChainIndexer::Apply(std::span<const ChainBlock> blocks) {
   }
   // The sink first (see BlockSink): what it records is idempotent, the commit is not undone.
   if (sink_ != nullptr) ADS_RETURN_IF_ERROR(sink_->OnApplied(options_.chain_id, applied));
-  ADS_RETURN_IF_ERROR(index_.ApplyBlocks(options_.chain_id, indexed));
+  ADS_RETURN_IF_ERROR(ledger_.ApplyBlocks(options_.chain_id, indexed));
   return true;
 }
 
@@ -237,7 +237,7 @@ Result<bool> ChainIndexer::Rewind(const store::ChainCheckpoint& cp) {
     return UnavailableError("node answers disagree about block " +
                             std::to_string(cp.next_block - 1));
   }
-  Status undone = index_.UndoBlocksAfter(options_.chain_id, *ancestor);
+  Status undone = ledger_.UndoBlocksAfter(options_.chain_id, *ancestor);
   if (undone.code() == Code::kConflict) fatal_ = undone;
   ADS_RETURN_IF_ERROR(undone);
   ADS_LOG(warn, "reorg: abandoned blocks undone", "chain", options_.chain_id, "from", *ancestor + 1,

@@ -1,9 +1,9 @@
 #pragma once
 
 // The live EVM indexer: follows a chain (ChainSource) and records wallet interactions with
-// registry contracts into the data directory's LMDB activity index, telling an optional
-// BlockSink what it committed. app/indexer.h runs it over JSON-RPC for `adserver index` and,
-// on its own thread, inside `adserver serve`.
+// registry contracts into a ChainLedger (the data directory's LMDB activity index, or in
+// cluster mode PostgreSQL), telling an optional BlockSink what it committed. app/indexer.h runs it
+// over JSON-RPC for `adserver index` and, on its own thread, inside `adserver serve`.
 
 #include <atomic>
 #include <chrono>
@@ -23,7 +23,7 @@
 
 namespace adserver::store {
 class InventoryStore;
-class LmdbActivityIndex;
+class ChainLedger;
 struct ChainCheckpoint;
 }  // namespace adserver::store
 
@@ -31,8 +31,8 @@ namespace adserver::ingest::chain {
 
 // Interactions: a transaction to a registry contract (wallet = from) and a log emitted by one
 // (wallet = the transaction's from), counted once per transaction and project. Blocks are
-// applied `confirmations` behind the head, each batch in one LMDB write transaction together
-// with its undo journal and the chain's checkpoint (LmdbActivityIndex::ApplyBlocks), so a
+// applied `confirmations` behind the head, each batch in one write transaction together
+// with its undo journal and the chain's checkpoint (ChainLedger::ApplyBlocks), so a
 // restart resumes exactly where the last commit left off. A block whose parent hash does not
 // match, or a tip the source no longer has, is a reorg: the indexer finds the common ancestor
 // and undoes the abandoned blocks newest first (UndoBlocksAfter) before following the new
@@ -40,16 +40,16 @@ namespace adserver::ingest::chain {
 // max_backoff). Run on one thread; Stop from any.
 class ChainIndexer {
  public:
-  // `source`, `registry` (the projects and their contracts, reloaded every 5 s), `index` and
+  // `source`, `registry` (the projects and their contracts, reloaded every 5 s), `ledger` and
   // `sink` must outlive this object. A null `sink` notifies nobody.
-  ChainIndexer(ChainSource& source, store::InventoryStore& registry,
-               store::LmdbActivityIndex& index, IndexerOptions options, BlockSink* sink = nullptr);
+  ChainIndexer(ChainSource& source, store::InventoryStore& registry, store::ChainLedger& ledger,
+               IndexerOptions options, BlockSink* sink = nullptr);
   ~ChainIndexer();
   ChainIndexer(const ChainIndexer&) = delete;
   ChainIndexer& operator=(const ChainIndexer&) = delete;
 
   // A checkpoint file of earlier versions (text "next\n(block hash\n)*"), read once when the
-  // index has no checkpoint for the chain. Call before Run.
+  // ledger has no checkpoint for the chain. Call before Run.
   void set_legacy_checkpoint_file(std::string path) { legacy_checkpoint_path_ = std::move(path); }
 
   // Follows the source until Stop(). Returns OK once stopped, or the Status of an
@@ -106,7 +106,7 @@ class ChainIndexer {
 
   ChainSource& source_;
   store::InventoryStore& registry_;
-  store::LmdbActivityIndex& index_;
+  store::ChainLedger& ledger_;
   const IndexerOptions options_;
   BlockSink* const sink_;
   std::string legacy_checkpoint_path_;

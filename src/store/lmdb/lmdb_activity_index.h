@@ -24,6 +24,7 @@
 #include "common/status.h"
 #include "decision/activity_index.h"
 #include "store/activity_store.h"
+#include "store/chain_ledger.h"
 #include "store/lmdb/wallet_table.h"
 #include "store/records.h"
 
@@ -66,35 +67,6 @@ struct ReadCacheOptions {
   bool in_memory = true;
 };
 
-// Blocks of the undo journal kept per chain: a reorg deeper than this cannot be undone.
-inline constexpr uint64_t kJournalDepth = 64;
-
-// One block as the live indexer applies it.
-struct IndexedBlock {
-  uint64_t number = 0;
-  std::string hash;
-  std::string parent_hash;
-  // The block's interactions; every row must have the chain id given to ApplyBlocks.
-  std::vector<ActivityRecord> rows;
-};
-
-// A journaled (undoable) block.
-struct BlockRef {
-  uint64_t number = 0;
-  std::string hash;
-  std::string parent_hash;  // empty if unknown (blocks migrated from a checkpoint file)
-  bool operator==(const BlockRef&) const = default;
-};
-
-// Where the live indexer of one chain stands; committed with the activity it wrote.
-struct ChainCheckpoint {
-  // The next block to apply.
-  uint64_t next_block = 0;
-  // The journaled blocks, consecutive, oldest first, the last one next_block - 1 (at most
-  // kJournalDepth; empty right after a start).
-  std::vector<BlockRef> recent;
-};
-
 // `row` as the index stores it: last_seen as its day, ids and count clamped to 32 bits.
 decision::Interaction StoredInteraction(const ActivityRecord& row);
 
@@ -103,7 +75,7 @@ decision::Interaction StoredInteraction(const ActivityRecord& row);
 // it, so every batch sees the latest commit of any process and never pins old pages for long.
 // Values are decoded straight from the mapped pages into a per-thread buffer (no read(), no
 // allocation once warm). Writers are serialised by LMDB's own lock (also across processes).
-class LmdbActivityIndex final : public decision::ActivityIndex {
+class LmdbActivityIndex final : public decision::ActivityIndex, public ChainLedger {
  public:
   // Opens (creating) the environment in directory `dir`. Unavailable if it cannot.
   static Result<std::shared_ptr<LmdbActivityIndex>> Open(const std::string& dir,
@@ -166,24 +138,24 @@ class LmdbActivityIndex final : public decision::ActivityIndex {
   // the activity, so a crash can never leave them out of step.
 
   // NotFound if the chain has no checkpoint yet.
-  Result<ChainCheckpoint> LoadCheckpoint(int64_t chain_id);
+  Result<ChainCheckpoint> LoadCheckpoint(int64_t chain_id) override;
   // Sets the chain's checkpoint (a first start, or one migrated from a checkpoint file) and
   // replaces its journal with `checkpoint.recent`, whose blocks have nothing to undo. Activity
   // is not touched. InvalidArgument if `recent` is not consecutive up to next_block - 1.
-  Status ResetCheckpoint(int64_t chain_id, const ChainCheckpoint& checkpoint);
+  Status ResetCheckpoint(int64_t chain_id, const ChainCheckpoint& checkpoint) override;
   // Applies consecutive `blocks` in one write transaction: upserts their rows as Record does,
   // journals the previous values, moves the checkpoint past the last block and drops journal
   // blocks older than kJournalDepth. InvalidArgument (nothing written) for rows of another chain
   // or non-positive ids; Conflict if the first block is not the checkpoint's next block (e.g.
   // another indexer of the same chain moved it).
-  Status ApplyBlocks(int64_t chain_id, std::span<const IndexedBlock> blocks);
+  Status ApplyBlocks(int64_t chain_id, std::span<const IndexedBlock> blocks) override;
   // Undoes every journaled block of the chain after `ancestor`, newest first, in one write
   // transaction: restores the previous values (removing entries that were absent, and wallets
   // left empty) and sets next_block to ancestor + 1. Conflict (nothing changed) if the journal
   // does not reach back to block ancestor + 1. A no-op if nothing after `ancestor` is applied.
   // The restored values are absolute: another writer's change to the same entries since the
   // block (an import) is undone with it.
-  Status UndoBlocksAfter(int64_t chain_id, uint64_t ancestor);
+  Status UndoBlocksAfter(int64_t chain_id, uint64_t ancestor) override;
 
   // Serving read cache. A WalletTable (wallet_table.h) built from this index at LMDB transaction
   // T answers lookups, except for the wallets written after T, which are read from LMDB. Every

@@ -289,6 +289,237 @@ Result<std::unique_ptr<PgActivitySnapshot>> PostgresActivityStore::OpenSnapshot(
   return snapshot;
 }
 
+// ---- ChainLedger
+
+namespace {
+
+std::string BlockName(int64_t chain_id, uint64_t block) {
+  return "block " + std::to_string(block) + " of chain " + std::to_string(chain_id);
+}
+
+PgParam BlockParam(uint64_t number) { return Param(static_cast<int64_t>(number)); }
+
+// A statement whose rows are not needed.
+Status Run(PgConnection& c, std::string_view sql, const std::vector<PgParam>& params) {
+  return c.Exec(sql, params).status();
+}
+
+Status ValidateBlocks(int64_t chain_id, std::span<const IndexedBlock> blocks) {
+  if (chain_id <= 0) return InvalidArgumentError("chain id must be positive");
+  for (size_t b = 0; b < blocks.size(); ++b) {
+    if (b > 0 && blocks[b].number != blocks[b - 1].number + 1) {
+      return InvalidArgumentError("blocks to apply must be consecutive");
+    }
+    for (const ActivityRecord& row : blocks[b].rows) {
+      if (row.chain_id != chain_id) {
+        return InvalidArgumentError("block rows must all be of chain " + std::to_string(chain_id));
+      }
+      ADS_RETURN_IF_ERROR(ValidateIds(row));
+    }
+  }
+  return OkStatus();
+}
+
+// The block's rows, one per key (an upsert statement may not change a row twice).
+std::vector<ActivityRecord> MergedRows(const IndexedBlock& block) {
+  std::map<Key, ActivityRecord> merged;
+  for (const ActivityRecord& r : block.rows) {
+    auto [it, inserted] = merged.try_emplace(KeyOf(r), r);
+    if (inserted) continue;
+    it->second.last_seen = std::max(it->second.last_seen, r.last_seen);
+    it->second.count += r.count;
+  }
+  std::vector<ActivityRecord> out;
+  out.reserve(merged.size());
+  for (auto& [key, r] : merged) out.push_back(r);
+  return out;
+}
+
+// Journals the values before the block of the entries it changes (NULL: absent).
+constexpr std::string_view kJournalUndoSql =
+    "INSERT INTO chain_block_undo (chain_id, number, wallet, project_id, last_seen, count) "
+    "SELECT $1, $2, decode(t.w, 'hex'), t.p, a.last_seen, a.count "
+    "FROM unnest($3::text[], $4::bigint[]) AS t (w, p) LEFT JOIN wallet_activity a "
+    "ON a.wallet = decode(t.w, 'hex') AND a.project_id = t.p AND a.chain_id = $1";
+
+// The values to restore when the blocks after $2 are undone: per entry, the one journaled by
+// the oldest of them; none for projects deleted since.
+constexpr std::string_view kRestoredSql =
+    "SELECT wallet, project_id, chain_id, last_seen, count FROM ("
+    "SELECT DISTINCT ON (wallet, project_id) wallet, project_id, chain_id, last_seen, count "
+    "FROM chain_block_undo WHERE chain_id = $1 AND number > $2 "
+    "ORDER BY wallet, project_id, number) u "
+    "WHERE EXISTS (SELECT 1 FROM projects p WHERE p.id = u.project_id)";
+
+}  // namespace
+
+Result<std::optional<uint64_t>> PostgresActivityStore::LockCheckpoint(int64_t chain_id) {
+  ADS_ASSIGN_OR_RETURN(PgResult r,
+                       conn_->Exec("SELECT next_block FROM chain_checkpoints WHERE chain_id = $1 "
+                                   "FOR UPDATE",
+                                   {Param(chain_id)}));
+  if (r.rows() == 0) return std::optional<uint64_t>();
+  ADS_ASSIGN_OR_RETURN(int64_t next, r.Int(0, 0));
+  return std::optional<uint64_t>(static_cast<uint64_t>(next));
+}
+
+Result<ChainCheckpoint> PostgresActivityStore::LoadCheckpoint(int64_t chain_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  // One snapshot: the checkpoint and its journal agree.
+  ADS_ASSIGN_OR_RETURN(
+      PgTransaction txn,
+      PgTransaction::Begin(*conn_, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"));
+  ADS_ASSIGN_OR_RETURN(PgResult next,
+                       conn_->Exec("SELECT next_block FROM chain_checkpoints WHERE chain_id = $1",
+                                   {Param(chain_id)}));
+  if (next.rows() == 0) return NotFoundError("no checkpoint for chain " + std::to_string(chain_id));
+  ChainCheckpoint checkpoint;
+  ADS_ASSIGN_OR_RETURN(int64_t next_block, next.Int(0, 0));
+  checkpoint.next_block = static_cast<uint64_t>(next_block);
+  ADS_ASSIGN_OR_RETURN(PgResult blocks,
+                       conn_->Exec("SELECT number, hash, parent_hash FROM chain_blocks "
+                                   "WHERE chain_id = $1 ORDER BY number",
+                                   {Param(chain_id)}));
+  for (int i = 0; i < blocks.rows(); ++i) {
+    ADS_ASSIGN_OR_RETURN(int64_t number, blocks.Int(i, 0));
+    checkpoint.recent.push_back({.number = static_cast<uint64_t>(number),
+                                 .hash = std::string(blocks.Text(i, 1)),
+                                 .parent_hash = std::string(blocks.Text(i, 2))});
+  }
+  ADS_RETURN_IF_ERROR(txn.Commit());
+  return checkpoint;
+}
+
+Status PostgresActivityStore::ResetCheckpoint(int64_t chain_id, const ChainCheckpoint& checkpoint) {
+  if (chain_id <= 0) return InvalidArgumentError("chain id must be positive");
+  const std::vector<BlockRef>& recent = checkpoint.recent;
+  for (size_t i = 0; i < recent.size(); ++i) {
+    uint64_t expected = checkpoint.next_block - (recent.size() - i);
+    if (checkpoint.next_block < recent.size() || recent[i].number != expected) {
+      return InvalidArgumentError("checkpoint blocks must be consecutive up to the next block");
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  ADS_ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(*conn_));
+  ADS_RETURN_IF_ERROR(Run(*conn_,
+                          "INSERT INTO chain_checkpoints (chain_id, next_block) "
+                          "VALUES ($1, $2) ON CONFLICT (chain_id) DO UPDATE "
+                          "SET next_block = EXCLUDED.next_block",
+                          {Param(chain_id), BlockParam(checkpoint.next_block)}));
+  ADS_RETURN_IF_ERROR(
+      Run(*conn_, "DELETE FROM chain_blocks WHERE chain_id = $1", {Param(chain_id)}));
+  size_t skip = recent.size() > kJournalDepth ? recent.size() - kJournalDepth : 0;
+  for (size_t i = skip; i < recent.size(); ++i) {
+    ADS_RETURN_IF_ERROR(Run(*conn_,
+                            "INSERT INTO chain_blocks (chain_id, number, hash, "
+                            "parent_hash) VALUES ($1, $2, $3, $4)",
+                            {Param(chain_id), BlockParam(recent[i].number), Param(recent[i].hash),
+                             Param(recent[i].parent_hash)}));
+  }
+  return txn.Commit();
+}
+
+Status PostgresActivityStore::ApplyBlocks(int64_t chain_id, std::span<const IndexedBlock> blocks) {
+  ADS_RETURN_IF_ERROR(ValidateBlocks(chain_id, blocks));
+  if (blocks.empty()) return OkStatus();
+  const IndexedBlock& first = blocks.front();
+  const uint64_t last = blocks.back().number;
+  std::lock_guard<std::mutex> lock(mu_);
+  ADS_ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(*conn_));
+  // Locked to commit: a second indexer of the chain (two nodes both believing they lead for a
+  // moment) waits here, then finds the checkpoint moved and writes nothing.
+  ADS_ASSIGN_OR_RETURN(std::optional<uint64_t> next, LockCheckpoint(chain_id));
+  if (next && *next != first.number) {
+    return ConflictError(BlockName(chain_id, first.number) +
+                         " does not follow the checkpoint (next block " + std::to_string(*next) +
+                         ")");
+  }
+  if (!next) {
+    ADS_RETURN_IF_ERROR(Run(*conn_,
+                            "INSERT INTO chain_checkpoints (chain_id, next_block) "
+                            "VALUES ($1, $2)",
+                            {Param(chain_id), BlockParam(first.number)}));
+  } else if (first.number > 0 && !first.parent_hash.empty()) {
+    ADS_ASSIGN_OR_RETURN(PgResult tip,
+                         conn_->Exec("SELECT hash FROM chain_blocks WHERE "
+                                     "chain_id = $1 AND number = $2",
+                                     {Param(chain_id), BlockParam(first.number - 1)}));
+    if (tip.rows() == 1 && tip.Text(0, 0) != first.parent_hash) {
+      return ConflictError(BlockName(chain_id, first.number) +
+                           " is not a child of the journal's newest block");
+    }
+  }
+  // Writers of wallet_activity wait for one another: the undo values read are the upsert's.
+  ADS_RETURN_IF_ERROR(Run(*conn_, "SELECT pg_advisory_xact_lock($1)", {Param(kLock)}));
+  for (const IndexedBlock& block : blocks) ADS_RETURN_IF_ERROR(ApplyBlock(chain_id, block));
+  ADS_RETURN_IF_ERROR(Run(*conn_,
+                          "UPDATE chain_checkpoints SET next_block = $2 "
+                          "WHERE chain_id = $1",
+                          {Param(chain_id), BlockParam(last + 1)}));
+  if (last >= kJournalDepth) {
+    ADS_RETURN_IF_ERROR(Run(*conn_,
+                            "DELETE FROM chain_blocks WHERE chain_id = $1 AND "
+                            "number < $2",
+                            {Param(chain_id), BlockParam(last - kJournalDepth + 1)}));
+  }
+  return txn.Commit();
+}
+
+Status PostgresActivityStore::ApplyBlock(int64_t chain_id, const IndexedBlock& block) {
+  ADS_RETURN_IF_ERROR(Run(
+      *conn_,
+      "INSERT INTO chain_blocks (chain_id, number, hash, parent_hash) "
+      "VALUES ($1, $2, $3, $4)",
+      {Param(chain_id), BlockParam(block.number), Param(block.hash), Param(block.parent_hash)}));
+  std::vector<ActivityRecord> rows = MergedRows(block);
+  if (rows.empty()) return OkStatus();
+  ArrayParams params;
+  for (const ActivityRecord& r : rows) params.Add(r);
+  std::vector<PgParam> keys = params.Keys();
+  ADS_RETURN_IF_ERROR(
+      Run(*conn_, kJournalUndoSql, {Param(chain_id), BlockParam(block.number), keys[0], keys[1]}));
+  return NameMissingProject(RunBatches(*conn_, kAddSql, rows, false));
+}
+
+Status PostgresActivityStore::UndoBlocksAfter(int64_t chain_id, uint64_t ancestor) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ADS_ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(*conn_));
+  ADS_ASSIGN_OR_RETURN(std::optional<uint64_t> next, LockCheckpoint(chain_id));
+  if (!next || *next == 0 || ancestor >= *next - 1) return OkStatus();  // nothing to undo
+  ADS_ASSIGN_OR_RETURN(
+      PgResult oldest,
+      conn_->Exec("SELECT min(number) FROM chain_blocks WHERE chain_id = $1", {Param(chain_id)}));
+  bool reaches = !oldest.IsNull(0, 0);
+  if (reaches) {
+    ADS_ASSIGN_OR_RETURN(int64_t min_number, oldest.Int(0, 0));
+    reaches = static_cast<uint64_t>(min_number) <= ancestor + 1;
+  }
+  if (!reaches) {
+    return ConflictError(
+        "reorg deeper than the undo journal: " + BlockName(chain_id, ancestor + 1) +
+        " cannot be undone (the journal keeps " + std::to_string(kJournalDepth) + " blocks)");
+  }
+  ADS_RETURN_IF_ERROR(Run(*conn_, "SELECT pg_advisory_xact_lock($1)", {Param(kLock)}));
+  ADS_ASSIGN_OR_RETURN(PgResult r,
+                       conn_->Exec(kRestoredSql, {Param(chain_id), BlockParam(ancestor)}));
+  std::vector<ActivityRecord> present, removed;
+  for (int i = 0; i < r.rows(); ++i) {
+    ActivityRecord row;
+    ADS_RETURN_IF_ERROR(ReadRecord(r, i, 0, row));
+    (r.IsNull(i, 4) ? removed : present).push_back(row);
+  }
+  // As PutActivityValues: absolute values, so every replica ends up with them.
+  ADS_RETURN_IF_ERROR(RunBatches(*conn_, kDeleteSql, removed, true));
+  ADS_RETURN_IF_ERROR(NameMissingProject(RunBatches(*conn_, kPutSql, present, false)));
+  ADS_RETURN_IF_ERROR(Run(*conn_, "DELETE FROM chain_blocks WHERE chain_id = $1 AND number > $2",
+                          {Param(chain_id), BlockParam(ancestor)}));
+  ADS_RETURN_IF_ERROR(Run(*conn_,
+                          "UPDATE chain_checkpoints SET next_block = $2 "
+                          "WHERE chain_id = $1",
+                          {Param(chain_id), BlockParam(ancestor + 1)}));
+  return txn.Commit();
+}
+
 Result<int64_t> PostgresActivityStore::PruneChangesBefore(int64_t cutoff) {
   std::lock_guard<std::mutex> lock(mu_);
   ADS_ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(*conn_));

@@ -16,12 +16,14 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "common/address.h"
 #include "common/status.h"
 #include "store/activity_store.h"
+#include "store/chain_ledger.h"
 #include "store/records.h"
 
 namespace adserver::store {
@@ -72,7 +74,15 @@ class PgActivitySnapshot {
 
 // Thread-safe: one connection behind a mutex (store calls run on background and admin threads).
 // A lost connection answers Unavailable and is re-established by the next call.
-class PostgresActivityStore final : public ActivityStore {
+//
+// As a ChainLedger it holds the live indexer's checkpoint, block journal and undo values of
+// each chain (migration 8), written in the transaction of the blocks' activity: whichever node
+// leads a chain's indexer continues from them, a block committed here is never applied twice
+// (ApplyBlocks moves the checkpoint only from the block it expects), and a reorg right after a
+// failover is undone with the previous leader's journal. Every node's replica follows the
+// activity written (increments for blocks, restored absolute values for an undo) through the
+// change log.
+class PostgresActivityStore final : public ActivityStore, public ChainLedger {
  public:
   // Connects to `url` and applies the schema migrations (as PostgresStore::Open). Unavailable
   // if the server cannot be reached.
@@ -102,6 +112,16 @@ class PostgresActivityStore final : public ActivityStore {
   // Opens a snapshot (a connection of its own) that returns `batch` rows per Next.
   Result<std::unique_ptr<PgActivitySnapshot>> OpenSnapshot(size_t batch = 50'000);
 
+  // ChainLedger. ApplyBlocks is also Conflict (nothing written) when the first block's parent
+  // hash is not the journal's newest block's hash (another leader followed another branch), or
+  // a row names a project that does not exist. UndoBlocksAfter restores no value of a project
+  // deleted since (its activity is gone). Both take the activity writers' lock, so the undo
+  // values journaled are exactly those the block's upsert found.
+  Result<ChainCheckpoint> LoadCheckpoint(int64_t chain_id) override;
+  Status ResetCheckpoint(int64_t chain_id, const ChainCheckpoint& checkpoint) override;
+  Status ApplyBlocks(int64_t chain_id, std::span<const IndexedBlock> blocks) override;
+  Status UndoBlocksAfter(int64_t chain_id, uint64_t ancestor) override;
+
   // Deletes the log entries written before `cutoff` (Unix seconds, PostgreSQL's clock) and
   // returns how many. A follower whose position is older than what is pruned re-bootstraps
   // (ChangesAfter answers NotFound): the cutoff is the retention promised to followers.
@@ -109,6 +129,11 @@ class PostgresActivityStore final : public ActivityStore {
 
  private:
   PostgresActivityStore(std::unique_ptr<pg_detail::PgConnection> conn, std::string url);
+  // REQUIRES: mu_ held, inside a transaction. The block's row, its undo values, its upsert.
+  Status ApplyBlock(int64_t chain_id, const IndexedBlock& block);
+  // REQUIRES: mu_ held, inside a transaction. The chain's next block, locked until commit;
+  // nullopt if the chain has no checkpoint.
+  Result<std::optional<uint64_t>> LockCheckpoint(int64_t chain_id);
 
   const std::string url_;
   std::mutex mu_;

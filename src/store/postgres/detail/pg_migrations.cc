@@ -520,6 +520,34 @@ CREATE TABLE node_campaign_counters (
 );
 CREATE INDEX node_campaign_counters_by_campaign ON node_campaign_counters (campaign_id);
 )sql"},
+    {8, R"sql(
+-- The live indexer's ledger per chain (cluster mode, issue 17 item 4; store/chain_ledger.h), so
+-- that whichever node leads a chain's indexer continues where the last leader stopped: the next
+-- block to apply, the last 64 applied blocks (reorg checks) and, for each, the value before it
+-- of every activity entry it changed (last_seen and count NULL: the entry was absent), written
+-- in the same transaction as the block's activity.
+CREATE TABLE chain_checkpoints (
+  chain_id   bigint PRIMARY KEY CHECK (chain_id > 0),
+  next_block bigint NOT NULL CHECK (next_block >= 0)
+);
+CREATE TABLE chain_blocks (
+  chain_id    bigint NOT NULL REFERENCES chain_checkpoints (chain_id) ON DELETE CASCADE,
+  number      bigint NOT NULL,
+  hash        text NOT NULL,
+  parent_hash text NOT NULL,
+  PRIMARY KEY (chain_id, number)
+);
+CREATE TABLE chain_block_undo (
+  chain_id   bigint NOT NULL,
+  number     bigint NOT NULL,
+  wallet     bytea NOT NULL,
+  project_id bigint NOT NULL,
+  last_seen  bigint,
+  count      bigint,
+  PRIMARY KEY (chain_id, number, wallet, project_id),
+  FOREIGN KEY (chain_id, number) REFERENCES chain_blocks (chain_id, number) ON DELETE CASCADE
+);
+)sql"},
 };
 
 // ApplyMigrations skips versions up to the database's: an entry out of order would never run.

@@ -123,13 +123,26 @@ void ClusterNode::SyncNow() {
 
 void ClusterNode::RunSync() {
   NameThisThread("cluster-sync");
+  // Each part at its own interval (a cap sync costs Redis one call per pair it sends or reads).
+  using Steady = std::chrono::steady_clock;
   const auto interval = std::min(options_.lease_refill_interval, options_.caps_sync_interval);
+  Steady::time_point last_leases = Steady::now(), last_caps = Steady::now();
   std::unique_lock<std::mutex> lock(mu_);
   while (!stopping_) {
     wake_.wait_for(lock, interval, [this] { return stopping_; });
     if (stopping_) break;
     lock.unlock();
-    SyncNow();
+    const int64_t now = clock_.NowSeconds();
+    const Steady::time_point tick = Steady::now();
+    ReadOtherNodes(now);
+    if (tick - last_caps >= options_.caps_sync_interval) {
+      SyncCaps(now);
+      last_caps = tick;
+    }
+    if (tick - last_leases >= options_.lease_refill_interval) {
+      RefillLeases(now);
+      last_leases = tick;
+    }
     lock.lock();
   }
 }

@@ -24,6 +24,7 @@ class RedisCapCounters final : public decision::CapCounterStore {
 
  private:
   RedisCapCounters(std::unique_ptr<redis_detail::RedisConnection> conn, std::string prefix);
+  std::string Key(const decision::CapIncrement& inc) const;
 
   std::mutex mu_;
   std::unique_ptr<redis_detail::RedisConnection> conn_;  // guarded by mu_

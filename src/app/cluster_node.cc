@@ -143,6 +143,15 @@ void ClusterNode::RunSync() {
       RefillLeases(now);
       last_leases = tick;
     }
+    if (activity_prune_ && now - pruned_at_ >= 3600) {
+      pruned_at_ = now;
+      Result<int64_t> pruned = activity_prune_(now - options_.activity_log_retention_hours * 3600);
+      if (!pruned.ok()) {
+        ADS_LOG(warn, "activity change log not pruned; next hour", "status", pruned.status());
+      } else if (*pruned > 0) {
+        ADS_LOG(info, "activity change log pruned", "entries", *pruned);
+      }
+    }
     lock.lock();
   }
 }
@@ -183,6 +192,10 @@ void ClusterNode::FollowActivity(std::function<Status()> step,
                                  std::chrono::milliseconds interval) {
   activity_step_ = std::move(step);
   activity_interval_ = interval;
+}
+
+void ClusterNode::PruneActivityLog(std::function<Result<int64_t>(int64_t cutoff)> prune) {
+  activity_prune_ = std::move(prune);
 }
 
 void ClusterNode::RunReplica() {

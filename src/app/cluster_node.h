@@ -67,6 +67,10 @@ class ClusterNode {
   // called on a thread of its own once started: at once when an activity change is notified,
   // and at least every `interval`. Set before Start().
   void FollowActivity(std::function<Status()> step, std::chrono::milliseconds interval);
+  // Prunes PostgreSQL's activity change log: `prune(cutoff)` deletes entries logged before
+  // `cutoff` (Unix seconds) and returns how many; called hourly by the sync thread with now -
+  // activity_log_retention_hours. Set before Start().
+  void PruneActivityLog(std::function<Result<int64_t>(int64_t cutoff)> prune);
   void Start();
   // Stops both threads, sends the queued cap impressions and gives every lease back. Idempotent.
   void Stop();
@@ -118,6 +122,8 @@ class ClusterNode {
   std::thread follower_;
   std::thread sync_;
   std::function<Status()> activity_step_;
+  std::function<Result<int64_t>(int64_t)> activity_prune_;
+  int64_t pruned_at_ = 0;  // sync thread only
   std::chrono::milliseconds activity_interval_{100};
   std::thread replica_;
 };

@@ -403,6 +403,8 @@ Status Server::InitClusterStore() {
   }
   ADS_ASSIGN_OR_RETURN(activity_index_,
                        store::LmdbActivityIndex::Open(ActivityIndexPath(config_.data_dir)));
+  cluster_->PruneActivityLog(
+      [this](int64_t cutoff) { return pg_activity_->PruneChangesBefore(cutoff); });
   // Bootstrapped (or caught up) before serving: a new node answers from the cluster's data.
   replica_ = std::make_unique<ActivityReplica>(*pg_activity_, *activity_index_);
   ADS_RETURN_IF_ERROR(StepReplica());

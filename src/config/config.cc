@@ -351,7 +351,8 @@ void ApplyFile(const toml::table& root, Config& c, std::vector<FieldError>& erro
   if (const toml::table* k = Section(root, "cluster", errors)) {
     CheckKnownKeys(*k, "cluster",
                    {"database_url", "redis_url", "node_id", "redis_key_prefix", "lease_slice_share",
-                    "lease_refill_ms", "caps_sync_ms", "change_poll_ms", "max_buffered_clicks"},
+                    "lease_refill_ms", "caps_sync_ms", "change_poll_ms", "max_buffered_clicks",
+                    "activity_log_retention_hours"},
                    errors);
     ReadString(*k, "cluster", "database_url", c.cluster.database_url, errors);
     ReadString(*k, "cluster", "redis_url", c.cluster.redis_url, errors);
@@ -362,6 +363,8 @@ void ApplyFile(const toml::table& root, Config& c, std::vector<FieldError>& erro
     ReadMillis(*k, "cluster", "caps_sync_ms", c.cluster.caps_sync_interval, errors);
     ReadMillis(*k, "cluster", "change_poll_ms", c.cluster.change_poll_interval, errors);
     ReadInt(*k, "cluster", "max_buffered_clicks", c.cluster.max_buffered_clicks, errors);
+    ReadInt(*k, "cluster", "activity_log_retention_hours", c.cluster.activity_log_retention_hours,
+            errors);
   }
   if (const toml::table* m = Section(root, "metrics", errors)) {
     CheckKnownKeys(*m, "metrics", {"listen", "campaign_spend"}, errors);
@@ -653,6 +656,9 @@ Status Validate(const Config& c) {
     if (value.count() < 10 || value.count() > 60000) {
       errors.push_back({field, "must be between 10 and 60000"});
     }
+  }
+  if (c.cluster.activity_log_retention_hours < 1) {
+    errors.push_back({"cluster.activity_log_retention_hours", "must be at least 1"});
   }
   if (c.cluster.max_buffered_clicks < 0) {
     errors.push_back({"cluster.max_buffered_clicks", "must be 0 (no buffering) or more"});

@@ -31,6 +31,9 @@ struct ClusterOptions {
   // Clicks kept on the node's disk (DATA_DIR/click-outbox.db, ~200 bytes each) while PostgreSQL
   // cannot take them; beyond that a click answers 503 (try again).
   int64_t max_buffered_clicks = 1'000'000;
+  // How long PostgreSQL keeps the wallet activity change log the nodes' replicas follow: a node
+  // down longer bootstraps its replica again. Pruned hourly by every node (idempotent).
+  int64_t activity_log_retention_hours = 168;
 
   bool enabled() const { return !database_url.empty() && !redis_url.empty(); }
 };

@@ -30,10 +30,13 @@ Result<std::unique_ptr<ClusterNode>> ClusterNode::Open(const store::ClusterOptio
   std::unique_ptr<ClusterNode> node(new ClusterNode(options, std::move(node_id), clock));
   ADS_ASSIGN_OR_RETURN(node->counters_, store::PostgresStore::Open(options.database_url));
   node->counters_->SetNodeId(node->node_id_);
-  ADS_ASSIGN_OR_RETURN(node->authority_, store::RedisBudgetAuthority::Open(
-                                             options.redis_url, options.redis_key_prefix));
+  // A node may start while Redis is away: it serves, budgeted campaigns wait for their leases.
+  ADS_ASSIGN_OR_RETURN(node->authority_,
+                       store::RedisBudgetAuthority::Open(options.redis_url, options.redis_key_prefix,
+                                                         /*wait_for_redis=*/true));
   ADS_ASSIGN_OR_RETURN(node->cap_store_,
-                       store::RedisCapCounters::Open(options.redis_url, options.redis_key_prefix));
+                       store::RedisCapCounters::Open(options.redis_url, options.redis_key_prefix,
+                                                     /*wait_for_redis=*/true));
   node->leases_ = std::make_unique<decision::BudgetLeases>(
       *node->authority_, decision::LeaseOptions{.slice_share = options.lease_slice_share});
   return node;

@@ -37,8 +37,10 @@ RedisBudgetAuthority::RedisBudgetAuthority(std::unique_ptr<RedisConnection> conn
       prefix_(std::move(prefix)) {}
 
 Result<std::unique_ptr<RedisBudgetAuthority>> RedisBudgetAuthority::Open(std::string_view url,
-                                                                         std::string key_prefix) {
-  ADS_ASSIGN_OR_RETURN(std::unique_ptr<RedisConnection> conn, RedisConnection::Open(url));
+                                                                         std::string key_prefix,
+                                                                         bool wait_for_redis) {
+  ADS_ASSIGN_OR_RETURN(std::unique_ptr<RedisConnection> conn,
+                       RedisConnection::Open(url, std::chrono::seconds(2), wait_for_redis));
   return std::unique_ptr<RedisBudgetAuthority>(
       new RedisBudgetAuthority(std::move(conn), std::move(key_prefix)));
 }

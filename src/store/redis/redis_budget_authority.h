@@ -20,7 +20,8 @@ namespace adserver::store {
 class RedisBudgetAuthority final : public decision::BudgetAuthority {
  public:
   static Result<std::unique_ptr<RedisBudgetAuthority>> Open(std::string_view url,
-                                                            std::string key_prefix = "adserver:");
+                                                            std::string key_prefix = "adserver:",
+                                                            bool wait_for_redis = false);
 
   Result<Micros> Take(int64_t campaign_id, Micros want) override;
   Status Give(int64_t campaign_id, Micros amount) override;

@@ -28,8 +28,10 @@ RedisCapCounters::RedisCapCounters(std::unique_ptr<RedisConnection> conn, std::s
     : conn_(std::move(conn)), add_(std::string(kAdd)), prefix_(std::move(prefix)) {}
 
 Result<std::unique_ptr<RedisCapCounters>> RedisCapCounters::Open(std::string_view url,
-                                                                 std::string key_prefix) {
-  ADS_ASSIGN_OR_RETURN(std::unique_ptr<RedisConnection> conn, RedisConnection::Open(url));
+                                                                 std::string key_prefix,
+                                                                 bool wait_for_redis) {
+  ADS_ASSIGN_OR_RETURN(std::unique_ptr<RedisConnection> conn,
+                       RedisConnection::Open(url, std::chrono::seconds(2), wait_for_redis));
   return std::unique_ptr<RedisCapCounters>(
       new RedisCapCounters(std::move(conn), std::move(key_prefix)));
 }

@@ -18,7 +18,8 @@ namespace adserver::store {
 class RedisCapCounters final : public decision::CapCounterStore {
  public:
   static Result<std::unique_ptr<RedisCapCounters>> Open(std::string_view url,
-                                                        std::string key_prefix = "adserver:");
+                                                        std::string key_prefix = "adserver:",
+                                                        bool wait_for_redis = false);
   Result<std::vector<uint32_t>> AddAndRead(
       std::span<const decision::CapIncrement> increments) override;
 

@@ -13,6 +13,7 @@
 
 #include "decision/budget_leases.h"
 #include "store/redis/redis_budget_authority.h"
+#include "store/redis/redis_cap_counters.h"
 #include "support/redis/test_redis.h"
 
 namespace adserver::store {
@@ -198,6 +199,22 @@ TEST(RedisConnectionTest, AnUnreachableRedisIsUnavailableAndABadUrlInvalid) {
             Code::kInvalidArgument);
   EXPECT_EQ(RedisBudgetAuthority::Open("redis://127.0.0.1:6379/x").status().code(),
             Code::kInvalidArgument);
+}
+
+TEST(RedisConnectionTest, ANodeMayStartWhileRedisIsAwayAndGetsUnavailableUntilItIsBack) {
+  Result<std::unique_ptr<RedisBudgetAuthority>> authority =
+      RedisBudgetAuthority::Open("redis://127.0.0.1:1", "test:", /*wait_for_redis=*/true);
+  ASSERT_TRUE(authority.ok()) << authority.status().message();
+  EXPECT_EQ((*authority)->Take(1, 10).status().code(), Code::kUnavailable);
+  EXPECT_EQ((*authority)->Seed(1, 10).status().code(), Code::kUnavailable);
+  Result<std::unique_ptr<RedisCapCounters>> caps =
+      RedisCapCounters::Open("redis://127.0.0.1:1", "test:", /*wait_for_redis=*/true);
+  ASSERT_TRUE(caps.ok()) << caps.status().message();
+  decision::CapIncrement inc{.campaign_id = 1, .hours = 1, .add = 1};
+  EXPECT_EQ((*caps)->AddAndRead({&inc, 1}).status().code(), Code::kUnavailable);
+  EXPECT_EQ(RedisBudgetAuthority::Open("http://x", "test:", true).status().code(),
+            Code::kInvalidArgument)
+      << "a bad URL is still refused";
 }
 
 }  // namespace

@@ -96,10 +96,14 @@ RedisConnection::~RedisConnection() {
 }
 
 Result<std::unique_ptr<RedisConnection>> RedisConnection::Open(std::string_view url,
-                                                               std::chrono::milliseconds timeout) {
+                                                               std::chrono::milliseconds timeout,
+                                                               bool wait_for_redis) {
   ADS_ASSIGN_OR_RETURN(RedisAddress address, ParseRedisUrl(url));
   auto conn = std::unique_ptr<RedisConnection>(new RedisConnection(std::move(address), timeout));
-  ADS_RETURN_IF_ERROR(conn->Connect());
+  Status connected = conn->Connect();
+  if (!connected.ok() && !(wait_for_redis && connected.code() == Code::kUnavailable)) {
+    return connected;
+  }
   return conn;
 }
 

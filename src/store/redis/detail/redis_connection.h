@@ -51,8 +51,12 @@ class RedisScript {
 
 class RedisConnection {
  public:
+  // Connects to `url`: InvalidArgument for a bad URL, Unavailable when Redis cannot be reached.
+  // With `wait_for_redis`, an unreachable Redis is not an error: the connection is made by the
+  // first call that finds it (a node starting during an outage serves, failing closed).
   static Result<std::unique_ptr<RedisConnection>> Open(
-      std::string_view url, std::chrono::milliseconds timeout = std::chrono::seconds(2));
+      std::string_view url, std::chrono::milliseconds timeout = std::chrono::seconds(2),
+      bool wait_for_redis = false);
   ~RedisConnection();
   RedisConnection(const RedisConnection&) = delete;
   RedisConnection& operator=(const RedisConnection&) = delete;

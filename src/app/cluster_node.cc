@@ -146,6 +146,7 @@ void ClusterNode::RunSync() {
       RefillLeases(now);
       last_leases = tick;
     }
+    if (deliver_buffered_) deliver_buffered_();
     if (activity_prune_ && now - pruned_at_ >= 3600) {
       pruned_at_ = now;
       Result<int64_t> pruned = activity_prune_(now - options_.activity_log_retention_hours * 3600);
@@ -199,6 +200,10 @@ void ClusterNode::FollowActivity(std::function<Status()> step,
 
 void ClusterNode::PruneActivityLog(std::function<Result<int64_t>(int64_t cutoff)> prune) {
   activity_prune_ = std::move(prune);
+}
+
+void ClusterNode::DeliverBuffered(std::function<void()> deliver) {
+  deliver_buffered_ = std::move(deliver);
 }
 
 void ClusterNode::RunReplica() {

@@ -71,6 +71,9 @@ class ClusterNode {
   // `cutoff` (Unix seconds) and returns how many; called hourly by the sync thread with now -
   // activity_log_retention_hours. Set before Start().
   void PruneActivityLog(std::function<Result<int64_t>(int64_t cutoff)> prune);
+  // Runs `deliver` at every sync tick (events buffered while PostgreSQL was away). Set before
+  // Start().
+  void DeliverBuffered(std::function<void()> deliver);
   void Start();
   // Stops both threads, sends the queued cap impressions and gives every lease back. Idempotent.
   void Stop();
@@ -123,6 +126,7 @@ class ClusterNode {
   std::thread sync_;
   std::function<Status()> activity_step_;
   std::function<Result<int64_t>(int64_t)> activity_prune_;
+  std::function<void()> deliver_buffered_;
   int64_t pruned_at_ = 0;  // sync thread only
   std::chrono::milliseconds activity_interval_{100};
   std::thread replica_;

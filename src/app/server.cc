@@ -18,7 +18,6 @@
 #include "store/postgres/postgres_events_store.h"
 #include "store/postgres/postgres_report_store.h"
 #include "store/sqlite/sqlite_account_store.h"
-#include "store/sqlite/sqlite_click_outbox.h"
 #include "store/sqlite/sqlite_advertiser_events_store.h"
 #include "store/sqlite/sqlite_events_store.h"
 #include "store/sqlite/sqlite_identity_store.h"
@@ -164,12 +163,12 @@ Status Server::InitEvents() {
   if (cluster_) {
     ADS_ASSIGN_OR_RETURN(pg_events_store_,
                          store::PostgresEventsStore::Open(config_.cluster.database_url));
-    ADS_ASSIGN_OR_RETURN(click_outbox_, store::SqliteClickOutbox::Open(
+    ADS_ASSIGN_OR_RETURN(event_outbox_, store::SqliteEventOutbox::Open(
                                             (std::filesystem::path(config_.data_dir) /
-                                             "click-outbox.db")
+                                             "event-outbox.db")
                                                 .string()));
     auto buffered = std::make_unique<events::BufferedEventsStore>(
-        *pg_events_store_, *click_outbox_, config_.cluster.max_buffered_clicks);
+        *pg_events_store_, *event_outbox_, config_.cluster.max_buffered_clicks);
     buffered_events_ = buffered.get();
     events_store_ = std::move(buffered);
   } else {
@@ -331,8 +330,20 @@ Status Server::InitTraffic() {
 // the identity service (the consented cookie).
 Status Server::InitAdvertiserEvents() {
   if (cluster_) {
-    ADS_ASSIGN_OR_RETURN(advertiser_events_store_, store::PostgresAdvertiserEventsStore::Open(
-                                                       config_.cluster.database_url));
+    ADS_ASSIGN_OR_RETURN(pg_advertiser_events_store_, store::PostgresAdvertiserEventsStore::Open(
+                                                          config_.cluster.database_url));
+    auto buffered = std::make_unique<events::BufferedAdvertiserEventsStore>(
+        *pg_advertiser_events_store_, *event_outbox_, config_.cluster.max_buffered_clicks);
+    buffered_advertiser_events_ = buffered.get();
+    advertiser_events_store_ = std::move(buffered);
+    cluster_->DeliverBuffered([this] {
+      if (buffered_advertiser_events_->buffered() == 0) return;
+      Result<int64_t> delivered = buffered_advertiser_events_->Deliver(1000);
+      if (!delivered.ok() && delivered.status().code() != Code::kUnavailable) {
+        ADS_LOG(warn, "buffered advertiser events not delivered; retrying", "status",
+                delivered.status());
+      }
+    });
   } else {
     ADS_ASSIGN_OR_RETURN(advertiser_events_store_,
                          store::SqliteAdvertiserEventsStore::Open(DatabasePath(config_.data_dir),
@@ -519,7 +530,9 @@ Status Server::Init() {
       AppendJsonString(r.body, cluster_->node_id());
       r.body += std::string(R"(,"postgres":")") + (health.postgres ? "ok" : "unavailable") +
                 R"(","redis":")" + (health.redis ? "ok" : "unavailable") +
-                R"(","clicksBuffered":)" + std::to_string(buffered_events_->buffered()) + "}}";
+                R"(","clicksBuffered":)" + std::to_string(buffered_events_->buffered()) +
+                R"(,"advertiserEventsBuffered":)" +
+                std::to_string(buffered_advertiser_events_->buffered()) + "}}";
     }
     return r;
   });

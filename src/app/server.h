@@ -37,7 +37,6 @@
 #include "serve/click_handler.h"
 #include "serve/events_handler.h"
 #include "store/account_store.h"
-#include "store/click_outbox.h"
 #include "store/advertiser_events_store.h"
 #include "store/events_store.h"
 #include "store/exposure_store.h"
@@ -46,6 +45,7 @@
 #include "store/lmdb/lmdb_activity_store.h"
 #include "store/postgres/postgres_activity_store.h"
 #include "store/postgres/postgres_store.h"
+#include "store/sqlite/sqlite_event_outbox.h"
 #include "store/store.h"
 
 namespace adserver::app {
@@ -150,9 +150,10 @@ class Server {
   std::unique_ptr<events::IpBlocklist> blocklist_;
   std::unique_ptr<events::TrafficChecks> traffic_;
   // Clicks and serving counters (issue 15): their own SQLite connection. In cluster mode
-  // PostgreSQL's, with clicks buffered on local disk while it is unreachable (outbox_).
+  // PostgreSQL's, with clicks and advertiser events buffered on local disk while it is
+  // unreachable (event_outbox_, DATA_DIR/event-outbox.db).
+  std::unique_ptr<store::SqliteEventOutbox> event_outbox_;
   std::unique_ptr<store::EventsStore> pg_events_store_;
-  std::unique_ptr<store::ClickOutbox> click_outbox_;
   events::BufferedEventsStore* buffered_events_ = nullptr;  // events_store_ in cluster mode
   std::unique_ptr<store::EventsStore> events_store_;
   std::unique_ptr<events::EventsService> events_;
@@ -169,6 +170,8 @@ class Server {
   std::unique_ptr<store::ReportStore> report_store_;
   std::unique_ptr<admin::ReportsAdminApi> reports_admin_;
   // Advertiser events (POST /v1/events, issue 15): their own SQLite connection.
+  std::unique_ptr<store::AdvertiserEventsStore> pg_advertiser_events_store_;
+  events::BufferedAdvertiserEventsStore* buffered_advertiser_events_ = nullptr;  // cluster mode
   std::unique_ptr<store::AdvertiserEventsStore> advertiser_events_store_;
   std::unique_ptr<serve::EventsHandler> advertiser_events_;
   std::unique_ptr<admin::AdvertiserEventsAdminApi> advertiser_events_admin_;

@@ -1,5 +1,6 @@
 #include "events/buffered_events_store.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "common/log.h"
@@ -69,6 +70,56 @@ Status BufferedEventsStore::Checkpoint() {
     }
   }
   return primary_.Checkpoint();
+}
+
+BufferedAdvertiserEventsStore::BufferedAdvertiserEventsStore(
+    store::AdvertiserEventsStore& primary, store::AdvertiserEventOutbox& outbox,
+    int64_t max_buffered)
+    : primary_(primary), outbox_(outbox), max_buffered_(max_buffered) {
+  Result<int64_t> count = outbox_.EventCount();
+  buffered_.store(count.ok() ? *count : 0, std::memory_order_relaxed);
+}
+
+Status BufferedAdvertiserEventsStore::Insert(store::AdvertiserEventRecord& event) {
+  if (buffered() == 0) {
+    Status inserted = primary_.Insert(event);
+    if (inserted.ok() || inserted.code() != Code::kUnavailable) return inserted;
+  }
+  if (buffered() >= max_buffered_) {
+    return UnavailableError("the events store is unreachable and the event outbox is full");
+  }
+  event.campaign_id.reset();  // found on delivery
+  ADS_RETURN_IF_ERROR(outbox_.AppendEvent(event));
+  if (buffered_.fetch_add(1) == 0) {
+    ADS_LOG(warn, "events store unreachable: advertiser events are buffered on local disk",
+            "max", max_buffered_);
+  }
+  return OkStatus();
+}
+
+Result<int64_t> BufferedAdvertiserEventsStore::Deliver(size_t max_events) {
+  std::lock_guard<std::mutex> lock(deliver_mu_);
+  int64_t delivered = 0;
+  while (buffered() > 0 && static_cast<size_t>(delivered) < max_events) {
+    ADS_ASSIGN_OR_RETURN(std::vector<store::AdvertiserEventRecord> events,
+                         outbox_.OldestEvents(std::min<size_t>(kDeliverBatch, max_events)));
+    if (events.empty()) {
+      buffered_.store(0, std::memory_order_relaxed);
+      break;
+    }
+    for (store::AdvertiserEventRecord& e : events) {
+      const store::Id outbox_id = e.id;
+      e.id = 0;
+      ADS_RETURN_IF_ERROR(primary_.Insert(e));
+      ADS_RETURN_IF_ERROR(outbox_.RemoveEvent(outbox_id));
+      buffered_.fetch_sub(1, std::memory_order_relaxed);
+      ++delivered;
+    }
+  }
+  if (delivered > 0 && buffered() == 0) {
+    ADS_LOG(info, "buffered advertiser events delivered", "events", delivered);
+  }
+  return delivered;
 }
 
 }  // namespace adserver::events

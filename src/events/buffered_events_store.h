@@ -18,7 +18,8 @@
 #include <cstdint>
 #include <mutex>
 
-#include "store/click_outbox.h"
+#include "store/advertiser_events_store.h"
+#include "store/event_outbox.h"
 #include "store/events_store.h"
 
 namespace adserver::events {
@@ -94,6 +95,44 @@ class BufferedEventsStore final : public store::EventsStore {
  private:
   store::EventsStore& primary_;
   store::ClickOutbox& outbox_;
+  const int64_t max_buffered_;
+  std::mutex deliver_mu_;  // one delivery at a time
+  std::atomic<int64_t> buffered_{0};
+};
+
+// Advertiser events (POST /v1/events) buffered the same way: Insert goes to the primary store and,
+// when that answers Unavailable, to the outbox (up to `max_buffered` events; the campaign of an
+// event's spclid is found on delivery). Deliver() (the cluster node's sync thread calls it)
+// moves them to the primary, oldest first, each removed once stored (a crash in between
+// delivers that one event twice: events never bill). Reads go to the primary.
+class BufferedAdvertiserEventsStore final : public store::AdvertiserEventsStore {
+ public:
+  // `primary` and `outbox` must outlive this.
+  BufferedAdvertiserEventsStore(store::AdvertiserEventsStore& primary,
+                                store::AdvertiserEventOutbox& outbox, int64_t max_buffered);
+
+  int64_t buffered() const { return buffered_.load(std::memory_order_relaxed); }
+  // Delivers up to `max_events` buffered events; how many were delivered.
+  Result<int64_t> Deliver(size_t max_events);
+
+  Status Insert(store::AdvertiserEventRecord& event) override;
+  Result<std::vector<store::AdvertiserEventRecord>> List(
+      const store::AdvertiserEventQuery& query) override {
+    return primary_.List(query);
+  }
+  Result<std::vector<store::AdvertiserEventCount>> Counts(
+      std::optional<store::Id> campaign_id, std::optional<store::Id> community_id) override {
+    return primary_.Counts(campaign_id, community_id);
+  }
+  Result<std::vector<store::AdvertiserEventCount>> InvalidCounts(
+      std::optional<store::Id> campaign_id, std::optional<store::Id> community_id) override {
+    return primary_.InvalidCounts(campaign_id, community_id);
+  }
+  Result<int64_t> Prune(int64_t before) override { return primary_.Prune(before); }
+
+ private:
+  store::AdvertiserEventsStore& primary_;
+  store::AdvertiserEventOutbox& outbox_;
   const int64_t max_buffered_;
   std::mutex deliver_mu_;  // one delivery at a time
   std::atomic<int64_t> buffered_{0};

@@ -388,6 +388,15 @@ TEST_F(ClusterOutageTest, ServingNeverErrsWhileRedisAndPostgresRestartAndTheChec
   HttpResult served = AdRequest(second.port(), first.keys.open_live, {first.wallets.uniswap});
   std::string url = Body(served).value("ctaUrl", "");
   ASSERT_NE(url.find("/v1/click/"), std::string::npos) << served.body;
+  // An advertiser of its own, posting an event while PostgreSQL is down.
+  HttpResult community = first.Admin(
+      "POST", "/admin/v1/communities", json{{"name", "Shop"}, {"logoUrl", "https://s.example/l.png"}});
+  ASSERT_EQ(community.status, 201) << community.body;
+  std::string community_id = std::to_string(Body(community)["id"].get<int64_t>());
+  HttpResult advertiser_key =
+      first.Admin("POST", "/admin/v1/communities/" + community_id + "/keys", json::object());
+  ASSERT_EQ(advertiser_key.status, 201) << advertiser_key.body;
+  const std::string event_key = Body(advertiser_key).value("key", "");
   // A budget of 40 impressions, spent in bursts across the outages.
   HttpResult patched = first.Admin("PATCH", "/admin/v1/campaigns/" + aave,
                                    json{{"budget", {{"total", "0.4"}}}, {"pacing", "asap"}});
@@ -438,8 +447,18 @@ TEST_F(ClusterOutageTest, ServingNeverErrsWhileRedisAndPostgresRestartAndTheChec
   HttpResult click =
       HttpClient("127.0.0.1", second.port()).Send("GET", url.substr(url.find("/v1/click/")), {}, "");
   EXPECT_EQ(click.status, 302) << click.body;
+  json event = {{"cookieConsent", false},
+                {"event", {{"name", "sign_up"}}},
+                {"walletAddresses", {"0x9999999999999999999999999999999999999999"}}};
+  HttpResult posted =
+      HttpClient("127.0.0.1", second.port())
+          .Send("POST", "/v1/events", {{"Content-Type", "application/json"}, {"x-api-key", event_key}},
+                event.dump());
+  EXPECT_EQ(posted.status, 200) << posted.body;
   HttpResult degraded = HttpClient("127.0.0.1", second.port()).Send("GET", "/readyz", {}, "");
-  EXPECT_NE(degraded.body.find(R"("clicksBuffered":1)"), std::string::npos) << degraded.body;
+  EXPECT_NE(degraded.body.find(R"("clicksBuffered":1,"advertiserEventsBuffered":1)"),
+            std::string::npos)
+      << degraded.body;
   HttpResult refused =
       first.Admin("PATCH", "/admin/v1/campaigns/" + aave, json{{"name", "During the outage"}});
   EXPECT_EQ(refused.status, 503) << refused.body;
@@ -467,9 +486,15 @@ TEST_F(ClusterOutageTest, ServingNeverErrsWhileRedisAndPostgresRestartAndTheChec
   }
   EXPECT_LT(Clock::now() - start, std::chrono::milliseconds(1000));
   HttpResult ready = HttpClient("127.0.0.1", second.port()).Send("GET", "/readyz", {}, "");
-  EXPECT_NE(ready.body.find(R"("postgres":"ok","redis":"ok","clicksBuffered":0)"),
+  EXPECT_NE(ready.body.find(
+                R"("postgres":"ok","redis":"ok","clicksBuffered":0,"advertiserEventsBuffered":0)"),
             std::string::npos)
       << ready.body;
+  // The buffered advertiser event reached PostgreSQL.
+  HttpResult events = first.Admin("GET", "/admin/v1/events?communityId=" + community_id);
+  ASSERT_EQ(events.status, 200) << events.body;
+  ASSERT_EQ(Body(events)["events"].size(), 1u) << events.body;
+  EXPECT_EQ(Body(events)["events"][0].value("name", ""), "sign_up");
   // The buffered click reached PostgreSQL, billed.
   HttpResult listed = first.Admin("GET", "/admin/v1/clicks?campaignId=" + aave);
   ASSERT_EQ(listed.status, 200) << listed.body;

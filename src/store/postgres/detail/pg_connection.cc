@@ -205,7 +205,14 @@ Result<std::vector<std::string>> PgConnection::WaitForNotifications(
 
 Status PgConnection::Begin(std::string_view begin) {
   ADS_RETURN_IF_ERROR(EnsureConnected());
-  ADS_RETURN_IF_ERROR(ExecScript(begin));
+  Status begun = ExecScript(begin);
+  // A session the server closed (a restart, a failover) is found only when used: nothing ran
+  // yet, so the transaction is begun again on a new session once.
+  if (!begun.ok() && PQstatus(conn_) != CONNECTION_OK) {
+    ADS_RETURN_IF_ERROR(EnsureConnected());
+    begun = ExecScript(begin);
+  }
+  ADS_RETURN_IF_ERROR(begun);
   in_transaction_ = true;
   return OkStatus();
 }

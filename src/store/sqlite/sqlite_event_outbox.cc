@@ -1,4 +1,4 @@
-#include "store/sqlite/sqlite_click_outbox.h"
+#include "store/sqlite/sqlite_event_outbox.h"
 
 #include <chrono>
 
@@ -30,23 +30,34 @@ CREATE TABLE IF NOT EXISTS click_outbox (
   ip              TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS click_outbox_billed ON click_outbox (decision_id) WHERE status = 0;
+CREATE TABLE IF NOT EXISTS advertiser_event_outbox (
+  id             INTEGER PRIMARY KEY,
+  community_id   INTEGER NOT NULL,
+  key_id         INTEGER NOT NULL,
+  name           TEXT NOT NULL,
+  url            TEXT,
+  decision_id    BLOB,
+  person         INTEGER NOT NULL,
+  created_at     INTEGER NOT NULL,
+  invalid_reason TEXT NOT NULL
+);
 )sql";
 static_assert(static_cast<int>(ClickStatus::kBilled) == 0, "the partial index's status");
 }  // namespace
 
-SqliteClickOutbox::SqliteClickOutbox(std::unique_ptr<Connection> conn) : conn_(std::move(conn)) {}
-SqliteClickOutbox::~SqliteClickOutbox() = default;
+SqliteEventOutbox::SqliteEventOutbox(std::unique_ptr<Connection> conn) : conn_(std::move(conn)) {}
+SqliteEventOutbox::~SqliteEventOutbox() = default;
 
-Result<std::unique_ptr<SqliteClickOutbox>> SqliteClickOutbox::Open(const std::string& path) {
+Result<std::unique_ptr<SqliteEventOutbox>> SqliteEventOutbox::Open(const std::string& path) {
   ADS_ASSIGN_OR_RETURN(std::unique_ptr<Connection> conn,
                        Connection::Open(path, /*create=*/true, std::chrono::seconds(5), 512));
   // Full sync: a click answered with its redirect is on disk, whatever happens to the machine.
   ADS_RETURN_IF_ERROR(conn->Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"));
   ADS_RETURN_IF_ERROR(conn->Exec(kSchema));
-  return std::unique_ptr<SqliteClickOutbox>(new SqliteClickOutbox(std::move(conn)));
+  return std::unique_ptr<SqliteEventOutbox>(new SqliteEventOutbox(std::move(conn)));
 }
 
-Status SqliteClickOutbox::Append(std::span<ClickRecord> rows) {
+Status SqliteEventOutbox::Append(std::span<ClickRecord> rows) {
   std::lock_guard<std::mutex> lock(mu_);
   ADS_ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(*conn_, Transaction::Kind::kWrite));
   for (ClickRecord& r : rows) {
@@ -89,7 +100,7 @@ Status SqliteClickOutbox::Append(std::span<ClickRecord> rows) {
   return txn.Commit();
 }
 
-Result<std::vector<ClickRecord>> SqliteClickOutbox::Oldest(size_t limit) {
+Result<std::vector<ClickRecord>> SqliteEventOutbox::Oldest(size_t limit) {
   std::lock_guard<std::mutex> lock(mu_);
   ADS_ASSIGN_OR_RETURN(
       Statement s,
@@ -127,15 +138,87 @@ Result<std::vector<ClickRecord>> SqliteClickOutbox::Oldest(size_t limit) {
   }
 }
 
-Status SqliteClickOutbox::Remove(Id through) {
+Status SqliteEventOutbox::Remove(Id through) {
   std::lock_guard<std::mutex> lock(mu_);
   ADS_ASSIGN_OR_RETURN(Statement s, conn_->Prepare("DELETE FROM click_outbox WHERE id <= ?1"));
   return s.Bind(1, through).Run();
 }
 
-Result<int64_t> SqliteClickOutbox::Count() {
+Result<int64_t> SqliteEventOutbox::Count() {
   std::lock_guard<std::mutex> lock(mu_);
   ADS_ASSIGN_OR_RETURN(Statement s, conn_->Prepare("SELECT count(*) FROM click_outbox"));
+  ADS_ASSIGN_OR_RETURN(bool row, s.Step());
+  return row ? s.Int(0) : 0;
+}
+
+Status SqliteEventOutbox::AppendEvent(AdvertiserEventRecord& e) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ADS_ASSIGN_OR_RETURN(
+      Statement s,
+      conn_->Prepare("INSERT INTO advertiser_event_outbox (community_id, key_id, name, url, "
+                     "decision_id, person, created_at, invalid_reason) VALUES (?1, ?2, ?3, ?4, "
+                     "?5, ?6, ?7, ?8) RETURNING id"));
+  s.Bind(1, e.community_id).Bind(2, e.key_id).Bind(3, e.name);
+  if (e.url) {
+    s.Bind(4, *e.url);
+  } else {
+    s.BindNull(4);
+  }
+  if (e.decision_id) {
+    s.BindBlob(5, e.decision_id->data(), e.decision_id->size());
+  } else {
+    s.BindNull(5);
+  }
+  s.Bind(6, static_cast<int64_t>(e.person)).Bind(7, e.created_at).Bind(8, e.invalid_reason);
+  ADS_ASSIGN_OR_RETURN(bool row, s.Step());
+  if (!row) return InternalError("advertiser_event_outbox insert returned no id");
+  e.id = s.Int(0);
+  return OkStatus();
+}
+
+Result<std::vector<AdvertiserEventRecord>> SqliteEventOutbox::OldestEvents(size_t limit) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ADS_ASSIGN_OR_RETURN(
+      Statement s,
+      conn_->Prepare("SELECT id, community_id, key_id, name, url, decision_id, person, created_at, "
+                     "invalid_reason FROM advertiser_event_outbox ORDER BY id LIMIT ?1"));
+  s.Bind(1, static_cast<int64_t>(limit));
+  std::vector<AdvertiserEventRecord> out;
+  for (;;) {
+    ADS_ASSIGN_OR_RETURN(bool row, s.Step());
+    if (!row) return out;
+    AdvertiserEventRecord e;
+    e.id = s.Int(0);
+    e.community_id = s.Int(1);
+    e.key_id = s.Int(2);
+    e.name = s.Text(3);
+    if (!s.IsNull(4)) e.url = s.Text(4);
+    if (!s.IsNull(5)) {
+      std::array<uint8_t, 16> id{};
+      if (!s.Blob(5, id.data(), id.size())) {
+        return InternalError("advertiser_event_outbox row " + std::to_string(e.id) +
+                             ": bad decision id");
+      }
+      e.decision_id = id;
+    }
+    e.person = static_cast<uint64_t>(s.Int(6));
+    e.created_at = s.Int(7);
+    e.invalid_reason = s.Text(8);
+    out.push_back(std::move(e));
+  }
+}
+
+Status SqliteEventOutbox::RemoveEvent(Id id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ADS_ASSIGN_OR_RETURN(Statement s,
+                       conn_->Prepare("DELETE FROM advertiser_event_outbox WHERE id = ?1"));
+  return s.Bind(1, id).Run();
+}
+
+Result<int64_t> SqliteEventOutbox::EventCount() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ADS_ASSIGN_OR_RETURN(Statement s,
+                       conn_->Prepare("SELECT count(*) FROM advertiser_event_outbox"));
   ADS_ASSIGN_OR_RETURN(bool row, s.Step());
   return row ? s.Int(0) : 0;
 }

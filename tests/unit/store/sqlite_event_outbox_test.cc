@@ -1,4 +1,4 @@
-#include "store/sqlite/sqlite_click_outbox.h"
+#include "store/sqlite/sqlite_event_outbox.h"
 
 #include <gtest/gtest.h>
 
@@ -27,17 +27,17 @@ ClickRecord Click(uint8_t decision, ClickStatus status = ClickStatus::kBilled) {
   return c;
 }
 
-TEST(SqliteClickOutboxTest, KeepsEveryFieldInOrderAcrossAReopen) {
+TEST(SqliteEventOutboxTest, KeepsEveryFieldInOrderAcrossAReopen) {
   testing::TempDir dir;
   const std::string path = dir.File("outbox.db");
   {
-    auto outbox = SqliteClickOutbox::Open(path);
+    auto outbox = SqliteEventOutbox::Open(path);
     ASSERT_TRUE(outbox.ok()) << outbox.status().message();
     std::vector<ClickRecord> rows = {Click(1), Click(2, ClickStatus::kExpired)};
     ASSERT_TRUE((*outbox)->Append(rows).ok());
     EXPECT_LT(rows[0].id, rows[1].id);
   }
-  auto outbox = SqliteClickOutbox::Open(path);
+  auto outbox = SqliteEventOutbox::Open(path);
   ASSERT_TRUE(outbox.ok());
   EXPECT_EQ(*(*outbox)->Count(), 2);
   Result<std::vector<ClickRecord>> oldest = (*outbox)->Oldest(10);
@@ -61,9 +61,9 @@ TEST(SqliteClickOutboxTest, KeepsEveryFieldInOrderAcrossAReopen) {
   EXPECT_EQ((*oldest)[1].status, ClickStatus::kExpired);
 }
 
-TEST(SqliteClickOutboxTest, ADecisionIsBilledOnceWhileBuffered) {
+TEST(SqliteEventOutboxTest, ADecisionIsBilledOnceWhileBuffered) {
   testing::TempDir dir;
-  auto outbox = SqliteClickOutbox::Open(dir.File("outbox.db"));
+  auto outbox = SqliteEventOutbox::Open(dir.File("outbox.db"));
   ASSERT_TRUE(outbox.ok());
   std::vector<ClickRecord> first = {Click(5), Click(5)};
   ASSERT_TRUE((*outbox)->Append(first).ok());
@@ -76,9 +76,9 @@ TEST(SqliteClickOutboxTest, ADecisionIsBilledOnceWhileBuffered) {
   EXPECT_EQ(later[1].status, ClickStatus::kBilled) << "another decision";
 }
 
-TEST(SqliteClickOutboxTest, RemoveDeletesWhatWasDeliveredOnly) {
+TEST(SqliteEventOutboxTest, RemoveDeletesWhatWasDeliveredOnly) {
   testing::TempDir dir;
-  auto outbox = SqliteClickOutbox::Open(dir.File("outbox.db"));
+  auto outbox = SqliteEventOutbox::Open(dir.File("outbox.db"));
   ASSERT_TRUE(outbox.ok());
   std::vector<ClickRecord> rows = {Click(1), Click(2), Click(3)};
   ASSERT_TRUE((*outbox)->Append(rows).ok());

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "app/cluster_indexer.h"
 #include "common/check.h"
 #include "common/log.h"
 #include "common/thread_setup.h"
@@ -21,26 +22,50 @@ Result<std::unique_ptr<LiveIndexer>> LiveIndexer::Create(store::LmdbActivityStor
                                                          const IndexerOptions& options,
                                                          ingest::chain::BlockSink* sink) {
   ADS_ASSIGN_OR_RETURN(auto source, ingest::chain::JsonRpcChainSource::Create(options.rpc_url));
-  auto indexer = std::make_unique<LiveIndexer>(std::move(source), store, options, sink);
+  auto indexer =
+      std::make_unique<LiveIndexer>(std::move(source), store, store.activity(), options, sink);
   indexer->indexer_.set_legacy_checkpoint_file(LegacyCheckpointPath(data_dir, options.chain_id));
   return indexer;
 }
 
+Result<std::unique_ptr<LiveIndexer>> LiveIndexer::Create(store::InventoryStore& registry,
+                                                         store::ChainLedger& ledger,
+                                                         const IndexerOptions& options,
+                                                         ingest::chain::BlockSink* sink) {
+  ADS_ASSIGN_OR_RETURN(auto source, ingest::chain::JsonRpcChainSource::Create(options.rpc_url));
+  return std::make_unique<LiveIndexer>(std::move(source), registry, ledger, options, sink);
+}
+
 LiveIndexer::LiveIndexer(std::unique_ptr<ingest::chain::JsonRpcChainSource> source,
-                         store::LmdbActivityStore& store, const IndexerOptions& options,
-                         ingest::chain::BlockSink* sink)
-    : source_(std::move(source)), indexer_(*source_, store, store.activity(), options, sink) {}
+                         store::InventoryStore& registry, store::ChainLedger& ledger,
+                         const IndexerOptions& options, ingest::chain::BlockSink* sink)
+    : source_(std::move(source)), indexer_(*source_, registry, ledger, options, sink) {}
 
 IndexerThread::IndexerThread(store::LmdbActivityStore& store, std::string data_dir,
                              IndexerOptions options, ingest::chain::BlockSink* sink)
-    : store_(store), data_dir_(std::move(data_dir)), options_(std::move(options)), sink_(sink) {}
+    : store_(&store), data_dir_(std::move(data_dir)), options_(std::move(options)), sink_(sink) {}
+
+IndexerThread::IndexerThread(std::unique_ptr<ClusterIndexer> cluster)
+    : sink_(nullptr), cluster_(std::move(cluster)) {}
 
 IndexerThread::~IndexerThread() { Stop(); }
 
+std::optional<ingest::chain::ChainIndexer::Progress> IndexerThread::progress() const {
+  if (cluster_) return cluster_->progress();
+  if (!indexer_) return std::nullopt;
+  return indexer_->progress();
+}
+
 void IndexerThread::Start() {
+  if (cluster_) {
+    if (Status st = cluster_->Start(); !st.ok()) {
+      ADS_LOG(error, "indexer not started; serving goes on", "status", st);
+    }
+    return;
+  }
   ADS_CHECK(!thread_.joinable()) << "IndexerThread started twice";
   Result<std::unique_ptr<LiveIndexer>> indexer =
-      LiveIndexer::Create(store_, data_dir_, options_, sink_);
+      LiveIndexer::Create(*store_, data_dir_, options_, sink_);
   if (!indexer.ok()) {
     ADS_LOG(error, "indexer not started; serving goes on", "status", indexer.status());
     return;
@@ -56,6 +81,7 @@ void IndexerThread::Start() {
 }
 
 void IndexerThread::Stop() {
+  if (cluster_) cluster_->Stop();
   if (indexer_) indexer_->Stop();
   if (thread_.joinable()) thread_.join();
 }

@@ -2,7 +2,8 @@
 
 // The live EVM indexer (ingest/chain/chain_indexer.h) over a node's JSON-RPC, as `adserver
 // index` runs it, or on its own thread inside `adserver serve` when the configuration has an
-// [indexer] section.
+// [indexer] section. In cluster mode it runs on the node leading the chain
+// (app/cluster_indexer.h).
 
 #include <memory>
 #include <optional>
@@ -14,9 +15,13 @@
 #include "ingest/chain/chain_indexer.h"
 #include "ingest/chain/indexer_options.h"
 #include "ingest/chain/json_rpc_chain_source.h"
+#include "store/chain_ledger.h"
+#include "store/inventory_store.h"
 #include "store/lmdb/lmdb_activity_store.h"
 
 namespace adserver::app {
+
+class ClusterIndexer;
 
 using IndexerOptions = ingest::chain::IndexerOptions;
 
@@ -32,9 +37,15 @@ class LiveIndexer {
                                                      const std::string& data_dir,
                                                      const IndexerOptions& options,
                                                      ingest::chain::BlockSink* sink = nullptr);
+  // The same over any registry and ledger (cluster mode: PostgreSQL's), with no checkpoint
+  // file. `registry`, `ledger` and `sink` (optional) must outlive the result.
+  static Result<std::unique_ptr<LiveIndexer>> Create(store::InventoryStore& registry,
+                                                     store::ChainLedger& ledger,
+                                                     const IndexerOptions& options,
+                                                     ingest::chain::BlockSink* sink = nullptr);
   LiveIndexer(std::unique_ptr<ingest::chain::JsonRpcChainSource> source,
-              store::LmdbActivityStore& store, const IndexerOptions& options,
-              ingest::chain::BlockSink* sink);
+              store::InventoryStore& registry, store::ChainLedger& ledger,
+              const IndexerOptions& options, ingest::chain::BlockSink* sink);
 
   Status Run() { return indexer_.Run(); }
   void Stop() { indexer_.Stop(); }
@@ -53,6 +64,9 @@ class IndexerThread {
   // `store` and `sink` (optional) must outlive this object.
   IndexerThread(store::LmdbActivityStore& store, std::string data_dir, IndexerOptions options,
                 ingest::chain::BlockSink* sink = nullptr);
+  // Cluster mode: the node contends for the chain's leadership and indexes while it leads
+  // (ClusterIndexer); progress() is nullopt while another node leads.
+  explicit IndexerThread(std::unique_ptr<ClusterIndexer> cluster);
   ~IndexerThread();
   IndexerThread(const IndexerThread&) = delete;
   IndexerThread& operator=(const IndexerThread&) = delete;
@@ -60,21 +74,19 @@ class IndexerThread {
   // Starts the thread; a bad rpc_url is logged and starts nothing.
   void Start();
   // The indexer's progress; nullopt if Start started nothing. Any thread, after Start returned.
-  std::optional<ingest::chain::ChainIndexer::Progress> progress() const {
-    if (!indexer_) return std::nullopt;
-    return indexer_->progress();
-  }
+  std::optional<ingest::chain::ChainIndexer::Progress> progress() const;
   // Stops the indexer after its current step (at most one JSON-RPC timeout; a poll or backoff
   // wait ends at once) and joins it. Idempotent.
   void Stop();
 
  private:
-  store::LmdbActivityStore& store_;
+  store::LmdbActivityStore* store_ = nullptr;  // embedded
   std::string data_dir_;
   IndexerOptions options_;
   ingest::chain::BlockSink* sink_;
   std::unique_ptr<LiveIndexer> indexer_;
   std::thread thread_;
+  std::unique_ptr<ClusterIndexer> cluster_;  // cluster mode: runs instead of the above
 };
 
 }  // namespace adserver::app

@@ -8,6 +8,7 @@
 #include <string>
 #include <system_error>
 
+#include "app/cluster_indexer.h"
 #include "app/metrics_endpoint.h"
 #include "common/json_writer.h"
 #include "common/log.h"
@@ -393,11 +394,6 @@ Status Server::InitEmbeddedStore() {
 
 Status Server::InitClusterStore() {
   const store::ClusterOptions& cluster = config_.cluster;
-  if (config_.indexer) {
-    return InvalidArgumentError(
-        "indexer: the live indexer does not run in cluster mode yet (docs/deploy.md); run it "
-        "on an embedded node or import activity through the admin API");
-  }
   std::string node_id =
       cluster.node_id.empty() ? DefaultNodeId(config_.http.listen) : cluster.node_id;
   ADS_ASSIGN_OR_RETURN(pg_inventory_, store::PostgresStore::Open(cluster.database_url));
@@ -467,7 +463,12 @@ Status Server::Init() {
   ADS_RETURN_IF_ERROR(InitAccounts());
   ADS_RETURN_IF_ERROR(InitEvents());
   // The live indexer attributes onchain conversions as it applies blocks (issue 15).
-  if (config_.indexer) {
+  if (config_.indexer && cluster_) {
+    // Cluster mode: the node leading the chain indexes into PostgreSQL (cluster_indexer.h).
+    indexer_ = std::make_unique<IndexerThread>(std::make_unique<ClusterIndexer>(
+        *pg_inventory_, *pg_activity_, config_.cluster.database_url, *config_.indexer,
+        conversions_.get()));
+  } else if (config_.indexer) {
     indexer_ = std::make_unique<IndexerThread>(*activity_store_, config_.data_dir, *config_.indexer,
                                                conversions_.get());
   }

@@ -19,6 +19,7 @@
 #include "app/activity_commands.h"
 #include "app/backup.h"
 #include "app/cli_attribution.h"
+#include "app/cluster_indexer.h"
 #include "app/demo.h"
 #include "app/indexer.h"
 #include "app/server.h"
@@ -29,6 +30,8 @@
 #include "common/status.h"
 #include "common/thread_setup.h"
 #include "config/config.h"
+#include "store/postgres/postgres_activity_store.h"
+#include "store/postgres/postgres_store.h"
 
 namespace adserver::cli {
 namespace {
@@ -143,6 +146,23 @@ Status RunIndex(const std::string& data_dir, const app::IndexerOptions& options)
   indexer->Stop();
   worker.join();
   return status;
+}
+
+// `adserver index` in cluster mode: one more contender for the chain's leadership, indexing
+// into PostgreSQL while it leads (app/cluster_indexer.h). No conversions are attributed here:
+// exposures are each serving node's (a `serve` leader attributes with its own).
+Status RunClusterIndex(const store::ClusterOptions& cluster, const app::IndexerOptions& options) {
+  sigset_t signals = BlockShutdownSignals();
+  ADS_ASSIGN_OR_RETURN(auto inventory, store::PostgresStore::Open(cluster.database_url));
+  ADS_ASSIGN_OR_RETURN(auto activity, store::PostgresActivityStore::Open(cluster.database_url));
+  app::ClusterIndexer indexer(*inventory, *activity, cluster.database_url, options);
+  ADS_RETURN_IF_ERROR(indexer.Start());
+  int sig = 0;
+  do {
+    sigwait(&signals, &sig);  // SIGHUP: nothing to reload here
+  } while (sig == SIGHUP);
+  indexer.Stop();
+  return OkStatus();
 }
 
 Result<std::string> ReadBodyArg(const std::string& arg) {
@@ -507,13 +527,8 @@ int Main(int argc, char** argv) {
                                                 "First block without a checkpoint (default: head)");
   index_cmd->callback([&] {
     if (*from_opt) index_options.from_block = from_block;
-    if (CliCluster().enabled() || !CliCluster().database_url.empty()) {
-      status = InvalidArgumentError(
-          "index: the live indexer does not run in cluster mode yet (docs/deploy.md); import "
-          "activity through a node's admin API or `adserver activity import --database-url`");
-      return;
-    }
-    status = RunIndex(data_dir, index_options);
+    status = CliCluster().enabled() ? RunClusterIndex(CliCluster(), index_options)
+                                    : RunIndex(data_dir, index_options);
   });
 
   // users create --email E --role R [--publisher N | --community N] [--password-file F]

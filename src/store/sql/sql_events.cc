@@ -656,9 +656,13 @@ Result<std::vector<ConversionRecord>> SqlEvents::RevertReplacedConversions(
     int64_t chain_id, std::span<const BlockAtHeight> blocks, int64_t now) {
   std::vector<ConversionRecord> candidates;
   if (blocks.empty()) return candidates;
-  auto [low, high] = std::minmax_element(
+  // Plain variables, not a structured binding: the lambda below captures them (clang 14, the
+  // fuzz build's compiler, cannot capture structured bindings).
+  const auto range = std::minmax_element(
       blocks.begin(), blocks.end(),
       [](const BlockAtHeight& a, const BlockAtHeight& b) { return a.number < b.number; });
+  const int64_t low_number = range.first->number;
+  const int64_t high_number = range.second->number;
   static constexpr std::array<uint8_t, 32> kImported{};
   // Usually empty (these heights are being applied for the first time): read before writing.
   ADS_ASSIGN_OR_RETURN(
@@ -670,7 +674,7 @@ Result<std::vector<ConversionRecord>> SqlEvents::RevertReplacedConversions(
                 c.Prepare(std::string("SELECT ") + kConversionColumns +
                           " FROM conversions WHERE chain_id = ?1 AND block_number BETWEEN ?2 "
                           "AND ?3 AND status = 'billed' ORDER BY id"));
-            sel.Bind(1, chain_id).Bind(2, low->number).Bind(3, high->number);
+            sel.Bind(1, chain_id).Bind(2, low_number).Bind(3, high_number);
             return ReadRows<ConversionRecord>(sel, ReadConversion);
           })));
   for (ConversionRecord& r : billed) {

@@ -17,6 +17,7 @@
 #include "store/lmdb/lmdb_exposure_store.h"
 #include "store/postgres/postgres_advertiser_events_store.h"
 #include "store/postgres/postgres_events_store.h"
+#include "store/postgres/postgres_exposure_store.h"
 #include "store/postgres/postgres_report_store.h"
 #include "store/sqlite/sqlite_account_store.h"
 #include "store/sqlite/sqlite_advertiser_events_store.h"
@@ -190,9 +191,17 @@ Status Server::InitEvents() {
       live_->ledger.RecordClick(click.campaign_id, click.price, click.clicked_at);
     }
   });
-  ADS_ASSIGN_OR_RETURN(exposure_store_, store::LmdbExposureStore::Open(
-                                            ExposureIndexPath(config_.data_dir),
-                                            {.map_size_bytes = config_.events.exposure_map_bytes}));
+  // Exposures: every node's in PostgreSQL in cluster mode, so that a conversion is attributed
+  // to an ad whichever node served it; the data directory's LMDB file embedded.
+  if (cluster_) {
+    ADS_ASSIGN_OR_RETURN(exposure_store_,
+                         store::PostgresExposureStore::Open(config_.cluster.database_url));
+  } else {
+    ADS_ASSIGN_OR_RETURN(exposure_store_,
+                         store::LmdbExposureStore::Open(
+                             ExposureIndexPath(config_.data_dir),
+                             {.map_size_bytes = config_.events.exposure_map_bytes}));
+  }
   exposures_ =
       std::make_unique<events::ExposureRecorder>(*exposure_store_, catalogs_, activity_, clock_);
   conversions_ = std::make_unique<events::ConversionAttributor>(
@@ -220,7 +229,10 @@ Status Server::InitEvents() {
   });
   // Spend lost with the last counter flush (kill -9) comes back from the committed events;
   // conversions other processes record from now on reach the counters through the tick.
-  ADS_RETURN_IF_ERROR(conversions_->StartFollowing());
+  // Not in cluster mode: there the counters are each node's own and the cluster's the sum over
+  // nodes, so a conversion is billed only by the node that recorded it (following the others'
+  // would bill it once more on every node).
+  if (!cluster_) ADS_RETURN_IF_ERROR(conversions_->StartFollowing());
   // Embedded: the counters are checked against the committed events. Not in cluster mode,
   // where the events are every node's and the counters this node's (docs/deploy.md).
   if (!cluster_) {

@@ -158,7 +158,8 @@ class Server {
   std::unique_ptr<store::EventsStore> events_store_;
   std::unique_ptr<events::EventsService> events_;
   std::unique_ptr<serve::ClickHandler> clicks_;
-  // Exposures (DATA_DIR/exposures.lmdb) and the conversion attribution the indexer feeds.
+  // Exposures (DATA_DIR/exposures.lmdb; PostgreSQL in cluster mode) and the conversion
+  // attribution the indexer feeds.
   std::unique_ptr<store::ExposureStore> exposure_store_;
   std::unique_ptr<events::ExposureRecorder> exposures_;
   std::unique_ptr<events::ConversionAttributor> conversions_;

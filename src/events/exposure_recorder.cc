@@ -57,7 +57,8 @@ Status ExposureRecorder::FlushNow() {
   std::vector<Shard*> shards = shards_.All();
   std::shared_ptr<const decision::Catalog> catalog = catalogs_.Current();
   std::shared_ptr<const decision::ActivityIndex> activity = activity_.Current();
-  std::vector<store::ExposureWrite> writes;
+  std::vector<store::ExposureWrite> writes = std::move(retry_);
+  retry_.clear();
   // Swapped with each shard's buffer, so both keep their capacity.
   thread_local Buffer spare;
   for (Shard* shard : shards) {
@@ -95,7 +96,14 @@ Status ExposureRecorder::FlushNow() {
   if (writes.empty()) return OkStatus();
   Status written = store_.AddExposures(writes);
   if (!written.ok()) {
-    dropped_.fetch_add(static_cast<int64_t>(writes.size()), std::memory_order_relaxed);
+    const size_t total = writes.size();
+    size_t kept = 0;
+    if (written.code() == Code::kUnavailable) {
+      kept = std::min(writes.size(), options_.max_retry_writes);
+      writes.resize(kept);  // the oldest first: they are nearest to leaving their window
+      retry_ = std::move(writes);
+    }
+    dropped_.fetch_add(static_cast<int64_t>(total - kept), std::memory_order_relaxed);
   }
   return written;
 }

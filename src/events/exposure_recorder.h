@@ -9,7 +9,8 @@
 // once per `expire_interval` and advances `expire_step_records` records per flush, so no
 // single write transaction grows with the store.
 // Buffers are bounded: beyond `max_pending_per_thread` exposures a thread's new ones are
-// dropped and counted (dropped()), never blocking a request. Thread-safe.
+// dropped and counted (dropped()), never blocking a request. Writes the store refuses as
+// Unavailable are retried at the next flush, up to `max_retry_writes`. Thread-safe.
 
 #include <atomic>
 #include <chrono>
@@ -54,6 +55,9 @@ struct ExposureRecorderOptions {
   // write per load. Bounded by `max_recent` remembered pairs (forgotten all at once beyond).
   int64_t coalesce_seconds = 600;
   size_t max_recent = size_t{1} << 16;
+  // Writes the store could not take (Unavailable: PostgreSQL down in cluster mode, a full LMDB
+  // map) are kept for the next flush, up to this many; beyond, they are dropped and counted.
+  size_t max_retry_writes = 262144;
 };
 
 class ExposureRecorder {
@@ -124,6 +128,8 @@ class ExposureRecorder {
   };
   // When each pair was last written (guarded by flush_mu_).
   std::unordered_map<PairKey, int64_t, PairHash> recent_;
+  // Writes a failed flush left for the next one (guarded by flush_mu_).
+  std::vector<store::ExposureWrite> retry_;
   ThreadShards<Shard> shards_;
   std::mutex flush_mu_;  // serialises flushes
   std::mutex mu_;

@@ -12,6 +12,9 @@ abandoned blocks; kill -9 of the leader; revert, mine another branch): the next 
 the dead one's blocks from PostgreSQL's journal; PostgreSQL ends equal to the new chain and no
 node targets a wallet of the abandoned branch any more while every node targets the new
 branch's.
+Conversions (issue 15 across nodes): a DEX user served a CPA ad by a node that does not lead is
+attributed by the leader (exposures are the cluster's, in PostgreSQL), once, and billed once in
+the cluster's counters (each node bills only what it records).
 Usage: cluster_indexer_test.py BUILD_DIR ANVIL_BIN   (env ADSERVER_TEST_POSTGRES_DIR, _REDIS_DIR)
 """
 import json, os, random, shutil, signal, socket, subprocess, sys, tempfile, time, urllib.request
@@ -31,6 +34,9 @@ if not PG_SERVER or not REDIS:
     sys.exit(77)
 ADSERVER = os.path.join(BUILD, "adserver")
 USDC = "0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48"
+DEX = "0x000000000000000000000000000000000000de00"
+ADMIN = "cluster-indexer-test-admin-token"
+BROWSER = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0"
 TRANSFER = "ddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef"
 # CALLER CALLER PUSH32 topic PUSH1 0 PUSH1 0 LOG3 STOP: Transfer(from=caller, to=caller).
 CODE = "0x3333" + "7f" + TRANSFER + "6000" + "6000" + "a3" + "00"
@@ -38,7 +44,7 @@ random.seed(17)
 DB_NAME = "cluster_indexer_%d_%d" % (os.getpid(), int(time.time()))
 DB = PG_SERVER.rstrip("/") + "/" + DB_NAME
 ENV = dict(os.environ, ADSERVER_DATABASE_URL=DB, ADSERVER_REDIS_URL=REDIS,
-           ADSERVER_REDIS_KEY_PREFIX=DB_NAME + ":")
+           ADSERVER_REDIS_KEY_PREFIX=DB_NAME + ":", ADSERVER_ADMIN_TOKEN=ADMIN)
 
 def free_port():
     s = socket.socket(); s.bind(("127.0.0.1", 0)); p = s.getsockname()[1]; s.close(); return p
@@ -97,8 +103,9 @@ def new_wallets(n):
     return ["0x%040x" % random.getrandbits(160) for _ in range(n)]
 
 def pg_counts():
-    """wallet -> count of chain 1's activity in PostgreSQL (the cluster's truth)."""
-    rows = psql(DB, "SELECT encode(wallet, 'hex'), count FROM wallet_activity WHERE chain_id = 1")
+    """wallet -> count of chain 1's USDC activity in PostgreSQL (the cluster's truth)."""
+    rows = psql(DB, "SELECT encode(wallet, 'hex'), count FROM wallet_activity WHERE chain_id = 1 "
+                    "AND project_id = (SELECT id FROM projects WHERE slug = 'usdc')")
     return {"0x" + w: int(c) for w, c in (l.split("|") for l in rows.splitlines() if l)}
 
 def pg_next_block():
@@ -123,8 +130,16 @@ def setup(data, book_path):
     cli(data, "ads", "create", json.dumps({"campaignId": campaign["id"], "headline": "Hello USDC user",
                                             "content": "Hi", "ctaUrl": "https://example.org",
                                             "ctaLabel": "Go", "images": {}, "status": "active"}))
+    # Billed per onchain transaction: DEX users who swap again after seeing the ad.
+    cpa = json.loads(cli(data, "campaigns", "create", json.dumps({
+        "communityId": community["id"], "name": "Swap on the DEX", "status": "active",
+        "pricing": {"model": "CPA", "bid": 3}, "targeting": {"projects": ["dex"]},
+        "conversion": {"projects": ["dex"], "kind": "any", "windowDays": 1}})))
+    cli(data, "ads", "create", json.dumps({"campaignId": cpa["id"], "headline": "Swap now",
+                                            "content": "Best rates", "ctaUrl": "https://dex.example",
+                                            "ctaLabel": "Swap", "images": {}, "status": "active"}))
     pub = json.loads(cli(data, "publishers", "create", "--name", "Site"))
-    return json.loads(cli(data, "keys", "create", "--publisher", str(pub["id"])))["key"]
+    return json.loads(cli(data, "keys", "create", "--publisher", str(pub["id"])))["key"], cpa["id"]
 
 class Node:
     def __init__(self, tmp, n, config):
@@ -143,6 +158,20 @@ class Node:
         except Exception:
             return False
         return bool(body.get("indexer"))
+    def serve(self, key, wallet):
+        """The ad answered to a browser (a request a crawler list would not flag), or None."""
+        req = urllib.request.Request(f"http://127.0.0.1:{self.port}/v1/ads", json.dumps(
+            {"walletAddresses": [wallet], "imageFormat": "NO_IMAGE", "adUnitId": "slot-1"}).encode(),
+            {"Content-Type": "application/json", "x-api-key": key, "User-Agent": BROWSER})
+        try:
+            r = urllib.request.urlopen(req, timeout=5)
+            return json.load(r) if r.status == 200 else None
+        except urllib.error.HTTPError:
+            return None
+    def admin(self, path):
+        req = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}",
+                                     headers={"Authorization": "Bearer " + ADMIN})
+        return json.load(urllib.request.urlopen(req, timeout=5))
     def gets_ad(self, key, wallet):
         req = urllib.request.Request(f"http://127.0.0.1:{self.port}/v1/ads", json.dumps(
             {"walletAddresses": [wallet], "imageFormat": "NO_IMAGE", "adUnitId": "x"}).encode(),
@@ -155,7 +184,8 @@ class Node:
 def wait_for(cond, timeout, what):
     deadline = time.time() + timeout
     while time.time() < deadline:
-        if cond(): return
+        v = cond()
+        if v: return v
         time.sleep(0.05)
     raise AssertionError(f"timed out waiting for {what}")
 
@@ -173,11 +203,14 @@ def main():
                                        "--prune-history", "--silent", "--no-mining"]))
         wait_for(lambda: _try(lambda: rpc(url, "eth_blockNumber")), 10, "anvil")
         rpc(url, "anvil_setCode", USDC, CODE)
+        rpc(url, "anvil_setCode", DEX, CODE)
         rpc(url, "evm_mine")
         book = {"projects": [{"slug": "usdc", "name": "USD Coin", "category": "stablecoin",
-                              "contracts": [{"chainId": 1, "address": USDC}]}]}
+                              "contracts": [{"chainId": 1, "address": USDC}]},
+                             {"slug": "dex", "name": "The DEX", "category": "dex",
+                              "contracts": [{"chainId": 1, "address": DEX}]}]}
         book_path = os.path.join(tmp, "book.json"); json.dump(book, open(book_path, "w"))
-        key = setup(os.path.join(tmp, "cli"), book_path)
+        key, cpa = setup(os.path.join(tmp, "cli"), book_path)
         start = head(url) + 1
         config = os.path.join(tmp, "adserver.toml")
         with open(config, "w") as f:
@@ -204,6 +237,32 @@ def main():
             for w in sample: assert n.gets_ad(key, w), (n.name, w)
         assert_truth(url, start, "blocks through the leader")
         assert len(leaders(nodes)) == 1
+
+        # (a') A conversion across nodes: the exposure is served by a node that does not lead,
+        # the transaction attributed by the leader, the conversion billed by the leader alone.
+        server = next(n for n in nodes if n is not leader)
+        converter = new_wallets(1)[0]
+        send_block(url, [(converter, DEX)])  # a DEX user: the CPA campaign's target
+        ad = wait_for(lambda: server.serve(key, converter), 10, f"{server.name} serves the DEX user")
+        assert ad["headline"] == "Swap now", ad
+        time.sleep(1.0)  # the serving node writes its exposures every 500 ms
+        send_block(url, [(converter, DEX)])
+        def billed():
+            rows = server.admin(f"/admin/v1/conversions?campaignId={cpa}&limit=100")["conversions"]
+            return [c for c in rows if c["status"] == "billed"]
+        conversions = wait_for(billed, 10, "the conversion of an ad another node served")
+        assert len(conversions) == 1 and conversions[0]["wallet"] == converter, conversions
+        assert conversions[0]["touch"] == "view" and conversions[0]["price"] == 3, conversions
+        def counted():
+            row = psql(DB, f"SELECT coalesce(sum(conversions), 0), coalesce(sum(total_spend_micros), 0) "
+                           f"FROM node_campaign_counters WHERE campaign_id = {cpa}")
+            return tuple(int(v) for v in row.split("|"))
+        wait_for(lambda: counted() == (1, 3_000_000), 10, "the conversion in the cluster's counters")
+        time.sleep(2.5)  # every node flushes its counters each second: none may bill it again
+        assert counted() == (1, 3_000_000), counted()
+        stats = leader.admin(f"/admin/v1/campaigns/{cpa}/stats")
+        assert stats["conversions"] == 1 and stats["spendBreakdown"]["conversions"] == 3, stats
+        print(f"conversion across nodes: served by {server.name}, attributed by {leader.name}, billed once")
 
         # (b) One more contender (`adserver index` in cluster mode), then the leader dies.
         index = subprocess.Popen([ADSERVER, "index", "--data", os.path.join(tmp, "index"), "--rpc", url,

@@ -13,6 +13,7 @@
 #include "common/status.h"
 #include "decision/shared_caps.h"
 #include "store/campaign_counter_store.h"
+#include "store/exposure_store.h"
 #include "store/identity_store.h"
 
 namespace adserver::testing {
@@ -55,6 +56,30 @@ class FaultPlan {
   Status status_ = OkStatus();
   int calls_ = 0;
   int failed_ = 0;
+};
+
+class FaultyExposureStore final : public store::ExposureStore {
+ public:
+  FaultyExposureStore(store::ExposureStore& inner, FaultPlan& plan) : inner_(inner), plan_(plan) {}
+  Status AddExposures(std::span<const store::ExposureWrite> writes) override {
+    if (auto fault = plan_.Next()) return *fault;
+    return inner_.AddExposures(writes);
+  }
+  Result<std::optional<store::ExposureRecord>> Get(const Address& wallet,
+                                                     store::Id campaign_id) override {
+    if (auto fault = plan_.Next()) return *fault;
+    return inner_.Get(wallet, campaign_id);
+  }
+  Result<store::ExpiryStep> ExpireStep(int64_t cutoff, std::string_view after,
+                                       size_t max_records) override {
+    if (auto fault = plan_.Next()) return *fault;
+    return inner_.ExpireStep(cutoff, after, max_records);
+  }
+  Result<store::ExposureStats> Stats() override { return inner_.Stats(); }
+
+ private:
+  store::ExposureStore& inner_;
+  FaultPlan& plan_;
 };
 
 class FaultyCampaignCounterStore final : public store::CampaignCounterStore {

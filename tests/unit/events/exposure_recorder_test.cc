@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "store/lmdb/lmdb_exposure_store.h"
+#include "support/faulty_stores.h"
 #include "support/temp_dir.h"
 
 namespace adserver::events {
@@ -77,6 +78,30 @@ TEST_F(ExposureRecorderTest, ABufferBeyondItsCapDropsAndCounts) {
   ASSERT_TRUE(recorder.FlushNow().ok());
   EXPECT_TRUE(store_->Get(Wallet(1), 11)->has_value());
   EXPECT_FALSE(store_->Get(Wallet(1), 12)->has_value());
+}
+
+// PostgreSQL down (cluster mode): the writes wait for the next flush, within their bound.
+TEST_F(ExposureRecorderTest, WritesTheStoreRefusesAreRetriedWithinTheirBound) {
+  testing::FaultPlan plan;
+  testing::FaultyExposureStore faulty(*store_, plan);
+  ExposureRecorder recorder(faulty, catalogs_, activity_, clock_, {.max_retry_writes = 2});
+  recorder.Record(10, Entry(1, 1000), std::vector<Address>{Wallet(1), Wallet(2), Wallet(3)});
+  plan.FailNext(1);
+  EXPECT_EQ(recorder.FlushNow().code(), Code::kUnavailable);
+  EXPECT_EQ(recorder.dropped(), 1);  // beyond the bound of 2
+  recorder.Record(11, Entry(2, 1001), std::vector<Address>{Wallet(4)});
+  ASSERT_TRUE(recorder.FlushNow().ok());
+  EXPECT_TRUE(store_->Get(Wallet(1), 10)->has_value());
+  EXPECT_TRUE(store_->Get(Wallet(2), 10)->has_value());
+  EXPECT_FALSE(store_->Get(Wallet(3), 10)->has_value());
+  EXPECT_TRUE(store_->Get(Wallet(4), 11)->has_value());
+  // Any other failure is not retried.
+  recorder.Record(12, Entry(3, 1002), std::vector<Address>{Wallet(5)});
+  plan.FailNext(1, InternalError("corrupt"));
+  EXPECT_FALSE(recorder.FlushNow().ok());
+  ASSERT_TRUE(recorder.FlushNow().ok());
+  EXPECT_FALSE(store_->Get(Wallet(5), 12)->has_value());
+  EXPECT_EQ(recorder.dropped(), 2);
 }
 
 TEST_F(ExposureRecorderTest, StopWritesWhatIsBuffered) {

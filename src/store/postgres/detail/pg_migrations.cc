@@ -548,6 +548,25 @@ CREATE TABLE chain_block_undo (
   FOREIGN KEY (chain_id, number) REFERENCES chain_blocks (chain_id, number) ON DELETE CASCADE
 );
 )sql"},
+    {9, R"sql(
+-- Exposures of every node (cluster mode, issue 17; store/postgres/postgres_exposure_store.h):
+-- one row per (wallet, campaign) with its newest entries, so that a conversion is attributed to
+-- an ad served by any node. newest: the newest entry's time (expiry); exposure_sweeps: when a
+-- node last started an expiry sweep (one sweep at a time across the cluster).
+CREATE TABLE exposures (
+  wallet          bytea NOT NULL,
+  campaign_id     bigint NOT NULL,
+  prior_last_seen bigint NOT NULL,
+  newest          bigint NOT NULL,
+  entries         jsonb NOT NULL,
+  PRIMARY KEY (wallet, campaign_id)
+);
+CREATE TABLE exposure_sweeps (
+  id         int PRIMARY KEY CHECK (id = 1),
+  started_at bigint NOT NULL
+);
+INSERT INTO exposure_sweeps (id, started_at) VALUES (1, 0);
+)sql"},
 };
 
 // ApplyMigrations skips versions up to the database's: an entry out of order would never run.

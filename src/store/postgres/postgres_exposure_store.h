@@ -1,0 +1,60 @@
+#pragma once
+
+// Exposures in PostgreSQL (cluster mode, issue 17): every node writes the exposures it serves
+// to one table, so the node that leads a chain's indexer (or takes an upload with transaction
+// hashes) attributes a conversion to the ad a person saw on any node, not only on its own.
+//
+// One row per (wallet, campaign), as in the LMDB adapter: prior_last_seen (fixed when the row
+// is created), the newest exposure's time, and the kMaxExposuresPerRecord newest entries as a
+// jsonb array merged inside the upsert (ON CONFLICT ... DO UPDATE), so nodes writing the same
+// row at once keep the newest entries of both. Strings from the request (arm, adUnitId) are
+// stored hex-encoded: jsonb refuses some text (a NUL) that a batch must never fail on.
+//
+// Expiry sweeps run on every node's recorder but once per `min_sweep_interval_seconds` across
+// the cluster: a sweep starts only if it claims the exposure_sweeps row (migration 9).
+// Thread-safe (one connection behind a mutex).
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "store/exposure_store.h"
+
+namespace adserver::store {
+
+namespace pg_detail {
+class PgConnection;
+}  // namespace pg_detail
+
+struct PostgresExposureOptions {
+  // A node starts a sweep only when no node started one for this long (the recorders start
+  // one an hour).
+  int64_t min_sweep_interval_seconds = 1800;
+};
+
+class PostgresExposureStore final : public ExposureStore {
+ public:
+  static Result<std::unique_ptr<PostgresExposureStore>> Open(
+      const std::string& url, const PostgresExposureOptions& options = {});
+  ~PostgresExposureStore() override;
+  PostgresExposureStore(const PostgresExposureStore&) = delete;
+  PostgresExposureStore& operator=(const PostgresExposureStore&) = delete;
+
+  Status AddExposures(std::span<const ExposureWrite> writes) override;
+  Result<std::optional<ExposureRecord>> Get(const Address& wallet, Id campaign_id) override;
+  // `after` is the last key visited ("<wallet hex>:<campaign id>"). A step that starts a sweep
+  // (`after` empty) while another node's sweep is recent visits nothing and reports done.
+  Result<ExpiryStep> ExpireStep(int64_t cutoff, std::string_view after,
+                                size_t max_records) override;
+  Result<ExposureStats> Stats() override;
+
+ private:
+  PostgresExposureStore(std::unique_ptr<pg_detail::PgConnection> conn,
+                        const PostgresExposureOptions& options);
+  std::mutex mu_;
+  std::unique_ptr<pg_detail::PgConnection> conn_;  // guarded by mu_
+  const PostgresExposureOptions options_;
+};
+
+}  // namespace adserver::store

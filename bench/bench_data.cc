@@ -5,6 +5,9 @@
 // (DIR/wallets-known.txt, wallets of the dataset; DIR/wallets-unknown.txt, wallets without
 // activity) and, written last, DIR/bench-format.txt (kFormat; bench/load.sh regenerates a cached
 // directory whose stamp differs).
+// With --database-url (cluster mode, issue 17): the inventory and the activity go to that
+// PostgreSQL database instead (which must be empty), and DIR gets only the key and the wallet
+// lists, for bench/load.sh --cluster.
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -26,6 +29,8 @@
 #include "common/status.h"
 #include "dataset.h"
 #include "store/lmdb/lmdb_activity_index.h"
+#include "store/postgres/postgres_activity_store.h"
+#include "store/postgres/postgres_store.h"
 
 namespace adserver::bench {
 namespace {
@@ -37,6 +42,7 @@ constexpr char kFormat[] = "format 3";  // 3: CPA campaigns have a conversion ru
 
 struct Flags {
   std::string data_dir;
+  std::string database_url;
   DatasetOptions dataset;
   int list_wallets = 20'000;
 };
@@ -56,7 +62,8 @@ Status ExpectId(const Result<Record>& created, store::Id want, const char* what)
   return OkStatus();
 }
 
-Status WriteInventory(store::Store& store, const store::CatalogData& data, int64_t now) {
+template <class Inventory>  // store::Store (embedded) or PostgresStore (cluster)
+Status WriteInventory(Inventory& store, const store::CatalogData& data, int64_t now) {
   for (const auto& r : data.publishers)
     ADS_RETURN_IF_ERROR(ExpectId(store.CreatePublisher(r, now), r.id, "publisher"));
   for (const auto& r : data.api_keys)
@@ -144,8 +151,50 @@ Status WriteWalletLists(const Flags& flags) {
   return WriteText(dir / "wallets-unknown.txt", unknown);
 }
 
+// The activity into PostgreSQL in batches of 100 k rows (one transaction each).
+Status WriteActivity(store::PostgresActivityStore& activity, const DatasetOptions& o,
+                     int64_t* rows_written) {
+  auto start = std::chrono::steady_clock::now();
+  std::vector<store::ActivityRecord> rows;
+  for (int64_t i = 0; i < o.wallets; ++i) {
+    AppendWalletActivity(o, i, rows);
+    if (rows.size() >= 100'000 || i + 1 == o.wallets) {
+      ADS_RETURN_IF_ERROR(activity.RecordActivity(rows));
+      *rows_written += static_cast<int64_t>(rows.size());
+      rows.clear();
+      std::fprintf(stderr, "\r  %lld / %lld wallets, %lld rows, %.0f s", (long long)(i + 1),
+                   (long long)o.wallets, (long long)*rows_written, Seconds(start));
+    }
+  }
+  std::fprintf(stderr, "\n");
+  return OkStatus();
+}
+
+// Cluster mode: the dataset in PostgreSQL, the key and wallet lists in DIR.
+Status RunPostgres(const Flags& flags) {
+  std::filesystem::create_directories(flags.data_dir);
+  std::filesystem::path dir(flags.data_dir);
+  ADS_ASSIGN_OR_RETURN(auto inventory, store::PostgresStore::Open(flags.database_url));
+  ADS_ASSIGN_OR_RETURN(auto activity, store::PostgresActivityStore::Open(flags.database_url));
+  auto start = std::chrono::steady_clock::now();
+  std::string live_key = "spk_" + RandomAlphanumeric(30);
+  store::CatalogData data = MakeCatalogData(flags.dataset, live_key);
+  ADS_RETURN_IF_ERROR(WriteInventory(*inventory, data, flags.dataset.now));
+  std::fprintf(stderr, "inventory in PostgreSQL: %zu projects, %zu campaigns, %.1f s\n",
+               data.projects.size(), data.campaigns.size(), Seconds(start));
+  int64_t rows = 0;
+  ADS_RETURN_IF_ERROR(WriteActivity(*activity, flags.dataset, &rows));
+  ADS_RETURN_IF_ERROR(WriteText(dir / "bench-key.txt", live_key + "\n"));
+  ADS_RETURN_IF_ERROR(WriteWalletLists(flags));
+  std::fprintf(stderr, "activity in PostgreSQL: %lld wallets, %lld rows; total %.1f s\n",
+               (long long)flags.dataset.wallets, (long long)rows, Seconds(start));
+  std::cout << "live key: " << live_key << "\n";
+  return OkStatus();
+}
+
 Status Run(const Flags& flags) {
   if (!InitCrypto()) return InternalError("libsodium init failed");
+  if (!flags.database_url.empty()) return RunPostgres(flags);
   std::filesystem::create_directories(flags.data_dir);
   std::filesystem::path dir(flags.data_dir);
   if (std::filesystem::exists(dir / "adserver.db"))
@@ -184,6 +233,8 @@ int main(int argc, char** argv) {
   CLI::App app("Writes a benchmark data directory for `adserver serve --data DIR`");
   app.add_option("--data", flags.data_dir, "Data directory (created; must not hold a database)")
       ->required();
+  app.add_option("--database-url", flags.database_url,
+                 "PostgreSQL database for the dataset (cluster mode; DIR gets the key and lists)");
   app.add_option("--wallets", flags.dataset.wallets, "Wallets with activity")->capture_default_str();
   app.add_option("--projects", flags.dataset.projects,
                  "Projects (the demo registry's real ones, then synthetic)")

@@ -34,8 +34,13 @@
 # CPU the process may use, which pinned to CPU 0 is one too).
 # --smoke: tiny dataset, one start, 1-second runs at 8 connections; checks the harness works
 # (CTest label `bench`), asserts nothing about timing.
+# --cluster: nodes in cluster mode on PostgreSQL and Redis against nginx, for 1, 2 and 3 nodes
+# (bench/load_cluster.sh, which takes the other arguments; --help there).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+for arg in "$@"; do
+  [[ "$arg" == --cluster ]] && exec "$here/load_cluster.sh" "$@"
+done
 # shellcheck source=bench/common.sh
 source "$here/common.sh"
 root="$(dirname "$here")"

@@ -1,6 +1,7 @@
 #include "events/exposure_recorder.h"
 
 #include <algorithm>
+#include <bit>
 #include <utility>
 
 #include "common/log.h"
@@ -24,13 +25,29 @@ int64_t PriorLastSeen(const decision::ActivityIndex& activity, const Address& wa
   return latest;
 }
 
+// A nonzero 64-bit fingerprint of (wallet, campaign) (splitmix64's finalizer over the wallet's
+// seeded hash and the campaign), for the coalescing table's index and tag.
+uint64_t PairFingerprint(const Address& wallet, int64_t campaign_id) {
+  uint64_t x = static_cast<uint64_t>(AddressHash{}(wallet)) ^
+               (static_cast<uint64_t>(campaign_id) * 0x9E3779B97F4A7C15ULL);
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  x ^= x >> 31;
+  return x | 1;
+}
+
 }  // namespace
 
 ExposureRecorder::ExposureRecorder(store::ExposureStore& store,
                                    const Published<decision::Catalog>& catalogs,
                                    const Published<decision::ActivityIndex>& activity,
                                    const Clock& clock, ExposureRecorderOptions options)
-    : store_(store), catalogs_(catalogs), activity_(activity), clock_(clock), options_(options) {}
+    : store_(store),
+      catalogs_(catalogs),
+      activity_(activity),
+      clock_(clock),
+      options_(options),
+      recent_(std::bit_ceil(std::max<size_t>(options.max_recent, 1))) {}
 
 ExposureRecorder::~ExposureRecorder() { Stop(); }
 
@@ -74,15 +91,13 @@ Status ExposureRecorder::FlushNow() {
                          campaign->conversion->kind != decision::ConversionRule::Kind::kAny;
       for (uint32_t i = 0; i < p.wallet_count; ++i) {
         const Address& wallet = spare.wallets[p.first_wallet + i];
-        if (recent_.size() >= options_.max_recent) recent_.clear();
-        auto [it, fresh] = recent_.try_emplace(PairKey{wallet, p.campaign_id}, p.entry.exposed_at);
-        if (!fresh) {
-          if (p.entry.exposed_at - it->second < options_.coalesce_seconds) {
-            coalesced_.fetch_add(1, std::memory_order_relaxed);
-            continue;
-          }
-          it->second = p.entry.exposed_at;
+        const uint64_t pair = PairFingerprint(wallet, p.campaign_id);
+        RecentSlot& slot = recent_[pair & (recent_.size() - 1)];
+        if (slot.pair == pair && p.entry.exposed_at - slot.written_at < options_.coalesce_seconds) {
+          coalesced_.fetch_add(1, std::memory_order_relaxed);
+          continue;
         }
+        slot = RecentSlot{.pair = pair, .written_at = p.entry.exposed_at};
         int64_t prior =
             needs_prior ? PriorLastSeen(*activity, wallet, campaign->conversion->projects) : 0;
         writes.push_back(store::ExposureWrite{.wallet = wallet,

@@ -21,7 +21,6 @@
 #include <span>
 #include <string>
 #include <thread>
-#include <unordered_map>
 #include <vector>
 
 #include "common/address.h"
@@ -52,9 +51,11 @@ struct ExposureRecorderOptions {
   // A (wallet, campaign) exposed again within this many seconds of its last written exposure
   // is not written again: attribution windows are days, clicks are found by person
   // (events/attribution.h), and a page reloaded every few seconds would otherwise cost a store
-  // write per load. Bounded by `max_recent` remembered pairs (forgotten all at once beyond).
+  // write per load. Remembered in a direct-mapped table of `max_recent` slots (rounded up to a
+  // power of two, 16 bytes each, allocated once): a pair whose slot another pair took since is
+  // written again, which costs a write, never an exposure.
   int64_t coalesce_seconds = 600;
-  size_t max_recent = size_t{1} << 16;
+  size_t max_recent = size_t{1} << 18;
   // Writes the store could not take (Unavailable: PostgreSQL down in cluster mode, a full LMDB
   // map) are kept for the next flush, up to this many; beyond, they are dropped and counted.
   size_t max_retry_writes = 262144;
@@ -116,18 +117,13 @@ class ExposureRecorder {
   std::atomic<int64_t> dropped_{0};
   std::atomic<int64_t> coalesced_{0};
   std::atomic<int64_t> expired_{0};
-  struct PairKey {
-    Address wallet;
-    int64_t campaign_id = 0;
-    bool operator==(const PairKey&) const = default;
+  // One slot of the coalescing table: a pair's 64-bit fingerprint (0: empty) and when it was
+  // last written (guarded by flush_mu_).
+  struct RecentSlot {
+    uint64_t pair = 0;
+    int64_t written_at = 0;
   };
-  struct PairHash {
-    size_t operator()(const PairKey& k) const noexcept {
-      return AddressHash{}(k.wallet) ^ static_cast<size_t>(k.campaign_id * 0x9E3779B97F4A7C15ULL);
-    }
-  };
-  // When each pair was last written (guarded by flush_mu_).
-  std::unordered_map<PairKey, int64_t, PairHash> recent_;
+  std::vector<RecentSlot> recent_;
   // Writes a failed flush left for the next one (guarded by flush_mu_).
   std::vector<store::ExposureWrite> retry_;
   ThreadShards<Shard> shards_;

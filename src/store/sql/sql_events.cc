@@ -37,14 +37,29 @@ Result<std::vector<R>> ReadRows(Statement& s, Read read) {
 // ---- Rollups.
 
 // Columns are qualified: PostgreSQL rejects a name that both the table and `excluded` have.
-std::string UpsertSql(const std::string& t) {
+// Rows per rollup upsert statement: one round trip per 64 rows to PostgreSQL (1,216 parameters,
+// far below SQLite's and PostgreSQL's limits).
+constexpr size_t kRollupRowsPerStatement = 64;
+constexpr int kRollupColumns = 19;
+
+// Upserts `rows` rows (parameters ?1..?19 for the first, ?20.. for the second, ...), adding
+// their counts to the rows already there.
+std::string UpsertSql(const std::string& t, size_t rows) {
   std::string sql =
       "INSERT INTO " + t +
       " (bucket, publisher_id, ad_unit_id, campaign_id, ad_id, arm, requests, fills, "
       "no_fills, errors, impression_spend, clicks, duplicate_clicks, expired_clicks, "
-      "click_spend, conversions, conversion_spend, invalid_clicks, invalid_fills) VALUES (?1, "
-      "?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19) "
-      "ON CONFLICT (bucket, publisher_id, ad_unit_id, campaign_id, ad_id, arm) DO UPDATE SET ";
+      "click_spend, conversions, conversion_spend, invalid_clicks, invalid_fills) VALUES ";
+  for (size_t r = 0; r < rows; ++r) {
+    sql += r == 0 ? "(" : ", (";
+    for (int col = 1; col <= kRollupColumns; ++col) {
+      if (col > 1) sql += ", ";
+      sql += '?';
+      sql += std::to_string(r * kRollupColumns + static_cast<size_t>(col));
+    }
+    sql += ")";
+  }
+  sql += " ON CONFLICT (bucket, publisher_id, ad_unit_id, campaign_id, ad_id, arm) DO UPDATE SET ";
   const char* columns[] = {
       "requests",         "fills",         "no_fills",         "errors",
       "impression_spend", "clicks",        "duplicate_clicks", "expired_clicks",
@@ -96,30 +111,38 @@ std::map<RollupKey, RollupRow> MergeRollups(std::span<const RollupRow> rows,
   return merged;
 }
 
+// In key order, kRollupRowsPerStatement rows per statement (the keys of one statement are
+// distinct: an upsert may not change a row twice).
 Status UpsertRollupTable(Connection& c, const std::string& table,
                          const std::map<RollupKey, RollupRow>& rows) {
-  ADS_ASSIGN_OR_RETURN(Statement up, c.Prepare(UpsertSql(table)));
-  for (const auto& [key, row] : rows) {
-    up.Reset();
-    up.Bind(1, row.bucket)
-        .Bind(2, row.publisher_id)
-        .Bind(3, row.ad_unit_id)
-        .Bind(4, row.campaign_id)
-        .Bind(5, row.ad_id)
-        .Bind(6, row.arm)
-        .Bind(7, row.requests)
-        .Bind(8, row.fills)
-        .Bind(9, row.no_fills)
-        .Bind(10, row.errors)
-        .Bind(11, row.impression_spend)
-        .Bind(12, row.clicks)
-        .Bind(13, row.duplicate_clicks)
-        .Bind(14, row.expired_clicks)
-        .Bind(15, row.click_spend)
-        .Bind(16, row.conversions)
-        .Bind(17, row.conversion_spend)
-        .Bind(18, row.invalid_clicks)
-        .Bind(19, row.invalid_fills);
+  auto it = rows.begin();
+  while (it != rows.end()) {
+    const size_t n = std::min<size_t>(kRollupRowsPerStatement,
+                                      static_cast<size_t>(std::distance(it, rows.end())));
+    ADS_ASSIGN_OR_RETURN(Statement up, c.Prepare(UpsertSql(table, n)));
+    for (size_t r = 0; r < n; ++r, ++it) {
+      const RollupRow& row = it->second;
+      const int base = static_cast<int>(r) * kRollupColumns;
+      up.Bind(base + 1, row.bucket)
+          .Bind(base + 2, row.publisher_id)
+          .Bind(base + 3, row.ad_unit_id)
+          .Bind(base + 4, row.campaign_id)
+          .Bind(base + 5, row.ad_id)
+          .Bind(base + 6, row.arm)
+          .Bind(base + 7, row.requests)
+          .Bind(base + 8, row.fills)
+          .Bind(base + 9, row.no_fills)
+          .Bind(base + 10, row.errors)
+          .Bind(base + 11, row.impression_spend)
+          .Bind(base + 12, row.clicks)
+          .Bind(base + 13, row.duplicate_clicks)
+          .Bind(base + 14, row.expired_clicks)
+          .Bind(base + 15, row.click_spend)
+          .Bind(base + 16, row.conversions)
+          .Bind(base + 17, row.conversion_spend)
+          .Bind(base + 18, row.invalid_clicks)
+          .Bind(base + 19, row.invalid_fills);
+    }
     ADS_RETURN_IF_ERROR(up.Run());
   }
   return OkStatus();

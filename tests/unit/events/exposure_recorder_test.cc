@@ -70,6 +70,21 @@ TEST_F(ExposureRecorderTest, RepeatsWithinTheCoalescingIntervalAreNotWrittenAgai
   EXPECT_EQ(recorder.coalesced(), 2);
 }
 
+// The coalescing table is direct-mapped and bounded: a pair whose slot another pair took is
+// written again (one write more, no exposure lost).
+TEST_F(ExposureRecorderTest, APairWhoseSlotWasTakenIsWrittenAgain) {
+  ExposureRecorder recorder(*store_, catalogs_, activity_, clock_,
+                            {.coalesce_seconds = 600, .max_recent = 1});
+  recorder.Record(10, Entry(1, 1000), std::vector<Address>{Wallet(1)});
+  ASSERT_TRUE(recorder.FlushNow().ok());
+  recorder.Record(10, Entry(2, 1001), std::vector<Address>{Wallet(2)});
+  ASSERT_TRUE(recorder.FlushNow().ok());
+  recorder.Record(10, Entry(3, 1002), std::vector<Address>{Wallet(1)});
+  ASSERT_TRUE(recorder.FlushNow().ok());
+  EXPECT_EQ((*store_->Get(Wallet(1), 10))->entries.size(), 2u);
+  EXPECT_EQ(recorder.coalesced(), 0);
+}
+
 TEST_F(ExposureRecorderTest, ABufferBeyondItsCapDropsAndCounts) {
   ExposureRecorder recorder(*store_, catalogs_, activity_, clock_, {.max_pending_per_thread = 2});
   std::vector<Address> wallet{Wallet(1)};

@@ -328,6 +328,31 @@ TYPED_TEST(EventsContractTest, CountersFromEventsSumTheRollupsAndTheClicksNotRol
   EXPECT_EQ(c.hour_spend, 250'000 + 3 * 1'000'000 + 3'000'000);
 }
 
+// Rollups are upserted many rows per statement: a batch larger than one statement, added twice,
+// keeps every row's own counts.
+TYPED_TEST(EventsContractTest, ABatchOfManyRollupRowsAddsEveryRowOnce) {
+  EventsStore& s = *this->store_;
+  const int64_t now = kT / 86400 * 86400 + 12 * 3600;
+  std::vector<RollupRow> rows;
+  for (int i = 0; i < 150; ++i) {
+    RollupRow r{.bucket = now, .publisher_id = 1, .campaign_id = 100 + i, .ad_id = 1000 + i};
+    r.ad_unit_id = "slot-" + std::to_string(i % 7);
+    r.fills = i + 1;
+    r.impression_spend = 1'000 * (i + 1);
+    rows.push_back(r);
+  }
+  ASSERT_TRUE(s.AddRollups(rows).ok());
+  ASSERT_TRUE(s.AddRollups(rows).ok());
+  auto counters = s.CountersFromEvents(now + 60);
+  ASSERT_TRUE(counters.ok()) << counters.status().message();
+  ASSERT_EQ(counters->size(), 150u);
+  for (const CampaignCountersRecord& c : *counters) {
+    const int64_t i = c.campaign_id - 100;
+    EXPECT_EQ(c.impressions, 2 * (i + 1)) << c.campaign_id;
+    EXPECT_EQ(c.total_spend, 2 * 1'000 * (i + 1)) << c.campaign_id;
+  }
+}
+
 TYPED_TEST(EventsContractTest, BilledClickAtFindsOnlyBilledClicks) {
   std::vector<ClickRecord> clicks = {Click(1), Click(2)};
   clicks[1].status = ClickStatus::kExpired;

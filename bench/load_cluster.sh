@@ -5,8 +5,7 @@
 #   bench/load.sh --cluster [--nodes "1 2 3"] [--wallets N] [--campaigns M] [--duration S]
 #                 [--connections C] [--repeats R] [--build-dir DIR] [--out DIR] [--smoke]
 #
-# Starts a throwaway PostgreSQL 15 and Redis (tests/support/*.sh) pinned to CPU 1 with wrk,
-# writes the bench dataset into PostgreSQL (adserver-bench-data --database-url; default 1 M
+# Starts a throwaway PostgreSQL 15 and Redis (tests/support/*.sh), writes the bench dataset into PostgreSQL (adserver-bench-data --database-url; default 1 M
 # wallets and 10 k campaigns: the inventory alone takes ~2.5 min, one transaction per record),
 # then for each node count K of --nodes (ascending) starts nodes up to K, all pinned to CPU 0
 # with one event loop each (their replicas bootstrapped from PostgreSQL), nginx (1 worker) on
@@ -19,6 +18,11 @@
 # cluster of K (no round trip on the ad path: its Redis and PostgreSQL work runs on its
 # background threads, counted in its CPU; PostgreSQL's and Redis's own CPU is not, see
 # bench/cluster_ops.sh for their operations per served ad).
+# PostgreSQL and Redis run on CPU 0 too (--services-cpu C to move them): on CPU 1 they took
+# wrk's time (the exposures of the first seconds, autovacuum after the load), so wrk could not
+# keep either server busy and both servers' CPU per request rose with their idle wake-ups.
+# After the load the database is vacuumed and analysed, and each node count gets a 5-second
+# warm-up before its runs.
 # --smoke: 2,000 wallets, 200 campaigns, 1-second runs, nodes "1 2": the harness works.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -27,7 +31,7 @@ source "$here/common.sh"
 root="$(dirname "$here")"
 
 nodes_list="1 2 3" wallets=1000000 campaigns=10000 duration=10 connections=64 repeats=3
-build_dir="$root/build-bench" out_dir="" smoke=0
+build_dir="$root/build-bench" out_dir="" smoke=0 services_cpu=0
 while (($#)); do
   case "$1" in
     --cluster) ;;
@@ -40,7 +44,8 @@ while (($#)); do
     --build-dir) build_dir="$2"; shift ;;
     --out) out_dir="$2"; shift ;;
     --smoke) smoke=1 ;;
-    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+    --services-cpu) services_cpu="$2"; shift ;;
+    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
     *) echo "unknown argument for --cluster: $1" >&2; exit 2 ;;
   esac
   shift
@@ -77,9 +82,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# PostgreSQL and Redis on the client's CPU: the nodes' CPU is what is measured.
-taskset -c "$client_cpu" "$root/tests/support/postgres.sh" start "$work/pg" >&2
-taskset -c "$client_cpu" "$root/tests/support/redis.sh" start "$work/redis" >&2
+taskset -c "$services_cpu" "$root/tests/support/postgres.sh" start "$work/pg" >&2
+taskset -c "$services_cpu" "$root/tests/support/redis.sh" start "$work/redis" >&2
 ADSERVER_DATABASE_URL="$(cat "$work/pg/url")/postgres"
 ADSERVER_REDIS_URL="$(cat "$work/redis/url")"
 export ADSERVER_DATABASE_URL ADSERVER_REDIS_URL
@@ -93,6 +97,7 @@ t0=$SECONDS
 lists="$work/lists"
 taskset -c "$client_cpu" "$build_dir/adserver-bench-data" --database-url "$ADSERVER_DATABASE_URL" \
   --data "$lists" --wallets "$wallets" --campaigns "$campaigns" >/dev/null
+psql -q "$ADSERVER_DATABASE_URL" -c "VACUUM (ANALYZE)"
 generated_s=$((SECONDS - t0))
 key=$(head -1 "$lists/bench-key.txt")
 bench_config "$bin" "$work/bench.toml"
@@ -196,6 +201,10 @@ for k in $nodes_list; do
     done
   fi
   sleep 2  # every node's snapshot, leases and caps synced once
+  warm=$duration
+  duration=$((smoke ? 1 : 5))
+  run_nodes "$k" 0  # the warm-up: repeat 0 in raw-cluster.tsv, left out of the medians
+  duration=$warm
   for ((rep = 1; rep <= repeats; ++rep)); do
     run_nodes "$k" "$rep"
     run_nginx "$k" "$rep"
@@ -207,7 +216,7 @@ summary="$out_dir/summary-cluster.md"
   echo "cluster mode: $wallets wallets, $campaigns campaigns in PostgreSQL (written in ${generated_s} s);" \
     "nodes ready in ${ready_s[*]} s (replica bootstrap and wallet table); ${duration}s runs," \
     "$connections connections in total, $repeats repeats (medians); nodes and nginx on CPU" \
-    "$server_cpu, wrk, PostgreSQL and Redis on CPU $client_cpu"
+    "$server_cpu, PostgreSQL and Redis on CPU $services_cpu, wrk on CPU $client_cpu"
   echo
   echo "| nodes | total req/s | worst node p99 µs | CPU µs/req (nodes) | nginx req/s | nginx p99 µs | nginx CPU µs/req | **CPU ratio** | p99 ratio |"
   echo "|---|---|---|---|---|---|---|---|---|"

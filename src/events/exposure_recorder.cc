@@ -47,7 +47,7 @@ ExposureRecorder::ExposureRecorder(store::ExposureStore& store,
       activity_(activity),
       clock_(clock),
       options_(options),
-      recent_(std::bit_ceil(std::max<size_t>(options.max_recent, 1))) {}
+      recent_(std::bit_ceil(std::max<size_t>(options.max_recent, 2))) {}
 
 ExposureRecorder::~ExposureRecorder() { Stop(); }
 
@@ -91,13 +91,16 @@ Status ExposureRecorder::FlushNow() {
                          campaign->conversion->kind != decision::ConversionRule::Kind::kAny;
       for (uint32_t i = 0; i < p.wallet_count; ++i) {
         const Address& wallet = spare.wallets[p.first_wallet + i];
+        // Two slots per pair (2-way set-associative): the pair's own, else the older one.
         const uint64_t pair = PairFingerprint(wallet, p.campaign_id);
-        RecentSlot& slot = recent_[pair & (recent_.size() - 1)];
-        if (slot.pair == pair && p.entry.exposed_at - slot.written_at < options_.coalesce_seconds) {
+        RecentSlot* set = &recent_[pair & (recent_.size() - 2)];
+        RecentSlot* slot = set[0].pair == pair ? &set[0] : set[1].pair == pair ? &set[1] : nullptr;
+        if (slot != nullptr && p.entry.exposed_at - slot->written_at < options_.coalesce_seconds) {
           coalesced_.fetch_add(1, std::memory_order_relaxed);
           continue;
         }
-        slot = RecentSlot{.pair = pair, .written_at = p.entry.exposed_at};
+        if (slot == nullptr) slot = set[0].written_at <= set[1].written_at ? &set[0] : &set[1];
+        *slot = RecentSlot{.pair = pair, .written_at = p.entry.exposed_at};
         int64_t prior =
             needs_prior ? PriorLastSeen(*activity, wallet, campaign->conversion->projects) : 0;
         writes.push_back(store::ExposureWrite{.wallet = wallet,

@@ -51,9 +51,9 @@ struct ExposureRecorderOptions {
   // A (wallet, campaign) exposed again within this many seconds of its last written exposure
   // is not written again: attribution windows are days, clicks are found by person
   // (events/attribution.h), and a page reloaded every few seconds would otherwise cost a store
-  // write per load. Remembered in a direct-mapped table of `max_recent` slots (rounded up to a
-  // power of two, 16 bytes each, allocated once): a pair whose slot another pair took since is
-  // written again, which costs a write, never an exposure.
+  // write per load. Remembered in a 2-way set-associative table of `max_recent` slots (rounded
+  // up to a power of two, at least 2; 16 bytes each, allocated once): a pair whose slots other
+  // pairs took since is written again, which costs a write, never an exposure.
   int64_t coalesce_seconds = 600;
   size_t max_recent = size_t{1} << 18;
   // Writes the store could not take (Unavailable: PostgreSQL down in cluster mode, a full LMDB

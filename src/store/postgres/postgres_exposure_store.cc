@@ -2,13 +2,10 @@
 
 #include <algorithm>
 #include <charconv>
-#include <map>
 #include <string_view>
-#include <tuple>
 #include <utility>
 #include <vector>
 
-#include "common/json_writer.h"
 #include "store/postgres/detail/pg_connection.h"
 #include "store/postgres/detail/pg_migrations.h"
 
@@ -21,53 +18,44 @@ using pg_detail::PgParam;
 using pg_detail::PgResult;
 using pg_detail::PgTransaction;
 
-// Rows per upsert statement (one transaction however many statements).
-constexpr size_t kRowsPerStatement = 2'000;
+// Rows per insert statement (one transaction however many statements).
+constexpr size_t kRowsPerStatement = 5'000;
 
-// An entry's time, for ordering inside SQL.
-constexpr std::string_view kAt = "(e->>'t')::bigint";
+// Appends rows given as arrays ($1..$10); a row already there (the same decision) is skipped.
+constexpr std::string_view kInsertSql =
+    "INSERT INTO exposures (wallet, campaign_id, exposed_at, decision_id, ad_id, publisher_id, "
+    "person, arm, ad_unit_id, prior_last_seen) SELECT decode(w, 'hex'), c, t, decode(d, 'hex'), "
+    "a, p, n, decode(r, 'hex'), decode(u, 'hex'), l FROM unnest($1::text[], $2::bigint[], "
+    "$3::bigint[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[], $8::text[], "
+    "$9::text[], $10::bigint[]) AS v (w, c, t, d, a, p, n, r, u, l) ON CONFLICT DO NOTHING";
 
-// Upserts the rows of a jsonb array ($1: [{"w","c","p","t","e":[entries newest first]}]),
-// merging a conflicting row's entries with the new ones: one entry per decision id, the
-// newest kMaxExposuresPerRecord kept, newest first. prior_last_seen stays the creating write's.
-std::string UpsertSql() {
-  const std::string at(kAt), keep = std::to_string(kMaxExposuresPerRecord);
-  return "INSERT INTO exposures AS x (wallet, campaign_id, prior_last_seen, newest, entries) "
-         "SELECT decode(r->>'w', 'hex'), (r->>'c')::bigint, (r->>'p')::bigint, "
-         "(r->>'t')::bigint, r->'e' FROM jsonb_array_elements($1::jsonb) AS r "
-         "ON CONFLICT (wallet, campaign_id) DO UPDATE SET "
-         "newest = greatest(x.newest, EXCLUDED.newest), "
-         "entries = (SELECT jsonb_agg(e ORDER BY " + at + " DESC, e->>'d' DESC) FROM ("
-         "SELECT e FROM (SELECT DISTINCT ON (e->>'d') e FROM "
-         "jsonb_array_elements(x.entries || EXCLUDED.entries) AS a (e) "
-         "ORDER BY e->>'d', " + at + " DESC) AS u "
-         "ORDER BY " + at + " DESC, e->>'d' DESC LIMIT " + keep + ") AS k)";
-}
+// The newest kMaxExposuresPerRecord entries of one pair (a backward scan of the primary key).
+const std::string kGetSql =
+    "SELECT encode(decision_id, 'hex'), exposed_at, ad_id, publisher_id, person, "
+    "encode(arm, 'hex'), encode(ad_unit_id, 'hex') FROM exposures WHERE wallet = $1 AND "
+    "campaign_id = $2 ORDER BY exposed_at DESC, decision_id DESC LIMIT " +
+    std::to_string(kMaxExposuresPerRecord);
+// The pair's first exposure still kept fixed its prior interaction.
+constexpr std::string_view kPriorSql =
+    "SELECT prior_last_seen FROM exposures WHERE wallet = $1 AND campaign_id = $2 "
+    "ORDER BY exposed_at, decision_id LIMIT 1";
 
-// Entries of one row, newest first, as columns.
-constexpr std::string_view kGetSql =
-    "SELECT x.prior_last_seen, e->>'d', (e->>'t')::bigint, (e->>'a')::bigint, "
-    "(e->>'p')::bigint, e->>'n', e->>'r', e->>'u' FROM exposures x "
-    "CROSS JOIN LATERAL jsonb_array_elements(x.entries) AS a (e) "
-    "WHERE x.wallet = $1 AND x.campaign_id = $2 "
-    "ORDER BY (e->>'t')::bigint DESC, e->>'d' DESC";
-
-// One expiry step over the keys after ($1 wallet, $2 campaign), at most $3 of them, cutoff $4:
-// rows whose newest entry is older are deleted, others lose their older entries. Answers the
-// rows visited, the rows deleted and the last key visited.
+// One expiry step over the rows after the key ($1 wallet, $2 campaign, $3 time, $4 decision),
+// at most $5 of them, cutoff $6: deletes the rows exposed before the cutoff. Answers the rows
+// visited, the pairs left without rows and the last key visited.
 constexpr std::string_view kExpireSql =
-    "WITH batch AS (SELECT wallet, campaign_id, newest, entries FROM exposures "
-    "WHERE (wallet, campaign_id) > ($1::bytea, $2::bigint) ORDER BY wallet, campaign_id LIMIT $3 FOR UPDATE), "
+    "WITH batch AS (SELECT wallet, campaign_id, exposed_at, decision_id FROM exposures "
+    "WHERE (wallet, campaign_id, exposed_at, decision_id) > ($1::bytea, $2::bigint, $3::bigint, "
+    "$4::bytea) ORDER BY wallet, campaign_id, exposed_at, decision_id LIMIT $5), "
     "gone AS (DELETE FROM exposures x USING batch b WHERE x.wallet = b.wallet AND "
-    "x.campaign_id = b.campaign_id AND b.newest < $4 RETURNING 1), "
-    "trimmed AS (UPDATE exposures x SET entries = (SELECT jsonb_agg(e ORDER BY "
-    "(e->>'t')::bigint DESC, e->>'d' DESC) FROM jsonb_array_elements(b.entries) AS a (e) "
-    "WHERE (e->>'t')::bigint >= $4) FROM batch b WHERE x.wallet = b.wallet AND "
-    "x.campaign_id = b.campaign_id AND b.newest >= $4 AND EXISTS (SELECT 1 FROM "
-    "jsonb_array_elements(b.entries) AS a (e) WHERE (e->>'t')::bigint < $4) RETURNING 1) "
-    "SELECT (SELECT count(*) FROM batch), (SELECT count(*) FROM gone), "
-    "(SELECT count(*) FROM trimmed), (SELECT encode(wallet, 'hex') || ':' || campaign_id "
-    "FROM batch ORDER BY wallet DESC, campaign_id DESC LIMIT 1)";
+    "x.campaign_id = b.campaign_id AND x.exposed_at = b.exposed_at AND "
+    "x.decision_id = b.decision_id AND b.exposed_at < $6 RETURNING x.wallet, x.campaign_id) "
+    "SELECT (SELECT count(*) FROM batch), (SELECT count(*) FROM (SELECT DISTINCT wallet, "
+    "campaign_id FROM gone) g WHERE NOT EXISTS (SELECT 1 FROM exposures e WHERE "
+    "e.wallet = g.wallet AND e.campaign_id = g.campaign_id AND e.exposed_at >= $6)), "
+    "(SELECT encode(wallet, 'hex') || ':' || campaign_id || ':' || exposed_at || ':' || "
+    "encode(decision_id, 'hex') FROM batch ORDER BY wallet DESC, campaign_id DESC, "
+    "exposed_at DESC, decision_id DESC LIMIT 1)";
 
 // Claims the cluster's sweep: succeeds (one row) when no sweep started for $1 seconds.
 constexpr std::string_view kClaimSweepSql =
@@ -81,7 +69,6 @@ int HexValue(char c) {
   return -1;
 }
 
-// Decodes `hex` into `out` (at most `limit` bytes); false if it is not hex.
 bool HexDecodeInto(std::string_view hex, uint8_t* out, size_t size) {
   if (hex.size() != 2 * size) return false;
   for (size_t i = 0; i < size; ++i) {
@@ -95,7 +82,7 @@ bool HexDecodeInto(std::string_view hex, uint8_t* out, size_t size) {
 Result<std::string> HexText(std::string_view hex) {
   std::string out(hex.size() / 2, '\0');
   if (!HexDecodeInto(hex, reinterpret_cast<uint8_t*>(out.data()), out.size())) {
-    return InternalError("exposures.entries holds a string that is not hex");
+    return InternalError("exposures holds a value that did not come back as hex");
   }
   return out;
 }
@@ -105,57 +92,48 @@ std::string HexOf(std::string_view s, size_t limit) {
   return HexEncode(reinterpret_cast<const uint8_t*>(s.data()), s.size());
 }
 
-// The writes of one row, merged as the upsert merges them with the row's entries.
-struct Row {
-  int64_t prior_last_seen = 0;
-  std::vector<const ExposureEntry*> entries;
-};
-
-void AppendEntry(std::string& out, const ExposureEntry& e) {
-  JsonObjectWriter o(out);
-  o.String("d", HexEncode(e.decision_id.data(), e.decision_id.size()))
-      .Int("t", e.exposed_at)
-      .Int("a", e.ad_id)
-      .Int("p", e.publisher_id)
-      .String("n", std::to_string(e.person))
-      .String("r", HexOf(e.arm, kMaxExposureArmBytes))
-      .String("u", HexOf(e.ad_unit_id, kMaxExposureAdUnitBytes));
-  o.Close();
-}
-
-// The jsonb parameter of rows [begin, end).
-template <class It>
-std::string RowsJson(It begin, It end) {
-  std::string out = "[";
-  for (It it = begin; it != end; ++it) {
-    const auto& [key, row] = *it;
-    if (out.size() > 1) out += ',';
-    JsonObjectWriter o(out);
-    o.String("w", HexEncode(std::get<0>(key).bytes.data(), std::get<0>(key).bytes.size()))
-        .Int("c", std::get<1>(key))
-        .Int("p", row.prior_last_seen)
-        .Int("t", row.entries.front()->exposed_at);
-    std::string entries = "[";
-    for (const ExposureEntry* e : row.entries) {
-      if (entries.size() > 1) entries += ',';
-      AppendEntry(entries, *e);
-    }
-    entries += ']';
-    o.Raw("e", entries);
-    o.Close();
-  }
-  out += ']';
-  return out;
-}
-
 Result<int64_t> ParseInt(std::string_view text) {
   int64_t v = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (ec != std::errc() || end != text.data() + text.size()) {
-    return InternalError("not an integer: " + std::string(text));
+    return InvalidArgumentError("not an integer: " + std::string(text));
   }
   return v;
 }
+
+// Postgres array literals of the insert's columns: hex strings (no quoting needed), integers.
+class ArrayParams {
+ public:
+  static constexpr size_t kColumns = 10;
+  void Add(const ExposureWrite& w) {
+    const ExposureEntry& e = w.entry;
+    Append(0, HexEncode(w.wallet.bytes.data(), w.wallet.bytes.size()));
+    Append(1, std::to_string(w.campaign_id));
+    Append(2, std::to_string(e.exposed_at));
+    Append(3, HexEncode(e.decision_id.data(), e.decision_id.size()));
+    Append(4, std::to_string(e.ad_id));
+    Append(5, std::to_string(e.publisher_id));
+    Append(6, std::to_string(static_cast<int64_t>(e.person)));  // the bits of the uint64
+    Append(7, QuotedHex(HexOf(e.arm, kMaxExposureArmBytes)));
+    Append(8, QuotedHex(HexOf(e.ad_unit_id, kMaxExposureAdUnitBytes)));
+    Append(9, std::to_string(w.prior_last_seen));
+  }
+  std::vector<PgParam> Params() const {
+    std::vector<PgParam> out;
+    for (const std::string& list : lists_) out.push_back(list.empty() ? "{}" : list + "}");
+    return out;
+  }
+
+ private:
+  // An empty string must be quoted in an array literal ({""}); hex needs no escaping.
+  static std::string QuotedHex(std::string hex) { return "\"" + hex + "\""; }
+  void Append(size_t column, const std::string& item) {
+    std::string& list = lists_[column];
+    list += list.empty() ? "{" : ",";
+    list += item;
+  }
+  std::string lists_[kColumns];
+};
 
 }  // namespace
 
@@ -175,79 +153,68 @@ Result<std::unique_ptr<PostgresExposureStore>> PostgresExposureStore::Open(
 
 Status PostgresExposureStore::AddExposures(std::span<const ExposureWrite> writes) {
   if (writes.empty()) return OkStatus();
-  // One row per key (an upsert statement may not change a row twice), merged as the SQL does.
-  std::map<std::tuple<Address, Id>, Row> rows;
-  for (const ExposureWrite& w : writes) {
-    auto [it, created] = rows.try_emplace({w.wallet, w.campaign_id});
-    if (created) it->second.prior_last_seen = w.prior_last_seen;
-    std::vector<const ExposureEntry*>& entries = it->second.entries;
-    if (std::any_of(entries.begin(), entries.end(), [&](const ExposureEntry* e) {
-          return e->decision_id == w.entry.decision_id;
-        })) {
-      continue;
-    }
-    entries.push_back(&w.entry);
-  }
-  for (auto& [key, row] : rows) {
-    std::stable_sort(row.entries.begin(), row.entries.end(),
-                     [](const ExposureEntry* a, const ExposureEntry* b) {
-                       return a->exposed_at > b->exposed_at;
-                     });
-    if (row.entries.size() > kMaxExposuresPerRecord) row.entries.resize(kMaxExposuresPerRecord);
-  }
-  static const std::string kUpsert = UpsertSql();
   std::lock_guard<std::mutex> lock(mu_);
   ADS_ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(*conn_));
-  auto it = rows.begin();
-  while (it != rows.end()) {
-    auto end = it;
-    for (size_t n = 0; n < kRowsPerStatement && end != rows.end(); ++n) ++end;
-    ADS_RETURN_IF_ERROR(conn_->Exec(kUpsert, {RowsJson(it, end)}).status());
-    it = end;
+  for (size_t begin = 0; begin < writes.size(); begin += kRowsPerStatement) {
+    ArrayParams params;
+    const size_t end = std::min(writes.size(), begin + kRowsPerStatement);
+    for (size_t i = begin; i < end; ++i) params.Add(writes[i]);
+    ADS_RETURN_IF_ERROR(conn_->Exec(kInsertSql, params.Params()).status());
   }
   return txn.Commit();
 }
 
 Result<std::optional<ExposureRecord>> PostgresExposureStore::Get(const Address& wallet,
                                                                   Id campaign_id) {
+  const std::vector<PgParam> key = {
+      pg_detail::BytesParam(wallet.bytes.data(), wallet.bytes.size()), Param(campaign_id)};
   std::lock_guard<std::mutex> lock(mu_);
-  ADS_ASSIGN_OR_RETURN(
-      PgResult r, conn_->Exec(kGetSql, {pg_detail::BytesParam(wallet.bytes.data(),
-                                                               wallet.bytes.size()),
-                                        Param(campaign_id)}));
+  ADS_ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(
+                                              *conn_, "BEGIN ISOLATION LEVEL REPEATABLE READ"));
+  ADS_ASSIGN_OR_RETURN(PgResult r, conn_->Exec(kGetSql, key));
   if (r.rows() == 0) return std::optional<ExposureRecord>();
   ExposureRecord record;
-  ADS_ASSIGN_OR_RETURN(record.prior_last_seen, r.Int(0, 0));
   for (int i = 0; i < r.rows(); ++i) {
     ExposureEntry& e = record.entries.emplace_back();
-    if (!HexDecodeInto(r.Text(i, 1), e.decision_id.data(), e.decision_id.size())) {
-      return InternalError("exposures.entries holds a decision id that is not 16 hex bytes");
+    if (!HexDecodeInto(r.Text(i, 0), e.decision_id.data(), e.decision_id.size())) {
+      return InternalError("exposures.decision_id is not 16 bytes");
     }
-    ADS_ASSIGN_OR_RETURN(e.exposed_at, r.Int(i, 2));
-    ADS_ASSIGN_OR_RETURN(e.ad_id, r.Int(i, 3));
-    ADS_ASSIGN_OR_RETURN(e.publisher_id, r.Int(i, 4));
-    std::string_view person = r.Text(i, 5);
-    auto [end, ec] = std::from_chars(person.data(), person.data() + person.size(), e.person);
-    if (ec != std::errc() || end != person.data() + person.size()) {
-      return InternalError("exposures.entries holds a person that is not a number");
-    }
-    ADS_ASSIGN_OR_RETURN(e.arm, HexText(r.Text(i, 6)));
-    ADS_ASSIGN_OR_RETURN(e.ad_unit_id, HexText(r.Text(i, 7)));
+    ADS_ASSIGN_OR_RETURN(e.exposed_at, r.Int(i, 1));
+    ADS_ASSIGN_OR_RETURN(e.ad_id, r.Int(i, 2));
+    ADS_ASSIGN_OR_RETURN(e.publisher_id, r.Int(i, 3));
+    ADS_ASSIGN_OR_RETURN(int64_t person, r.Int(i, 4));
+    e.person = static_cast<uint64_t>(person);
+    ADS_ASSIGN_OR_RETURN(e.arm, HexText(r.Text(i, 5)));
+    ADS_ASSIGN_OR_RETURN(e.ad_unit_id, HexText(r.Text(i, 6)));
   }
+  ADS_ASSIGN_OR_RETURN(PgResult prior, conn_->Exec(kPriorSql, key));
+  if (prior.rows() > 0) {
+    ADS_ASSIGN_OR_RETURN(record.prior_last_seen, prior.Int(0, 0));
+  }
+  ADS_RETURN_IF_ERROR(txn.Commit());
   return std::optional<ExposureRecord>(std::move(record));
 }
 
 Result<ExpiryStep> PostgresExposureStore::ExpireStep(int64_t cutoff, std::string_view after,
                                                      size_t max_records) {
-  std::string wallet = "\\x";
-  int64_t campaign = 0;
+  // The key after which to continue: wallet:campaign:time:decision (hex, decimal, decimal, hex).
+  std::string wallet = "\\x", decision = "\\x";
+  int64_t campaign = 0, at = 0;
   if (!after.empty()) {
-    size_t colon = after.find(':');
-    if (colon == std::string_view::npos) return InvalidArgumentError("not an exposure expiry key");
-    Result<int64_t> id = ParseInt(after.substr(colon + 1));
-    if (!id.ok()) return InvalidArgumentError("not an exposure expiry key");
-    wallet += std::string(after.substr(0, colon));
-    campaign = *id;
+    std::vector<std::string_view> parts;
+    for (size_t start = 0;;) {
+      size_t colon = after.find(':', start);
+      parts.push_back(after.substr(start, colon - start));
+      if (colon == std::string_view::npos) break;
+      start = colon + 1;
+    }
+    if (parts.size() != 4) return InvalidArgumentError("not an exposure expiry key");
+    ADS_ASSIGN_OR_RETURN(campaign, ParseInt(parts[1]));
+    ADS_ASSIGN_OR_RETURN(at, ParseInt(parts[2]));
+    wallet += std::string(parts[0]);
+    decision += std::string(parts[3]);
+  } else {
+    campaign = INT64_MIN, at = INT64_MIN;
   }
   std::lock_guard<std::mutex> lock(mu_);
   if (after.empty()) {
@@ -255,22 +222,23 @@ Result<ExpiryStep> PostgresExposureStore::ExpireStep(int64_t cutoff, std::string
                          conn_->Exec(kClaimSweepSql, {Param(options_.min_sweep_interval_seconds)}));
     if (claimed.rows() == 0) return ExpiryStep{.deleted = 0, .done = true, .resume = {}};
   }
-  ADS_ASSIGN_OR_RETURN(PgResult r, conn_->Exec(kExpireSql,
-                                               {wallet, Param(campaign),
-                                                Param(static_cast<int64_t>(max_records)),
-                                                Param(cutoff)}));
+  ADS_ASSIGN_OR_RETURN(
+      PgResult r, conn_->Exec(kExpireSql, {wallet, Param(campaign), Param(at), decision,
+                                           Param(static_cast<int64_t>(max_records)), Param(cutoff)}));
   ADS_ASSIGN_OR_RETURN(int64_t visited, r.Int(0, 0));
   ExpiryStep step;
   ADS_ASSIGN_OR_RETURN(step.deleted, r.Int(0, 1));
   step.done = visited < static_cast<int64_t>(max_records);
-  if (!step.done) step.resume = std::string(r.Text(0, 3));
+  if (!step.done) step.resume = std::string(r.Text(0, 2));
   return step;
 }
 
 Result<ExposureStats> PostgresExposureStore::Stats() {
   std::lock_guard<std::mutex> lock(mu_);
-  ADS_ASSIGN_OR_RETURN(
-      PgResult r, conn_->Exec("SELECT count(*), pg_total_relation_size('exposures') FROM exposures"));
+  ADS_ASSIGN_OR_RETURN(PgResult r,
+                       conn_->Exec("SELECT (SELECT count(*) FROM (SELECT DISTINCT wallet, "
+                                   "campaign_id FROM exposures) p), "
+                                   "pg_total_relation_size('exposures')"));
   ExposureStats stats;
   ADS_ASSIGN_OR_RETURN(stats.records, r.Int(0, 0));
   ADS_ASSIGN_OR_RETURN(stats.bytes, r.Int(0, 1));

@@ -4,11 +4,12 @@
 // to one table, so the node that leads a chain's indexer (or takes an upload with transaction
 // hashes) attributes a conversion to the ad a person saw on any node, not only on its own.
 //
-// One row per (wallet, campaign), as in the LMDB adapter: prior_last_seen (fixed when the row
-// is created), the newest exposure's time, and the kMaxExposuresPerRecord newest entries as a
-// jsonb array merged inside the upsert (ON CONFLICT ... DO UPDATE), so nodes writing the same
-// row at once keep the newest entries of both. Strings from the request (arm, adUnitId) are
-// stored hex-encoded: jsonb refuses some text (a NUL) that a batch must never fail on.
+// Rows are appended, one per (wallet, campaign, decision) with INSERT ... ON CONFLICT DO
+// NOTHING from arrays (no read-modify-write: a merged jsonb row per pair cost PostgreSQL several
+// times the CPU under load); Get reads a pair's kMaxExposuresPerRecord newest rows, and the
+// prior interaction fixed by its oldest row kept. A pair gets at most one row per node per
+// coalescing interval of the recorder (10 min) and loses them to expiry after the window, so
+// its rows stay bounded (at most 2,016 per node over 14 days, typically a few).
 //
 // Expiry sweeps run on every node's recorder but once per `min_sweep_interval_seconds` across
 // the cluster: a sweep starts only if it claims the exposure_sweeps row (migration 9).

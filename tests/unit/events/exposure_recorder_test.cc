@@ -70,14 +70,15 @@ TEST_F(ExposureRecorderTest, RepeatsWithinTheCoalescingIntervalAreNotWrittenAgai
   EXPECT_EQ(recorder.coalesced(), 2);
 }
 
-// The coalescing table is direct-mapped and bounded: a pair whose slot another pair took is
+// The coalescing table is bounded (2 slots here): a pair whose slots other pairs took is
 // written again (one write more, no exposure lost).
 TEST_F(ExposureRecorderTest, APairWhoseSlotWasTakenIsWrittenAgain) {
   ExposureRecorder recorder(*store_, catalogs_, activity_, clock_,
-                            {.coalesce_seconds = 600, .max_recent = 1});
+                            {.coalesce_seconds = 600, .max_recent = 2});
   recorder.Record(10, Entry(1, 1000), std::vector<Address>{Wallet(1)});
   ASSERT_TRUE(recorder.FlushNow().ok());
   recorder.Record(10, Entry(2, 1001), std::vector<Address>{Wallet(2)});
+  recorder.Record(10, Entry(4, 1001), std::vector<Address>{Wallet(3)});  // evicts wallet 1
   ASSERT_TRUE(recorder.FlushNow().ok());
   recorder.Record(10, Entry(3, 1002), std::vector<Address>{Wallet(1)});
   ASSERT_TRUE(recorder.FlushNow().ok());

@@ -550,16 +550,21 @@ CREATE TABLE chain_block_undo (
 )sql"},
     {9, R"sql(
 -- Exposures of every node (cluster mode, issue 17; store/postgres/postgres_exposure_store.h):
--- one row per (wallet, campaign) with its newest entries, so that a conversion is attributed to
--- an ad served by any node. newest: the newest entry's time (expiry); exposure_sweeps: when a
--- node last started an expiry sweep (one sweep at a time across the cluster).
+-- appended, one row per (wallet, campaign, decision), so that a conversion is attributed to an
+-- ad served by any node. The primary key serves a pair's newest rows by a backward scan;
+-- exposure_sweeps: when a node last started an expiry sweep (one at a time across the cluster).
 CREATE TABLE exposures (
   wallet          bytea NOT NULL,
   campaign_id     bigint NOT NULL,
+  exposed_at      bigint NOT NULL,
+  decision_id     bytea NOT NULL,
+  ad_id           bigint NOT NULL,
+  publisher_id    bigint NOT NULL,
+  person          bigint NOT NULL,
+  arm             bytea NOT NULL,
+  ad_unit_id      bytea NOT NULL,
   prior_last_seen bigint NOT NULL,
-  newest          bigint NOT NULL,
-  entries         jsonb NOT NULL,
-  PRIMARY KEY (wallet, campaign_id)
+  PRIMARY KEY (wallet, campaign_id, exposed_at, decision_id)
 );
 CREATE TABLE exposure_sweeps (
   id         int PRIMARY KEY CHECK (id = 1),

@@ -181,3 +181,30 @@ identity_cookies() {
   done < <(head -"$n" "$data/wallets-known.txt")
   [[ -s "$out" ]] || { echo "adserver set no identity cookie" >&2; return 1; }
 }
+
+# ensure_bench_build BUILD_DIR TARGET...: builds Release with -DADSERVER_BUILD_BENCH=ON in
+# BUILD_DIR when a target's binary is missing there.
+ensure_bench_build() {
+  local dir=$1 target
+  shift
+  for target in "$@"; do
+    [[ -x "$dir/$target" ]] && continue
+    echo "== building Release in $dir" >&2
+    cmake -S "$(dirname "${BASH_SOURCE[0]}")/.." -B "$dir" -DCMAKE_BUILD_TYPE=Release \
+      -DADSERVER_BUILD_BENCH=ON >/dev/null
+    cmake --build "$dir" -j"$(nproc)" --target "$@" >&2
+    return
+  done
+}
+
+# cpu_ticks PID...: CPU ticks (utime+stime) of the processes and their children (nginx's
+# worker).
+cpu_ticks() {
+  local total=0 pid
+  for pid in "$@" $(for p in "$@"; do pgrep -P "$p" || true; done); do
+    [[ -r /proc/$pid/stat ]] || continue
+    # Fields after the ")" of the command: utime is field 14, stime 15 of the whole line.
+    total=$((total + $(sed 's/.*) //' "/proc/$pid/stat" | awk '{print $12 + $13}')))
+  done
+  echo "$total"
+}

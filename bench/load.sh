@@ -95,11 +95,7 @@ server_cpu=0
 client_cpu=$((ncpu > 1 ? 1 : 0))
 
 # --- build -----------------------------------------------------------------------------------
-if [[ ! -x "$build_dir/adserver" || ! -x "$build_dir/adserver-bench-data" ]]; then
-  echo "== building Release in $build_dir" >&2
-  cmake -S "$root" -B "$build_dir" -DCMAKE_BUILD_TYPE=Release -DADSERVER_BUILD_BENCH=ON >/dev/null
-  cmake --build "$build_dir" -j"$ncpu" --target adserver adserver-bench-data >&2
-fi
+ensure_bench_build "$build_dir" adserver adserver-bench-data
 
 work=$(mktemp -d /tmp/adserver-load.XXXXXX)
 [[ -z "$out_dir" ]] && out_dir="$work"
@@ -153,16 +149,6 @@ data=$(data_dir_for "$wallets")
 
 # --- helpers ---------------------------------------------------------------------------------
 clk_tck=$(getconf CLK_TCK)
-# CPU ticks (utime+stime) of a process and its children processes (nginx's worker).
-cpu_ticks() {
-  local total=0 pid
-  for pid in "$1" $(pgrep -P "$1" || true); do
-    [[ -r /proc/$pid/stat ]] || continue
-    # Fields after the ")" of the command: utime is field 14, stime 15 of the whole line.
-    total=$((total + $(sed 's/.*) //' "/proc/$pid/stat" | awk '{print $12 + $13}')))
-  done
-  echo "$total"
-}
 rss_kib() {
   local total=0 pid
   for pid in "$1" $(pgrep -P "$1" || true); do

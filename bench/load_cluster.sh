@@ -58,11 +58,7 @@ done
 ncpu=$(nproc)
 server_cpu=0
 client_cpu=$((ncpu > 1 ? 1 : 0))
-if [[ ! -x "$build_dir/adserver" || ! -x "$build_dir/adserver-bench-data" ]]; then
-  echo "== building Release in $build_dir" >&2
-  cmake -S "$root" -B "$build_dir" -DCMAKE_BUILD_TYPE=Release -DADSERVER_BUILD_BENCH=ON >/dev/null
-  cmake --build "$build_dir" -j"$ncpu" --target adserver adserver-bench-data >&2
-fi
+ensure_bench_build "$build_dir" adserver adserver-bench-data
 bin="$build_dir/adserver"
 
 work=$(mktemp -d /tmp/adserver-load-cluster.XXXXXX)
@@ -128,14 +124,6 @@ start_node() {  # start_node N
 }
 
 clk_tck=$(getconf CLK_TCK)
-cpu_ticks() {  # CPU ticks of the processes given and their children
-  local total=0 pid
-  for pid in "$@" $(for p in "$@"; do pgrep -P "$p" || true; done); do
-    [[ -r /proc/$pid/stat ]] || continue
-    total=$((total + $(sed 's/.*) //' "/proc/$pid/stat" | awk '{print $12 + $13}')))
-  done
-  echo "$total"
-}
 # wrk_result PORT CONNECTIONS OUT: one wrk run of the mix, its RESULT line into OUT.
 wrk_result() {
   taskset -c "$client_cpu" wrk -t1 -c"$2" -d"${duration}s" --timeout 5s -s "$here/wrk_mix.lua" \

@@ -31,8 +31,8 @@ constexpr std::string_view kInsertSql =
 
 // The newest kMaxExposuresPerRecord entries of one pair (a backward scan of the primary key).
 const std::string kGetSql =
-    "SELECT encode(decision_id, 'hex'), exposed_at, ad_id, publisher_id, person, "
-    "encode(arm, 'hex'), encode(ad_unit_id, 'hex') FROM exposures WHERE wallet = $1 AND "
+    "SELECT decision_id, exposed_at, ad_id, publisher_id, person, arm, ad_unit_id "
+    "FROM exposures WHERE wallet = $1 AND "
     "campaign_id = $2 ORDER BY exposed_at DESC, decision_id DESC LIMIT " +
     std::to_string(kMaxExposuresPerRecord);
 // The pair's first exposure still kept fixed its prior interaction.
@@ -62,29 +62,10 @@ constexpr std::string_view kClaimSweepSql =
     "UPDATE exposure_sweeps SET started_at = extract(epoch FROM now())::bigint "
     "WHERE id = 1 AND started_at <= extract(epoch FROM now())::bigint - $1 RETURNING 1";
 
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-bool HexDecodeInto(std::string_view hex, uint8_t* out, size_t size) {
-  if (hex.size() != 2 * size) return false;
-  for (size_t i = 0; i < size; ++i) {
-    int hi = HexValue(hex[2 * i]), lo = HexValue(hex[2 * i + 1]);
-    if (hi < 0 || lo < 0) return false;
-    out[i] = static_cast<uint8_t>(hi << 4 | lo);
-  }
-  return true;
-}
-
-Result<std::string> HexText(std::string_view hex) {
-  std::string out(hex.size() / 2, '\0');
-  if (!HexDecodeInto(hex, reinterpret_cast<uint8_t*>(out.data()), out.size())) {
-    return InternalError("exposures holds a value that did not come back as hex");
-  }
-  return out;
+// A bytea column as text (arm, adUnitId: whatever bytes the request carried).
+Result<std::string> BytesText(const PgResult& r, int row, int column) {
+  ADS_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, r.Bytes(row, column));
+  return std::string(bytes.begin(), bytes.end());
 }
 
 std::string HexOf(std::string_view s, size_t limit) {
@@ -176,16 +157,18 @@ Result<std::optional<ExposureRecord>> PostgresExposureStore::Get(const Address& 
   ExposureRecord record;
   for (int i = 0; i < r.rows(); ++i) {
     ExposureEntry& e = record.entries.emplace_back();
-    if (!HexDecodeInto(r.Text(i, 0), e.decision_id.data(), e.decision_id.size())) {
+    ADS_ASSIGN_OR_RETURN(std::vector<uint8_t> decision, r.Bytes(i, 0));
+    if (decision.size() != e.decision_id.size()) {
       return InternalError("exposures.decision_id is not 16 bytes");
     }
+    std::copy(decision.begin(), decision.end(), e.decision_id.begin());
     ADS_ASSIGN_OR_RETURN(e.exposed_at, r.Int(i, 1));
     ADS_ASSIGN_OR_RETURN(e.ad_id, r.Int(i, 2));
     ADS_ASSIGN_OR_RETURN(e.publisher_id, r.Int(i, 3));
     ADS_ASSIGN_OR_RETURN(int64_t person, r.Int(i, 4));
     e.person = static_cast<uint64_t>(person);
-    ADS_ASSIGN_OR_RETURN(e.arm, HexText(r.Text(i, 5)));
-    ADS_ASSIGN_OR_RETURN(e.ad_unit_id, HexText(r.Text(i, 6)));
+    ADS_ASSIGN_OR_RETURN(e.arm, BytesText(r, i, 5));
+    ADS_ASSIGN_OR_RETURN(e.ad_unit_id, BytesText(r, i, 6));
   }
   ADS_ASSIGN_OR_RETURN(PgResult prior, conn_->Exec(kPriorSql, key));
   if (prior.rows() > 0) {

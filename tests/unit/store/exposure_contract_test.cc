@@ -1,7 +1,7 @@
 // The ExposureStore contract (store/exposure_store.h) run against both adapters: LMDB (the
 // embedded default, DATA_DIR/exposures.lmdb) and PostgreSQL (cluster mode: every node's
-// exposures in one table). LMDB's size cap is tested in lmdb_exposure_store_test.cc, the
-// cluster's single sweep below.
+// exposures in one table); then what only one adapter does: LMDB's size cap, the cluster's
+// single sweep.
 
 #include <gtest/gtest.h>
 
@@ -203,6 +203,22 @@ TYPED_TEST(ExposureContractTest, ExpiryStepsVisitEveryRecordOnceAndResumeWhereTh
   auto again = store.ExpireBefore(2000, 2);
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(*again, 0);
+}
+
+// The embedded file is bounded by its map size: beyond it writes fail as Unavailable (the
+// recorder keeps them for a retry) and reads go on.
+TEST(LmdbExposureStoreTest, AFullStoreRefusesWritesAsUnavailable) {
+  adserver::testing::TempDir dir;
+  auto small = LmdbExposureStore::Open(dir.File("small.lmdb"), {.map_size_bytes = 64 * 1024});
+  ASSERT_TRUE(small.ok());
+  Status last = OkStatus();
+  for (int batch = 0; batch < 200 && last.ok(); ++batch) {
+    std::vector<ExposureWrite> writes;
+    for (int i = 0; i < 50; ++i) writes.push_back(Write(static_cast<uint8_t>(i), batch * 100 + i, 1, 1000));
+    last = (*small)->AddExposures(writes);
+  }
+  EXPECT_EQ(last.code(), Code::kUnavailable) << last.message();
+  EXPECT_TRUE((*small)->Stats().ok());
 }
 
 // Cluster mode: two nodes write the same rows; a conversion on either sees both nodes' entries,

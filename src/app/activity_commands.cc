@@ -70,6 +70,9 @@ Status RunActivityImport(const std::string& data_dir, const store::ClusterOption
     ADS_ASSIGN_OR_RETURN(pg_inventory, store::PostgresStore::Open(cluster.database_url));
     ADS_ASSIGN_OR_RETURN(pg_activity, store::PostgresActivityStore::Open(cluster.database_url));
     store = std::make_unique<store::ComposedStore>(*pg_inventory, *pg_activity, *pg_inventory);
+    // Attributed against the cluster's exposures and billed by this process (cli_attribution.h).
+    ADS_ASSIGN_OR_RETURN(attribution, CliAttribution::OpenCluster(cluster, *store));
+    options.transactions = attribution.get();
   } else {
     ADS_ASSIGN_OR_RETURN(auto embedded, OpenActivityStore(data_dir));
     // Rows naming a transaction are attributed as onchain conversions, as the admin API's
@@ -95,6 +98,8 @@ Status RunActivityImport(const std::string& data_dir, const store::ClusterOption
     if (options.progress) std::fprintf(stderr, "\n");
     if (!summary.ok())
       return Status(summary.status().code(), file + ": " + summary.status().message());
+    // Billing written before the summary line reports the file's conversions.
+    if (attribution) ADS_RETURN_IF_ERROR(attribution->Finish());
     out << SummaryJson(file, *summary,
                        attribution ? attribution->recorded() - conversions_before : 0)
         << std::endl;

@@ -30,6 +30,7 @@
 #include "common/status.h"
 #include "common/thread_setup.h"
 #include "config/config.h"
+#include "store/composed_store.h"
 #include "store/postgres/postgres_activity_store.h"
 #include "store/postgres/postgres_store.h"
 
@@ -149,20 +150,24 @@ Status RunIndex(const std::string& data_dir, const app::IndexerOptions& options)
 }
 
 // `adserver index` in cluster mode: one more contender for the chain's leadership, indexing
-// into PostgreSQL while it leads (app/cluster_indexer.h). No conversions are attributed here:
-// exposures are each serving node's (a `serve` leader attributes with its own).
+// into PostgreSQL while it leads (app/cluster_indexer.h). Blocks' transactions are attributed
+// against the cluster's exposures and billed by this process, as a `serve` leader's are
+// (app/cli_attribution.h).
 Status RunClusterIndex(const store::ClusterOptions& cluster, const app::IndexerOptions& options) {
   sigset_t signals = BlockShutdownSignals();
   ADS_ASSIGN_OR_RETURN(auto inventory, store::PostgresStore::Open(cluster.database_url));
   ADS_ASSIGN_OR_RETURN(auto activity, store::PostgresActivityStore::Open(cluster.database_url));
-  app::ClusterIndexer indexer(*inventory, *activity, cluster.database_url, options);
+  store::ComposedStore store(*inventory, *activity, *inventory);
+  ADS_ASSIGN_OR_RETURN(auto attribution, app::CliAttribution::OpenCluster(cluster, store));
+  app::ClusterIndexer indexer(*inventory, *activity, cluster.database_url, options,
+                              attribution.get());
   ADS_RETURN_IF_ERROR(indexer.Start());
   int sig = 0;
   do {
     sigwait(&signals, &sig);  // SIGHUP: nothing to reload here
   } while (sig == SIGHUP);
   indexer.Stop();
-  return OkStatus();
+  return attribution->Finish();
 }
 
 Result<std::string> ReadBodyArg(const std::string& arg) {
@@ -263,16 +268,26 @@ int Main(int argc, char** argv) {
   app.set_version_flag("--version",
                        std::string("adserver ") + kVersion + " (commit " + kGitCommit + ")",
                        "Print the version and the git commit it was built from");
-  std::string data_dir = "./data";
+  // Defaults from the environment, then the flags: a flag given on the command line wins. (Not
+  // CLI11's envname: these variables are bound to the options of every subcommand, and the
+  // environment of the subcommands not given overwrote a flag of the one given.)
+  auto env_or = [](const char* name, std::string fallback) {
+    const char* v = std::getenv(name);
+    return v != nullptr && *v != '\0' ? std::string(v) : fallback;
+  };
+  std::string data_dir = env_or("ADSERVER_DATA", "./data");
+  CliCluster().database_url = env_or("ADSERVER_DATABASE_URL", "");
+  CliCluster().redis_url = env_or("ADSERVER_REDIS_URL", "");
+  CliCluster().redis_key_prefix = env_or("ADSERVER_REDIS_KEY_PREFIX", "adserver:");
   auto add_data = [&](CLI::App* cmd) {
-    cmd->add_option("--data", data_dir, "Data directory (default ./data, or $ADSERVER_DATA)")
-        ->envname("ADSERVER_DATA");
+    cmd->add_option("--data", data_dir, "Data directory (default ./data, or $ADSERVER_DATA)");
     cmd->add_option("--database-url", CliCluster().database_url,
-                    "Cluster mode: PostgreSQL URL (or $ADSERVER_DATABASE_URL); needs --redis-url")
-        ->envname("ADSERVER_DATABASE_URL");
+                    "Cluster mode: PostgreSQL URL (or $ADSERVER_DATABASE_URL); needs --redis-url");
     cmd->add_option("--redis-url", CliCluster().redis_url,
-                    "Cluster mode: Redis URL (or $ADSERVER_REDIS_URL); needs --database-url")
-        ->envname("ADSERVER_REDIS_URL");
+                    "Cluster mode: Redis URL (or $ADSERVER_REDIS_URL); needs --database-url");
+    cmd->add_option("--redis-key-prefix", CliCluster().redis_key_prefix,
+                    "Cluster mode: prefix of the cluster's Redis keys (default adserver:, or "
+                    "$ADSERVER_REDIS_KEY_PREFIX)");
   };
   Status status;
 

@@ -14,7 +14,9 @@ node targets a wallet of the abandoned branch any more while every node targets 
 branch's.
 Conversions (issue 15 across nodes): a DEX user served a CPA ad by a node that does not lead is
 attributed by the leader (exposures are the cluster's, in PostgreSQL), once, and billed once in
-the cluster's counters (each node bills only what it records).
+the cluster's counters (each node bills only what it records). The CLI attributes too:
+`adserver index --database-url` leading the chain, and `activity import --database-url` of a row
+naming its transaction, each billing into the "(cli)" counters row and Redis's budget.
 Usage: cluster_indexer_test.py BUILD_DIR ANVIL_BIN   (env ADSERVER_TEST_POSTGRES_DIR, _REDIS_DIR)
 """
 import json, os, random, shutil, signal, socket, subprocess, sys, tempfile, time, urllib.request
@@ -134,6 +136,7 @@ def setup(data, book_path):
     cpa = json.loads(cli(data, "campaigns", "create", json.dumps({
         "communityId": community["id"], "name": "Swap on the DEX", "status": "active",
         "pricing": {"model": "CPA", "bid": 3}, "targeting": {"projects": ["dex"]},
+        "budget": {"total": "1000"},
         "conversion": {"projects": ["dex"], "kind": "any", "windowDays": 1}})))
     cli(data, "ads", "create", json.dumps({"campaignId": cpa["id"], "headline": "Swap now",
                                             "content": "Best rates", "ctaUrl": "https://dex.example",
@@ -322,6 +325,94 @@ def main():
         assert_truth(url, start, "after the reorg")
         journal = int(psql(DB, "SELECT count(*) FROM chain_blocks WHERE chain_id = 1"))
         assert 0 < journal <= 64, journal
+
+        # (d) Conversions the CLI attributes in cluster mode. A node without [indexer] serves;
+        # the other nodes stop, so `adserver index --database-url` leads: it attributes a
+        # block's swap against the cluster's exposures and bills it (the "(cli)" counters row,
+        # read by every node, and the campaign's budget in Redis). Then `activity import
+        # --database-url` of a row naming its transaction does the same.
+        plain = os.path.join(tmp, "plain.toml")
+        open(plain, "w").write("")
+        n4 = Node(tmp, 4, plain)
+        nodes.append(n4)
+        for n in remaining:
+            if n.alive(): n.proc.send_signal(signal.SIGTERM); n.proc.wait(15)
+        if index.poll() is not None:
+            index = subprocess.Popen([ADSERVER, "index", "--data", os.path.join(tmp, "index2"), "--rpc", url,
+                                      "--chain-id", "1", "--confirmations", "0"], env=ENV)
+            procs.append(index)
+        send_block(url, [(random.choice(wallets), USDC)])
+        wait_for(lambda: pg_next_block() == head(url) + 1, 15, "`adserver index` leads")
+        budget_key = f"{DB_NAME}:budget:{cpa}"
+        def remaining_budget():
+            return int(subprocess.run(["redis-cli", "-u", REDIS, "GET", budget_key], capture_output=True,
+                                      text=True, check=True).stdout.strip())
+        def cli_row():
+            row = psql(DB, f"SELECT conversions, total_spend_micros FROM node_campaign_counters "
+                           f"WHERE node_id = '(cli)' AND campaign_id = {cpa}")
+            return tuple(int(v) for v in row.split("|")) if row else (0, 0)
+        converter2 = new_wallets(1)[0]
+        send_block(url, [(converter2, DEX)])
+        ad = wait_for(lambda: n4.serve(key, converter2), 10, "node4 serves the second DEX user")
+        assert ad["headline"] == "Swap now", ad
+        time.sleep(1.0)  # exposures reach PostgreSQL every 500 ms
+        before = remaining_budget()
+        send_block(url, [(converter2, DEX)])
+        def billed_to(wallet):
+            rows = n4.admin(f"/admin/v1/conversions?campaignId={cpa}&limit=100")["conversions"]
+            return [c for c in rows if c["status"] == "billed" and c["wallet"] == wallet]
+        got = wait_for(lambda: billed_to(converter2), 10, "the CLI indexer's conversion")
+        assert len(got) == 1 and got[0]["touch"] == "view", got
+        wait_for(lambda: cli_row() == (1, 3_000_000), 10, "the conversion in the CLI's counters row")
+        wait_for(lambda: counted() == (2, 6_000_000), 10, "the cluster's counters")
+        assert before - remaining_budget() == 3_000_000, (before, remaining_budget())
+        wait_for(lambda: n4.admin(f"/admin/v1/campaigns/{cpa}/stats")["conversions"] == 2, 5,
+                 "node4 counting the CLI's conversion")
+        print("conversion attributed and billed by `adserver index --database-url`")
+
+        converter3 = new_wallets(1)[0]
+        send_block(url, [(converter3, DEX)])
+        wait_for(lambda: n4.serve(key, converter3), 10, "node4 serves the third DEX user")
+        time.sleep(1.1)  # exposures written; the row's time (whole seconds) after the serve
+        upload = os.path.join(tmp, "swaps.ndjson")
+        tx = "0x" + "ab" * 32
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        open(upload, "w").write(json.dumps({"wallet": converter3, "project": "dex", "chainId": 1,
+                                            "timestamp": stamp, "txHash": tx, "blockNumber": 1}) + "\n")
+        before = remaining_budget()
+        summary = json.loads(cli(os.path.join(tmp, "cli-import"), "activity", "import", upload))
+        assert summary["conversions"] == 1, summary
+        got = billed_to(converter3)
+        assert len(got) == 1 and got[0]["txHash"] == tx, got
+        assert cli_row() == (2, 6_000_000), cli_row()
+        assert before - remaining_budget() == 3_000_000, (before, remaining_budget())
+        wait_for(lambda: n4.admin(f"/admin/v1/campaigns/{cpa}/stats")["conversions"] == 3, 5,
+                 "node4 counting the import's conversion")
+        # Again: the same transaction counts once.
+        summary = json.loads(cli(os.path.join(tmp, "cli-import2"), "activity", "import", upload))
+        assert summary["conversions"] == 0, summary
+        assert cli_row() == (2, 6_000_000), cli_row()
+        print("conversion attributed and billed by `activity import --database-url`")
+        # Redis unreachable: the conversion is recorded and counted in PostgreSQL (the record of
+        # spend), the Redis take is reported with its amount, and the import succeeds.
+        converter4 = new_wallets(1)[0]
+        send_block(url, [(converter4, DEX)])
+        wait_for(lambda: n4.serve(key, converter4), 10, "node4 serves the fourth DEX user")
+        time.sleep(1.1)
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        open(upload, "w").write(json.dumps({"wallet": converter4, "project": "dex", "chainId": 1,
+                                            "timestamp": stamp, "txHash": "0x" + "cd" * 32}) + "\n")
+        before = remaining_budget()
+        r = subprocess.run([ADSERVER, "activity", "import", upload, "--data", os.path.join(tmp, "cli-import3"),
+                            "--redis-url", f"redis://127.0.0.1:{free_port()}"], capture_output=True,
+                           text=True, env=ENV)
+        assert r.returncode == 0, r.stderr
+        assert json.loads(r.stdout.strip().splitlines()[-1])["conversions"] == 1, r.stdout
+        assert "spend not taken from the campaign's budget in Redis" in r.stderr, (r.stdout, r.stderr)
+        assert "3000000" in r.stderr, r.stderr
+        assert cli_row() == (3, 9_000_000), cli_row()
+        assert remaining_budget() == before
+        print("with Redis down: the conversion counted in PostgreSQL, the Redis take reported")
         print("cluster indexer ok")
     finally:
         for p in procs + [n.proc for n in nodes]:

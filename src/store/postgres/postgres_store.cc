@@ -116,6 +116,39 @@ Status PostgresStore::SaveCampaignCounters(const std::vector<CampaignCountersRec
   return txn.Commit();
 }
 
+Status PostgresStore::AddCampaignCounters(const std::vector<CampaignCountersRecord>& deltas) {
+  if (node_id_.empty()) return InternalError("AddCampaignCounters needs a node id");
+  std::lock_guard<std::mutex> lock(mu_);
+  PgConnection& c = *conn_;
+  ADS_ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(c));
+  // SET expressions read the row as it was before the update.
+  for (const CampaignCountersRecord& r : deltas) {
+    ADS_RETURN_IF_ERROR(
+        c.Exec(std::string("INSERT INTO node_campaign_counters AS n (node_id, ") + kCounterColumns +
+                   ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) "
+                   "ON CONFLICT (node_id, campaign_id) DO UPDATE SET "
+                   "total_spend_micros = n.total_spend_micros + excluded.total_spend_micros, "
+                   "impressions = n.impressions + excluded.impressions, "
+                   "clicks = n.clicks + excluded.clicks, "
+                   "conversions = n.conversions + excluded.conversions, "
+                   "day_spend_micros = CASE WHEN n.day = excluded.day "
+                   "THEN n.day_spend_micros + excluded.day_spend_micros "
+                   "WHEN n.day < excluded.day THEN excluded.day_spend_micros "
+                   "ELSE n.day_spend_micros END, "
+                   "day = GREATEST(n.day, excluded.day), "
+                   "hour_spend_micros = CASE WHEN n.hour = excluded.hour "
+                   "THEN n.hour_spend_micros + excluded.hour_spend_micros "
+                   "WHEN n.hour < excluded.hour THEN excluded.hour_spend_micros "
+                   "ELSE n.hour_spend_micros END, "
+                   "hour = GREATEST(n.hour, excluded.hour)",
+               {Param(std::string_view(node_id_)), Param(r.campaign_id), Param(r.total_spend),
+                Param(r.impressions), Param(r.clicks), Param(r.conversions), Param(r.day),
+                Param(r.day_spend), Param(r.hour), Param(r.hour_spend)})
+            .status());
+  }
+  return txn.Commit();
+}
+
 Result<std::vector<CampaignCountersRecord>> PostgresStore::LoadCampaignCounters() {
   if (node_id_.empty()) {
     std::vector<CampaignCountersRecord> out;

@@ -179,6 +179,11 @@ class PostgresStore final : public InventoryStore,
   // node's row is of day `day` and hour `hour` (an older row's spend is of a period that is
   // over). Empty without SetNodeId.
   Result<std::vector<CampaignCountersRecord>> LoadOtherNodesCounters(int64_t day, int64_t hour);
+  // Adds `deltas` to this node's rows (after SetNodeId) in one transaction, for writers that
+  // share one node id and so cannot overwrite it (the CLI's conversions): counts and total spend
+  // add; day and hour spend add within the row's period, start over in a newer one, and leave
+  // the row's alone for an older one. A delta may be negative (a conversion a reorg reverted).
+  Status AddCampaignCounters(const std::vector<CampaignCountersRecord>& deltas);
 
   // IdentityStore. Erasures are written under a transaction-scoped advisory lock, so sequence
   // numbers commit in order and a node following the list (ScanErasures after the last seq it

@@ -107,6 +107,75 @@ TEST_F(PostgresStoreTest, ADroppedConnectionIsReestablishedWhenTheNextTransactio
   EXPECT_EQ(digests, (std::vector<uint64_t>{1, 2}));
 }
 
+// The CLI's conversions: any number of processes add to one shared counters row, and every
+// node reads it with the other nodes' rows.
+TEST_F(PostgresStoreTest, WritersSharingANodeIdAddTheirDeltasAndOtherNodesSeeTheSum) {
+  constexpr int kWriters = 4, kEach = 25;
+  std::vector<std::thread> writers;
+  for (int w = 0; w < kWriters; ++w) {
+    writers.emplace_back([&] {
+      auto store = PostgresStore::Open(db_.url());
+      ASSERT_TRUE(store.ok());
+      (*store)->SetNodeId("(cli)");
+      for (int i = 0; i < kEach; ++i) {
+        CampaignCountersRecord d{.campaign_id = 7, .total_spend = 3, .conversions = 1,
+                                 .day = 100, .day_spend = 3, .hour = 2400, .hour_spend = 3};
+        Status st = (*store)->AddCampaignCounters({d});
+        EXPECT_TRUE(st.ok()) << st.message();
+      }
+    });
+  }
+  for (std::thread& t : writers) t.join();
+  auto cli = PostgresStore::Open(db_.url());
+  ASSERT_TRUE(cli.ok());
+  (*cli)->SetNodeId("(cli)");
+  auto own = (*cli)->LoadCampaignCounters();
+  ASSERT_TRUE(own.ok());
+  ASSERT_EQ(own->size(), 1u);
+  CampaignCountersRecord expected{.campaign_id = 7, .total_spend = 300, .conversions = 100,
+                                  .day = 100, .day_spend = 300, .hour = 2400, .hour_spend = 300};
+  EXPECT_EQ((*own)[0], expected);
+
+  // Periods: a newer hour starts over, an older day leaves the row's day alone, a negative
+  // delta (a reverted conversion) takes back.
+  ASSERT_TRUE((*cli)->AddCampaignCounters({{.campaign_id = 7, .total_spend = 5, .conversions = 1,
+                                             .day = 100, .day_spend = 5, .hour = 2401,
+                                             .hour_spend = 5}})
+                  .ok());
+  ASSERT_TRUE((*cli)->AddCampaignCounters({{.campaign_id = 7, .total_spend = -3,
+                                             .conversions = -1, .day = 99, .day_spend = -3,
+                                             .hour = 2376, .hour_spend = -3}})
+                  .ok());
+  own = (*cli)->LoadCampaignCounters();
+  ASSERT_TRUE(own.ok());
+  expected = {.campaign_id = 7, .total_spend = 302, .conversions = 100, .day = 100,
+              .day_spend = 305, .hour = 2401, .hour_spend = 5};
+  EXPECT_EQ((*own)[0], expected);
+
+  auto node = PostgresStore::Open(db_.url());
+  ASSERT_TRUE(node.ok());
+  (*node)->SetNodeId("node-1");
+  ASSERT_TRUE((*node)->SaveCampaignCounters({{.campaign_id = 7, .total_spend = 1000,
+                                              .impressions = 9, .day = 100, .day_spend = 1000,
+                                              .hour = 2401, .hour_spend = 10}})
+                  .ok());
+  auto others = (*node)->LoadOtherNodesCounters(100, 2401);
+  ASSERT_TRUE(others.ok());
+  ASSERT_EQ(others->size(), 1u);
+  EXPECT_EQ((*others)[0].total_spend, 302);
+  EXPECT_EQ((*others)[0].conversions, 100);
+  EXPECT_EQ((*others)[0].day_spend, 305);
+  EXPECT_EQ((*others)[0].hour_spend, 5);
+  auto from_cli = (*cli)->LoadOtherNodesCounters(100, 2401);
+  ASSERT_TRUE(from_cli.ok());
+  ASSERT_EQ(from_cli->size(), 1u);
+  EXPECT_EQ((*from_cli)[0].impressions, 9);
+
+  auto unnamed = PostgresStore::Open(db_.url());
+  ASSERT_TRUE(unnamed.ok());
+  EXPECT_FALSE((*unnamed)->AddCampaignCounters({expected}).ok()) << "a node id is needed";
+}
+
 TEST(PostgresStoreOpenTest, AnUnreachableServerIsUnavailableAndABadUrlInvalid) {
   // Port 1 on loopback: nothing listens there.
   auto down = PostgresStore::Open("postgresql://postgres@127.0.0.1:1/x?connect_timeout=2");

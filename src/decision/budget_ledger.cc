@@ -151,7 +151,10 @@ bool BudgetLedger::RecordConversion(int64_t id, Micros price, int64_t now) {
 }
 
 bool BudgetLedger::UndoConversion(int64_t campaign_id, Micros price, int64_t billed_at) {
-  Slot* s = Find(campaign_id);
+  // A campaign without a slot still takes the undo: in a cluster the conversion may have been
+  // billed by another node (or the CLI), and this node's counters going below zero keeps the
+  // sum over nodes right.
+  Slot* s = FindOrInsert(campaign_id);
   if (s == nullptr) return false;
   s->counts[kConversion].fetch_sub(1, std::memory_order_relaxed);
   if (price > 0) {

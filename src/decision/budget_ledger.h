@@ -55,7 +55,8 @@ class BudgetLedger {
   bool RecordConversion(int64_t campaign_id, Micros price, int64_t now);
   // Takes back a conversion billed at `billed_at` for `price` (its block was reorged away):
   // one conversion less, the price off the total, and off the day / hour spend when they are
-  // still those of `billed_at`. False when the campaign has no slot.
+  // still those of `billed_at`. A campaign without a slot gets one (its counters go below
+  // zero: in cluster mode another node billed it). False only when the table is full.
   bool UndoConversion(int64_t campaign_id, Micros price, int64_t billed_at);
 
   // Sets a campaign's counters (recovery at start-up, before serving).

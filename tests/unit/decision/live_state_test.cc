@@ -58,7 +58,15 @@ TEST(BudgetLedgerTest, UndoConversionTakesBackItsCountAndSpend) {
   EXPECT_EQ(v.total_spend, 500);
   EXPECT_EQ(v.day_spend, 500);
   EXPECT_EQ(v.conversions, 1);
-  EXPECT_FALSE(ledger.UndoConversion(99, 1, kDayStart));
+  // Billed elsewhere (another node of a cluster, the CLI): this ledger goes below zero, so
+  // that the sum of every node's counters is right.
+  ASSERT_TRUE(ledger.UndoConversion(99, 700, kDayStart + 86400 + 5));
+  v = ledger.Read(99, kDayStart + 86400 + 20);
+  EXPECT_EQ(v.conversions, -1);
+  EXPECT_EQ(v.total_spend, -700);
+  BudgetLedger full(16);  // the smallest table
+  for (int64_t id = 1; id <= 16; ++id) ASSERT_TRUE(full.RecordConversion(id, 1, kDayStart));
+  EXPECT_FALSE(full.UndoConversion(17, 1, kDayStart)) << "no slot left";
 }
 
 TEST(BudgetLedgerTest, ClicksAndConversionsAreCountedSeparately) {

@@ -219,7 +219,10 @@ Status Server::InitEvents() {
       },
       [this](const store::ConversionRecord& c) {
         conversions_reverted_.fetch_add(1, std::memory_order_relaxed);
-        live_->ledger.UndoConversion(c.campaign_id, c.price, c.recorded_at);
+        std::shared_ptr<const decision::Catalog> catalog = catalogs_.Current();
+        decision::UndoConversion(*live_, c.campaign_id,
+                                 catalog ? catalog->FindCampaign(c.campaign_id) : nullptr, c.price,
+                                 c.recorded_at);
       });
   // Exposures still buffered when a block lands are written first, so that a transaction
   // right after its serve is attributed like any other.

@@ -102,6 +102,12 @@ void BudgetLeases::Charge(int64_t campaign_id, Micros price) {
   if (slot != nullptr) slot->held.fetch_sub(price, std::memory_order_relaxed);
 }
 
+void BudgetLeases::Credit(int64_t campaign_id, Micros amount) {
+  if (amount <= 0) return;
+  Slot* slot = FindOrInsert(campaign_id);
+  if (slot != nullptr) slot->held.fetch_add(amount, std::memory_order_relaxed);
+}
+
 Micros BudgetLeases::Held(int64_t campaign_id) const {
   const Slot* slot = Find(campaign_id);
   return slot == nullptr ? 0 : slot->held.load(std::memory_order_relaxed);

@@ -91,6 +91,9 @@ class BudgetLeases {
   // clicks and conversions billed after the authority ran dry (bounded by the click tokens in
   // flight and the conversion window). Lock-free.
   void Charge(int64_t campaign_id, Micros price);
+  // A charge taken back (a conversion whose block a reorg abandoned): `amount` returns to the
+  // campaign's lease. Lock-free.
+  void Credit(int64_t campaign_id, Micros amount);
   // What the node holds for the campaign (negative: billed beyond what it held).
   Micros Held(int64_t campaign_id) const;
 

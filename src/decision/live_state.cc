@@ -159,6 +159,14 @@ void RecordConversion(LiveState& state, const Campaign& campaign, Micros price, 
   NoteLift(state, campaign, now);
 }
 
+void UndoConversion(LiveState& state, int64_t campaign_id, const Campaign* campaign, Micros price,
+                    int64_t billed_at) {
+  state.ledger.UndoConversion(campaign_id, price, billed_at);
+  if (state.leases != nullptr && campaign != nullptr && campaign->total_budget_micros) {
+    state.leases->Credit(campaign_id, price);
+  }
+}
+
 double SmoothedRate(int64_t successes, int64_t trials, double prior_mean, double prior_weight) {
   double denominator = static_cast<double>(trials) + prior_weight;
   if (denominator <= 0) return prior_mean;

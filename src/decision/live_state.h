@@ -132,6 +132,13 @@ void RecordClick(LiveState& state, const Campaign& campaign, Micros price, int64
 void RecordConversion(LiveState& state, const Campaign& campaign, int64_t now);
 // A conversion billed at `price` (the CPA bid when it was attributed; 0 for other models).
 void RecordConversion(LiveState& state, const Campaign& campaign, Micros price, int64_t now);
+// A conversion billed at `price` at `billed_at` whose block a reorg abandoned: its count and
+// spend come off the ledger and, for a campaign with a total budget under leases, its price
+// goes back to this node's lease (spent again or given back to the authority on shutdown), so
+// that a reorg does not leave the shared budget short. `campaign` null: the campaign is no
+// longer in the catalog (only the ledger).
+void UndoConversion(LiveState& state, int64_t campaign_id, const Campaign* campaign, Micros price,
+                    int64_t billed_at);
 
 // Beta-smoothed rate: (successes + mean * weight) / (trials + weight).
 double SmoothedRate(int64_t successes, int64_t trials, double prior_mean, double prior_weight);

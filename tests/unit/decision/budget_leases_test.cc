@@ -123,6 +123,22 @@ TEST(BudgetLeasesTest, AChargeBeyondTheLeaseIsADebtTheNextRefillTakesFirst) {
   EXPECT_EQ(*authority.Take(7, 100'000'000), 1'000'000 - 8'000);
 }
 
+TEST(BudgetLeasesTest, ACreditedChargeGoesBackToTheAuthorityWithTheLease) {
+  LocalBudgetAuthority authority;
+  BudgetLeases leases(authority);
+  const LeasedCampaign c = Campaign(1'000'000, 1'000);  // slice 5,000
+  ASSERT_TRUE(leases.Refill({&c, 1}).ok());
+  leases.Charge(7, 3'000);  // a conversion
+  ASSERT_TRUE(leases.Refill({&c, 1}).ok());  // 2,000 held: below half a slice, topped up
+  leases.Credit(7, 3'000);                   // its block was reorged away
+  EXPECT_EQ(leases.Held(7), 8'000);
+  leases.Credit(7, 0);
+  leases.Credit(7, -5);
+  EXPECT_EQ(leases.Held(7), 8'000) << "only positive amounts";
+  ASSERT_TRUE(leases.ReturnAll().ok());
+  EXPECT_EQ(*authority.Take(7, 100'000'000), 1'000'000) << "nothing spent in the end";
+}
+
 TEST(BudgetLeasesTest, ChargeOfNothingChangesNothing) {
   LocalBudgetAuthority authority;
   BudgetLeases leases(authority);

@@ -286,6 +286,34 @@ TEST(ClusterStateTest, BilledClicksAreChargedToTheLease) {
   EXPECT_EQ(leases.Held(9), 200'000) << "a conversion of a CPC campaign costs nothing";
 }
 
+TEST(ClusterStateTest, AReorgedConversionComesOffTheLedgerAndBackToTheLease) {
+  LiveState state(LiveStateOptions{.ledger_capacity = 64, .frequency_capacity = 64});
+  LocalBudgetAuthority authority;
+  BudgetLeases leases(authority);
+  state.leases = &leases;
+  Campaign c;
+  c.id = 4;
+  c.pricing_model = PricingModel::kCpa;
+  c.bid_micros = 3'000'000;
+  c.total_budget_micros = 100'000'000;
+  LeasedCampaign leased{.campaign_id = 4, .budget = 100'000'000, .max_price = LeaseNeed(c)};
+  ASSERT_TRUE(leases.Refill({&leased, 1}).ok());  // slice 3,000,000
+  RecordConversion(state, c, 3'000'000, kDayStart);
+  EXPECT_EQ(leases.Held(4), 0);
+  UndoConversion(state, 4, &c, 3'000'000, kDayStart);
+  EXPECT_EQ(leases.Held(4), 3'000'000);
+  BudgetLedger::View v = state.Read(4, kDayStart + 10);
+  EXPECT_EQ(v.conversions, 0);
+  EXPECT_EQ(v.total_spend, 0);
+  ASSERT_TRUE(leases.ReturnAll().ok());
+  EXPECT_EQ(*authority.Take(4, 1'000'000'000), 100'000'000) << "the budget is whole again";
+  // A campaign gone from the catalog: the ledger only.
+  RecordConversion(state, c, 3'000'000, kDayStart);
+  UndoConversion(state, 4, nullptr, 3'000'000, kDayStart);
+  EXPECT_EQ(state.Read(4, kDayStart + 10).conversions, 0);
+  EXPECT_EQ(leases.Held(4), -3'000'000);
+}
+
 TEST(ClusterStateTest, DecisionsReadTheOtherNodesCountersToo) {
   LiveState state(LiveStateOptions{.ledger_capacity = 64, .frequency_capacity = 64});
   BudgetLedger others(64);

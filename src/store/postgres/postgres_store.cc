@@ -91,62 +91,59 @@ Result<std::vector<CampaignCountersRecord>> CounterRows(const PgResult& r) {
 }
 }  // namespace
 
-Status PostgresStore::SaveCampaignCounters(const std::vector<CampaignCountersRecord>& rows) {
-  if (node_id_.empty()) {
-    return runner_.Write(0, [&](sql::Connection& c) { return sql::SaveCounters(c, rows); });
-  }
+// How a node's counters row takes a new one: the values themselves (the node's own absolute
+// counters) or added to it (deltas of writers sharing a row). SET expressions read the row as
+// it was before the update.
+constexpr const char* kCountersReplace =
+    "total_spend_micros = excluded.total_spend_micros, "
+    "impressions = excluded.impressions, clicks = excluded.clicks, "
+    "conversions = excluded.conversions, day = excluded.day, "
+    "day_spend_micros = excluded.day_spend_micros, hour = excluded.hour, "
+    "hour_spend_micros = excluded.hour_spend_micros";
+constexpr const char* kCountersAdd =
+    "total_spend_micros = n.total_spend_micros + excluded.total_spend_micros, "
+    "impressions = n.impressions + excluded.impressions, "
+    "clicks = n.clicks + excluded.clicks, "
+    "conversions = n.conversions + excluded.conversions, "
+    "day_spend_micros = CASE WHEN n.day = excluded.day "
+    "THEN n.day_spend_micros + excluded.day_spend_micros "
+    "WHEN n.day < excluded.day THEN excluded.day_spend_micros ELSE n.day_spend_micros END, "
+    "day = GREATEST(n.day, excluded.day), "
+    "hour_spend_micros = CASE WHEN n.hour = excluded.hour "
+    "THEN n.hour_spend_micros + excluded.hour_spend_micros "
+    "WHEN n.hour < excluded.hour THEN excluded.hour_spend_micros ELSE n.hour_spend_micros END, "
+    "hour = GREATEST(n.hour, excluded.hour)";
+
+Status PostgresStore::UpsertNodeCounters(const std::vector<CampaignCountersRecord>& rows,
+                                         const char* on_conflict_set) {
   std::lock_guard<std::mutex> lock(mu_);
   PgConnection& c = *conn_;
   ADS_ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(c));
+  const std::string sql = std::string("INSERT INTO node_campaign_counters AS n (node_id, ") +
+                          kCounterColumns +
+                          ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) "
+                          "ON CONFLICT (node_id, campaign_id) DO UPDATE SET " +
+                          on_conflict_set;
   for (const CampaignCountersRecord& r : rows) {
     ADS_RETURN_IF_ERROR(
-        c.Exec(std::string("INSERT INTO node_campaign_counters (node_id, ") + kCounterColumns +
-                   ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) "
-                   "ON CONFLICT (node_id, campaign_id) DO UPDATE SET "
-                   "total_spend_micros = excluded.total_spend_micros, "
-                   "impressions = excluded.impressions, clicks = excluded.clicks, "
-                   "conversions = excluded.conversions, day = excluded.day, "
-                   "day_spend_micros = excluded.day_spend_micros, hour = excluded.hour, "
-                   "hour_spend_micros = excluded.hour_spend_micros",
-               {Param(std::string_view(node_id_)), Param(r.campaign_id), Param(r.total_spend),
-                Param(r.impressions), Param(r.clicks), Param(r.conversions), Param(r.day),
-                Param(r.day_spend), Param(r.hour), Param(r.hour_spend)})
+        c.Exec(sql, {Param(std::string_view(node_id_)), Param(r.campaign_id), Param(r.total_spend),
+                     Param(r.impressions), Param(r.clicks), Param(r.conversions), Param(r.day),
+                     Param(r.day_spend), Param(r.hour), Param(r.hour_spend)})
             .status());
   }
   return txn.Commit();
 }
 
+Status PostgresStore::SaveCampaignCounters(const std::vector<CampaignCountersRecord>& rows) {
+  if (node_id_.empty()) {
+    return runner_.Write(0, [&](sql::Connection& c) { return sql::SaveCounters(c, rows); });
+  }
+  return UpsertNodeCounters(rows, kCountersReplace);
+}
+
 Status PostgresStore::AddCampaignCounters(const std::vector<CampaignCountersRecord>& deltas) {
   if (node_id_.empty()) return InternalError("AddCampaignCounters needs a node id");
-  std::lock_guard<std::mutex> lock(mu_);
-  PgConnection& c = *conn_;
-  ADS_ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(c));
-  // SET expressions read the row as it was before the update.
-  for (const CampaignCountersRecord& r : deltas) {
-    ADS_RETURN_IF_ERROR(
-        c.Exec(std::string("INSERT INTO node_campaign_counters AS n (node_id, ") + kCounterColumns +
-                   ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) "
-                   "ON CONFLICT (node_id, campaign_id) DO UPDATE SET "
-                   "total_spend_micros = n.total_spend_micros + excluded.total_spend_micros, "
-                   "impressions = n.impressions + excluded.impressions, "
-                   "clicks = n.clicks + excluded.clicks, "
-                   "conversions = n.conversions + excluded.conversions, "
-                   "day_spend_micros = CASE WHEN n.day = excluded.day "
-                   "THEN n.day_spend_micros + excluded.day_spend_micros "
-                   "WHEN n.day < excluded.day THEN excluded.day_spend_micros "
-                   "ELSE n.day_spend_micros END, "
-                   "day = GREATEST(n.day, excluded.day), "
-                   "hour_spend_micros = CASE WHEN n.hour = excluded.hour "
-                   "THEN n.hour_spend_micros + excluded.hour_spend_micros "
-                   "WHEN n.hour < excluded.hour THEN excluded.hour_spend_micros "
-                   "ELSE n.hour_spend_micros END, "
-                   "hour = GREATEST(n.hour, excluded.hour)",
-               {Param(std::string_view(node_id_)), Param(r.campaign_id), Param(r.total_spend),
-                Param(r.impressions), Param(r.clicks), Param(r.conversions), Param(r.day),
-                Param(r.day_spend), Param(r.hour), Param(r.hour_spend)})
-            .status());
-  }
-  return txn.Commit();
+  return UpsertNodeCounters(deltas, kCountersAdd);
 }
 
 Result<std::vector<CampaignCountersRecord>> PostgresStore::LoadCampaignCounters() {

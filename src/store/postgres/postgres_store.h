@@ -206,6 +206,10 @@ class PostgresStore final : public InventoryStore,
   };
 
   explicit PostgresStore(std::unique_ptr<pg_detail::PgConnection> conn);
+  // This node's rows of node_campaign_counters upserted in one transaction, an existing row
+  // (aliased `n`) updated by `on_conflict_set`.
+  Status UpsertNodeCounters(const std::vector<CampaignCountersRecord>& rows,
+                            const char* on_conflict_set);
 
   std::mutex mu_;
   std::unique_ptr<pg_detail::PgConnection> conn_;  // guarded by mu_

@@ -77,9 +77,13 @@ class BufferedEventsStore final : public store::EventsStore {
       const store::EventQuery& query) override {
     return primary_.ListConversions(query);
   }
-  Result<std::vector<store::ConversionRecord>> BilledConversionsAfter(store::Id after_id,
-                                                                      int limit) override {
-    return primary_.BilledConversionsAfter(after_id, limit);
+  Result<std::vector<store::ConversionRecord>> ConversionsAfter(store::Id after_id,
+                                                                int limit) override {
+    return primary_.ConversionsAfter(after_id, limit);
+  }
+  Result<std::vector<store::ConversionRecord>> ReorgedConversionsSince(
+      int64_t since, store::Id after_id, store::Id up_to_id, int limit) override {
+    return primary_.ReorgedConversionsSince(since, after_id, up_to_id, limit);
   }
   Result<store::Id> LastConversionId() override { return primary_.LastConversionId(); }
   Result<store::CampaignEventTotals> CampaignTotals(store::Id campaign_id) override {

@@ -136,9 +136,7 @@ Status ConversionAttributor::RevertReplaced(int64_t chain_id,
     ADS_LOG(warn, "conversions of blocks replaced before they were indexed reverted", "chain",
             chain_id, "conversions", reverted.size());
   }
-  for (const store::ConversionRecord& c : reverted) {
-    if (on_reverted_) on_reverted_(c);
-  }
+  for (const store::ConversionRecord& c : reverted) Reverted(c);
   return OkStatus();
 }
 
@@ -185,6 +183,8 @@ Status ConversionAttributor::StartFollowing() {
   std::lock_guard<std::mutex> lock(mu_);
   ADS_ASSIGN_OR_RETURN(followed_up_to_, events_.LastConversionId());
   own_ids_.clear();
+  reverts_seen_.clear();
+  follow_started_at_ = reverts_read_at_ = clock_.NowSeconds();
   following_ = true;
   return OkStatus();
 }
@@ -195,10 +195,15 @@ Status ConversionAttributor::FollowOthers() {
   if (!following_) return OkStatus();
   for (;;) {
     ADS_ASSIGN_OR_RETURN(std::vector<store::ConversionRecord> rows,
-                         events_.BilledConversionsAfter(followed_up_to_, kBatch));
+                         events_.ConversionsAfter(followed_up_to_, kBatch));
     for (const store::ConversionRecord& c : rows) {
       followed_up_to_ = c.id;
       if (std::binary_search(own_ids_.begin(), own_ids_.end(), c.id)) continue;
+      if (c.status != store::ConversionStatus::kBilled) {
+        // Reverted before this process billed it: never billed here, so never undone here.
+        reverts_seen_.emplace(c.id, c.reverted_at.value_or(0));
+        continue;
+      }
       if (on_billed_) on_billed_(c);
     }
     if (rows.size() < size_t{kBatch}) break;
@@ -207,7 +212,37 @@ Status ConversionAttributor::FollowOthers() {
   // (committed) id was committed before it and has been read: the own ids are passed too.
   if (!own_ids_.empty()) followed_up_to_ = std::max(followed_up_to_, own_ids_.back());
   own_ids_.clear();
+  return FollowReverts();
+}
+
+// Every conversion up to followed_up_to_ is billed here (followed or its own) unless
+// reverts_seen_ has it; a revert made elsewhere since the last read is undone once. Reads go
+// kRevertSlackSeconds back, for a revert stamped before the last read and committed after it.
+Status ConversionAttributor::FollowReverts() {
+  constexpr int kBatch = 1000;
+  const int64_t now = clock_.NowSeconds();
+  const int64_t since = std::max(follow_started_at_, reverts_read_at_ - kRevertSlackSeconds);
+  store::Id after = 0;
+  for (;;) {
+    ADS_ASSIGN_OR_RETURN(std::vector<store::ConversionRecord> rows,
+                         events_.ReorgedConversionsSince(since, after, followed_up_to_, kBatch));
+    for (const store::ConversionRecord& c : rows) {
+      after = c.id;
+      if (!reverts_seen_.emplace(c.id, c.reverted_at.value_or(now)).second) continue;
+      if (on_reverted_) on_reverted_(c);
+    }
+    if (rows.size() < size_t{kBatch}) break;
+  }
+  reverts_read_at_ = now;
+  // What the next read cannot return any more is forgotten: the set holds a minute of reverts.
+  const int64_t next_since = std::max(follow_started_at_, now - kRevertSlackSeconds);
+  std::erase_if(reverts_seen_, [&](const auto& entry) { return entry.second < next_since; });
   return OkStatus();
+}
+
+void ConversionAttributor::Reverted(const store::ConversionRecord& c) {
+  if (following_) reverts_seen_.emplace(c.id, c.reverted_at.value_or(clock_.NowSeconds()));
+  if (on_reverted_) on_reverted_(c);
 }
 
 void ConversionAttributor::OnReverted(int64_t chain_id,
@@ -221,9 +256,7 @@ void ConversionAttributor::OnReverted(int64_t chain_id,
               block.number, "error", reverted.status().message());
       continue;
     }
-    for (const store::ConversionRecord& c : *reverted) {
-      if (on_reverted_) on_reverted_(c);
-    }
+    for (const store::ConversionRecord& c : *reverted) Reverted(c);
   }
 }
 

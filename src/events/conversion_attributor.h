@@ -19,6 +19,7 @@
 #include <functional>
 #include <mutex>
 #include <span>
+#include <unordered_map>
 #include <vector>
 
 #include "common/clock.h"
@@ -56,8 +57,11 @@ class ConversionAttributor final : public ingest::chain::BlockSink,
   // `index` while a server runs): StartFollowing once at start-up, before the counters are
   // reconciled with the events, then FollowOthers periodically (the counter flusher's tick).
   // Each billed conversion recorded elsewhere since is passed to `on_billed` once; this
-  // attributor's own are billed when recorded and skipped. Reverts made elsewhere are not
-  // followed (the rollups, and so reports, do take them out).
+  // attributor's own are billed when recorded and skipped. A conversion billed here (followed
+  // or its own) that another process reverts (a reorg its indexer saw) is passed to
+  // `on_reverted` once; one reverted before it was followed is never billed. Reverts made
+  // while no server followed (before StartFollowing) are not undone in the counters (the
+  // rollups, and so reports, do take them out).
   Status StartFollowing();
   Status FollowOthers();
 
@@ -80,6 +84,14 @@ class ConversionAttributor final : public ingest::chain::BlockSink,
   Status Insert(std::span<const store::ConversionCandidate> candidates);
   // Reverts (and unbills) what was recorded for other blocks at the heights of `blocks`.
   Status RevertReplaced(int64_t chain_id, std::span<const ingest::chain::AppliedBlock> blocks);
+  // A conversion this attributor reverted: unbilled, and not followed again.
+  void Reverted(const store::ConversionRecord& c);
+  // FollowOthers' second half: the reverts other processes made.
+  Status FollowReverts();
+
+  // How far back each read of reverts goes from the previous one (clock differences between
+  // processes, a revert committed after its timestamp).
+  static constexpr int64_t kRevertSlackSeconds = 60;
 
   store::ExposureStore& exposures_;
   store::EventsStore& events_;
@@ -94,6 +106,11 @@ class ConversionAttributor final : public ingest::chain::BlockSink,
   bool following_ = false;             // guarded by mu_
   store::Id followed_up_to_ = 0;       // guarded by mu_: every conversion id up to it is known
   std::vector<store::Id> own_ids_;     // guarded by mu_: own ids above followed_up_to_, sorted
+  // guarded by mu_: reverted conversions not to undo (again), with their reverted_at; those
+  // reverted before the next read's window are forgotten.
+  std::unordered_map<store::Id, int64_t> reverts_seen_;
+  int64_t follow_started_at_ = 0;  // guarded by mu_
+  int64_t reverts_read_at_ = 0;    // guarded by mu_
 };
 
 }  // namespace adserver::events

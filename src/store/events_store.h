@@ -227,11 +227,16 @@ class EventsStore {
   virtual Result<std::vector<ConversionRecord>> RevertReplacedConversions(
       int64_t chain_id, std::span<const BlockAtHeight> blocks, int64_t now) = 0;
   virtual Result<std::vector<ConversionRecord>> ListConversions(const EventQuery& query) = 0;
-  // Billed conversions with an id above `after_id`, oldest first, at most `limit`; and the
-  // highest conversion id so far (0 when none). How a server learns the conversions another
-  // process (the CLI's import or indexer) recorded in the same database.
-  virtual Result<std::vector<ConversionRecord>> BilledConversionsAfter(Id after_id,
-                                                                       int limit) = 0;
+  // Conversions with an id above `after_id` (billed and reorged ones, with their status),
+  // oldest first, at most `limit`; and the highest conversion id so far (0 when none). How a
+  // server learns the conversions another process (the CLI's import or indexer) recorded in
+  // the same database.
+  virtual Result<std::vector<ConversionRecord>> ConversionsAfter(Id after_id, int limit) = 0;
+  // Conversions reorged at or after `since` (their reverted_at) with an id in (after_id,
+  // up_to_id], by id, at most `limit`: how a server learns the reverts another process made.
+  virtual Result<std::vector<ConversionRecord>> ReorgedConversionsSince(int64_t since,
+                                                                        Id after_id, Id up_to_id,
+                                                                        int limit) = 0;
   virtual Result<Id> LastConversionId() = 0;
   virtual Result<CampaignEventTotals> CampaignTotals(Id campaign_id) = 0;
   // Every campaign's counters as the recorded events make them, as of `now`: billed impressions

@@ -70,8 +70,12 @@ class PostgresEventsStore final : public EventsStore {
   Result<std::vector<ConversionRecord>> ListConversions(const EventQuery& query) override {
     return events_.ListConversions(query);
   }
-  Result<std::vector<ConversionRecord>> BilledConversionsAfter(Id after_id, int limit) override {
-    return events_.BilledConversionsAfter(after_id, limit);
+  Result<std::vector<ConversionRecord>> ConversionsAfter(Id after_id, int limit) override {
+    return events_.ConversionsAfter(after_id, limit);
+  }
+  Result<std::vector<ConversionRecord>> ReorgedConversionsSince(int64_t since, Id after_id,
+                                                                Id up_to_id, int limit) override {
+    return events_.ReorgedConversionsSince(since, after_id, up_to_id, limit);
   }
   Result<Id> LastConversionId() override { return events_.LastConversionId(); }
   Result<CampaignEventTotals> CampaignTotals(Id campaign_id) override {

@@ -714,14 +714,28 @@ Result<std::vector<ConversionRecord>> SqlEvents::RevertReplacedConversions(
       });
 }
 
-Result<std::vector<ConversionRecord>> SqlEvents::BilledConversionsAfter(Id after_id, int limit) {
+Result<std::vector<ConversionRecord>> SqlEvents::ConversionsAfter(Id after_id, int limit) {
   return Transact<std::vector<ConversionRecord>>(
       runner_, false, [&](Connection& c) -> Result<std::vector<ConversionRecord>> {
         ADS_ASSIGN_OR_RETURN(Statement sel,
                              c.Prepare(std::string("SELECT ") + kConversionColumns +
-                                       " FROM conversions WHERE id > ?1 AND status = 'billed' "
-                                       "ORDER BY id LIMIT ?2"));
+                                       " FROM conversions WHERE id > ?1 ORDER BY id LIMIT ?2"));
         sel.Bind(1, after_id).Bind(2, int64_t{limit});
+        return ReadRows<ConversionRecord>(sel, ReadConversion);
+      });
+}
+
+Result<std::vector<ConversionRecord>> SqlEvents::ReorgedConversionsSince(int64_t since,
+                                                                         Id after_id,
+                                                                         Id up_to_id, int limit) {
+  return Transact<std::vector<ConversionRecord>>(
+      runner_, false, [&](Connection& c) -> Result<std::vector<ConversionRecord>> {
+        ADS_ASSIGN_OR_RETURN(
+            Statement sel,
+            c.Prepare(std::string("SELECT ") + kConversionColumns +
+                      " FROM conversions WHERE status = 'reorged' AND reverted_at >= ?1 AND "
+                      "id > ?2 AND id <= ?3 ORDER BY id LIMIT ?4"));
+        sel.Bind(1, since).Bind(2, after_id).Bind(3, up_to_id).Bind(4, int64_t{limit});
         return ReadRows<ConversionRecord>(sel, ReadConversion);
       });
 }

@@ -16,7 +16,7 @@
 //   add up exactly and wait for each other in one order (no deadlock).
 // - Conversion writes are serialised (WriterLock): the once-per-transaction and
 //   once-per-person rules see every conversion committed before, and ids commit in order (how
-//   BilledConversionsAfter is followed).
+//   ConversionsAfter is followed).
 
 #include <array>
 #include <cstdint>
@@ -57,7 +57,9 @@ class SqlEvents {
   Result<std::vector<ConversionRecord>> RevertReplacedConversions(
       int64_t chain_id, std::span<const BlockAtHeight> blocks, int64_t now);
   Result<std::vector<ConversionRecord>> ListConversions(const EventQuery& query);
-  Result<std::vector<ConversionRecord>> BilledConversionsAfter(Id after_id, int limit);
+  Result<std::vector<ConversionRecord>> ConversionsAfter(Id after_id, int limit);
+  Result<std::vector<ConversionRecord>> ReorgedConversionsSince(int64_t since, Id after_id,
+                                                                Id up_to_id, int limit);
   Result<Id> LastConversionId();
   Result<CampaignEventTotals> CampaignTotals(Id campaign_id);
   Result<std::vector<CampaignCountersRecord>> CountersFromEvents(int64_t now);

@@ -532,6 +532,11 @@ CREATE TABLE invalid_impressions_day (
 ) WITHOUT ROWID;
 CREATE INDEX invalid_impressions_day_by_publisher ON invalid_impressions_day (publisher_id, bucket);
 )sql"},
+    // Conversions a reorg took back, by when: how a server follows the reverts another process
+    // (the CLI's indexer) makes (SqlEvents::ReorgedConversionsSince).
+    {14, R"sql(
+CREATE INDEX conversions_reorged ON conversions (reverted_at, id) WHERE status = 'reorged';
+)sql"},
 };
 
 Result<int> CurrentVersion(Connection& conn) {

@@ -60,8 +60,12 @@ class SqliteEventsStore final : public EventsStore {
   Result<std::vector<CampaignCountersRecord>> CountersFromEvents(int64_t now) override {
     return events_.CountersFromEvents(now);
   }
-  Result<std::vector<ConversionRecord>> BilledConversionsAfter(Id after_id, int limit) override {
-    return events_.BilledConversionsAfter(after_id, limit);
+  Result<std::vector<ConversionRecord>> ConversionsAfter(Id after_id, int limit) override {
+    return events_.ConversionsAfter(after_id, limit);
+  }
+  Result<std::vector<ConversionRecord>> ReorgedConversionsSince(int64_t since, Id after_id,
+                                                                Id up_to_id, int limit) override {
+    return events_.ReorgedConversionsSince(since, after_id, up_to_id, limit);
   }
   Result<Id> LastConversionId() override { return events_.LastConversionId(); }
   Result<std::vector<ConversionRecord>> RevertReplacedConversions(

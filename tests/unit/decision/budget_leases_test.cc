@@ -74,6 +74,9 @@ TEST(BudgetLeasesTest, ConcurrentSpendersAndARefillThreadNeverOverspend) {
   const LeasedCampaign c = Campaign(2'000'000, 700);  // slice 10,000
   std::atomic<bool> stop{false};
   std::atomic<Micros> spent{0};
+  // Seeded before the spenders start: on a busy machine they could otherwise finish before the
+  // refill thread first ran, and the authority would not know the campaign.
+  ASSERT_TRUE(leases.Refill({&c, 1}).ok());
   std::thread refill([&] {
     while (!stop.load()) (void)leases.Refill({&c, 1});
   });

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <vector>
 
@@ -14,6 +15,7 @@ namespace {
 
 using ingest::chain::AppliedBlock;
 using ingest::chain::ChainInteraction;
+using ingest::chain::RevertedBlock;
 
 // The real SQLite events store, whose conversion inserts fail while `fail_inserts` is set (a
 // full disk, a database another process holds locked).
@@ -65,9 +67,13 @@ class FlakyEventsStore final : public store::EventsStore {
   Result<store::CampaignEventTotals> CampaignTotals(store::Id campaign_id) override {
     return real_.CampaignTotals(campaign_id);
   }
-  Result<std::vector<store::ConversionRecord>> BilledConversionsAfter(store::Id after_id,
-                                                                      int limit) override {
-    return real_.BilledConversionsAfter(after_id, limit);
+  Result<std::vector<store::ConversionRecord>> ConversionsAfter(store::Id after_id,
+                                                                int limit) override {
+    return real_.ConversionsAfter(after_id, limit);
+  }
+  Result<std::vector<store::ConversionRecord>> ReorgedConversionsSince(
+      int64_t since, store::Id after_id, store::Id up_to_id, int limit) override {
+    return real_.ReorgedConversionsSince(since, after_id, up_to_id, limit);
   }
   Result<store::Id> LastConversionId() override { return real_.LastConversionId(); }
   Result<std::vector<store::CampaignCountersRecord>> CountersFromEvents(int64_t now) override {
@@ -270,6 +276,55 @@ TEST_F(ConversionAttributorTest, FollowOthersBillsWhatAnotherProcessRecordedOnce
   ASSERT_TRUE(attributor_->FollowOthers().ok());
   EXPECT_EQ(billed_.size(), 2u);
   EXPECT_EQ(other_billed.size(), 2u);
+}
+
+TEST_F(ConversionAttributorTest, FollowOthersUndoesOnceWhatAnotherProcessRevertsOfWhatItBilled) {
+  // Another process (the CLI's indexer) on the same database sees the reorgs.
+  auto other_events = store::SqliteEventsStore::Open(dir_.File("adserver.db"));
+  ASSERT_TRUE(other_events.ok());
+  ConversionAttributor other(*exposures_, **other_events, catalogs_, clock_, nullptr, nullptr);
+  for (uint8_t w = 1; w <= 4; ++w) Expose(Wallet(w), 10 + w);
+  ASSERT_TRUE(attributor_->StartFollowing().ok());
+  std::vector<AppliedBlock> own{Block(100, Wallet(1))};
+  ASSERT_TRUE(attributor_->OnApplied(kChain, own).ok());
+  std::vector<AppliedBlock> theirs{Block(101, Wallet(2))};
+  ASSERT_TRUE(other.OnApplied(kChain, theirs).ok());
+  ASSERT_TRUE(attributor_->FollowOthers().ok());
+  ASSERT_EQ(billed_.size(), 2u);
+
+  // The other process reverts both (its own, followed here, and this one's), and records and
+  // reverts a third before this one follows it.
+  clock_.Advance(std::chrono::seconds(5));
+  std::vector<AppliedBlock> late{Block(102, Wallet(3))};
+  ASSERT_TRUE(other.OnApplied(kChain, late).ok());
+  std::vector<RevertedBlock> reorg{{.number = 102, .hash = late[0].hash},
+                                   {.number = 101, .hash = theirs[0].hash},
+                                   {.number = 100, .hash = own[0].hash}};
+  other.OnReverted(kChain, reorg);
+  clock_.Advance(std::chrono::seconds(1));
+  ASSERT_TRUE(attributor_->FollowOthers().ok());
+  EXPECT_EQ(billed_.size(), 2u) << "reverted before it was followed: never billed";
+  ASSERT_EQ(reverted_.size(), 2u);
+  std::vector<uint64_t> blocks{static_cast<uint64_t>(reverted_[0].block_number),
+                               static_cast<uint64_t>(reverted_[1].block_number)};
+  std::sort(blocks.begin(), blocks.end());
+  EXPECT_EQ(blocks, (std::vector<uint64_t>{100, 101}));
+  // Each once, also while the reads' window still covers them, and after it moved on.
+  ASSERT_TRUE(attributor_->FollowOthers().ok());
+  clock_.Advance(std::chrono::seconds(120));
+  ASSERT_TRUE(attributor_->FollowOthers().ok());
+  ASSERT_TRUE(attributor_->FollowOthers().ok());
+  EXPECT_EQ(reverted_.size(), 2u);
+
+  // Its own revert of its own conversion is not undone a second time by following.
+  std::vector<AppliedBlock> again{Block(103, Wallet(4))};
+  ASSERT_TRUE(attributor_->OnApplied(kChain, again).ok());
+  ASSERT_EQ(billed_.size(), 3u);
+  std::vector<RevertedBlock> mine{{.number = 103, .hash = again[0].hash}};
+  attributor_->OnReverted(kChain, mine);
+  ASSERT_EQ(reverted_.size(), 3u);
+  ASSERT_TRUE(attributor_->FollowOthers().ok());
+  EXPECT_EQ(reverted_.size(), 3u);
 }
 
 TEST_F(ConversionAttributorTest, ImportedTransactionsConvertLikeTheInteractionsOfABlock) {

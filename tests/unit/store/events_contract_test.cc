@@ -218,6 +218,25 @@ TYPED_TEST(EventsContractTest, AReorgMarksItsBlocksConversionsAndTakesThemOutOfT
   auto remined = s.InsertConversions(std::vector{Candidate(2, 6, kT + 30)}, kT);
   ASSERT_TRUE(remined.ok());
   EXPECT_EQ(remined->size(), 1u);
+
+  // How another process follows: every row after an id with its status, and the reorged ones
+  // by when they were reverted, within an id range.
+  auto all = s.ConversionsAfter(0, 10);
+  ASSERT_TRUE(all.ok()) << all.status().message();
+  ASSERT_EQ(all->size(), 3u);
+  const Id reorged_id = (*reverted)[0].id;
+  for (const ConversionRecord& c : *all) {
+    EXPECT_EQ(c.status, c.id == reorged_id ? ConversionStatus::kReorged : ConversionStatus::kBilled);
+  }
+  const Id last = *s.LastConversionId();
+  auto since = s.ReorgedConversionsSince(kT + 5, 0, last, 10);
+  ASSERT_TRUE(since.ok()) << since.status().message();
+  ASSERT_EQ(since->size(), 1u);
+  EXPECT_EQ((*since)[0].id, reorged_id);
+  EXPECT_EQ((*since)[0].price, 3'000'000);
+  EXPECT_TRUE(s.ReorgedConversionsSince(kT + 6, 0, last, 10)->empty()) << "reverted before";
+  EXPECT_TRUE(s.ReorgedConversionsSince(kT, reorged_id, last, 10)->empty()) << "after its id";
+  EXPECT_TRUE(s.ReorgedConversionsSince(kT, 0, reorged_id - 1, 10)->empty()) << "beyond up_to";
 }
 
 TYPED_TEST(EventsContractTest, RevertReplacedConversionsKeepsTheBlocksOwnAndImportedOnes) {
@@ -261,7 +280,7 @@ TYPED_TEST(EventsContractTest, ConversionsAreListedFollowedAndRoundTripEveryFiel
   const Id first = (*inserted)[0].id;
   EXPECT_EQ(*s.LastConversionId(), (*inserted)[1].id);
 
-  auto after = s.BilledConversionsAfter(0, 10);
+  auto after = s.ConversionsAfter(0, 10);
   ASSERT_TRUE(after.ok()) << after.status().message();
   ASSERT_EQ(after->size(), 2u);
   const ConversionRecord& got = (*after)[0];
@@ -279,8 +298,8 @@ TYPED_TEST(EventsContractTest, ConversionsAreListedFollowedAndRoundTripEveryFiel
   EXPECT_FALSE(got.confirmed);
   EXPECT_EQ(got.person, 0xfedcba9876543210u);
   EXPECT_EQ(got.recorded_at, kT + 99);
-  EXPECT_EQ(s.BilledConversionsAfter(first, 10)->size(), 1u);
-  EXPECT_EQ(s.BilledConversionsAfter(0, 1)->size(), 1u);
+  EXPECT_EQ(s.ConversionsAfter(first, 10)->size(), 1u);
+  EXPECT_EQ(s.ConversionsAfter(0, 1)->size(), 1u);
 
   EXPECT_EQ(s.ListConversions({.campaign_id = 11})->size(), 1u);
   EXPECT_EQ(s.ListConversions({.publisher_id = 2})->size(), 0u);

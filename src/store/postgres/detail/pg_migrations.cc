@@ -572,6 +572,10 @@ CREATE TABLE exposure_sweeps (
 );
 INSERT INTO exposure_sweeps (id, started_at) VALUES (1, 0);
 )sql"},
+    {10, R"sql(
+-- Conversions a reorg took back, by when (SqlEvents::ReorgedConversionsSince), as in SQLite.
+CREATE INDEX conversions_reorged ON conversions (reverted_at, id) WHERE status = 'reorged';
+)sql"},
 };
 
 // ApplyMigrations skips versions up to the database's: an entry out of order would never run.

@@ -35,7 +35,7 @@ Result<std::unique_ptr<CliAttribution>> CliAttribution::OpenCluster(
   ADS_ASSIGN_OR_RETURN(out->owned_exposures_,
                        store::PostgresExposureStore::Open(cluster.database_url));
   ADS_ASSIGN_OR_RETURN(out->owned_counters_, store::PostgresStore::Open(cluster.database_url));
-  out->owned_counters_->SetNodeId(kCliNodeId);
+  out->owned_counters_->SetNodeId(store::kCliNodeId);
   // An unreachable Redis is not an error here: the takes wait for it (WritePending).
   ADS_ASSIGN_OR_RETURN(out->owned_budgets_,
                        store::RedisBudgetAuthority::Open(cluster.redis_url,

@@ -13,7 +13,7 @@
 // Cluster mode (OpenCluster, issue 17): over the cluster's exposures and events in PostgreSQL.
 // Nodes do not follow each other's conversions (each node's counters are its own, the cluster's
 // the sum), so this process bills what it records itself: every conversion (or revert) is added
-// to the counters row `kCliNodeId` of node_campaign_counters, which every node reads with the
+// to the counters row store::kCliNodeId of node_campaign_counters, which every node reads with the
 // other nodes' rows within a second, and a budgeted campaign's price is taken from (a revert's
 // given back to) its remaining budget in Redis, as a node's lease would. Billing is written
 // after each attributed batch; what PostgreSQL or Redis refuses is kept and tried again after
@@ -46,9 +46,6 @@ namespace adserver::app {
 
 class CliAttribution final : public ingest::chain::BlockSink, public ingest::TransactionSink {
  public:
-  // The counters row of conversions billed by CLI processes (any number of them, adding to it).
-  static constexpr const char* kCliNodeId = "(cli)";
-
   // Embedded. `store` (the data directory's) must outlive the result.
   static Result<std::unique_ptr<CliAttribution>> Open(const std::string& data_dir,
                                                       store::Store& store);

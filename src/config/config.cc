@@ -643,6 +643,11 @@ Status Validate(const Config& c) {
     errors.push_back({"cluster.database_url",
                       "must be a postgresql:// URL or a libpq key=value string"});
   }
+  if (c.cluster.node_id == store::kCliNodeId) {
+    errors.push_back({"cluster.node_id", std::string("\"") + store::kCliNodeId +
+                                             "\" is the CLI's counters row; name the node "
+                                             "otherwise"});
+  }
   if (!c.cluster.redis_url.empty() && !c.cluster.redis_url.starts_with("redis://")) {
     errors.push_back({"cluster.redis_url", "must be a redis:// URL"});
   }

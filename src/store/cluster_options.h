@@ -8,6 +8,10 @@ namespace adserver::store {
 // Cluster mode (issue 17, [cluster]): with both URLs set a node keeps its system of record in
 // PostgreSQL and shares budgets and caps through Redis; with neither it runs embedded (SQLite +
 // LMDB in the data directory); one without the other is a start-up error.
+// The counters row of conversions the CLI bills in cluster mode (app/cli_attribution.h): any
+// number of CLI processes add to it, so no node may take this id.
+inline constexpr const char* kCliNodeId = "(cli)";
+
 struct ClusterOptions {
   // postgresql://user:password@host:port/db (or libpq's key=value form); a secret: never logged
   // (ADSERVER_DATABASE_URL, --database-url).

@@ -310,6 +310,11 @@ TEST(ConfigTest, ClusterSectionIsReadAndChecked) {
   Status s = Validate(*c);
   EXPECT_NE(FieldsOf(s).find("cluster.database_url"), std::string::npos) << FieldsOf(s);
   EXPECT_NE(FieldsOf(s).find("cluster.caps_sync_ms"), std::string::npos) << FieldsOf(s);
+  EXPECT_EQ(FieldsOf(s).find("cluster.node_id"), std::string::npos) << FieldsOf(s);
+  // The CLI's shared counters row is no node's name.
+  Result<Config> cli = LoadConfig(std::nullopt, {{"ADSERVER_NODE_ID", "(cli)"}});
+  ASSERT_TRUE(cli.ok()) << cli.status().message();
+  EXPECT_NE(FieldsOf(Validate(*cli)).find("cluster.node_id"), std::string::npos);
 }
 
 }  // namespace adserver::config

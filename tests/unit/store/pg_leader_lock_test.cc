@@ -54,10 +54,13 @@ TEST_F(PgLeaderLockTest, ALeaderWhoseSessionEndsLearnsItNoLongerLeads) {
   ASSERT_TRUE(*a->TryLead());
   auto admin = pg_detail::PgConnection::Open(db_.url());
   ASSERT_TRUE(admin.ok());
-  // What a failover or an operator's pg_terminate_backend does to the leader's session.
+  // What a failover or an operator's pg_terminate_backend does to the leader's session. Only
+  // this test's database: tests running at the same time share the server, and their advisory
+  // locks (and sessions) are none of this test's business.
   auto killed = (*admin)->Exec(
       "SELECT count(pg_terminate_backend(pid)) FROM pg_locks "
-      "WHERE locktype = 'advisory' AND granted");
+      "WHERE locktype = 'advisory' AND granted AND "
+      "database = (SELECT oid FROM pg_database WHERE datname = current_database())");
   ASSERT_TRUE(killed.ok()) << killed.status().message();
   ASSERT_EQ(*killed->Int(0, 0), 1);
   // pg_terminate_backend signals the session; it ends (and drops the lock) a moment later.

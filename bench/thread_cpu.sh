@@ -84,7 +84,7 @@ services() {
 }
 tables() {
   psql "$ADSERVER_DATABASE_URL" -Atc "SELECT relname, n_tup_ins + n_tup_upd + n_tup_del FROM \
-    pg_stat_user_tables ORDER BY 1"
+    pg_stat_user_tables" | sort  # join's order, not the database's collation
 }
 threads >"$work/before"
 ((cluster)) && { services >"$work/services-before"; tables >"$work/tables-before"; }

@@ -30,13 +30,16 @@ Result<std::unique_ptr<CliAttribution>> CliAttribution::Open(const std::string& 
 Result<std::unique_ptr<CliAttribution>> CliAttribution::OpenCluster(
     const store::ClusterOptions& cluster, store::Store& store) {
   auto out = std::make_unique<CliAttribution>(store);
-  ADS_ASSIGN_OR_RETURN(out->owned_events_,
+  ADS_ASSIGN_OR_RETURN(std::unique_ptr<store::PostgresEventsStore> events,
                        store::PostgresEventsStore::Open(cluster.database_url));
+  CliAttribution* self = out.get();
+  events->BillConversionsTo(std::string(store::kCliNodeId),
+                            [self](store::Id id) { return self->Budgeted(id); });
+  out->owned_events_ = std::move(events);
   ADS_ASSIGN_OR_RETURN(out->owned_exposures_,
                        store::PostgresExposureStore::Open(cluster.database_url));
   ADS_ASSIGN_OR_RETURN(out->owned_counters_, store::PostgresStore::Open(cluster.database_url));
-  out->owned_counters_->SetNodeId(store::kCliNodeId);
-  // An unreachable Redis is not an error here: the takes wait for it (WritePending).
+  // An unreachable Redis is not an error here: the takes stay queued (DeliverBudgetTakes).
   ADS_ASSIGN_OR_RETURN(out->owned_budgets_,
                        store::RedisBudgetAuthority::Open(cluster.redis_url,
                                                          cluster.redis_key_prefix, true));
@@ -46,28 +49,21 @@ Result<std::unique_ptr<CliAttribution>> CliAttribution::OpenCluster(
   out->budgets_ = out->owned_budgets_.get();
   out->Attach();
   ADS_RETURN_IF_ERROR(out->Refresh());
+  // What a run killed before delivering left queued.
+  if (Status delivered = out->DeliverBudgetTakes(); !delivered.ok()) {
+    ADS_LOG(warn, "queued budget takes not delivered to Redis; retrying after the next batch",
+            "status", delivered);
+  }
   return out;
 }
 
-CliAttribution::~CliAttribution() {
-  if (!pending_.empty()) {
-    ADS_LOG(error, "conversions recorded but not billed (Finish was not called or failed)",
-            "campaigns", static_cast<int64_t>(pending_.size()));
-  }
-}
+CliAttribution::~CliAttribution() = default;
 
 void CliAttribution::Attach() {
-  events::ConversionAttributor::Callback reverted;
-  if (counters_ != nullptr) {
-    reverted = [this](const store::ConversionRecord& c) { Bill(c, -1); };
-  }
+  // Cluster mode bills in the transactions that record and revert (OpenCluster).
   attributor_ = std::make_unique<events::ConversionAttributor>(
       *exposures_, *events_, catalogs_, SystemClock::Get(),
-      [this](const store::ConversionRecord& c) {
-        ++recorded_;
-        if (counters_ != nullptr) Bill(c, 1);
-      },
-      std::move(reverted));
+      [this](const store::ConversionRecord&) { ++recorded_; }, nullptr);
 }
 
 Status CliAttribution::Refresh() {
@@ -81,81 +77,44 @@ Status CliAttribution::Refresh() {
   return OkStatus();
 }
 
-void CliAttribution::Bill(const store::ConversionRecord& c, int sign) {
-  Pending& p = pending_[c.campaign_id];
-  store::CampaignCountersRecord& d = p.counters;
-  int64_t day = DayOf(c.recorded_at), hour = c.recorded_at / 3600;
-  if (d.campaign_id == 0) {
-    d.campaign_id = c.campaign_id;
-    d.day = day;
-    d.hour = hour;
-  }
-  d.conversions += sign;
-  d.total_spend += sign * c.price;
-  // Spend of an older period than the delta's is over: only the total keeps it.
-  if (day > d.day) d.day = day, d.day_spend = 0;
-  if (hour > d.hour) d.hour = hour, d.hour_spend = 0;
-  if (day == d.day) d.day_spend += sign * c.price;
-  if (hour == d.hour) d.hour_spend += sign * c.price;
+bool CliAttribution::Budgeted(store::Id id) const {
   std::shared_ptr<const decision::Catalog> catalog = catalogs_.Current();
-  const decision::Campaign* campaign = catalog ? catalog->FindCampaign(c.campaign_id) : nullptr;
-  if (campaign != nullptr && campaign->total_budget_micros) p.budget_take += sign * c.price;
+  const decision::Campaign* campaign = catalog ? catalog->FindCampaign(id) : nullptr;
+  return campaign != nullptr && campaign->total_budget_micros.has_value();
 }
 
-Status CliAttribution::WritePending() {
-  if (pending_.empty()) return OkStatus();
-  std::vector<store::CampaignCountersRecord> deltas;
-  for (auto& [id, p] : pending_) {
-    if (p.counters.campaign_id != 0) deltas.push_back(p.counters);
-  }
-  if (!deltas.empty()) {
-    ADS_RETURN_IF_ERROR(counters_->AddCampaignCounters(deltas));
-    for (auto& [id, p] : pending_) p.counters = {};
-  }
-  Status first;
-  for (auto it = pending_.begin(); it != pending_.end();) {
-    Micros amount = it->second.budget_take;
+Status CliAttribution::DeliverBudgetTakes() {
+  const auto apply = [this](store::Id campaign, Micros micros) -> Status {
     Status st;
-    if (amount > 0) {
+    if (micros < 0) {
+      st = budgets_->Give(campaign, -micros);
+    } else {
       // Less than asked (the budget ran out meanwhile) is overspend of conversions already
       // made; NotFound (Redis lost the key) leaves it to the next seed, from the counters.
-      Result<Micros> took = budgets_->Take(it->first, amount);
-      st = took.ok() || took.status().code() == Code::kNotFound ? OkStatus() : took.status();
-    } else if (amount < 0) {
-      st = budgets_->Give(it->first, -amount);
+      Result<Micros> took = budgets_->Take(campaign, micros);
+      if (!took.ok() && took.status().code() != Code::kNotFound) st = took.status();
     }
-    if (!st.ok()) {
-      if (first.ok()) first = st;
-      ++it;
-      continue;
-    }
-    it = pending_.erase(it);
+    if (st.ok()) return st;
+    return Status(st.code(), "campaign " + std::to_string(campaign) + ": " +
+                                 std::to_string(micros) + " micros not delivered: " +
+                                 st.message());
+  };
+  for (;;) {
+    ADS_ASSIGN_OR_RETURN(size_t delivered, counters_->DrainBudgetTakes(apply, kTakeBatch));
+    if (delivered < static_cast<size_t>(kTakeBatch)) return OkStatus();
   }
-  return first;
 }
 
 Status CliAttribution::Finish() {
   if (counters_ == nullptr) return OkStatus();
   Status st;
   for (int attempt = 0; attempt < 5; ++attempt) {
-    st = WritePending();
+    st = DeliverBudgetTakes();
     if (st.ok()) return st;
     std::this_thread::sleep_for(std::chrono::milliseconds(200 << attempt));
   }
-  Micros unwritten = 0;
-  for (const auto& [id, p] : pending_) unwritten += p.counters.total_spend;
-  bool counters_written = true;
-  for (const auto& [id, p] : pending_) counters_written &= p.counters.campaign_id == 0;
-  if (!counters_written) {
-    return UnavailableError("conversions recorded but their spend not added to the counters (" +
-                            std::to_string(pending_.size()) + " campaigns, " +
-                            std::to_string(unwritten) + " micros): " + st.message());
-  }
-  for (const auto& [id, p] : pending_) {
-    ADS_LOG(error, "spend not taken from the campaign's budget in Redis; nodes may lease that "
-            "much more", "campaign", id, "micros", p.budget_take, "status", st);
-  }
-  pending_.clear();
+  ADS_LOG(error, "budget takes of recorded conversions not delivered to Redis; they stay queued "
+          "for the next run, and nodes may lease up to that much more meanwhile", "status", st);
   return OkStatus();
 }
 
@@ -166,11 +125,11 @@ Status CliAttribution::OnApplied(int64_t chain_id,
   }
   ADS_RETURN_IF_ERROR(attributor_->OnApplied(chain_id, blocks));
   if (counters_ != nullptr) {
-    // The blocks' conversions are recorded: a billing write that fails now is retried after
-    // the next batch, never by failing (and so re-offering) blocks already attributed.
-    if (Status billed = WritePending(); !billed.ok()) {
-      ADS_LOG(warn, "conversion billing not written; retrying after the next batch", "status",
-              billed);
+    // The blocks' conversions are recorded and billed: a delivery to Redis that fails now is
+    // retried after the next batch, never by failing (and so re-offering) blocks attributed.
+    if (Status delivered = DeliverBudgetTakes(); !delivered.ok()) {
+      ADS_LOG(warn, "budget takes not delivered to Redis; retrying after the next batch",
+              "status", delivered);
     }
   }
   return OkStatus();
@@ -180,9 +139,9 @@ void CliAttribution::OnReverted(int64_t chain_id,
                                 std::span<const ingest::chain::RevertedBlock> blocks) {
   attributor_->OnReverted(chain_id, blocks);
   if (counters_ != nullptr) {
-    if (Status billed = WritePending(); !billed.ok()) {
-      ADS_LOG(warn, "reverted conversions not unbilled yet; retrying after the next batch",
-              "status", billed);
+    if (Status delivered = DeliverBudgetTakes(); !delivered.ok()) {
+      ADS_LOG(warn, "budget of reverted conversions not given back to Redis yet; retrying after "
+              "the next batch", "status", delivered);
     }
   }
 }
@@ -194,8 +153,9 @@ bool CliAttribution::Wants(int64_t project_id, int64_t unix_seconds) const {
 Status CliAttribution::OnImported(std::span<const ingest::chain::ChainInteraction> interactions) {
   ADS_RETURN_IF_ERROR(attributor_->OnImported(interactions));
   if (counters_ != nullptr) {
-    if (Status billed = WritePending(); !billed.ok()) {
-      ADS_LOG(warn, "conversion billing not written; retrying at the end", "status", billed);
+    if (Status delivered = DeliverBudgetTakes(); !delivered.ok()) {
+      ADS_LOG(warn, "budget takes not delivered to Redis; retrying at the end", "status",
+              delivered);
     }
   }
   return OkStatus();

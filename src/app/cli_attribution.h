@@ -12,19 +12,17 @@
 //
 // Cluster mode (OpenCluster, issue 17): over the cluster's exposures and events in PostgreSQL.
 // Nodes do not follow each other's conversions (each node's counters are its own, the cluster's
-// the sum), so this process bills what it records itself: every conversion (or revert) is added
-// to the counters row store::kCliNodeId of node_campaign_counters, which every node reads with the
-// other nodes' rows within a second, and a budgeted campaign's price is taken from (a revert's
-// given back to) its remaining budget in Redis, as a node's lease would. Billing is written
-// after each attributed batch; what PostgreSQL or Redis refuses is kept and tried again after
-// the next batch and at Finish(). The counters are the record of spend: Finish fails when they
-// cannot be written. Redis only mirrors it for the leases: a take Redis still refuses at
-// Finish is logged with its amount (the nodes may then lease up to that much more than
-// remains) and the command succeeds; the conversions are recorded either way.
+// the sum), so this process bills what it records itself, in the transaction that records it
+// (PostgresEventsStore::BillConversionsTo): every conversion (or revert) is added to the counters
+// row store::kCliNodeId of node_campaign_counters, which every node reads with the other nodes'
+// rows within a second, and a budgeted campaign's price is queued in budget_takes, to be taken
+// from (a revert's given back to) its remaining budget in Redis, as a node's lease would. The
+// queue is delivered to Redis when this opens (what a killed run left), after each attributed
+// batch and at Finish(); what Redis refuses stays queued for the next run. The counters are the
+// record of spend and are never behind the conversions; Redis only mirrors it for the leases.
 
 #include <chrono>
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -60,8 +58,10 @@ class CliAttribution final : public ingest::chain::BlockSink, public ingest::Tra
   bool Wants(int64_t project_id, int64_t unix_seconds) const override;
   Status OnImported(std::span<const ingest::chain::ChainInteraction> interactions) override;
 
-  // Cluster mode: writes the billing still pending, trying a few times. Unavailable naming the
-  // spend whose counters could not be written. Embedded: nothing to do.
+  // Cluster mode: delivers the queued budget takes to Redis, trying a few times; what Redis
+  // still refuses is logged with its amount and stays queued for the next run (the nodes may
+  // lease up to that much more meanwhile). Always OK: the conversions and their counters are
+  // committed. Embedded: nothing to do.
   Status Finish();
 
   // Conversions recorded (newly billed) so far.
@@ -70,21 +70,17 @@ class CliAttribution final : public ingest::chain::BlockSink, public ingest::Tra
   explicit CliAttribution(store::Store& store) : store_(store) {}
 
  private:
-  // Billing not yet written (cluster mode), per campaign.
-  struct Pending {
-    store::CampaignCountersRecord counters;  // a delta; campaign_id 0 = nothing pending
-    Micros budget_take = 0;                   // to take from Redis (negative: to give back)
-  };
-
   // Rebuilds the catalog when it is older than kCatalogAge.
   Status Refresh();
   void Attach();
-  // Cluster mode: adds a billed (sign 1) or reverted (-1) conversion to pending_.
-  void Bill(const store::ConversionRecord& c, int sign);
-  // Cluster mode: writes pending_ (counters first, then Redis); what fails stays pending.
-  Status WritePending();
+  // Cluster mode: delivers queued budget takes to Redis (PostgresStore::DrainBudgetTakes) until
+  // the queue is empty or a delivery fails.
+  Status DeliverBudgetTakes();
+  // Whether campaign `id` has a total budget in the current catalog (its takes go to Redis).
+  bool Budgeted(store::Id id) const;
 
   static constexpr std::chrono::seconds kCatalogAge{5};
+  static constexpr int kTakeBatch = 1000;  // budget_takes rows per DrainBudgetTakes
 
   store::Store& store_;
   // Owned in Open/OpenCluster; the references below point at them or at OpenWith's.
@@ -96,7 +92,6 @@ class CliAttribution final : public ingest::chain::BlockSink, public ingest::Tra
   store::ExposureStore* exposures_ = nullptr;
   store::PostgresStore* counters_ = nullptr;       // cluster mode only
   decision::BudgetAuthority* budgets_ = nullptr;   // cluster mode only
-  std::map<store::Id, Pending> pending_;
   Published<decision::Catalog> catalogs_;
   std::unique_ptr<events::ConversionAttributor> attributor_;
   std::chrono::steady_clock::time_point built_{};

@@ -394,7 +394,8 @@ def main():
         assert cli_row() == (2, 6_000_000), cli_row()
         print("conversion attributed and billed by `activity import --database-url`")
         # Redis unreachable: the conversion is recorded and counted in PostgreSQL (the record of
-        # spend), the Redis take is reported with its amount, and the import succeeds.
+        # spend) in one transaction, the Redis take stays queued there and is reported with its
+        # amount, and the import succeeds. The next CLI run delivers the take.
         converter4 = new_wallets(1)[0]
         send_block(url, [(converter4, DEX)])
         wait_for(lambda: n4.serve(key, converter4), 10, "node4 serves the fourth DEX user")
@@ -408,11 +409,19 @@ def main():
                            text=True, env=ENV)
         assert r.returncode == 0, r.stderr
         assert json.loads(r.stdout.strip().splitlines()[-1])["conversions"] == 1, r.stdout
-        assert "spend not taken from the campaign's budget in Redis" in r.stderr, (r.stdout, r.stderr)
-        assert "3000000" in r.stderr, r.stderr
+        assert "not delivered to Redis; they stay queued" in r.stderr, (r.stdout, r.stderr)
+        assert "3000000 micros not delivered" in r.stderr, r.stderr
         assert cli_row() == (3, 9_000_000), cli_row()
         assert remaining_budget() == before
-        print("with Redis down: the conversion counted in PostgreSQL, the Redis take reported")
+        queued = psql(DB, f"SELECT campaign_id, micros FROM budget_takes")
+        assert queued == f"{cpa}|3000000", queued
+        summary = json.loads(cli(os.path.join(tmp, "cli-import4"), "activity", "import", upload))
+        assert summary["conversions"] == 0, summary
+        assert before - remaining_budget() == 3_000_000, (before, remaining_budget())
+        assert psql(DB, "SELECT count(*) FROM budget_takes") == "0"
+        assert cli_row() == (3, 9_000_000), cli_row()
+        print("with Redis down: the conversion counted in PostgreSQL, the Redis take queued and "
+              "delivered by the next run")
         print("cluster indexer ok")
     finally:
         for p in procs + [n.proc for n in nodes]:

@@ -11,6 +11,7 @@
 // calls run on event workers and admin threads, never on an event loop). A lost connection
 // answers Unavailable and is re-established by the next call. Checkpoint() is a no-op.
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -34,6 +35,14 @@ class PostgresEventsStore final : public EventsStore {
   ~PostgresEventsStore() override;
   PostgresEventsStore(const PostgresEventsStore&) = delete;
   PostgresEventsStore& operator=(const PostgresEventsStore&) = delete;
+
+  // Cluster mode's CLI (app::CliAttribution): from now on the conversions this store records
+  // (InsertConversions) are billed in the transaction that records them, and the ones it marks
+  // reorged unbilled in theirs: added to (taken from) the counters row `node_id` of
+  // node_campaign_counters, and, for the campaigns `budgeted` accepts, queued in budget_takes
+  // for Redis (PostgresStore::DrainBudgetTakes). A recorded conversion is never left out of the
+  // counters, whenever the process dies. Call before use; `budgeted` runs on the calling thread.
+  void BillConversionsTo(std::string node_id, std::function<bool(Id campaign)> budgeted);
 
   // EventsStore (store/sql/sql_events.h).
   Result<std::vector<uint8_t>> Secret(std::string_view name,

@@ -1,10 +1,12 @@
 #include "store/postgres/postgres_store.h"
 
+#include <algorithm>
 #include <cstring>
 #include <utility>
 
 #include "store/postgres/detail/pg_connection.h"
 #include "store/postgres/detail/pg_migrations.h"
+#include "store/postgres/detail/pg_node_counters.h"
 #include "store/postgres/detail/pg_sql.h"
 #include "store/postgres/pg_change_feed.h"
 #include "store/sql/detail/counters.h"
@@ -70,9 +72,7 @@ Result<std::unique_ptr<PostgresStore>> PostgresStore::Open(const std::string& ur
 }
 
 namespace {
-constexpr const char* kCounterColumns =
-    "campaign_id, total_spend_micros, impressions, clicks, conversions, day, day_spend_micros, "
-    "hour, hour_spend_micros";
+using pg_detail::kCounterColumns;
 
 Result<std::vector<CampaignCountersRecord>> CounterRows(const PgResult& r) {
   std::vector<CampaignCountersRecord> out;
@@ -91,46 +91,12 @@ Result<std::vector<CampaignCountersRecord>> CounterRows(const PgResult& r) {
 }
 }  // namespace
 
-// How a node's counters row takes a new one: the values themselves (the node's own absolute
-// counters) or added to it (deltas of writers sharing a row). SET expressions read the row as
-// it was before the update.
-constexpr const char* kCountersReplace =
-    "total_spend_micros = excluded.total_spend_micros, "
-    "impressions = excluded.impressions, clicks = excluded.clicks, "
-    "conversions = excluded.conversions, day = excluded.day, "
-    "day_spend_micros = excluded.day_spend_micros, hour = excluded.hour, "
-    "hour_spend_micros = excluded.hour_spend_micros";
-constexpr const char* kCountersAdd =
-    "total_spend_micros = n.total_spend_micros + excluded.total_spend_micros, "
-    "impressions = n.impressions + excluded.impressions, "
-    "clicks = n.clicks + excluded.clicks, "
-    "conversions = n.conversions + excluded.conversions, "
-    "day_spend_micros = CASE WHEN n.day = excluded.day "
-    "THEN n.day_spend_micros + excluded.day_spend_micros "
-    "WHEN n.day < excluded.day THEN excluded.day_spend_micros ELSE n.day_spend_micros END, "
-    "day = GREATEST(n.day, excluded.day), "
-    "hour_spend_micros = CASE WHEN n.hour = excluded.hour "
-    "THEN n.hour_spend_micros + excluded.hour_spend_micros "
-    "WHEN n.hour < excluded.hour THEN excluded.hour_spend_micros ELSE n.hour_spend_micros END, "
-    "hour = GREATEST(n.hour, excluded.hour)";
-
 Status PostgresStore::UpsertNodeCounters(const std::vector<CampaignCountersRecord>& rows,
-                                         const char* on_conflict_set) {
+                                         pg_detail::CountersWrite how) {
   std::lock_guard<std::mutex> lock(mu_);
   PgConnection& c = *conn_;
   ADS_ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(c));
-  const std::string sql = std::string("INSERT INTO node_campaign_counters AS n (node_id, ") +
-                          kCounterColumns +
-                          ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) "
-                          "ON CONFLICT (node_id, campaign_id) DO UPDATE SET " +
-                          on_conflict_set;
-  for (const CampaignCountersRecord& r : rows) {
-    ADS_RETURN_IF_ERROR(
-        c.Exec(sql, {Param(std::string_view(node_id_)), Param(r.campaign_id), Param(r.total_spend),
-                     Param(r.impressions), Param(r.clicks), Param(r.conversions), Param(r.day),
-                     Param(r.day_spend), Param(r.hour), Param(r.hour_spend)})
-            .status());
-  }
+  ADS_RETURN_IF_ERROR(pg_detail::UpsertNodeCounters(c, node_id_, rows, how));
   return txn.Commit();
 }
 
@@ -138,12 +104,57 @@ Status PostgresStore::SaveCampaignCounters(const std::vector<CampaignCountersRec
   if (node_id_.empty()) {
     return runner_.Write(0, [&](sql::Connection& c) { return sql::SaveCounters(c, rows); });
   }
-  return UpsertNodeCounters(rows, kCountersReplace);
+  return UpsertNodeCounters(rows, pg_detail::CountersWrite::kReplace);
 }
 
 Status PostgresStore::AddCampaignCounters(const std::vector<CampaignCountersRecord>& deltas) {
   if (node_id_.empty()) return InternalError("AddCampaignCounters needs a node id");
-  return UpsertNodeCounters(deltas, kCountersAdd);
+  return UpsertNodeCounters(deltas, pg_detail::CountersWrite::kAdd);
+}
+
+Result<size_t> PostgresStore::DrainBudgetTakes(
+    const std::function<Status(Id campaign, Micros micros)>& apply, int limit) {
+  std::lock_guard<std::mutex> lock(mu_);
+  PgConnection& c = *conn_;
+  ADS_ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(c));
+  ADS_ASSIGN_OR_RETURN(PgResult r, c.Exec("SELECT id, campaign_id, micros FROM budget_takes "
+                                          "ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED",
+                                          {Param(int64_t{limit})}));
+  // Per campaign in the order of its oldest row: the sum and the rows it is made of.
+  struct Take {
+    Id campaign = 0;
+    Micros micros = 0;
+    std::vector<int64_t> rows;
+  };
+  std::vector<Take> takes;
+  for (int i = 0; i < r.rows(); ++i) {
+    ADS_ASSIGN_OR_RETURN(int64_t id, r.Int(i, 0));
+    ADS_ASSIGN_OR_RETURN(int64_t campaign, r.Int(i, 1));
+    ADS_ASSIGN_OR_RETURN(int64_t micros, r.Int(i, 2));
+    auto it = std::find_if(takes.begin(), takes.end(),
+                           [&](const Take& t) { return t.campaign == campaign; });
+    if (it == takes.end()) it = takes.insert(takes.end(), Take{.campaign = campaign});
+    it->micros += micros;
+    it->rows.push_back(id);
+  }
+  Status refused;
+  size_t delivered = 0;
+  for (const Take& t : takes) {
+    if (t.micros != 0) refused = apply(t.campaign, t.micros);
+    if (!refused.ok()) break;
+    std::string ids;
+    for (int64_t id : t.rows) {
+      ids += ids.empty() ? '{' : ',';
+      ids += std::to_string(id);
+    }
+    ids += '}';
+    ADS_RETURN_IF_ERROR(
+        c.Exec("DELETE FROM budget_takes WHERE id = ANY($1::bigint[])", {Param(ids)}).status());
+    delivered += t.rows.size();
+  }
+  ADS_RETURN_IF_ERROR(txn.Commit());
+  if (!refused.ok()) return refused;
+  return delivered;
 }
 
 Result<std::vector<CampaignCountersRecord>> PostgresStore::LoadCampaignCounters() {

@@ -9,6 +9,8 @@
 // threads, never on an event loop). A lost connection answers Unavailable and is re-established by
 // the next call.
 
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -27,6 +29,7 @@ namespace adserver::store {
 
 namespace pg_detail {
 class PgConnection;
+enum class CountersWrite : uint8_t;
 }
 
 class PostgresStore final : public InventoryStore,
@@ -184,6 +187,16 @@ class PostgresStore final : public InventoryStore,
   // add; day and hour spend add within the row's period, start over in a newer one, and leave
   // the row's alone for an older one. A delta may be negative (a conversion a reorg reverted).
   Status AddCampaignCounters(const std::vector<CampaignCountersRecord>& deltas);
+  // Delivers the budget takes queued with billed conversions (budget_takes, written by
+  // PostgresEventsStore::BillConversionsTo), oldest first, at most `limit` rows: their sum per
+  // campaign goes to `apply(campaign, micros)` (negative: to give back), and the rows of every
+  // campaign it accepted are deleted, all in one transaction that holds the rows (FOR UPDATE
+  // SKIP LOCKED: concurrent drainers deliver distinct rows). Stops at the first campaign
+  // `apply` refuses and returns its status, after deleting what was delivered before it. A
+  // crash after `apply` and before the commit delivers the rows again: a budget may then look
+  // more spent than it is, never less. Returns the rows delivered.
+  Result<size_t> DrainBudgetTakes(const std::function<Status(Id campaign, Micros micros)>& apply,
+                                  int limit = 1000);
 
   // IdentityStore. Erasures are written under a transaction-scoped advisory lock, so sequence
   // numbers commit in order and a node following the list (ScanErasures after the last seq it
@@ -206,10 +219,9 @@ class PostgresStore final : public InventoryStore,
   };
 
   explicit PostgresStore(std::unique_ptr<pg_detail::PgConnection> conn);
-  // This node's rows of node_campaign_counters upserted in one transaction, an existing row
-  // (aliased `n`) updated by `on_conflict_set`.
+  // This node's rows of node_campaign_counters upserted in one transaction.
   Status UpsertNodeCounters(const std::vector<CampaignCountersRecord>& rows,
-                            const char* on_conflict_set);
+                            pg_detail::CountersWrite how);
 
   std::mutex mu_;
   std::unique_ptr<pg_detail::PgConnection> conn_;  // guarded by mu_

@@ -607,8 +607,16 @@ Result<Id> InsertConversion(Statement& ins, const ConversionRecord& r, int64_t n
   return Id{ins.Int(0)};
 }
 
+// Runs `billing` (SqlEvents::ConversionBilling) over `rows` when there are any.
+Status Bill(const SqlEvents::ConversionBilling& billing, Connection& c,
+            std::span<const ConversionRecord> rows, int sign) {
+  if (!billing || rows.empty()) return OkStatus();
+  return billing(c, rows, sign);
+}
+
 Result<std::vector<ConversionRecord>> InsertConversionRows(
-    Connection& c, std::span<const ConversionCandidate> candidates, int64_t now) {
+    Connection& c, std::span<const ConversionCandidate> candidates, int64_t now,
+    const SqlEvents::ConversionBilling& billing) {
   ADS_RETURN_IF_ERROR(WriterLock(c, WriterLockKey::kConversions));
   ADS_ASSIGN_OR_RETURN(ConversionStatements s, PrepareConversionStatements(c));
   std::vector<ConversionRecord> inserted;
@@ -624,13 +632,15 @@ Result<std::vector<ConversionRecord>> InsertConversionRows(
     inserted.push_back(std::move(stored));
   }
   ADS_RETURN_IF_ERROR(AddToRollups(c, rollups));
+  ADS_RETURN_IF_ERROR(Bill(billing, c, inserted, 1));
   return inserted;
 }
 
 // Marks `rows` reorged at `now` (those still billed) and takes them out of the rollups; returns
 // the ones it marked.
 Result<std::vector<ConversionRecord>> MarkReorged(Connection& c, std::vector<ConversionRecord> rows,
-                                                  int64_t now) {
+                                                  int64_t now,
+                                                  const SqlEvents::ConversionBilling& billing) {
   ADS_ASSIGN_OR_RETURN(Statement up,
                        c.Prepare("UPDATE conversions SET status = 'reorged', reverted_at = ?2 "
                                  "WHERE id = ?1 AND status = 'billed'"));
@@ -644,6 +654,7 @@ Result<std::vector<ConversionRecord>> MarkReorged(Connection& c, std::vector<Con
     reverted.push_back(std::move(r));
   }
   ADS_RETURN_IF_ERROR(AddToRollups(c, rollups));
+  ADS_RETURN_IF_ERROR(Bill(billing, c, reverted, -1));
   return reverted;
 }
 
@@ -652,7 +663,7 @@ Result<std::vector<ConversionRecord>> MarkReorged(Connection& c, std::vector<Con
 Result<std::vector<ConversionRecord>> SqlEvents::InsertConversions(
     std::span<const ConversionCandidate> candidates, int64_t now) {
   return Transact<std::vector<ConversionRecord>>(
-      runner_, true, [&](Connection& c) { return InsertConversionRows(c, candidates, now); });
+      runner_, true, [&](Connection& c) { return InsertConversionRows(c, candidates, now, billing_); });
 }
 
 Result<std::vector<ConversionRecord>> SqlEvents::RevertConversions(
@@ -671,7 +682,7 @@ Result<std::vector<ConversionRecord>> SqlEvents::RevertConversions(
             .BindBlob(3, block_hash.data(), block_hash.size());
         ADS_ASSIGN_OR_RETURN(std::vector<ConversionRecord> billed,
                              ReadRows<ConversionRecord>(sel, ReadConversion));
-        return MarkReorged(c, std::move(billed), now);
+        return MarkReorged(c, std::move(billed), now, billing_);
       });
 }
 
@@ -710,7 +721,7 @@ Result<std::vector<ConversionRecord>> SqlEvents::RevertReplacedConversions(
   return Transact<std::vector<ConversionRecord>>(
       runner_, true, [&](Connection& c) -> Result<std::vector<ConversionRecord>> {
         ADS_RETURN_IF_ERROR(WriterLock(c, WriterLockKey::kConversions));
-        return MarkReorged(c, std::move(candidates), now);
+        return MarkReorged(c, std::move(candidates), now, billing_);
       });
 }
 

@@ -20,10 +20,12 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "store/events_store.h"
@@ -39,7 +41,18 @@ inline constexpr const char* kClickRollupMark = "clicks_rolled_up_to";
 
 class SqlEvents {
  public:
+  // Runs in the transaction that records conversions (sign 1: InsertConversions, the ones it
+  // inserted) or marks them reorged (sign -1: the Revert calls, the ones it marked), after their
+  // rows are written and before the commit; a failure rolls the whole transaction back. Not
+  // called with an empty span.
+  using ConversionBilling =
+      std::function<Status(Connection&, std::span<const ConversionRecord>, int sign)>;
+
   explicit SqlEvents(Runner& runner) : runner_(runner) {}
+
+  // Sets the billing step above (the cluster CLI's, PostgresEventsStore::BillConversionsTo).
+  // Call before use.
+  void SetConversionBilling(ConversionBilling billing) { billing_ = std::move(billing); }
 
   Result<std::vector<uint8_t>> Secret(std::string_view name, std::span<const uint8_t> candidate);
   Status InsertClicks(std::span<ClickRecord> rows);
@@ -67,6 +80,7 @@ class SqlEvents {
 
  private:
   Runner& runner_;
+  ConversionBilling billing_;
 };
 
 }  // namespace adserver::store::sql

@@ -7,12 +7,14 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <map>
 #include <set>
 #include <thread>
 #include <vector>
 
 #include "store/postgres/detail/pg_connection.h"
 #include "store/postgres/detail/pg_migrations.h"
+#include "store/postgres/postgres_events_store.h"
 #include "support/postgres/test_database.h"
 
 namespace adserver::store {
@@ -174,6 +176,113 @@ TEST_F(PostgresStoreTest, WritersSharingANodeIdAddTheirDeltasAndOtherNodesSeeThe
   auto unnamed = PostgresStore::Open(db_.url());
   ASSERT_TRUE(unnamed.ok());
   EXPECT_FALSE((*unnamed)->AddCampaignCounters({expected}).ok()) << "a node id is needed";
+}
+
+// The cluster CLI's conversions (PostgresEventsStore::BillConversionsTo): billed in the
+// transaction that records them, unbilled in the one that reverts them, and the Redis takes
+// queued for DrainBudgetTakes.
+ConversionCandidate CliConversion(uint8_t tx, Id campaign) {
+  ConversionCandidate c;
+  ConversionRecord& r = c.record;
+  r.campaign_id = campaign;
+  r.ad_id = 20;
+  r.publisher_id = 1;
+  r.person = tx;
+  r.chain_id = 1;
+  r.tx_hash[0] = tx;
+  r.block_number = 100 + tx;
+  r.block_hash[0] = tx;
+  r.block_time = 1'700'000'000;
+  r.touched_at = r.block_time - 60;
+  r.price = 3'000'000;
+  c.window_seconds = 14 * 86400;
+  return c;
+}
+
+TEST_F(PostgresStoreTest, TheCliBillsConversionsInTheTransactionThatRecordsThem) {
+  constexpr int64_t kNow = 1'700'000'100;
+  auto events = PostgresEventsStore::Open(db_.url());
+  ASSERT_TRUE(events.ok()) << events.status().message();
+  (*events)->BillConversionsTo("(cli)", [](Id campaign) { return campaign != 11; });
+  auto conn = PgConnection::Open(db_.url());
+  ASSERT_TRUE(conn.ok());
+  const auto counters = [&](Id campaign) {
+    auto r = (*conn)->Exec("SELECT conversions, total_spend_micros, day_spend_micros FROM "
+                           "node_campaign_counters WHERE node_id = '(cli)' AND campaign_id = $1",
+                           {pg_detail::Param(campaign)});
+    EXPECT_TRUE(r.ok()) << r.status().message();
+    if (!r.ok() || r->rows() == 0) return std::vector<int64_t>{};
+    return std::vector<int64_t>{*r->Int(0, 0), *r->Int(0, 1), *r->Int(0, 2)};
+  };
+  const auto queued = [&] {
+    auto r = (*conn)->Exec("SELECT campaign_id, micros FROM budget_takes ORDER BY id");
+    EXPECT_TRUE(r.ok());
+    std::vector<std::pair<int64_t, int64_t>> out;
+    for (int i = 0; r.ok() && i < r->rows(); ++i) out.emplace_back(*r->Int(i, 0), *r->Int(i, 1));
+    return out;
+  };
+
+  auto first = (*events)->InsertConversions(
+      std::vector{CliConversion(1, 10), CliConversion(2, 11), CliConversion(3, 12)}, kNow);
+  ASSERT_TRUE(first.ok()) << first.status().message();
+  ASSERT_EQ(first->size(), 3u);
+  EXPECT_EQ(counters(10), (std::vector<int64_t>{1, 3'000'000, 3'000'000}));
+  EXPECT_EQ(counters(11), (std::vector<int64_t>{1, 3'000'000, 3'000'000}));
+  // Campaign 11 has no total budget: nothing for Redis.
+  EXPECT_EQ(queued(), (std::vector<std::pair<int64_t, int64_t>>{{10, 3'000'000}, {12, 3'000'000}}));
+
+  // A conversion already recorded is skipped and billed nothing.
+  auto again = (*events)->InsertConversions(std::vector{CliConversion(1, 10)}, kNow);
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->empty());
+  EXPECT_EQ(counters(10), (std::vector<int64_t>{1, 3'000'000, 3'000'000}));
+  EXPECT_EQ(queued().size(), 2u);
+
+  // A reorg takes campaign 10's conversion back, with its spend and its take.
+  std::array<uint8_t, 32> hash{};
+  hash[0] = 1;
+  auto reverted = (*events)->RevertConversions(1, 101, hash, kNow + 5);
+  ASSERT_TRUE(reverted.ok()) << reverted.status().message();
+  ASSERT_EQ(reverted->size(), 1u);
+  EXPECT_EQ(counters(10), (std::vector<int64_t>{0, 0, 0}));
+  EXPECT_EQ(queued().back(), (std::pair<int64_t, int64_t>{10, -3'000'000}));
+
+  // When the billing cannot be written, the conversion is not recorded either.
+  ASSERT_TRUE((*conn)->ExecScript("ALTER TABLE budget_takes RENAME TO budget_takes_away").ok());
+  auto refused = (*events)->InsertConversions(std::vector{CliConversion(4, 10)}, kNow);
+  EXPECT_FALSE(refused.ok());
+  auto last = (*events)->LastConversionId();
+  ASSERT_TRUE(last.ok());
+  EXPECT_EQ(*last, first->back().id);
+  EXPECT_EQ(counters(10), (std::vector<int64_t>{0, 0, 0}));
+  ASSERT_TRUE((*conn)->ExecScript("ALTER TABLE budget_takes_away RENAME TO budget_takes").ok());
+  auto retried = (*events)->InsertConversions(std::vector{CliConversion(4, 10)}, kNow);
+  ASSERT_TRUE(retried.ok()) << retried.status().message();
+  EXPECT_EQ(retried->size(), 1u);
+  EXPECT_EQ(counters(10), (std::vector<int64_t>{1, 3'000'000, 3'000'000}));
+
+  // Delivery: summed per campaign, in the order of each campaign's oldest row; a campaign the
+  // taker refuses stops the drain and keeps its rows, what was delivered before it is gone.
+  auto store = PostgresStore::Open(db_.url());
+  ASSERT_TRUE(store.ok());
+  std::vector<std::pair<Id, Micros>> applied;
+  auto drained = (*store)->DrainBudgetTakes([&](Id campaign, Micros micros) -> Status {
+    if (campaign == 12) return UnavailableError("redis down");
+    applied.emplace_back(campaign, micros);
+    return OkStatus();
+  });
+  EXPECT_EQ(drained.status().code(), Code::kUnavailable);
+  EXPECT_EQ(applied, (std::vector<std::pair<Id, Micros>>{{10, 3'000'000}}));
+  EXPECT_EQ(queued(), (std::vector<std::pair<int64_t, int64_t>>{{12, 3'000'000}}));
+  applied.clear();
+  drained = (*store)->DrainBudgetTakes([&](Id campaign, Micros micros) -> Status {
+    applied.emplace_back(campaign, micros);
+    return OkStatus();
+  });
+  ASSERT_TRUE(drained.ok()) << drained.status().message();
+  EXPECT_EQ(*drained, 1u);
+  EXPECT_EQ(applied, (std::vector<std::pair<Id, Micros>>{{12, 3'000'000}}));
+  EXPECT_TRUE(queued().empty());
 }
 
 TEST(PostgresStoreOpenTest, AnUnreachableServerIsUnavailableAndABadUrlInvalid) {

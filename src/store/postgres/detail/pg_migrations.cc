@@ -576,6 +576,18 @@ INSERT INTO exposure_sweeps (id, started_at) VALUES (1, 0);
 -- Conversions a reorg took back, by when (SqlEvents::ReorgedConversionsSince), as in SQLite.
 CREATE INDEX conversions_reorged ON conversions (reverted_at, id) WHERE status = 'reorged';
 )sql"},
+    {11, R"sql(
+-- Budget takes the CLI owes Redis for the conversions it billed (PostgresEventsStore::
+-- BillConversionsTo): written in the transaction that records (or reverts) the conversions,
+-- deleted once Redis has taken (given back) the amount (PostgresStore::DrainBudgetTakes). A
+-- killed CLI leaves them here for the next one.
+CREATE TABLE budget_takes (
+  id          bigserial PRIMARY KEY,
+  campaign_id bigint NOT NULL,
+  micros      bigint NOT NULL,
+  recorded_at bigint NOT NULL
+);
+)sql"},
 };
 
 // ApplyMigrations skips versions up to the database's: an entry out of order would never run.

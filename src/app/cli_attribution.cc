@@ -2,6 +2,7 @@
 
 #include <thread>
 
+#include "app/budget_takes.h"
 #include "app/server.h"
 #include "common/clock.h"
 #include "common/log.h"
@@ -84,25 +85,7 @@ bool CliAttribution::Budgeted(store::Id id) const {
 }
 
 Status CliAttribution::DeliverBudgetTakes() {
-  const auto apply = [this](store::Id campaign, Micros micros) -> Status {
-    Status st;
-    if (micros < 0) {
-      st = budgets_->Give(campaign, -micros);
-    } else {
-      // Less than asked (the budget ran out meanwhile) is overspend of conversions already
-      // made; NotFound (Redis lost the key) leaves it to the next seed, from the counters.
-      Result<Micros> took = budgets_->Take(campaign, micros);
-      if (!took.ok() && took.status().code() != Code::kNotFound) st = took.status();
-    }
-    if (st.ok()) return st;
-    return Status(st.code(), "campaign " + std::to_string(campaign) + ": " +
-                                 std::to_string(micros) + " micros not delivered: " +
-                                 st.message());
-  };
-  for (;;) {
-    ADS_ASSIGN_OR_RETURN(size_t delivered, counters_->DrainBudgetTakes(apply, kTakeBatch));
-    if (delivered < static_cast<size_t>(kTakeBatch)) return OkStatus();
-  }
+  return app::DeliverBudgetTakes(*counters_, *budgets_);
 }
 
 Status CliAttribution::Finish() {

@@ -18,7 +18,8 @@
 // rows within a second, and a budgeted campaign's price is queued in budget_takes, to be taken
 // from (a revert's given back to) its remaining budget in Redis, as a node's lease would. The
 // queue is delivered to Redis when this opens (what a killed run left), after each attributed
-// batch and at Finish(); what Redis refuses stays queued for the next run. The counters are the
+// batch and at Finish(); what Redis refuses stays queued for the next run or for the nodes,
+// which deliver the queue too (app/budget_takes.h). The counters are the
 // record of spend and are never behind the conversions; Redis only mirrors it for the leases.
 
 #include <chrono>
@@ -59,9 +60,9 @@ class CliAttribution final : public ingest::chain::BlockSink, public ingest::Tra
   Status OnImported(std::span<const ingest::chain::ChainInteraction> interactions) override;
 
   // Cluster mode: delivers the queued budget takes to Redis, trying a few times; what Redis
-  // still refuses is logged with its amount and stays queued for the next run (the nodes may
-  // lease up to that much more meanwhile). Always OK: the conversions and their counters are
-  // committed. Embedded: nothing to do.
+  // still refuses is logged with its amount and stays queued for a node's sync thread or the
+  // next run (until then the nodes may lease up to that much more). Always OK: the conversions
+  // and their counters are committed. Embedded: nothing to do.
   Status Finish();
 
   // Conversions recorded (newly billed) so far.
@@ -80,7 +81,6 @@ class CliAttribution final : public ingest::chain::BlockSink, public ingest::Tra
   bool Budgeted(store::Id id) const;
 
   static constexpr std::chrono::seconds kCatalogAge{5};
-  static constexpr int kTakeBatch = 1000;  // budget_takes rows per DrainBudgetTakes
 
   store::Store& store_;
   // Owned in Open/OpenCluster; the references below point at them or at OpenWith's.

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "app/budget_takes.h"
 #include "common/log.h"
 #include "common/thread_setup.h"
 
@@ -13,6 +14,9 @@ namespace adserver::app {
 namespace {
 // The other nodes' counters are read this often (they flush theirs every second).
 constexpr int64_t kOthersEverySeconds = 1;
+// The CLI's queued budget takes (app/budget_takes.h) are delivered this often: one indexed read
+// of an (almost always) empty table per node.
+constexpr int64_t kTakesEverySeconds = 5;
 }  // namespace
 
 std::string DefaultNodeId(const std::string& listen) {
@@ -117,6 +121,21 @@ void ClusterNode::ReadOtherNodes(int64_t now) {
   }
 }
 
+void ClusterNode::DeliverQueuedTakes(int64_t now) {
+  if (now - takes_delivered_at_ < kTakesEverySeconds) return;
+  takes_delivered_at_ = now;
+  Status delivered = DeliverBudgetTakes(*counters_, *authority_);
+  if (delivered.ok() != takes_ok_) {
+    takes_ok_ = delivered.ok();
+    if (takes_ok_) {
+      ADS_LOG(info, "the CLI's queued budget takes are delivered to Redis again");
+    } else {
+      ADS_LOG(warn, "the CLI's queued budget takes not delivered to Redis; retrying", "status",
+              delivered);
+    }
+  }
+}
+
 void ClusterNode::SyncNow() {
   const int64_t now = clock_.NowSeconds();
   ReadOtherNodes(now);
@@ -146,6 +165,7 @@ void ClusterNode::RunSync() {
       RefillLeases(now);
       last_leases = tick;
     }
+    DeliverQueuedTakes(now);
     if (deliver_buffered_) deliver_buffered_();
     if (activity_prune_ && now - pruned_at_ >= 3600) {
       pruned_at_ = now;

@@ -98,6 +98,8 @@ class ClusterNode {
   void RefillLeases(int64_t now);
   void SyncCaps(int64_t now);
   void ReadOtherNodes(int64_t now);
+  // Delivers the CLI's queued budget takes (app/budget_takes.h) every few seconds.
+  void DeliverQueuedTakes(int64_t now);
   void Note(std::atomic<bool>& ok, const char* engine, const char* what, const Status& status);
 
   const store::ClusterOptions options_;
@@ -115,6 +117,8 @@ class ClusterNode {
   // Total budget each campaign was leased under: a changed budget is seeded again.
   std::unordered_map<int64_t, Micros> leased_budgets_;  // sync thread only
   int64_t others_read_at_ = 0;                          // sync thread only
+  int64_t takes_delivered_at_ = 0;                      // sync thread only
+  bool takes_ok_ = true;                                // sync thread only
 
   std::atomic<bool> postgres_ok_{true};
   std::atomic<bool> redis_ok_{true};

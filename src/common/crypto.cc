@@ -34,7 +34,11 @@ EVP_MD_CTX* ThreadDigestContext() {
 
 }  // namespace
 
-bool InitCrypto() { return sodium_init() >= 0; }
+// sodium_init takes a lock on every call: once per process is enough.
+bool InitCrypto() {
+  static const bool ok = sodium_init() >= 0;
+  return ok;
+}
 
 Sha256Digest Sha256(std::string_view data) {
   Sha256Digest out;

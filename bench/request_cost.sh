@@ -96,7 +96,8 @@ done
 if command -v nginx >/dev/null; then
   key=$(cat "$data/bench-key.txt")
   body=$(sample_ad_body "$port" "$key" "$data" "$work/sample.json")
-  kill "$server_pid" && wait "$server_pid" 2>/dev/null || true
+  kill "$server_pid"
+  wait "$server_pid" 2>/dev/null || true
   server_pid=""
   nport=$(free_port)
   write_nginx_conf "$work/nginx" "$nport" "$body"

@@ -1,6 +1,7 @@
 // What only the PostgreSQL adapter has to get right (the shared behaviour is in
 // store_contract_test.cc): nodes migrating one database at once, erasure writers on several
-// nodes with a follower that must miss none, and a connection the server drops.
+// nodes with a follower that must miss none, a connection the server drops, and the cluster
+// CLI's conversions billed in their own transaction with the Redis takes they queue.
 
 #include "store/postgres/postgres_store.h"
 
@@ -12,10 +13,13 @@
 #include <thread>
 #include <vector>
 
+#include "app/budget_takes.h"
 #include "store/postgres/detail/pg_connection.h"
 #include "store/postgres/detail/pg_migrations.h"
 #include "store/postgres/postgres_events_store.h"
+#include "store/redis/redis_budget_authority.h"
 #include "support/postgres/test_database.h"
+#include "support/redis/test_redis.h"
 
 namespace adserver::store {
 namespace {
@@ -283,6 +287,63 @@ TEST_F(PostgresStoreTest, TheCliBillsConversionsInTheTransactionThatRecordsThem)
   EXPECT_EQ(*drained, 1u);
   EXPECT_EQ(applied, (std::vector<std::pair<Id, Micros>>{{12, 3'000'000}}));
   EXPECT_TRUE(queued().empty());
+}
+
+// app::DeliverBudgetTakes over a real PostgreSQL queue and a real Redis: takes and gives summed
+// per campaign, a campaign Redis does not know left to its seed, and a Redis that cannot be
+// reached keeping the queue and naming the amount.
+TEST_F(PostgresStoreTest, QueuedBudgetTakesReachRedisOnce) {
+  adserver::testing::TestRedis redis;
+  if (!redis.error().empty()) FAIL() << redis.error();
+  if (!redis.skip_reason().empty()) GTEST_SKIP() << redis.skip_reason();
+  constexpr int64_t kNow = 1'700'000'100;
+  auto events = PostgresEventsStore::Open(db_.url());
+  ASSERT_TRUE(events.ok()) << events.status().message();
+  (*events)->BillConversionsTo("(cli)", [](Id) { return true; });
+  auto queue = PostgresStore::Open(db_.url());
+  ASSERT_TRUE(queue.ok());
+  auto budgets = RedisBudgetAuthority::Open(redis.url(), redis.prefix());
+  ASSERT_TRUE(budgets.ok()) << budgets.status().message();
+  ASSERT_TRUE(*(*budgets)->Seed(10, 10'000'000));
+  const auto queued = [&] {
+    auto conn = PgConnection::Open(db_.url());
+    auto r = (*conn)->Exec("SELECT count(*) FROM budget_takes");
+    return r.ok() ? *r->Int(0, 0) : -1;
+  };
+
+  // Two conversions of campaign 10, one reverted; one of campaign 12, which Redis does not know.
+  ASSERT_TRUE((*events)
+                  ->InsertConversions(std::vector{CliConversion(1, 10), CliConversion(2, 10),
+                                                  CliConversion(3, 12)},
+                                      kNow)
+                  .ok());
+  std::array<uint8_t, 32> hash{};
+  hash[0] = 2;
+  ASSERT_EQ((*events)->RevertConversions(1, 102, hash, kNow + 1)->size(), 1u);
+  ASSERT_EQ(queued(), 4);
+  ASSERT_TRUE(app::DeliverBudgetTakes(**queue, **budgets).ok());
+  EXPECT_EQ(queued(), 0);
+  // Delivered once: a second delivery finds nothing.
+  ASSERT_TRUE(app::DeliverBudgetTakes(**queue, **budgets).ok());
+  // A later revert gives the price back.
+  hash[0] = 1;
+  ASSERT_EQ((*events)->RevertConversions(1, 101, hash, kNow + 2)->size(), 1u);
+
+  // Redis away: the take stays queued and the error names the campaign and the amount.
+  auto away = RedisBudgetAuthority::Open("redis://127.0.0.1:1", redis.prefix(),
+                                         /*wait_for_redis=*/true);
+  ASSERT_TRUE(away.ok()) << away.status().message();
+  Status refused = app::DeliverBudgetTakes(**queue, **away);
+  EXPECT_FALSE(refused.ok());
+  EXPECT_NE(refused.message().find("campaign 10: -3000000 micros not delivered"),
+            std::string::npos)
+      << refused.message();
+  EXPECT_EQ(queued(), 1);
+  ASSERT_TRUE(app::DeliverBudgetTakes(**queue, **budgets).ok());
+  EXPECT_EQ(queued(), 0);
+  // 10 M seeded, 3 M taken for the conversion that stayed, then given back when it was reverted.
+  EXPECT_EQ(*(*budgets)->Take(10, 100'000'000), 10'000'000);
+  EXPECT_EQ((*budgets)->Take(12, 1).status().code(), Code::kNotFound);
 }
 
 TEST(PostgresStoreOpenTest, AnUnreachableServerIsUnavailableAndABadUrlInvalid) {

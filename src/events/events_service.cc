@@ -243,7 +243,10 @@ void EventsService::Start() {
   });
   flusher_ = std::thread([this] {
     NameThisThread("event-rollups");
-    LowerThisThreadPriority();
+    // SCHED_IDLE, not nice: at nice 10 a flush that got the core held it for a scheduler slice
+    // (EEVDF runs a task to its slice before a waking loop preempts it), which set the loops'
+    // p99 (docs/BENCHMARKS.md, eleventh session). Idle, a waking loop takes the core at once.
+    if (!MakeThisThreadIdle()) LowerThisThreadPriority();
     RunFlusher();
   });
 }

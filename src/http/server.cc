@@ -277,6 +277,8 @@ class ServerImpl final : public Server {
   bool stopped_ = false;  // guarded by stop_mu_
   uint16_t port_ = 0;
   std::optional<asio::thread_pool> workers_;
+  // With shedding on: receive timestamps stay on between connections (detail::TimestampKeeper).
+  std::optional<detail::TimestampKeeper> timestamps_;
   // Last: loops (and the sessions their handlers hold) go before anything sessions use.
   std::vector<std::unique_ptr<Loop>> loops_;
 };
@@ -1020,6 +1022,11 @@ Status ServerImpl::Start() {
   ADS_ASSIGN_OR_RETURN(detail::ListenAddress listen, detail::ParseListenAddress(options_.listen));
   tcp::endpoint endpoint(asio::ip::make_address(listen.host), listen.port);
 
+  if (options_.shed_after.count() > 0 && !timestamps_.emplace().ok()) {
+    ADS_LOG(warn, "receive timestamps cannot be kept on; a connection after an idle spell may "
+            "read its first requests unstamped (counted as not waiting)", "error",
+            std::strerror(errno));
+  }
   // 0: one loop per CPU this process may use (affinity mask and cgroup quota), not per host core.
   int loops = options_.io_threads > 0 ? options_.io_threads : UsableCpus();
   loops = std::max(loops, 1);

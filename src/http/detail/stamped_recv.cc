@@ -1,7 +1,9 @@
 #include "http/detail/stamped_recv.h"
 
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -11,6 +13,18 @@ namespace adserver::http::detail {
 bool EnableReceiveTimestamps(int fd) {
   const int on = 1;
   return ::setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on) == 0;
+}
+
+TimestampKeeper::TimestampKeeper() {
+  fd_ = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd_ >= 0 && !EnableReceiveTimestamps(fd_)) {
+    ::close(fd_);
+    fd_ = -1;
+  }
+}
+
+TimestampKeeper::~TimestampKeeper() {
+  if (fd_ >= 0) ::close(fd_);
 }
 
 StampedRecv RecvStamped(int fd, void* data, size_t size) {

@@ -18,6 +18,25 @@ namespace adserver::http::detail {
 // Turns on SO_TIMESTAMPNS for `fd`. False (errno set) if the socket refuses.
 bool EnableReceiveTimestamps(int fd);
 
+// Keeps the kernel's receive timestamping on while it lives (a socket of its own with
+// SO_TIMESTAMPNS). Linux stamps received segments only while some socket asks for it: the first
+// socket to ask turns stamping on, and closing the last one turns it off, each time through a
+// deferred switch of a kernel-wide static key. A connection accepted after every stamped one
+// closed therefore received its first segments unstamped, and each switch patches kernel
+// text. A server that sheds holds one for its lifetime. Best effort: ok() is false if the socket
+// could not be had.
+class TimestampKeeper {
+ public:
+  TimestampKeeper();
+  ~TimestampKeeper();
+  TimestampKeeper(const TimestampKeeper&) = delete;
+  TimestampKeeper& operator=(const TimestampKeeper&) = delete;
+  bool ok() const { return fd_ >= 0; }
+
+ private:
+  int fd_ = -1;
+};
+
 struct StampedRecv {
   // recvmsg's result: bytes read, 0 at end of stream, -1 with `error` (errno) set.
   ssize_t bytes = 0;

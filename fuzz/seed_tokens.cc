@@ -1,7 +1,7 @@
 // Writes the token seeds of fuzz/corpus/identity_cookie and fuzz/corpus/click_token: real
 // values sealed by the production code under fuzz_support.h's fixed keys. Run once by hand
 // (docs/testing.md); its output is checked in:
-//   build-fuzz/fuzz/seed_tokens fuzz/corpus
+//   build-san/fuzz/seed_tokens fuzz/corpus
 
 #include <cstdio>
 #include <fstream>

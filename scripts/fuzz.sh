@@ -5,9 +5,9 @@
 # (docs/testing.md).
 #   scripts/fuzz.sh SECONDS [TARGET...]     (targets: http_request ad_request identity_cookie
 #                                            click_token bulk_import config admin_json)
-# Environment: FUZZ_BUILD_DIR (build-fuzz), FUZZ_JOBS (2, targets run at once), FUZZ_OUT (where
-# corpora, logs and crash inputs go; default $FUZZ_BUILD_DIR/runs/<time>), FUZZ_BUILD_ONLY=1
-# (build the targets, run nothing).
+# Environment: FUZZ_BUILD_DIR (build-san: scripts/test.sh's sanitizer tree), FUZZ_JOBS (2,
+# targets run at once), FUZZ_OUT (where corpora, logs and crash inputs go; default
+# $FUZZ_BUILD_DIR/runs/<time>), FUZZ_BUILD_ONLY=1 (build the targets, run nothing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [[ $# -lt 1 || ! "$1" =~ ^[0-9]+$ ]]; then
@@ -18,14 +18,19 @@ seconds=$1
 shift
 all_targets=(http_request ad_request identity_cookie click_token bulk_import config admin_json)
 targets=("${@:-${all_targets[@]}}")
-build=${FUZZ_BUILD_DIR:-build-fuzz}
+build=${FUZZ_BUILD_DIR:-build-san}
 jobs=${FUZZ_JOBS:-2}
 out=${FUZZ_OUT:-$build/runs/$(date -u +%Y%m%dT%H%M%SZ)}
 
-cmake -S . -B "$build" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Debug -DADSERVER_FUZZ=ON \
-  -DADSERVER_BUILD_TESTS=OFF -DADSERVER_WERROR=ON >/dev/null
+# The same configuration as scripts/test.sh's sanitizer build (whose tree this is by default):
+# clang, ASan + UBSan and libFuzzer's coverage on every library, tests as the tree has them.
+if [[ -f $build/CMakeCache.txt ]] && ! grep -q '^CMAKE_GENERATOR:INTERNAL=Ninja$' "$build/CMakeCache.txt"; then
+  rm -rf "$build/CMakeCache.txt" "$build/CMakeFiles"
+fi
+cmake -S . -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Debug \
+  -DADSERVER_FUZZ=ON -DADSERVER_WERROR=ON >/dev/null
 cmake --build "$build" -j"$jobs" --target $(printf '%s_fuzzer ' "${targets[@]}")
-# FUZZ_BUILD_ONLY=1: only the build (scripts/test.sh builds beside the test suites).
+# FUZZ_BUILD_ONLY=1: only the build.
 [[ "${FUZZ_BUILD_ONLY:-0}" != 1 ]] || exit 0
 mkdir -p "$out"
 out=$(cd "$out" && pwd)

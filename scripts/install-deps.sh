@@ -1,20 +1,33 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages adserver builds, runs and tests with (only what is missing).
+# Installs the Debian 12 packages adserver builds, runs and tests with (only what is missing),
+# and the npm packages of the project registry and of the test tools.
+#   scripts/install-deps.sh            everything scripts/test.sh needs
+#   scripts/install-deps.sh --server   only what building and running the server needs (and the
+#                                      registry lists the demo imports): scripts/demo.sh
 set -euo pipefail
+scope=all
+[[ ${1:-} != --server ]] || scope=server
+# The server: compiler, build tools, the libraries it links, Chart.js for the console.
 packages=(
-  build-essential cmake pkg-config git ca-certificates
-  libboost1.81-dev libsimdjson-dev libsqlite3-dev sqlite3 libsodium-dev libssl-dev libspdlog-dev libfmt-dev
-  libcli11-dev nlohmann-json3-dev libtomlplusplus-dev libgtest-dev libgmock-dev libbenchmark-dev
-  liblmdb-dev lmdb-utils zlib1g-dev libre2-dev
-  clang libclang-rt-14-dev  # fuzz targets (scripts/fuzz.sh): clang with libFuzzer
+  build-essential cmake ninja-build pkg-config git ca-certificates
+  libboost1.81-dev libsimdjson-dev libsqlite3-dev libsodium-dev libssl-dev libspdlog-dev libfmt-dev
+  libcli11-dev nlohmann-json3-dev libtomlplusplus-dev liblmdb-dev zlib1g-dev libre2-dev
+  libpq-dev libhiredis-dev  # the PostgreSQL and Redis adapters (cluster mode) are always built
   libjs-chart.js
-  postgresql-15 libpq-dev  # the PostgreSQL adapter (cluster mode) and its tests (tests/support/postgres.sh)
-  redis-server libhiredis-dev  # the Redis adapter (cluster mode) and its tests (tests/support/redis.sh)
-  curl wrk nginx-light python3 python3-jsonschema python3-yaml
-  chromium
-  systemd  # systemd-analyze verify of the packaged unit (scripts/package-test.sh)
-  prometheus  # promtool check metrics and a real scrape in tests/integration/metrics_test.cc
 )
+if [[ $scope == all ]]; then
+  packages+=(
+    ccache  # scripts/test.sh builds through it where a cache survives between runs
+    sqlite3 lmdb-utils libgtest-dev libgmock-dev libbenchmark-dev
+    clang libclang-rt-14-dev  # the sanitizer build: clang with ASan, UBSan and libFuzzer
+    postgresql-15  # the PostgreSQL adapter's tests (tests/support/postgres.sh)
+    redis-server  # the Redis adapter's tests (tests/support/redis.sh)
+    curl wrk nginx-light python3 python3-jsonschema python3-yaml
+    chromium
+    systemd  # systemd-analyze verify of the packaged unit (scripts/package-test.sh)
+    prometheus  # promtool check metrics and a real scrape in tests/integration/metrics_test.cc
+  )
+fi
 # Node.js and npm only for test tooling and data packages; keep an existing installation
 # (e.g. a newer Node from another source) instead of pulling Debian's.
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
@@ -38,6 +51,8 @@ if [[ "$(cat "$registry_dir/out/.stamp" 2>/dev/null)" != "$registry_stamp" ]]; t
   (cd "$registry_dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error &&
     rm -rf out && node export.js && echo "$registry_stamp" >out/.stamp)
 fi
+
+[[ $scope == all ]] || exit 0
 
 # Browser test driver (tests/browser): npm playwright-core only, never `npx playwright install`.
 browser_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/tests/browser"

@@ -12,6 +12,7 @@
 
 #include "admin/authenticator.h"
 #include "admin/detail/guard.h"
+#include "admin/detail/event_text.h"
 #include "admin/detail/json_fields.h"
 #include "admin/detail/records_json.h"
 #include "common/address.h"
@@ -650,27 +651,7 @@ constexpr std::string_view kActivityTypes[] = {"application/x-ndjson",
                                                "application/x-gzip",
                                                "application/octet-stream"};
 
-std::string PercentDecode(std::string_view s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size()) {
-      auto hex = [](char c) {
-        return c >= '0' && c <= '9'   ? c - '0'
-               : c >= 'a' && c <= 'f' ? c - 'a' + 10
-               : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                      : -1;
-      };
-      int hi = hex(s[i + 1]), lo = hex(s[i + 2]);
-      if (hi >= 0 && lo >= 0) {
-        out += static_cast<char>(hi * 16 + lo);
-        i += 2;
-        continue;
-      }
-    }
-    out += s[i] == '+' ? ' ' : s[i];
-  }
-  return out;
-}
+using detail::PercentDecode;
 
 // Reads ?map=ROLE=COL[,COL] (repeatable), ?chain_id=N and ?force=true into `upload`.
 Status ReadActivityQuery(std::string_view query, ActivityUpload& upload) {

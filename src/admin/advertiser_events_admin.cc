@@ -24,13 +24,13 @@ using detail::ParseTimeOrDate;
 using detail::PercentDecode;
 using detail::PersonText;
 
-constexpr int kDefaultLimit = 100;
-constexpr int kMaxLimit = 1000;
+using detail::kDefaultEventLimit;
+using detail::kMaxEventLimit;
 
 // The query string of both listings (`counts`: the counts route, which takes only the ids).
 Result<store::AdvertiserEventQuery> ParseQuery(std::string_view query, bool counts) {
   store::AdvertiserEventQuery q;
-  q.limit = kDefaultLimit;
+  q.limit = kDefaultEventLimit;
   std::vector<FieldError> errors;
   const std::string allowed =
       counts ? "campaignId, communityId" : "campaignId, communityId, from, to, cursor, limit";
@@ -62,8 +62,8 @@ Result<store::AdvertiserEventQuery> ParseQuery(std::string_view query, bool coun
       }
     } else if (!counts && name == "limit") {
       std::optional<int64_t> limit = ParsePositiveInt(value);
-      if (!limit || *limit > kMaxLimit) {
-        errors.push_back({"limit", "must be 1 to " + std::to_string(kMaxLimit)});
+      if (!limit || *limit > kMaxEventLimit) {
+        errors.push_back({"limit", "must be 1 to " + std::to_string(kMaxEventLimit)});
       } else {
         q.limit = static_cast<int>(*limit);
       }

@@ -25,13 +25,13 @@ using detail::ParseTimeOrDate;
 using detail::PercentDecode;
 using detail::PersonText;
 
-constexpr int kDefaultLimit = 100;
-constexpr int kMaxLimit = 1000;
+using detail::kDefaultEventLimit;
+using detail::kMaxEventLimit;
 
 // The listing's query string; errors name the parameter.
 Result<store::EventQuery> ParseEventQuery(std::string_view query) {
   store::EventQuery q;
-  q.limit = kDefaultLimit;
+  q.limit = kDefaultEventLimit;
   std::vector<FieldError> errors;
   while (!query.empty()) {
     std::string_view pair = query.substr(0, query.find('&'));
@@ -62,8 +62,8 @@ Result<store::EventQuery> ParseEventQuery(std::string_view query) {
       }
     } else if (name == "limit") {
       std::optional<int64_t> limit = ParsePositiveInt(value);
-      if (!limit || *limit > kMaxLimit) {
-        errors.push_back({"limit", "must be 1 to " + std::to_string(kMaxLimit)});
+      if (!limit || *limit > kMaxEventLimit) {
+        errors.push_back({"limit", "must be 1 to " + std::to_string(kMaxEventLimit)});
       } else {
         q.limit = static_cast<int>(*limit);
       }

@@ -17,7 +17,7 @@ uint64_t KeyOf(const Address& wallet, int64_t campaign_id) {
 constexpr size_t kBatch = 64;
 
 // Window start (Unix seconds, 32 bits) and count (32 bits).
-uint64_t Pack(int64_t start, uint32_t count) {
+uint64_t PackWindow(int64_t start, uint32_t count) {
   return (static_cast<uint64_t>(static_cast<uint32_t>(start)) << 32) | count;
 }
 int64_t StartOf(uint64_t v) { return static_cast<int64_t>(v >> 32); }
@@ -103,7 +103,7 @@ FrequencyCaps::Entry* FrequencyCaps::Slot(uint64_t key, int64_t now) {
   if (target == nullptr) {
     // Probe window full: evict the entry whose window opened first.
     evictions_.fetch_add(1, std::memory_order_relaxed);
-    oldest->value.store(Pack(now, 0), std::memory_order_relaxed);
+    oldest->value.store(PackWindow(now, 0), std::memory_order_relaxed);
     oldest->key.store(key, std::memory_order_release);
     target = oldest;
   }
@@ -115,7 +115,8 @@ void FrequencyCaps::RecordOne(const Address& wallet, int64_t campaign_id, int32_
   Entry* target = Slot(KeyOf(wallet, campaign_id), now);
   uint64_t v = target->value.load(std::memory_order_relaxed);
   for (;;) {
-    uint64_t next = Open(v, hours, now) ? Pack(StartOf(v), CountOf(v) + 1) : Pack(now, 1);
+    uint64_t next =
+        Open(v, hours, now) ? PackWindow(StartOf(v), CountOf(v) + 1) : PackWindow(now, 1);
     if (target->value.compare_exchange_weak(v, next, std::memory_order_acq_rel)) return;
   }
 }
@@ -128,7 +129,7 @@ void FrequencyCaps::RaiseTo(const Address& wallet, int64_t campaign_id, int32_t 
   for (;;) {
     const bool open = Open(v, hours, now);
     if (open && CountOf(v) >= count) return;
-    uint64_t next = open ? Pack(StartOf(v), count) : Pack(now, count);
+    uint64_t next = open ? PackWindow(StartOf(v), count) : PackWindow(now, count);
     if (target->value.compare_exchange_weak(v, next, std::memory_order_acq_rel)) return;
   }
 }

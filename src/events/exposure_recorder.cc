@@ -10,7 +10,7 @@
 namespace adserver::events {
 namespace {
 
-constexpr int64_t kDay = 86400;
+constexpr int64_t kSecondsPerDay = 86400;
 
 // The wallet's latest interaction (day start, Unix seconds) with any of `projects`; 0 if none.
 int64_t PriorLastSeen(const decision::ActivityIndex& activity, const Address& wallet,
@@ -19,7 +19,7 @@ int64_t PriorLastSeen(const decision::ActivityIndex& activity, const Address& wa
   for (const decision::Interaction& i : activity.Lookup(wallet)) {
     if (std::find(projects.begin(), projects.end(), static_cast<int64_t>(i.project_id)) !=
         projects.end()) {
-      latest = std::max(latest, static_cast<int64_t>(i.last_seen_day) * kDay);
+      latest = std::max(latest, static_cast<int64_t>(i.last_seen_day) * kSecondsPerDay);
     }
   }
   return latest;
@@ -136,7 +136,7 @@ void ExposureRecorder::ExpireStep(std::chrono::steady_clock::time_point now) {
     }
     days = std::min(days, 30);
     sweeping_ = true;
-    sweep_cutoff_ = clock_.NowSeconds() - days * kDay;
+    sweep_cutoff_ = clock_.NowSeconds() - days * kSecondsPerDay;
     sweep_after_.clear();
   }
   Result<store::ExpiryStep> step =

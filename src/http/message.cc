@@ -3,21 +3,12 @@
 #include <cstddef>
 
 #include "common/json_writer.h"
+#include "http/detail/ascii.h"
 
 namespace adserver::http {
 namespace {
 
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    char x = a[i];
-    char y = b[i];
-    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
-    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
-    if (x != y) return false;
-  }
-  return true;
-}
+using detail::EqualsIgnoreCase;
 
 // Headers the server owns; a handler's values for them are ignored.
 bool IsFramingHeader(std::string_view name) {

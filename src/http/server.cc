@@ -35,6 +35,7 @@
 #include "common/metrics_text.h"
 #include "common/thread_setup.h"
 #include "http/detail/admission.h"
+#include "http/detail/ascii.h"
 #include "http/detail/listen_address.h"
 #include "http/detail/request_id.h"
 #include "http/detail/stamped_recv.h"
@@ -106,10 +107,7 @@ Response BusyResponse() {
   return response;
 }
 
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  return beast::iequals(beast::string_view(a.data(), a.size()),
-                        beast::string_view(b.data(), b.size()));
-}
+using detail::EqualsIgnoreCase;
 
 Method ToMethod(bhttp::verb verb) {
   switch (verb) {

@@ -12,6 +12,11 @@
 
 namespace adserver::admin::detail {
 
+// Rows of an event listing (events_admin.cc, advertiser_events_admin.cc): without ?limit, and
+// the most ?limit may ask for.
+inline constexpr int kDefaultEventLimit = 100;
+inline constexpr int kMaxEventLimit = 1000;
+
 // Lower-case hex of `bytes`, no prefix.
 std::string Hex(std::span<const uint8_t> bytes);
 // A decision id (16 bytes) in the 8-4-4-4-12 form a spclid has.

@@ -50,20 +50,13 @@ std::span<const uint8_t> Bytes(const MDB_val& v) {
   return {static_cast<const uint8_t*>(v.mv_data), v.mv_size};
 }
 
-uint32_t DayOf(int64_t unix_seconds) {
-  if (unix_seconds <= 0) return 0;
-  return static_cast<uint32_t>(
-      std::min<int64_t>(unix_seconds / kSecondsPerDay, detail::kMaxStoredDay));
-}
-
-uint32_t Clamp32(int64_t v) {
-  return static_cast<uint32_t>(std::clamp<int64_t>(v, 0, std::numeric_limits<uint32_t>::max()));
-}
+using detail::Clamp32;
+using detail::StoredDay;
 
 decision::Interaction ToInteraction(const ActivityRecord& row) {
   return {.project_id = Clamp32(row.project_id),
           .chain_id = Clamp32(row.chain_id),
-          .last_seen_day = DayOf(row.last_seen),
+          .last_seen_day = StoredDay(row.last_seen),
           .count = Clamp32(row.count)};
 }
 

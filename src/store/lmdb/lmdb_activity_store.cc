@@ -13,14 +13,9 @@ namespace {
 // this many wallets it writes in one transaction, so a failure leaves nothing behind.
 constexpr size_t kMaxAppendWallets = 1'000'000;
 
-// As LmdbActivityIndex::Record converts rows.
-uint32_t Clamp32(int64_t v) {
-  return static_cast<uint32_t>(std::clamp<int64_t>(v, 0, int64_t{UINT32_MAX}));
-}
-uint32_t StoredDay(int64_t unix_seconds) {
-  if (unix_seconds <= 0) return 0;
-  return static_cast<uint32_t>(std::min<int64_t>(unix_seconds / 86400, detail::kMaxStoredDay));
-}
+// Rows are converted as LmdbActivityIndex::Record converts them.
+using detail::Clamp32;
+using detail::StoredDay;
 
 // Rows in ascending wallet order with valid ids (what Record accepts), at most
 // kMaxAppendWallets wallets.

@@ -19,7 +19,7 @@ using pg_detail::PgResult;
 using pg_detail::PgTransaction;
 
 // Rows per insert statement (one transaction however many statements).
-constexpr size_t kRowsPerStatement = 5'000;
+constexpr size_t kExposureRowsPerStatement = 5'000;
 
 // Appends rows given as arrays ($1..$10); a row already there (the same decision) is skipped.
 constexpr std::string_view kInsertSql =
@@ -83,7 +83,7 @@ Result<int64_t> ParseInt(std::string_view text) {
 }
 
 // Postgres array literals of the insert's columns: hex strings (no quoting needed), integers.
-class ArrayParams {
+class ExposureArrayParams {
  public:
   static constexpr size_t kColumns = 10;
   void Add(const ExposureWrite& w) {
@@ -136,9 +136,9 @@ Status PostgresExposureStore::AddExposures(std::span<const ExposureWrite> writes
   if (writes.empty()) return OkStatus();
   std::lock_guard<std::mutex> lock(mu_);
   ADS_ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(*conn_));
-  for (size_t begin = 0; begin < writes.size(); begin += kRowsPerStatement) {
-    ArrayParams params;
-    const size_t end = std::min(writes.size(), begin + kRowsPerStatement);
+  for (size_t begin = 0; begin < writes.size(); begin += kExposureRowsPerStatement) {
+    ExposureArrayParams params;
+    const size_t end = std::min(writes.size(), begin + kExposureRowsPerStatement);
     for (size_t i = begin; i < end; ++i) params.Add(writes[i]);
     ADS_RETURN_IF_ERROR(conn_->Exec(kInsertSql, params.Params()).status());
   }

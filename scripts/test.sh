@@ -94,14 +94,19 @@ ctest_logged() {
   return "${PIPESTATUS[0]}"
 }
 
+# The compiler launcher for the builds: ccache when installed (decided after the install stage,
+# which installs it) unless ADSERVER_CCACHE=0.
 launcher=()
-if [[ ${ADSERVER_CCACHE:-1} != 0 ]] && command -v ccache >/dev/null; then
-  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-else
-  launcher=(-UCMAKE_CXX_COMPILER_LAUNCHER)
-fi
+choose_launcher() {
+  if [[ ${ADSERVER_CCACHE:-1} != 0 ]] && command -v ccache >/dev/null; then
+    launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  else
+    launcher=(-UCMAKE_CXX_COMPILER_LAUNCHER)
+  fi
+}
 
 release_build() {
+  choose_launcher
   # A tree an earlier version configured with another generator is configured anew.
   if [[ -f build/CMakeCache.txt ]] && ! grep -q '^CMAKE_GENERATOR:INTERNAL=Ninja$' build/CMakeCache.txt; then
     rm -rf build/CMakeCache.txt build/CMakeFiles
@@ -123,6 +128,7 @@ release_suite() {
 }
 
 sanitizer_build() {
+  choose_launcher
   cmake -S . -B build-san -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Debug \
     -DADSERVER_FUZZ=ON -DADSERVER_BUILD_TESTS=ON -DADSERVER_WERROR=ON "${launcher[@]}" >/dev/null
   cmake --build build-san -j"$jobs"

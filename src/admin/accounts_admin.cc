@@ -116,8 +116,19 @@ Status AccountsAdminApi::DecodeUser(const std::string& body_text, bool creating,
   reader.ReadString("role", role);
   int64_t publisher_id = user.publisher_id.value_or(0);
   int64_t community_id = user.community_id.value_or(0);
-  reader.ReadInt("publisherId", publisher_id);
-  reader.ReadInt("communityId", community_id);
+  // null clears a tenant (docs/admin-api.md), so a role can change:
+  // {"role":"operator","publisherId":null}.
+  auto read_tenant = [&](const char* key, int64_t& out) {
+    const Json* value = reader.Find(key);
+    if (value != nullptr && value->is_null()) {
+      out = 0;
+    } else if (value != nullptr) {
+      reader.ReadInt(key, out);
+    }
+  };
+  read_tenant("publisherId", publisher_id);
+  read_tenant("communityId", community_id);
+  auto given = [&](const char* key) { return body.contains(key) && !body[key].is_null(); };
   reader.RejectUnknown();
   if (!errors.empty()) return errors.ToStatus();
   if (!ValidEmail(user.email)) errors.Add("email", "must be an email address");
@@ -134,13 +145,13 @@ Status AccountsAdminApi::DecodeUser(const std::string& body_text, bool creating,
   user.community_id = community_id > 0 ? std::optional<store::Id>(community_id) : std::nullopt;
   // Changing the role drops the other role's tenant unless given again.
   if (user.role != store::Role::kPublisher) {
-    if (body.contains("publisherId") && user.role != store::Role::kPublisher) {
+    if (given("publisherId")) {
       errors.Add("publisherId", "only publisher users have a publisherId");
     }
     user.publisher_id.reset();
   }
   if (user.role != store::Role::kAdvertiser) {
-    if (body.contains("communityId")) {
+    if (given("communityId")) {
       errors.Add("communityId", "only advertiser users have a communityId");
     }
     user.community_id.reset();
@@ -426,7 +437,7 @@ http::Response AccountsAdminApi::SignOut(const http::Request& request) {
 }
 
 void AccountsAdminApi::RegisterRoutes(http::Router& router) {
-  http::RouteOptions route{.dispatch = http::Dispatch::kWorker, .max_body_bytes = 64 * 1024};
+  http::RouteOptions route = detail::GuardedRoute(auth_, 64 * 1024);
   using Member = http::Response (AccountsAdminApi::*)(const Principal&, const http::Request&);
   struct Spec {
     http::Method method;
@@ -470,7 +481,7 @@ void AccountsAdminApi::RegisterRoutes(http::Router& router) {
         [this, handler = handler](const http::Request& request) {
           return (this->*handler)(request);
         },
-        route);
+        http::RouteOptions{.dispatch = http::Dispatch::kWorker, .max_body_bytes = 64 * 1024});
   }
 }
 

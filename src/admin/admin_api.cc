@@ -327,6 +327,14 @@ struct AdApi {
     if (review) std::erase_if(ads, [&](const Record& a) { return a.review_status != *review; });
     return ads;
   }
+  // A campaignId filter names one of the caller's campaigns: another community's → 404
+  // (issue 39: was 200 with no ads). An unparsable one is List's 400.
+  static Status CheckFilters(Ctx& ctx, const http::Request& request) {
+    std::optional<std::string_view> filter = QueryParam(request.query, "campaignId");
+    std::optional<store::Id> id = filter ? ParseId(*filter) : std::nullopt;
+    if (!id) return OkStatus();
+    return CheckCampaignFilter(ctx.principal, ctx.store, *id);
+  }
   static void Apply(ObjectReader& r, bool creating, const Aux&, Record& rec) {
     detail::ApplyAd(r, creating, rec);
   }
@@ -381,7 +389,11 @@ struct AdApi {
     if (!errors.empty()) return errors.ToStatus();
     body.erase("reviewStatus");
     body.erase("reviewReason");
-    rec.review_status = ReviewAfterWrite(ctx.principal, requested);
+    AdWrite write{.creating = rec.id == 0, .requested = requested};
+    for (const char* field : {"headline", "content", "ctaUrl", "ctaLabel", "images"}) {
+      write.writes_creative |= body.contains(field);
+    }
+    rec.review_status = ReviewAfterWrite(ctx.principal, write, rec.review_status);
     // A reason explains a rejection; approving or resubmitting clears it.
     rec.review_reason = rec.review_status == store::ReviewStatus::kRejected ? reason : "";
     return OkStatus();
@@ -458,6 +470,9 @@ struct Crud {
   }
 
   static http::Response List(Ctx& ctx, const http::Request& request) {
+    if constexpr (requires { T::CheckFilters(ctx, request); }) {
+      if (Status filters = T::CheckFilters(ctx, request); !filters.ok()) return Fail(filters);
+    }
     Result<std::vector<Record>> records = T::List(ctx.store, request);
     if (!records.ok()) return Fail(records.status());
     // Lists hold the caller's tenant only.
@@ -862,6 +877,7 @@ struct RouteSpec {
   const char* pattern;
   HandlerFn handler;
   Audience audience;  // who may call it (issue 16); handlers narrow to the caller's tenant
+  bool bulk = false;  // a bulk import: bodies up to max_import_body_bytes, else max_body_bytes
 };
 
 using http::Method;
@@ -887,7 +903,7 @@ constexpr RouteSpec kRoutes[] = {
     {Method::kDelete, "/admin/v1/communities/{id}/keys/{keyId}", &RevokeAdvertiserKey,
      Audience::kAdvertiser},
     {Method::kPost, "/admin/v1/projects", &C<ProjectApi>::Create, Audience::kOperator},
-    {Method::kPost, "/admin/v1/projects/import", &ImportProjects, Audience::kOperator},
+    {Method::kPost, "/admin/v1/projects/import", &ImportProjects, Audience::kOperator, true},
     {Method::kGet, "/admin/v1/projects", &C<ProjectApi>::List, Audience::kAnyUser},
     {Method::kGet, "/admin/v1/projects/{id}", &C<ProjectApi>::Get, Audience::kAnyUser},
     {Method::kPatch, "/admin/v1/projects/{id}", &C<ProjectApi>::Patch, Audience::kOperator},
@@ -902,7 +918,7 @@ constexpr RouteSpec kRoutes[] = {
     {Method::kGet, "/admin/v1/ads/{id}", &C<AdApi>::Get, Audience::kAdvertiser},
     {Method::kPatch, "/admin/v1/ads/{id}", &C<AdApi>::Patch, Audience::kAdvertiser},
     {Method::kDelete, "/admin/v1/ads/{id}", &C<AdApi>::Delete, Audience::kAdvertiser},
-    {Method::kPost, "/admin/v1/activity", &ImportActivity, Audience::kOperator},
+    {Method::kPost, "/admin/v1/activity", &ImportActivity, Audience::kOperator, true},
     {Method::kGet, "/admin/v1/activity/{wallet}", &WalletActivity, Audience::kOperator},
     {Method::kPost, "/admin/v1/reload", &Reload, Audience::kOperator},
 };
@@ -918,8 +934,8 @@ AdminApi::AdminApi(store::Store& store, ingest::SnapshotPublisher& snapshots, co
       auth_(auth) {}
 
 void AdminApi::RegisterRoutes(http::Router& router) {
-  http::RouteOptions options{.dispatch = http::Dispatch::kWorker,
-                             .max_body_bytes = options_.max_body_bytes};
+  http::RouteOptions options = detail::GuardedRoute(auth_, options_.max_body_bytes);
+  http::RouteOptions bulk = detail::GuardedRoute(auth_, options_.max_import_body_bytes);
   for (const RouteSpec& route : kRoutes) {
     HandlerFn handler = route.handler;
     router.Add(
@@ -930,7 +946,7 @@ void AdminApi::RegisterRoutes(http::Router& router) {
             return handler(ctx, request);
           });
         },
-        options);
+        route.bulk ? bulk : options);
   }
 }
 

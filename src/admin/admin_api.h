@@ -20,8 +20,12 @@ struct AdminOptions {
   // Bearer token required on every /admin/v1 call. Empty = admin API disabled (routes answer
   // 404 with an error body saying so).
   std::string token;
-  // Largest admin request body (activity NDJSON uploads are large).
-  size_t max_body_bytes = 64 * 1024 * 1024;
+  // Largest admin request body, except the bulk imports' (issue 39: a JSON object for one
+  // record is a few KB; 64 MiB of it only ever cost the server time and memory).
+  size_t max_body_bytes = 1024 * 1024;
+  // Largest body of the bulk imports, POST /admin/v1/activity (NDJSON, CSV, gzip) and
+  // POST /admin/v1/projects/import.
+  size_t max_import_body_bytes = 64 * 1024 * 1024;
   // Largest decompressed activity upload (a gzip body expands): 413 beyond it.
   uint64_t max_decompressed_bytes = uint64_t{1} << 30;
   // Import ledger shared with `adserver activity import` (app sets DATA_DIR/imports.ledger):

@@ -92,15 +92,20 @@ Json EventToJson(const store::AdvertiserEventRecord& e) {
 }  // namespace
 
 AdvertiserEventsAdminApi::AdvertiserEventsAdminApi(store::AdvertiserEventsStore& events,
+                                                   store::InventoryStore& inventory,
                                                    const Authenticator& auth)
-    : events_(events), auth_(auth) {}
+    : events_(events), inventory_(inventory), auth_(auth) {}
 
 namespace {
 
-// An advertiser user's listing is its community's (with a campaignId too: another community's
-// campaign then matches nothing).
-Status Scope(const Principal& caller, store::AdvertiserEventQuery& query) {
+// An advertiser user's listing is its community's; another community's campaignId (or an
+// unknown one) is NotFound (issue 39: was 200 with no rows).
+Status Scope(const Principal& caller, store::InventoryStore& inventory,
+             store::AdvertiserEventQuery& query) {
   if (caller.IsOperator()) return OkStatus();
+  if (query.campaign_id) {
+    ADS_RETURN_IF_ERROR(CheckCampaignFilter(caller, inventory, *query.campaign_id));
+  }
   if (query.community_id) {
     ADS_RETURN_IF_ERROR(CheckCommunity(caller, *query.community_id,
                                        "community " + std::to_string(*query.community_id)));
@@ -115,7 +120,7 @@ http::Response AdvertiserEventsAdminApi::Events(const Principal& caller,
                                                 const http::Request& request) {
   Result<store::AdvertiserEventQuery> query = ParseQuery(request.query, /*counts=*/false);
   if (!query.ok()) return http::ErrorResponse(query.status());
-  Status scoped = Scope(caller, *query);
+  Status scoped = Scope(caller, inventory_, *query);
   if (!scoped.ok()) return http::ErrorResponse(scoped);
   // One more row than asked tells whether a next page exists.
   store::AdvertiserEventQuery probe = *query;
@@ -134,7 +139,7 @@ http::Response AdvertiserEventsAdminApi::Counts(const Principal& caller,
                                                 const http::Request& request) {
   Result<store::AdvertiserEventQuery> query = ParseQuery(request.query, /*counts=*/true);
   if (!query.ok()) return http::ErrorResponse(query.status());
-  Status scoped = Scope(caller, *query);
+  Status scoped = Scope(caller, inventory_, *query);
   if (!scoped.ok()) return http::ErrorResponse(scoped);
   Result<std::vector<store::AdvertiserEventCount>> counts =
       events_.Counts(query->campaign_id, query->community_id);
@@ -152,7 +157,7 @@ http::Response AdvertiserEventsAdminApi::Counts(const Principal& caller,
 }
 
 void AdvertiserEventsAdminApi::RegisterRoutes(http::Router& router) {
-  http::RouteOptions route{.dispatch = http::Dispatch::kWorker, .max_body_bytes = 0};
+  http::RouteOptions route = detail::GuardedRoute(auth_, 0);
   router.Add(
       http::Method::kGet, "/admin/v1/events",
       [this](const http::Request& request) {

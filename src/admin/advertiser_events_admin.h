@@ -3,6 +3,7 @@
 #include "admin/authenticator.h"
 #include "http/router.h"
 #include "store/advertiser_events_store.h"
+#include "store/inventory_store.h"
 
 namespace adserver::admin {
 
@@ -18,8 +19,9 @@ namespace adserver::admin {
 // Thread-safe.
 class AdvertiserEventsAdminApi {
  public:
-  // `events` and `auth` must outlive this object.
-  AdvertiserEventsAdminApi(store::AdvertiserEventsStore& events, const Authenticator& auth);
+  // Every argument must outlive this object; `inventory` finds a campaignId filter's community.
+  AdvertiserEventsAdminApi(store::AdvertiserEventsStore& events, store::InventoryStore& inventory,
+                           const Authenticator& auth);
   void RegisterRoutes(http::Router& router);
 
  private:
@@ -27,6 +29,7 @@ class AdvertiserEventsAdminApi {
   http::Response Counts(const Principal& caller, const http::Request& request);
 
   store::AdvertiserEventsStore& events_;
+  store::InventoryStore& inventory_;
   const Authenticator& auth_;
 };
 

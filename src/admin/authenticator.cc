@@ -33,6 +33,16 @@ std::optional<std::string_view> BearerToken(const http::Request& request) {
   return token;
 }
 
+// "sut_" and kTokenSecretChars letters or digits: what IssueToken hands out.
+bool IsUserTokenShaped(std::string_view token) {
+  if (!token.starts_with(kTokenPrefix) || token.size() != kTokenPrefix.size() + kTokenSecretChars) {
+    return false;
+  }
+  return std::all_of(token.begin() + kTokenPrefix.size(), token.end(), [](char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+  });
+}
+
 // The operator token's key in the per-caller rate table (user ids are positive and smaller).
 constexpr int64_t kOperatorTokenKey = std::numeric_limits<int64_t>::max();
 
@@ -86,7 +96,27 @@ bool Authenticator::Disabled() const {
   if (!options_.token.empty()) return false;
   if (accounts_ == nullptr) return true;
   Result<bool> has_users = accounts_->HasUsers();
+  if (has_users.ok() && *has_users) seen_users_.store(true, std::memory_order_relaxed);
   return has_users.ok() && !*has_users;
+}
+
+std::optional<http::Response> Authenticator::Admit(const http::Request& request) const {
+  if (options_.token.empty() && !seen_users_.load(std::memory_order_relaxed)) return std::nullopt;
+  std::optional<std::string_view> token = BearerToken(request);
+  if (!token) {
+    if (!CookieValue(request, options_.session_cookie).empty()) return std::nullopt;
+    return Unauthorized("missing or invalid admin token");
+  }
+  std::string address_key = "bearer-ip:" + std::string(request.remote_ip);
+  if (int64_t wait = limiter_.RetryAfter(address_key); wait > 0) {
+    return TooManyRequests(wait, "too many invalid admin tokens from this address; retry later");
+  }
+  if (!options_.token.empty() && ConstantTimeEqual(Sha256(*token), token_hash_)) {
+    return std::nullopt;
+  }
+  if (accounts_ != nullptr && IsUserTokenShaped(*token)) return std::nullopt;
+  limiter_.RecordFailure(address_key);
+  return Unauthorized("missing or invalid admin token");
 }
 
 std::optional<Principal> Authenticator::FromBearer(std::string_view token) const {
@@ -94,10 +124,7 @@ std::optional<Principal> Authenticator::FromBearer(std::string_view token) const
   if (!options_.token.empty() && ConstantTimeEqual(hash, token_hash_)) {
     return Principal::OperatorToken();
   }
-  if (accounts_ == nullptr || !token.starts_with(kTokenPrefix) ||
-      token.size() != kTokenPrefix.size() + kTokenSecretChars) {
-    return std::nullopt;
-  }
+  if (accounts_ == nullptr || !IsUserTokenShaped(token)) return std::nullopt;
   Result<std::vector<store::UserTokenRecord>> candidates =
       accounts_->FindTokensByPrefix(token.substr(0, kTokenLookupChars));
   if (!candidates.ok()) {

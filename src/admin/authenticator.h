@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -32,6 +33,15 @@ class Authenticator {
   // Retry-After when the client address has failed bearer tokens too often (the sign-in
   // back-off) or the caller exceeds options().rate_limit_per_second.
   std::variant<Principal, http::Response> Authenticate(const http::Request& request) const;
+
+  // The answer for a request that no body can authenticate, decided from its header alone and
+  // without I/O (issue 39; the server asks before reading the body, RouteOptions::admit): 401
+  // without credentials (no bearer token, no session cookie) or with a bearer token that is
+  // neither the operator token nor shaped as a user token (counted as a failed token, as
+  // Authenticate counts it), 429 while the address backs off. nullopt: read the body, then
+  // Authenticate. While the admin API may still be disabled (no operator token, no user seen
+  // yet) it refuses nothing, as the answer would then be Authenticate's 404.
+  std::optional<http::Response> Admit(const http::Request& request) const;
 
   // A new bearer token for `user` (the secret, shown once, and its stored record). Conflict when
   // the user already holds options().max_tokens_per_user unrevoked tokens.
@@ -68,6 +78,8 @@ class Authenticator {
   store::AccountStore* const accounts_;
   const Clock& clock_;
   Sha256Digest token_hash_{};
+  // Set once Disabled() has seen a user: Admit then knows the API is enabled without I/O.
+  mutable std::atomic<bool> seen_users_{false};
   mutable SignInLimiter limiter_;
   // Per caller: users by id, the operator token as kOperatorTokenKey.
   mutable RateLimiter caller_rates_;

@@ -155,13 +155,7 @@ Status EventsAdminApi::Scope(const Principal& caller, store::EventQuery& query) 
     ADS_CHECK(query.community_id.has_value()) << "advertiser principal without a community";
     return OkStatus();
   }
-  std::string what = "campaign " + std::to_string(*query.campaign_id);
-  Result<store::CampaignRecord> campaign = inventory_.GetCampaign(*query.campaign_id);
-  if (!campaign.ok()) {
-    if (campaign.status().code() == Code::kNotFound) return NotFoundError(what + " not found");
-    return campaign.status();
-  }
-  return CheckCommunity(caller, campaign->community_id, what);
+  return CheckCampaignFilter(caller, inventory_, *query.campaign_id);
 }
 
 http::Response EventsAdminApi::Clicks(const Principal& caller, const http::Request& request) {
@@ -238,7 +232,7 @@ http::Response EventsAdminApi::CampaignStats(const Principal& caller,
 }
 
 void EventsAdminApi::RegisterRoutes(http::Router& router) {
-  http::RouteOptions route{.dispatch = http::Dispatch::kWorker, .max_body_bytes = 0};
+  http::RouteOptions route = detail::GuardedRoute(auth_, 0);
   using Member = http::Response (EventsAdminApi::*)(const Principal&, const http::Request&);
   struct Spec {
     const char* pattern;

@@ -52,7 +52,7 @@ IdentityAdminApi::IdentityAdminApi(identity::IdentityService& identities, const 
     : identities_(identities), auth_(auth) {}
 
 void IdentityAdminApi::RegisterRoutes(http::Router& router) {
-  http::RouteOptions route{.dispatch = http::Dispatch::kWorker, .max_body_bytes = 64 * 1024};
+  http::RouteOptions route = detail::GuardedRoute(auth_, 64 * 1024);
   for (http::Method method : {http::Method::kGet, http::Method::kDelete}) {
     router.Add(
         method, std::string(kPath),

@@ -169,6 +169,17 @@ Result<ReportQuery> ParseReportQuery(const http::Request& request, int64_t now) 
   return q;
 }
 
+// NotFound for an unknown campaign, and for another community's when `scope` is a community's.
+Status CheckCampaignInScope(store::InventoryStore& inventory, const ReportScope& scope,
+                            store::Id id) {
+  Result<store::CampaignRecord> campaign = inventory.GetCampaign(id);
+  if (!campaign.ok()) return campaign.status();
+  if (scope.community_id && campaign->community_id != *scope.community_id) {
+    return NotFoundError("campaign " + std::to_string(id) + " not found");
+  }
+  return OkStatus();
+}
+
 // Restricts the filters to `scope`: another tenant's publisher or community is NotFound.
 Status ApplyScope(const ReportScope& scope, RangeAndFilters& f) {
   if (scope.publisher_id) {
@@ -528,6 +539,12 @@ http::Response ReportsAdminApi::Report(const http::Request& request, const Repor
   Result<ReportQuery> q = ParseReportQuery(request, now);
   if (!q.ok()) return http::ErrorResponse(q.status());
   if (Status s = ApplyScope(scope, q->range); !s.ok()) return http::ErrorResponse(s);
+  // Another community's campaign is unknown to an advertiser (issue 39: was 200 with no rows).
+  if (q->range.campaign_id && scope.community_id) {
+    if (Status s = CheckCampaignInScope(inventory_, scope, *q->range.campaign_id); !s.ok()) {
+      return http::ErrorResponse(s);
+    }
+  }
   Result<store::RollupQuery> plan = PlanQuery(q->range, q->granularity, now, options_);
   if (!plan.ok()) return http::ErrorResponse(plan.status());
   SplitBy(q->group_by, *plan);
@@ -553,11 +570,8 @@ http::Response ReportsAdminApi::AbReport(const http::Request& request, const Rep
   Result<AbQuery> q = ParseAbQuery(request, now);
   if (!q.ok()) return http::ErrorResponse(q.status());
   if (q->range.campaign_id) {
-    Result<store::CampaignRecord> campaign = inventory_.GetCampaign(*q->range.campaign_id);
-    if (!campaign.ok()) return http::ErrorResponse(campaign.status());
-    if (scope.community_id && campaign->community_id != *scope.community_id) {
-      return http::ErrorResponse(
-          NotFoundError("campaign " + std::to_string(campaign->id) + " not found"));
+    if (Status s = CheckCampaignInScope(inventory_, scope, *q->range.campaign_id); !s.ok()) {
+      return http::ErrorResponse(s);
     }
   }
   if (Status s = ApplyScope(scope, q->range); !s.ok()) return http::ErrorResponse(s);
@@ -584,7 +598,7 @@ http::Response ReportsAdminApi::AbReport(const http::Request& request, const Rep
 }
 
 void ReportsAdminApi::RegisterRoutes(http::Router& router) {
-  http::RouteOptions route{.dispatch = http::Dispatch::kWorker, .max_body_bytes = 0};
+  http::RouteOptions route = detail::GuardedRoute(auth_, 0);
   auto add = [&](std::string_view path, http::Response (ReportsAdminApi::*handler)(
                                             const http::Request&, const ReportScope&)) {
     router.Add(

@@ -75,11 +75,24 @@ TenantScope ScopeOf(const Principal& principal) {
   return {};
 }
 
-store::ReviewStatus ReviewAfterWrite(const Principal& principal,
-                                     std::optional<store::ReviewStatus> requested) {
-  if (!principal.IsOperator()) return store::ReviewStatus::kPending;
+Status CheckCampaignFilter(const Principal& principal, store::InventoryStore& inventory,
+                           store::Id campaign_id) {
+  if (principal.role != store::Role::kAdvertiser) return OkStatus();
+  std::string what = "campaign " + std::to_string(campaign_id);
+  Result<store::CampaignRecord> campaign = inventory.GetCampaign(campaign_id);
+  if (!campaign.ok()) {
+    if (campaign.status().code() == Code::kNotFound) return NotFoundError(what + " not found");
+    return campaign.status();
+  }
+  return CheckCommunity(principal, campaign->community_id, what);
+}
+
+store::ReviewStatus ReviewAfterWrite(const Principal& principal, const AdWrite& write,
+                                     store::ReviewStatus current) {
+  if (principal.IsOperator() && write.requested) return *write.requested;
+  if (!write.creating && !write.writes_creative) return current;
   // Operator writes stay as before reviews existed: what an operator writes serves.
-  return requested.value_or(store::ReviewStatus::kApproved);
+  return principal.IsOperator() ? store::ReviewStatus::kApproved : store::ReviewStatus::kPending;
 }
 
 bool CanManageUser(const Principal& principal, store::Id user) {

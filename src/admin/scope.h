@@ -5,6 +5,7 @@
 
 #include "common/status.h"
 #include "store/account_store.h"
+#include "store/inventory_store.h"
 #include "store/records.h"
 
 namespace adserver::admin {
@@ -44,6 +45,11 @@ Status CheckAudience(const Principal& principal, Audience audience, bool read_on
 // tenant's object answers as if it did not exist).
 Status CheckPublisher(const Principal& principal, store::Id publisher_id, std::string_view what);
 Status CheckCommunity(const Principal& principal, store::Id community_id, std::string_view what);
+// A `campaignId` filter of an advertiser user (issue 39): OK for operators, publisher users
+// (their own rows narrowed by campaign) and the campaign's own community; NotFound for an
+// unknown campaign or another community's, as docs/admin-api.md promises.
+Status CheckCampaignFilter(const Principal& principal, store::InventoryStore& inventory,
+                           store::Id campaign_id);
 
 // The restriction a report or listing applies for `principal`: nothing for operators, the
 // publisher for publisher users, the community for advertiser users.
@@ -54,10 +60,20 @@ struct TenantScope {
 };
 TenantScope ScopeOf(const Principal& principal);
 
-// Review status of an ad after a create or edit by `principal` (issue 16): an operator's write
-// is `requested` (approved when not given), an advertiser's write is pending.
-store::ReviewStatus ReviewAfterWrite(const Principal& principal,
-                                     std::optional<store::ReviewStatus> requested);
+// What a create or edit of an ad writes, as far as its review is concerned.
+struct AdWrite {
+  bool creating = false;
+  bool writes_creative = false;                  // headline, content, ctaUrl, ctaLabel or images
+  std::optional<store::ReviewStatus> requested;  // reviewStatus given (operators only)
+};
+
+// Review status of an ad after `write` by `principal`, `current` before it (issues 16, 39): an
+// operator's requested status applies; otherwise a create, or an edit of the creative, is
+// approved when an operator writes it and pending when an advertiser does; an edit that leaves
+// the creative alone (status, weight, arm) keeps the review status, so an operator pausing an
+// ad never approves the edit waiting for review.
+store::ReviewStatus ReviewAfterWrite(const Principal& principal, const AdWrite& write,
+                                     store::ReviewStatus current);
 
 // Whether `principal` may see or manage user `user` (operators: everyone; others: themselves).
 bool CanManageUser(const Principal& principal, store::Id user);

@@ -248,9 +248,10 @@ Status Server::InitEvents() {
   clicks_ = std::make_unique<serve::ClickHandler>(
       catalogs_, *events_, clock_,
       [this](int64_t ad_id) -> std::optional<std::string> {
+        // Only a destination an operator approved (issue 39), never an edit under review.
         Result<store::AdRecord> ad = store_->GetAd(ad_id);
-        if (!ad.ok()) return std::nullopt;
-        return ad->cta_url;
+        if (!ad.ok() || !ad->approved) return std::nullopt;
+        return ad->approved->cta_url;
       },
       serve::TrafficGuard{.checks = traffic_.get(), .proxies = &trusted_proxies_});
   clicks_->RegisterRoutes(router_);
@@ -372,8 +373,8 @@ Status Server::InitAdvertiserEvents() {
       identity_.get(), serve::AdvertiserEventsOptions{},
       serve::TrafficGuard{.checks = traffic_.get(), .proxies = &trusted_proxies_});
   advertiser_events_->RegisterRoutes(router_);
-  advertiser_events_admin_ =
-      std::make_unique<admin::AdvertiserEventsAdminApi>(*advertiser_events_store_, *authenticator_);
+  advertiser_events_admin_ = std::make_unique<admin::AdvertiserEventsAdminApi>(
+      *advertiser_events_store_, *store_, *authenticator_);
   advertiser_events_admin_->RegisterRoutes(router_);
   return OkStatus();
 }

@@ -402,11 +402,13 @@ void ApplyFile(const toml::table& root, Config& c, std::vector<FieldError>& erro
     ReadDouble(*s, "snapshots", "default_cvr", c.snapshots.catalog.default_cvr, errors);
   }
   if (const toml::table* a = Section(root, "admin", errors)) {
-    CheckKnownKeys(*a, "admin", {"token", "max_body_bytes", "rate_limit_per_second",
-                                 "rate_limit_burst"},
+    CheckKnownKeys(*a, "admin",
+                   {"token", "max_body_bytes", "max_import_body_bytes", "rate_limit_per_second",
+                    "rate_limit_burst"},
                    errors);
     ReadString(*a, "admin", "token", c.admin.token, errors);
     ReadInt(*a, "admin", "max_body_bytes", c.admin.max_body_bytes, errors);
+    ReadInt(*a, "admin", "max_import_body_bytes", c.admin.max_import_body_bytes, errors);
     ReadInt(*a, "admin", "rate_limit_burst", c.admin.rate_limit_burst, errors);
     ReadDouble(*a, "admin", "rate_limit_per_second", c.admin.rate_limit_per_second, errors);
   }

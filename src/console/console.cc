@@ -34,7 +34,7 @@ std::string ETag(std::string_view body) {
 
 void SetCommonHeaders(http::Response& response) {
   response.SetHeader("Content-Security-Policy", kContentSecurityPolicy);
-  response.SetHeader("X-Content-Type-Options", "nosniff");
+  // X-Content-Type-Options: nosniff comes with every answer of the server (http/server.cc).
   response.SetHeader("Referrer-Policy", "no-referrer");
   response.SetHeader("X-Frame-Options", "DENY");
 }

@@ -3,6 +3,7 @@
 #include <array>
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -39,6 +40,11 @@ struct RouteOptions {
   // a 503 with Retry-After; must be cheap and never block. Empty: the route is never shed by
   // how long a request waited (a kWorker route then gets a generic 503 when the pool is full).
   Handler overloaded;
+  // Runs on the event loop once the request's header is in, before any of its body is read:
+  // an answer refuses the request at once, and the connection closes without reading the body
+  // (admin routes: a caller without credentials never gets to send 64 MiB). Must be cheap,
+  // never block and never throw. Empty: every routed request is read whole.
+  std::function<std::optional<Response>(const Request&)> admit;
 };
 
 // A table of routes. Patterns are literal segments and "{name}" captures, e.g.

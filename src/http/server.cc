@@ -437,6 +437,7 @@ class Session : public std::enable_shared_from_this<Session> {
   std::string_view RequestId();
   void Reject(int status, std::string_view message, std::vector<FieldError> details);
   void RejectBody();
+  void Refuse(Response&& response);
   void PrepareResponse(Response&& response, unsigned version, bool keep_alive, bool head);
   void Write(bool keep_alive);
   // One non-blocking send of `out`; `sent` = the bytes the socket took (0 if it would block).
@@ -625,11 +626,18 @@ void Session::Parse() {
   }
 }
 
-// The header is in: routes the request and decides its body limit. False when it answered
-// (413) or started an interim response; the parse goes on otherwise.
+// The header is in: routes the request, lets the route refuse it (admit) and decides its body
+// limit. False when it answered (a refusal, 413) or started an interim response; the parse
+// goes on otherwise.
 bool Session::OnHeader() {
   BuildRequest();
   match_ = server_.router().Find(request_);
+  if (match_.handler != nullptr && match_.options->admit) {
+    if (std::optional<Response> refused = match_.options->admit(request_)) {
+      Refuse(std::move(*refused));
+      return false;
+    }
+  }
   body_limit_ = match_.handler != nullptr ? match_.options->max_body_bytes : kUnroutedBodyLimit;
   boost::optional<uint64_t> length = parser_->content_length();
   if (length && *length > body_limit_) {
@@ -833,6 +841,16 @@ void Session::Reject(int status, std::string_view message, std::vector<FieldErro
   Write(/*keep_alive=*/false);
 }
 
+// An answer the route decided from the header alone (RouteOptions::admit): sent at once, then
+// the connection closes, the body (if any) never read.
+void Session::Refuse(Response&& response) {
+  server_.mutable_stats().requests.fetch_add(1, std::memory_order_relaxed);
+  Bump(loop_.route_stats[match_.route].status[StatusSlot(response.status)]);
+  PrepareResponse(std::move(response), storage_.version, /*keep_alive=*/false,
+                  request_.method == Method::kHead);
+  Write(/*keep_alive=*/false);
+}
+
 void Session::RejectBody() {
   Reject(413, "Request body too large",
          {{"body", "request body exceeds the limit " + std::to_string(body_limit_) + " bytes"}});
@@ -858,7 +876,8 @@ void Session::PrepareResponse(Response&& response, unsigned version, bool keep_a
   out += response.header_lines();
   out += "X-Request-Id: "sv;
   out += RequestId();
-  out += "\r\n"sv;
+  // Every answer (issue 39): browsers never guess another type than the one given.
+  out += "\r\nX-Content-Type-Options: nosniff\r\n"sv;
   if (!bodiless) {
     // HEAD: the Content-Length of the GET response, no body.
     out += "Content-Length: "sv;

@@ -228,18 +228,27 @@ Status AddAds(Build& b) {
     }
     auto campaign = b.campaigns.find(a.campaign_id);
     if (a.status != AdStatus::kActive || campaign == b.campaigns.end()) continue;
-    // Creative review (issue 16): pending and rejected ads never serve.
-    if (a.review_status != store::ReviewStatus::kApproved) continue;
+    // Creative review (issues 16, 39): an ad serves its last approved creative, also while
+    // an edit waits for review or after the edit was rejected; one never approved never serves.
+    // A record the store has not settled yet (store::SettleApproval) serves as written when
+    // it is approved.
+    std::optional<store::AdCreative> unsettled;
+    if (!a.approved && a.review_status == store::ReviewStatus::kApproved) {
+      unsettled = store::CreativeOf(a);
+    }
+    const std::optional<store::AdCreative>& approved = a.approved ? a.approved : unsettled;
+    if (!approved) continue;
+    const store::AdCreative& creative = *approved;
     b.catalog.ads.push_back({.id = a.id,
                              .id_str = std::to_string(a.id),
                              .campaign = campaign->second,
-                             .headline = a.headline,
-                             .content = a.content,
-                             .cta_url = a.cta_url,
-                             .cta_label = a.cta_label,
-                             .images = a.images,
+                             .headline = creative.headline,
+                             .content = creative.content,
+                             .cta_url = creative.cta_url,
+                             .cta_label = creative.cta_label,
+                             .images = creative.images,
                              .weight = static_cast<uint32_t>(std::max(a.weight, 0)),
-                             .content_chars = CodePoints(a.content),
+                             .content_chars = CodePoints(creative.content),
                              .ab_arm = a.ab_arm});
   }
   return OkStatus();

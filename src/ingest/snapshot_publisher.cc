@@ -125,6 +125,11 @@ void PutCampaignsAndAds(std::string& out, const store::CatalogData& data) {
            a.weight, a.status, a.created_at, a.updated_at);
     Put(out, a.ab_arm);
     Put(out, a.review_status);  // a review within the ad's second must rebuild too
+    Put(out, a.approved.has_value());
+    if (a.approved) {
+      PutAll(out, a.approved->headline, a.approved->content, a.approved->cta_url,
+             a.approved->cta_label, a.approved->images);
+    }
   }
 }
 

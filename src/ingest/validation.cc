@@ -5,6 +5,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -366,6 +367,12 @@ bool IsValidSlug(std::string_view slug) {
   });
 }
 
+void CheckListSize(Problems& out, std::string_view field, size_t size) {
+  if (size > kMaxListItems) {
+    out.Add(std::string(field), "must list at most " + std::to_string(kMaxListItems) + " items");
+  }
+}
+
 void CheckContracts(Problems& out, const std::vector<store::ContractRef>& contracts) {
   std::set<std::pair<int64_t, Address>> seen;
   for (size_t i = 0; i < contracts.size(); ++i) {
@@ -403,6 +410,7 @@ void CheckConversion(Problems& out, const store::CampaignRecord& c) {
   }
   const store::ConversionRule& rule = *c.conversion;
   if (rule.projects.empty()) out.Add("conversion.projects", "must list at least one project");
+  CheckListSize(out, "conversion.projects", rule.projects.size());
   CheckPositiveIds(out, "conversion.projects", rule.projects);
   if (rule.window_days < 1 || rule.window_days > 30) {
     out.Add("conversion.windowDays", "must be between 1 and 30");
@@ -414,12 +422,15 @@ void CheckConversion(Problems& out, const store::CampaignRecord& c) {
 
 void CheckTargeting(Problems& out, const store::CampaignRecord& c) {
   if (c.target_projects.empty()) out.Add("targeting.projects", "must list at least one project");
+  CheckListSize(out, "targeting.projects", c.target_projects.size());
+  CheckListSize(out, "targeting.excludeProjects", c.exclude_projects.size());
+  CheckListSize(out, "targeting.chains", c.chains.size());
+  CheckListSize(out, "allowedPublishers", c.allowed_publishers.size());
   CheckPositiveIds(out, "targeting.projects", c.target_projects);
   CheckPositiveIds(out, "targeting.excludeProjects", c.exclude_projects);
+  const std::unordered_set<int64_t> targeted(c.target_projects.begin(), c.target_projects.end());
   for (size_t i = 0; i < c.exclude_projects.size(); ++i) {
-    int64_t id = c.exclude_projects[i];
-    if (std::find(c.target_projects.begin(), c.target_projects.end(), id) !=
-        c.target_projects.end()) {
+    if (targeted.contains(c.exclude_projects[i])) {
       out.Add(Indexed("targeting.excludeProjects", i), "project is also targeted");
     }
   }
@@ -471,6 +482,8 @@ bool IsValidProjectSlug(std::string_view slug) { return IsValidSlug(slug); }
 Status ValidatePublisher(const store::PublisherRecord& p) {
   Problems out;
   CheckPlain(out, "name", p.name, kMaxNameChars);
+  CheckListSize(out, "allowedOrigins", p.allowed_origins.size());
+  CheckListSize(out, "blockedCommunities", p.blocked_communities.size());
   std::set<std::string_view> seen;
   for (size_t i = 0; i < p.allowed_origins.size(); ++i) {
     if (auto problem = OriginProblem(p.allowed_origins[i])) {

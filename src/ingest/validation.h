@@ -16,6 +16,11 @@ inline constexpr size_t kMaxContentChars = 400;
 inline constexpr size_t kMaxCtaLabelChars = 25;
 inline constexpr size_t kMaxNameChars = 200;
 inline constexpr size_t kMaxUrlBytes = 2048;
+// Most items of a list in a campaign or publisher (issue 39): targeting.projects,
+// targeting.excludeProjects, targeting.chains, conversion.projects, allowedPublishers,
+// allowedOrigins, blockedCommunities. Far above what a campaign needs; keeps a body's
+// validation small and its error list short.
+inline constexpr size_t kMaxListItems = 1000;
 
 // Number of Unicode code points, or nullopt-equivalent -1 when `s` is not valid UTF-8.
 long Utf8Length(std::string_view s);

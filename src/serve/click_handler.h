@@ -20,8 +20,9 @@ namespace adserver::serve {
 // GET /v1/click/{token}: the click redirect (issue 15, docs/api-notes.md "Clicks").
 //   - a token that does not open (forged, truncated, altered, unknown key): 400 in the error
 //     shape, no redirect, nothing recorded;
-//   - otherwise 302 to the ad's own ctaUrl with spclid=<decision id> added, Cache-Control:
-//     no-store, Referrer-Policy: no-referrer, after the click is durable: the first valid
+//   - otherwise 302 to the ad's approved ctaUrl (never an edit under review, issue 39) with
+//     spclid=<decision id> added, Cache-Control: no-store, Referrer-Policy: no-referrer,
+//     after the click is durable: the first valid
 //     click of a decision is billed (CPC) and counted, later ones are recorded as duplicates,
 //     a token older than events.click_ttl_seconds as expired, a click failing an
 //     invalid-traffic check (events/traffic_checks.h) as invalid with its reason: neither
@@ -32,8 +33,8 @@ namespace adserver::serve {
 
 class ClickHandler {
  public:
-  // The ctaUrl of an ad no longer in the serving catalog (paused, campaign ended), read from
-  // the store; nullopt when the ad does not exist.
+  // The approved ctaUrl of an ad no longer in the serving catalog (paused, campaign ended),
+  // read from the store; nullopt when the ad does not exist or no version was ever approved.
   using AdUrlLookup = std::function<std::optional<std::string>(int64_t ad_id)>;
 
   // Every argument must outlive the handler.

@@ -165,6 +165,16 @@ inline std::optional<ReviewStatus> ParseReviewStatus(std::string_view name) {
   return std::nullopt;
 }
 
+// What a visitor sees of an ad and where its click goes: the fields an operator reviews.
+struct AdCreative {
+  std::string headline;
+  std::string content;
+  std::string cta_url;
+  std::string cta_label;
+  std::array<std::string, kImageFormatsWithImage> images;
+  bool operator==(const AdCreative&) const = default;
+};
+
 struct AdRecord {
   Id id = 0;
   Id campaign_id = 0;
@@ -181,9 +191,33 @@ struct AdRecord {
   // Only approved ads serve; review_reason is the operator's reason for a rejection.
   ReviewStatus review_status = ReviewStatus::kApproved;
   std::string review_reason;
+  // The last creative an operator approved (issue 39): what serves, and where every click
+  // token of the ad redirects, while a later edit waits for review or after it was rejected.
+  // nullopt: no version was ever approved, so the ad neither serves nor redirects.
+  std::optional<AdCreative> approved;
   int64_t created_at = 0;
   int64_t updated_at = 0;
 };
+
+// The creative fields of `a` as written (the version under review when it is pending).
+inline AdCreative CreativeOf(const AdRecord& a) {
+  return {.headline = a.headline,
+          .content = a.content,
+          .cta_url = a.cta_url,
+          .cta_label = a.cta_label,
+          .images = a.images};
+}
+
+// Keeps `a.approved` true to `a.review_status` after a write: an approved ad's creative is
+// the approved one; rejecting the approved creative itself withdraws it (the ad stops
+// serving); a pending or rejected edit leaves the last approved creative serving.
+inline void SettleApproval(AdRecord& a) {
+  if (a.review_status == ReviewStatus::kApproved) {
+    a.approved = CreativeOf(a);
+  } else if (a.review_status == ReviewStatus::kRejected && a.approved == CreativeOf(a)) {
+    a.approved.reset();
+  }
+}
 
 // One wallet's interactions with one project on one chain.
 struct ActivityRecord {

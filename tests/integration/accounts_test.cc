@@ -185,6 +185,225 @@ TEST_F(AccountsTest, AdvertiserAdIsPendingUntilApprovedAndPublisherSeesOnlyItsOw
   EXPECT_EQ(As(publisher, "GET", "/admin/v1/publishers/" + own).status, 401);
 }
 
+// Issue 39 item 2: a click goes only where an operator approved. An advertiser's edit of the
+// destination (and of what the ad shows) waits for review while the approved version keeps
+// serving; every token ever issued for the ad, expired ones included, redirects to the approved
+// ctaUrl, also after the operator rejects the edit and while the ad is paused.
+TEST_F(AccountsTest, AClickRedirectsOnlyToTheApprovedDestination) {
+  int64_t community =
+      Created(fixture_->Admin("POST", "/admin/v1/communities",
+                              {{"name", "Phish Co"}, {"logoUrl", "https://cdn.example/p.png"}}));
+  std::string advertiser = UserToken({{"email", "phish@example.test"},
+                                      {"password", kPassword},
+                                      {"role", "advertiser"},
+                                      {"communityId", community}});
+  int64_t campaign = Created(As(advertiser, "POST", "/admin/v1/campaigns",
+                                {{"communityId", community},
+                                 {"name", "Honest at first"},
+                                 {"status", "active"},
+                                 {"pricing", {{"model", "CPM"}, {"bid", 90}}},
+                                 {"targeting", {{"projects", {"uniswap"}}}}}));
+  HttpResult ad = As(advertiser, "POST", "/admin/v1/ads",
+                     {{"campaignId", campaign},
+                      {"headline", "Honest headline"},
+                      {"content", "Reviewed words"},
+                      {"ctaUrl", "https://honest.example/landing"},
+                      {"ctaLabel", "Go"},
+                      {"images", {{"LANDSCAPE", "https://cdn.example/h-l.png"}}}});
+  ASSERT_EQ(ad.status, 201) << ad.body;
+  json created = json::parse(ad.body);
+  EXPECT_TRUE(created["approved"].is_null()) << ad.body;  // never approved: never serves
+  std::string ad_id = std::to_string(created["id"].get<int64_t>());
+  ASSERT_EQ(
+      fixture_->Admin("PATCH", "/admin/v1/ads/" + ad_id, {{"reviewStatus", "approved"}}).status,
+      200);
+  ASSERT_TRUE(ServesWithin(ad_id, std::chrono::seconds(5))) << ServedAd() << " " << Explain();
+
+  // The served body, and the path of its click URL on this server.
+  auto serve = [] {
+    json body = {{"walletAddresses", {fixture_->wallets.uniswap}}, {"imageFormat", "LANDSCAPE"}};
+    HttpResult r = fixture_->Client().Send(
+        "POST", "/v1/ads",
+        {{"Content-Type", "application/json"}, {"x-api-key", fixture_->keys.open_live}},
+        body.dump());
+    EXPECT_EQ(r.status, 200) << r.body;
+    return r.status == 200 ? json::parse(r.body) : json::object();
+  };
+  auto click_path = [](const json& served) {
+    std::string url = served.value("ctaUrl", "");
+    EXPECT_TRUE(url.starts_with(std::string(kPublicUrl) + "/v1/click/")) << url;
+    return url.substr(std::string(kPublicUrl).size());
+  };
+  auto lands_on = [](const std::string& path) {
+    HttpResult r = fixture_->Client().Get(path);
+    EXPECT_EQ(r.status, 302) << r.body;
+    std::string location = r.Header("Location");
+    return location.substr(0, location.find('?'));
+  };
+  json served = serve();
+  ASSERT_EQ(served.value("adId", ""), ad_id);
+  std::string old_token = click_path(served);
+  EXPECT_EQ(lands_on(old_token), "https://honest.example/landing");
+
+  // The advertiser points the ad elsewhere: pending, and nothing of the edit serves or redirects.
+  HttpResult edited = As(advertiser, "PATCH", "/admin/v1/ads/" + ad_id,
+                         {{"ctaUrl", "https://evil.example/phish"}, {"headline", "Claim now"}});
+  ASSERT_EQ(edited.status, 200) << edited.body;
+  json edited_body = json::parse(edited.body);
+  EXPECT_EQ(edited_body["reviewStatus"], "pending");
+  EXPECT_EQ(edited_body["ctaUrl"], "https://evil.example/phish");
+  EXPECT_EQ(edited_body["approved"]["ctaUrl"], "https://honest.example/landing");
+  EXPECT_EQ(edited_body["approved"]["headline"], "Honest headline");
+  served = serve();
+  ASSERT_EQ(served.value("adId", ""), ad_id);
+  EXPECT_EQ(served["headline"], "Honest headline");
+  EXPECT_EQ(lands_on(old_token), "https://honest.example/landing");
+  EXPECT_EQ(lands_on(click_path(served)), "https://honest.example/landing");
+
+  // The operator rejects the edit: the approved version keeps serving, the edit never does.
+  ASSERT_EQ(fixture_
+                ->Admin("PATCH", "/admin/v1/ads/" + ad_id,
+                        {{"reviewStatus", "rejected"}, {"reviewReason", "phishing"}})
+                .status,
+            200);
+  served = serve();
+  EXPECT_EQ(served.value("adId", ""), ad_id);
+  EXPECT_EQ(served["headline"], "Honest headline");
+  EXPECT_EQ(lands_on(old_token), "https://honest.example/landing");
+
+  // Pausing (by the operator) neither approves the rejected edit nor changes where clicks go
+  // (a paused ad's destination is read from the store).
+  HttpResult paused = fixture_->Admin("PATCH", "/admin/v1/ads/" + ad_id, {{"status", "paused"}});
+  ASSERT_EQ(paused.status, 200) << paused.body;
+  EXPECT_EQ(json::parse(paused.body)["reviewStatus"], "rejected");
+  EXPECT_EQ(json::parse(paused.body)["reviewReason"], "phishing");
+  EXPECT_NE(ServedAd(), ad_id);
+  EXPECT_EQ(lands_on(old_token), "https://honest.example/landing");
+
+  // `approved` is read-only: a GET result sent back with it changed changes nothing.
+  HttpResult echoed = As(advertiser, "PATCH", "/admin/v1/ads/" + ad_id,
+                         {{"approved", {{"ctaUrl", "https://evil.example/phish"}}}});
+  ASSERT_EQ(echoed.status, 200) << echoed.body;
+  EXPECT_EQ(json::parse(echoed.body)["approved"]["ctaUrl"], "https://honest.example/landing");
+  EXPECT_EQ(json::parse(echoed.body)["reviewStatus"], "rejected");
+
+  // Approving a new edit moves serving and every token to it.
+  ASSERT_EQ(As(advertiser, "PATCH", "/admin/v1/ads/" + ad_id,
+               {{"ctaUrl", "https://honest.example/v2"}, {"status", "active"}})
+                .status,
+            200);
+  ASSERT_EQ(
+      fixture_->Admin("PATCH", "/admin/v1/ads/" + ad_id, {{"reviewStatus", "approved"}}).status,
+      200);
+  ASSERT_TRUE(ServesWithin(ad_id, std::chrono::seconds(5))) << ServedAd();
+  EXPECT_EQ(lands_on(old_token), "https://honest.example/v2");
+
+  // Rejecting the approved creative itself (no edit pending) withdraws it: no serving, no
+  // redirect.
+  ASSERT_EQ(fixture_
+                ->Admin("PATCH", "/admin/v1/ads/" + ad_id,
+                        {{"reviewStatus", "rejected"}, {"reviewReason", "withdrawn"}})
+                .status,
+            200);
+  EXPECT_NE(ServedAd(), ad_id);
+  EXPECT_EQ(fixture_->Client().Get(old_token).status, 404);
+  // Done: the campaign stops, so the suite's other cases see the fixture's own ads.
+  ASSERT_EQ(fixture_
+                ->Admin("PATCH", "/admin/v1/campaigns/" + std::to_string(campaign),
+                        {{"status", "paused"}})
+                .status,
+            200);
+}
+
+// Issue 39 item 4: an admin request that no body could authenticate is answered from its
+// header, before any of its body is sent, and the connection closes: 30 MiB announced with no
+// credentials, or with a token that is neither the operator's nor a user token's shape, costs
+// the server nothing. A well-formed request still gets its body read and answered.
+TEST_F(AccountsTest, AdminRefusesCallersWithoutCredentialsBeforeTheBody) {
+  const std::string announced = std::to_string(30 * 1024 * 1024);
+  for (const std::string& credentials :
+       {std::string(), std::string("Authorization: Bearer not-a-token\r\n")}) {
+    HttpClient client = fixture_->Client();
+    ASSERT_EQ(client.SendRaw("POST /admin/v1/campaigns HTTP/1.1\r\nHost: x\r\n" + credentials +
+                             "Content-Type: application/json\r\nContent-Length: " + announced +
+                             "\r\n\r\n{\"name\":"),
+              "");
+    HttpResult refused = client.ReadResponse();
+    EXPECT_EQ(refused.status, 401) << credentials << refused.body;
+    EXPECT_EQ(refused.Header("WWW-Authenticate"), "Bearer");
+    EXPECT_EQ(json::parse(refused.body)["error"], "missing or invalid admin token");
+    EXPECT_TRUE(client.WaitForClose(std::chrono::seconds(5))) << credentials;
+  }
+  // Expect: 100-continue gets the refusal instead of the go-ahead.
+  HttpClient client = fixture_->Client();
+  ASSERT_EQ(client.SendRaw("PATCH /admin/v1/ads/1 HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"
+                           "Content-Type: application/json\r\nContent-Length: 1000000\r\n\r\n"),
+            "");
+  EXPECT_EQ(client.ReadResponse().status, 401);
+  // A user-token-shaped token still has its body read, then is refused after the lookup; the
+  // operator token passes.
+  HttpResult unknown =
+      fixture_->Client().Send("POST", "/admin/v1/communities",
+                              {{"Authorization", "Bearer sut_" + std::string(40, 'A')},
+                               {"Content-Type", "application/json"}},
+                              R"({"name":"x","logoUrl":"https://cdn.example/x.png"})");
+  EXPECT_EQ(unknown.status, 401) << unknown.body;
+  EXPECT_EQ(fixture_->Admin("GET", "/admin/v1/communities").status, 200);
+  // The console's sign-in needs no credentials: never refused from the header (its body is
+  // read and checked; no failed sign-in is recorded for the suite's back-off case).
+  HttpResult sign_in = fixture_->Client().Post("/console/api/session", "{}");
+  EXPECT_EQ(sign_in.status, 400) << sign_in.body;
+}
+
+// Issue 39 item 1: admin bodies are bounded (1 MiB; the bulk imports keep 64 MiB), lists have
+// documented lengths, and a body with thousands of errors gets the first 100 and a count.
+TEST_F(AccountsTest, AdminBodiesAreBoundedAndTheirErrorsCapped) {
+  int64_t community =
+      Created(fixture_->Admin("POST", "/admin/v1/communities",
+                              {{"name", "Bounded Co"}, {"logoUrl", "https://cdn.example/b.png"}}));
+  json campaign = {{"communityId", community},
+                   {"name", "Bounded"},
+                   {"status", "paused"},
+                   {"pricing", {{"model", "CPM"}, {"bid", 1}}},
+                   {"targeting", {{"projects", json::array()}}}};
+  for (int i = 0; i < 1001; ++i) campaign["targeting"]["projects"].push_back("uniswap");
+  HttpResult too_many = fixture_->Admin("POST", "/admin/v1/campaigns", campaign);
+  ASSERT_EQ(too_many.status, 400) << too_many.body;
+  json details = json::parse(too_many.body)["details"];
+  ASSERT_EQ(details.size(), 1u) << too_many.body;
+  EXPECT_EQ(details[0]["field"], "targeting.projects");
+  EXPECT_EQ(details[0]["message"], "must list at most 1000 items");
+
+  json keys = {{"communityId", community}};
+  for (int i = 0; i < 5000; ++i) keys["unknown" + std::to_string(i)] = i;
+  HttpResult many = fixture_->Admin("POST", "/admin/v1/campaigns", keys);
+  ASSERT_EQ(many.status, 400) << many.body.substr(0, 300);
+  json many_body = json::parse(many.body);
+  ASSERT_EQ(many_body["details"].size(), 101u);
+  EXPECT_EQ(many_body["details"][100]["field"], "body");
+  EXPECT_NE(many_body["error"].get<std::string>().find("more)"), std::string::npos);
+
+  HttpResult large =
+      fixture_->Client().Send("POST", "/admin/v1/campaigns",
+                              {{"Authorization", "Bearer " + fixture_->server().admin_token()},
+                               {"Content-Type", "application/json"}},
+                              "{\"name\":\"" + std::string(1024 * 1024 + 1, 'x') + "\"}");
+  EXPECT_EQ(large.status, 413) << large.body.substr(0, 200);
+  // The bulk import still takes more than 1 MiB (here 1.5 MiB of NDJSON lines for a wallet).
+  std::string rows;
+  while (rows.size() < 1536 * 1024) {
+    rows += R"({"wallet":"0x00000000000000000000000000000000000000aa","project":"uniswap",)"
+            R"("chainId":1,"timestamp":"2025-12-01T10:00:00Z"})";
+    rows += "\n";
+  }
+  HttpResult bulk =
+      fixture_->Client().Send("POST", "/admin/v1/activity",
+                              {{"Authorization", "Bearer " + fixture_->server().admin_token()},
+                               {"Content-Type", "application/x-ndjson"}},
+                              rows);
+  EXPECT_EQ(bulk.status, 200) << bulk.body.substr(0, 300);
+}
+
 // The session cookie's Set-Cookie value, and the cookie pair to send back.
 struct Session {
   std::string set_cookie;
@@ -332,6 +551,24 @@ TEST_F(AccountsTest, AdvertiserListsItsCommunitysClicksAndConversionsWithoutACam
   EXPECT_TRUE(json::parse(none.body)["clicks"].empty()) << none.body;
   EXPECT_EQ(As(stranger, "GET", "/admin/v1/clicks?campaignId=" + campaign).status, 404);
   EXPECT_EQ(As(stranger, "GET", "/admin/v1/conversions").status, 200);
+  // Issue 39 item 10: every other listing and report filtered by that campaign is a 404 too
+  // (they answered 200 with no rows), while its own advertiser gets 200.
+  for (const std::string& target :
+       {"/admin/v1/ads?campaignId=" + campaign, "/admin/v1/conversions?campaignId=" + campaign,
+        "/admin/v1/events?campaignId=" + campaign, "/admin/v1/events/counts?campaignId=" + campaign,
+        "/admin/v1/reports?campaignId=" + campaign,
+        "/admin/v1/reports/ab?campaignId=" + campaign}) {
+    HttpResult refused = As(stranger, "GET", target);
+    EXPECT_EQ(refused.status, 404) << target << " " << refused.body;
+    EXPECT_EQ(As(stranger, "GET", target.substr(0, target.find('?')) + "?campaignId=999999").status,
+              404)
+        << target;
+    HttpResult own = As(advertiser, "GET", target);
+    EXPECT_EQ(own.status, 200) << target << " " << own.body;
+    // Every answer says what it is and forbids sniffing another type.
+    EXPECT_EQ(own.Header("X-Content-Type-Options"), "nosniff") << target;
+    EXPECT_EQ(refused.Header("X-Content-Type-Options"), "nosniff") << target;
+  }
 }
 
 TEST_F(AccountsTest, ConsoleSessionCookieCsrfSignOutAndBackOff) {

@@ -25,4 +25,10 @@ http::Response Guarded(const Authenticator& auth, Audience audience, const http:
   }
 }
 
+http::RouteOptions GuardedRoute(const Authenticator& auth, size_t max_body_bytes) {
+  return {.dispatch = http::Dispatch::kWorker,
+          .max_body_bytes = max_body_bytes,
+          .admit = [&auth](const http::Request& request) { return auth.Admit(request); }};
+}
+
 }  // namespace adserver::admin::detail

@@ -5,6 +5,7 @@
 #include "admin/authenticator.h"
 #include "admin/scope.h"
 #include "http/message.h"
+#include "http/router.h"
 
 namespace adserver::admin::detail {
 
@@ -17,5 +18,10 @@ using ScopedHandler = std::function<http::Response(const Principal&)>;
 // tenant. An exception escaping it becomes a logged 500.
 http::Response Guarded(const Authenticator& auth, Audience audience, const http::Request& request,
                        const ScopedHandler& handler);
+
+// The options of an admin route: on the worker pool, bodies up to `max_body_bytes`, and a
+// caller no body could authenticate refused from the header, before the body is read
+// (Authenticator::Admit, issue 39).
+http::RouteOptions GuardedRoute(const Authenticator& auth, size_t max_body_bytes);
 
 }  // namespace adserver::admin::detail

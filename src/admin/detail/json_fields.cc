@@ -63,20 +63,21 @@ std::optional<int32_t> ToInt32(const Json& value, std::string* error) {
 }  // namespace
 
 void FieldErrors::Add(std::string field, std::string message) {
-  for (const FieldError& e : errors_) {
-    if (e.field == field) return;
+  if (fields_.size() >= kMaxListed) {
+    fields_.insert(std::move(field));
+    return;
   }
+  if (!fields_.insert(field).second) return;
   errors_.push_back({std::move(field), std::move(message)});
 }
 
 void FieldErrors::AddAll(const Status& status) {
   for (const FieldError& e : status.details()) {
-    // Skip follow-up errors inside a field that already has one ("pricing" is required ->
-    // nothing more about "pricing.bid").
-    bool covered = std::any_of(errors_.begin(), errors_.end(), [&](const FieldError& have) {
-      return e.field.size() > have.field.size() && e.field.starts_with(have.field) &&
-             (e.field[have.field.size()] == '.' || e.field[have.field.size()] == '[');
-    });
+    // Covered when a prefix ending before a '.' or '[' already has an error.
+    bool covered = false;
+    for (size_t i = 1; i < e.field.size() && !covered; ++i) {
+      if (e.field[i] == '.' || e.field[i] == '[') covered = fields_.contains(e.field.substr(0, i));
+    }
     if (!covered) Add(e.field, e.message);
   }
 }
@@ -84,8 +85,11 @@ void FieldErrors::AddAll(const Status& status) {
 Status FieldErrors::ToStatus() const {
   if (errors_.empty()) return OkStatus();
   std::string message = "invalid request: " + errors_.front().field + " " + errors_.front().message;
-  if (errors_.size() > 1) message += " (and " + std::to_string(errors_.size() - 1) + " more)";
-  return InvalidArgumentError(std::move(message), errors_);
+  if (count() > 1) message += " (and " + std::to_string(count() - 1) + " more)";
+  if (count() == errors_.size()) return InvalidArgumentError(std::move(message), errors_);
+  std::vector<FieldError> listed = errors_;
+  listed.push_back({"body", std::to_string(count() - errors_.size()) + " more errors not listed"});
+  return InvalidArgumentError(std::move(message), std::move(listed));
 }
 
 std::optional<Micros> ParseMoney(const Json& value, std::string* error) {

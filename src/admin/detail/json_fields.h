@@ -3,15 +3,15 @@
 // Reading typed fields out of admin request bodies (nlohmann::json) with one FieldError per
 // problem, money conversion, and JSON responses. Module-private to admin/.
 
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "common/status.h"
@@ -26,18 +26,28 @@ using Json = nlohmann::json;
 // exactly representable as a JSON number: at most 15 significant digits).
 inline constexpr int64_t kMaxMoneyUnits = 999'999'999;
 
-// Field errors of one request, at most one per field (the first one wins). Not thread-safe.
+// Field errors of one request, at most one per field (the first one wins). Time and answer
+// stay linear in the body (issue 39): fields are deduplicated through a hash set, and only the
+// first kMaxListed errors are listed; the rest are counted. Not thread-safe.
 class FieldErrors {
  public:
+  static constexpr size_t kMaxListed = 100;
+
   void Add(std::string field, std::string message);
-  // Adds the details of a validation status (no-op when ok).
+  // Adds the details of a validation status (no-op when ok), skipping those inside a field
+  // that already has an error ("pricing" is required -> nothing more about "pricing.bid").
   void AddAll(const Status& status);
   bool empty() const { return errors_.empty(); }
-  // InvalidArgument naming the first problem, with every problem as a detail.
+  // Every error, listed or not.
+  size_t count() const { return fields_.size(); }
+  // InvalidArgument naming the first problem, with the first kMaxListed problems as details
+  // and, when there were more, a last detail {"field":"body","message":"N more errors not
+  // listed"}.
   Status ToStatus() const;
 
  private:
   std::vector<FieldError> errors_;
+  std::unordered_set<std::string> fields_;  // every field with an error
 };
 
 // Money in a JSON number or decimal string ("12.5") to micro-units, exactly: at most 6

@@ -7,6 +7,7 @@
 
 #include "common/address.h"
 #include "ingest/activity_import.h"
+#include "ingest/validation.h"
 
 namespace adserver::admin::detail {
 namespace {
@@ -69,6 +70,9 @@ void ReadProjectSlugs(ObjectReader& r, std::string_view key, const ProjectNames&
   const Json* v = r.Find(key);
   if (!v) return;
   if (!v->is_array()) return r.Error(key, "must be an array of project slugs");
+  if (v->size() > ingest::kMaxListItems) {
+    return r.Error(key, "must list at most " + std::to_string(ingest::kMaxListItems) + " items");
+  }
   std::vector<store::Id> ids;
   for (size_t i = 0; i < v->size(); ++i) {
     const Json& item = (*v)[i];
@@ -485,14 +489,31 @@ void ApplyAd(ObjectReader& r, bool creating, store::AdRecord& a) {
   r.ReadInt32("weight", a.weight);
   ReadEnum(r, "status", ParseAdStatus, "active, paused", a.status);
   ReadOptionalName(r, "abArm", 32, true, a.ab_arm);
+  r.Find("approved");  // read-only (issue 39): a GET result sent back changes nothing with it
   r.RejectUnknown();
 }
 
-Json AdToJson(const store::AdRecord& a) {
+namespace {
+
+Json ImagesToJson(const std::array<std::string, kImageFormatsWithImage>& urls) {
   Json images = Json::object();
   for (int i = 0; i < kImageFormatsWithImage; ++i) {
     images[std::string(ImageFormatName(static_cast<ImageFormat>(i)))] =
-        OptionalStringToJson(a.images[static_cast<size_t>(i)]);
+        OptionalStringToJson(urls[static_cast<size_t>(i)]);
+  }
+  return images;
+}
+
+}  // namespace
+
+Json AdToJson(const store::AdRecord& a) {
+  Json approved = nullptr;
+  if (a.approved) {
+    approved = Json{{"headline", a.approved->headline},
+                    {"content", a.approved->content},
+                    {"ctaUrl", a.approved->cta_url},
+                    {"ctaLabel", a.approved->cta_label},
+                    {"images", ImagesToJson(a.approved->images)}};
   }
   return Json{{"id", a.id},
               {"campaignId", a.campaign_id},
@@ -500,12 +521,13 @@ Json AdToJson(const store::AdRecord& a) {
               {"content", a.content},
               {"ctaUrl", a.cta_url},
               {"ctaLabel", a.cta_label},
-              {"images", std::move(images)},
+              {"images", ImagesToJson(a.images)},
               {"weight", a.weight},
               {"status", AdStatusName(a.status)},
               {"abArm", OptionalStringToJson(a.ab_arm)},
               {"reviewStatus", store::ReviewStatusName(a.review_status)},
               {"reviewReason", OptionalStringToJson(a.review_reason)},
+              {"approved", std::move(approved)},
               {"createdAt", TimeToJson(a.created_at)},
               {"updatedAt", TimeToJson(a.updated_at)}};
 }

@@ -427,7 +427,8 @@ Status WriteCampaignProjects(Connection& c, const CampaignRecord& r) {
 constexpr const char* kAdColumns =
     "SELECT id, campaign_id, headline, content, cta_url, cta_label, image_landscape, "
     "image_long_banner, image_short_banner, weight, status, created_at, updated_at, review_status, "
-    "review_reason FROM ads";
+    "review_reason, approved_headline, approved_content, approved_cta_url, approved_cta_label, "
+    "approved_image_landscape, approved_image_long_banner, approved_image_short_banner FROM ads";
 
 Result<std::vector<AdRecord>> LoadAds(Connection& c, std::string_view filter,
                                       std::optional<Id> id) {
@@ -452,6 +453,15 @@ Result<std::vector<AdRecord>> LoadAds(Connection& c, std::string_view filter,
     if (!review) return Corrupt("ads.review_status", a.id);
     a.review_status = *review;
     a.review_reason = s.Text(14);
+    // The approved creative (issue 39): NULL columns when no version was ever approved.
+    if (!s.IsNull(17)) {
+      AdCreative& approved = a.approved.emplace();
+      approved.headline = s.Text(15);
+      approved.content = s.Text(16);
+      approved.cta_url = s.Text(17);
+      approved.cta_label = s.Text(18);
+      for (int f = 0; f < kImageFormatsWithImage; ++f) approved.images[f] = s.Text(19 + f);
+    }
     return OkStatus();
   }));
   ADS_RETURN_IF_ERROR(LoadAdControls(c, out));
@@ -468,6 +478,15 @@ void BindAd(Statement& s, const AdRecord& a, int64_t now) {
   for (int f = 0; f < kImageFormatsWithImage; ++f) s.Bind(7 + f, a.images[f]);
   s.Bind(10, int64_t{a.weight}).Bind(11, AdStatusName(a.status)).Bind(12, now);
   s.Bind(13, ReviewStatusName(a.review_status)).Bind(14, a.review_reason);
+  if (!a.approved) {
+    for (int i = 15; i <= 21; ++i) s.BindNull(i);
+    return;
+  }
+  s.Bind(15, a.approved->headline)
+      .Bind(16, a.approved->content)
+      .Bind(17, a.approved->cta_url)
+      .Bind(18, a.approved->cta_label);
+  for (int f = 0; f < kImageFormatsWithImage; ++f) s.Bind(19 + f, a.approved->images[f]);
 }
 
 }  // namespace
@@ -869,7 +888,9 @@ Status SqlInventory::DeleteCampaign(Id id) {
 
 // ---- Ads.
 
-Result<AdRecord> SqlInventory::CreateAd(const AdRecord& a, int64_t now) {
+Result<AdRecord> SqlInventory::CreateAd(const AdRecord& written, int64_t now) {
+  AdRecord a = written;
+  SettleApproval(a);
   std::optional<Result<AdRecord>> out;
   ADS_RETURN_IF_ERROR(runner_.Write(Runner::kCatalog, [&](Connection& c) -> Status {
     Id id = 0;
@@ -878,8 +899,11 @@ Result<AdRecord> SqlInventory::CreateAd(const AdRecord& a, int64_t now) {
           Statement s,
           c.Prepare("INSERT INTO ads (campaign_id, headline, content, cta_url, cta_label, "
                     "image_landscape, image_long_banner, image_short_banner, weight, status, "
-                    "created_at, updated_at, review_status, review_reason) VALUES (?2, ?3, ?4, "
-                    "?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12, ?13, ?14) RETURNING id"));
+                    "created_at, updated_at, review_status, review_reason, approved_headline, "
+                    "approved_content, approved_cta_url, approved_cta_label, "
+                    "approved_image_landscape, approved_image_long_banner, "
+                    "approved_image_short_banner) VALUES (?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
+                    "?11, ?12, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21) RETURNING id"));
       BindAd(s, a, now);
       Result<Id> inserted = InsertedId(s);
       ADS_RETURN_IF_ERROR(
@@ -911,7 +935,9 @@ Result<std::vector<AdRecord>> SqlInventory::ListAds(std::optional<Id> campaign_i
   return out;
 }
 
-Result<AdRecord> SqlInventory::UpdateAd(const AdRecord& a, int64_t now) {
+Result<AdRecord> SqlInventory::UpdateAd(const AdRecord& written, int64_t now) {
+  AdRecord a = written;
+  SettleApproval(a);
   std::optional<Result<AdRecord>> out;
   ADS_RETURN_IF_ERROR(runner_.Write(Runner::kCatalog, [&](Connection& c) -> Status {
     {
@@ -920,7 +946,11 @@ Result<AdRecord> SqlInventory::UpdateAd(const AdRecord& a, int64_t now) {
                                  "cta_url = ?5, cta_label = ?6, image_landscape = ?7, "
                                  "image_long_banner = ?8, image_short_banner = ?9, weight = ?10, "
                                  "status = ?11, updated_at = ?12, review_status = ?13, "
-                                 "review_reason = ?14 WHERE id = ?1"));
+                                 "review_reason = ?14, approved_headline = ?15, "
+                                 "approved_content = ?16, approved_cta_url = ?17, "
+                                 "approved_cta_label = ?18, approved_image_landscape = ?19, "
+                                 "approved_image_long_banner = ?20, "
+                                 "approved_image_short_banner = ?21 WHERE id = ?1"));
       s.Bind(1, a.id);
       BindAd(s, a, now);
       ADS_RETURN_IF_ERROR(

@@ -537,6 +537,22 @@ CREATE INDEX invalid_impressions_day_by_publisher ON invalid_impressions_day (pu
     {14, R"sql(
 CREATE INDEX conversions_reorged ON conversions (reverted_at, id) WHERE status = 'reorged';
 )sql"},
+    // The last approved creative of each ad (issue 39): what serves and where clicks go while an
+    // edit waits for review. NULL when no version was approved; approved ads start with their own.
+    {15, R"sql(
+ALTER TABLE ads ADD COLUMN approved_headline TEXT;
+ALTER TABLE ads ADD COLUMN approved_content TEXT;
+ALTER TABLE ads ADD COLUMN approved_cta_url TEXT;
+ALTER TABLE ads ADD COLUMN approved_cta_label TEXT;
+ALTER TABLE ads ADD COLUMN approved_image_landscape TEXT;
+ALTER TABLE ads ADD COLUMN approved_image_long_banner TEXT;
+ALTER TABLE ads ADD COLUMN approved_image_short_banner TEXT;
+UPDATE ads SET approved_headline = headline, approved_content = content,
+  approved_cta_url = cta_url, approved_cta_label = cta_label,
+  approved_image_landscape = image_landscape, approved_image_long_banner = image_long_banner,
+  approved_image_short_banner = image_short_banner
+  WHERE review_status = 'approved';
+)sql"},
 };
 
 Result<int> CurrentVersion(Connection& conn) {

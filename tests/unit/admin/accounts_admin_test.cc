@@ -297,6 +297,51 @@ TEST_F(AccountsAdminTest, AdvertiserAdsWaitForReview) {
   EXPECT_EQ(own.body["reviewStatus"], "approved");
 }
 
+// Issue 39 item 10: null clears a user's tenant, so an operator can change a user's role.
+TEST_F(AccountsAdminTest, NullClearsTheTenantSoTheRoleCanChange) {
+  Reply user = Op(Method::kPost, "/admin/v1/users",
+                  {{"email", "mover@example.com"},
+                   {"password", kPassword},
+                   {"role", "advertiser"},
+                   {"communityId", 1}});
+  ASSERT_EQ(user.status, 201) << user.raw;
+  std::string path = "/admin/v1/users/" + std::to_string(user.body["id"].get<int64_t>());
+  Reply moved = Op(Method::kPatch, path, {{"role", "operator"}, {"communityId", nullptr}});
+  ASSERT_EQ(moved.status, 200) << moved.raw;
+  EXPECT_EQ(moved.body["role"], "operator");
+  EXPECT_TRUE(moved.body["communityId"].is_null()) << moved.raw;
+  // A tenant that is given still has to fit the role.
+  EXPECT_EQ(Fields(Op(Method::kPatch, path, {{"communityId", 1}})),
+            std::vector<std::string>{"communityId"});
+  EXPECT_EQ(Fields(Op(Method::kPatch, path, {{"publisherId", "x"}})),
+            std::vector<std::string>{"publisherId"});
+}
+
+// Issue 39 item 4: what the header alone can refuse, before a body is read.
+TEST_F(AccountsAdminTest, AdmitRefusesFromTheHeaderWhatNoBodyCouldAuthenticate) {
+  auto admit = [&](std::vector<http::Header> headers) {
+    http::Request request;
+    request.method = Method::kPost;
+    request.target = request.path = "/admin/v1/campaigns";
+    request.headers = std::move(headers);
+    request.remote_ip = "192.0.2.9";
+    std::optional<http::Response> refused = auth_->Admit(request);
+    return refused ? refused->status : 0;
+  };
+  EXPECT_EQ(admit({}), 401);
+  EXPECT_EQ(admit({{"Authorization", "Basic dXNlcjpwYXNz"}}), 401);
+  EXPECT_EQ(admit({{"Authorization", "Bearer wrong"}}), 401);
+  EXPECT_EQ(admit({{"Authorization", "Bearer sut_short"}}), 401);
+  EXPECT_EQ(admit({{"Authorization", "Bearer sut_" + std::string(39, 'a') + "!"}}), 401);
+  // Possibly valid: decided once the body is read (the lookup is I/O).
+  EXPECT_EQ(admit({{"Authorization", std::string("Bearer ") + kToken}}), 0);
+  EXPECT_EQ(admit({{"Authorization", "Bearer sut_" + std::string(40, 'a')}}), 0);
+  EXPECT_EQ(admit({{"Cookie", "other=1; " + auth_->options().session_cookie + "=abc"}}), 0);
+  // Wrong tokens count towards the address's back-off, which the header check enforces too.
+  for (int i = 0; i < 10; ++i) admit({{"Authorization", "Bearer wrong"}});
+  EXPECT_EQ(admit({{"Authorization", std::string("Bearer ") + kToken}}), 429);
+}
+
 TEST_F(AccountsAdminTest, ActiveTokensAreCappedPerUserWith409InTheErrorShape) {
   std::string token = Advertiser("cap@example.com");  // token 1 of 20
   for (int i = 2; i <= 20; ++i) {

@@ -180,7 +180,7 @@ class World {
     accounts_api_ = std::make_unique<AccountsAdminApi>(*accounts_, *inventory_, *auth_);
     events_api_ = std::make_unique<EventsAdminApi>(*events_, *inventory_, *auth_);
     advertiser_events_api_ =
-        std::make_unique<AdvertiserEventsAdminApi>(*advertiser_events_, *auth_);
+        std::make_unique<AdvertiserEventsAdminApi>(*advertiser_events_, *inventory_, *auth_);
     identity_api_ = std::make_unique<IdentityAdminApi>(*identities_, *auth_);
     reports_api_ = std::make_unique<ReportsAdminApi>(*reports_, *inventory_, clock_, *auth_);
     admin_->RegisterRoutes(router_);

@@ -63,11 +63,31 @@ TEST(ScopeTest, ForUserKeepsOnlyTheRolesTenant) {
 }
 
 TEST(ScopeTest, AdvertiserWritesArePendingOperatorWritesApproved) {
-  EXPECT_EQ(ReviewAfterWrite(Advertiser(1), std::nullopt), ReviewStatus::kPending);
-  EXPECT_EQ(ReviewAfterWrite(Advertiser(1), ReviewStatus::kApproved), ReviewStatus::kPending);
-  EXPECT_EQ(ReviewAfterWrite(Principal::OperatorToken(), std::nullopt), ReviewStatus::kApproved);
-  EXPECT_EQ(ReviewAfterWrite(Principal::OperatorToken(), ReviewStatus::kRejected),
+  const Principal op = Principal::OperatorToken();
+  const AdWrite create{.creating = true};
+  const AdWrite edit{.writes_creative = true};
+  EXPECT_EQ(ReviewAfterWrite(Advertiser(1), create, ReviewStatus::kApproved),
+            ReviewStatus::kPending);
+  EXPECT_EQ(ReviewAfterWrite(Advertiser(1), edit, ReviewStatus::kApproved), ReviewStatus::kPending);
+  // An advertiser's requested status is refused before this; it never applies.
+  EXPECT_EQ(ReviewAfterWrite(Advertiser(1),
+                             {.writes_creative = true, .requested = ReviewStatus::kApproved},
+                             ReviewStatus::kPending),
+            ReviewStatus::kPending);
+  EXPECT_EQ(ReviewAfterWrite(op, create, ReviewStatus::kApproved), ReviewStatus::kApproved);
+  EXPECT_EQ(ReviewAfterWrite(op, edit, ReviewStatus::kPending), ReviewStatus::kApproved);
+  EXPECT_EQ(ReviewAfterWrite(op, {.requested = ReviewStatus::kRejected}, ReviewStatus::kPending),
             ReviewStatus::kRejected);
+}
+
+// Issue 39: pausing, weights and arms leave the review alone, so an operator pausing an ad
+// never approves the edit that waits for review, and an advertiser pausing stays approved.
+TEST(ScopeTest, WritesThatLeaveTheCreativeAloneKeepTheReview) {
+  for (ReviewStatus current :
+       {ReviewStatus::kApproved, ReviewStatus::kPending, ReviewStatus::kRejected}) {
+    EXPECT_EQ(ReviewAfterWrite(Principal::OperatorToken(), {}, current), current);
+    EXPECT_EQ(ReviewAfterWrite(Advertiser(1), {}, current), current);
+  }
 }
 
 TEST(ScopeTest, UsersManageThemselvesOperatorsEveryone) {

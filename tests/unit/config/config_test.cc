@@ -35,6 +35,9 @@ TEST(ConfigTest, ExampleFileLoadsAndIsValid) {
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_TRUE(Validate(*c).ok()) << Validate(*c).ToString();
   EXPECT_EQ(c->http.listen, "127.0.0.1:8080");
+  // The file lists the defaults (issue 39: admin bodies 1 MiB, bulk imports 64 MiB).
+  EXPECT_EQ(c->admin.max_body_bytes, admin::AdminOptions{}.max_body_bytes);
+  EXPECT_EQ(c->admin.max_import_body_bytes, admin::AdminOptions{}.max_import_body_bytes);
 }
 
 TEST(ConfigTest, EnvironmentOverridesFile) {

@@ -588,6 +588,21 @@ CREATE TABLE budget_takes (
   recorded_at bigint NOT NULL
 );
 )sql"},
+    {12, R"sql(
+-- The last approved creative of each ad (issue 39), as in SQLite: NULL when none was approved.
+ALTER TABLE ads ADD COLUMN approved_headline text;
+ALTER TABLE ads ADD COLUMN approved_content text;
+ALTER TABLE ads ADD COLUMN approved_cta_url text;
+ALTER TABLE ads ADD COLUMN approved_cta_label text;
+ALTER TABLE ads ADD COLUMN approved_image_landscape text;
+ALTER TABLE ads ADD COLUMN approved_image_long_banner text;
+ALTER TABLE ads ADD COLUMN approved_image_short_banner text;
+UPDATE ads SET approved_headline = headline, approved_content = content,
+  approved_cta_url = cta_url, approved_cta_label = cta_label,
+  approved_image_landscape = image_landscape, approved_image_long_banner = image_long_banner,
+  approved_image_short_banner = image_short_banner
+  WHERE review_status = 'approved';
+)sql"},
 };
 
 // ApplyMigrations skips versions up to the database's: an entry out of order would never run.

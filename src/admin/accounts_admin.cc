@@ -36,11 +36,12 @@ std::variant<Json, http::Response> ReadObject(const http::Request& request, bool
   if (store::EmailKey(type) != "application/json") {
     return http::ErrorResponse(415, "Content-Type must be application/json");
   }
-  Json body = Json::parse(request.body, nullptr, /*allow_exceptions=*/false);
-  if (body.is_discarded() || !body.is_object()) {
+  Result<Json> body = detail::ParseJsonObject(request.body);
+  if (!body.ok() && body.status().details().empty()) {
     return Fail(InvalidArgumentError("request body must be a JSON object"));
   }
-  return body;
+  if (!body.ok()) return Fail(body.status());
+  return std::move(*body);
 }
 
 std::optional<store::Id> ParseId(std::string_view text) {
@@ -103,9 +104,7 @@ AccountsAdminApi::AccountsAdminApi(store::AccountStore& accounts, store::Store& 
   dummy_hash_ = std::move(*dummy);
 }
 
-Status AccountsAdminApi::DecodeUser(const std::string& body_text, bool creating,
-                                    store::UserRecord& user) {
-  Json body = Json::parse(body_text, nullptr, false);
+Status AccountsAdminApi::DecodeUser(const Json& body, bool creating, store::UserRecord& user) {
   FieldErrors errors;
   ObjectReader reader(body, "", errors);
   if (creating) reader.Require({"email", "password", "role"});
@@ -181,7 +180,7 @@ http::Response AccountsAdminApi::CreateUser(const Principal&, const http::Reques
   std::variant<Json, http::Response> body = ReadObject(request, /*allow_empty=*/false);
   if (auto* error = std::get_if<http::Response>(&body)) return std::move(*error);
   store::UserRecord user;
-  Status decoded = DecodeUser(std::string(request.body), /*creating=*/true, user);
+  Status decoded = DecodeUser(std::get<Json>(body), /*creating=*/true, user);
   if (!decoded.ok()) return Fail(decoded);
   Result<store::UserRecord> created = accounts_.CreateUser(user, auth_.clock().NowSeconds());
   if (!created.ok()) return Fail(created.status());
@@ -211,7 +210,7 @@ http::Response AccountsAdminApi::PatchUser(const Principal&, const http::Request
   if (!id) return Fail(NotFoundError("user not found"));
   Result<store::UserRecord> user = accounts_.GetUser(*id);
   if (!user.ok()) return Fail(user.status());
-  Status decoded = DecodeUser(std::string(request.body), /*creating=*/false, *user);
+  Status decoded = DecodeUser(std::get<Json>(body), /*creating=*/false, *user);
   if (!decoded.ok()) return Fail(decoded);
   Result<store::UserRecord> updated = accounts_.UpdateUser(*user, auth_.clock().NowSeconds());
   if (!updated.ok()) return Fail(updated.status());

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 
@@ -45,7 +46,7 @@ class AccountsAdminApi {
   http::Response Who(const http::Request& request);
   http::Response SignOut(const http::Request& request);
   // Reads `body` onto `user` (password hashed), validated; the error status otherwise.
-  Status DecodeUser(const std::string& body, bool creating, store::UserRecord& user);
+  Status DecodeUser(const nlohmann::json& body, bool creating, store::UserRecord& user);
 
   store::AccountStore& accounts_;
   store::Store& inventory_;

@@ -88,10 +88,9 @@ std::variant<Json, http::Response> ReadJsonObject(const http::Request& request,
   if (!HasMediaType(request.Header("Content-Type"), "application/json")) {
     return http::ErrorResponse(415, "Content-Type must be application/json");
   }
-  Json body = Json::parse(request.body, nullptr, /*allow_exceptions=*/false);
-  if (body.is_discarded()) return Fail(InvalidArgumentError("request body is not valid JSON"));
-  if (!body.is_object()) return Fail(InvalidArgumentError("request body must be a JSON object"));
-  return body;
+  Result<Json> body = detail::ParseJsonObject(request.body);
+  if (!body.ok()) return Fail(body.status());
+  return std::move(*body);
 }
 
 std::optional<std::string_view> QueryParam(std::string_view query, std::string_view name) {

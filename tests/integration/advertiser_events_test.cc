@@ -209,11 +209,27 @@ TEST(AdvertiserEventsTest, SpclidOfARealClickLinksTheEventToTheCampaign) {
   std::string spclid = location.substr(at + 7, 36);
 
   std::string landing = "https://aave.example/landing?spclid=" + spclid + "&utm_source=x";
-  ASSERT_EQ(PostEvent(Event("deposit", landing), env->live_key).status, 200);
-  ASSERT_EQ(PostEvent(Event("deposit", landing), env->live_key).status, 200);
-  ASSERT_EQ(PostEvent(Event("view_pool", landing), env->live_key).status, 200);
-
   std::string campaign = std::to_string(env->fixture->aave_campaign);
+  // Issue 39 item 7: another community's key ("Shop") naming that click id stores its event
+  // unlinked: it neither learns the campaign behind the click nor writes into its data.
+  ASSERT_EQ(PostEvent(Event("foreign", landing), env->live_key).status, 200);
+  json foreign = List(Community() + "&limit=1")["events"][0];
+  EXPECT_EQ(foreign["name"], "foreign");
+  EXPECT_TRUE(foreign["campaignId"].is_null()) << foreign.dump();
+  // The campaign's own community links it.
+  HttpResult aave = env->fixture->Admin("GET", "/admin/v1/campaigns/" + campaign);
+  ASSERT_EQ(aave.status, 200) << aave.body;
+  HttpResult own_key = env->fixture->Admin(
+      "POST",
+      "/admin/v1/communities/" +
+          std::to_string(json::parse(aave.body)["communityId"].get<int64_t>()) + "/keys",
+      json::object());
+  ASSERT_EQ(own_key.status, 201) << own_key.body;
+  std::string aave_key = json::parse(own_key.body)["key"];
+  ASSERT_EQ(PostEvent(Event("deposit", landing), aave_key).status, 200);
+  ASSERT_EQ(PostEvent(Event("deposit", landing), aave_key).status, 200);
+  ASSERT_EQ(PostEvent(Event("view_pool", landing), aave_key).status, 200);
+
   json listed = List("campaignId=" + campaign);
   ASSERT_EQ(listed["events"].size(), 3u) << listed.dump();
   EXPECT_EQ(listed["events"][0]["name"], "view_pool");

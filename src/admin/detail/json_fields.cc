@@ -293,6 +293,7 @@ void ObjectReader::ReadObject(std::string_view key, const std::function<void(Obj
 
 void ObjectReader::RejectUnknown() {
   static constexpr std::string_view kReadOnly[] = {"id", "createdAt", "updatedAt"};
+  size_t unlisted = 0;
   for (auto it = object_.begin(); it != object_.end(); ++it) {
     const std::string& key = it.key();
     if (seen_.count(key) != 0) continue;
@@ -300,8 +301,55 @@ void ObjectReader::RejectUnknown() {
         std::find(std::begin(kReadOnly), std::end(kReadOnly), key) != std::end(kReadOnly)) {
       continue;
     }
+    // Beyond the listed errors an unknown key is only counted: no field name is built.
+    if (errors_.count() >= FieldErrors::kMaxListed) {
+      ++unlisted;
+      continue;
+    }
     Error(key, "unknown field");
   }
+  errors_.AddUnlisted(unlisted);
+}
+
+namespace {
+
+// The deepest nesting of arrays and objects in `text` (strings skipped), stopping once it
+// exceeds `limit`. A byte scan: malformed JSON is the parser's to report.
+int JsonDepth(std::string_view text, int limit) {
+  int depth = 0;
+  int deepest = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+      if (deepest > limit) return deepest;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+}  // namespace
+
+Result<Json> ParseJsonObject(std::string_view text) {
+  if (JsonDepth(text, kMaxJsonDepth) > kMaxJsonDepth) {
+    return InvalidFieldError("body", "must not nest arrays and objects deeper than " +
+                                         std::to_string(kMaxJsonDepth) + " levels");
+  }
+  Json body = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (body.is_discarded()) return InvalidArgumentError("request body is not valid JSON");
+  if (!body.is_object()) return InvalidArgumentError("request body must be a JSON object");
+  return body;
 }
 
 http::Response JsonResponse(int status, const Json& body) {

@@ -38,8 +38,11 @@ class FieldErrors {
   // that already has an error ("pricing" is required -> nothing more about "pricing.bid").
   void AddAll(const Status& status);
   bool empty() const { return errors_.empty(); }
+  // Counts `n` more errors on fields known to have none yet, without naming them (the unknown
+  // keys of an object beyond the listed ones: distinct by construction).
+  void AddUnlisted(size_t n) { unlisted_ += n; }
   // Every error, listed or not.
-  size_t count() const { return fields_.size(); }
+  size_t count() const { return fields_.size() + unlisted_; }
   // InvalidArgument naming the first problem, with the first kMaxListed problems as details
   // and, when there were more, a last detail {"field":"body","message":"N more errors not
   // listed"}.
@@ -47,7 +50,8 @@ class FieldErrors {
 
  private:
   std::vector<FieldError> errors_;
-  std::unordered_set<std::string> fields_;  // every field with an error
+  std::unordered_set<std::string> fields_;  // every field with an error, but AddUnlisted's
+  size_t unlisted_ = 0;
 };
 
 // Money in a JSON number or decimal string ("12.5") to micro-units, exactly: at most 6
@@ -102,6 +106,15 @@ class ObjectReader {
   FieldErrors& errors_;
   std::set<std::string, std::less<>> seen_;
 };
+
+// Deepest nesting of arrays and objects an admin body may have (issue 39): far beyond any
+// record's shape; a body nested deeper is refused before it is parsed, as building and freeing
+// its tree would cost more than the rest of the request.
+inline constexpr int kMaxJsonDepth = 32;
+
+// `text` parsed as a JSON object; InvalidArgument when it is nested deeper than kMaxJsonDepth
+// (field "body"), is not valid JSON or is not an object.
+Result<Json> ParseJsonObject(std::string_view text);
 
 // Reads an integer (not a float, not a string) within int64; nullopt when it is none.
 std::optional<int64_t> JsonInt(const Json& value);

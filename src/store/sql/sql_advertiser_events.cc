@@ -8,13 +8,17 @@
 namespace adserver::store::sql {
 namespace {
 
-// The campaign of `decision_id`'s first click (any status).
-Result<std::optional<Id>> CampaignOfClick(Connection& c,
-                                          const std::array<uint8_t, 16>& decision_id) {
+// The campaign of `decision_id`'s first click (any status), when that campaign is
+// `community`'s: an events key never learns, nor writes into, another community's campaign
+// through a click id it saw (issue 39).
+Result<std::optional<Id>> CampaignOfClick(Connection& c, const std::array<uint8_t, 16>& decision_id,
+                                          Id community) {
   ADS_ASSIGN_OR_RETURN(
       Statement sel,
-      c.Prepare("SELECT campaign_id FROM clicks WHERE decision_id = ?1 ORDER BY id LIMIT 1"));
+      c.Prepare("SELECT k.campaign_id FROM clicks k JOIN campaigns c ON c.id = k.campaign_id "
+                "WHERE k.decision_id = ?1 AND c.community_id = ?2 ORDER BY k.id LIMIT 1"));
   sel.BindBlob(1, decision_id.data(), decision_id.size());
+  sel.Bind(2, community);
   ADS_ASSIGN_OR_RETURN(bool row, sel.Step());
   if (!row) return std::optional<Id>();
   return std::optional<Id>(sel.Int(0));
@@ -113,7 +117,7 @@ Status SqlAdvertiserEvents::Insert(AdvertiserEventRecord& e) {
   return runner_.Write(0, [&](Connection& c) -> Status {
     e.campaign_id.reset();
     if (e.decision_id) {
-      ADS_ASSIGN_OR_RETURN(e.campaign_id, CampaignOfClick(c, *e.decision_id));
+      ADS_ASSIGN_OR_RETURN(e.campaign_id, CampaignOfClick(c, *e.decision_id, e.community_id));
     }
     ADS_ASSIGN_OR_RETURN(e.id, InsertEvent(c, e));
     return CountEvent(c, e);

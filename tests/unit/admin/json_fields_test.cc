@@ -52,5 +52,32 @@ TEST(FieldErrorsTest, AddAllSkipsWhatAFieldWithAnErrorContains) {
                                               "targeting.projects[2]"}));
 }
 
+TEST(FieldErrorsTest, UnknownKeysBeyondTheListedOnesAreCountedNotNamed) {
+  Json body = Json::object();
+  for (int i = 0; i < 5000; ++i) body["k" + std::to_string(i)] = i;
+  body["id"] = 7;  // read-only, echoed from a GET: ignored
+  FieldErrors errors;
+  ObjectReader reader(body, "", errors);
+  reader.RejectUnknown();
+  EXPECT_EQ(errors.count(), 5000u);
+  Status status = errors.ToStatus();
+  ASSERT_EQ(status.details().size(), FieldErrors::kMaxListed + 1);
+  EXPECT_EQ(status.details().back().message, "4900 more errors not listed");
+}
+
+// Nesting is checked before the tree is built (a 1 MiB body of '[' took 120 ms to parse and
+// free); strings may hold brackets and escaped quotes.
+TEST(ParseJsonObjectTest, RefusesDeepNestingBeforeParsing) {
+  std::string deep = std::string(kMaxJsonDepth, '[') + std::string(kMaxJsonDepth, ']');
+  EXPECT_EQ(ParseJsonObject("{\"a\":" + deep + "}").status().details().at(0).field, "body");
+  std::string fits = std::string(kMaxJsonDepth - 1, '[') + std::string(kMaxJsonDepth - 1, ']');
+  EXPECT_TRUE(ParseJsonObject("{\"a\":" + fits + "}").ok());
+  Result<Json> brackets = ParseJsonObject(R"({"a":"[[[[\"[[[[","b":[]})");
+  ASSERT_TRUE(brackets.ok()) << brackets.status().ToString();
+  EXPECT_EQ((*brackets)["a"], "[[[[\"[[[[");
+  EXPECT_EQ(ParseJsonObject("[1]").status().message(), "request body must be a JSON object");
+  EXPECT_EQ(ParseJsonObject("{").status().message(), "request body is not valid JSON");
+}
+
 }  // namespace
 }  // namespace adserver::admin::detail

@@ -108,6 +108,28 @@ class AdvertiserEventsContractTest : public ::testing::Test {
     EXPECT_TRUE(opened.ok()) << opened.status().ToString();
     return opened.ok() ? std::move(*opened) : nullptr;
   }
+  // A campaign of community `community` (created with the communities before it: ids are
+  // assigned in order, so communities 1 and 2 are those of Event()), or 0 on failure.
+  Id Campaign(Id community) {
+    auto opened = backend_.Inventory();
+    EXPECT_TRUE(opened.ok()) << opened.status().ToString();
+    if (!opened.ok()) return 0;
+    InventoryStore& s = **opened;
+    while (s.ListCommunities()->size() < static_cast<size_t>(community)) {
+      EXPECT_TRUE(s.CreateCommunity({.name = "C", .logo_url = "https://x.example/l.png"}, 1).ok());
+    }
+    auto project = s.CreateProject({.slug = "p" + std::to_string(++projects_), .name = "P"}, 1);
+    EXPECT_TRUE(project.ok()) << project.status().ToString();
+    if (!project.ok()) return 0;
+    auto campaign = s.CreateCampaign({.community_id = community,
+                                      .name = "K",
+                                      .pricing_model = PricingModel::kCpc,
+                                      .bid_micros = 1,
+                                      .target_projects = {project->id}},
+                                     1);
+    EXPECT_TRUE(campaign.ok()) << campaign.status().ToString();
+    return campaign.ok() ? campaign->id : 0;
+  }
   std::vector<AdvertiserEventRecord> List(AdvertiserEventQuery q = {}) {
     auto rows = store_->List(q);
     EXPECT_TRUE(rows.ok()) << rows.status().message();
@@ -116,6 +138,7 @@ class AdvertiserEventsContractTest : public ::testing::Test {
 
   Backend backend_;
   std::unique_ptr<AdvertiserEventsStore> store_;
+  int projects_ = 0;
 };
 
 using Backends = ::testing::Types<SqliteAdvertiserEvents, PostgresAdvertiserEvents>;
@@ -179,27 +202,38 @@ TYPED_TEST(AdvertiserEventsContractTest, InsertAssignsIdsAndListsNewestFirst) {
 TYPED_TEST(AdvertiserEventsContractTest, DecisionIdLinksTheEventToItsClicksCampaign) {
   std::unique_ptr<EventsStore> events = this->OpenEvents();
   ASSERT_TRUE(events);
-  std::vector<ClickRecord> clicks(1);
+  const Id campaign = this->Campaign(1);
+  const Id foreign_campaign = this->Campaign(2);
+  ASSERT_GT(campaign, 0);
+  std::vector<ClickRecord> clicks(2);
   clicks[0].decision_id = Decision(9);
-  clicks[0].campaign_id = 31;
+  clicks[0].campaign_id = campaign;
   clicks[0].status = ClickStatus::kExpired;  // any status links
+  clicks[1].decision_id = Decision(7);
+  clicks[1].campaign_id = foreign_campaign;
   ASSERT_TRUE(events->InsertClicks(clicks).ok());
 
   AdvertiserEventRecord linked = Event("signup", 100);
   linked.decision_id = Decision(9);
   ASSERT_TRUE(this->store_->Insert(linked).ok());
-  EXPECT_EQ(linked.campaign_id, 31);
+  EXPECT_EQ(linked.campaign_id, campaign);
   AdvertiserEventRecord unknown = Event("signup", 100);
   unknown.decision_id = Decision(5);
   ASSERT_TRUE(this->store_->Insert(unknown).ok());
   EXPECT_FALSE(unknown.campaign_id.has_value());
+  // Issue 39: another community's click never links (nor reveals its campaign).
+  AdvertiserEventRecord foreign = Event("signup", 100);
+  foreign.decision_id = Decision(7);
+  ASSERT_TRUE(this->store_->Insert(foreign).ok());
+  EXPECT_FALSE(foreign.campaign_id.has_value());
 
-  std::vector<AdvertiserEventRecord> rows = this->List({.campaign_id = 31});
+  std::vector<AdvertiserEventRecord> rows = this->List({.campaign_id = campaign});
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].id, linked.id);
   EXPECT_EQ(rows[0].decision_id, Decision(9));
-  EXPECT_EQ(this->List().size(), 2u);
-  EXPECT_EQ(this->List()[0].decision_id, Decision(5));
+  EXPECT_TRUE(this->List({.campaign_id = foreign_campaign}).empty());
+  EXPECT_EQ(this->List().size(), 3u);
+  EXPECT_EQ(this->List()[0].decision_id, Decision(7));
 }
 
 TYPED_TEST(AdvertiserEventsContractTest, ListFiltersByCommunityAndTimeAndPagesByCursor) {
@@ -226,9 +260,11 @@ TYPED_TEST(AdvertiserEventsContractTest, CountsPerNameByCampaignAndCommunitySurv
   AdvertiserEventsStore& s = *this->store_;
   std::unique_ptr<EventsStore> events = this->OpenEvents();
   ASSERT_TRUE(events);
+  const Id campaign = this->Campaign(1);
+  ASSERT_GT(campaign, 0);
   std::vector<ClickRecord> clicks(1);
   clicks[0].decision_id = Decision(1);
-  clicks[0].campaign_id = 8;
+  clicks[0].campaign_id = campaign;
   ASSERT_TRUE(events->InsertClicks(clicks).ok());
   for (const char* name : {"signup", "purchase", "signup"}) {
     AdvertiserEventRecord e = Event(name, 100);
@@ -238,7 +274,7 @@ TYPED_TEST(AdvertiserEventsContractTest, CountsPerNameByCampaignAndCommunitySurv
   AdvertiserEventRecord other = Event("signup", 100, /*community=*/2);
   ASSERT_TRUE(s.Insert(other).ok());
 
-  auto by_campaign = s.Counts(8, std::nullopt);
+  auto by_campaign = s.Counts(campaign, std::nullopt);
   ASSERT_TRUE(by_campaign.ok()) << by_campaign.status().message();
   EXPECT_EQ(*by_campaign, (std::vector<AdvertiserEventCount>{{"purchase", 1}, {"signup", 2}}));
   auto unlinked = s.Counts(0, std::nullopt);
@@ -252,7 +288,7 @@ TYPED_TEST(AdvertiserEventsContractTest, CountsPerNameByCampaignAndCommunitySurv
   ASSERT_TRUE(pruned.ok()) << pruned.status().message();
   EXPECT_EQ(*pruned, 4);
   EXPECT_TRUE(this->List().empty());
-  auto kept = s.Counts(8, std::nullopt);
+  auto kept = s.Counts(campaign, std::nullopt);
   ASSERT_TRUE(kept.ok());
   EXPECT_EQ(kept->size(), 2u);
 }

@@ -1,5 +1,6 @@
 #include "admin/accounts_admin.h"
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <utility>
@@ -67,8 +68,12 @@ Json TokenToJson(const store::UserTokenRecord& t) {
               {"userId", t.user_id},
               {"prefix", t.prefix},
               {"createdAt", detail::TimeToJson(t.created_at)},
-              {"revokedAt", t.revoked_at ? detail::TimeToJson(*t.revoked_at) : Json(nullptr)}};
+              {"revokedAt", t.revoked_at ? detail::TimeToJson(*t.revoked_at) : Json(nullptr)},
+              {"expiresAt", t.expires_at ? detail::TimeToJson(*t.expires_at) : Json(nullptr)}};
 }
+
+constexpr int64_t kSecondsPerDay = 24 * 60 * 60;
+constexpr int64_t kMaxTokenDays = 3650;
 
 // A plausible address: one '@' with text on both sides, no spaces or control characters.
 bool ValidEmail(std::string_view email) {
@@ -210,14 +215,28 @@ http::Response AccountsAdminApi::PatchUser(const Principal&, const http::Request
   if (!id) return Fail(NotFoundError("user not found"));
   Result<store::UserRecord> user = accounts_.GetUser(*id);
   if (!user.ok()) return Fail(user.status());
-  Status decoded = DecodeUser(std::get<Json>(body), /*creating=*/false, *user);
+  Json& fields = std::get<Json>(body);
+  bool keep_tokens = false;
+  if (fields.contains("keepTokens")) {
+    if (!fields["keepTokens"].is_boolean()) {
+      return Fail(InvalidFieldError("keepTokens", "must be a boolean"));
+    }
+    keep_tokens = fields["keepTokens"].get<bool>();
+    fields.erase("keepTokens");
+  }
+  Status decoded = DecodeUser(fields, /*creating=*/false, *user);
   if (!decoded.ok()) return Fail(decoded);
   Result<store::UserRecord> updated = accounts_.UpdateUser(*user, auth_.clock().NowSeconds());
   if (!updated.ok()) return Fail(updated.status());
-  // A password set by an operator signs the user out everywhere.
-  if (std::get<Json>(body).contains("password")) {
+  // A password set by an operator (a reset) signs the user out everywhere and, unless
+  // keepTokens, revokes the user's bearer tokens (issue 39).
+  if (fields.contains("password")) {
     Result<int64_t> ended = accounts_.DeleteUserSessions(updated->id, std::nullopt);
     if (!ended.ok()) return Fail(ended.status());
+    if (!keep_tokens) {
+      Result<int64_t> revoked = accounts_.RevokeUserTokens(updated->id, auth_.clock().NowSeconds());
+      if (!revoked.ok()) return Fail(revoked.status());
+    }
   }
   return JsonResponse(200, UserToJson(*updated));
 }
@@ -238,6 +257,15 @@ http::Response AccountsAdminApi::CreateToken(const Principal& caller,
   ObjectReader reader(std::get<Json>(body), "", errors);
   int64_t user_id = caller.user_id;
   reader.ReadInt("userId", user_id);
+  std::optional<int64_t> days;
+  if (std::get<Json>(body).contains("expiresInDays")) {
+    int64_t value = 0;
+    reader.ReadInt("expiresInDays", value);
+    if (value < 1 || value > kMaxTokenDays) {
+      errors.Add("expiresInDays", "must be an integer from 1 to " + std::to_string(kMaxTokenDays));
+    }
+    days = value;
+  }
   reader.RejectUnknown();
   if (!errors.empty()) return Fail(errors.ToStatus());
   if (user_id != caller.user_id && !caller.IsOperator()) {
@@ -251,7 +279,8 @@ http::Response AccountsAdminApi::CreateToken(const Principal& caller,
     return Fail(InvalidFieldError("userId", "unknown user"));
   }
   if (!user.ok()) return Fail(user.status());
-  Result<Authenticator::IssuedToken> issued = auth_.IssueToken(user->id);
+  Result<Authenticator::IssuedToken> issued = auth_.IssueToken(
+      user->id, days ? std::optional<int64_t>(*days * kSecondsPerDay) : std::nullopt);
   if (!issued.ok() && issued.status().code() == Code::kConflict) {
     // The cap on active tokens (or the user went away meanwhile): 409 naming the user.
     return Fail(Status(Code::kConflict, "cannot issue another token",
@@ -324,8 +353,10 @@ http::Response AccountsAdminApi::ChangePassword(const Principal& caller,
   ObjectReader reader(std::get<Json>(body), "", errors);
   reader.Require({"currentPassword", "password"});
   std::string current, password;
+  bool keep_tokens = false;
   reader.ReadString("currentPassword", current);
   reader.ReadString("password", password);
+  reader.ReadBool("keepTokens", keep_tokens);
   reader.RejectUnknown();
   const size_t min = auth_.options().min_password_length;
   if (errors.empty() && (password.size() < min || password.size() > kMaxPasswordChars)) {
@@ -351,7 +382,17 @@ http::Response AccountsAdminApi::ChangePassword(const Principal& caller,
   }
   Result<int64_t> ended = accounts_.DeleteUserSessions(updated->id, keep);
   if (!ended.ok()) return Fail(ended.status());
-  return JsonResponse(200, Json{{"user", UserToJson(*updated)}, {"endedSessions", *ended}});
+  // The bearer tokens too, unless asked otherwise (issue 39): a leaked token is one reason to
+  // change a password.
+  int64_t revoked = 0;
+  if (!keep_tokens) {
+    Result<int64_t> tokens = accounts_.RevokeUserTokens(updated->id, auth_.clock().NowSeconds());
+    if (!tokens.ok()) return Fail(tokens.status());
+    revoked = *tokens;
+  }
+  return JsonResponse(
+      200,
+      Json{{"user", UserToJson(*updated)}, {"endedSessions", *ended}, {"revokedTokens", revoked}});
 }
 
 http::Response AccountsAdminApi::SignIn(const http::Request& request) {
@@ -373,10 +414,15 @@ http::Response AccountsAdminApi::SignIn(const http::Request& request) {
   if (email.size() > kMaxEmailChars || password.size() > kMaxPasswordChars) {
     return Fail(InvalidArgumentError("email or password too long"));
   }
-  const std::string email_key = "email:" + store::EmailKey(email);
+  // Back-off per (email, address) and per address; per account only a slower limit (issue
+  // 39: failures counted per email alone let anyone lock any user out from anywhere).
   const std::string ip_key = "ip:" + std::string(request.remote_ip);
+  const std::string pair_key = "email-ip:" + store::EmailKey(email) + " " + ip_key;
+  const std::string email_key = "email:" + store::EmailKey(email);
   SignInLimiter& limiter = auth_.limiter();
-  int64_t wait = std::max(limiter.RetryAfter(email_key), limiter.RetryAfter(ip_key));
+  SignInLimiter& account = auth_.account_limiter();
+  int64_t wait = std::max(
+      {limiter.RetryAfter(pair_key), limiter.RetryAfter(ip_key), account.RetryAfter(email_key)});
   if (wait > 0) {
     http::Response response = http::ErrorResponse(429, RetryAfterMessage(wait));
     response.SetHeader("Retry-After", std::to_string(wait));
@@ -387,11 +433,12 @@ http::Response AccountsAdminApi::SignIn(const http::Request& request) {
   // An unknown email verifies the dummy hash: a failure takes the same time either way.
   bool verified = VerifyPassword(user.ok() ? user->password_hash : dummy_hash_, password);
   if (!user.ok() || !verified) {
-    limiter.RecordFailure(email_key);
+    limiter.RecordFailure(pair_key);
     limiter.RecordFailure(ip_key);
+    account.RecordFailure(email_key);
     return http::ErrorResponse(401, "wrong email or password");
   }
-  limiter.Reset(email_key);
+  limiter.Reset(pair_key);
   Result<Authenticator::IssuedSession> session = auth_.StartSession(user->id);
   if (!session.ok()) return Fail(session.status());
   http::Response response =

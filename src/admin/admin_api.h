@@ -42,6 +42,8 @@ struct AdminOptions {
   int max_sessions_per_user = 20;
   // Unrevoked bearer tokens a user may hold; issuing one more answers 409.
   int max_tokens_per_user = 20;
+  // How long a bearer token works unless its request says otherwise (expiresInDays, issue 39).
+  int64_t token_lifetime_seconds = 90 * 24 * 60 * 60;
   // Name of the session cookie.
   std::string session_cookie = "adserver_session";
   // scheme://host[:port] of http.public_url (app sets it): https makes the cookie Secure, and
@@ -55,8 +57,13 @@ struct AdminOptions {
   size_t min_password_length = 10;
   // Cost of hashing a user's password (argon2id).
   PasswordHashOptions password_hash;
-  // Back-off after failed sign-ins, per email and per client IP.
+  // Back-off after failed sign-ins, per (email, client address) and per client address; also
+  // after failed bearer tokens per client address.
   SignInLimiterOptions sign_in;
+  // Failed sign-ins per account from any address (issue 39): a slower limit than the one per
+  // (email, address) and per address, which one attacker cannot drive to a lockout (their own
+  // address backs off long before), and whose back-off stays short for the owner.
+  SignInLimiterOptions sign_in_per_account{.free_failures = 50, .max_backoff_seconds = 60};
 };
 
 // The admin API (/admin/v1/...): JSON CRUD for publishers, keys, communities, projects,

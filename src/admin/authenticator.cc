@@ -87,7 +87,8 @@ Authenticator::Authenticator(AdminOptions options, store::AccountStore* accounts
     : options_(std::move(options)),
       accounts_(accounts),
       clock_(clock),
-      limiter_(clock, options_.sign_in) {
+      limiter_(clock, options_.sign_in),
+      account_limiter_(clock, options_.sign_in_per_account) {
   ADS_CHECK(InitCrypto()) << "libsodium cannot be initialised";
   if (!options_.token.empty()) token_hash_ = Sha256(options_.token);
 }
@@ -133,6 +134,8 @@ std::optional<Principal> Authenticator::FromBearer(std::string_view token) const
   }
   for (const store::UserTokenRecord& t : *candidates) {
     if (!ConstantTimeEqual(t.hash, hash)) continue;
+    // An expired token is refused like an unknown one (issue 39).
+    if (t.expires_at && clock_.NowSeconds() >= *t.expires_at) return std::nullopt;
     Result<store::UserRecord> user = accounts_->GetUser(t.user_id);
     if (!user.ok()) return std::nullopt;
     return Principal::ForUser(*user, /*via_session=*/false);
@@ -209,15 +212,17 @@ std::variant<Principal, http::Response> Authenticator::Identify(
   return Unauthorized("missing or invalid admin token");
 }
 
-Result<Authenticator::IssuedToken> Authenticator::IssueToken(store::Id user) const {
+Result<Authenticator::IssuedToken> Authenticator::IssueToken(
+    store::Id user, std::optional<int64_t> lifetime_seconds) const {
   if (accounts_ == nullptr) return InternalError("accounts are not available");
   std::string secret = std::string(kTokenPrefix) + RandomAlphanumeric(kTokenSecretChars);
   store::UserTokenRecord record;
   record.user_id = user;
   record.hash = Sha256(secret);
   record.prefix = secret.substr(0, kTokenLookupChars);
-  ADS_ASSIGN_OR_RETURN(
-      record, accounts_->CreateToken(record, clock_.NowSeconds(), options_.max_tokens_per_user));
+  const int64_t now = clock_.NowSeconds();
+  record.expires_at = now + lifetime_seconds.value_or(options_.token_lifetime_seconds);
+  ADS_ASSIGN_OR_RETURN(record, accounts_->CreateToken(record, now, options_.max_tokens_per_user));
   return IssuedToken{std::move(secret), std::move(record)};
 }
 

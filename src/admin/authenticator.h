@@ -49,7 +49,9 @@ class Authenticator {
     std::string secret;
     store::UserTokenRecord record;
   };
-  Result<IssuedToken> IssueToken(store::Id user) const;
+  // It expires after `lifetime_seconds` (options().token_lifetime_seconds when not given).
+  Result<IssuedToken> IssueToken(store::Id user,
+                                 std::optional<int64_t> lifetime_seconds = std::nullopt) const;
 
   // A new console session for `user`: the cookie's secret and the CSRF token bound to it.
   struct IssuedSession {
@@ -67,6 +69,8 @@ class Authenticator {
   store::AccountStore* accounts() const { return accounts_; }
   const Clock& clock() const { return clock_; }
   SignInLimiter& limiter() const { return limiter_; }
+  // Failed sign-ins per account from any address (AdminOptions::sign_in_per_account).
+  SignInLimiter& account_limiter() const { return account_limiter_; }
 
  private:
   std::optional<Principal> FromBearer(std::string_view token) const;
@@ -81,6 +85,7 @@ class Authenticator {
   // Set once Disabled() has seen a user: Admit then knows the API is enabled without I/O.
   mutable std::atomic<bool> seen_users_{false};
   mutable SignInLimiter limiter_;
+  mutable SignInLimiter account_limiter_;
   // Per caller: users by id, the operator token as kOperatorTokenKey.
   mutable RateLimiter caller_rates_;
 };

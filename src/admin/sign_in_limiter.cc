@@ -29,7 +29,7 @@ void SignInLimiter::RecordFailure(std::string_view key) {
   Entry& e = it->second;
   ++e.failures;
   e.last_failure = now;
-  int over = e.failures - options_.free_failures;
+  int over = e.failures - options_.free_failures + 1;
   if (over <= 0) return;
   int64_t backoff = options_.base_backoff_seconds;
   for (int i = 1; i < over && backoff < options_.max_backoff_seconds; ++i) backoff *= 2;

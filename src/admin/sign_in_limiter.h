@@ -12,7 +12,8 @@
 namespace adserver::admin {
 
 struct SignInLimiterOptions {
-  // Failed attempts per key (email or client IP) before back-off starts.
+  // Failed attempts per key allowed without waiting: after that many, the next attempt waits
+  // base_backoff_seconds (the docs' "after 5 failed attempts").
   int free_failures = 5;
   // First back-off; each further failure doubles it, up to max_backoff_seconds.
   int64_t base_backoff_seconds = 1;

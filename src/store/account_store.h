@@ -62,6 +62,9 @@ struct UserTokenRecord {
   std::string prefix;  // first 8 characters, to recognise it in a listing
   int64_t created_at = 0;
   std::optional<int64_t> revoked_at;
+  // When the token stops working (issue 39); nullopt = never (tokens issued before expiry
+  // existed got one at the upgrade).
+  std::optional<int64_t> expires_at;
 };
 
 // A console session: the SHA-256 of the cookie's secret, the CSRF token bound to it, and its
@@ -96,8 +99,8 @@ class AccountStore {
   virtual Result<bool> HasUsers() = 0;
 
   // Conflict if the user does not exist, the hash is taken, or the user already has
-  // `max_active` unrevoked tokens (checked and inserted in one transaction; the message says
-  // which).
+  // `max_active` unrevoked, unexpired tokens (checked and inserted in one transaction; the
+  // message says which). Stores `token.expires_at`.
   virtual Result<UserTokenRecord> CreateToken(const UserTokenRecord& token, int64_t now,
                                               int max_active) = 0;
   // Unrevoked tokens whose prefix is `prefix` (the caller compares hashes in constant time).
@@ -107,6 +110,8 @@ class AccountStore {
   virtual Result<UserTokenRecord> GetToken(Id id) = 0;
   // Marks the token revoked (idempotent). NotFound if no token has `id`.
   virtual Result<UserTokenRecord> RevokeToken(Id id, int64_t now) = 0;
+  // Revokes every unrevoked token of `user_id`; returns how many.
+  virtual Result<int64_t> RevokeUserTokens(Id user_id, int64_t now) = 0;
 
   // Conflict if the user does not exist. Keeps the user's `max_per_user` newest sessions and
   // deletes older ones, so signing in again and again cannot grow the table.

@@ -429,14 +429,17 @@ TEST_F(AccountsTest, ConsoleUserChangesOwnPasswordAndOtherSessionsEnd) {
   int64_t community =
       Created(fixture_->Admin("POST", "/admin/v1/communities",
                               {{"name", "Password Co"}, {"logoUrl", "https://cdn.example/p.png"}}));
-  ASSERT_EQ(fixture_
-                ->Admin("POST", "/admin/v1/users",
-                        {{"email", "self@example.test"},
-                         {"password", kPassword},
-                         {"role", "advertiser"},
-                         {"communityId", community}})
-                .status,
-            201);
+  int64_t user = Created(fixture_->Admin("POST", "/admin/v1/users",
+                                         {{"email", "self@example.test"},
+                                          {"password", kPassword},
+                                          {"role", "advertiser"},
+                                          {"communityId", community}}));
+  // A bearer token of the user, which the change revokes (issue 39).
+  HttpResult issued = fixture_->Admin("POST", "/admin/v1/tokens", {{"userId", user}});
+  ASSERT_EQ(issued.status, 201) << issued.body;
+  std::string token = json::parse(issued.body)["token"];
+  EXPECT_FALSE(json::parse(issued.body)["expiresAt"].is_null());
+  EXPECT_EQ(As(token, "GET", "/admin/v1/campaigns").status, 200);
   HttpClient client = fixture_->Client();
   Session mine = SignIn(client, "self@example.test", kPassword);
   Session elsewhere = SignIn(client, "self@example.test", kPassword);
@@ -455,6 +458,8 @@ TEST_F(AccountsTest, ConsoleUserChangesOwnPasswordAndOtherSessionsEnd) {
   HttpResult changed = client.Send("POST", "/console/api/password", good, change.dump());
   ASSERT_EQ(changed.status, 200) << changed.body;
   EXPECT_EQ(json::parse(changed.body)["endedSessions"], 1);
+  EXPECT_EQ(json::parse(changed.body)["revokedTokens"], 1);
+  EXPECT_EQ(As(token, "GET", "/admin/v1/campaigns").status, 401);
   EXPECT_EQ(client.Get("/console/api/session", {{"Cookie", mine.cookie}}).status, 200);
   EXPECT_EQ(client.Get("/console/api/session", {{"Cookie", elsewhere.cookie}}).status, 401);
   EXPECT_EQ(client

@@ -151,6 +151,9 @@ class PostgresStore final : public InventoryStore,
   Result<UserTokenRecord> RevokeToken(Id id, int64_t now) override {
     return accounts_.RevokeToken(id, now);
   }
+  Result<int64_t> RevokeUserTokens(Id user_id, int64_t now) override {
+    return accounts_.RevokeUserTokens(user_id, now);
+  }
   Status CreateSession(const SessionRecord& session, int max_per_user) override {
     return accounts_.CreateSession(session, max_per_user);
   }

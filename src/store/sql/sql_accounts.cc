@@ -10,7 +10,7 @@ constexpr const char* kUserColumns =
     "SELECT id, email, password_hash, role, publisher_id, community_id, created_at, updated_at "
     "FROM users";
 constexpr const char* kTokenColumns =
-    "SELECT id, user_id, hash, prefix, created_at, revoked_at FROM user_tokens";
+    "SELECT id, user_id, hash, prefix, created_at, revoked_at, expires_at FROM user_tokens";
 
 Result<UserRecord> ReadUser(const Statement& s) {
   UserRecord u;
@@ -37,6 +37,7 @@ Result<UserTokenRecord> ReadToken(const Statement& s) {
   t.prefix = s.Text(3);
   t.created_at = s.Int(4);
   t.revoked_at = s.OptInt(5);
+  t.expires_at = s.OptInt(6);
   return t;
 }
 
@@ -187,9 +188,11 @@ Result<UserTokenRecord> SqlAccounts::CreateToken(const UserTokenRecord& token, i
                                                  int max_active) {
   return In<UserTokenRecord>(runner_, true, [&](Connection& c) -> Result<UserTokenRecord> {
     {
-      ADS_ASSIGN_OR_RETURN(Statement s, c.Prepare("SELECT COUNT(*) FROM user_tokens WHERE "
-                                                  "user_id = ?1 AND revoked_at IS NULL"));
-      s.Bind(1, token.user_id);
+      ADS_ASSIGN_OR_RETURN(
+          Statement s,
+          c.Prepare("SELECT COUNT(*) FROM user_tokens WHERE user_id = ?1 AND revoked_at IS NULL "
+                    "AND (expires_at IS NULL OR expires_at > ?2)"));
+      s.Bind(1, token.user_id).Bind(2, now);
       ADS_ASSIGN_OR_RETURN(bool row, s.Step());
       if (row && s.Int(0) >= max_active) {
         return ConflictError("already has " + std::to_string(s.Int(0)) +
@@ -199,12 +202,13 @@ Result<UserTokenRecord> SqlAccounts::CreateToken(const UserTokenRecord& token, i
     Id id = 0;
     {
       ADS_ASSIGN_OR_RETURN(Statement s,
-                           c.Prepare("INSERT INTO user_tokens (user_id, hash, prefix, created_at) "
-                                     "VALUES (?1, ?2, ?3, ?4) RETURNING id"));
+                           c.Prepare("INSERT INTO user_tokens (user_id, hash, prefix, created_at, "
+                                     "expires_at) VALUES (?1, ?2, ?3, ?4, ?5) RETURNING id"));
       s.Bind(1, token.user_id)
           .BindBlob(2, token.hash.data(), token.hash.size())
           .Bind(3, token.prefix)
-          .Bind(4, now);
+          .Bind(4, now)
+          .Bind(5, token.expires_at);
       ADS_ASSIGN_OR_RETURN(bool row, s.Step());
       if (!row) return InternalError("INSERT ... RETURNING id returned no row");
       id = s.Int(0);
@@ -247,6 +251,21 @@ Result<UserTokenRecord> SqlAccounts::RevokeToken(Id id, int64_t now) {
       ADS_RETURN_IF_ERROR(s.Bind(1, id).Bind(2, now).Run());
     }
     return LoadToken(c, id);
+  });
+}
+
+Result<int64_t> SqlAccounts::RevokeUserTokens(Id user_id, int64_t now) {
+  return In<int64_t>(runner_, true, [&](Connection& c) -> Result<int64_t> {
+    ADS_ASSIGN_OR_RETURN(Statement s,
+                         c.Prepare("UPDATE user_tokens SET revoked_at = ?2 WHERE user_id = ?1 AND "
+                                   "revoked_at IS NULL RETURNING id"));
+    s.Bind(1, user_id).Bind(2, now);
+    int64_t revoked = 0;
+    for (;;) {
+      ADS_ASSIGN_OR_RETURN(bool row, s.Step());
+      if (!row) return revoked;
+      ++revoked;
+    }
   });
 }
 

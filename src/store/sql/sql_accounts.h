@@ -29,6 +29,7 @@ class SqlAccounts {
   Result<std::vector<UserTokenRecord>> ListTokens(std::optional<Id> user_id);
   Result<UserTokenRecord> GetToken(Id id);
   Result<UserTokenRecord> RevokeToken(Id id, int64_t now);
+  Result<int64_t> RevokeUserTokens(Id user_id, int64_t now);
   Status CreateSession(const SessionRecord& session, int max_per_user);
   Result<SessionRecord> GetSession(const Sha256Digest& id_hash);
   Status TouchSession(const Sha256Digest& id_hash, int64_t now);

@@ -553,6 +553,12 @@ UPDATE ads SET approved_headline = headline, approved_content = content,
   approved_image_short_banner = image_short_banner
   WHERE review_status = 'approved';
 )sql"},
+    // Bearer tokens expire (issue 39): tokens issued before get 90 days from the upgrade.
+    {16, R"sql(
+ALTER TABLE user_tokens ADD COLUMN expires_at INTEGER;
+UPDATE user_tokens SET expires_at = CAST(strftime('%s', 'now') AS INTEGER) + 7776000
+  WHERE revoked_at IS NULL;
+)sql"},
 };
 
 Result<int> CurrentVersion(Connection& conn) {

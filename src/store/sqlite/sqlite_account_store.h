@@ -56,6 +56,9 @@ class SqliteAccountStore final : public AccountStore {
   Result<UserTokenRecord> RevokeToken(Id id, int64_t now) override {
     return accounts_.RevokeToken(id, now);
   }
+  Result<int64_t> RevokeUserTokens(Id user_id, int64_t now) override {
+    return accounts_.RevokeUserTokens(user_id, now);
+  }
   Status CreateSession(const SessionRecord& session, int max_per_user) override {
     return accounts_.CreateSession(session, max_per_user);
   }

@@ -249,10 +249,10 @@ TEST_F(AccountsAdminTest, SignOutEndsTheSessionOnTheServer) {
 
 TEST_F(AccountsAdminTest, FailedSignInsBackOffWith429AndRetryAfter) {
   Advertiser("limited@example.com");
-  for (int i = 0; i < 5; ++i) {
+  for (int i = 0; i < 4; ++i) {
     EXPECT_EQ(SignIn("limited@example.com", "wrong-password").status, 401);
   }
-  EXPECT_EQ(SignIn("limited@example.com", "wrong-password").status, 401);  // starts back-off
+  EXPECT_EQ(SignIn("limited@example.com", "wrong-password").status, 401);  // the 5th: back-off
   Reply limited = SignIn("limited@example.com", kPassword);
   EXPECT_EQ(limited.status, 429);
   EXPECT_EQ(limited.retry_after, "1");
@@ -260,8 +260,36 @@ TEST_F(AccountsAdminTest, FailedSignInsBackOffWith429AndRetryAfter) {
   clock_.Advance(seconds(1));
   EXPECT_EQ(SignIn("limited@example.com", kPassword).status, 201);
   // Unknown emails fail the same way and count against the client's IP.
-  for (int i = 0; i < 6; ++i) SignIn("nobody" + std::to_string(i) + "@example.com", kPassword);
+  for (int i = 0; i < 5; ++i) SignIn("nobody" + std::to_string(i) + "@example.com", kPassword);
   EXPECT_EQ(SignIn("limited@example.com", kPassword).status, 429);
+}
+
+// Issue 39 item 9: an attacker guessing from their own address backs off there; the account's
+// owner, elsewhere, still signs in. Only a failure count far beyond what one address can reach
+// slows the account itself, briefly.
+TEST_F(AccountsAdminTest, GuessingFromOneAddressNeverLocksTheOwnerOut) {
+  Advertiser("owner@example.com");
+  auto sign_in_from = [&](const std::string& ip, const std::string& password) {
+    http::Request request;
+    request.method = Method::kPost;
+    request.target = request.path = "/console/api/session";
+    std::string body = Json{{"email", "owner@example.com"}, {"password", password}}.dump();
+    request.body = body;
+    request.headers = {{"Content-Type", "application/json"}};
+    request.remote_ip = ip;
+    return (*router_.Find(request).handler)(request).status;
+  };
+  for (int i = 0; i < 5; ++i)
+    EXPECT_EQ(sign_in_from("203.0.113.9", "guess-" + std::to_string(i)), 401);
+  EXPECT_EQ(sign_in_from("203.0.113.9", kPassword), 429);   // the attacker's address waits
+  EXPECT_EQ(sign_in_from("198.51.100.1", kPassword), 201);  // the owner does not
+  // Many addresses (a botnet) reach the per-account limit: a short wait, not a lockout.
+  for (int i = 0; i < 50; ++i) {
+    sign_in_from("192.0.2." + std::to_string(10 + i), "guess");
+  }
+  EXPECT_EQ(sign_in_from("198.51.100.1", kPassword), 429);
+  clock_.Advance(seconds(60));
+  EXPECT_EQ(sign_in_from("198.51.100.1", kPassword), 201);
 }
 
 TEST_F(AccountsAdminTest, AdvertiserAdsWaitForReview) {
@@ -400,12 +428,18 @@ TEST_F(AccountsAdminTest, UsersChangeTheirOwnPasswordWithTheCurrentOne) {
   EXPECT_EQ(Call(Method::kGet, "/console/api/session", "", {{"Cookie", other}}).status, 401);
   EXPECT_EQ(SignIn("self@example.com", kPassword).status, 401);
   EXPECT_EQ(SignIn("self@example.com", kNew).status, 201);
-  // Bearer tokens are credentials of their own: they keep working (revoke them separately).
-  EXPECT_EQ(As(token, Method::kGet, "/admin/v1/campaigns").status, 200);
-  EXPECT_EQ(As(token, Method::kPost, "/console/api/password",
-               {{"currentPassword", kNew}, {"password", kPassword}})
-                .status,
-            200);
+  // Issue 39: the bearer tokens are revoked with the old password...
+  EXPECT_EQ(changed.body["revokedTokens"], 1);
+  EXPECT_EQ(As(token, Method::kGet, "/admin/v1/campaigns").status, 401);
+  // ...unless the change asks to keep them.
+  Reply fresh = Op(Method::kPost, "/admin/v1/tokens", {{"userId", first.body["user"]["id"]}});
+  ASSERT_EQ(fresh.status, 201) << fresh.raw;
+  std::string kept = fresh.body["token"];
+  Reply keeping = As(kept, Method::kPost, "/console/api/password",
+                     {{"currentPassword", kNew}, {"password", kPassword}, {"keepTokens", true}});
+  ASSERT_EQ(keeping.status, 200) << keeping.raw;
+  EXPECT_EQ(keeping.body["revokedTokens"], 0);
+  EXPECT_EQ(As(kept, Method::kGet, "/admin/v1/campaigns").status, 200);
   // The operator token has no password to change.
   EXPECT_EQ(Op(Method::kPost, "/console/api/password", change).status, 403);
 }
@@ -446,6 +480,46 @@ TEST_F(AccountsAdminTest, OperatorSettingAPasswordEndsTheUsersSessions) {
                 .status,
             200);
   EXPECT_EQ(Call(Method::kGet, "/console/api/session", "", {{"Cookie", cookie}}).status, 401);
+}
+
+// Issue 39 item 9: an operator's reset revokes the user's bearer tokens unless keepTokens.
+TEST_F(AccountsAdminTest, OperatorResettingAPasswordRevokesTheUsersTokens) {
+  std::string token = Advertiser("revoked@example.com");
+  Reply me = As(token, Method::kGet, "/admin/v1/tokens");
+  ASSERT_EQ(me.status, 200);
+  std::string path =
+      "/admin/v1/users/" + std::to_string(me.body["tokens"][0]["userId"].get<int64_t>());
+  ASSERT_EQ(
+      Op(Method::kPatch, path, {{"password", "reset-keeping-1"}, {"keepTokens", true}}).status,
+      200);
+  EXPECT_EQ(As(token, Method::kGet, "/admin/v1/campaigns").status, 200);
+  EXPECT_EQ(Fields(Op(Method::kPatch, path, {{"keepTokens", "yes"}})),
+            std::vector<std::string>{"keepTokens"});
+  ASSERT_EQ(Op(Method::kPatch, path, {{"password", "reset-revoking-1"}}).status, 200);
+  EXPECT_EQ(As(token, Method::kGet, "/admin/v1/campaigns").status, 401);
+}
+
+// Issue 39 item 9: tokens expire (90 days by default, or expiresInDays), and an expired token
+// stops counting against the cap.
+TEST_F(AccountsAdminTest, BearerTokensExpire) {
+  std::string token = Advertiser("expiring@example.com");
+  Reply listed = As(token, Method::kGet, "/admin/v1/tokens");
+  ASSERT_EQ(listed.status, 200);
+  const Json& first = listed.body["tokens"][0];
+  EXPECT_EQ(first["expiresAt"], "2026-04-01T00:00:00Z");  // kNow (2026-01-01) + 90 days
+  Reply day = As(token, Method::kPost, "/admin/v1/tokens", {{"expiresInDays", 1}});
+  ASSERT_EQ(day.status, 201) << day.raw;
+  EXPECT_EQ(day.body["expiresAt"], "2026-01-02T00:00:00Z");
+  for (int bad : {0, 3651}) {
+    EXPECT_EQ(Fields(As(token, Method::kPost, "/admin/v1/tokens", {{"expiresInDays", bad}})),
+              std::vector<std::string>{"expiresInDays"});
+  }
+  std::string short_lived = day.body["token"];
+  clock_.Advance(hours(24));
+  EXPECT_EQ(As(short_lived, Method::kGet, "/admin/v1/campaigns").status, 401);
+  EXPECT_EQ(As(token, Method::kGet, "/admin/v1/campaigns").status, 200);
+  clock_.Advance(hours(24 * 89));
+  EXPECT_EQ(As(token, Method::kGet, "/admin/v1/campaigns").status, 401);
 }
 
 }  // namespace

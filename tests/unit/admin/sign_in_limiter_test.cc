@@ -16,11 +16,11 @@ TEST(SignInLimiterTest, BacksOffExponentiallyAfterTheFreeFailures) {
   FakeClock clock(kStart * 1'000'000);
   SignInLimiter limiter(clock,
                         {.free_failures = 3, .base_backoff_seconds = 2, .max_backoff_seconds = 16});
-  for (int i = 0; i < 3; ++i) limiter.RecordFailure("email:a@b.c");
+  for (int i = 0; i < 2; ++i) limiter.RecordFailure("email:a@b.c");
   EXPECT_EQ(limiter.RetryAfter("email:a@b.c"), 0);
-  limiter.RecordFailure("email:a@b.c");  // 4th: 2 s
+  limiter.RecordFailure("email:a@b.c");  // the 3rd (the free ones used): the next waits 2 s
   EXPECT_EQ(limiter.RetryAfter("email:a@b.c"), 2);
-  limiter.RecordFailure("email:a@b.c");  // 5th: 4 s
+  limiter.RecordFailure("email:a@b.c");  // 4th: 4 s
   EXPECT_EQ(limiter.RetryAfter("email:a@b.c"), 4);
   for (int i = 0; i < 10; ++i) limiter.RecordFailure("email:a@b.c");
   EXPECT_EQ(limiter.RetryAfter("email:a@b.c"), 16);  // capped
@@ -33,7 +33,7 @@ TEST(SignInLimiterTest, BacksOffExponentiallyAfterTheFreeFailures) {
 
 TEST(SignInLimiterTest, ResetAndForgetClearAKey) {
   FakeClock clock(kStart * 1'000'000);
-  SignInLimiter limiter(clock, {.free_failures = 1, .forget_after_seconds = 100});
+  SignInLimiter limiter(clock, {.free_failures = 2, .forget_after_seconds = 100});
   limiter.RecordFailure("ip:1.2.3.4");
   limiter.RecordFailure("ip:1.2.3.4");
   EXPECT_GT(limiter.RetryAfter("ip:1.2.3.4"), 0);

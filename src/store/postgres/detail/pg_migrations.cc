@@ -603,6 +603,12 @@ UPDATE ads SET approved_headline = headline, approved_content = content,
   approved_image_short_banner = image_short_banner
   WHERE review_status = 'approved';
 )sql"},
+    {13, R"sql(
+-- Bearer tokens expire (issue 39), as in SQLite: tokens issued before get 90 days from the upgrade.
+ALTER TABLE user_tokens ADD COLUMN expires_at bigint;
+UPDATE user_tokens SET expires_at = extract(epoch from now())::bigint + 7776000
+  WHERE revoked_at IS NULL;
+)sql"},
 };
 
 // ApplyMigrations skips versions up to the database's: an entry out of order would never run.

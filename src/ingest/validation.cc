@@ -1,6 +1,7 @@
 #include "ingest/validation.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <optional>
 #include <set>
@@ -320,10 +321,21 @@ std::optional<std::string> UrlProblem(std::string_view url) {
   if (url.size() > kMaxUrlBytes) {
     return "must be at most " + std::to_string(kMaxUrlBytes) + " bytes";
   }
-  for (char c : url) {
-    auto u = static_cast<unsigned char>(c);
+  for (size_t i = 0; i < url.size(); ++i) {
+    auto u = static_cast<unsigned char>(url[i]);
     if (u <= 0x20 || u >= 0x7F) {
       return "must not contain spaces, control or non-ASCII characters (percent-encode them)";
+    }
+    // RFC 3986 (issue 39): none of the characters a URI never holds, nor a quote (RFC 3986
+    // allows ' as a sub-delimiter; refused here with " so that no URL can end an HTML
+    // attribute); '%' only as a percent-encoding.
+    if (std::string_view("\"'<>\\^`{|}").find(url[i]) != std::string_view::npos) {
+      return std::string("must not contain ") + url[i] + " (percent-encode it)";
+    }
+    if (url[i] == '%' &&
+        (i + 2 >= url.size() || !std::isxdigit(static_cast<unsigned char>(url[i + 1])) ||
+         !std::isxdigit(static_cast<unsigned char>(url[i + 2])))) {
+      return "must use % only in a percent-encoding (%XX)";
     }
   }
   std::optional<std::string_view> rest = StripHttpScheme(url);

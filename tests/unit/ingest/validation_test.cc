@@ -148,6 +148,15 @@ TEST(HttpUrlTest, AcceptsAbsoluteHttpUrlsOnly) {
   EXPECT_FALSE(ValidateHttpUrl("u", "https://example.com:0").ok());
   EXPECT_FALSE(ValidateHttpUrl("u", "https://example.com:99999").ok());
   EXPECT_FALSE(ValidateHttpUrl("u", "https://example.com/\x01").ok());
+  // Issue 39: RFC 3986's characters only, and no quotes (a logo URL with a quote was accepted).
+  EXPECT_TRUE(ValidateHttpUrl("u", "https://example.com/a%20b?x=1&y=(2)*[3]~_.-!$,;=:@").ok());
+  for (const char* bad :
+       {"https://cdn.example/l.png\"onerror=\"x", "https://cdn.example/l'x.png",
+        "https://cdn.example/<b>", "https://cdn.example/a\\b", "https://cdn.example/{x}",
+        "https://cdn.example/a|b", "https://cdn.example/a^b", "https://cdn.example/a`b",
+        "https://cdn.example/100%", "https://cdn.example/%zz"}) {
+    EXPECT_FALSE(ValidateHttpUrl("u", bad).ok()) << bad;
+  }
   EXPECT_FALSE(ValidateHttpUrl("u", "https://example.com/" + std::string(2048, 'a')).ok());
 }
 

@@ -17,7 +17,9 @@ namespace {
 
 constexpr size_t kMaxBodyBytes = 64 * 1024;
 constexpr size_t kMaxWallets = 50;
-constexpr size_t kMaxNameBytes = 64;
+// Event names as advertiser SDKs send them (issue 37: `capture(name)` accepts any non-empty
+// string, e.g. "first-visit"): up to 256 bytes of UTF-8 without control characters.
+constexpr size_t kMaxNameBytes = 256;
 // Per-element wallet errors reported before scanning stops (bounded work on junk input).
 constexpr size_t kMaxWalletElementErrors = 10;
 constexpr std::string_view kKeyPrefix = "sak_";
@@ -37,11 +39,19 @@ bool IsWellFormedKey(std::string_view key) {
   return std::all_of(key.begin() + kKeyPrefix.size(), key.end(), IsAlnum);
 }
 
-bool IsValidName(std::string_view name) {
-  if (name.empty() || name.size() > kMaxNameBytes) return false;
-  return std::all_of(name.begin(), name.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
-  });
+// Why `name` cannot be an event name, or empty when it can. The document's UTF-8 was checked
+// by the parser (simdjson), so C1 controls (U+0080-U+009F) are the two-byte sequences 0xC2
+// 0x80-0x9F.
+std::string_view EventNameProblem(std::string_view name) {
+  if (name.empty()) return "event.name must not be empty";
+  if (name.size() > kMaxNameBytes) return "event.name must be at most 256 bytes";
+  for (size_t i = 0; i < name.size(); ++i) {
+    auto c = static_cast<unsigned char>(name[i]);
+    bool c1 = c == 0xC2 && i + 1 < name.size() && static_cast<unsigned char>(name[i + 1]) >= 0x80 &&
+              static_cast<unsigned char>(name[i + 1]) <= 0x9F;
+    if (c < 0x20 || c == 0x7F || c1) return "event.name must not contain control characters";
+  }
+  return {};
 }
 
 // application/json, media type case-insensitive, any parameters.
@@ -128,8 +138,10 @@ void ParseEvent(std::optional<simdjson::dom::element> value, size_t max_url_byte
   simdjson::dom::element name;
   std::string_view text;
   if (event["name"].get(name) != simdjson::SUCCESS ||
-      name.get_string().get(text) != simdjson::SUCCESS || !IsValidName(text)) {
-    errors.push_back({"event.name", "event.name must match ^[a-z0-9_]{1,64}$"});
+      name.get_string().get(text) != simdjson::SUCCESS) {
+    errors.push_back({"event.name", "event.name must be a string"});
+  } else if (std::string_view problem = EventNameProblem(text); !problem.empty()) {
+    errors.push_back({"event.name", std::string(problem)});
   } else {
     out.name = text;
   }

@@ -121,7 +121,7 @@ TEST(AdvertiserEventsTest, AValidEventIsStoredAndListed) {
 }
 
 TEST(AdvertiserEventsTest, InvalidBodiesAre400InTheEndpointsShape) {
-  HttpResult bad_name = PostEvent(Event("Sign-Up"), env->live_key);
+  HttpResult bad_name = PostEvent(Event(""), env->live_key);
   EXPECT_EQ(bad_name.status, 400);
   json body = json::parse(bad_name.body);
   EXPECT_EQ(body["success"], false);
@@ -256,6 +256,36 @@ TEST(AdvertiserEventsTest, SpclidOfARealClickLinksTheEventToTheCampaign) {
   EXPECT_EQ(orphan["name"], "orphan");
   EXPECT_TRUE(orphan["campaignId"].is_null());
   EXPECT_EQ(orphan["decisionId"], "00000000-0000-7000-8000-000000000000");
+}
+
+// Issue 37 item 1: the names advertiser SDKs send (capture(name) takes any non-empty string)
+// are stored, listed and counted exactly as sent; only empty, over-long and control-character
+// names are refused.
+TEST(AdvertiserEventsTest, NamesAsSdksSendThemAreStoredListedAndCountedAsSent) {
+  const std::vector<std::string> names = {"first-visit", "checkout.completed", "Sign Up",
+                                          "Café-Ouvert", "注册完成"};
+  for (const std::string& name : names) {
+    HttpResult r = PostEvent(Event(name), env->live_key);
+    EXPECT_EQ(r.status, 200) << name << " " << r.body;
+  }
+  json listed = List(Community() + "&limit=" + std::to_string(names.size()));
+  ASSERT_EQ(listed["events"].size(), names.size()) << listed.dump();
+  for (size_t i = 0; i < names.size(); ++i) {
+    EXPECT_EQ(listed["events"][i]["name"], names[names.size() - 1 - i]);  // newest first
+  }
+  HttpResult counts = env->fixture->Admin("GET", "/admin/v1/events/counts?" + Community());
+  ASSERT_EQ(counts.status, 200) << counts.body;
+  const json counted_names = json::parse(counts.body)["counts"];
+  for (const std::string& name : names) {
+    bool counted = false;
+    for (const json& c : counted_names) counted |= c["name"] == name;
+    EXPECT_TRUE(counted) << name << " " << counts.body;
+  }
+  for (const std::string& bad : {std::string(), std::string(257, 'x'), std::string("a\x01b")}) {
+    HttpResult r = PostEvent(Event(bad), env->live_key);
+    EXPECT_EQ(r.status, 400) << r.body;
+    EXPECT_EQ(json::parse(r.body)["details"][0]["field"], "event.name") << r.body;
+  }
 }
 
 TEST(AdvertiserEventsTest, TheListingPagesNewestFirstAndFiltersByTime) {

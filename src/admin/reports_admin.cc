@@ -169,17 +169,6 @@ Result<ReportQuery> ParseReportQuery(const http::Request& request, int64_t now) 
   return q;
 }
 
-// NotFound for an unknown campaign, and for another community's when `scope` is a community's.
-Status CheckCampaignInScope(store::InventoryStore& inventory, const ReportScope& scope,
-                            store::Id id) {
-  Result<store::CampaignRecord> campaign = inventory.GetCampaign(id);
-  if (!campaign.ok()) return campaign.status();
-  if (scope.community_id && campaign->community_id != *scope.community_id) {
-    return NotFoundError("campaign " + std::to_string(id) + " not found");
-  }
-  return OkStatus();
-}
-
 // Restricts the filters to `scope`: another tenant's publisher or community is NotFound.
 Status ApplyScope(const ReportScope& scope, RangeAndFilters& f) {
   if (scope.publisher_id) {
@@ -541,7 +530,8 @@ http::Response ReportsAdminApi::Report(const http::Request& request, const Repor
   if (Status s = ApplyScope(scope, q->range); !s.ok()) return http::ErrorResponse(s);
   // Another community's campaign is unknown to an advertiser (issue 39: was 200 with no rows).
   if (q->range.campaign_id && scope.community_id) {
-    if (Status s = CheckCampaignInScope(inventory_, scope, *q->range.campaign_id); !s.ok()) {
+    if (Status s = CheckCampaignOf(inventory_, scope.community_id, *q->range.campaign_id);
+        !s.ok()) {
       return http::ErrorResponse(s);
     }
   }
@@ -570,7 +560,8 @@ http::Response ReportsAdminApi::AbReport(const http::Request& request, const Rep
   Result<AbQuery> q = ParseAbQuery(request, now);
   if (!q.ok()) return http::ErrorResponse(q.status());
   if (q->range.campaign_id) {
-    if (Status s = CheckCampaignInScope(inventory_, scope, *q->range.campaign_id); !s.ok()) {
+    if (Status s = CheckCampaignOf(inventory_, scope.community_id, *q->range.campaign_id);
+        !s.ok()) {
       return http::ErrorResponse(s);
     }
   }

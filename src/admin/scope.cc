@@ -78,13 +78,18 @@ TenantScope ScopeOf(const Principal& principal) {
 Status CheckCampaignFilter(const Principal& principal, store::InventoryStore& inventory,
                            store::Id campaign_id) {
   if (principal.role != store::Role::kAdvertiser) return OkStatus();
-  std::string what = "campaign " + std::to_string(campaign_id);
+  return CheckCampaignOf(inventory, principal.community_id, campaign_id);
+}
+
+Status CheckCampaignOf(store::InventoryStore& inventory, std::optional<store::Id> community,
+                       store::Id campaign_id) {
+  const std::string what = "campaign " + std::to_string(campaign_id) + " not found";
   Result<store::CampaignRecord> campaign = inventory.GetCampaign(campaign_id);
   if (!campaign.ok()) {
-    if (campaign.status().code() == Code::kNotFound) return NotFoundError(what + " not found");
-    return campaign.status();
+    return campaign.status().code() == Code::kNotFound ? NotFoundError(what) : campaign.status();
   }
-  return CheckCommunity(principal, campaign->community_id, what);
+  if (community && campaign->community_id != *community) return NotFoundError(what);
+  return OkStatus();
 }
 
 store::ReviewStatus ReviewAfterWrite(const Principal& principal, const AdWrite& write,

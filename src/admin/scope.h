@@ -50,6 +50,10 @@ Status CheckCommunity(const Principal& principal, store::Id community_id, std::s
 // unknown campaign or another community's, as docs/admin-api.md promises.
 Status CheckCampaignFilter(const Principal& principal, store::InventoryStore& inventory,
                            store::Id campaign_id);
+// NotFound for an unknown campaign, and for one of another community than `community` (when
+// given).
+Status CheckCampaignOf(store::InventoryStore& inventory, std::optional<store::Id> community,
+                       store::Id campaign_id);
 
 // The restriction a report or listing applies for `principal`: nothing for operators, the
 // publisher for publisher users, the community for advertiser users.

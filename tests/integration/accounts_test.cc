@@ -63,15 +63,57 @@ class AccountsTest : public ::testing::Test {
     return json::parse(token.body)["token"].get<std::string>();
   }
 
-  // The ad served to the Uniswap wallet through the open publisher's live key.
-  static std::string ServedAd() {
+  // POST /v1/ads for the Uniswap wallet through the open publisher's live key.
+  static HttpResult Serve() {
     json body = {{"walletAddresses", {fixture_->wallets.uniswap}}, {"imageFormat", "LANDSCAPE"}};
-    HttpResult r = fixture_->Client().Send(
+    return fixture_->Client().Send(
         "POST", "/v1/ads",
         {{"Content-Type", "application/json"}, {"x-api-key", fixture_->keys.open_live}},
         body.dump());
+  }
+
+  // The ad served to the Uniswap wallet.
+  static std::string ServedAd() {
+    HttpResult r = Serve();
     if (r.status != 200) return "status " + std::to_string(r.status);
     return json::parse(r.body).value("adId", "");
+  }
+
+  // A new community, an advertiser user of it (its token) and that user's active CPM campaign
+  // for the Uniswap wallet at `bid` (above the fixture's Aave campaign).
+  struct Tenant {
+    int64_t community = 0;
+    std::string token;
+    int64_t campaign = 0;
+  };
+  static Tenant AdvertiserWithCampaign(const std::string& name, const std::string& email, int bid) {
+    Tenant t;
+    t.community =
+        Created(fixture_->Admin("POST", "/admin/v1/communities",
+                                {{"name", name}, {"logoUrl", "https://cdn.example/t.png"}}));
+    t.token = UserToken({{"email", email},
+                         {"password", kPassword},
+                         {"role", "advertiser"},
+                         {"communityId", t.community}});
+    t.campaign = Created(As(t.token, "POST", "/admin/v1/campaigns",
+                            {{"communityId", t.community},
+                             {"name", name},
+                             {"status", "active"},
+                             {"pricing", {{"model", "CPM"}, {"bid", bid}}},
+                             {"targeting", {{"projects", {"uniswap"}}}}}));
+    return t;
+  }
+
+  // The advertiser's new ad in `campaign` (pending review).
+  static HttpResult CreateAd(const std::string& token, int64_t campaign,
+                             const std::string& headline, const std::string& cta_url) {
+    return As(token, "POST", "/admin/v1/ads",
+              {{"campaignId", campaign},
+               {"headline", headline},
+               {"content", "Reviewed words"},
+               {"ctaUrl", cta_url},
+               {"ctaLabel", "Go"},
+               {"images", {{"LANDSCAPE", "https://cdn.example/ad-l.png"}}}});
   }
 
   static std::string Explain() {
@@ -101,34 +143,18 @@ class AccountsTest : public ::testing::Test {
 ServingFixture* AccountsTest::fixture_ = nullptr;
 
 TEST_F(AccountsTest, AdvertiserAdIsPendingUntilApprovedAndPublisherSeesOnlyItsOwn) {
-  int64_t community =
-      Created(fixture_->Admin("POST", "/admin/v1/communities",
-                              {{"name", "Review Co"}, {"logoUrl", "https://cdn.example/r.png"}}));
   int64_t other_publisher =
       Created(fixture_->Admin("POST", "/admin/v1/publishers", {{"name", "Someone else"}}));
-  std::string advertiser = UserToken({{"email", "Adv@Example.test"},
-                                      {"password", kPassword},
-                                      {"role", "advertiser"},
-                                      {"communityId", community}});
+  // The advertiser's campaign outbids the fixture's Aave campaign for the Uniswap wallet.
+  const Tenant tenant = AdvertiserWithCampaign("Review Co", "Adv@Example.test", 50);
+  const std::string& advertiser = tenant.token;
+  const int64_t campaign = tenant.campaign;
   std::string publisher = UserToken({{"email", "pub@example.test"},
                                      {"password", "publisher-pass-1"},
                                      {"role", "publisher"},
                                      {"publisherId", fixture_->keys.open_publisher}});
 
-  // The advertiser's campaign outbids the fixture's Aave campaign for the Uniswap wallet.
-  int64_t campaign = Created(As(advertiser, "POST", "/admin/v1/campaigns",
-                                {{"communityId", community},
-                                 {"name", "Reviewed"},
-                                 {"status", "active"},
-                                 {"pricing", {{"model", "CPM"}, {"bid", 50}}},
-                                 {"targeting", {{"projects", {"uniswap"}}}}}));
-  HttpResult ad = As(advertiser, "POST", "/admin/v1/ads",
-                     {{"campaignId", campaign},
-                      {"headline", "Reviewed ad"},
-                      {"content", "Wait for it"},
-                      {"ctaUrl", "https://review.example"},
-                      {"ctaLabel", "Go"},
-                      {"images", {{"LANDSCAPE", "https://cdn.example/r-l.png"}}}});
+  HttpResult ad = CreateAd(advertiser, campaign, "Reviewed ad", "https://review.example");
   ASSERT_EQ(ad.status, 201) << ad.body;
   json ad_body = json::parse(ad.body);
   EXPECT_EQ(ad_body["reviewStatus"], "pending");
@@ -190,26 +216,11 @@ TEST_F(AccountsTest, AdvertiserAdIsPendingUntilApprovedAndPublisherSeesOnlyItsOw
 // serving; every token ever issued for the ad, expired ones included, redirects to the approved
 // ctaUrl, also after the operator rejects the edit and while the ad is paused.
 TEST_F(AccountsTest, AClickRedirectsOnlyToTheApprovedDestination) {
-  int64_t community =
-      Created(fixture_->Admin("POST", "/admin/v1/communities",
-                              {{"name", "Phish Co"}, {"logoUrl", "https://cdn.example/p.png"}}));
-  std::string advertiser = UserToken({{"email", "phish@example.test"},
-                                      {"password", kPassword},
-                                      {"role", "advertiser"},
-                                      {"communityId", community}});
-  int64_t campaign = Created(As(advertiser, "POST", "/admin/v1/campaigns",
-                                {{"communityId", community},
-                                 {"name", "Honest at first"},
-                                 {"status", "active"},
-                                 {"pricing", {{"model", "CPM"}, {"bid", 90}}},
-                                 {"targeting", {{"projects", {"uniswap"}}}}}));
-  HttpResult ad = As(advertiser, "POST", "/admin/v1/ads",
-                     {{"campaignId", campaign},
-                      {"headline", "Honest headline"},
-                      {"content", "Reviewed words"},
-                      {"ctaUrl", "https://honest.example/landing"},
-                      {"ctaLabel", "Go"},
-                      {"images", {{"LANDSCAPE", "https://cdn.example/h-l.png"}}}});
+  const Tenant tenant = AdvertiserWithCampaign("Phish Co", "phish@example.test", 90);
+  const std::string& advertiser = tenant.token;
+  const int64_t campaign = tenant.campaign;
+  HttpResult ad =
+      CreateAd(advertiser, campaign, "Honest headline", "https://honest.example/landing");
   ASSERT_EQ(ad.status, 201) << ad.body;
   json created = json::parse(ad.body);
   EXPECT_TRUE(created["approved"].is_null()) << ad.body;  // never approved: never serves
@@ -221,11 +232,7 @@ TEST_F(AccountsTest, AClickRedirectsOnlyToTheApprovedDestination) {
 
   // The served body, and the path of its click URL on this server.
   auto serve = [] {
-    json body = {{"walletAddresses", {fixture_->wallets.uniswap}}, {"imageFormat", "LANDSCAPE"}};
-    HttpResult r = fixture_->Client().Send(
-        "POST", "/v1/ads",
-        {{"Content-Type", "application/json"}, {"x-api-key", fixture_->keys.open_live}},
-        body.dump());
+    HttpResult r = Serve();
     EXPECT_EQ(r.status, 200) << r.body;
     return r.status == 200 ? json::parse(r.body) : json::object();
   };

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -18,6 +19,7 @@
 #include "common/log.h"
 #include "common/password.h"
 #include "ingest/registry_import.h"
+#include "ingest/validation.h"
 
 namespace adserver::app {
 namespace {
@@ -305,6 +307,17 @@ CreativeBrand BrandOf(const DemoCampaign& d) {
                        .cta = d.cta_label};
 }
 
+// The origin (scheme://host[:port]) of `base_url`, lower-cased, when it is a valid one.
+std::optional<std::string> DemoOrigin(std::string_view base_url) {
+  size_t scheme = base_url.find("://");
+  if (scheme == std::string_view::npos) return std::nullopt;
+  std::string origin(base_url.substr(0, base_url.find('/', scheme + 3)));
+  std::transform(origin.begin(), origin.end(), origin.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (ingest::ValidateOrigin("origin", origin).ok()) return origin;
+  return std::nullopt;
+}
+
 }  // namespace
 
 Result<DemoKeys> SeedDemo(store::Store& store, store::EventsStore& events, const Clock& clock,
@@ -319,6 +332,11 @@ Result<DemoKeys> SeedDemo(store::Store& store, store::EventsStore& events, const
   } else {
     store::PublisherRecord publisher;
     publisher.name = kDemoPublisher;
+    // The demo's pages are the server's own origin (issue 39: browsers from unlisted origins
+    // are served without the identity cookie); operators add their sites with PATCH.
+    if (std::optional<std::string> origin = DemoOrigin(base_url)) {
+      publisher.allowed_origins.push_back(*origin);
+    }
     ADS_ASSIGN_OR_RETURN(publisher, store.CreatePublisher(publisher, now));
     ADS_ASSIGN_OR_RETURN(auto projects, SeedProjects(store, now));
     ADS_ASSIGN_OR_RETURN(auto campaigns, SeedCampaigns(store, projects, base_url, now));

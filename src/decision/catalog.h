@@ -27,7 +27,8 @@ inline constexpr Index kNone = UINT32_MAX;
 struct Publisher {
   int64_t id = 0;
   std::string name;
-  std::vector<std::string> allowed_origins;  // sorted; empty = any origin
+  // Sorted; empty = any origin, answered without the identity cookie (issue 39).
+  std::vector<std::string> allowed_origins;
   std::vector<int64_t> blocked_communities;  // sorted community ids
   // Decision controls (issue 4). Empty / 0 = no restriction.
   std::vector<int64_t> allowed_communities;  // sorted; non-empty = only these communities

@@ -400,6 +400,15 @@ Outcome ServeForKey(const Context& ctx, const decision::ApiKey& key, AdRequest& 
   }
   if (!early) body = ParseAdRequest(ctx.request.body, ctx.variant, ctx.options, parsed);
   if (!body.ok()) return {Error(400, body.message(), body.details())};
+  // The identity cookie is only for the publisher's own pages (issue 39): a browser request
+  // from an origin the publisher has not listed (any origin when it lists none, `null` too) is
+  // answered as if the visitor had not consented, so no other site can learn what the
+  // visitor's identity is shown. A listed origin got this far (Authenticate); requests without
+  // an Origin come from servers, which hold the cookie only if the visitor gave it to them.
+  if (parsed.cookie_consent && ctx.request.HasHeader("Origin") &&
+      ctx.catalog->publishers[key.publisher].allowed_origins.empty()) {
+    parsed.cookie_consent = false;
+  }
   IdentityOutcome identity =
       ResolveIdentity(ctx.identity, ctx.request, parsed, key.test, ctx.now_seconds);
   if (identity.no_fill) {

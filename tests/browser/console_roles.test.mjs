@@ -443,6 +443,8 @@ async function moreWrites(op, adv, pub, base, seeded, campaignId) {
 
   await open(pub, base, `#/publishers/${seeded.news.id}`, 'News site');
   const settings = pub.locator('#page-view form', { hasText: 'Settings' });
+  check(await pub.locator('#origins-warning').isVisible(),
+        'settings: a publisher without allowed origins is warned (no identity cookie for browsers)');
   await settings.getByLabel('Allowed origins').fill('https://news.example/path');
   await settings.getByRole('button', { name: 'Save settings' }).click();
   await pub.locator('#f-allowedOrigins-error').filter({ hasText: /./ }).waitFor({ timeout: 10000 });
@@ -455,6 +457,7 @@ async function moreWrites(op, adv, pub, base, seeded, campaignId) {
   check(saved.allowedOrigins.join() === 'https://news.example' &&
         saved.allowedCommunities.join() === String(seeded.community.id),
         'the publisher saves its origins and allowed communities', JSON.stringify(saved));
+  check(!(await pub.locator('#origins-warning').isVisible()), 'settings: the warning goes once origins are listed');
   const keyRows = await tableRows(pub, 'Keys');
   await pub.getByRole('button', { name: /^Revoke key / }).first().click();
   await pub.locator('#page-view td', { hasText: /^revoked / }).first().waitFor({ timeout: 10000 });

@@ -17,6 +17,8 @@
 // Run B, the Debian default profile (third-party cookies blocked): only the partitioned
 //   twin is stored; it recognises the visitor on the same publisher and not on another.
 // Each run checks that the page could read the bodies (preflight + response CORS headers).
+// Run A also checks (C) that a third site using the key of a publisher listing no origins is
+// served without the identity cookie (issue 39).
 
 import { chromium } from 'playwright-core';
 import { spawn } from 'node:child_process';
@@ -89,7 +91,11 @@ async function seed(base, origins) {
   await admin(base, 'POST', '/admin/v1/activity',
               JSON.stringify({ wallet: WALLET, project: 'uniswap', chainId: 1, timestamp: day }) + '\n',
               'application/x-ndjson');
-  return { key: key.key, campaignId: String(campaign.id) };
+  // A second publisher that lists no origins (issue 39): browsers calling with its key are
+  // served as if the visitor had not consented.
+  const open = await admin(base, 'POST', '/admin/v1/publishers', { name: 'Publisher without origins' });
+  const openKey = await admin(base, 'POST', `/admin/v1/publishers/${open.id}/keys`, { test: false });
+  return { key: key.key, openKey: openKey.key, campaignId: String(campaign.id) };
 }
 
 function startPublisherSite() {
@@ -151,7 +157,8 @@ async function main() {
   const adsUrl = `${adsBase}/v1/ads`;
   const pubOrigin = `http://pub.localhost:${pubPort}`;
   const otherOrigin = `http://other.localhost:${pubPort}`;
-  const { key, campaignId } = await seed(adsBase, [pubOrigin, otherOrigin]);
+  const { key, openKey, campaignId } = await seed(adsBase, [pubOrigin, otherOrigin]);
+  const evilOrigin = `http://evil.localhost:${pubPort}`;
   const withWallet = { walletAddresses: [WALLET], imageFormat: 'LANDSCAPE', cookieConsent: true };
   const walletless = { imageFormat: 'LANDSCAPE', cookieConsent: true };
 
@@ -205,6 +212,23 @@ async function main() {
     const elsewhere = await callFromPage(other, adsUrl, key, walletless);
     check(elsewhere.status === 200, 'A: the unpartitioned cookie recognises the visitor on another site',
           JSON.stringify(elsewhere));
+    // Issue 39: another site, using the public key of a publisher that lists no origins,
+    // cannot learn which ad the visitor's identity gets: the browser sends the cookie, the
+    // server neither reads nor re-sets it.
+    const evil = await context.newPage();
+    await evil.goto(evilOrigin + '/');
+    const probe = await callFromPage(evil, adsUrl, openKey, walletless);
+    check('adserver_id' in sentCookies(probe), 'C: the browser sends the cookie to the unlisted site too',
+          JSON.stringify(probe.requestHeaders));
+    check(probe.status === 400 && !probe.error, 'C: unlisted origin: the cookie is not read (wallet-less: 400, readable)',
+          JSON.stringify(probe));
+    const served = await callFromPage(evil, adsUrl, openKey, withWallet);
+    check(served.status === 200 && !served.responseHeaders['set-cookie'],
+          'C: unlisted origin with a wallet: served, no cookie set', JSON.stringify(served));
+    const listedKeyElsewhere = await callFromPage(evil, adsUrl, key, withWallet);
+    check(!!listedKeyElsewhere.error && listedKeyElsewhere.status === undefined,
+          'C: a publisher listing origins refuses other sites (401, unreadable by the page)',
+          JSON.stringify(listedKeyElsewhere));
     const answer = preflightAnswers[0];
     const h = Object.fromEntries(Object.entries(answer ? answer.headers : {})
                                        .map(([k, v]) => [k.toLowerCase(), v]));

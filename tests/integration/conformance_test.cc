@@ -549,6 +549,26 @@ std::vector<Case> Cases() {
        .expect_headers = {{"Access-Control-Allow-Origin", "*"},
                           {"Access-Control-Allow-Methods", "POST"},
                           {"Access-Control-Allow-Headers", "content-type, x-api-key"}}});
+  add({.rule = "identity: a consented browser request from an unlisted origin sets no cookie",
+       .origin = "https://pub.example",
+       .body = {{"walletAddresses", {kW.uniswap}},
+                {"imageFormat", "LANDSCAPE"},
+                {"cookieConsent", true}},
+       .expect_headers = {{"Access-Control-Allow-Origin", "https://pub.example"}},
+       .absent_headers = {"Set-Cookie"}});
+  add({.rule = "identity: a consented browser request from Origin null sets no cookie",
+       .origin = "null",
+       .body = {{"walletAddresses", {kW.uniswap}},
+                {"imageFormat", "LANDSCAPE"},
+                {"cookieConsent", true}},
+       .absent_headers = {"Set-Cookie"}});
+  add({.rule = "identity: a consented browser request from a listed origin sets the cookie",
+       .key = KeyKind::kStrict,
+       .origin = "https://news.example",
+       .body = {{"walletAddresses", {kW.uniswap}},
+                {"imageFormat", "LANDSCAPE"},
+                {"cookieConsent", true}},
+       .check = [](const HttpResult& r) { EXPECT_NE(r.Header("Set-Cookie"), ""); }});
   add({.rule = "CORS: error responses on /v1/ads carry CORS so the page can read them",
        .key = KeyKind::kNone, .origin = "https://pub.example", .body = Req({kW.uniswap}),
        .status = 401, .expect_headers = {{"Access-Control-Allow-Origin", "https://pub.example"}}});

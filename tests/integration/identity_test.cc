@@ -293,11 +293,56 @@ TEST_F(IdentityTest, TestKeysNeverSetCookies) {
 TEST_F(IdentityTest, CredentialedCorsHeadersAccompanyTheCookie) {
   HttpResult r = Send({.wallets = std::vector<std::string>{W().uniswap},
                        .consent = true,
-                       .origin = "http://pub.localhost:8000"});
+                       .key = fixture->keys.strict,
+                       .origin = "https://news.example"});
   ASSERT_EQ(r.status, 200);
-  EXPECT_EQ(r.Header("Access-Control-Allow-Origin"), "http://pub.localhost:8000");
+  EXPECT_EQ(r.Header("Access-Control-Allow-Origin"), "https://news.example");
   EXPECT_EQ(r.Header("Access-Control-Allow-Credentials"), "true");
   EXPECT_EQ(SetCookies(r).size(), 2u);
+  // The publisher's own page recognises the returning visitor from the cookie.
+  r = Send({.consent = true,
+            .cookie = std::string(kCookie) + "=" + CookieValue(r, kCookie),
+            .key = fixture->keys.strict,
+            .origin = "https://news.example"});
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(CampaignOf(r), Aave());
+}
+
+// Issue 39: with a publisher's public key, any website could ask which ad the visitor's
+// identity gets. A browser request from an origin the publisher has not listed (every origin
+// when it lists none, `null` too) is served as if the visitor had not consented.
+TEST_F(IdentityTest, BrowsersFromUnlistedOriginsAreServedWithoutTheCookie) {
+  std::string value = NewIdentity(W().uniswap);  // no Origin: a server-side call
+  ASSERT_FALSE(value.empty());
+  for (const char* origin : {"https://evil.example", "null"}) {
+    SCOPED_TRACE(origin);
+    // The cookie is not read: without wallets there is nothing to serve from.
+    HttpResult r =
+        Send({.consent = true, .cookie = std::string(kCookie) + "=" + value, .origin = origin});
+    EXPECT_EQ(r.status, 400) << r.body;
+    EXPECT_NE(r.body.find("walletAddresses"), std::string::npos) << r.body;
+    EXPECT_TRUE(SetCookies(r).empty());
+    // With wallets the SDK still gets its ad (and CORS lets it read it), but no cookie is set
+    // and the cookie's identity learns nothing.
+    r = Send({.wallets = std::vector<std::string>{W().aave},
+              .consent = true,
+              .cookie = std::string(kCookie) + "=" + value,
+              .origin = origin});
+    ASSERT_EQ(r.status, 200) << r.body;
+    EXPECT_EQ(CampaignOf(r), Lido());
+    EXPECT_EQ(r.Header("Access-Control-Allow-Origin"), origin);
+    EXPECT_TRUE(SetCookies(r).empty());
+  }
+  // The visitor's own cookie still works where it may: served from it alone (no Origin).
+  HttpResult r = Send({.consent = true, .cookie = std::string(kCookie) + "=" + value});
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(CampaignOf(r), Aave());
+  // A publisher listing origins refuses the others outright (unchanged).
+  r = Send({.wallets = std::vector<std::string>{W().uniswap},
+            .consent = true,
+            .key = fixture->keys.strict,
+            .origin = "https://evil.example"});
+  EXPECT_EQ(r.status, 401) << r.body;
 }
 
 // ---- /api/ads: localId ----------------------------------------------------------------------

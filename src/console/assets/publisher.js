@@ -45,18 +45,33 @@
   function settingsForm(publisher, communities, onSaved) {
     const origins = el('textarea', { rows: 3, value: (publisher.allowedOrigins || []).join('\n') });
     const categories = input({ value: (publisher.categoryOptIns || []).join(', ') });
-    const form = el('form', { class: 'card form', 'aria-labelledby': 'settings-title' },
-      el('h3', { id: 'settings-title', text: 'Settings' }),
-      field('allowedOrigins', 'Allowed origins', origins,
-            'One per line, e.g. https://news.example; empty = any origin.'),
-      communityChecks('allowedCommunities', 'Allowed communities (none checked = any)', communities, publisher.allowedCommunities),
-      communityChecks('blockedCommunities', 'Blocked communities', communities, publisher.blockedCommunities),
-      field('categoryOptIns', 'Accepted campaign categories', categories,
+    // Issue 39: browsers calling from unlisted origins are served without the identity cookie.
+    const warning = el('p', {
+      class: 'warning',
+      role: 'note',
+      id: 'origins-warning',
+      text:
+          'No allowed origins: any site may call with your keys, and browsers are served without ' +
+          'the identity cookie (returning visitors are not recognised). List your sites below.'
+    });
+    warning.hidden = (publisher.allowedOrigins || []).length > 0;
+    const form = el(
+        'form', {class: 'card form', 'aria-labelledby': 'settings-title'},
+        el('h3', {id: 'settings-title', text: 'Settings'}), warning,
+        field(
+            'allowedOrigins', 'Allowed origins', origins,
+            'One per line, e.g. https://news.example; empty = any origin, without the identity cookie.'),
+        communityChecks(
+            'allowedCommunities', 'Allowed communities (none checked = any)', communities,
+            publisher.allowedCommunities),
+        communityChecks(
+            'blockedCommunities', 'Blocked communities', communities, publisher.blockedCommunities),
+        field(
+            'categoryOptIns', 'Accepted campaign categories', categories,
             'Comma-separated, e.g. gambling, nft; campaigns with another category are not served.'),
-      el('p', {}, el('strong', { text: 'Payout rule: ' }), payoutText(publisher.payout),
-         el('span', { class: 'muted', text: ' (set by the operator)' })),
-      C.formError(),
-      el('button', { type: 'submit', text: 'Save settings' }));
+        el('p', {}, el('strong', {text: 'Payout rule: '}), payoutText(publisher.payout),
+           el('span', {class: 'muted', text: ' (set by the operator)'})),
+        C.formError(), el('button', {type: 'submit', text: 'Save settings'}));
     form.addEventListener('submit', (event) => {
       event.preventDefault();
       C.busy(form, async () => {
@@ -66,6 +81,7 @@
         const res = await api('PATCH', '/admin/v1/publishers/' + publisher.id, body);
         if (res.status !== 200) return C.showErrors(form, res);
         C.clearErrors(form);
+        warning.hidden = body.allowedOrigins.length > 0;
         onSaved('Settings saved.');
       });
     });

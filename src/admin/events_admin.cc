@@ -3,12 +3,14 @@
 #include <charconv>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "admin/detail/event_text.h"
 #include "admin/detail/guard.h"
 #include "admin/detail/json_fields.h"
+#include "admin/detail/payouts.h"
 #include "admin/detail/records_json.h"
 #include "common/address.h"
 #include "common/check.h"
@@ -77,7 +79,46 @@ Result<store::EventQuery> ParseEventQuery(std::string_view query) {
   return q;
 }
 
-Json ClickToJson(const store::ClickRecord& c) {
+// What a caller sees of billed events (issue 39): advertisers the prices they paid, publishers
+// what they earned, operators both and the raw wallet (others get the person digest).
+struct EventView {
+  bool price = true;
+  bool wallet = true;
+  bool earnings = true;
+  std::unordered_map<store::Id, reports::Payout> payouts;  // by publisher, for `earnings`
+
+  Json Price(Micros price) const {
+    return this->price ? detail::MoneyToJson(price) : Json(nullptr);
+  }
+  // The publisher's share of one click's or conversion's price (a CPM payout earns per
+  // impression, so nothing here).
+  Json Earnings(store::Id publisher, Micros price) const {
+    if (!earnings) return nullptr;
+    auto it = payouts.find(publisher);
+    return detail::MoneyToJson(it == payouts.end() ? 0 : reports::Earnings(it->second, 0, price));
+  }
+};
+
+// The caller's view of events.
+Result<EventView> ViewOf(const Principal& caller, store::Store& inventory) {
+  EventView view;
+  if (caller.IsOperator()) {
+    ADS_ASSIGN_OR_RETURN(view.payouts, detail::LoadPayouts(inventory));
+  } else if (caller.role == store::Role::kPublisher) {
+    ADS_CHECK(caller.publisher_id.has_value()) << "publisher principal without a publisher";
+    ADS_ASSIGN_OR_RETURN(store::PublisherRecord publisher,
+                         inventory.GetPublisher(*caller.publisher_id));
+    view.payouts[publisher.id] = detail::PayoutOf(publisher);
+    view.price = false;
+    view.wallet = false;
+  } else {
+    view.wallet = false;
+    view.earnings = false;
+  }
+  return view;
+}
+
+Json ClickToJson(const store::ClickRecord& c, const EventView& view) {
   return Json{{"id", std::to_string(c.id)},
               {"decisionId", DecisionIdText(c.decision_id)},
               {"status", std::string(store::ClickStatusName(c.status))},
@@ -96,13 +137,14 @@ Json ClickToJson(const store::ClickRecord& c) {
               {"variant", c.earlier_variant ? "earlier" : "current"},
               {"servedAt", detail::TimeToJson(c.served_at)},
               {"clickedAt", detail::TimeToJson(c.clicked_at)},
-              {"price", detail::MoneyToJson(c.price)},
+              {"price", view.Price(c.price)},
+              {"earnings", view.Earnings(c.publisher_id, c.price)},
               {"person", PersonText(c.person)}};
 }
 
 std::string HexText(std::span<const uint8_t> bytes) { return "0x" + detail::Hex(bytes); }
 
-Json ConversionToJson(const store::ConversionRecord& c) {
+Json ConversionToJson(const store::ConversionRecord& c, const EventView& view) {
   return Json{
       {"id", std::to_string(c.id)},
       {"status", std::string(store::ConversionStatusName(c.status))},
@@ -114,7 +156,8 @@ Json ConversionToJson(const store::ConversionRecord& c) {
       {"adUnitId", c.ad_unit_id.empty() ? Json(nullptr) : Json(c.ad_unit_id)},
       {"arm", c.arm},
       {"decisionId", DecisionIdText(c.decision_id)},
-      {"wallet", FormatAddress(c.wallet)},
+      {"wallet", view.wallet ? Json(FormatAddress(c.wallet)) : Json(nullptr)},
+      {"person", PersonText(c.person)},
       {"chainId", c.chain_id},
       {"txHash", HexText(c.tx_hash)},
       {"logIndex", c.log_index >= 0 ? Json(c.log_index) : Json(nullptr)},
@@ -125,7 +168,8 @@ Json ConversionToJson(const store::ConversionRecord& c) {
       {"touch", c.click_touch ? "click" : "view"},
       {"touchedAt", detail::TimeToJson(c.touched_at)},
       {"secondsSinceTouch", c.block_time - c.touched_at},
-      {"price", detail::MoneyToJson(c.price)},
+      {"price", view.Price(c.price)},
+      {"earnings", view.Earnings(c.publisher_id, c.price)},
       {"recordedAt", detail::TimeToJson(c.recorded_at)},
       {"revertedAt", c.reverted_at ? detail::TimeToJson(*c.reverted_at) : Json(nullptr)}};
 }
@@ -170,8 +214,10 @@ http::Response EventsAdminApi::Clicks(const Principal& caller, const http::Reque
   if (!rows.ok()) return http::ErrorResponse(rows.status());
   bool more = rows->size() > static_cast<size_t>(query->limit);
   if (more) rows->pop_back();
+  Result<EventView> view = ViewOf(caller, inventory_);
+  if (!view.ok()) return http::ErrorResponse(view.status());
   Json clicks = Json::array();
-  for (const store::ClickRecord& c : *rows) clicks.push_back(ClickToJson(c));
+  for (const store::ClickRecord& c : *rows) clicks.push_back(ClickToJson(c, *view));
   Json next = more ? Json(std::to_string(rows->back().id)) : Json(nullptr);
   return JsonResponse(200, Json{{"clicks", std::move(clicks)}, {"nextCursor", std::move(next)}});
 }
@@ -187,8 +233,12 @@ http::Response EventsAdminApi::Conversions(const Principal& caller, const http::
   if (!rows.ok()) return http::ErrorResponse(rows.status());
   bool more = rows->size() > static_cast<size_t>(query->limit);
   if (more) rows->pop_back();
+  Result<EventView> view = ViewOf(caller, inventory_);
+  if (!view.ok()) return http::ErrorResponse(view.status());
   Json conversions = Json::array();
-  for (const store::ConversionRecord& c : *rows) conversions.push_back(ConversionToJson(c));
+  for (const store::ConversionRecord& c : *rows) {
+    conversions.push_back(ConversionToJson(c, *view));
+  }
   Json next = more ? Json(std::to_string(rows->back().id)) : Json(nullptr);
   return JsonResponse(
       200, Json{{"conversions", std::move(conversions)}, {"nextCursor", std::move(next)}});

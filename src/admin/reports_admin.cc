@@ -11,6 +11,7 @@
 #include "admin/detail/event_text.h"
 #include "admin/detail/guard.h"
 #include "admin/detail/json_fields.h"
+#include "admin/detail/payouts.h"
 #include "admin/detail/records_json.h"
 #include "reports/csv.h"
 #include "reports/report.h"
@@ -253,19 +254,6 @@ std::vector<reports::SourceRow> ToSourceRows(const std::vector<store::RollupGrou
   return rows;
 }
 
-Result<std::unordered_map<store::Id, reports::Payout>> LoadPayouts(store::Store& inventory) {
-  ADS_ASSIGN_OR_RETURN(std::vector<store::PublisherRecord> publishers, inventory.ListPublishers());
-  std::unordered_map<store::Id, reports::Payout> payouts;
-  for (const store::PublisherRecord& p : publishers) {
-    payouts[p.id] = reports::Payout{.model = p.payout.model == store::PayoutRule::Model::kCpm
-                                                 ? reports::Payout::Model::kCpm
-                                                 : reports::Payout::Model::kRevshare,
-                                    .percent = p.payout.percent,
-                                    .cpm_micros = p.payout.cpm_micros};
-  }
-  return payouts;
-}
-
 Status TooManyRows(int64_t max_rows) {
   return InvalidFieldError("from", "the report has more than " + std::to_string(max_rows) +
                                        " rows; narrow from/to, use a coarser granularity, fewer "
@@ -324,7 +312,14 @@ struct Cell {
 
 using Cells = std::vector<std::pair<std::string_view, Cell>>;
 
-void AddMetrics(const reports::Counts& c, bool show_earnings, Cells& out) {
+// Which money a report's reader sees (issue 39): advertisers what they spent, publishers what
+// they earned, operators both.
+struct MoneyView {
+  bool spend = true;
+  bool earnings = true;
+};
+
+void AddMetrics(const reports::Counts& c, MoneyView money, Cells& out) {
   const reports::Derived d = reports::Derive(c);
   out.emplace_back("requests", Cell::Int(c.requests));
   out.emplace_back("fills", Cell::Int(c.fills));
@@ -332,11 +327,15 @@ void AddMetrics(const reports::Counts& c, bool show_earnings, Cells& out) {
   out.emplace_back("impressions", Cell::Int(c.fills));
   out.emplace_back("clicks", Cell::Int(c.clicks));
   out.emplace_back("conversions", Cell::Int(c.conversions));
-  out.emplace_back("spend", Cell::Money(c.spend));
-  out.emplace_back("earnings", show_earnings ? Cell::Money(c.earnings) : Cell{});
+  out.emplace_back("spend", money.spend ? Cell::Money(c.spend) : Cell{});
+  out.emplace_back("earnings", money.earnings ? Cell::Money(c.earnings) : Cell{});
   out.emplace_back("ctr", Cell::Ratio(d.ctr));
   out.emplace_back("cvr", Cell::Ratio(d.cvr));
-  out.emplace_back("ecpm", Cell::Money(d.ecpm));
+  out.emplace_back("ecpm", money.spend ? Cell::Money(d.ecpm) : Cell{});
+  // The publisher's eCPM: earnings per 1000 impressions.
+  out.emplace_back("earningsEcpm", money.earnings
+                                       ? Cell::Money(c.fills > 0 ? c.earnings * 1000 / c.fills : 0)
+                                       : Cell{});
   out.emplace_back("invalidClicks", Cell::Int(c.invalid_clicks));
 }
 
@@ -358,14 +357,14 @@ Cell DimensionCell(const reports::ReportRow& row, Dimension d) {
   return Cell::Text(row.arm);
 }
 
-Cells RowCells(const reports::ReportRow& row, const ReportQuery& q, bool show_earnings) {
+Cells RowCells(const reports::ReportRow& row, const ReportQuery& q, MoneyView money) {
   Cells cells;
   if (q.granularity != Granularity::kTotal) {
     cells.emplace_back("time", Cell::Text(detail::TimeToJson(row.bucket).get<std::string>()));
   }
   for (Dimension d : q.group_by)
     cells.emplace_back(reports::DimensionKey(d), DimensionCell(row, d));
-  AddMetrics(row.counts, show_earnings, cells);
+  AddMetrics(row.counts, money, cells);
   return cells;
 }
 
@@ -389,13 +388,13 @@ std::string_view GranularityName(Granularity g) {
   return "total";
 }
 
-http::Response ReportJson(const reports::Report& report, const ReportQuery& q, bool show_earnings) {
+http::Response ReportJson(const reports::Report& report, const ReportQuery& q, MoneyView money) {
   Json rows = Json::array();
   for (const reports::ReportRow& row : report.rows) {
-    rows.push_back(CellsToJson(RowCells(row, q, show_earnings)));
+    rows.push_back(CellsToJson(RowCells(row, q, money)));
   }
   Cells totals;
-  AddMetrics(report.totals, show_earnings, totals);
+  AddMetrics(report.totals, money, totals);
   return detail::JsonResponse(200, Json{{"from", detail::TimeToJson(q.range.from)},
                                         {"to", detail::TimeToJson(q.range.to)},
                                         {"granularity", GranularityName(q.granularity)},
@@ -404,15 +403,15 @@ http::Response ReportJson(const reports::Report& report, const ReportQuery& q, b
 }
 
 // The rows only, one header record first (the header is written even without rows).
-http::Response ReportCsv(const reports::Report& report, const ReportQuery& q, bool show_earnings) {
+http::Response ReportCsv(const reports::Report& report, const ReportQuery& q, MoneyView money) {
   std::string body;
   std::vector<std::string> fields;
   reports::ReportRow none;
-  for (const auto& [key, cell] : RowCells(none, q, show_earnings)) fields.emplace_back(key);
+  for (const auto& [key, cell] : RowCells(none, q, money)) fields.emplace_back(key);
   reports::AppendCsvRecord(fields, body);
   for (const reports::ReportRow& row : report.rows) {
     fields.clear();
-    for (const auto& [key, cell] : RowCells(row, q, show_earnings)) fields.push_back(cell.ToCsv());
+    for (const auto& [key, cell] : RowCells(row, q, money)) fields.push_back(cell.ToCsv());
     reports::AppendCsvRecord(fields, body);
   }
   http::Response response;
@@ -543,16 +542,18 @@ http::Response ReportsAdminApi::Report(const http::Request& request, const Repor
   if (static_cast<int64_t>(groups->size()) > options_.max_rows) {
     return http::ErrorResponse(TooManyRows(options_.max_rows));
   }
-  Result<std::unordered_map<store::Id, reports::Payout>> payouts = LoadPayouts(inventory_);
+  Result<std::unordered_map<store::Id, reports::Payout>> payouts = detail::LoadPayouts(inventory_);
   if (!payouts.ok()) return http::ErrorResponse(payouts.status());
   std::vector<reports::SourceRow> rows = ToSourceRows(*groups);
   reports::Report report =
       reports::Aggregate(rows, {.group_by = q->group_by,
                                 .by_bucket = q->granularity != Granularity::kTotal,
                                 .payouts = &*payouts});
-  // Earnings are the publisher's business: an advertiser's report leaves them out.
-  const bool show_earnings = !scope.community_id.has_value();
-  return q->csv ? ReportCsv(report, *q, show_earnings) : ReportJson(report, *q, show_earnings);
+  // Earnings are the publisher's business, prices the advertiser's: an advertiser's report
+  // leaves earnings out, a publisher's spend (what advertisers paid for its traffic).
+  const MoneyView money{.spend = !scope.publisher_id.has_value(),
+                        .earnings = !scope.community_id.has_value()};
+  return q->csv ? ReportCsv(report, *q, money) : ReportJson(report, *q, money);
 }
 
 http::Response ReportsAdminApi::AbReport(const http::Request& request, const ReportScope& scope) {

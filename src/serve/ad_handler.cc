@@ -417,7 +417,10 @@ Outcome ServeForKey(const Context& ctx, const decision::ApiKey& key, AdRequest& 
   }
   if (auto response = CheckWalletPresence(parsed)) return {std::move(*response)};
   decision::Explanation explanation;
-  bool explain = ctx.hooks != nullptr && ExplainAllowed(*ctx.hooks, ctx.request, key.test);
+  const ExplainScope explain_scope = ctx.hooks != nullptr
+                                         ? ExplainAllowed(*ctx.hooks, ctx.request, key.test)
+                                         : ExplainScope::kNone;
+  const bool explain = explain_scope != ExplainScope::kNone;
   std::optional<decision::Decision> decision =
       Choose(ctx, key, parsed, explain ? &explanation : nullptr);
   // Invalid-traffic checks of the impression (live keys with events on): an invalid one is
@@ -475,7 +478,9 @@ Outcome ServeForKey(const Context& ctx, const decision::ApiKey& key, AdRequest& 
     }
   }
   if (explain) {
-    outcome.response.SetHeader(kExplainHeader, ExplanationJson(explanation, false));
+    outcome.response.SetHeader(
+        kExplainHeader,
+        ExplanationJson(explanation, false, explain_scope == ExplainScope::kOperator));
   }
   for (const std::string& cookie : identity.set_cookies) {
     outcome.response.SetHeader("Set-Cookie", cookie);

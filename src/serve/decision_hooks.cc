@@ -39,18 +39,20 @@ void RecordServed(const DecisionHooks& hooks, const decision::Decision& decision
   decision::RecordImpression(*hooks.live, *decision.campaign, wallets, now);
 }
 
-bool ExplainAllowed(const DecisionHooks& hooks, const http::Request& request, bool test_key) {
-  if (!request.HasHeader(kExplainHeader)) return false;
-  if (test_key) return true;
-  if (!hooks.admin_token_hash) return false;
+ExplainScope ExplainAllowed(const DecisionHooks& hooks, const http::Request& request,
+                            bool test_key) {
+  if (!request.HasHeader(kExplainHeader)) return ExplainScope::kNone;
+  const ExplainScope otherwise = test_key ? ExplainScope::kPublisher : ExplainScope::kNone;
+  if (!hooks.admin_token_hash) return otherwise;
   std::string_view auth = TrimSpaces(request.Header("Authorization"));
   constexpr std::string_view kBearer = "Bearer ";
-  if (!auth.starts_with(kBearer)) return false;
-  return ConstantTimeEqual(Sha256(TrimSpaces(auth.substr(kBearer.size()))),
-                           *hooks.admin_token_hash);
+  if (!auth.starts_with(kBearer)) return otherwise;
+  return ConstantTimeEqual(Sha256(TrimSpaces(auth.substr(kBearer.size()))), *hooks.admin_token_hash)
+             ? ExplainScope::kOperator
+             : otherwise;
 }
 
-std::string ExplanationJson(const decision::Explanation& e, bool all) {
+std::string ExplanationJson(const decision::Explanation& e, bool all, bool values) {
   std::string out;
   out.reserve(128 + e.candidates.size() * 120);
   out += "{\"arm\":";
@@ -74,6 +76,10 @@ std::string ExplanationJson(const decision::Explanation& e, bool all) {
     first = false;
     out += "{\"campaignId\":\"" + std::to_string(c.campaign_id) + "\",\"rule\":\"";
     out += decision::DropRuleName(c.rule);
+    if (!values) {
+      out += "\"}";
+      continue;
+    }
     out += "\",\"valueMicros\":";
     AppendNumber(out, c.value_micros);
     out += ",\"relevance\":";

@@ -45,11 +45,21 @@ bool AuthorizeServed(const DecisionHooks& hooks, const decision::Decision& decis
 void RecordServed(const DecisionHooks& hooks, const decision::Decision& decision,
                   std::span<const Address> wallets, int64_t now);
 
-// True when the request asks for an explanation and may see one.
-bool ExplainAllowed(const DecisionHooks& hooks, const http::Request& request, bool test_key);
+// How much of a decision's explanation a request may see.
+enum class ExplainScope : uint8_t {
+  kNone,       // no explanation (not asked for, or a live key without the operator's token)
+  kPublisher,  // a test key: the winner and each candidate's rule, not competitors' values
+  kOperator,   // the operator's token: values, relevance, pacing and scores too
+};
+
+// What the request may see of its explanation; kNone when it asks for none.
+ExplainScope ExplainAllowed(const DecisionHooks& hooks, const http::Request& request,
+                            bool test_key);
 
 // The explanation as compact JSON. `all` lists every campaign; otherwise campaigns dropped for
-// not matching the wallets' activity are only counted ("unmatched").
-std::string ExplanationJson(const decision::Explanation& explanation, bool all);
+// not matching the wallets' activity are only counted ("unmatched"). `values` adds each
+// candidate's valueMicros, relevance, pacingFactor and score (advertisers' prices: operators
+// only, issue 39).
+std::string ExplanationJson(const decision::Explanation& explanation, bool all, bool values);
 
 }  // namespace adserver::serve

@@ -546,6 +546,30 @@ TEST_F(AccountsTest, AdvertiserListsItsCommunitysClicksAndConversionsWithoutACam
     EXPECT_EQ(owner["communityId"], community) << c.dump();
   }
   EXPECT_TRUE(found) << clicks.body;
+  // Issue 39 item 8: each side sees its own money. The advertiser its prices, not the
+  // publisher's earnings; the publisher its earnings, not the advertiser's prices; the
+  // operator both.
+  for (const json& c : rows) {
+    EXPECT_TRUE(c["price"].is_number()) << c.dump();
+    EXPECT_TRUE(c["earnings"].is_null()) << c.dump();
+  }
+  std::string publisher = UserToken({{"email", "pub-money@example.test"},
+                                     {"password", kPassword},
+                                     {"role", "publisher"},
+                                     {"publisherId", fixture_->keys.open_publisher}});
+  HttpResult pub_clicks = As(publisher, "GET", "/admin/v1/clicks?limit=1");
+  ASSERT_EQ(pub_clicks.status, 200) << pub_clicks.body;
+  ASSERT_EQ(json::parse(pub_clicks.body)["clicks"].size(), 1u) << pub_clicks.body;
+  json pub_click = json::parse(pub_clicks.body)["clicks"][0];
+  EXPECT_EQ(pub_click["id"], click["id"]);
+  EXPECT_TRUE(pub_click["price"].is_null()) << pub_click.dump();
+  EXPECT_TRUE(pub_click["earnings"].is_number()) << pub_click.dump();
+  EXPECT_TRUE(click["price"].is_number() && click["earnings"].is_number()) << click.dump();
+  HttpResult pub_report = As(publisher, "GET", "/admin/v1/reports?groupBy=campaign");
+  ASSERT_EQ(pub_report.status, 200) << pub_report.body;
+  json pub_totals = json::parse(pub_report.body)["totals"];
+  EXPECT_TRUE(pub_totals["spend"].is_null() && pub_totals["ecpm"].is_null()) << pub_report.body;
+  EXPECT_TRUE(pub_totals["earnings"].is_number()) << pub_report.body;
   HttpResult conversions = As(advertiser, "GET", "/admin/v1/conversions");
   ASSERT_EQ(conversions.status, 200) << conversions.body;
   EXPECT_TRUE(json::parse(conversions.body)["conversions"].is_array());

@@ -106,9 +106,33 @@ TEST_F(DecisionTest, ExplainHeaderOnlyForTestKeysOrWithTheAdminToken) {
   ASSERT_TRUE(HeaderOf(admin, "X-Adserver-Explain"));
   json e = json::parse(*HeaderOf(admin, "X-Adserver-Explain"));
   EXPECT_EQ(e["winner"]["campaignId"], std::to_string(f_.aave_campaign));
+  ASSERT_FALSE(e["candidates"].empty());
+  for (const json& c : e["candidates"]) {
+    for (const char* key :
+         {"campaignId", "rule", "valueMicros", "relevance", "pacingFactor", "score"}) {
+      EXPECT_TRUE(c.contains(key)) << key << " in " << c.dump();
+    }
+  }
+  // A test key is the publisher's: its explanation shows the winner and each candidate's rule,
+  // never advertisers' values (issue 39).
   HttpResult test =
       PostAd(client, f_.keys.open_test, f_.wallets.uniswap, {{"X-Adserver-Explain", "1"}});
   ASSERT_TRUE(HeaderOf(test, "X-Adserver-Explain"));
+  json t = json::parse(*HeaderOf(test, "X-Adserver-Explain"));
+  EXPECT_EQ(t["winner"], e["winner"]);
+  ASSERT_EQ(t["candidates"].size(), e["candidates"].size());
+  for (size_t i = 0; i < t["candidates"].size(); ++i) {
+    const json& c = t["candidates"][i];
+    EXPECT_EQ(c, (json{{"campaignId", e["candidates"][i]["campaignId"]},
+                       {"rule", e["candidates"][i]["rule"]}}));
+  }
+  // The operator's token on a test key shows the values again.
+  HttpResult both = PostAd(
+      client, f_.keys.open_test, f_.wallets.uniswap,
+      {{"X-Adserver-Explain", "1"}, {"Authorization", "Bearer " + f_.server().admin_token()}});
+  ASSERT_TRUE(HeaderOf(both, "X-Adserver-Explain"));
+  EXPECT_TRUE(
+      json::parse(*HeaderOf(both, "X-Adserver-Explain"))["candidates"][0].contains("valueMicros"));
 }
 
 }  // namespace

@@ -369,6 +369,27 @@ TEST(EventsTest, AnImportedTransactionOfAnExposedWalletIsAConversion) {
   EXPECT_EQ(rows[0]["touch"], "view");
   EXPECT_EQ(rows[0]["blockNumber"], 123);
   EXPECT_EQ(rows[0]["adId"], ad_id);
+  EXPECT_EQ(rows[0]["wallet"], wallet);
+  // Issue 39: the advertiser sees the transaction and the person digest, never the wallet.
+  HttpResult user = f.Admin("POST", "/admin/v1/users",
+                            {{"email", "swapper@example.test"},
+                             {"password", "swapper-password-1"},
+                             {"role", "advertiser"},
+                             {"communityId", json::parse(community.body)["id"]}});
+  ASSERT_EQ(user.status, 201) << user.body;
+  HttpResult token =
+      f.Admin("POST", "/admin/v1/tokens", {{"userId", json::parse(user.body)["id"]}});
+  ASSERT_EQ(token.status, 201) << token.body;
+  HttpResult own = f.Client().Send(
+      "GET", "/admin/v1/conversions",
+      {{"Authorization", "Bearer " + json::parse(token.body)["token"].get<std::string>()}}, "");
+  ASSERT_EQ(own.status, 200) << own.body;
+  json own_rows = json::parse(own.body)["conversions"];
+  ASSERT_EQ(own_rows.size(), 1u) << own.body;
+  EXPECT_TRUE(own_rows[0]["wallet"].is_null()) << own.body;
+  EXPECT_EQ(own_rows[0]["txHash"], tx);
+  EXPECT_EQ(own_rows[0]["person"], rows[0]["person"]);
+  EXPECT_TRUE(own_rows[0]["price"].is_number() && own_rows[0]["earnings"].is_null()) << own.body;
   // The same transaction in another upload counts once.
   HttpResult again = f.Client().Send(
       "POST", "/admin/v1/activity",

@@ -154,9 +154,10 @@ TEST_F(ReportsAdminTest, CsvWithHeaderRow) {
   EXPECT_THAT(r.Header("Content-Type"), HasSubstr("text/csv"));
   EXPECT_EQ(r.body,
             "time,adUnitId,requests,fills,noFills,impressions,clicks,conversions,spend,earnings,"
-            "ctr,cvr,ecpm,invalidClicks\r\n"
-            "2026-01-10T00:00:00Z,side,5000,5000,0,5000,300,0,10,5,0.06,0,2,0\r\n"
-            "2026-01-10T00:00:00Z,top,6000,6000,0,6000,260,0,12,9,0.043333333333333335,0,2,0\r\n");
+            "ctr,cvr,ecpm,earningsEcpm,invalidClicks\r\n"
+            "2026-01-10T00:00:00Z,side,5000,5000,0,5000,300,0,10,5,0.06,0,2,1,0\r\n"
+            "2026-01-10T00:00:00Z,top,6000,6000,0,6000,260,0,12,9,0.043333333333333335,0,2,1.5,"
+            "0\r\n");
   http::Response by_param = Get("from=2026-01-10&to=2026-01-11&groupBy=adUnitId&format=csv");
   EXPECT_EQ(by_param.body, r.body);
 }
@@ -216,11 +217,29 @@ TEST_F(ReportsAdminTest, ScopeRestrictsToOnePublisher) {
   ASSERT_EQ(r.status, 200);
   EXPECT_EQ(Body(r)["totals"]["impressions"], 1000);
   EXPECT_EQ(Get("from=2026-01-10&to=2026-01-12&publisherId=1", publisher_two).status, 404);
+  // A publisher sees its earnings and its eCPM, not what advertisers paid (issue 39).
+  Json totals = Body(r)["totals"];
+  EXPECT_EQ(totals["earnings"], 4);  // 1000 impressions at CPM 4
+  EXPECT_EQ(totals["earningsEcpm"], 4);
+  EXPECT_TRUE(totals["spend"].is_null()) << totals.dump();
+  EXPECT_TRUE(totals["ecpm"].is_null()) << totals.dump();
+  http::Response by_campaign =
+      Get("from=2026-01-10&to=2026-01-12&granularity=total&groupBy=campaign", publisher_two);
+  ASSERT_EQ(by_campaign.status, 200);
+  for (const Json& row : Body(by_campaign)["rows"]) {
+    EXPECT_TRUE(row["spend"].is_null()) << row.dump();
+    EXPECT_TRUE(row["ecpm"].is_null()) << row.dump();
+  }
+  http::Response csv =
+      Get("from=2026-01-10&to=2026-01-12&granularity=total&format=csv", publisher_two);
+  EXPECT_THAT(csv.body, HasSubstr("\r\n1000,1000,0,1000,10,0,,4,0.01,0,,4,0\r\n"));
   // An advertiser's report leaves the publishers' earnings out.
   http::Response advertiser =
       Get("from=2026-01-10&to=2026-01-12&granularity=total", ReportScope{.community_id = 99});
   ASSERT_EQ(advertiser.status, 200);
   EXPECT_TRUE(Body(advertiser)["totals"]["earnings"].is_null());
+  EXPECT_TRUE(Body(advertiser)["totals"]["earningsEcpm"].is_null());
+  EXPECT_FALSE(Body(advertiser)["totals"]["spend"].is_null());
   EXPECT_EQ(Body(advertiser)["totals"]["impressions"], 0);  // campaign 5 is not theirs
 }
 

@@ -178,5 +178,50 @@ TEST_F(DecisionHooksTest, NoExplanationWithoutTheRequestHeader) {
   EXPECT_FALSE(HeaderOf(r, "X-Adserver-Explain"));
 }
 
+// Issue 39: a test key is the publisher's; its explanation names the winner and each
+// candidate's rule, and only the operator's token shows advertisers' values.
+TEST(ExplainScopeTest, TestKeysSeeRulesAndTheOperatorSeesValues) {
+  DecisionHooks hooks;
+  hooks.admin_token_hash = Sha256(kAdminToken);
+  const std::string bearer = std::string("Bearer ") + kAdminToken;
+  auto request = [](std::vector<http::Header> headers) {
+    http::Request r;
+    r.headers = std::move(headers);
+    return r;
+  };
+  const http::Header ask{"X-Adserver-Explain", "1"};
+  const http::Header token{"Authorization", bearer};
+  const http::Header wrong{"Authorization", "Bearer not-the-admin-token"};
+  EXPECT_EQ(ExplainAllowed(hooks, request({}), true), ExplainScope::kNone);
+  EXPECT_EQ(ExplainAllowed(hooks, request({token}), true), ExplainScope::kNone);
+  EXPECT_EQ(ExplainAllowed(hooks, request({ask}), false), ExplainScope::kNone);
+  EXPECT_EQ(ExplainAllowed(hooks, request({ask, wrong}), false), ExplainScope::kNone);
+  EXPECT_EQ(ExplainAllowed(hooks, request({ask}), true), ExplainScope::kPublisher);
+  EXPECT_EQ(ExplainAllowed(hooks, request({ask, wrong}), true), ExplainScope::kPublisher);
+  EXPECT_EQ(ExplainAllowed(hooks, request({ask, token}), false), ExplainScope::kOperator);
+  EXPECT_EQ(ExplainAllowed(hooks, request({ask, token}), true), ExplainScope::kOperator);
+  hooks.admin_token_hash.reset();
+  EXPECT_EQ(ExplainAllowed(hooks, request({ask, token}), true), ExplainScope::kPublisher);
+
+  decision::Explanation e;
+  e.winner_campaign_id = 7;
+  e.winner_ad_id = 70;
+  e.candidates = {{.campaign_id = 7,
+                   .rule = decision::DropRule::kNone,
+                   .value_micros = 12000,
+                   .relevance = 1,
+                   .pacing_factor = 0.5,
+                   .score = 6000},
+                  {.campaign_id = 8, .rule = decision::DropRule::kNoMatchingActivity}};
+  std::string publisher = ExplanationJson(e, false, false);
+  EXPECT_EQ(publisher, R"({"arm":"","winner":{"campaignId":"7","adId":"70"},"candidates":[)"
+                       R"({"campaignId":"7","rule":")" +
+                           std::string(decision::DropRuleName(decision::DropRule::kNone)) +
+                           R"("}],"unmatched":1})");
+  std::string operator_view = ExplanationJson(e, false, true);
+  EXPECT_NE(operator_view.find(R"("valueMicros":12000)"), std::string::npos) << operator_view;
+  EXPECT_NE(operator_view.find(R"("pacingFactor":0.5)"), std::string::npos) << operator_view;
+}
+
 }  // namespace
 }  // namespace adserver::serve

@@ -1,0 +1,19 @@
+#pragma once
+
+// Publishers' payout rules in the form the reports compute earnings with (reports/report.h).
+
+#include <unordered_map>
+
+#include "common/status.h"
+#include "reports/report.h"
+#include "store/records.h"
+#include "store/store.h"
+
+namespace adserver::admin::detail {
+
+reports::Payout PayoutOf(const store::PublisherRecord& publisher);
+
+// Every publisher's payout by id.
+Result<std::unordered_map<store::Id, reports::Payout>> LoadPayouts(store::Store& inventory);
+
+}  // namespace adserver::admin::detail

@@ -38,7 +38,8 @@ namespace {
 // First line of DIR/bench-format.txt: the layout of the data directory. Bump it (and
 // bench/load.sh's data_format) when the layout or the dataset changes, so cached directories
 // are regenerated. Format 1 (no stamp file) kept activity in SQLite.
-constexpr char kFormat[] = "format 3";  // 3: CPA campaigns have a conversion rule
+// 3: CPA campaigns have a conversion rule; 4: projects have an owner community (issue 39).
+constexpr char kFormat[] = "format 4";
 
 struct Flags {
   std::string data_dir;

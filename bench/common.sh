@@ -24,7 +24,7 @@ bench_config() {
 
 # First line of DIR/bench-format.txt written by adserver-bench-data (kFormat in
 # bench/bench_data.cc): a cached dataset with another stamp is generated again.
-bench_data_format="format 3"
+bench_data_format="format 4"
 
 # bench_dataset GENERATOR DIR WALLETS [CAMPAIGNS]: makes sure DIR holds the dataset that
 # GENERATOR (adserver-bench-data) writes for WALLETS wallets (and CAMPAIGNS campaigns, else the

@@ -235,6 +235,17 @@ store::CatalogData MakeCatalogData(const DatasetOptions& o, const std::string& l
     data.campaigns.push_back(MakeCampaign(o, i, zipf, rng));
     AddAds(o, data.campaigns.back(), rng, data);
   }
+  // Conversions count only on projects verified as the campaign's community's own (issue 39):
+  // each CPA campaign's conversion project belongs to its community (with the default sizes,
+  // 200 projects and 100 communities, no two communities name the same one; a later one would
+  // not convert and, CPA, not serve).
+  for (const store::CampaignRecord& c : data.campaigns) {
+    if (!c.conversion) continue;
+    for (store::Id project : c.conversion->projects) {
+      store::ProjectRecord& p = data.projects[static_cast<size_t>(project - 1)];
+      if (!p.owner_community_id) p.owner_community_id = c.community_id;
+    }
+  }
   return data;
 }
 

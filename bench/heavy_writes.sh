@@ -27,7 +27,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=bench/common.sh
 source "$here/common.sh"
 root="$(dirname "$here")"
-data_format="format 3"  # bench/load.sh's data_format
+data_format="format 4"  # bench/load.sh's data_format
 
 build_dir="$root/build"
 wallets=1000000

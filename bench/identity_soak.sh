@@ -23,7 +23,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=bench/common.sh
 source "$here/common.sh"
 root="$(dirname "$here")"
-data_format="format 3"  # first line of bench-format.txt (kFormat in bench/bench_data.cc)
+data_format="format 4"  # first line of bench-format.txt (kFormat in bench/bench_data.cc)
 
 build_dir="$root/build-bench"
 binary=""

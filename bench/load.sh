@@ -45,7 +45,7 @@ done
 source "$here/common.sh"
 root="$(dirname "$here")"
 # First line of DIR/bench-format.txt written by the generator (kFormat in bench/bench_data.cc).
-data_format="format 3"
+data_format="format 4"
 
 smoke=0
 startup_only=0

@@ -39,7 +39,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$here/common.sh"
 root="$(dirname "$here")"
 # First line of DIR/bench-format.txt written by the generator (kFormat in bench/bench_data.cc).
-data_format="format 3"
+data_format="format 4"
 
 smoke=0
 wallets=10000000

@@ -130,6 +130,61 @@ Status CheckExists(Status looked_up, FieldErrors& errors, std::string field, std
 
 // ---- Resource traits: how each resource maps onto the store. Used by Crud<T> below.
 
+// The ?reviewStatus= filter of a list, if given.
+Result<std::optional<store::ReviewStatus>> ReviewFilter(const http::Request& request) {
+  std::optional<std::string_view> text = QueryParam(request.query, "reviewStatus");
+  if (!text) return std::optional<store::ReviewStatus>();
+  std::optional<store::ReviewStatus> review = store::ParseReviewStatus(*text);
+  if (!review)
+    return InvalidFieldError("reviewStatus", "must be one of approved, pending, rejected");
+  return review;
+}
+
+// The review fields of a write (issues 16 and 39; ads and communities): only operators set
+// reviewStatus/reviewReason (a rejection needs a reason); an advertiser's write of any of
+// `reviewed` fields makes the record pending, an operator's approves it, and a write that
+// leaves them alone keeps the review. Removes the review keys from `body`.
+template <typename Record>
+Status ReadReview(Ctx& ctx, Json& body, std::string_view plural,
+                  std::initializer_list<const char*> reviewed, Record& rec) {
+  bool sets_review = body.contains("reviewStatus") || body.contains("reviewReason");
+  if (sets_review && !ctx.principal.IsOperator()) {
+    return PermissionDeniedError("only operators review " + std::string(plural) +
+                                 " (reviewStatus, reviewReason)");
+  }
+  std::optional<store::ReviewStatus> requested;
+  std::string reason = rec.review_reason;
+  FieldErrors errors;
+  if (body.contains("reviewStatus")) {
+    const Json& value = body["reviewStatus"];
+    requested =
+        value.is_string() ? store::ParseReviewStatus(value.get<std::string>()) : std::nullopt;
+    if (!requested) errors.Add("reviewStatus", "must be one of approved, pending, rejected");
+  }
+  if (body.contains("reviewReason")) {
+    const Json& value = body["reviewReason"];
+    if (value.is_null()) {
+      reason.clear();
+    } else if (!value.is_string() || value.get<std::string>().size() > 1000) {
+      errors.Add("reviewReason", "must be a string of at most 1000 characters");
+    } else {
+      reason = value.get<std::string>();
+    }
+  }
+  if (requested == store::ReviewStatus::kRejected && reason.empty()) {
+    errors.Add("reviewReason", "is required when rejecting");
+  }
+  if (!errors.empty()) return errors.ToStatus();
+  body.erase("reviewStatus");
+  body.erase("reviewReason");
+  AdWrite write{.creating = rec.id == 0, .requested = requested};
+  for (const char* field : reviewed) write.writes_creative |= body.contains(field);
+  rec.review_status = ReviewAfterWrite(ctx.principal, write, rec.review_status);
+  // A reason explains a rejection; approving or resubmitting clears it.
+  rec.review_reason = rec.review_status == store::ReviewStatus::kRejected ? reason : "";
+  return OkStatus();
+}
+
 struct NoAux {};
 
 struct PublisherApi {
@@ -195,13 +250,24 @@ struct CommunityApi {
   static Result<Record> Find(store::Store& s, std::string_view param) {
     return FindById<Record>(param, kName, [&](store::Id id) { return s.GetCommunity(id); });
   }
-  static Result<std::vector<Record>> List(store::Store& s, const http::Request&) {
-    return s.ListCommunities();
+  // ?reviewStatus=pending|approved|rejected filters by brand review (the review queue).
+  static Result<std::vector<Record>> List(store::Store& s, const http::Request& request) {
+    ADS_ASSIGN_OR_RETURN(std::optional<store::ReviewStatus> review, ReviewFilter(request));
+    ADS_ASSIGN_OR_RETURN(std::vector<Record> communities, s.ListCommunities());
+    if (review) {
+      std::erase_if(communities, [&](const Record& c) { return c.review_status != *review; });
+    }
+    return communities;
   }
   static void Apply(ObjectReader& r, bool creating, const Aux&, Record& rec) {
     detail::ApplyCommunity(r, creating, rec);
   }
   static Status Validate(const Record& rec) { return ingest::ValidateCommunity(rec); }
+  // Brand review (issue 39): an advertiser's change of its community's name or logo waits for
+  // an operator like an ad's creative; served ads keep the approved brand meanwhile.
+  static Status BeforeWrite(Ctx& ctx, Json& body, Record& rec) {
+    return ReadReview(ctx, body, "communities", {"name", "logoUrl"}, rec);
+  }
   // Communities are public (names and logos appear in ads): publishers read them all.
   static Status CheckOwner(Ctx& ctx, const Record& rec) {
     if (ctx.principal.role == store::Role::kPublisher) return OkStatus();
@@ -243,7 +309,11 @@ struct ProjectApi {
   static Status Validate(const Record& rec) { return ingest::ValidateProject(rec); }
   // The project registry is shared: every role reads it, only operators write it.
   static Status CheckOwner(Ctx&, const Record&) { return OkStatus(); }
-  static Status CheckReferences(Ctx&, const Record&, FieldErrors&) { return OkStatus(); }
+  static Status CheckReferences(Ctx& ctx, const Record& rec, FieldErrors& errors) {
+    if (!rec.owner_community_id) return OkStatus();
+    return CheckExists(ctx.store.GetCommunity(*rec.owner_community_id).status(), errors,
+                       "ownerCommunityId", "community");
+  }
   static Result<Record> Create(store::Store& s, const Record& r, int64_t now) {
     return s.CreateProject(r, now);
   }
@@ -271,6 +341,24 @@ struct CampaignApi {
   }
   static void Apply(ObjectReader& r, bool creating, const Aux& names, Record& rec) {
     detail::ApplyCampaign(r, creating, names, rec);
+    CheckConversionOwners(r, names, rec);
+  }
+  // Issue 39: a campaign counts as conversions only transactions with projects an operator
+  // verified as its community's own (otherwise naming a popular project would list which
+  // wallets saw the ads). The same rule for every writer: an operator sets the owner first.
+  static void CheckConversionOwners(ObjectReader& r, const Aux& names, const Record& rec) {
+    if (!rec.conversion) return;
+    const std::vector<store::Id>& projects = rec.conversion->projects;
+    for (size_t i = 0; i < projects.size(); ++i) {
+      if (!names.slugs.contains(projects[i])) continue;  // unknown: ApplyCampaign said so
+      if (names.OwnerOf(projects[i]) == rec.community_id) continue;
+      const std::string slug = names.SlugOf(projects[i]);
+      r.Error("conversion.projects[" + std::to_string(i) + "]",
+              "project '" + slug +
+                  "' is not verified as this community's own; ask an operator to verify it "
+                  "(POST /admin/v1/projects/" +
+                  slug + "/ownership-requests)");
+    }
   }
   static Status Validate(const Record& rec) { return ingest::ValidateCampaign(rec); }
   static Status CheckOwner(Ctx& ctx, const Record& rec) {
@@ -308,13 +396,7 @@ struct AdApi {
   // ?campaignId=N filters by campaign, ?reviewStatus=pending|approved|rejected by review
   // state (the operator's review queue).
   static Result<std::vector<Record>> List(store::Store& s, const http::Request& request) {
-    std::optional<store::ReviewStatus> review;
-    if (std::optional<std::string_view> text = QueryParam(request.query, "reviewStatus")) {
-      review = store::ParseReviewStatus(*text);
-      if (!review) {
-        return InvalidFieldError("reviewStatus", "must be one of approved, pending, rejected");
-      }
-    }
+    ADS_ASSIGN_OR_RETURN(std::optional<store::ReviewStatus> review, ReviewFilter(request));
     std::optional<store::Id> campaign_id;
     if (std::optional<std::string_view> filter = QueryParam(request.query, "campaignId")) {
       campaign_id = ParseId(*filter);
@@ -357,45 +439,10 @@ struct AdApi {
     return CheckExists(looked_up, errors, "campaignId", "campaign");
   }
   // Creative review (issue 16): only operators set reviewStatus/reviewReason; an advertiser's
-  // create or edit makes the ad pending.
+  // create or edit of the creative makes the ad pending.
   static Status BeforeWrite(Ctx& ctx, Json& body, Record& rec) {
-    bool sets_review = body.contains("reviewStatus") || body.contains("reviewReason");
-    if (sets_review && !ctx.principal.IsOperator()) {
-      return PermissionDeniedError("only operators review ads (reviewStatus, reviewReason)");
-    }
-    std::optional<store::ReviewStatus> requested;
-    std::string reason = rec.review_reason;
-    FieldErrors errors;
-    if (body.contains("reviewStatus")) {
-      const Json& value = body["reviewStatus"];
-      requested =
-          value.is_string() ? store::ParseReviewStatus(value.get<std::string>()) : std::nullopt;
-      if (!requested) errors.Add("reviewStatus", "must be one of approved, pending, rejected");
-    }
-    if (body.contains("reviewReason")) {
-      const Json& value = body["reviewReason"];
-      if (value.is_null()) {
-        reason.clear();
-      } else if (!value.is_string() || value.get<std::string>().size() > 1000) {
-        errors.Add("reviewReason", "must be a string of at most 1000 characters");
-      } else {
-        reason = value.get<std::string>();
-      }
-    }
-    if (requested == store::ReviewStatus::kRejected && reason.empty()) {
-      errors.Add("reviewReason", "is required when rejecting an ad");
-    }
-    if (!errors.empty()) return errors.ToStatus();
-    body.erase("reviewStatus");
-    body.erase("reviewReason");
-    AdWrite write{.creating = rec.id == 0, .requested = requested};
-    for (const char* field : {"headline", "content", "ctaUrl", "ctaLabel", "images"}) {
-      write.writes_creative |= body.contains(field);
-    }
-    rec.review_status = ReviewAfterWrite(ctx.principal, write, rec.review_status);
-    // A reason explains a rejection; approving or resubmitting clears it.
-    rec.review_reason = rec.review_status == store::ReviewStatus::kRejected ? reason : "";
-    return OkStatus();
+    return ReadReview(ctx, body, "ads", {"headline", "content", "ctaUrl", "ctaLabel", "images"},
+                      rec);
   }
   static Result<Record> Create(store::Store& s, const Record& r, int64_t now) {
     return s.CreateAd(r, now);
@@ -641,6 +688,107 @@ http::Response RevokeAdvertiserKey(Ctx& ctx, const http::Request& request) {
   // The events endpoint must reject the key as soon as this call returns.
   Refresh(ctx);
   return JsonResponse(200, AdvertiserKeyToJson(*revoked));
+}
+
+// ---- Project ownership requests (issue 39): a community asks an operator to verify a project
+// as its own, so that its campaigns may count the project's transactions as conversions.
+
+Json OwnershipRequestToJson(const store::OwnershipRequestRecord& r,
+                            const detail::ProjectNames& names) {
+  return Json{{"projectId", r.project_id},
+              {"project", names.SlugOf(r.project_id)},
+              {"communityId", r.community_id},
+              {"note", r.note},
+              {"requestedAt", detail::TimeToJson(r.requested_at)}};
+}
+
+// The community a request names: an advertiser's own (communityId optional, and only its
+// own), an operator's communityId (required).
+Result<store::Id> RequestingCommunity(Ctx& ctx, std::optional<int64_t> named) {
+  if (ctx.principal.IsOperator()) {
+    if (!named) return InvalidFieldError("communityId", "is required for operators");
+    Status exists = ctx.store.GetCommunity(*named).status();
+    if (exists.code() == Code::kNotFound) {
+      return InvalidFieldError("communityId", "unknown community");
+    }
+    ADS_RETURN_IF_ERROR(exists);
+    return *named;
+  }
+  const std::optional<store::Id> own = ctx.principal.community_id;
+  if (!own) return PermissionDeniedError("only advertisers request project ownership");
+  if (named && *named != *own) return InvalidFieldError("communityId", "unknown community");
+  return *own;
+}
+
+http::Response RequestOwnership(Ctx& ctx, const http::Request& request) {
+  std::variant<Json, http::Response> body = ReadJsonObject(request, /*allow_empty=*/true);
+  if (auto* error = std::get_if<http::Response>(&body)) return std::move(*error);
+  FieldErrors errors;
+  ObjectReader reader(std::get<Json>(body), "", errors);
+  std::optional<int64_t> named;
+  if (reader.Find("communityId") != nullptr) {
+    int64_t id = 0;
+    reader.ReadInt("communityId", id);
+    named = id;
+  }
+  store::OwnershipRequestRecord record;
+  reader.ReadOptionalString("note", record.note);
+  reader.RejectUnknown();
+  if (record.note.size() > 1000) errors.Add("note", "must be at most 1000 characters");
+  if (!errors.empty()) return Fail(errors.ToStatus());
+  Result<store::ProjectRecord> project = ProjectApi::Find(ctx.store, request.Param("id"));
+  if (!project.ok()) return Fail(project.status());
+  Result<store::Id> community = RequestingCommunity(ctx, named);
+  if (!community.ok()) return Fail(community.status());
+  if (project->owner_community_id == *community) {
+    return Fail(ConflictError("project '" + project->slug + "' is already verified as community " +
+                              std::to_string(*community) + "'s own"));
+  }
+  record.project_id = project->id;
+  record.community_id = *community;
+  Result<store::OwnershipRequestRecord> stored =
+      ctx.store.RequestOwnership(record, ctx.clock.NowSeconds());
+  if (!stored.ok()) return Fail(stored.status());
+  return JsonResponse(201, OwnershipRequestToJson(*stored, detail::ProjectNames({*project})));
+}
+
+// Operators: every request (?communityId=N narrows); advertisers: their community's.
+http::Response ListOwnershipRequests(Ctx& ctx, const http::Request& request) {
+  std::optional<store::Id> community = ctx.principal.community_id;
+  if (ctx.principal.IsOperator()) {
+    community.reset();
+    if (std::optional<std::string_view> text = QueryParam(request.query, "communityId")) {
+      community = ParseId(*text);
+      if (!community) return Fail(InvalidFieldError("communityId", "must be a positive integer"));
+    }
+  }
+  Result<std::vector<store::OwnershipRequestRecord>> requests =
+      ctx.store.ListOwnershipRequests(community);
+  if (!requests.ok()) return Fail(requests.status());
+  Result<std::vector<store::ProjectRecord>> projects = ctx.store.ListProjects();
+  if (!projects.ok()) return Fail(projects.status());
+  detail::ProjectNames names(*projects);
+  Json items = Json::array();
+  for (const store::OwnershipRequestRecord& r : *requests) {
+    items.push_back(OwnershipRequestToJson(r, names));
+  }
+  return JsonResponse(200, Json{{"requests", std::move(items)}});
+}
+
+// An advertiser withdraws its community's request; an operator declines any.
+http::Response DeleteOwnershipRequest(Ctx& ctx, const http::Request& request) {
+  Result<store::ProjectRecord> project = ProjectApi::Find(ctx.store, request.Param("id"));
+  if (!project.ok()) return Fail(project.status());
+  std::optional<store::Id> community = ParseId(request.Param("communityId"));
+  Status owned = community ? CheckCommunity(ctx.principal, *community, "ownership request")
+                           : NotFoundError("ownership request not found");
+  if (!owned.ok()) return Fail(owned);
+  Status deleted = ctx.store.DeleteOwnershipRequest(project->id, *community);
+  if (!deleted.ok()) return Fail(deleted);
+  http::Response response;
+  response.status = 204;
+  response.SetHeader("Cache-Control", "no-store");
+  return response;
 }
 
 // ---- Activity and reload.
@@ -907,6 +1055,11 @@ constexpr RouteSpec kRoutes[] = {
     {Method::kGet, "/admin/v1/projects/{id}", &C<ProjectApi>::Get, Audience::kAnyUser},
     {Method::kPatch, "/admin/v1/projects/{id}", &C<ProjectApi>::Patch, Audience::kOperator},
     {Method::kDelete, "/admin/v1/projects/{id}", &C<ProjectApi>::Delete, Audience::kOperator},
+    {Method::kPost, "/admin/v1/projects/{id}/ownership-requests", &RequestOwnership,
+     Audience::kAdvertiser},
+    {Method::kDelete, "/admin/v1/projects/{id}/ownership-requests/{communityId}",
+     &DeleteOwnershipRequest, Audience::kAdvertiser},
+    {Method::kGet, "/admin/v1/ownership-requests", &ListOwnershipRequests, Audience::kAdvertiser},
     {Method::kPost, "/admin/v1/campaigns", &C<CampaignApi>::Create, Audience::kAdvertiser},
     {Method::kGet, "/admin/v1/campaigns", &C<CampaignApi>::List, Audience::kAdvertiser},
     {Method::kGet, "/admin/v1/campaigns/{id}", &C<CampaignApi>::Get, Audience::kAdvertiser},

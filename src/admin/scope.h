@@ -64,10 +64,13 @@ struct TenantScope {
 };
 TenantScope ScopeOf(const Principal& principal);
 
-// What a create or edit of an ad writes, as far as its review is concerned.
+// What a create or edit of an ad (or, issue 39, a community's brand) writes, as far as its
+// review is concerned.
 struct AdWrite {
   bool creating = false;
-  bool writes_creative = false;                  // headline, content, ctaUrl, ctaLabel or images
+  // The reviewed fields: an ad's headline, content, ctaUrl, ctaLabel or images; a community's
+  // name or logoUrl.
+  bool writes_creative = false;
   std::optional<store::ReviewStatus> requested;  // reviewStatus given (operators only)
 };
 

@@ -28,6 +28,10 @@ struct Build {
   std::unordered_map<store::Id, Index> communities;
   std::unordered_map<store::Id, Index> campaigns;  // kept (active) campaigns only
   std::unordered_set<store::Id> all_campaigns;     // every campaign in `data`
+  // Communities without an approved brand (issue 39): their campaigns do not serve.
+  std::unordered_set<store::Id> unbranded;
+  // Project -> the community an operator verified as its owner (issue 39).
+  std::unordered_map<store::Id, store::Id> project_owners;
 };
 
 bool FitsUint32(int64_t v) { return v >= 0 && v <= std::numeric_limits<uint32_t>::max(); }
@@ -108,10 +112,18 @@ Status AddAdvertiserKeys(Build& b) {
   return OkStatus();
 }
 
+// Served ads carry their community's last approved brand (issue 39), as ads their approved
+// creative: an edit waiting for review or rejected never serves. A record the store has not
+// settled (store::SettleApproval) serves as written when it is approved.
 void AddCommunities(Build& b) {
   for (const store::CommunityRecord& c : b.data.communities) {
+    std::optional<store::CommunityBrand> brand = c.approved;
+    if (!brand && c.review_status == store::ReviewStatus::kApproved) brand = store::BrandOf(c);
+    if (!brand) b.unbranded.insert(c.id);
     b.communities.emplace(c.id, static_cast<Index>(b.catalog.communities.size()));
-    b.catalog.communities.push_back({.id = c.id, .name = c.name, .logo_url = c.logo_url});
+    b.catalog.communities.push_back({.id = c.id,
+                                     .name = brand ? brand->name : std::string(),
+                                     .logo_url = brand ? brand->logo_url : std::string()});
   }
 }
 
@@ -120,6 +132,7 @@ Status AddProjects(Build& b) {
     if (!FitsUint32(p.id)) return InternalError("project id out of range: " + std::to_string(p.id));
     auto id = static_cast<uint32_t>(p.id);
     b.catalog.projects[id] = {.id = p.id, .slug = p.slug, .name = p.name};
+    if (p.owner_community_id) b.project_owners.emplace(p.id, *p.owner_community_id);
     for (const store::ContractRef& contract : p.contracts) {
       b.catalog.contract_to_project[{contract.chain_id, contract.address}] = id;
     }
@@ -152,7 +165,7 @@ bool ConvertChains(const std::vector<int64_t>& in, std::vector<uint32_t>& out) {
 }
 
 // Budgets, pacing, caps and advertiser controls (issue 4).
-void AddDecisionControls(const store::CampaignRecord& c, decision::Campaign& out) {
+void AddDecisionControls(const Build& b, const store::CampaignRecord& c, decision::Campaign& out) {
   out.total_budget_micros = c.total_budget_micros;
   out.daily_budget_micros = c.daily_budget_micros;
   if (!decision::ParsePacingMode(c.pacing, out.pacing)) out.pacing = decision::PacingMode::kEven;
@@ -169,7 +182,14 @@ void AddDecisionControls(const store::CampaignRecord& c, decision::Campaign& out
   out.exclude_existing_users = c.exclude_existing_users;
   if (c.conversion) {
     decision::ConversionRule rule;
-    rule.projects = c.conversion->projects;
+    // Only projects verified as the campaign's community's own count (issue 39): a project
+    // whose owner an operator changed or cleared stops converting for the others.
+    for (store::Id project : c.conversion->projects) {
+      auto owner = b.project_owners.find(project);
+      if (owner != b.project_owners.end() && owner->second == c.community_id) {
+        rule.projects.push_back(project);
+      }
+    }
     rule.kind = c.conversion->kind == store::ConversionKind::kNew
                     ? decision::ConversionRule::Kind::kNew
                 : c.conversion->kind == store::ConversionKind::kReturning
@@ -199,7 +219,14 @@ Status AddCampaign(Build& b, const store::CampaignRecord& c) {
   out.bid_micros = c.bid_micros;
   out.value_micros = ValueMicros(c, b.options);
   out.recency_days = c.recency_days;
-  AddDecisionControls(c, out);
+  AddDecisionControls(b, c, out);
+  // Not served: a community without an approved brand, or a CPA campaign none of whose
+  // conversion projects is verified as its own (it could never bill what it is shown for).
+  if (b.unbranded.contains(c.community_id)) return OkStatus();
+  if (c.pricing_model == PricingModel::kCpa &&
+      (!out.conversion || out.conversion->projects.empty())) {
+    return OkStatus();
+  }
   ADS_RETURN_IF_ERROR(ProjectIds(b, c, c.target_projects, out.target_projects));
   ADS_RETURN_IF_ERROR(ProjectIds(b, c, c.exclude_projects, out.exclude_projects));
   if (!ConvertChains(c.chains, out.chains)) {

@@ -97,6 +97,9 @@ void PutRecords(std::string& out, const store::CatalogData& data) {
   Put(out, data.communities.size());
   for (const auto& c : data.communities) {
     PutAll(out, c.id, c.name, c.logo_url, c.created_at, c.updated_at);
+    Put(out, c.review_status);  // a review within the community's second must rebuild too
+    Put(out, c.approved.has_value());
+    if (c.approved) PutAll(out, c.approved->name, c.approved->logo_url);
   }
   Put(out, data.advertiser_keys.size());
   for (const auto& k : data.advertiser_keys) {
@@ -105,7 +108,7 @@ void PutRecords(std::string& out, const store::CatalogData& data) {
   Put(out, data.projects.size());
   for (const auto& p : data.projects) {
     PutAll(out, p.id, p.slug, p.name, p.logo_url, p.category, p.contracts, p.created_at,
-           p.updated_at);
+           p.updated_at, p.owner_community_id);
   }
 }
 

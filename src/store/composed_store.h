@@ -69,6 +69,17 @@ class ComposedStore : public Store {
     return inventory_.UpdateProject(p, now);
   }
   Status DeleteProject(Id id) override { return inventory_.DeleteProject(id); }
+  Result<OwnershipRequestRecord> RequestOwnership(const OwnershipRequestRecord& r,
+                                                  int64_t now) override {
+    return inventory_.RequestOwnership(r, now);
+  }
+  Result<std::vector<OwnershipRequestRecord>> ListOwnershipRequests(
+      std::optional<Id> community_id) override {
+    return inventory_.ListOwnershipRequests(community_id);
+  }
+  Status DeleteOwnershipRequest(Id project_id, Id community_id) override {
+    return inventory_.DeleteOwnershipRequest(project_id, community_id);
+  }
   Result<CampaignRecord> CreateCampaign(const CampaignRecord& c, int64_t now) override {
     return inventory_.CreateCampaign(c, now);
   }

@@ -65,6 +65,28 @@ class InventoryStore {
   virtual Result<ProjectRecord> UpdateProject(const ProjectRecord& p, int64_t now) = 0;
   virtual Status DeleteProject(Id id) = 0;
 
+  // Requests that an operator verify a project as a community's own (issue 39), one per
+  // (project, community); a repeat replaces the note and time. Conflict when the project or the
+  // community does not exist; UpdateProject setting an owner removes the project's requests.
+  // Inventory is unchanged by them (no ChangeCounter move). Adapters without support return
+  // Internal.
+  virtual Result<OwnershipRequestRecord> RequestOwnership(const OwnershipRequestRecord& r,
+                                                          int64_t now) {
+    (void)r, (void)now;
+    return InternalError("ownership requests are not supported by this store");
+  }
+  // Every request, oldest first, or only `community_id`'s.
+  virtual Result<std::vector<OwnershipRequestRecord>> ListOwnershipRequests(
+      std::optional<Id> community_id) {
+    (void)community_id;
+    return InternalError("ownership requests are not supported by this store");
+  }
+  // NotFound when there is no such request.
+  virtual Status DeleteOwnershipRequest(Id project_id, Id community_id) {
+    (void)project_id, (void)community_id;
+    return InternalError("ownership requests are not supported by this store");
+  }
+
   // Campaigns. DeleteCampaign also deletes its ads.
   virtual Result<CampaignRecord> CreateCampaign(const CampaignRecord& c, int64_t now) = 0;
   virtual Result<CampaignRecord> GetCampaign(Id id) = 0;

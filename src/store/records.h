@@ -79,13 +79,54 @@ struct AdvertiserKeyRecord {
   std::optional<int64_t> revoked_at;
 };
 
-struct CommunityRecord {
-  Id id = 0;
+// Creative review (issue 16): ads (and, issue 39, communities' brands) written by advertiser
+// users wait for an operator.
+enum class ReviewStatus : uint8_t { kApproved, kPending, kRejected };
+inline std::string_view ReviewStatusName(ReviewStatus s) {
+  return s == ReviewStatus::kApproved  ? "approved"
+         : s == ReviewStatus::kPending ? "pending"
+                                       : "rejected";
+}
+inline std::optional<ReviewStatus> ParseReviewStatus(std::string_view name) {
+  for (ReviewStatus s :
+       {ReviewStatus::kApproved, ReviewStatus::kPending, ReviewStatus::kRejected}) {
+    if (ReviewStatusName(s) == name) return s;
+  }
+  return std::nullopt;
+}
+
+// What every served ad of a community carries: reviewed like an ad's creative (issue 39).
+struct CommunityBrand {
   std::string name;
   std::string logo_url;
+  bool operator==(const CommunityBrand&) const = default;
+};
+
+struct CommunityRecord {
+  Id id = 0;
+  std::string name;      // as written (the version under review when pending)
+  std::string logo_url;  // likewise
+  ReviewStatus review_status = ReviewStatus::kApproved;
+  std::string review_reason;
+  // The last brand an operator approved: what served ads carry while an edit waits for review
+  // or after it was rejected. nullopt: none approved, so the community's ads do not serve.
+  std::optional<CommunityBrand> approved;
   int64_t created_at = 0;
   int64_t updated_at = 0;
 };
+
+inline CommunityBrand BrandOf(const CommunityRecord& c) {
+  return {.name = c.name, .logo_url = c.logo_url};
+}
+
+// Keeps `c.approved` true to `c.review_status` after a write, as SettleApproval(AdRecord&).
+inline void SettleApproval(CommunityRecord& c) {
+  if (c.review_status == ReviewStatus::kApproved) {
+    c.approved = BrandOf(c);
+  } else if (c.review_status == ReviewStatus::kRejected && c.approved == BrandOf(c)) {
+    c.approved.reset();
+  }
+}
 
 struct ContractRef {
   int64_t chain_id = 0;
@@ -100,8 +141,19 @@ struct ProjectRecord {
   std::string logo_url;  // may be empty
   std::string category;  // may be empty
   std::vector<ContractRef> contracts;  // each (chain_id, address) belongs to one project
+  // The community an operator verified as the project's own (issue 39): only its campaigns may
+  // count the project's transactions as conversions. nullopt = nobody's.
+  std::optional<Id> owner_community_id;
   int64_t created_at = 0;
   int64_t updated_at = 0;
+};
+
+// A community's request that an operator verify a project as its own (issue 39).
+struct OwnershipRequestRecord {
+  Id project_id = 0;
+  Id community_id = 0;
+  std::string note;  // the advertiser's evidence, e.g. where the contract's deployer is named
+  int64_t requested_at = 0;
 };
 
 struct FrequencyCap {
@@ -149,21 +201,6 @@ struct CampaignRecord {
   int64_t created_at = 0;
   int64_t updated_at = 0;
 };
-
-// Creative review (issue 16): ads written by advertiser users wait for an operator.
-enum class ReviewStatus : uint8_t { kApproved, kPending, kRejected };
-inline std::string_view ReviewStatusName(ReviewStatus s) {
-  return s == ReviewStatus::kApproved  ? "approved"
-         : s == ReviewStatus::kPending ? "pending"
-                                       : "rejected";
-}
-inline std::optional<ReviewStatus> ParseReviewStatus(std::string_view name) {
-  for (ReviewStatus s :
-       {ReviewStatus::kApproved, ReviewStatus::kPending, ReviewStatus::kRejected}) {
-    if (ReviewStatusName(s) == name) return s;
-  }
-  return std::nullopt;
-}
 
 // What a visitor sees of an ad and where its click goes: the fields an operator reviews.
 struct AdCreative {

@@ -95,7 +95,8 @@ async function seed(base) {
                                 { name: 'Aave Co', logoUrl: 'https://cdn.example/aave.png' });
   await admin(base, 'POST', '/admin/v1/projects', { slug: 'uniswap', name: 'Uniswap',
     contracts: [{ chainId: 1, address: UNISWAP }] });
-  await admin(base, 'POST', '/admin/v1/projects', { slug: 'aave', name: 'Aave' });
+  // Aave Co's own project (issue 39: conversions count only on a verified owner's projects).
+  await admin(base, 'POST', '/admin/v1/projects', { slug: 'aave', name: 'Aave', ownerCommunityId: community.id });
   const day = new Date(Date.now() - 86400e3).toISOString().replace(/\.\d+Z$/, 'Z');
   await admin(base, 'POST', '/admin/v1/activity',
               JSON.stringify({ wallet: WALLET, project: 'uniswap', chainId: 1, timestamp: day }) + '\n',

@@ -130,6 +130,8 @@ def main():
         subprocess.run([ADSERVER, "projects", "import", book_path, "--data", data], check=True,
                        capture_output=True)
         community = cli(data, "communities", "create", '{"name":"DEX","logoUrl":"https://d.example/l.png"}')
+        # Conversions count only on a project verified as the community's own (issue 39).
+        cli(data, "projects", "update", "dex", json.dumps({"ownerCommunityId": community["id"]}))
         campaigns = {}
         for name, pricing, target, extra in (
                 ("cpc", {"model": "CPC", "bid": 2}, "usdc", {}),

@@ -322,6 +322,148 @@ TEST_F(AccountsTest, AClickRedirectsOnlyToTheApprovedDestination) {
             200);
 }
 
+// Issue 39 item 3: an advertiser's new community name or logo waits for an operator, like an
+// ad's creative; served ads carry the approved brand meanwhile. Operators' changes apply at once.
+TEST_F(AccountsTest, ACommunityBrandChangeServesOnlyOnceApproved) {
+  const Tenant tenant = AdvertiserWithCampaign("Brand Co", "brand@example.test", 95);
+  HttpResult ad = CreateAd(tenant.token, tenant.campaign, "Brand ad", "https://brand.example/");
+  ASSERT_EQ(ad.status, 201) << ad.body;
+  std::string ad_id = std::to_string(json::parse(ad.body)["id"].get<int64_t>());
+  ASSERT_EQ(
+      fixture_->Admin("PATCH", "/admin/v1/ads/" + ad_id, {{"reviewStatus", "approved"}}).status,
+      200);
+  ASSERT_TRUE(ServesWithin(ad_id, std::chrono::seconds(5))) << ServedAd();
+  const std::string community = "/admin/v1/communities/" + std::to_string(tenant.community);
+  auto served_brand = [] {
+    HttpResult r = Serve();
+    EXPECT_EQ(r.status, 200) << r.body;
+    json b = r.status == 200 ? json::parse(r.body) : json::object();
+    return b.value("communityName", "") + " " + b.value("communityLogo", "");
+  };
+  EXPECT_EQ(served_brand(), "Brand Co https://cdn.example/t.png");
+
+  HttpResult edited =
+      As(tenant.token, "PATCH", community,
+         {{"name", "Brand Co Official Airdrop"}, {"logoUrl", "https://evil.example/logo.png"}});
+  ASSERT_EQ(edited.status, 200) << edited.body;
+  json body = json::parse(edited.body);
+  EXPECT_EQ(body["reviewStatus"], "pending");
+  EXPECT_EQ(body["name"], "Brand Co Official Airdrop");
+  EXPECT_EQ(body["approved"],
+            (json{{"name", "Brand Co"}, {"logoUrl", "https://cdn.example/t.png"}}));
+  EXPECT_EQ(served_brand(), "Brand Co https://cdn.example/t.png");
+  // Only operators review; URLs keep their validation.
+  EXPECT_EQ(As(tenant.token, "PATCH", community, {{"reviewStatus", "approved"}}).status, 403);
+  EXPECT_EQ(As(tenant.token, "PATCH", community, {{"logoUrl", "https://x.example/\"a.png"}}).status,
+            400);
+  // The operator's queue lists it.
+  HttpResult queue = fixture_->Admin("GET", "/admin/v1/communities?reviewStatus=pending");
+  ASSERT_EQ(queue.status, 200) << queue.body;
+  bool listed = false;
+  const json pending = json::parse(queue.body);
+  for (const json& c : pending["communities"]) listed |= c["id"] == tenant.community;
+  EXPECT_TRUE(listed) << queue.body;
+  // Rejected: the approved brand keeps serving.
+  HttpResult rejected = fixture_->Admin("PATCH", community, {{"reviewStatus", "rejected"}});
+  EXPECT_EQ(rejected.status, 400) << "a rejection needs a reason";
+  rejected = fixture_->Admin("PATCH", community,
+                             {{"reviewStatus", "rejected"}, {"reviewReason", "impersonation"}});
+  ASSERT_EQ(rejected.status, 200) << rejected.body;
+  EXPECT_EQ(json::parse(rejected.body)["reviewReason"], "impersonation");
+  EXPECT_EQ(served_brand(), "Brand Co https://cdn.example/t.png");
+  // A second edit, approved: served at once.
+  ASSERT_EQ(As(tenant.token, "PATCH", community, {{"name", "Brand Co Labs"}}).status, 200);
+  EXPECT_EQ(served_brand(), "Brand Co https://cdn.example/t.png");
+  HttpResult approved = fixture_->Admin("PATCH", community, {{"reviewStatus", "approved"}});
+  ASSERT_EQ(approved.status, 200) << approved.body;
+  EXPECT_EQ(served_brand(), "Brand Co Labs https://evil.example/logo.png") << approved.body;
+  // An operator's own change applies at once.
+  HttpResult own = fixture_->Admin("PATCH", community, {{"logoUrl", "https://cdn.example/t2.png"}});
+  ASSERT_EQ(own.status, 200) << own.body;
+  EXPECT_EQ(json::parse(own.body)["reviewStatus"], "approved");
+  EXPECT_EQ(served_brand(), "Brand Co Labs https://cdn.example/t2.png");
+  ASSERT_EQ(fixture_
+                ->Admin("PATCH", "/admin/v1/campaigns/" + std::to_string(tenant.campaign),
+                        {{"status", "paused"}})
+                .status,
+            200);
+}
+
+// Issue 39 item 5: conversions count only on projects an operator verified as the community's
+// own; an advertiser asks for the verification.
+TEST_F(AccountsTest, ConversionProjectsMustBeVerifiedAsTheCommunitysOwn) {
+  const Tenant tenant = AdvertiserWithCampaign("Own Co", "own@example.test", 1);
+  const Tenant rival = AdvertiserWithCampaign("Rival Co", "rival@example.test", 1);
+  for (const Tenant* t : {&tenant, &rival}) {
+    ASSERT_EQ(fixture_
+                  ->Admin("PATCH", "/admin/v1/campaigns/" + std::to_string(t->campaign),
+                          {{"status", "paused"}})
+                  .status,
+              200);
+  }
+  auto cpa = [](const Tenant& t) {
+    return As(t.token, "POST", "/admin/v1/campaigns",
+              {{"communityId", t.community},
+               {"name", "Pay per swap"},
+               {"status", "paused"},
+               {"pricing", {{"model", "CPA"}, {"bid", 3}}},
+               {"targeting", {{"projects", {"uniswap"}}}},
+               {"conversion", {{"projects", {"uniswap"}}}}});
+  };
+  HttpResult refused = cpa(tenant);
+  ASSERT_EQ(refused.status, 400) << refused.body;
+  json details = json::parse(refused.body)["details"];
+  ASSERT_EQ(details.size(), 1u) << refused.body;
+  EXPECT_EQ(details[0]["field"], "conversion.projects[0]");
+  EXPECT_NE(details[0]["message"].get<std::string>().find("not verified"), std::string::npos);
+
+  // The advertiser asks; its request is its own to see and withdraw.
+  HttpResult asked = As(tenant.token, "POST", "/admin/v1/projects/uniswap/ownership-requests",
+                        {{"note", "we deployed the router"}});
+  ASSERT_EQ(asked.status, 201) << asked.body;
+  EXPECT_EQ(json::parse(asked.body)["communityId"], tenant.community);
+  EXPECT_EQ(json::parse(asked.body)["project"], "uniswap");
+  EXPECT_EQ(As(tenant.token, "POST", "/admin/v1/projects/uniswap/ownership-requests",
+               {{"communityId", rival.community}})
+                .status,
+            400);
+  ASSERT_EQ(As(rival.token, "POST", "/admin/v1/projects/uniswap/ownership-requests", {}).status,
+            201);
+  HttpResult own_list = As(tenant.token, "GET", "/admin/v1/ownership-requests");
+  ASSERT_EQ(own_list.status, 200) << own_list.body;
+  ASSERT_EQ(json::parse(own_list.body)["requests"].size(), 1u) << own_list.body;
+  const std::string tenant_request =
+      "/admin/v1/projects/uniswap/ownership-requests/" + std::to_string(tenant.community);
+  EXPECT_EQ(As(rival.token, "DELETE", tenant_request).status, 404);
+  HttpResult all = fixture_->Admin("GET", "/admin/v1/ownership-requests");
+  ASSERT_EQ(all.status, 200) << all.body;
+  EXPECT_GE(json::parse(all.body)["requests"].size(), 2u) << all.body;
+
+  // The operator verifies the owner: the project's requests are answered, the campaign is
+  // accepted, the rival's is not.
+  HttpResult verified = fixture_->Admin("PATCH", "/admin/v1/projects/uniswap",
+                                        {{"ownerCommunityId", tenant.community}});
+  ASSERT_EQ(verified.status, 200) << verified.body;
+  EXPECT_EQ(json::parse(verified.body)["ownerCommunityId"], tenant.community);
+  EXPECT_TRUE(json::parse(As(tenant.token, "GET", "/admin/v1/ownership-requests").body)["requests"]
+                  .empty());
+  HttpResult accepted = cpa(tenant);
+  ASSERT_EQ(accepted.status, 201) << accepted.body;
+  EXPECT_EQ(cpa(rival).status, 400);
+  // Advertisers cannot set owners; another community's request is 404 to delete.
+  EXPECT_EQ(As(rival.token, "PATCH", "/admin/v1/projects/uniswap",
+               {{"ownerCommunityId", rival.community}})
+                .status,
+            403);
+  EXPECT_EQ(
+      fixture_->Admin("PATCH", "/admin/v1/projects/uniswap", {{"ownerCommunityId", 999999}}).status,
+      400);
+  // Clean up for the other cases: nobody's again.
+  ASSERT_EQ(fixture_->Admin("PATCH", "/admin/v1/projects/uniswap", {{"ownerCommunityId", nullptr}})
+                .status,
+            200);
+}
+
 // Issue 39 item 4: an admin request that no body could authenticate is answered from its
 // header, before any of its body is sent, and the connection closes: 30 MiB announced with no
 // credentials, or with a token that is neither the operator's nor a user token's shape, costs

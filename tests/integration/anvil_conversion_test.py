@@ -108,6 +108,14 @@ def main():
         subprocess.run([ADSERVER, "projects", "import", book_path, "--data", data], check=True,
                        capture_output=True)
         community = cli(data, "communities", "create", '{"name":"DEX","logoUrl":"https://dex.example/l.png"}')
+        # Issue 39: a project not verified as the community's own is refused as a conversion
+        # project, naming it; the operator verifies it (ownerCommunityId).
+        r = subprocess.run([ADSERVER, "campaigns", "create", json.dumps({
+            "communityId": community["id"], "name": "unverified", "status": "active",
+            "pricing": {"model": "CPA", "bid": 3}, "targeting": {"projects": ["usdc"]},
+            "conversion": {"projects": ["dex"]}}), "--data", data], capture_output=True, text=True)
+        assert r.returncode != 0 and "conversion.projects[0]" in r.stdout + r.stderr, (r.stdout, r.stderr)
+        cli(data, "projects", "update", "dex", json.dumps({"ownerCommunityId": community["id"]}))
         # CPA without conversion.projects is refused, naming the field.
         r = subprocess.run([ADSERVER, "campaigns", "create", json.dumps({
             "communityId": community["id"], "name": "bad", "status": "active",

@@ -126,6 +126,8 @@ def setup(data, book_path):
     os.makedirs(data, exist_ok=True)
     cli(data, "projects", "import", book_path)
     community = json.loads(cli(data, "communities", "create", '{"name":"Circle","logoUrl":"https://example.org/c.png"}'))
+    # Conversions count only on a project verified as the community's own (issue 39).
+    cli(data, "projects", "update", "dex", json.dumps({"ownerCommunityId": community["id"]}))
     campaign = json.loads(cli(data, "campaigns", "create", json.dumps({
         "communityId": community["id"], "name": "USDC users", "status": "active",
         "pricing": {"model": "CPM", "bid": 5}, "targeting": {"projects": ["usdc"]}})))

@@ -325,6 +325,10 @@ TEST(EventsTest, AnImportedTransactionOfAnExposedWalletIsAConversion) {
   HttpResult community = f.Admin("POST", "/admin/v1/communities",
                                  {{"name", "Swapper DAO"}, {"logoUrl", "https://s.example/l.png"}});
   ASSERT_EQ(community.status, 201) << community.body;
+  // Conversions count only on a project verified as the community's own (issue 39).
+  HttpResult owned = f.Admin("PATCH", "/admin/v1/projects/swapper",
+                             {{"ownerCommunityId", json::parse(community.body)["id"]}});
+  ASSERT_EQ(owned.status, 200) << owned.body;
   HttpResult campaign = f.Admin("POST", "/admin/v1/campaigns",
                                 {{"communityId", json::parse(community.body)["id"]},
                                  {"name", "Pay per swap"},

@@ -283,6 +283,20 @@ def communities_projects_campaigns_ads(c):
            headers=h, expect=200)
     c.call("PATCH", "/admin/v1/projects/{id}", {"id": proj["id"]},
            body={"contracts": [{"chainId": 0, "address": "0x1"}]}, headers=h, expect=400)
+    # Issue 39: ownership requests, then the operator verifies the owner.
+    pid = {"id": proj["id"]}
+    c.call("POST", "/admin/v1/projects/{id}/ownership-requests", pid,
+           body={"communityId": com["id"], "note": "we deployed it"}, headers=h, expect=201)
+    c.call("POST", "/admin/v1/projects/{id}/ownership-requests", pid, body={}, headers=h, expect=400)
+    c.call("GET", "/admin/v1/ownership-requests", headers=h, expect=200)
+    c.call("GET", "/admin/v1/ownership-requests", headers=h, query="communityId=x", expect=400)
+    c.call("DELETE", "/admin/v1/projects/{id}/ownership-requests/{communityId}",
+           {"id": proj["id"], "communityId": com["id"]}, headers=h, expect=204)
+    c.call("DELETE", "/admin/v1/projects/{id}/ownership-requests/{communityId}",
+           {"id": proj["id"], "communityId": com["id"]}, headers=h, expect=404)
+    c.call("PATCH", "/admin/v1/projects/{id}", pid, body={"ownerCommunityId": com["id"]},
+           headers=h, expect=200)
+    c.call("PATCH", "/admin/v1/projects/{id}", pid, body={"ownerCommunityId": 0}, headers=h, expect=400)
 
     c.call("GET", "/admin/v1/campaigns", headers=h, expect=200)
     camp = c.json("POST", "/admin/v1/campaigns", body={

@@ -141,7 +141,7 @@ TEST_F(ReportsTest, ServedAndClickedAdsReachReportsCsvAndAb) {
   EXPECT_NE(csv.Header("Content-Type").find("text/csv"), std::string::npos);
   EXPECT_TRUE(
       csv.body.starts_with("adUnitId,requests,fills,noFills,impressions,clicks,conversions,spend,"
-                           "earnings,ctr,cvr,ecpm,invalidClicks\r\n"))
+                           "earnings,ctr,cvr,ecpm,earningsEcpm,invalidClicks\r\n"))
       << csv.body;
   EXPECT_NE(csv.body.find("\r\ntop,"), std::string::npos) << csv.body;
 

@@ -313,7 +313,14 @@ ProjectNames::ProjectNames(const std::vector<store::ProjectRecord>& projects) {
   for (const store::ProjectRecord& p : projects) {
     ids.emplace(p.slug, p.id);
     slugs.emplace(p.id, p.slug);
+    if (p.owner_community_id) owners.emplace(p.id, *p.owner_community_id);
   }
+}
+
+std::optional<store::Id> ProjectNames::OwnerOf(store::Id id) const {
+  auto it = owners.find(id);
+  if (it == owners.end()) return std::nullopt;
+  return it->second;
 }
 
 std::string ProjectNames::SlugOf(store::Id id) const {
@@ -364,13 +371,19 @@ void ApplyCommunity(ObjectReader& r, bool creating, store::CommunityRecord& c) {
   if (creating) r.Require({"name", "logoUrl"});
   r.ReadString("name", c.name);
   r.ReadString("logoUrl", c.logo_url);
+  r.Find("approved");  // read-only (issue 39), like an ad's
   r.RejectUnknown();
 }
 
 Json CommunityToJson(const store::CommunityRecord& c) {
+  Json approved = nullptr;
+  if (c.approved) approved = Json{{"name", c.approved->name}, {"logoUrl", c.approved->logo_url}};
   return Json{{"id", c.id},
               {"name", c.name},
               {"logoUrl", c.logo_url},
+              {"reviewStatus", store::ReviewStatusName(c.review_status)},
+              {"reviewReason", OptionalStringToJson(c.review_reason)},
+              {"approved", std::move(approved)},
               {"createdAt", TimeToJson(c.created_at)},
               {"updatedAt", TimeToJson(c.updated_at)}};
 }
@@ -382,6 +395,17 @@ void ApplyProject(ObjectReader& r, bool creating, store::ProjectRecord& p) {
   r.ReadOptionalString("logoUrl", p.logo_url);
   r.ReadOptionalString("category", p.category);
   ReadContracts(r, p.contracts);
+  // The community verified as the project's own (issue 39); null: nobody's.
+  if (const Json* owner = r.Find("ownerCommunityId"); owner != nullptr && owner->is_null()) {
+    p.owner_community_id.reset();
+  } else if (owner != nullptr) {
+    std::optional<int64_t> id = JsonInt(*owner);
+    if (id && *id > 0) {
+      p.owner_community_id = *id;
+    } else {
+      r.Error("ownerCommunityId", "must be a community id (a positive integer) or null");
+    }
+  }
   r.RejectUnknown();
 }
 
@@ -390,14 +414,16 @@ Json ProjectToJson(const store::ProjectRecord& p) {
   for (const store::ContractRef& c : p.contracts) {
     contracts.push_back(Json{{"chainId", c.chain_id}, {"address", FormatAddress(c.address)}});
   }
-  return Json{{"id", p.id},
-              {"slug", p.slug},
-              {"name", p.name},
-              {"logoUrl", OptionalStringToJson(p.logo_url)},
-              {"category", OptionalStringToJson(p.category)},
-              {"contracts", std::move(contracts)},
-              {"createdAt", TimeToJson(p.created_at)},
-              {"updatedAt", TimeToJson(p.updated_at)}};
+  return Json{
+      {"id", p.id},
+      {"slug", p.slug},
+      {"name", p.name},
+      {"logoUrl", OptionalStringToJson(p.logo_url)},
+      {"category", OptionalStringToJson(p.category)},
+      {"contracts", std::move(contracts)},
+      {"ownerCommunityId", p.owner_community_id ? Json(*p.owner_community_id) : Json(nullptr)},
+      {"createdAt", TimeToJson(p.created_at)},
+      {"updatedAt", TimeToJson(p.updated_at)}};
 }
 
 void ApplyCampaign(ObjectReader& r, bool creating, const ProjectNames& names,

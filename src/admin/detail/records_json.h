@@ -5,6 +5,7 @@
 // recording type errors under the JSON field names; *ToJson produce the response shapes.
 // Module-private to admin/.
 
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -18,9 +19,12 @@ namespace adserver::admin::detail {
 struct ProjectNames {
   std::unordered_map<std::string, store::Id> ids;
   std::unordered_map<store::Id, std::string> slugs;
+  std::unordered_map<store::Id, store::Id> owners;  // project -> verified owner community
   explicit ProjectNames(const std::vector<store::ProjectRecord>& projects);
   // The slug of `id`, or its decimal id if the project is unknown.
   std::string SlugOf(store::Id id) const;
+  // The community verified as the project's own, if any (issue 39).
+  std::optional<store::Id> OwnerOf(store::Id id) const;
 };
 
 void ApplyPublisher(ObjectReader& r, bool creating, store::PublisherRecord& p);

@@ -90,14 +90,69 @@
       C.preview(ad, communityName), form);
   }
 
+  // A community's brand change (issue 39): served ads keep the approved name and logo until
+  // an operator approves the new ones.
+  function brandCard(community) {
+    const reason = input({});
+    const was = community.approved || {name: '(none approved)', logoUrl: ''};
+    const form =
+        el('form', {class: 'inline-form', novalidate: true},
+           field('reviewReason', 'Reason for rejecting', reason), C.formError(), el('button', {
+             type: 'button',
+             text: 'Approve',
+             'aria-label': 'Approve brand of ' + community.name,
+             onclick: () => decide({reviewStatus: 'approved'})
+           }),
+           el('button', {
+             type: 'submit',
+             class: 'danger',
+             text: 'Reject',
+             'aria-label': 'Reject brand of ' + community.name
+           }));
+    async function decide(body) {
+      await C.busy(form, async () => {
+        const res = await api('PATCH', '/admin/v1/communities/' + community.id, body);
+        if (res.status !== 200) return C.showErrors(form, res);
+        C.rerender();
+      });
+    }
+    form.addEventListener('submit', (event) => {
+      event.preventDefault();
+      decide({reviewStatus: 'rejected', reviewReason: reason.value.trim()});
+    });
+    return el(
+        'article', {class: 'card review-card', 'data-community': String(community.id)},
+        el('h3', {text: 'Community brand: ' + community.name}),
+        table(
+            'Brand change of ' + community.name,
+            [
+              {label: 'Field', key: 'field'},
+              {label: 'Serving now', value: (r) => el('code', {text: r.was})},
+              {label: 'Requested', value: (r) => el('code', {text: r.now})}
+            ],
+            [
+              {field: 'Name', was: was.name, now: community.name},
+              {field: 'Logo URL', was: was.logoUrl, now: community.logoUrl}
+            ]),
+        form);
+  }
+
   C.route('/review', ['operator'], async (root) => {
     const [{ ads }, { campaigns }, { communities }] = await Promise.all([
       load('/admin/v1/ads?reviewStatus=pending'), load('/admin/v1/campaigns'), load('/admin/v1/communities')]);
     const campaignsById = new Map(campaigns.map((c) => [c.id, c]));
-    const names = new Map(communities.map((c) => [c.id, c.name]));
-    root.append(C.heading('Creative review'),
-                C.notice(ads.length ? ads.length + ' ad(s) wait for review. Only approved ads are served.'
-                                    : 'Nothing waits for review.'));
+    // Ads are previewed with the brand they are served with: the community's approved one.
+    const names = new Map(communities.map((c) => [c.id, c.approved ? c.approved.name : c.name]));
+    const brands = communities.filter((c) => c.reviewStatus === 'pending');
+    const waiting = ads.length + brands.length;
+    root.append(
+        C.heading('Creative review'),
+        C.notice(
+            waiting ?
+                waiting + ' item(s) wait for review: ' + ads.length + ' ad(s), ' + brands.length +
+                    ' community brand(s). Only approved ads and brands are served.' :
+                'Nothing waits for review.'));
+    for (const community of brands) root.append(brandCard(community));
     for (const ad of ads) {
       const campaign = campaignsById.get(ad.campaignId);
       root.append(reviewCard(ad, campaign, campaign ? names.get(campaign.communityId) || '' : ''));

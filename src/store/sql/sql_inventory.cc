@@ -221,19 +221,39 @@ Status ApiKeyConflict(Connection& c, Status s, Id publisher_id) {
 Result<std::vector<CommunityRecord>> LoadCommunities(Connection& c, std::optional<Id> id) {
   std::vector<CommunityRecord> out;
   ADS_ASSIGN_OR_RETURN(
-      Statement s, Query(c,
-                         Sql("SELECT id, name, logo_url, created_at, updated_at FROM communities",
-                             id, "WHERE id = ?1", "ORDER BY id"),
-                         id));
-  ADS_RETURN_IF_ERROR(ForEachRow(s, [&] {
-    out.push_back(CommunityRecord{.id = s.Int(0),
-                                  .name = s.Text(1),
-                                  .logo_url = s.Text(2),
-                                  .created_at = s.Int(3),
-                                  .updated_at = s.Int(4)});
+      Statement s,
+      Query(c,
+            Sql("SELECT id, name, logo_url, created_at, updated_at, review_status, review_reason, "
+                "approved_name, approved_logo_url FROM communities",
+                id, "WHERE id = ?1", "ORDER BY id"),
+            id));
+  ADS_RETURN_IF_ERROR(ForEachRow(s, [&]() -> Status {
+    CommunityRecord& r = out.emplace_back();
+    r.id = s.Int(0);
+    r.name = s.Text(1);
+    r.logo_url = s.Text(2);
+    r.created_at = s.Int(3);
+    r.updated_at = s.Int(4);
+    std::optional<ReviewStatus> review = ParseReviewStatus(s.Text(5));
+    if (!review) return Corrupt("communities.review_status", r.id);
+    r.review_status = *review;
+    r.review_reason = s.Text(6);
+    // The approved brand (issue 39): NULL when none was ever approved.
+    if (!s.IsNull(7)) r.approved = CommunityBrand{.name = s.Text(7), .logo_url = s.Text(8)};
     return OkStatus();
   }));
   return out;
+}
+
+// Binds ?2.. with every mutable community column (?1 is the id for UPDATE).
+void BindCommunity(Statement& s, const CommunityRecord& r, int64_t now) {
+  s.Bind(2, r.name).Bind(3, r.logo_url).Bind(4, now);
+  s.Bind(5, ReviewStatusName(r.review_status)).Bind(6, r.review_reason);
+  if (r.approved) {
+    s.Bind(7, r.approved->name).Bind(8, r.approved->logo_url);
+  } else {
+    s.BindNull(7).BindNull(8);
+  }
 }
 
 // ---- Projects.
@@ -243,8 +263,8 @@ Result<std::vector<ProjectRecord>> LoadProjects(Connection& c, std::optional<Id>
   {
     ADS_ASSIGN_OR_RETURN(
         Statement s, Query(c,
-                           Sql("SELECT id, slug, name, logo_url, category, created_at, updated_at "
-                               "FROM projects",
+                           Sql("SELECT id, slug, name, logo_url, category, created_at, updated_at, "
+                               "owner_community_id FROM projects",
                                id, "WHERE id = ?1", "ORDER BY id"),
                            id));
     ADS_RETURN_IF_ERROR(ForEachRow(s, [&] {
@@ -256,6 +276,7 @@ Result<std::vector<ProjectRecord>> LoadProjects(Connection& c, std::optional<Id>
       p.category = s.Text(4);
       p.created_at = s.Int(5);
       p.updated_at = s.Int(6);
+      p.owner_community_id = s.OptInt(7);
       return OkStatus();
     }));
   }
@@ -272,6 +293,15 @@ Result<std::vector<ProjectRecord>> LoadProjects(Connection& c, std::optional<Id>
                      return OkStatus();
                    }));
   return out;
+}
+
+// A write of `p` that failed on a foreign key because its owner community does not exist:
+// that error; OK otherwise (the caller goes on to its other explanations of `st`).
+Status OwnerReference(Connection& c, const Status& st, const ProjectRecord& p) {
+  if (st.code() != Code::kConflict || !p.owner_community_id) return OkStatus();
+  ADS_ASSIGN_OR_RETURN(bool exists, Exists(c, "communities", *p.owner_community_id));
+  if (exists) return OkStatus();
+  return ConflictError("community " + std::to_string(*p.owner_community_id) + " does not exist");
 }
 
 // Conflict for a contract that already has a row: names the project that owns it.
@@ -662,10 +692,13 @@ Result<CommunityRecord> SqlInventory::CreateCommunity(const CommunityRecord& r, 
   ADS_RETURN_IF_ERROR(runner_.Write(Runner::kCatalog, [&](Connection& c) -> Status {
     Id id = 0;
     {
-      ADS_ASSIGN_OR_RETURN(Statement s,
-                           c.Prepare("INSERT INTO communities (name, logo_url, created_at, "
-                                     "updated_at) VALUES (?1, ?2, ?3, ?3) RETURNING id"));
-      s.Bind(1, r.name).Bind(2, r.logo_url).Bind(3, now);
+      CommunityRecord stored = r;
+      SettleApproval(stored);
+      ADS_ASSIGN_OR_RETURN(
+          Statement s, c.Prepare("INSERT INTO communities (name, logo_url, created_at, updated_at, "
+                                 "review_status, review_reason, approved_name, approved_logo_url) "
+                                 "VALUES (?2, ?3, ?4, ?4, ?5, ?6, ?7, ?8) RETURNING id"));
+      BindCommunity(s, stored, now);
       ADS_ASSIGN_OR_RETURN(id, InsertedId(s));
     }
     out = Single(LoadCommunities(c, id), "community", id);
@@ -696,10 +729,15 @@ Result<CommunityRecord> SqlInventory::UpdateCommunity(const CommunityRecord& r, 
   std::optional<Result<CommunityRecord>> out;
   ADS_RETURN_IF_ERROR(runner_.Write(Runner::kCatalog, [&](Connection& c) -> Status {
     {
-      ADS_ASSIGN_OR_RETURN(Statement s,
-                           c.Prepare("UPDATE communities SET name = ?2, logo_url = ?3, "
-                                     "updated_at = ?4 WHERE id = ?1"));
-      s.Bind(1, r.id).Bind(2, r.name).Bind(3, r.logo_url).Bind(4, now);
+      CommunityRecord stored = r;
+      SettleApproval(stored);
+      ADS_ASSIGN_OR_RETURN(
+          Statement s,
+          c.Prepare("UPDATE communities SET name = ?2, logo_url = ?3, updated_at = ?4, "
+                    "review_status = ?5, review_reason = ?6, approved_name = ?7, "
+                    "approved_logo_url = ?8 WHERE id = ?1"));
+      s.Bind(1, r.id);
+      BindCommunity(s, stored, now);
       ADS_RETURN_IF_ERROR(RunOnRow(c, s, "community", r.id));
     }
     out = Single(LoadCommunities(c, r.id), "community", r.id);
@@ -727,12 +765,14 @@ Result<ProjectRecord> SqlInventory::CreateProject(const ProjectRecord& p, int64_
   ADS_RETURN_IF_ERROR(runner_.Write(Runner::kCatalog, [&](Connection& c) -> Status {
     Id id = 0;
     {
-      ADS_ASSIGN_OR_RETURN(
-          Statement s,
-          c.Prepare("INSERT INTO projects (slug, name, logo_url, category, "
-                    "created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?5) RETURNING id"));
+      ADS_ASSIGN_OR_RETURN(Statement s,
+                           c.Prepare("INSERT INTO projects (slug, name, logo_url, category, "
+                                     "created_at, updated_at, owner_community_id) "
+                                     "VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6) RETURNING id"));
       s.Bind(1, p.slug).Bind(2, p.name).Bind(3, p.logo_url).Bind(4, p.category).Bind(5, now);
+      s.Bind(6, p.owner_community_id);
       Result<Id> inserted = InsertedId(s);
+      ADS_RETURN_IF_ERROR(OwnerReference(c, inserted.status(), p));
       ADS_RETURN_IF_ERROR(SlugConflict(inserted.status(), p.slug));
       id = *inserted;
     }
@@ -780,10 +820,22 @@ Result<ProjectRecord> SqlInventory::UpdateProject(const ProjectRecord& p, int64_
     {
       ADS_ASSIGN_OR_RETURN(Statement s,
                            c.Prepare("UPDATE projects SET slug = ?2, name = ?3, logo_url = ?4, "
-                                     "category = ?5, updated_at = ?6 WHERE id = ?1"));
+                                     "category = ?5, updated_at = ?6, owner_community_id = ?7 "
+                                     "WHERE id = ?1"));
       s.Bind(1, p.id).Bind(2, p.slug).Bind(3, p.name).Bind(4, p.logo_url).Bind(5, p.category);
       s.Bind(6, now);
-      ADS_RETURN_IF_ERROR(SlugConflict(RunOnRow(c, s, "project", p.id), p.slug));
+      s.Bind(7, p.owner_community_id);
+      Status updated = RunOnRow(c, s, "project", p.id);
+      ADS_RETURN_IF_ERROR(OwnerReference(c, updated, p));
+      ADS_RETURN_IF_ERROR(SlugConflict(updated, p.slug));
+    }
+    // A project with an owner answers every request for it (the owner's is granted, the
+    // others declined).
+    if (p.owner_community_id) {
+      ADS_ASSIGN_OR_RETURN(
+          Statement done,
+          c.Prepare("DELETE FROM project_ownership_requests WHERE project_id = ?1"));
+      ADS_RETURN_IF_ERROR(done.Bind(1, p.id).Run());
     }
     ADS_RETURN_IF_ERROR(WriteContracts(c, p.id, p.contracts));
     out = Single(LoadProjects(c, p.id), "project", p.id);
@@ -805,6 +857,61 @@ Status SqlInventory::DeleteProject(Id id) {
     if (!row) return st;
     return ConflictError("project " + std::to_string(id) + " is referenced by campaign " +
                          std::to_string(user.Int(0)));
+  });
+}
+
+// ---- Project ownership requests (issue 39).
+
+Result<OwnershipRequestRecord> SqlInventory::RequestOwnership(const OwnershipRequestRecord& r,
+                                                              int64_t now) {
+  OwnershipRequestRecord stored = r;
+  stored.requested_at = now;
+  ADS_RETURN_IF_ERROR(runner_.Write(/*bump=*/0, [&](Connection& c) -> Status {
+    ADS_ASSIGN_OR_RETURN(
+        Statement s,
+        c.Prepare("INSERT INTO project_ownership_requests (project_id, community_id, note, "
+                  "requested_at) VALUES (?1, ?2, ?3, ?4) ON CONFLICT (project_id, community_id) "
+                  "DO UPDATE SET note = excluded.note, requested_at = excluded.requested_at"));
+    Status st = s.Bind(1, r.project_id).Bind(2, r.community_id).Bind(3, r.note).Bind(4, now).Run();
+    ADS_RETURN_IF_ERROR(MissingReference(c, st, "projects", "project", r.project_id));
+    return MissingReference(c, st, "communities", "community", r.community_id);
+  }));
+  return stored;
+}
+
+Result<std::vector<OwnershipRequestRecord>> SqlInventory::ListOwnershipRequests(
+    std::optional<Id> community_id) {
+  std::vector<OwnershipRequestRecord> out;
+  ADS_RETURN_IF_ERROR(runner_.Read([&](Connection& c) -> Status {
+    ADS_ASSIGN_OR_RETURN(
+        Statement s,
+        c.Prepare(std::string("SELECT project_id, community_id, note, requested_at FROM "
+                              "project_ownership_requests") +
+                  (community_id ? " WHERE community_id = ?1" : "") +
+                  " ORDER BY requested_at, project_id, community_id"));
+    if (community_id) s.Bind(1, *community_id);
+    return ForEachRow(s, [&] {
+      out.push_back({.project_id = s.Int(0),
+                     .community_id = s.Int(1),
+                     .note = s.Text(2),
+                     .requested_at = s.Int(3)});
+      return OkStatus();
+    });
+  }));
+  return out;
+}
+
+Status SqlInventory::DeleteOwnershipRequest(Id project_id, Id community_id) {
+  return runner_.Write(/*bump=*/0, [&](Connection& c) -> Status {
+    ADS_ASSIGN_OR_RETURN(Statement s,
+                         c.Prepare("DELETE FROM project_ownership_requests WHERE project_id = ?1 "
+                                   "AND community_id = ?2 RETURNING project_id"));
+    ADS_ASSIGN_OR_RETURN(bool row, s.Bind(1, project_id).Bind(2, community_id).Step());
+    if (!row) {
+      return NotFoundError("no ownership request of community " + std::to_string(community_id) +
+                           " for project " + std::to_string(project_id));
+    }
+    return OkStatus();
   });
 }
 

@@ -40,6 +40,9 @@ class SqlInventory {
   Result<std::vector<ProjectRecord>> ListProjects();
   Result<ProjectRecord> UpdateProject(const ProjectRecord& p, int64_t now);
   Status DeleteProject(Id id);
+  Result<OwnershipRequestRecord> RequestOwnership(const OwnershipRequestRecord& r, int64_t now);
+  Result<std::vector<OwnershipRequestRecord>> ListOwnershipRequests(std::optional<Id> community_id);
+  Status DeleteOwnershipRequest(Id project_id, Id community_id);
   Result<CampaignRecord> CreateCampaign(const CampaignRecord& c, int64_t now);
   Result<CampaignRecord> GetCampaign(Id id);
   Result<std::vector<CampaignRecord>> ListCampaigns();

@@ -559,6 +559,28 @@ ALTER TABLE user_tokens ADD COLUMN expires_at INTEGER;
 UPDATE user_tokens SET expires_at = CAST(strftime('%s', 'now') AS INTEGER) + 7776000
   WHERE revoked_at IS NULL;
 )sql"},
+    // Issue 39. A project's owner community, verified by an operator (only its campaigns count
+    // the project's transactions as conversions), and communities' requests for it. A
+    // community's brand (name, logo) reviewed like ads: the approved one serves.
+    {17, R"sql(
+ALTER TABLE projects ADD COLUMN owner_community_id INTEGER
+  REFERENCES communities (id) ON DELETE SET NULL;
+CREATE TABLE project_ownership_requests (
+  project_id   INTEGER NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
+  community_id INTEGER NOT NULL REFERENCES communities (id) ON DELETE CASCADE,
+  note         TEXT NOT NULL DEFAULT '',
+  requested_at INTEGER NOT NULL,
+  PRIMARY KEY (project_id, community_id)
+) WITHOUT ROWID;
+CREATE INDEX project_ownership_requests_by_community
+  ON project_ownership_requests (community_id, project_id);
+ALTER TABLE communities ADD COLUMN review_status TEXT NOT NULL DEFAULT 'approved'
+  CHECK (review_status IN ('approved', 'pending', 'rejected'));
+ALTER TABLE communities ADD COLUMN review_reason TEXT NOT NULL DEFAULT '';
+ALTER TABLE communities ADD COLUMN approved_name TEXT;
+ALTER TABLE communities ADD COLUMN approved_logo_url TEXT;
+UPDATE communities SET approved_name = name, approved_logo_url = logo_url;
+)sql"},
 };
 
 Result<int> CurrentVersion(Connection& conn) {

@@ -108,6 +108,13 @@ const std::vector<Row>& Rows() {
       {Method::kPatch, "/admin/v1/projects/{id}", "/admin/v1/projects/1", R"({"name":"U"})",
        "OFFFF"},
       {Method::kDelete, "/admin/v1/projects/{id}", "/admin/v1/projects/2", "", "OFFFF"},
+      // Issue 39: a community asks an operator to verify a project as its own (an operator
+      // names the community: without one, 400).
+      {Method::kPost, "/admin/v1/projects/{id}/ownership-requests",
+       "/admin/v1/projects/2/ownership-requests", "{}", "BFOFO"},
+      {Method::kDelete, "/admin/v1/projects/{id}/ownership-requests/{communityId}",
+       "/admin/v1/projects/1/ownership-requests/1", "", "OFOFN"},
+      {Method::kGet, "/admin/v1/ownership-requests", "/admin/v1/ownership-requests", "", "OFOFO"},
       {Method::kPost, "/admin/v1/campaigns", "/admin/v1/campaigns", CampaignBody(1).dump(),
        "OFOFB"},
       {Method::kGet, "/admin/v1/campaigns", "/admin/v1/campaigns", "", "OFOFO"},
@@ -211,6 +218,9 @@ class World {
       Expect(Call(kOperator, Method::kPost, "/admin/v1/campaigns", CampaignBody(community).dump()),
              201);
     }
+    Expect(Call(kOperator, Method::kPost, "/admin/v1/projects/1/ownership-requests",
+                Json{{"communityId", 1}, {"note", "our contracts"}}.dump()),
+           201);
     for (int campaign : {1, 2}) {
       Expect(Call(kOperator, Method::kPost, "/admin/v1/ads", AdBody(campaign).dump()), 201);
     }

@@ -224,6 +224,8 @@ TEST_F(CatalogBuilderTest, ValuesBidsByPricingModel) {
   d.campaigns.push_back(Campaign(102, {5}));
   d.campaigns.back().pricing_model = PricingModel::kCpa;
   d.campaigns.back().bid_micros = 3'000'000;  // 3.00 per action
+  d.campaigns.back().conversion = store::ConversionRule{.projects = {5}};
+  d.projects[0].owner_community_id = 20;  // the CPA campaign's community owns project 5
 
   auto defaults = Build(d);
   EXPECT_DOUBLE_EQ(defaults->campaigns[0].value_micros, 2000);
@@ -335,6 +337,60 @@ TEST_F(CatalogBuilderTest, InconsistentReferencesAreInternal) {
     d.ads.push_back(Ad(1001, 999));
     EXPECT_EQ(BuildCatalog(d, {}).status().code(), Code::kInternal);
   }
+}
+
+// Issue 39: a campaign counts conversions only on projects an operator verified as its
+// community's own; a CPA campaign left without one is not served (it could never bill).
+TEST_F(CatalogBuilderTest, ConversionProjectsAreOnlyTheCommunitysVerifiedOwn) {
+  store::CatalogData d = BaseData();
+  d.projects[0].owner_community_id = 20;  // project 5: community 20's
+  d.projects[1].owner_community_id = 21;  // project 6: another community's
+  // project 7: nobody's
+  d.campaigns[0].conversion = store::ConversionRule{.projects = {5, 6, 7}};
+  d.campaigns.push_back(Campaign(101, {5}));
+  d.campaigns.back().pricing_model = PricingModel::kCpa;
+  d.campaigns.back().conversion = store::ConversionRule{.projects = {6, 7}};
+  d.campaigns.push_back(Campaign(102, {5}));
+  d.campaigns.back().pricing_model = PricingModel::kCpa;
+  d.campaigns.back().conversion = store::ConversionRule{.projects = {5}};
+  auto catalog = Build(d);
+  ASSERT_EQ(catalog->campaigns.size(), 2u);
+  EXPECT_EQ(catalog->campaigns[0].id, 100);
+  ASSERT_TRUE(catalog->campaigns[0].conversion.has_value());
+  EXPECT_THAT(catalog->campaigns[0].conversion->projects, ElementsAre(5));
+  EXPECT_EQ(catalog->campaigns[1].id, 102);  // 101 names no project of its own
+  // The owner changes: campaign 102 no longer converts on 5, and is not served.
+  d.projects[0].owner_community_id = 21;
+  catalog = Build(d);
+  ASSERT_EQ(catalog->campaigns.size(), 1u);
+  EXPECT_TRUE(catalog->campaigns[0].conversion->projects.empty());
+}
+
+// Issue 39: served ads carry their community's approved brand; an edit waiting for review
+// does not serve, and a community with no approved brand serves no ad.
+TEST_F(CatalogBuilderTest, CommunitiesServeTheirApprovedBrand) {
+  store::CatalogData d = BaseData();
+  d.communities[0].name = "Twenty (renamed)";
+  d.communities[0].logo_url = "https://l/new.png";
+  d.communities[0].review_status = store::ReviewStatus::kPending;
+  d.communities[0].approved =
+      store::CommunityBrand{.name = "Twenty", .logo_url = "https://l/20.png"};
+  auto catalog = Build(d);
+  ASSERT_EQ(catalog->campaigns.size(), 1u);
+  const decision::Community& served = catalog->communities[catalog->campaigns[0].community];
+  EXPECT_EQ(served.name, "Twenty");
+  EXPECT_EQ(served.logo_url, "https://l/20.png");
+  // Never approved (a rejected first brand): the community's campaigns do not serve.
+  d.communities[0].review_status = store::ReviewStatus::kRejected;
+  d.communities[0].approved.reset();
+  catalog = Build(d);
+  EXPECT_TRUE(catalog->campaigns.empty());
+  EXPECT_TRUE(catalog->ads.empty());
+  // Approved and not yet settled by a store: served as written.
+  d.communities[0].review_status = store::ReviewStatus::kApproved;
+  catalog = Build(d);
+  ASSERT_EQ(catalog->campaigns.size(), 1u);
+  EXPECT_EQ(catalog->communities[catalog->campaigns[0].community].name, "Twenty (renamed)");
 }
 
 TEST_F(CatalogBuilderTest, EmptyDataGivesAnEmptyCatalog) {

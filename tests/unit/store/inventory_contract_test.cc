@@ -95,6 +95,77 @@ TYPED_TEST_SUITE(InventoryContractTest, Backends, BackendNames);
 const char* kAddrA = "0x00000000000000000000000000000000000000a1";
 const char* kAddrB = "0x00000000000000000000000000000000000000b2";
 
+// Issue 39: a project's verified owner and the communities' requests for it.
+TYPED_TEST(InventoryContractTest, ProjectOwnersAndOwnershipRequests) {
+  InventoryStore& s = *this->store_;
+  Id mine = this->Community("Mine");
+  Id other = this->Community("Other");
+  Id dex = this->Project("dex", 1, kAddrA);
+  Id lend = this->Project("lend", 1, kAddrB);
+  EXPECT_FALSE(s.GetProject(dex)->owner_community_id.has_value());
+  ASSERT_TRUE(
+      s.RequestOwnership({.project_id = dex, .community_id = mine, .note = "a"}, kNow).ok());
+  ASSERT_TRUE(s.RequestOwnership({.project_id = dex, .community_id = other}, kNow).ok());
+  ASSERT_TRUE(s.RequestOwnership({.project_id = lend, .community_id = mine}, kNow).ok());
+  // A repeat replaces the note and the time.
+  auto again = s.RequestOwnership({.project_id = dex, .community_id = mine, .note = "b"}, kNow + 5);
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(again->requested_at, kNow + 5);
+  auto all = s.ListOwnershipRequests(std::nullopt);
+  ASSERT_TRUE(all.ok()) << all.status().message();
+  ASSERT_EQ(all->size(), 3u);
+  EXPECT_EQ(all->back().note, "b");  // oldest first
+  ASSERT_EQ(s.ListOwnershipRequests(other)->size(), 1u);
+  EXPECT_EQ(s.RequestOwnership({.project_id = dex, .community_id = 9999}, kNow).status().code(),
+            Code::kConflict);
+  // Setting the owner answers every request for the project.
+  ProjectRecord p = *s.GetProject(dex);
+  p.owner_community_id = mine;
+  auto updated = s.UpdateProject(p, kNow);
+  ASSERT_TRUE(updated.ok()) << updated.status().message();
+  EXPECT_EQ(updated->owner_community_id, mine);
+  all = s.ListOwnershipRequests(std::nullopt);
+  ASSERT_EQ(all->size(), 1u);
+  EXPECT_EQ(all->front().project_id, lend);
+  EXPECT_EQ(s.DeleteOwnershipRequest(lend, other).code(), Code::kNotFound);
+  EXPECT_TRUE(s.DeleteOwnershipRequest(lend, mine).ok());
+  EXPECT_TRUE(s.ListOwnershipRequests(std::nullopt)->empty());
+  // An unknown owner is refused; clearing works; a created project keeps its owner.
+  p.owner_community_id = 9999;
+  EXPECT_EQ(s.UpdateProject(p, kNow).status().code(), Code::kConflict);
+  p.owner_community_id.reset();
+  EXPECT_FALSE(s.UpdateProject(p, kNow)->owner_community_id.has_value());
+  ProjectRecord created{.slug = "owned", .name = "Owned", .owner_community_id = other};
+  EXPECT_EQ(s.CreateProject(created, kNow)->owner_community_id, other);
+}
+
+// Issue 39: a community's brand is reviewed like an ad's creative.
+TYPED_TEST(InventoryContractTest, CommunitiesKeepTheirApprovedBrand) {
+  InventoryStore& s = *this->store_;
+  auto c = s.CreateCommunity({.name = "Old", .logo_url = "https://l/old.png"}, kNow);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  ASSERT_TRUE(c->approved.has_value());
+  EXPECT_EQ(c->approved->name, "Old");
+  CommunityRecord edit = *c;
+  edit.name = "New";
+  edit.logo_url = "https://l/new.png";
+  edit.review_status = ReviewStatus::kPending;
+  auto pending = s.UpdateCommunity(edit, kNow);
+  ASSERT_TRUE(pending.ok()) << pending.status().message();
+  EXPECT_EQ(pending->name, "New");
+  EXPECT_EQ(pending->review_status, ReviewStatus::kPending);
+  EXPECT_EQ(pending->approved, (CommunityBrand{.name = "Old", .logo_url = "https://l/old.png"}));
+  edit.review_status = ReviewStatus::kRejected;
+  edit.review_reason = "not your brand";
+  auto rejected = s.UpdateCommunity(edit, kNow);
+  EXPECT_EQ(rejected->review_reason, "not your brand");
+  EXPECT_EQ(rejected->approved->name, "Old");  // the rejected edit never serves
+  edit.review_status = ReviewStatus::kApproved;
+  edit.review_reason.clear();
+  EXPECT_EQ(s.UpdateCommunity(edit, kNow)->approved->name, "New");
+  EXPECT_EQ(s.GetCommunity(c->id)->approved->logo_url, "https://l/new.png");
+}
+
 TYPED_TEST(InventoryContractTest, PublishersKeepEveryFieldAndTheirControls) {
   InventoryStore& s = *this->store_;
   Id blocked = this->Community("Blocked");

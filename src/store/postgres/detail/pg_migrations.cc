@@ -609,6 +609,27 @@ ALTER TABLE user_tokens ADD COLUMN expires_at bigint;
 UPDATE user_tokens SET expires_at = extract(epoch from now())::bigint + 7776000
   WHERE revoked_at IS NULL;
 )sql"},
+    {14, R"sql(
+-- Issue 39, as in SQLite: projects' verified owner communities and the requests for it;
+-- communities' brand reviewed like ads (the approved name and logo serve).
+ALTER TABLE projects ADD COLUMN owner_community_id bigint
+  REFERENCES communities (id) ON DELETE SET NULL;
+CREATE TABLE project_ownership_requests (
+  project_id   bigint NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
+  community_id bigint NOT NULL REFERENCES communities (id) ON DELETE CASCADE,
+  note         text NOT NULL DEFAULT '',
+  requested_at bigint NOT NULL,
+  PRIMARY KEY (project_id, community_id)
+);
+CREATE INDEX project_ownership_requests_by_community
+  ON project_ownership_requests (community_id, project_id);
+ALTER TABLE communities ADD COLUMN review_status text NOT NULL DEFAULT 'approved'
+  CHECK (review_status IN ('approved', 'pending', 'rejected'));
+ALTER TABLE communities ADD COLUMN review_reason text NOT NULL DEFAULT '';
+ALTER TABLE communities ADD COLUMN approved_name text;
+ALTER TABLE communities ADD COLUMN approved_logo_url text;
+UPDATE communities SET approved_name = name, approved_logo_url = logo_url;
+)sql"},
 };
 
 // ApplyMigrations skips versions up to the database's: an entry out of order would never run.

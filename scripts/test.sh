@@ -100,6 +100,10 @@ launcher=()
 choose_launcher() {
   if [[ ${ADSERVER_CCACHE:-1} != 0 ]] && command -v ccache >/dev/null; then
     launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+    # The tests' precompiled header (cmake/AdserverHelpers.cmake) is uncacheable without these
+    # (ccache manual, "Precompiled headers"): CMake includes it with -include, and nothing in
+    # the tree uses __DATE__/__TIME__. A changed header still changes the hash (its content).
+    export CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime
   else
     launcher=(-UCMAKE_CXX_COMPILER_LAUNCHER)
   fi

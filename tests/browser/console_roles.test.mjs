@@ -484,6 +484,29 @@ async function moreWrites(op, adv, pub, base, seeded, campaignId) {
         JSON.stringify(ads));
 }
 
+// Issue 39: the advertiser renames its community (through the console's own API client, with
+// its session and CSRF header); the operator's review page shows the brand serving now beside
+// the requested one and approves it.
+async function brandReview(op, adv, base, seeded) {
+  const id = seeded.community.id;
+  const res = await adv.evaluate((id) => window.AdConsole.api('PATCH', '/admin/v1/communities/' + id,
+                                                              { name: 'Aave Co Rewards' }), id);
+  check(res.status === 200 && res.json.reviewStatus === 'pending' && res.json.approved.name === 'Aave Co',
+        "the advertiser's rename of its community waits for review", JSON.stringify(res));
+  await open(op, base, '#/review', 'Creative review');
+  const card = op.locator(`.review-card[data-community="${id}"]`);
+  await card.waitFor({ timeout: 10000 });
+  const rows = await card.locator('tbody tr').evaluateAll(
+    (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent.trim())));
+  check(rows.length === 2 && rows[0][1] === 'Aave Co' && rows[0][2] === 'Aave Co Rewards',
+        'the review page shows the community name serving now and the requested one', JSON.stringify(rows));
+  await card.getByRole('button', { name: 'Approve brand of Aave Co Rewards' }).click();
+  await op.locator('#page-view', { hasText: 'Nothing waits for review.' }).waitFor({ timeout: 10000 });
+  const approved = await admin(base, 'GET', '/admin/v1/communities/' + id);
+  check(approved.reviewStatus === 'approved' && approved.approved.name === 'Aave Co Rewards',
+        'the operator approves the new community name', JSON.stringify(approved));
+}
+
 async function operatorHealth(op, base) {
   await open(op, base, '#/health', 'Health');
   const rows = await op.locator('#health-table tbody tr').evaluateAll(
@@ -549,6 +572,7 @@ async function main() {
   check(true, "the operator opens the advertiser's campaign");
   await open(op, base, `#/publishers/${seeded.news.id}/reports`, 'News site: reports');
   check(true, "the operator opens the publisher's report");
+  await brandReview(op, adv, base, seeded);
   check(errors.length === 0, 'no console errors or warnings', JSON.stringify(errors));
   // The provoked ones only: the short password, the bad bid and URL, the publisher's two
   // Not found pages and two API probes, the write without the CSRF header.

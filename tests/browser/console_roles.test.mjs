@@ -473,7 +473,7 @@ async function moreWrites(op, adv, pub, base, seeded, campaignId) {
   await open(op, base, '#/review', 'Creative review');
   const card = op.locator('.review-card', { hasText: 'Earn on Aave' });
   await card.getByRole('button', { name: 'Reject Earn on Aave' }).click();
-  await op.locator('#f-reviewReason-error').filter({ hasText: /./ }).waitFor({ timeout: 10000 });
+  await card.locator('.field-error').filter({ hasText: /./ }).waitFor({ timeout: 10000 });
   await card.getByLabel('Reason for rejecting').fill('Say which pool pays the rate.');
   await card.getByRole('button', { name: 'Reject Earn on Aave' }).click();
   await op.locator('#page-view', { hasText: 'Nothing waits for review.' }).waitFor({ timeout: 10000 });
@@ -487,15 +487,30 @@ async function moreWrites(op, adv, pub, base, seeded, campaignId) {
 // Issue 39: the advertiser renames its community (through the console's own API client, with
 // its session and CSRF header); the operator's review page shows the brand serving now beside
 // the requested one and approves it.
-async function brandReview(op, adv, base, seeded) {
+async function brandReview(op, adv, base, seeded, campaignId) {
   const id = seeded.community.id;
   const res = await adv.evaluate((id) => window.AdConsole.api('PATCH', '/admin/v1/communities/' + id,
                                                               { name: 'Aave Co Rewards' }), id);
   check(res.status === 200 && res.json.reviewStatus === 'pending' && res.json.approved.name === 'Aave Co',
         "the advertiser's rename of its community waits for review", JSON.stringify(res));
+  // An ad edit waits too: two cards, each with its own reason field (issue 38's bug 1: a
+  // rejection without a reason showed its error under the first card).
+  const { ads } = await admin(base, 'GET', `/admin/v1/ads?campaignId=${campaignId}`);
+  const edit = await adv.evaluate((adId) => window.AdConsole.api('PATCH', '/admin/v1/ads/' + adId,
+                                                                 { headline: 'Earn more on Aave' }), ads[0].id);
+  check(edit.status === 200 && edit.json.reviewStatus === 'pending', 'an ad edit waits for review', JSON.stringify(edit));
   await open(op, base, '#/review', 'Creative review');
   const card = op.locator(`.review-card[data-community="${id}"]`);
   await card.waitFor({ timeout: 10000 });
+  const adCard = op.locator(`.review-card[data-ad="${ads[0].id}"]`);
+  await adCard.getByRole('button', { name: 'Reject Earn more on Aave' }).click();
+  await adCard.locator('.field-error').filter({ hasText: /./ }).waitFor({ timeout: 10000 });
+  check(await card.locator('.field-error').textContent() === '' &&
+        await op.locator('#page-view [id]').evaluateAll((nodes) => new Set(nodes.map((n) => n.id)).size === nodes.length),
+        "a rejection without a reason shows its error under its own card; the page's ids are unique");
+  await adCard.getByLabel('Reason for rejecting').fill('Keep the old headline.');
+  await adCard.getByRole('button', { name: 'Reject Earn more on Aave' }).click();
+  await adCard.waitFor({ state: 'detached', timeout: 10000 });
   const rows = await card.locator('tbody tr').evaluateAll(
     (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent.trim())));
   check(rows.length === 2 && rows[0][1] === 'Aave Co' && rows[0][2] === 'Aave Co Rewards',
@@ -572,12 +587,12 @@ async function main() {
   check(true, "the operator opens the advertiser's campaign");
   await open(op, base, `#/publishers/${seeded.news.id}/reports`, 'News site: reports');
   check(true, "the operator opens the publisher's report");
-  await brandReview(op, adv, base, seeded);
+  await brandReview(op, adv, base, seeded, campaignId);
   check(errors.length === 0, 'no console errors or warnings', JSON.stringify(errors));
   // The provoked ones only: the short password, the bad bid and URL, the publisher's two
   // Not found pages and two API probes, the write without the CSRF header.
-  // Then the bad origin, the wrong current password and the rejection without a reason.
-  const expected = ['advertiser 400', 'advertiser 400', 'operator 400', 'operator 400',
+  // Then the bad origin, the wrong current password and the two rejections without a reason.
+  const expected = ['advertiser 400', 'advertiser 400', 'operator 400', 'operator 400', 'operator 400',
                     'publisher 400', 'publisher 400', 'publisher 403', 'publisher 404', 'publisher 404',
                     'publisher 404', 'publisher 404'];
   check(JSON.stringify(http.sort()) === JSON.stringify(expected),

@@ -87,8 +87,10 @@ window.AdConsole = (function () {
 
   // A labelled form control with its hint and its error line. `name` is the API's field name
   // (`pricing.bid`), so the API's details[{field}] find it (showErrors).
-  function field(name, label, control, hint) {
-    const id = 'f-' + name.replace(/[^A-Za-z0-9]+/g, '-');
+  // `idPrefix` keeps ids unique where a page holds several forms with the same field (the
+  // review queue's reason fields); errors still map by `name` (data-field).
+  function field(name, label, control, hint, idPrefix) {
+    const id = 'f-' + (idPrefix || '') + name.replace(/[^A-Za-z0-9]+/g, '-');
     control.id = id;
     control.dataset.field = name;
     const describedBy = [];
@@ -155,7 +157,7 @@ window.AdConsole = (function () {
       const control = detail.field ? controlFor(form, detail.field) : null;
       if (!control) { general.push((detail.field ? detail.field + ': ' : '') + detail.message); continue; }
       control.setAttribute('aria-invalid', 'true');
-      const error = document.getElementById(control.id + '-error');
+      const error = form.querySelector('#' + CSS.escape(control.id + '-error')) || document.getElementById(control.id + '-error');
       if (error) error.textContent += (error.textContent ? ' ' : '') + detail.message;
       first = first || control;
     }

@@ -65,16 +65,18 @@
                 userForm(publishers, communities));
   });
 
-  function reviewCard(ad, campaign, communityName) {
+  // Approve, or reject with a reason, one item of the queue: PATCH `path`. Each card's reason
+  // field has its own id (`idPrefix`), so an error shows under the card it belongs to.
+  function decisionForm(path, what, idPrefix) {
     const reason = input({});
     const form = el('form', { class: 'inline-form', novalidate: true },
-                    field('reviewReason', 'Reason for rejecting', reason), C.formError(),
-                    el('button', { type: 'button', text: 'Approve', 'aria-label': 'Approve ' + ad.headline,
+                    field('reviewReason', 'Reason for rejecting', reason, null, idPrefix), C.formError(),
+                    el('button', { type: 'button', text: 'Approve', 'aria-label': 'Approve ' + what,
                                    onclick: () => decide({ reviewStatus: 'approved' }) }),
-                    el('button', { type: 'submit', class: 'danger', text: 'Reject', 'aria-label': 'Reject ' + ad.headline }));
+                    el('button', { type: 'submit', class: 'danger', text: 'Reject', 'aria-label': 'Reject ' + what }));
     async function decide(body) {
       await C.busy(form, async () => {
-        const res = await api('PATCH', '/admin/v1/ads/' + ad.id, body);
+        const res = await api('PATCH', path, body);
         if (res.status !== 200) return C.showErrors(form, res);
         C.rerender();
       });
@@ -83,58 +85,31 @@
       event.preventDefault();
       decide({ reviewStatus: 'rejected', reviewReason: reason.value.trim() });
     });
+    return form;
+  }
+
+  function reviewCard(ad, campaign, communityName) {
     return el('article', { class: 'card review-card', 'data-ad': String(ad.id) },
       el('h3', { text: ad.headline }),
       el('p', { class: 'muted' }, 'Campaign ', campaign ? el('a', { href: '#/campaigns/' + campaign.id, text: campaign.name }) : '#' + ad.campaignId,
          ' · ' + communityName + ' · click-through ', el('code', { text: ad.ctaUrl })),
-      C.preview(ad, communityName), form);
+      C.preview(ad, communityName), decisionForm('/admin/v1/ads/' + ad.id, ad.headline, 'ad-' + ad.id + '-'));
   }
 
-  // A community's brand change (issue 39): served ads keep the approved name and logo until
-  // an operator approves the new ones.
+  // A community's brand change (issue 39): served ads keep the approved name and logo until an
+  // operator approves the new ones.
   function brandCard(community) {
-    const reason = input({});
-    const was = community.approved || {name: '(none approved)', logoUrl: ''};
-    const form =
-        el('form', {class: 'inline-form', novalidate: true},
-           field('reviewReason', 'Reason for rejecting', reason), C.formError(), el('button', {
-             type: 'button',
-             text: 'Approve',
-             'aria-label': 'Approve brand of ' + community.name,
-             onclick: () => decide({reviewStatus: 'approved'})
-           }),
-           el('button', {
-             type: 'submit',
-             class: 'danger',
-             text: 'Reject',
-             'aria-label': 'Reject brand of ' + community.name
-           }));
-    async function decide(body) {
-      await C.busy(form, async () => {
-        const res = await api('PATCH', '/admin/v1/communities/' + community.id, body);
-        if (res.status !== 200) return C.showErrors(form, res);
-        C.rerender();
-      });
-    }
-    form.addEventListener('submit', (event) => {
-      event.preventDefault();
-      decide({reviewStatus: 'rejected', reviewReason: reason.value.trim()});
-    });
-    return el(
-        'article', {class: 'card review-card', 'data-community': String(community.id)},
-        el('h3', {text: 'Community brand: ' + community.name}),
-        table(
-            'Brand change of ' + community.name,
-            [
-              {label: 'Field', key: 'field'},
-              {label: 'Serving now', value: (r) => el('code', {text: r.was})},
-              {label: 'Requested', value: (r) => el('code', {text: r.now})}
-            ],
-            [
-              {field: 'Name', was: was.name, now: community.name},
-              {field: 'Logo URL', was: was.logoUrl, now: community.logoUrl}
-            ]),
-        form);
+    const was = community.approved || { name: '(none approved)', logoUrl: '' };
+    return el('article', { class: 'card review-card', 'data-community': String(community.id) },
+      el('h3', { text: 'Community brand: ' + community.name }),
+      table('Brand change of ' + community.name, [
+        { label: 'Field', key: 'field' },
+        { label: 'Serving now', value: (r) => el('code', { text: r.was }) },
+        { label: 'Requested', value: (r) => el('code', { text: r.now }) }],
+        [{ field: 'Name', was: was.name, now: community.name },
+         { field: 'Logo URL', was: was.logoUrl, now: community.logoUrl }]),
+      decisionForm('/admin/v1/communities/' + community.id, 'brand of ' + community.name,
+                   'community-' + community.id + '-'));
   }
 
   C.route('/review', ['operator'], async (root) => {
@@ -145,13 +120,10 @@
     const names = new Map(communities.map((c) => [c.id, c.approved ? c.approved.name : c.name]));
     const brands = communities.filter((c) => c.reviewStatus === 'pending');
     const waiting = ads.length + brands.length;
-    root.append(
-        C.heading('Creative review'),
-        C.notice(
-            waiting ?
-                waiting + ' item(s) wait for review: ' + ads.length + ' ad(s), ' + brands.length +
-                    ' community brand(s). Only approved ads and brands are served.' :
-                'Nothing waits for review.'));
+    root.append(C.heading('Creative review'),
+                C.notice(waiting ? waiting + ' item(s) wait for review: ' + ads.length + ' ad(s), ' + brands.length +
+                                   ' community brand(s). Only approved ads and brands are served.'
+                                 : 'Nothing waits for review.'));
     for (const community of brands) root.append(brandCard(community));
     for (const ad of ads) {
       const campaign = campaignsById.get(ad.campaignId);

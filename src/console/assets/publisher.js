@@ -46,32 +46,22 @@
     const origins = el('textarea', { rows: 3, value: (publisher.allowedOrigins || []).join('\n') });
     const categories = input({ value: (publisher.categoryOptIns || []).join(', ') });
     // Issue 39: browsers calling from unlisted origins are served without the identity cookie.
-    const warning = el('p', {
-      class: 'warning',
-      role: 'note',
-      id: 'origins-warning',
-      text:
-          'No allowed origins: any site may call with your keys, and browsers are served without ' +
-          'the identity cookie (returning visitors are not recognised). List your sites below.'
-    });
+    const warning = el('p', { class: 'warning', role: 'note', id: 'origins-warning',
+      text: 'No allowed origins: any site may call with your keys, and browsers are served without ' +
+            'the identity cookie (returning visitors are not recognised). List your sites below.' });
     warning.hidden = (publisher.allowedOrigins || []).length > 0;
-    const form = el(
-        'form', {class: 'card form', 'aria-labelledby': 'settings-title'},
-        el('h3', {id: 'settings-title', text: 'Settings'}), warning,
-        field(
-            'allowedOrigins', 'Allowed origins', origins,
+    const form = el('form', { class: 'card form', 'aria-labelledby': 'settings-title' },
+      el('h3', { id: 'settings-title', text: 'Settings' }), warning,
+      field('allowedOrigins', 'Allowed origins', origins,
             'One per line, e.g. https://news.example; empty = any origin, without the identity cookie.'),
-        communityChecks(
-            'allowedCommunities', 'Allowed communities (none checked = any)', communities,
-            publisher.allowedCommunities),
-        communityChecks(
-            'blockedCommunities', 'Blocked communities', communities, publisher.blockedCommunities),
-        field(
-            'categoryOptIns', 'Accepted campaign categories', categories,
+      communityChecks('allowedCommunities', 'Allowed communities (none checked = any)', communities, publisher.allowedCommunities),
+      communityChecks('blockedCommunities', 'Blocked communities', communities, publisher.blockedCommunities),
+      field('categoryOptIns', 'Accepted campaign categories', categories,
             'Comma-separated, e.g. gambling, nft; campaigns with another category are not served.'),
-        el('p', {}, el('strong', {text: 'Payout rule: '}), payoutText(publisher.payout),
-           el('span', {class: 'muted', text: ' (set by the operator)'})),
-        C.formError(), el('button', {type: 'submit', text: 'Save settings'}));
+      el('p', {}, el('strong', { text: 'Payout rule: ' }), payoutText(publisher.payout),
+         el('span', { class: 'muted', text: ' (set by the operator)' })),
+      C.formError(),
+      el('button', { type: 'submit', text: 'Save settings' }));
     form.addEventListener('submit', (event) => {
       event.preventDefault();
       C.busy(form, async () => {

@@ -226,7 +226,8 @@ TEST_F(ReportsAdminTest, ScopeRestrictsToOnePublisher) {
   http::Response by_campaign =
       Get("from=2026-01-10&to=2026-01-12&granularity=total&groupBy=campaign", publisher_two);
   ASSERT_EQ(by_campaign.status, 200);
-  for (const Json& row : Body(by_campaign)["rows"]) {
+  const Json by_campaign_body = Body(by_campaign);
+  for (const Json& row : by_campaign_body["rows"]) {
     EXPECT_TRUE(row["spend"].is_null()) << row.dump();
     EXPECT_TRUE(row["ecpm"].is_null()) << row.dump();
   }

@@ -218,6 +218,11 @@ async function advertiserCreatesCampaign(adv, base) {
   await adv.keyboard.press('Enter');
   check(await form.getByRole('button', { name: 'Remove uniswap' }).isVisible(), 'the project is chosen');
   // Conversion settings: Aave transactions count.
+  await form.getByLabel('Conversion projects', { exact: true }).fill('Unis');
+  const convField = form.locator('.field', { has: adv.locator('[data-field="conversion.projects"]') });
+  check(await convField.getByRole('button', { name: 'Add Uniswap (uniswap)' }).count() === 0 &&
+        await convField.getByText('No project matches.').isVisible(),
+        "the conversion picker offers only the community's verified projects (not Uniswap)");
   await form.getByLabel('Conversion projects', { exact: true }).fill('aave');
   await form.getByRole('button', { name: 'Add Aave (aave)' }).click();
   await narrow(adv, 'the campaign form');
@@ -511,6 +516,7 @@ async function brandReview(op, adv, base, seeded, campaignId) {
   await adCard.getByLabel('Reason for rejecting').fill('Keep the old headline.');
   await adCard.getByRole('button', { name: 'Reject Earn more on Aave' }).click();
   await adCard.waitFor({ state: 'detached', timeout: 10000 });
+  await card.locator('tbody tr').nth(1).waitFor({ timeout: 10000 });  // the page drew again
   const rows = await card.locator('tbody tr').evaluateAll(
     (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent.trim())));
   check(rows.length === 2 && rows[0][1] === 'Aave Co' && rows[0][2] === 'Aave Co Rewards',

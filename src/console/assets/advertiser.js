@@ -118,8 +118,16 @@
     const targets = projectPicker('targeting.projects', 'Target users of projects', projects, t.projects,
                                   'People whose wallets used one of these projects see the campaign.');
     const excludes = projectPicker('targeting.excludeProjects', 'Exclude users of projects', projects, t.excludeProjects);
-    const convProjects = projectPicker('conversion.projects', 'Conversion projects', projects, conv.projects,
-                                       'Onchain transactions with these projects count as conversions (required for CPA).');
+    // Issue 39: conversions count only on projects verified as the campaign's community's own, so
+    // only those are offered (and any already chosen, to be removed); an operator creating a
+    // campaign picks the community below, so it sees every project.
+    const owner = campaign ? campaign.communityId : (C.isOperator() ? null : C.state.user.communityId);
+    const ownProjects = owner == null ? projects
+      : projects.filter((p) => p.ownerCommunityId === owner || (conv.projects || []).includes(p.slug));
+    const convProjects = projectPicker('conversion.projects', 'Conversion projects', ownProjects, conv.projects,
+                                       'Onchain transactions with these projects count as conversions (required for CPA). ' +
+                                       "Only projects an operator verified as the community's own can be chosen; ask for yours " +
+                                       'with POST /admin/v1/projects/{slug}/ownership-requests.');
     const form = el('form', { class: 'card form', 'aria-labelledby': 'campaign-form-title', novalidate: true },
       el('h3', { id: 'campaign-form-title', text: campaign ? 'Edit campaign' : 'New campaign' }),
       community,

@@ -340,17 +340,23 @@ struct CampaignApi {
     return s.ListCampaigns();
   }
   static void Apply(ObjectReader& r, bool creating, const Aux& names, Record& rec) {
+    std::vector<store::Id> before;
+    if (rec.conversion) before = rec.conversion->projects;
     detail::ApplyCampaign(r, creating, names, rec);
-    CheckConversionOwners(r, names, rec);
+    CheckConversionOwners(r, names, before, rec);
   }
   // Issue 39: a campaign counts as conversions only transactions with projects an operator
   // verified as its community's own (otherwise naming a popular project would list which
   // wallets saw the ads). The same rule for every writer: an operator sets the owner first.
-  static void CheckConversionOwners(ObjectReader& r, const Aux& names, const Record& rec) {
+  // Only projects the write adds are checked: one named before the rule (or before its owner
+  // changed) does not block pausing the campaign, and the catalog never counts it anyway.
+  static void CheckConversionOwners(ObjectReader& r, const Aux& names,
+                                    const std::vector<store::Id>& before, const Record& rec) {
     if (!rec.conversion) return;
     const std::vector<store::Id>& projects = rec.conversion->projects;
     for (size_t i = 0; i < projects.size(); ++i) {
       if (!names.slugs.contains(projects[i])) continue;  // unknown: ApplyCampaign said so
+      if (std::find(before.begin(), before.end(), projects[i]) != before.end()) continue;
       if (names.OwnerOf(projects[i]) == rec.community_id) continue;
       const std::string slug = names.SlugOf(projects[i]);
       r.Error("conversion.projects[" + std::to_string(i) + "]",

@@ -458,10 +458,16 @@ TEST_F(AccountsTest, ConversionProjectsMustBeVerifiedAsTheCommunitysOwn) {
   EXPECT_EQ(
       fixture_->Admin("PATCH", "/admin/v1/projects/uniswap", {{"ownerCommunityId", 999999}}).status,
       400);
-  // Clean up for the other cases: nobody's again.
+  // Clean up for the other cases: nobody's again. The campaign named it while it was verified:
+  // pausing it still works (only projects a write adds are checked), naming it anew does not.
   ASSERT_EQ(fixture_->Admin("PATCH", "/admin/v1/projects/uniswap", {{"ownerCommunityId", nullptr}})
                 .status,
             200);
+  const std::string accepted_path =
+      "/admin/v1/campaigns/" + std::to_string(json::parse(accepted.body)["id"].get<int64_t>());
+  HttpResult paused = As(tenant.token, "PATCH", accepted_path, {{"status", "paused"}});
+  EXPECT_EQ(paused.status, 200) << paused.body;
+  EXPECT_EQ(cpa(tenant).status, 400);
 }
 
 // Issue 39 item 4: an admin request that no body could authenticate is answered from its

@@ -6,11 +6,13 @@
 //   cmake -B build-bench -DCMAKE_BUILD_TYPE=Release -DADSERVER_BUILD_BENCH=ON
 //   cmake --build build-bench --target adserver-decide-bench
 //   build-bench/adserver-decide-bench            # ADSERVER_BENCH_WALLETS=100000 by default
+//   ADSERVER_BENCH_EXPLORE=0 build-bench/adserver-decide-bench   # the greedy rule (issue 36)
 
 #include <benchmark/benchmark.h>
 
 #include <cstdlib>
 #include <memory>
+#include <string_view>
 #include <vector>
 
 #include "common/check.h"
@@ -57,7 +59,12 @@ const World& GetWorld() {
     ADS_CHECK(catalog.ok()) << catalog.status().message();
     w->catalog = *catalog;
     w->activity = std::make_unique<decision::ActivityIndex>(MakeActivityIndex(w->options));
-    w->live = std::make_unique<decision::LiveState>();
+    // ADSERVER_BENCH_EXPLORE=0: the greedy rule (issue 36's "off"), to compare with sampling.
+    decision::DecisionOptions decision_options;
+    if (const char* e = std::getenv("ADSERVER_BENCH_EXPLORE")) {
+      decision_options.explore = std::string_view(e) != "0";
+    }
+    w->live = std::make_unique<decision::LiveState>(decision::LiveStateOptions{}, decision_options);
     // Some history: impressions and clicks on every campaign, a little spend.
     int64_t now = w->options.now + 12 * 3600;
     for (const decision::Campaign& c : w->catalog->campaigns) {

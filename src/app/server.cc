@@ -121,6 +121,7 @@ Result<std::unique_ptr<Server>> Server::Create(const config::Config& config) {
 
 // Budgets, counters and caps (issue 4): recovered from the store before serving.
 Status Server::InitDecisionState() {
+  decision_hooks_.options = config_.decision;
   live_ = std::make_unique<decision::LiveState>(decision::LiveStateOptions{},
                                                 decision_hooks_.options);
   flusher_ = std::make_unique<ingest::CounterFlusher>(*store_, live_->ledger);

@@ -317,8 +317,8 @@ void ApplyEventsFile(const toml::table& root, Config& c, std::vector<FieldError>
 
 void ApplyFile(const toml::table& root, Config& c, std::vector<FieldError>& errors) {
   CheckKnownKeys(root, "",
-                 {"data_dir", "log_level", "log_format", "http", "serve", "snapshots", "admin", "identity",
-                  "indexer", "events", "traffic", "metrics", "cluster"},
+                 {"data_dir", "log_level", "log_format", "http", "serve", "snapshots", "decision",
+                  "admin", "identity", "indexer", "events", "traffic", "metrics", "cluster"},
                  errors);
   ReadString(root, "", "data_dir", c.data_dir, errors);
   ReadString(root, "", "log_level", c.log_level, errors);
@@ -400,6 +400,21 @@ void ApplyFile(const toml::table& root, Config& c, std::vector<FieldError>& erro
     }
     ReadDouble(*s, "snapshots", "default_ctr", c.snapshots.catalog.default_ctr, errors);
     ReadDouble(*s, "snapshots", "default_cvr", c.snapshots.catalog.default_cvr, errors);
+  }
+  if (const toml::table* d = Section(root, "decision", errors)) {
+    CheckKnownKeys(*d, "decision",
+                   {"explore", "explore_cap_sigmas", "ctr_prior_weight", "cvr_prior_weight"},
+                   errors);
+    if (const toml::node* n = d->get("explore")) {
+      if (const toml::value<bool>* v = n->as_boolean()) {
+        c.decision.explore = v->get();
+      } else {
+        errors.push_back({"decision.explore", "must be true or false"});
+      }
+    }
+    ReadDouble(*d, "decision", "explore_cap_sigmas", c.decision.explore_cap_sigmas, errors);
+    ReadDouble(*d, "decision", "ctr_prior_weight", c.decision.ctr_prior_weight, errors);
+    ReadDouble(*d, "decision", "cvr_prior_weight", c.decision.cvr_prior_weight, errors);
   }
   if (const toml::table* a = Section(root, "admin", errors)) {
     CheckKnownKeys(*a, "admin",
@@ -703,6 +718,16 @@ Status Validate(const Config& c) {
   for (auto [name, rate] : {std::pair{"snapshots.default_ctr", c.snapshots.catalog.default_ctr},
                             std::pair{"snapshots.default_cvr", c.snapshots.catalog.default_cvr}}) {
     if (!(rate > 0 && rate <= 1)) errors.push_back({name, "must be in (0, 1]"});
+  }
+  if (!(c.decision.explore_cap_sigmas >= 1 && c.decision.explore_cap_sigmas <= 10)) {
+    errors.push_back({"decision.explore_cap_sigmas", "must be 1 to 10"});
+  }
+  for (auto [name, weight] :
+       {std::pair{"decision.ctr_prior_weight", c.decision.ctr_prior_weight},
+        std::pair{"decision.cvr_prior_weight", c.decision.cvr_prior_weight}}) {
+    if (!(weight == 0 || (weight >= 1 && weight <= 1e9))) {
+      errors.push_back({name, "must be 0 (the rule's default) or 1 to 1000000000"});
+    }
   }
   if (!c.admin.token.empty() && c.admin.token.size() < 16) {
     errors.push_back({"admin.token", "must be at least 16 characters"});

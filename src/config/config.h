@@ -6,6 +6,7 @@
 
 #include "admin/admin_api.h"
 #include "common/status.h"
+#include "decision/options.h"
 #include "events/options.h"
 #include "events/traffic_options.h"
 #include "http/options.h"
@@ -47,6 +48,8 @@ struct Config {
   // [indexer] section or ADSERVER_INDEXER_RPC.
   std::optional<ingest::IndexerOptions> indexer;
   MetricsConfig metrics;
+  // The value model of the auction ([decision]; issue 36: exploration and the rate priors).
+  decision::DecisionOptions decision;
   // Cluster mode ([cluster]; docs/deploy.md): PostgreSQL and Redis URLs, both or neither.
   store::ClusterOptions cluster;
 };

@@ -17,6 +17,7 @@
 #include "decision/catalog.h"
 #include "decision/live_state.h"
 #include "decision/options.h"
+#include "decision/rate_model.h"
 
 namespace adserver::decision {
 
@@ -48,7 +49,13 @@ std::string_view DropRuleName(DropRule rule);  // "schedule", "frequency_cap", .
 struct CandidateExplanation {
   int64_t campaign_id = 0;
   DropRule rule = DropRule::kNone;
-  double value_micros = 0;   // expected value of one impression (before relevance)
+  // Value of one impression (before relevance): the posterior mean, or with exploration a
+  // CPC/CPA campaign's draw from its posterior (then `sampled`).
+  double value_micros = 0;
+  double mean_value_micros = 0;  // the posterior mean's value (= value_micros unless sampled)
+  bool sampled = false;
+  // CPC/CPA: the posterior behind the value (prior, counts, mean, cap); filled for explain only.
+  RatePosterior rate;
   double relevance = 1;      // multiplier from the wallets' match
   double pacing_factor = 1;  // see decision/pacing.h
   double score = 0;          // value * relevance * pacing factor

@@ -6,10 +6,11 @@
 namespace adserver::decision {
 namespace {
 
-// Learned rate / prior mean of a CPC or CPA campaign (1 for CPM).
+// The largest value a decision can give a CPC or CPA campaign / its catalog value (1 for CPM):
+// the learned rate / prior mean, or with exploration the posterior's cap / prior mean.
 double RateLift(const Campaign& c, const BudgetLedger::View& v, const DecisionOptions& o) {
   if (c.pricing_model == PricingModel::kCpm || c.value_micros <= 0) return 1;
-  return ExpectedValue(c, v, o) / c.value_micros;
+  return ValueCeiling(c, v, o) / c.value_micros;
 }
 
 // After a click or conversion.
@@ -165,23 +166,6 @@ void UndoConversion(LiveState& state, int64_t campaign_id, const Campaign* campa
   if (state.leases != nullptr && campaign != nullptr && campaign->total_budget_micros) {
     state.leases->Credit(campaign_id, price);
   }
-}
-
-double SmoothedRate(int64_t successes, int64_t trials, double prior_mean, double prior_weight) {
-  double denominator = static_cast<double>(trials) + prior_weight;
-  if (denominator <= 0) return prior_mean;
-  return (static_cast<double>(successes) + prior_mean * prior_weight) / denominator;
-}
-
-double ExpectedValue(const Campaign& c, const BudgetLedger::View& v, const DecisionOptions& o) {
-  if (c.pricing_model == PricingModel::kCpm || c.bid_micros <= 0) return c.value_micros;
-  auto bid = static_cast<double>(c.bid_micros);
-  // The catalog valued the bid at the default rate: that rate is the prior mean.
-  double prior_mean = c.value_micros / bid;
-  if (c.pricing_model == PricingModel::kCpc) {
-    return bid * SmoothedRate(v.clicks, v.impressions, prior_mean, o.ctr_prior_weight);
-  }
-  return bid * SmoothedRate(v.conversions, v.impressions, prior_mean, o.cvr_prior_weight);
 }
 
 }  // namespace adserver::decision

@@ -4,6 +4,7 @@
 // (budgets, pacing, predicted rates) and frequency caps. Owned by the serving process, shared
 // by every request; lock-free and thread-safe. Pure (time is passed in).
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <span>
@@ -15,6 +16,7 @@
 #include "decision/catalog.h"
 #include "decision/frequency_caps.h"
 #include "decision/options.h"
+#include "decision/rate_model.h"
 #include "decision/shared_caps.h"
 #include "decision/walk_order.h"
 
@@ -59,17 +61,23 @@ struct LiveState {
     return v;
   }
 
-  // The largest factor by which a learned click/conversion rate has exceeded its prior mean
-  // (at least 1). Only grows; lets the auction bound CPC/CPA values without reading counters.
+  // The largest factor by which a CPC/CPA value ceiling (the learned rate, or with exploration
+  // the cap of its posterior: rate_model.h) has exceeded the catalog value (at least 1). Only
+  // grows; lets the auction bound CPC/CPA values without reading counters.
   double MaxRateLift() const;
   void NoteRateLift(double lift);
 
-  // An upper bound of campaign `id`'s current lift (learned rate / prior mean; 1 for CPM):
+  // An upper bound of campaign `id`'s current lift (value ceiling / catalog value; 1 for CPM):
   // its own ceiling once one was recorded, else MaxRateLift. Lock-free.
-  double LiftCeiling(int64_t id) const {
-    if (id < 0 || static_cast<uint64_t>(id) >= lift_capacity_) return MaxRateLift();
+  double LiftCeiling(int64_t id) const { return LiftCeiling(id, 1); }
+  // The same, with at least `unrecorded` when none was recorded (with exploration, a new
+  // campaign's prior cap: PriorCeilingLift).
+  double LiftCeiling(int64_t id, double unrecorded) const {
+    if (id < 0 || static_cast<uint64_t>(id) >= lift_capacity_) {
+      return std::max(MaxRateLift(), unrecorded);
+    }
     double lift = lifts_[id].load(std::memory_order_relaxed);
-    return lift > 0 ? lift : MaxRateLift();
+    return lift > 0 ? lift : std::max(MaxRateLift(), unrecorded);
   }
   // A click or conversion raised the campaign's lift to `lift` (atomic max: a concurrent
   // recompute cannot lower it below this). Widens the current walk order's slack when the
@@ -139,14 +147,5 @@ void RecordConversion(LiveState& state, const Campaign& campaign, Micros price, 
 // longer in the catalog (only the ledger).
 void UndoConversion(LiveState& state, int64_t campaign_id, const Campaign* campaign, Micros price,
                     int64_t billed_at);
-
-// Beta-smoothed rate: (successes + mean * weight) / (trials + weight).
-double SmoothedRate(int64_t successes, int64_t trials, double prior_mean, double prior_weight);
-
-// Expected value of one impression of `campaign` in micros: CPM bid / 1000, CPC bid x
-// predicted click rate, CPA bid x predicted conversion rate. Rates are Beta-smoothed from
-// `counters` with the catalog's default rate (value_micros / bid) as prior mean.
-double ExpectedValue(const Campaign& campaign, const BudgetLedger::View& counters,
-                     const DecisionOptions& options);
 
 }  // namespace adserver::decision

@@ -4,14 +4,34 @@
 
 namespace adserver::decision {
 
+// Default prior weights (pseudo-impressions). Exploring, a weak prior (half a click or
+// conversion at the default rate) lets a new campaign be tried soon and its own events decide
+// (measured with bench/scenarios, docs/BENCHMARKS.md); the greedy rule needs a strong one, or
+// a few lucky early events decide for good.
+inline constexpr double kExploreCtrPriorWeight = 50;
+inline constexpr double kExploreCvrPriorWeight = 500;
+inline constexpr double kGreedyCtrPriorWeight = 1000;
+inline constexpr double kGreedyCvrPriorWeight = 10000;
+
 // Tuning of the value model and of even pacing (docs/decision.md has the formulas).
 struct DecisionOptions {
   // Strength, in pseudo-impressions, of the Beta prior of the predicted click rate (clicks per
   // impression). The prior mean is the catalog's default rate (CatalogOptions::default_ctr,
   // config snapshots.default_ctr): a new campaign is valued at it until real events outweigh it.
-  double ctr_prior_weight = 1000;
+  // 0 = the rule's default (CtrPriorWeight): kExploreCtrPriorWeight when exploring, else
+  // kGreedyCtrPriorWeight (the weight of the greedy rule before issue 36).
+  double ctr_prior_weight = 0;
   // The same for the conversion rate (conversions per impression; mean default_cvr).
-  double cvr_prior_weight = 10000;
+  double cvr_prior_weight = 0;
+  // Exploration (issue 36): CPC and CPA campaigns are valued at a draw from the Beta posterior
+  // of their rate (Thompson sampling), so a campaign is tried in proportion to the chance that
+  // it is the best. false = the greedy rule: every campaign at its posterior mean. CPM campaigns
+  // keep their known value either way. Only with live state (learned rates).
+  bool explore = true;
+  // Draws are capped at the posterior mean + this many standard deviations (the auction bounds
+  // each campaign's value by the cap, so the pruned walk stays exact). Larger = fewer draws
+  // truncated, looser bounds.
+  double explore_cap_sigmas = 4;
   // Relevance multiplier = 1 + recency_weight * recency + projects_weight * (matched - 1);
   // both 0 (default) = neutral.
   double recency_weight = 0;
@@ -26,6 +46,18 @@ struct DecisionOptions {
   // Even pacing of a daily budget: an hour may spend at most this multiple of budget / 24.
   double pacing_max_hour_multiple = 1.8;
 };
+
+// The prior weights in effect (the settings, or the rule's defaults when 0).
+inline double CtrPriorWeight(const DecisionOptions& o) {
+  return o.ctr_prior_weight > 0 ? o.ctr_prior_weight
+         : o.explore            ? kExploreCtrPriorWeight
+                                : kGreedyCtrPriorWeight;
+}
+inline double CvrPriorWeight(const DecisionOptions& o) {
+  return o.cvr_prior_weight > 0 ? o.cvr_prior_weight
+         : o.explore            ? kExploreCvrPriorWeight
+                                : kGreedyCvrPriorWeight;
+}
 
 // Sizes of the in-memory live state (fixed at start; nothing rehashes on the request path).
 struct LiveStateOptions {

@@ -82,6 +82,22 @@ std::string ExplanationJson(const decision::Explanation& e, bool all, bool value
     }
     out += "\",\"valueMicros\":";
     AppendNumber(out, c.value_micros);
+    if (c.rate.learned) {
+      // Issue 36: what the value was drawn from (or, without exploration, is the mean of).
+      out += ",\"meanValueMicros\":";
+      AppendNumber(out, c.mean_value_micros);
+      out += c.sampled ? ",\"sampled\":true" : ",\"sampled\":false";
+      out += ",\"rate\":{\"mean\":";
+      AppendNumber(out, c.rate.mean);
+      out += ",\"cap\":";
+      AppendNumber(out, c.rate.cap);
+      out += ",\"priorMean\":";
+      AppendNumber(out, c.rate.prior_mean);
+      out += ",\"priorWeight\":";
+      AppendNumber(out, c.rate.prior_weight);
+      out += ",\"events\":" + std::to_string(c.rate.successes);
+      out += ",\"impressions\":" + std::to_string(c.rate.trials) + '}';
+    }
     out += ",\"relevance\":";
     AppendNumber(out, c.relevance);
     out += ",\"pacingFactor\":";

@@ -3,7 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "integration/fixture.h"
 
@@ -92,6 +94,63 @@ TEST_F(DecisionTest, NewAdminFieldsAreValidated) {
       f_.Admin("PATCH", campaign, {{"advertiserProject", "aave"}, {"excludeExistingUsers", true}});
   ASSERT_EQ(good.status, 200) << good.body;
   EXPECT_EQ(json::parse(good.body)["advertiserProject"], "aave");
+}
+
+// Issue 36: a CPC campaign with no clicks yet is valued at a draw from its posterior, so it
+// competes with the CPM campaign now and then instead of never (or always); the operator's
+// explanation shows the draw, the mean and the posterior behind it.
+TEST_F(DecisionTest, ExplorationValuesACpcCampaignAtADrawAndExplainsIt) {
+  json aave =
+      json::parse(f_.Admin("GET", "/admin/v1/campaigns/" + std::to_string(f_.aave_campaign)).body);
+  // CPC 0.8 at the default 1 % CTR is worth 8000 micros an impression, the CPM 10 campaign 10000.
+  HttpResult created = f_.Admin("POST", "/admin/v1/campaigns",
+                                {{"communityId", aave["communityId"]},
+                                 {"name", "Explored"},
+                                 {"status", "active"},
+                                 {"pricing", {{"model", "CPC"}, {"bid", 0.8}}},
+                                 {"targeting", {{"projects", {"uniswap"}}}}});
+  ASSERT_EQ(created.status, 201) << created.body;
+  const int64_t cpc_id = json::parse(created.body)["id"];
+  const std::string cpc = std::to_string(cpc_id);  // as explain names campaigns
+  ASSERT_EQ(f_.Admin("POST", "/admin/v1/ads",
+                     {{"campaignId", cpc_id},
+                      {"headline", "Try it"},
+                      {"content", "New"},
+                      {"ctaUrl", "https://explored.example"},
+                      {"ctaLabel", "Go"},
+                      {"images", {{"LANDSCAPE", "https://cdn.example/e.png"}}}})
+                .status,
+            201);
+  HttpClient client = f_.Client();
+  std::map<std::string, int> wins;
+  std::set<double> draws;
+  for (int i = 0; i < 60; ++i) {
+    HttpResult r = PostAd(
+        client, f_.keys.open_live, f_.wallets.uniswap,
+        {{"X-Adserver-Explain", "1"}, {"Authorization", "Bearer " + f_.server().admin_token()}});
+    ASSERT_EQ(r.status, 200) << r.body;
+    json e = json::parse(*HeaderOf(r, "X-Adserver-Explain"));
+    ++wins[e["winner"]["campaignId"].get<std::string>()];
+    for (const json& c : e["candidates"]) {
+      if (c["campaignId"] != cpc) {
+        EXPECT_FALSE(c.contains("sampled")) << c.dump();  // CPM: its known value
+        continue;
+      }
+      ASSERT_EQ(c["sampled"], true) << c.dump();
+      const json& rate = c["rate"];
+      EXPECT_EQ(rate["priorMean"], 0.01);
+      EXPECT_EQ(rate["priorWeight"], 50);
+      EXPECT_EQ(rate["events"], 0);
+      EXPECT_EQ(rate["impressions"], wins[cpc] - (e["winner"]["campaignId"] == cpc ? 1 : 0));
+      // The explanation rounds its numbers (a few significant digits).
+      EXPECT_LE(c["valueMicros"].get<double>(), 800'000 * rate["cap"].get<double>() * 1.001);
+      EXPECT_NEAR(c["meanValueMicros"].get<double>(), 800'000 * rate["mean"].get<double>(), 1);
+      draws.insert(c["valueMicros"].get<double>());
+    }
+  }
+  EXPECT_GT(wins[cpc], 0);
+  EXPECT_GT(wins[std::to_string(f_.aave_campaign)], 0);
+  EXPECT_GT(draws.size(), 50u);  // a new draw each decision
 }
 
 TEST_F(DecisionTest, ExplainHeaderOnlyForTestKeysOrWithTheAdminToken) {

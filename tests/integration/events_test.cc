@@ -39,7 +39,10 @@ class EventsEnvironment : public ::testing::Environment {
     std::string config = env->config_dir.File("adserver.toml");
     std::ofstream(config) << "[events]\nclick_ttl_seconds = " << kClickTtlSeconds
                           << "\nflush_interval_ms = 200\n"
-                          << kTrafficChecksOff;
+                          << kTrafficChecksOff
+                          // The CPC campaign must win every serve: the greedy rule (exploration
+                          // is tested in decision_test).
+                          << "[decision]\nexplore = false\n";
     ServerProcess::Options options;
     options.env["ADSERVER_PUBLIC_URL"] = kPublicUrl;
     options.extra_args = {"--config", config};

@@ -44,7 +44,10 @@ class InvalidTrafficTest : public ::testing::Test {
                           << "click_limits = [[86400, 1]]\n"
                           // Low enough for a test to cross, high enough for the click test's
                           // serves of one wallet.
-                          << "wallet_serves_per_minute = 100\n";
+                          << "wallet_serves_per_minute = 100\n"
+                          // The CPC campaign must win every serve: the greedy rule (exploration
+                          // is tested in decision_test).
+                          << "[decision]\nexplore = false\n";
     ServerProcess::Options options;
     options.env["ADSERVER_PUBLIC_URL"] = kPublicUrl;
     options.extra_args = {"--config", config};

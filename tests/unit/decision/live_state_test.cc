@@ -214,7 +214,7 @@ TEST(RatesTest, SyntheticClicksRaiseTheValueOfACpcCampaign) {
   c.pricing_model = PricingModel::kCpc;
   c.bid_micros = 1'000'000;  // 1 unit per click
   c.value_micros = 10'000;   // the catalog's default CTR of 1 % is the prior mean
-  DecisionOptions options;
+  DecisionOptions options{.explore = false};  // the greedy rule: 1000 and 10000 prior weights
   double before = ExpectedValue(c, state.ledger.Read(4, kDayStart), options);
   EXPECT_DOUBLE_EQ(before, 10'000);  // 1 unit x 1 % prior
   for (int i = 0; i < 1000; ++i) RecordImpression(state, c, {}, kDayStart);
@@ -231,7 +231,7 @@ TEST(RatesTest, SyntheticConversionsFeedTheCpaValue) {
   c.pricing_model = PricingModel::kCpa;
   c.bid_micros = 50'000'000;
   c.value_micros = 50'000;  // default CVR 0.1 %
-  DecisionOptions options;
+  DecisionOptions options{.explore = false};  // the greedy rule: 1000 and 10000 prior weights
   EXPECT_DOUBLE_EQ(ExpectedValue(c, state.ledger.Read(5, kDayStart), options), 50'000);
   for (int i = 0; i < 10000; ++i) RecordImpression(state, c, {}, kDayStart);
   for (int i = 0; i < 20; ++i) RecordConversion(state, c, kDayStart);

@@ -29,7 +29,11 @@ std::vector<int64_t> Ids(std::span<const WalkOrder::Entry> run, const Catalog& c
 
 class WalkOrderTest : public ::testing::Test {
  protected:
-  WalkOrderTest() : live_(LiveStateOptions{.ledger_capacity = 1024, .frequency_capacity = 64}) {}
+  // Greedy lifts (learned rate / prior), whose values these tests compute by hand; the
+  // ceilings of exploration go through the same protocol (auction_test checks the auction).
+  WalkOrderTest()
+      : live_(LiveStateOptions{.ledger_capacity = 1024, .frequency_capacity = 64},
+              DecisionOptions{.explore = false}) {}
 
   // Campaign `id` as a CPC campaign valued `value` at the default 1 % click rate.
   Campaign& AddCpc(int64_t id, std::vector<uint32_t> projects, double value) {

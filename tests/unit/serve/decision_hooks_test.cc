@@ -221,6 +221,33 @@ TEST(ExplainScopeTest, TestKeysSeeRulesAndTheOperatorSeesValues) {
   std::string operator_view = ExplanationJson(e, false, true);
   EXPECT_NE(operator_view.find(R"("valueMicros":12000)"), std::string::npos) << operator_view;
   EXPECT_NE(operator_view.find(R"("pacingFactor":0.5)"), std::string::npos) << operator_view;
+  EXPECT_EQ(operator_view.find("meanValueMicros"), std::string::npos);  // a CPM value: no rate
+
+  // A CPC candidate valued at a draw (issue 36): the mean, the posterior and its counts too,
+  // for the operator only.
+  decision::CandidateExplanation sampled{.campaign_id = 9,
+                                         .rule = decision::DropRule::kNone,
+                                         .value_micros = 1500,
+                                         .mean_value_micros = 1000,
+                                         .sampled = true,
+                                         .relevance = 1,
+                                         .pacing_factor = 1,
+                                         .score = 1500};
+  sampled.rate = {.learned = true,
+                  .prior_mean = 0.01,
+                  .prior_weight = 50,
+                  .successes = 3,
+                  .trials = 200,
+                  .mean = 0.014,
+                  .cap = 0.05};
+  e.candidates = {sampled};
+  operator_view = ExplanationJson(e, false, true);
+  EXPECT_NE(operator_view.find(R"("valueMicros":1500,"meanValueMicros":1000,"sampled":true,)"
+                               R"("rate":{"mean":0.014,"cap":0.05,"priorMean":0.01,)"
+                               R"("priorWeight":50,"events":3,"impressions":200})"),
+            std::string::npos)
+      << operator_view;
+  EXPECT_EQ(ExplanationJson(e, false, false).find("rate"), std::string::npos);
 }
 
 }  // namespace

@@ -1,0 +1,287 @@
+#include "sim/simulation.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <queue>
+#include <random>
+#include <sstream>
+#include <utility>
+
+#include "common/clock.h"
+#include "decision/activity_index.h"
+#include "decision/catalog.h"
+#include "decision/engine.h"
+#include "decision/live_state.h"
+
+namespace adserver::sim {
+namespace {
+
+using Json = nlohmann::json;
+
+constexpr int64_t kStart = 1'767'225'600;  // 2026-01-01 00:00 UTC
+constexpr uint32_t kProject = 1;
+constexpr int kWallets = 4096;
+
+Status Field(const std::string& field, const std::string& message) {
+  return InvalidFieldError(field, message);
+}
+
+Result<double> NumberAt(const Json& object, const std::string& key, const std::string& field,
+                        double lo, double hi, std::optional<double> fallback) {
+  auto it = object.find(key);
+  if (it == object.end()) {
+    if (fallback) return *fallback;
+    return Field(field, "is required");
+  }
+  if (!it->is_number()) return Field(field, "must be a number");
+  const double v = it->get<double>();
+  if (!(v >= lo && v <= hi)) {
+    return Field(field, "must be between " + std::to_string(lo) + " and " + std::to_string(hi));
+  }
+  return v;
+}
+
+Result<SimCampaign> ParseCampaign(const Json& j, const std::string& at) {
+  if (!j.is_object()) return Field(at, "must be an object");
+  SimCampaign c;
+  ADS_ASSIGN_OR_RETURN(double id, NumberAt(j, "id", at + ".id", 1, 1e9, std::nullopt));
+  c.id = static_cast<int64_t>(id);
+  const std::string model = j.value("model", "");
+  if (model == "cpm") {
+    c.model = Model::kCpm;
+  } else if (model == "cpc") {
+    c.model = Model::kCpc;
+  } else if (model == "cpa") {
+    c.model = Model::kCpa;
+  } else {
+    return Field(at + ".model", "must be cpm, cpc or cpa");
+  }
+  ADS_ASSIGN_OR_RETURN(c.bid, NumberAt(j, "bid", at + ".bid", 1e-6, 1e6, std::nullopt));
+  if (c.model == Model::kCpm) return c;
+  const std::string rate_key = c.model == Model::kCpc ? "ctr" : "cvr";
+  ADS_ASSIGN_OR_RETURN(c.rate, NumberAt(j, rate_key, at + "." + rate_key, 0, 1, std::nullopt));
+  if (auto changes = j.find("changes"); changes != j.end()) {
+    if (!changes->is_array()) return Field(at + ".changes", "must be an array");
+    for (size_t k = 0; k < changes->size(); ++k) {
+      const std::string where = at + ".changes[" + std::to_string(k) + "]";
+      const Json& change = (*changes)[k];
+      if (!change.is_object()) return Field(where, "must be an object");
+      RateChange rc;
+      ADS_ASSIGN_OR_RETURN(rc.at, NumberAt(change, "at", where + ".at", 0, 1, std::nullopt));
+      ADS_ASSIGN_OR_RETURN(rc.rate,
+                           NumberAt(change, rate_key, where + "." + rate_key, 0, 1, std::nullopt));
+      c.changes.push_back(rc);
+    }
+    std::stable_sort(c.changes.begin(), c.changes.end(),
+                     [](const RateChange& a, const RateChange& b) { return a.at < b.at; });
+  }
+  if (c.model == Model::kCpa) {
+    auto delay = j.find("delayDays");
+    if (delay != j.end()) {
+      if (!delay->is_object()) return Field(at + ".delayDays", "must be {\"min\": d, \"max\": d}");
+      ADS_ASSIGN_OR_RETURN(c.delay_min_days,
+                           NumberAt(*delay, "min", at + ".delayDays.min", 0, 365, std::nullopt));
+      ADS_ASSIGN_OR_RETURN(c.delay_max_days, NumberAt(*delay, "max", at + ".delayDays.max",
+                                                      c.delay_min_days, 365, std::nullopt));
+    }
+  }
+  return c;
+}
+
+// The true rate of `c` after `progress` (fraction of the run's requests).
+double TrueRate(const SimCampaign& c, double progress) {
+  double rate = c.rate;
+  for (const RateChange& change : c.changes) {
+    if (progress >= change.at) rate = change.rate;
+  }
+  return rate;
+}
+
+// What one impression of `c` earns in expectation, in micro-units.
+double TrueValueMicros(const SimCampaign& c, double progress) {
+  const double bid_micros = c.bid * 1e6;
+  return c.model == Model::kCpm ? bid_micros / 1000 : bid_micros * TrueRate(c, progress);
+}
+
+decision::Catalog BuildCatalog(const Scenario& s) {
+  decision::Catalog catalog;
+  catalog.publishers.push_back({.id = 1, .name = "publisher"});
+  catalog.communities.push_back({.id = 1, .name = "advertiser", .logo_url = "https://a/l.png"});
+  for (const SimCampaign& sc : s.campaigns) {
+    decision::Campaign c;
+    c.id = sc.id;
+    c.id_str = std::to_string(sc.id);
+    c.community = 0;
+    c.community_id = 1;
+    c.bid_micros = static_cast<Micros>(std::llround(sc.bid * 1e6));
+    c.pricing_model = sc.model == Model::kCpm   ? PricingModel::kCpm
+                      : sc.model == Model::kCpc ? PricingModel::kCpc
+                                                : PricingModel::kCpa;
+    // As ingest::BuildCatalog values bids: CPM bid / 1000, CPC/CPA bid x the default rate.
+    c.value_micros = sc.model == Model::kCpm   ? static_cast<double>(c.bid_micros) / 1000
+                     : sc.model == Model::kCpc ? static_cast<double>(c.bid_micros) * s.default_ctr
+                                               : static_cast<double>(c.bid_micros) * s.default_cvr;
+    c.target_projects = {kProject};
+    catalog.campaigns.push_back(std::move(c));
+    decision::Ad ad;
+    ad.id = sc.id;
+    ad.id_str = std::to_string(sc.id);
+    ad.campaign = static_cast<decision::Index>(catalog.campaigns.size() - 1);
+    ad.headline = "Ad " + ad.id_str;
+    ad.content = "Simulated";
+    ad.content_chars = 9;
+    ad.cta_url = "https://example.com/" + ad.id_str;
+    ad.cta_label = "Go";
+    ad.images = {"https://img/l.png", "https://img/lb.png", "https://img/sb.png"};
+    catalog.ads.push_back(std::move(ad));
+  }
+  catalog.BuildAdLists();
+  catalog.BuildIndexes();
+  return catalog;
+}
+
+Address WalletAt(int i) {
+  Address a;
+  a.bytes.fill(0);
+  for (int b = 0; b < 4; ++b) a.bytes[b] = static_cast<uint8_t>(i >> (8 * b));
+  a.bytes[19] = 0x5A;
+  return a;
+}
+
+}  // namespace
+
+Result<Scenario> ParseScenario(const std::string& text) {
+  Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) return Field("scenario", "must be a JSON object");
+  Scenario s;
+  s.name = j.value("name", "");
+  if (s.name.empty()) return Field("name", "is required");
+  s.description = j.value("description", "");
+  ADS_ASSIGN_OR_RETURN(double requests, NumberAt(j, "requests", "requests", 1, 1e9, 20'000));
+  s.requests = static_cast<int64_t>(requests);
+  ADS_ASSIGN_OR_RETURN(s.days, NumberAt(j, "days", "days", 1.0 / 24, 3650, 1.0));
+  ADS_ASSIGN_OR_RETURN(s.default_ctr, NumberAt(j, "defaultCtr", "defaultCtr", 1e-9, 1, 0.01));
+  ADS_ASSIGN_OR_RETURN(s.default_cvr, NumberAt(j, "defaultCvr", "defaultCvr", 1e-9, 1, 0.001));
+  for (auto [key, out] : {std::pair{"ctrPriorWeight", &s.ctr_prior_weight},
+                          std::pair{"cvrPriorWeight", &s.cvr_prior_weight}}) {
+    if (!j.contains(key)) continue;
+    ADS_ASSIGN_OR_RETURN(double weight, NumberAt(j, key, key, 1, 1e9, std::nullopt));
+    *out = weight;
+  }
+  ADS_ASSIGN_OR_RETURN(s.guard, NumberAt(j, "guard", "guard", 0, 1, 0.0));
+  auto campaigns = j.find("campaigns");
+  if (campaigns == j.end() || !campaigns->is_array() || campaigns->empty()) {
+    return Field("campaigns", "must be a non-empty array");
+  }
+  for (size_t k = 0; k < campaigns->size(); ++k) {
+    ADS_ASSIGN_OR_RETURN(SimCampaign c,
+                         ParseCampaign((*campaigns)[k], "campaigns[" + std::to_string(k) + "]"));
+    for (const SimCampaign& other : s.campaigns) {
+      if (other.id == c.id) return Field("campaigns[" + std::to_string(k) + "].id", "is repeated");
+    }
+    s.campaigns.push_back(std::move(c));
+  }
+  return s;
+}
+
+Result<Scenario> LoadScenario(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return InvalidArgumentError("cannot read scenario " + path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return ParseScenario(text.str());
+}
+
+RunResult Run(const Scenario& s, const Policy& policy, uint64_t seed) {
+  const auto started = std::chrono::steady_clock::now();
+  const decision::Catalog catalog = BuildCatalog(s);
+  decision::ActivityIndex activity;
+  const auto today = static_cast<uint32_t>(DayOf(kStart));
+  for (int w = 0; w < kWallets; ++w) {
+    activity.Add(WalletAt(w),
+                 {.project_id = kProject, .chain_id = 1, .last_seen_day = today, .count = 1});
+  }
+  activity.Finalize();
+  decision::DecisionOptions options;
+  options.explore = policy.explore;
+  if (s.ctr_prior_weight) options.ctr_prior_weight = *s.ctr_prior_weight;
+  if (s.cvr_prior_weight) options.cvr_prior_weight = *s.cvr_prior_weight;
+  decision::LiveState live(
+      decision::LiveStateOptions{.ledger_capacity = 1024, .frequency_capacity = 1024}, options);
+  decision::Rng engine_rng(seed);
+  std::mt19937_64 world(seed ^ 0x5EEDF00DULL);
+  std::uniform_real_distribution<double> uniform(0, 1);
+
+  RunResult r;
+  r.impressions.assign(s.campaigns.size(), 0);
+  std::vector<double> decile_revenue(10, 0), decile_oracle(10, 0);
+  // Conversions waiting for their time: (due second, campaign index).
+  using Due = std::pair<int64_t, size_t>;
+  std::priority_queue<Due, std::vector<Due>, std::greater<>> pending;
+  const double span = s.days * 86400;
+  int64_t recomputed_at = -1;
+  std::vector<double> true_value(s.campaigns.size());
+
+  for (int64_t k = 0; k < s.requests; ++k) {
+    const double progress = static_cast<double>(k) / static_cast<double>(s.requests);
+    const int64_t now = kStart + static_cast<int64_t>(span * progress);
+    while (!pending.empty() && pending.top().first <= now) {
+      const auto [due, c] = pending.top();
+      pending.pop();
+      decision::RecordConversion(live, catalog.campaigns[c], due);
+    }
+    // `serve` recomputes the lift ceilings after every counter flush (each second).
+    if (now != recomputed_at) {
+      decision::RecomputeRateLift(live, catalog, now);
+      recomputed_at = now;
+    }
+    double best = 0;
+    for (size_t c = 0; c < s.campaigns.size(); ++c) {
+      true_value[c] = TrueValueMicros(s.campaigns[c], progress);
+      best = std::max(best, true_value[c]);
+    }
+    const Address wallet = WalletAt(static_cast<int>(k % kWallets));
+    decision::DecisionRequest request{.wallets = std::span<const Address>(&wallet, 1),
+                                      .format = ImageFormat::kLandscape,
+                                      .variant = decision::Variant::kCurrent,
+                                      .publisher = &catalog.publishers[0],
+                                      .now_seconds = now,
+                                      .live = &live};
+    const std::optional<decision::Decision> d =
+        decision::Decide(request, catalog, activity, engine_rng);
+    ++r.decisions;
+    const auto decile = static_cast<size_t>(std::min<int64_t>(9, k * 10 / s.requests));
+    decile_oracle[decile] += best;
+    r.oracle += best;
+    if (!d) {
+      ++r.unfilled;
+      continue;
+    }
+    const auto c = static_cast<size_t>(d->campaign - catalog.campaigns.data());
+    ++r.impressions[c];
+    r.revenue += true_value[c];
+    decile_revenue[decile] += true_value[c];
+    decision::RecordImpression(live, *d->campaign, request.wallets, now);
+    const SimCampaign& sc = s.campaigns[c];
+    if (sc.model == Model::kCpm || !(uniform(world) < TrueRate(sc, progress))) continue;
+    if (sc.model == Model::kCpc) {
+      decision::RecordClick(live, *d->campaign, now);
+      continue;
+    }
+    const double delay =
+        (sc.delay_min_days + (sc.delay_max_days - sc.delay_min_days) * uniform(world)) * 86400;
+    pending.emplace(now + static_cast<int64_t>(delay), c);
+  }
+  r.revenue /= 1e6;
+  r.oracle /= 1e6;
+  for (size_t d = 0; d < 10; ++d) {
+    r.decile_share.push_back(decile_oracle[d] > 0 ? decile_revenue[d] / decile_oracle[d] : 0);
+  }
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return r;
+}
+
+}  // namespace adserver::sim

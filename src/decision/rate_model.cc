@@ -1,0 +1,132 @@
+#include "decision/rate_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+
+namespace adserver::decision {
+namespace {
+
+// SplitMix64 (Steele, Lea, Flood 2014): a counter-based stream, so a draw depends on its seed
+// only and costs no state shared between threads.
+class SplitMix {
+ public:
+  explicit SplitMix(uint64_t seed) : state_(seed) {}
+  uint64_t Next() {
+    uint64_t z = (state_ += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+  }
+  // Uniform on the open interval (0, 1).
+  double Uniform() { return (static_cast<double>(Next() >> 11) + 0.5) * 0x1.0p-53; }
+  // Standard normal (Box-Muller, one of the pair).
+  double Normal() {
+    const double radius = std::sqrt(-2 * std::log(Uniform()));
+    return radius * std::cos(2 * std::numbers::pi * Uniform());
+  }
+
+ private:
+  uint64_t state_;
+};
+
+// Gamma(shape, 1): Marsaglia and Tsang (2000), "A simple method for generating gamma
+// variables"; shape < 1 through Gamma(shape + 1) x U^(1 / shape).
+double Gamma(double shape, SplitMix& rng) {
+  if (shape < 1) return Gamma(shape + 1, rng) * std::pow(rng.Uniform(), 1 / shape);
+  const double d = shape - 1.0 / 3;
+  const double c = 1 / std::sqrt(9 * d);
+  for (;;) {
+    double x = 0;
+    double v = 0;
+    do {
+      x = rng.Normal();
+      v = 1 + c * x;
+    } while (v <= 0);
+    v = v * v * v;
+    const double u = rng.Uniform();
+    const double x2 = x * x;
+    if (u < 1 - 0.0331 * x2 * x2) return d * v;
+    if (std::log(u) < 0.5 * x2 + d * (1 - v + std::log(v))) return d * v;
+  }
+}
+
+}  // namespace
+
+double SmoothedRate(int64_t successes, int64_t trials, double prior_mean, double prior_weight) {
+  double denominator = static_cast<double>(trials) + prior_weight;
+  if (denominator <= 0) return prior_mean;
+  return (static_cast<double>(successes) + prior_mean * prior_weight) / denominator;
+}
+
+RatePosterior PosteriorOf(const Campaign& c, const BudgetLedger::View& v,
+                          const DecisionOptions& o) {
+  RatePosterior p;
+  if (c.pricing_model == PricingModel::kCpm || c.bid_micros <= 0) return p;
+  p.learned = true;
+  // The catalog valued the bid at the default rate: that rate is the prior mean.
+  p.prior_mean = std::clamp(c.value_micros / static_cast<double>(c.bid_micros), 0.0, 1.0);
+  const bool cpc = c.pricing_model == PricingModel::kCpc;
+  p.prior_weight = cpc ? CtrPriorWeight(o) : CvrPriorWeight(o);
+  p.successes = cpc ? v.clicks : v.conversions;
+  p.trials = v.impressions;
+  p.mean = SmoothedRate(p.successes, p.trials, p.prior_mean, p.prior_weight);
+  const auto successes = static_cast<double>(std::max<int64_t>(p.successes, 0));
+  const auto failures = static_cast<double>(std::max<int64_t>(p.trials - p.successes, 0));
+  p.alpha = successes + p.prior_mean * p.prior_weight;
+  p.beta = failures + (1 - p.prior_mean) * p.prior_weight;
+  const double n = p.alpha + p.beta;
+  const double sd = n > 0 ? std::sqrt(p.alpha * p.beta / (n * n * (n + 1))) : 0;
+  p.cap = std::min(1.0, p.mean + std::max(0.0, o.explore_cap_sigmas) * sd);
+  return p;
+}
+
+double ExpectedValue(const Campaign& c, const BudgetLedger::View& v, const DecisionOptions& o) {
+  if (c.pricing_model == PricingModel::kCpm || c.bid_micros <= 0) return c.value_micros;
+  auto bid = static_cast<double>(c.bid_micros);
+  double prior_mean = c.value_micros / bid;
+  if (c.pricing_model == PricingModel::kCpc) {
+    return bid * SmoothedRate(v.clicks, v.impressions, prior_mean, CtrPriorWeight(o));
+  }
+  return bid * SmoothedRate(v.conversions, v.impressions, prior_mean, CvrPriorWeight(o));
+}
+
+double ValueCeiling(const Campaign& c, const BudgetLedger::View& v, const DecisionOptions& o) {
+  if (!o.explore || c.pricing_model == PricingModel::kCpm || c.bid_micros <= 0) {
+    return ExpectedValue(c, v, o);
+  }
+  const RatePosterior p = PosteriorOf(c, v, o);
+  return std::max(static_cast<double>(c.bid_micros) * p.cap, ExpectedValue(c, v, o));
+}
+
+double PriorCeilingLift(double prior_mean, double prior_weight, const DecisionOptions& o) {
+  if (!o.explore || !(prior_mean > 0)) return 1;
+  const double m = std::min(prior_mean, 1.0);
+  const double w = std::max(0.0, prior_weight);
+  // The cap of Beta(m w, (1 - m) w): mean m, variance m (1 - m) / (w + 1).
+  const double cap =
+      std::min(1.0, m + std::max(0.0, o.explore_cap_sigmas) * std::sqrt(m * (1 - m) / (w + 1)));
+  // Rounded up a little: PosteriorOf computes the same cap in another order.
+  return std::max(1.0, cap / m * (1 + 1e-12));
+}
+
+double PriorCeilingLift(const Catalog& catalog, const DecisionOptions& o) {
+  return std::max(PriorCeilingLift(catalog.min_cpc_prior, CtrPriorWeight(o), o),
+                  PriorCeilingLift(catalog.min_cpa_prior, CvrPriorWeight(o), o));
+}
+
+double SampleBeta(double alpha, double beta, uint64_t seed) {
+  SplitMix rng(seed);
+  const double a = Gamma(alpha, rng);
+  const double b = Gamma(beta, rng);
+  const double sum = a + b;
+  // Both draws underflow only for shapes far below 1; the mean is then the honest answer.
+  return sum > 0 ? a / sum : alpha / (alpha + beta);
+}
+
+uint64_t DrawSeed(uint64_t nonce, int64_t campaign_id) {
+  SplitMix mix(nonce ^ (static_cast<uint64_t>(campaign_id) * 0xD1B54A32D192ED03ULL));
+  return mix.Next();
+}
+
+}  // namespace adserver::decision

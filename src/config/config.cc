@@ -402,9 +402,7 @@ void ApplyFile(const toml::table& root, Config& c, std::vector<FieldError>& erro
     ReadDouble(*s, "snapshots", "default_cvr", c.snapshots.catalog.default_cvr, errors);
   }
   if (const toml::table* d = Section(root, "decision", errors)) {
-    CheckKnownKeys(*d, "decision",
-                   {"explore", "explore_cap_sigmas", "ctr_prior_weight", "cvr_prior_weight"},
-                   errors);
+    CheckKnownKeys(*d, "decision", {"explore", "ctr_prior_weight", "cvr_prior_weight"}, errors);
     if (const toml::node* n = d->get("explore")) {
       if (const toml::value<bool>* v = n->as_boolean()) {
         c.decision.explore = v->get();
@@ -412,7 +410,6 @@ void ApplyFile(const toml::table& root, Config& c, std::vector<FieldError>& erro
         errors.push_back({"decision.explore", "must be true or false"});
       }
     }
-    ReadDouble(*d, "decision", "explore_cap_sigmas", c.decision.explore_cap_sigmas, errors);
     ReadDouble(*d, "decision", "ctr_prior_weight", c.decision.ctr_prior_weight, errors);
     ReadDouble(*d, "decision", "cvr_prior_weight", c.decision.cvr_prior_weight, errors);
   }
@@ -718,9 +715,6 @@ Status Validate(const Config& c) {
   for (auto [name, rate] : {std::pair{"snapshots.default_ctr", c.snapshots.catalog.default_ctr},
                             std::pair{"snapshots.default_cvr", c.snapshots.catalog.default_cvr}}) {
     if (!(rate > 0 && rate <= 1)) errors.push_back({name, "must be in (0, 1]"});
-  }
-  if (!(c.decision.explore_cap_sigmas >= 1 && c.decision.explore_cap_sigmas <= 10)) {
-    errors.push_back({"decision.explore_cap_sigmas", "must be 1 to 10"});
   }
   for (auto [name, weight] :
        {std::pair{"decision.ctr_prior_weight", c.decision.ctr_prior_weight},

@@ -74,19 +74,12 @@ void Catalog::BuildProjectIndex() {
   walk_entries_.clear();
   max_target_projects = 0;
   project_id_limit = 0;
-  min_cpc_prior = 0;
-  min_cpa_prior = 0;
   auto note = [this](uint32_t project) {
     project_id_limit = std::max(project_id_limit, project + 1);
   };
   for (Campaign& c : campaigns) {
     max_target_projects = std::max(max_target_projects, c.target_projects.size());
     c.pacing_can_boost = PacingCanBoost(c);
-    if (c.pricing_model != PricingModel::kCpm && c.bid_micros > 0) {
-      double& smallest = c.pricing_model == PricingModel::kCpc ? min_cpc_prior : min_cpa_prior;
-      const double prior = c.value_micros / static_cast<double>(c.bid_micros);
-      if (smallest == 0 || prior < smallest) smallest = prior;
-    }
     for (uint32_t p : c.target_projects) note(p);
     for (uint32_t p : c.exclude_projects) note(p);
     if (c.advertiser_project) note(*c.advertiser_project);

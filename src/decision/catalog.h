@@ -232,11 +232,6 @@ class Catalog {
   // One more than the largest project id any campaign targets, excludes or names as its
   // advertiser (set by BuildIndexes): interactions with other projects cannot affect a rule.
   uint32_t project_id_limit = 0;
-  // The smallest prior rate (value_micros / bid) of a CPC and of a CPA campaign (set by
-  // BuildIndexes; 0 when there is none): with exploration, the prior's cap bounds the value of
-  // a campaign whose lift ceiling is not recorded yet (decision/rate_model.h).
-  double min_cpc_prior = 0;
-  double min_cpa_prior = 0;
 
   // Fills every campaign's ads_current/ads_earlier lists and weight sums from `ads` (each ad's
   // `campaign` must be a valid index). Call before publishing when the lists were not set by

@@ -154,13 +154,9 @@ struct Context {
   size_t format = 0;
   bool earlier = false;
   std::string_view arm;
-  // Exploration (DecisionOptions::explore, with live state): CPC/CPA values are draws seeded
-  // by `nonce` and the campaign id, so every pass over the catalog sees the same draws.
+  // Exploration (DecisionOptions::explore, with live state): a CPC/CPA campaign is valued at
+  // its current draw (LiveState::LoadLift), redrawn every recompute.
   bool explore = false;
-  uint64_t nonce = 0;
-  // With exploration: the largest lift of a campaign whose ceiling is not recorded yet (new in
-  // this catalog); 1 otherwise. See PriorCeilingLift.
-  double prior_lift = 1;
 };
 
 const std::vector<Index>& AdList(const Campaign& c, const Context& ctx) {
@@ -329,24 +325,26 @@ double PacingOf(const Campaign& c, const BudgetLedger::View& v, const Context& c
 }
 
 // The value of one impression of `c` (before relevance) into `e`: the greedy posterior mean,
-// or with exploration a draw from the rate's posterior capped at its cap. False (no draw made)
-// when even the cap, at the largest relevance, cannot reach `cutoff`.
+// or with exploration the campaign's current draw from its posterior (its lift ceiling, which
+// is that draw: the bounds of the walk are then exact). False when it cannot reach `cutoff` at
+// the largest relevance.
 bool ValueOf(const Campaign& c, const BudgetLedger::View& counters, const Context& ctx,
              double cutoff, CandidateExplanation& e) {
-  const double bound = MaxRelevance(c, ctx) * e.pacing_factor;
-  if (ctx.request.explain != nullptr) e.rate = PosteriorOf(c, counters, ctx.options);
-  if (!ctx.explore || c.pricing_model == PricingModel::kCpm || c.bid_micros <= 0) {
+  const bool learned = c.pricing_model != PricingModel::kCpm && c.bid_micros > 0;
+  if (learned && ctx.request.explain != nullptr) e.rate = PosteriorOf(c, counters, ctx.options);
+  const double drawn = ctx.explore && learned ? ctx.request.live->LoadLift(c.id) : 0;
+  if (drawn > 0) {
+    e.sampled = true;
+    e.value_micros = c.value_micros * drawn;
+    if (ctx.request.explain != nullptr)
+      e.mean_value_micros = ExpectedValue(c, counters, ctx.options);
+  } else {
+    // Greedy, CPM, or a campaign not drawn yet (new in this catalog until the next recompute,
+    // or an id beyond LiveStateOptions::lift_capacity): its posterior mean.
     e.value_micros = ExpectedValue(c, counters, ctx.options);
     e.mean_value_micros = e.value_micros;
-    return !(e.value_micros * bound < cutoff);
   }
-  const RatePosterior p = PosteriorOf(c, counters, ctx.options);
-  const auto bid = static_cast<double>(c.bid_micros);
-  e.mean_value_micros = bid * p.mean;
-  if (bid * p.cap * bound < cutoff) return e.value_micros = e.mean_value_micros, false;
-  e.sampled = true;
-  e.value_micros = bid * std::min(p.cap, SampleBeta(p.alpha, p.beta, DrawSeed(ctx.nonce, c.id)));
-  return !(e.value_micros * bound < cutoff);
+  return !(e.value_micros * MaxRelevance(c, ctx) * e.pacing_factor < cutoff);
 }
 
 // The full verdict on one campaign.
@@ -497,7 +495,7 @@ ScoreHeadroom HeadroomOf(const Context& ctx) {
       std::max(0.0, o.projects_weight) *
           (static_cast<double>(std::max<size_t>(ctx.catalog.max_target_projects, 1)) - 1);
   if (ctx.request.live == nullptr) return {relevance, relevance, 1};
-  const double max_lift = std::max(ctx.request.live->MaxRateLift(), ctx.prior_lift);
+  const double max_lift = ctx.request.live->MaxRateLift();
   double steady = relevance * max_lift;
   return {steady, steady * (1 + std::max(0.0, o.pacing_max_boost)), max_lift};
 }
@@ -561,8 +559,7 @@ void WalkRun(std::span<const Entry> run, double stop_factor, double per_lift, ui
     if (SortValue(entry) * stop_factor < best.score) return;
     const Catalog::WalkEntry& e = WalkOf(entry);
     if (e.max_age_days < age || (e.formats & format_bit) == 0) continue;
-    if (live != nullptr &&
-        e.value * per_lift * live->LiftCeiling(LiftId(e, ctx), ctx.prior_lift) < best.score) {
+    if (live != nullptr && e.value * per_lift * live->LiftCeiling(LiftId(e, ctx)) < best.score) {
       continue;
     }
     if (!scratch.First(e.campaign)) continue;
@@ -667,11 +664,7 @@ std::optional<Decision> Decide(const DecisionRequest& request, const Catalog& ca
   // One consistent lookup for all wallets (the spans stay valid for this request).
   activity.LookupAll(request.wallets,
                      [&](std::span<const Interaction> found) { wallets.push_back(found); });
-  if (request.live != nullptr && ctx.options.explore) {
-    ctx.explore = true;
-    ctx.nonce = rng();
-    ctx.prior_lift = PriorCeilingLift(catalog, ctx.options);
-  }
+  ctx.explore = request.live != nullptr && ctx.options.explore;
   PersonProjects& person = ThreadPersonProjects();
   person.Build(wallets, catalog.project_id_limit);
   ctx.person = &person;

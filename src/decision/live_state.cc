@@ -6,16 +6,32 @@
 namespace adserver::decision {
 namespace {
 
-// The largest value a decision can give a CPC or CPA campaign / its catalog value (1 for CPM):
-// the learned rate / prior mean, or with exploration the posterior's cap / prior mean.
-double RateLift(const Campaign& c, const BudgetLedger::View& v, const DecisionOptions& o) {
-  if (c.pricing_model == PricingModel::kCpm || c.value_micros <= 0) return 1;
-  return ValueCeiling(c, v, o) / c.value_micros;
+bool Learned(const Campaign& c) {
+  return c.pricing_model != PricingModel::kCpm && c.bid_micros > 0 && c.value_micros > 0;
 }
 
-// After a click or conversion.
+// Greedy: the learned rate / prior mean of a CPC or CPA campaign (1 for CPM), an upper bound of
+// its value / catalog value until its next event.
+double RateLift(const Campaign& c, const BudgetLedger::View& v, const DecisionOptions& o) {
+  if (!Learned(c)) return 1;
+  return ExpectedValue(c, v, o) / c.value_micros;
+}
+
+// Exploration: a new draw from the campaign's posterior, as a lift of its catalog value.
+double DrawnLift(LiveState& state, const Campaign& c, const BudgetLedger::View& v) {
+  const RatePosterior p = PosteriorOf(c, v, state.options);
+  const double rate = SampleBeta(p.alpha, p.beta, DrawSeed(state.NextDraw(), c.id));
+  // Above 0: a lift of 0 means "none drawn".
+  return std::max(rate * static_cast<double>(c.bid_micros) / c.value_micros, 1e-12);
+}
+
+// After a click or conversion: greedy, the raised learned rate; exploring, a draw from the
+// raised posterior. Either only raises the ceiling (a lower value waits for the recompute).
 void NoteLift(LiveState& state, const Campaign& campaign, int64_t now) {
-  double lift = RateLift(campaign, state.Read(campaign.id, now), state.options);
+  const BudgetLedger::View v = state.Read(campaign.id, now);
+  double lift = state.options.explore && Learned(campaign) && state.HoldsLift(campaign.id)
+                    ? DrawnLift(state, campaign, v)
+                    : RateLift(campaign, v, state.options);
   state.RaiseLift(campaign.id, lift);
   state.NoteRateLift(lift);
 }
@@ -74,6 +90,19 @@ void LiveState::ResetLift(int64_t id, double before, double lift) {
 
 void RecomputeRateLift(LiveState& state, const Catalog& catalog, int64_t now) {
   for (const Campaign& c : catalog.campaigns) {
+    if (state.options.explore && Learned(c) && state.HoldsLift(c.id)) {
+      // A new draw. Higher than the current one: a raise (the walk order widens for it); lower:
+      // set unless a click's draw raised it meanwhile (that draw stays).
+      const double before = state.LoadLift(c.id);
+      const double drawn = DrawnLift(state, c, state.Read(c.id, now));
+      if (drawn > before) {
+        state.RaiseLift(c.id, drawn);
+      } else {
+        state.ResetLift(c.id, before, drawn);
+      }
+      state.NoteRateLift(drawn);
+      continue;
+    }
     // A click or conversion racing with this either raised the ceiling after `before` was
     // loaded (the compare-and-swap fails, the raise stays) or is in the counters read after
     // the swap (the second read raises the ceiling again); either way the ceiling ends at or

@@ -4,7 +4,6 @@
 // (budgets, pacing, predicted rates) and frequency caps. Owned by the serving process, shared
 // by every request; lock-free and thread-safe. Pure (time is passed in).
 
-#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <span>
@@ -29,6 +28,7 @@ struct LiveState {
         ledger(live_options.ledger_capacity),
         caps(live_options.frequency_capacity),
         lift_capacity_(live_options.lift_capacity),
+        draws_(live_options.draw_seed),
         lifts_(std::make_unique<std::atomic<double>[]>(live_options.lift_capacity)) {}
 
   // The value model and pacing tuning of every decision made with this state.
@@ -69,16 +69,17 @@ struct LiveState {
 
   // An upper bound of campaign `id`'s current lift (value ceiling / catalog value; 1 for CPM):
   // its own ceiling once one was recorded, else MaxRateLift. Lock-free.
-  double LiftCeiling(int64_t id) const { return LiftCeiling(id, 1); }
-  // The same, with at least `unrecorded` when none was recorded (with exploration, a new
-  // campaign's prior cap: PriorCeilingLift).
-  double LiftCeiling(int64_t id, double unrecorded) const {
-    if (id < 0 || static_cast<uint64_t>(id) >= lift_capacity_) {
-      return std::max(MaxRateLift(), unrecorded);
-    }
+  // With exploration, a CPC/CPA campaign's ceiling is its current draw (its value / catalog
+  // value): RecomputeRateLift redraws it, a click or conversion may raise it.
+  double LiftCeiling(int64_t id) const {
+    if (!HoldsLift(id)) return MaxRateLift();
     double lift = lifts_[id].load(std::memory_order_relaxed);
-    return lift > 0 ? lift : std::max(MaxRateLift(), unrecorded);
+    return lift > 0 ? lift : MaxRateLift();
   }
+  // True when campaign `id` has its own ceiling slot (id < LiveStateOptions::lift_capacity).
+  bool HoldsLift(int64_t id) const { return id >= 0 && static_cast<uint64_t>(id) < lift_capacity_; }
+  // A fresh draw counter (exploration's seeds: DrawSeed(NextDraw(), campaign id)).
+  uint64_t NextDraw() { return draws_.fetch_add(1, std::memory_order_relaxed); }
   // A click or conversion raised the campaign's lift to `lift` (atomic max: a concurrent
   // recompute cannot lower it below this). Widens the current walk order's slack when the
   // ceiling rises above the one the order was built with.
@@ -101,6 +102,7 @@ struct LiveState {
  private:
   std::atomic<double> max_rate_lift_{1.0};
   const uint64_t lift_capacity_;
+  std::atomic<uint64_t> draws_;
   std::unique_ptr<std::atomic<double>[]> lifts_;  // 0 = none recorded
   Published<WalkOrder> walk_order_;
 };

@@ -25,13 +25,11 @@ struct DecisionOptions {
   double cvr_prior_weight = 0;
   // Exploration (issue 36): CPC and CPA campaigns are valued at a draw from the Beta posterior
   // of their rate (Thompson sampling), so a campaign is tried in proportion to the chance that
-  // it is the best. false = the greedy rule: every campaign at its posterior mean. CPM campaigns
-  // keep their known value either way. Only with live state (learned rates).
+  // it is the best. Each campaign is redrawn at every recompute of the rate ceilings (after each
+  // counter flush, every second) and after each of its clicks or conversions. false = the greedy
+  // rule: every campaign at its posterior mean. CPM campaigns keep their known value either way.
+  // Only with live state (learned rates).
   bool explore = true;
-  // Draws are capped at the posterior mean + this many standard deviations (the auction bounds
-  // each campaign's value by the cap, so the pruned walk stays exact). Larger = fewer draws
-  // truncated, looser bounds.
-  double explore_cap_sigmas = 4;
   // Relevance multiplier = 1 + recency_weight * recency + projects_weight * (matched - 1);
   // both 0 (default) = neutral.
   double recency_weight = 0;
@@ -71,6 +69,10 @@ struct LiveStateOptions {
   // the auction pass over CPC/CPA campaigns whose learned rate fell below the default without
   // reading them; larger ids use the largest lift of any campaign.
   size_t lift_capacity = 1 << 18;
+  // First seed of exploration's draws (each draw takes the next one): the same seed and the
+  // same events give the same draws. Campaign ids at or beyond lift_capacity are not explored
+  // (valued at their posterior mean).
+  uint64_t draw_seed = 0x5EEDULL;
 };
 
 }  // namespace adserver::decision

@@ -75,9 +75,6 @@ RatePosterior PosteriorOf(const Campaign& c, const BudgetLedger::View& v,
   const auto failures = static_cast<double>(std::max<int64_t>(p.trials - p.successes, 0));
   p.alpha = successes + p.prior_mean * p.prior_weight;
   p.beta = failures + (1 - p.prior_mean) * p.prior_weight;
-  const double n = p.alpha + p.beta;
-  const double sd = n > 0 ? std::sqrt(p.alpha * p.beta / (n * n * (n + 1))) : 0;
-  p.cap = std::min(1.0, p.mean + std::max(0.0, o.explore_cap_sigmas) * sd);
   return p;
 }
 
@@ -89,30 +86,6 @@ double ExpectedValue(const Campaign& c, const BudgetLedger::View& v, const Decis
     return bid * SmoothedRate(v.clicks, v.impressions, prior_mean, CtrPriorWeight(o));
   }
   return bid * SmoothedRate(v.conversions, v.impressions, prior_mean, CvrPriorWeight(o));
-}
-
-double ValueCeiling(const Campaign& c, const BudgetLedger::View& v, const DecisionOptions& o) {
-  if (!o.explore || c.pricing_model == PricingModel::kCpm || c.bid_micros <= 0) {
-    return ExpectedValue(c, v, o);
-  }
-  const RatePosterior p = PosteriorOf(c, v, o);
-  return std::max(static_cast<double>(c.bid_micros) * p.cap, ExpectedValue(c, v, o));
-}
-
-double PriorCeilingLift(double prior_mean, double prior_weight, const DecisionOptions& o) {
-  if (!o.explore || !(prior_mean > 0)) return 1;
-  const double m = std::min(prior_mean, 1.0);
-  const double w = std::max(0.0, prior_weight);
-  // The cap of Beta(m w, (1 - m) w): mean m, variance m (1 - m) / (w + 1).
-  const double cap =
-      std::min(1.0, m + std::max(0.0, o.explore_cap_sigmas) * std::sqrt(m * (1 - m) / (w + 1)));
-  // Rounded up a little: PosteriorOf computes the same cap in another order.
-  return std::max(1.0, cap / m * (1 + 1e-12));
-}
-
-double PriorCeilingLift(const Catalog& catalog, const DecisionOptions& o) {
-  return std::max(PriorCeilingLift(catalog.min_cpc_prior, CtrPriorWeight(o), o),
-                  PriorCeilingLift(catalog.min_cpa_prior, CvrPriorWeight(o), o));
 }
 
 double SampleBeta(double alpha, double beta, uint64_t seed) {

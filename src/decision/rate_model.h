@@ -1,9 +1,9 @@
 #pragma once
 
 // What a campaign is worth per impression (issue 36): the Beta posterior of its click rate
-// (CPC) or conversion rate (CPA) from its counters, its mean (the greedy value) and a draw from
-// it (Thompson sampling). Pure: randomness comes in as a seed; the same seed gives the same
-// draw, whichever order campaigns are evaluated in.
+// (CPC) or conversion rate (CPA) from its counters, its mean (the greedy value) and draws from
+// it (Thompson sampling; LiveState keeps each campaign's current draw). Pure: randomness comes
+// in as a seed, and the same seed gives the same draw.
 
 #include <cstdint>
 
@@ -28,9 +28,6 @@ struct RatePosterior {
   double alpha = 0;
   double beta = 0;
   double mean = 0;  // the greedy rate (SmoothedRate)
-  // The largest rate a draw can take: mean + DecisionOptions::explore_cap_sigmas standard
-  // deviations (at most 1). The auction's bounds rely on no draw exceeding it.
-  double cap = 0;
 };
 
 RatePosterior PosteriorOf(const Campaign& campaign, const BudgetLedger::View& counters,
@@ -41,18 +38,6 @@ RatePosterior PosteriorOf(const Campaign& campaign, const BudgetLedger::View& co
 // `counters` with the catalog's default rate (value_micros / bid) as prior mean.
 double ExpectedValue(const Campaign& campaign, const BudgetLedger::View& counters,
                      const DecisionOptions& options);
-
-// The largest value a decision can give `campaign` with these counters: ExpectedValue when
-// exploration is off or the campaign is CPM, else bid x the posterior's cap. The auction prunes
-// with it (LiveState lift ceilings).
-double ValueCeiling(const Campaign& campaign, const BudgetLedger::View& counters,
-                    const DecisionOptions& options);
-
-// The ceiling lift (cap / prior mean) of a campaign without counters whose prior mean is
-// `prior_mean` (0 = none: 1), with exploration on; the largest over the catalog's CPC and CPA
-// priors bounds campaigns whose lift ceiling is not recorded yet.
-double PriorCeilingLift(double prior_mean, double prior_weight, const DecisionOptions& options);
-double PriorCeilingLift(const Catalog& catalog, const DecisionOptions& options);
 
 // One draw from Beta(alpha, beta) (both > 0) determined by `seed`: Marsaglia-Tsang Gamma
 // draws on a SplitMix64 stream. Allocation-free, about 100 ns.

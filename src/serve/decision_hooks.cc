@@ -89,8 +89,6 @@ std::string ExplanationJson(const decision::Explanation& e, bool all, bool value
       out += c.sampled ? ",\"sampled\":true" : ",\"sampled\":false";
       out += ",\"rate\":{\"mean\":";
       AppendNumber(out, c.rate.mean);
-      out += ",\"cap\":";
-      AppendNumber(out, c.rate.cap);
       out += ",\"priorMean\":";
       AppendNumber(out, c.rate.prior_mean);
       out += ",\"priorWeight\":";

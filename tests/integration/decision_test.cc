@@ -122,35 +122,43 @@ TEST_F(DecisionTest, ExplorationValuesACpcCampaignAtADrawAndExplainsIt) {
                 .status,
             201);
   HttpClient client = f_.Client();
-  std::map<std::string, int> wins;
+  int cpc_wins = 0;
   std::set<double> draws;
-  for (int i = 0; i < 60; ++i) {
+  // The draws are renewed after each counter flush (every second): serve for up to 5 s.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (draws.size() < 2 && std::chrono::steady_clock::now() < deadline) {
     HttpResult r = PostAd(
         client, f_.keys.open_live, f_.wallets.uniswap,
         {{"X-Adserver-Explain", "1"}, {"Authorization", "Bearer " + f_.server().admin_token()}});
     ASSERT_EQ(r.status, 200) << r.body;
     json e = json::parse(*HeaderOf(r, "X-Adserver-Explain"));
-    ++wins[e["winner"]["campaignId"].get<std::string>()];
+    const bool won = e["winner"]["campaignId"] == cpc;
     for (const json& c : e["candidates"]) {
       if (c["campaignId"] != cpc) {
         EXPECT_FALSE(c.contains("sampled")) << c.dump();  // CPM: its known value
         continue;
       }
-      ASSERT_EQ(c["sampled"], true) << c.dump();
       const json& rate = c["rate"];
       EXPECT_EQ(rate["priorMean"], 0.01);
       EXPECT_EQ(rate["priorWeight"], 50);
       EXPECT_EQ(rate["events"], 0);
-      EXPECT_EQ(rate["impressions"], wins[cpc] - (e["winner"]["campaignId"] == cpc ? 1 : 0));
+      // Each impression counts at once (this one after the answer).
+      EXPECT_EQ(rate["impressions"], cpc_wins);
       // The explanation rounds its numbers (a few significant digits).
-      EXPECT_LE(c["valueMicros"].get<double>(), 800'000 * rate["cap"].get<double>() * 1.001);
       EXPECT_NEAR(c["meanValueMicros"].get<double>(), 800'000 * rate["mean"].get<double>(), 1);
-      draws.insert(c["valueMicros"].get<double>());
+      EXPECT_GT(c["valueMicros"].get<double>(), 0);
+      ASSERT_TRUE(c["sampled"].is_boolean()) << c.dump();
+      if (c["sampled"]) {
+        draws.insert(c["valueMicros"].get<double>());
+      } else {
+        // New in the catalog and not drawn yet (until the next recompute): its mean.
+        EXPECT_EQ(c["valueMicros"], c["meanValueMicros"]);
+      }
     }
+    cpc_wins += won;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  EXPECT_GT(wins[cpc], 0);
-  EXPECT_GT(wins[std::to_string(f_.aave_campaign)], 0);
-  EXPECT_GT(draws.size(), 50u);  // a new draw each decision
+  EXPECT_EQ(draws.size(), 2u);  // drawn, then drawn again by the next recompute
 }
 
 TEST_F(DecisionTest, ExplainHeaderOnlyForTestKeysOrWithTheAdminToken) {

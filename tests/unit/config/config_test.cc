@@ -289,12 +289,11 @@ TEST(ConfigTest, DecisionSectionTurnsExplorationOffAndSetsPriors) {
   EXPECT_EQ(decision::CtrPriorWeight(defaults->decision), decision::kExploreCtrPriorWeight);
   testing::TempDir dir;
   Result<Config> c = LoadConfig(WriteFile(dir,
-                                          "[decision]\nexplore = false\nexplore_cap_sigmas = 5\n"
+                                          "[decision]\nexplore = false\n"
                                           "ctr_prior_weight = 200\n"),
                                 {});
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_FALSE(c->decision.explore);
-  EXPECT_EQ(c->decision.explore_cap_sigmas, 5);
   EXPECT_EQ(decision::CtrPriorWeight(c->decision), 200);
   // Greedy without a set weight: the weight of the rule before exploration.
   EXPECT_EQ(decision::CvrPriorWeight(c->decision), decision::kGreedyCvrPriorWeight);
@@ -303,14 +302,12 @@ TEST(ConfigTest, DecisionSectionTurnsExplorationOffAndSetsPriors) {
   Result<Config> types = LoadConfig(WriteFile(dir, "[decision]\nexplore = 1\nhalf_life = 3\n"), {});
   ASSERT_FALSE(types.ok());
   EXPECT_EQ(FieldsOf(types.status()), "decision.half_life;decision.explore;");
-  Result<Config> ranges =
-      LoadConfig(WriteFile(dir,
-                           "[decision]\nexplore_cap_sigmas = 0.5\nctr_prior_weight = 0.5\n"
-                           "cvr_prior_weight = -3\n"),
-                 {});
+  Result<Config> ranges = LoadConfig(WriteFile(dir,
+                                               "[decision]\nctr_prior_weight = 0.5\n"
+                                               "cvr_prior_weight = -3\n"),
+                                     {});
   ASSERT_TRUE(ranges.ok()) << ranges.status().ToString();
-  EXPECT_EQ(FieldsOf(Validate(*ranges)),
-            "decision.explore_cap_sigmas;decision.ctr_prior_weight;decision.cvr_prior_weight;");
+  EXPECT_EQ(FieldsOf(Validate(*ranges)), "decision.ctr_prior_weight;decision.cvr_prior_weight;");
 }
 
 TEST(ConfigTest, ClusterModeNeedsBothUrlsAndNamesTheMissingOne) {

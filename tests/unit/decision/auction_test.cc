@@ -5,6 +5,7 @@
 
 #include <map>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -86,10 +87,7 @@ class AuctionTest : public ::testing::Test {
       }
       const int64_t now = kNow + round * time_step;
       Explanation e;
-      // The same generator state for both passes: the same exploration draws.
-      const Rng before = rng_;
       auto exhaustive = DecideFor(wallets, now, std::nullopt, &e);
-      rng_ = before;
       auto pruned = DecideFor(wallets, now);
       EXPECT_EQ(exhaustive.has_value(), pruned.has_value()) << "round " << round;
       if (!pruned || !exhaustive) continue;
@@ -397,20 +395,24 @@ TEST_F(AuctionTest, LearnedClickRateCanLiftACpcCampaignAboveTheStaticOrder) {
 
 TEST_F(AuctionTest, ExplorationTriesACampaignWhosePriorLooksWorseAndGreedyNever) {
   // Issue 36: the CPC campaign's prior values it at a third of the CPM campaign's. Valued at a
-  // draw from its posterior it wins now and then; valued at its mean, never. Both runs decide
-  // the same requests with the same generator seed.
+  // draw from its posterior (redrawn by each recompute, as `serve` does every second) it wins
+  // now and then; valued at its mean, never.
   AddCpmAboveCpc();
   Finish();
   int explored = 0;
-  for (int i = 0; i < 2000; ++i) explored += DecideFor({Wallet(1)})->campaign->id == 2;
+  for (int tick = 0; tick < 2000; ++tick) {
+    RecomputeRateLift(live_, t_.catalog, kNow);
+    explored += DecideFor({Wallet(1)})->campaign->id == 2;
+  }
   EXPECT_GT(explored, 0);
-  EXPECT_LT(explored, 1000);  // the CPM campaign still wins most: 0.3 is far below its cap
+  EXPECT_LT(explored, 1000);  // the CPM campaign still wins most
 
   LiveState greedy(LiveStateOptions{.ledger_capacity = 64, .frequency_capacity = 64},
                    DecisionOptions{.explore = false});
   Rng rng(1);
   int greedy_tries = 0;
-  for (int i = 0; i < 2000; ++i) {
+  for (int tick = 0; tick < 2000; ++tick) {
+    RecomputeRateLift(greedy, t_.catalog, kNow);
     const std::vector<Address> wallets{Wallet(1)};
     DecisionRequest request{.wallets = wallets,
                             .publisher = &t_.catalog.publishers[0],
@@ -421,11 +423,34 @@ TEST_F(AuctionTest, ExplorationTriesACampaignWhosePriorLooksWorseAndGreedyNever)
   EXPECT_EQ(greedy_tries, 0);
 }
 
+TEST_F(AuctionTest, ADrawHoldsUntilTheNextRecomputeAndAClickCanOnlyRaiseIt) {
+  AddCpmAboveCpc();
+  Finish();
+  RecomputeRateLift(live_, t_.catalog, kNow);
+  const double drawn = live_.LoadLift(2);
+  ASSERT_GT(drawn, 0);
+  Explanation first;
+  Explanation second;
+  DecideFor({Wallet(1)}, kNow, std::nullopt, &first);
+  DecideFor({Wallet(1)}, kNow, std::nullopt, &second);
+  EXPECT_EQ(first.candidates[1].value_micros, second.candidates[1].value_micros);
+  EXPECT_DOUBLE_EQ(first.candidates[1].value_micros, 1000 * drawn);
+  RecordClick(live_, CampaignById(2), kNow);
+  EXPECT_GE(live_.LoadLift(2), drawn);
+  std::set<double> draws;
+  for (int tick = 0; tick < 20; ++tick) {
+    RecomputeRateLift(live_, t_.catalog, kNow);
+    draws.insert(live_.LoadLift(2));
+  }
+  EXPECT_GT(draws.size(), 15u);
+}
+
 TEST_F(AuctionTest, ExplainShowsTheDrawTheMeanAndThePosterior) {
   AddCpmAboveCpc();
   Finish();
   for (int i = 0; i < 400; ++i) live_.ledger.RecordImpression(2, 0, kNow);
   for (int i = 0; i < 6; ++i) RecordClick(live_, CampaignById(2), kNow);
+  RecomputeRateLift(live_, t_.catalog, kNow);
   Explanation e;
   DecideFor({Wallet(1)}, kNow, std::nullopt, &e);
   ASSERT_EQ(e.candidates.size(), 2u);
@@ -435,7 +460,7 @@ TEST_F(AuctionTest, ExplainShowsTheDrawTheMeanAndThePosterior) {
   EXPECT_EQ(cpc.rate.trials, 400);
   EXPECT_EQ(cpc.rate.successes, 6);
   EXPECT_DOUBLE_EQ(cpc.mean_value_micros, 100'000 * cpc.rate.mean);
-  EXPECT_LE(cpc.value_micros, 100'000 * cpc.rate.cap);
+  EXPECT_DOUBLE_EQ(cpc.value_micros, 1000 * live_.LoadLift(2));
   EXPECT_NE(cpc.value_micros, cpc.mean_value_micros);
   EXPECT_FALSE(e.candidates[0].sampled);  // CPM: its known value
   EXPECT_DOUBLE_EQ(e.candidates[0].value_micros, 3000);

@@ -1,5 +1,5 @@
-// The rate model of issue 36: Beta posteriors of CPC/CPA rates, their caps, and the Thompson
-// draws the auction values campaigns with.
+// The rate model of issue 36: Beta posteriors of CPC/CPA rates and the Thompson draws the
+// auction values campaigns with.
 
 #include "decision/rate_model.h"
 
@@ -66,9 +66,6 @@ TEST(RateModelTest, PosteriorOfACpcCampaignIsItsPriorPlusItsCounts) {
   EXPECT_DOUBLE_EQ(fresh.alpha, 0.5);
   EXPECT_DOUBLE_EQ(fresh.beta, 49.5);
   EXPECT_DOUBLE_EQ(fresh.mean, 0.01);
-  // mean + 4 standard deviations of Beta(0.5, 49.5).
-  EXPECT_NEAR(fresh.cap, 0.01 + 4 * std::sqrt(0.01 * 0.99 / 51), 1e-12);
-  EXPECT_NEAR(PriorCeilingLift(0.01, kExploreCtrPriorWeight, explore), fresh.cap / 0.01, 1e-9);
 
   RatePosterior seen = PosteriorOf(
       c, {.tracked = true, .impressions = 1000, .clicks = 30, .conversions = 2}, explore);
@@ -77,38 +74,18 @@ TEST(RateModelTest, PosteriorOfACpcCampaignIsItsPriorPlusItsCounts) {
   EXPECT_DOUBLE_EQ(seen.mean, 30.5 / 1050);
   EXPECT_DOUBLE_EQ(ExpectedValue(c, {.tracked = true, .impressions = 1000, .clicks = 30}, explore),
                    1'000'000 * 30.5 / 1050);
-  EXPECT_DOUBLE_EQ(ValueCeiling(c, {.tracked = true, .impressions = 1000, .clicks = 30}, explore),
-                   1'000'000 * seen.cap);
 
-  // Greedy: the weight of the rule before exploration, and the ceiling is the mean.
+  // Greedy: the weight of the rule before exploration.
   DecisionOptions greedy{.explore = false};
   EXPECT_DOUBLE_EQ(PosteriorOf(c, {.tracked = true}, greedy).prior_weight, 1000);
-  EXPECT_DOUBLE_EQ(ValueCeiling(c, {.tracked = true, .impressions = 1000, .clicks = 30}, greedy),
+  EXPECT_DOUBLE_EQ(ExpectedValue(c, {.tracked = true, .impressions = 1000, .clicks = 30}, greedy),
                    1'000'000 * 40.0 / 2000);
-  EXPECT_DOUBLE_EQ(PriorCeilingLift(0.01, 1000, greedy), 1);
 
   // CPM campaigns have no rate to learn.
   Campaign cpm;
   cpm.value_micros = 3000;
   EXPECT_FALSE(PosteriorOf(cpm, {.tracked = true}, explore).learned);
-  EXPECT_DOUBLE_EQ(ValueCeiling(cpm, {.tracked = true}, explore), 3000);
-}
-
-TEST(RateModelTest, MoreImpressionsWithoutEventsOnlyLowerTheCap) {
-  // The lift ceilings are lowered only by a recompute and raised at once by an event: that is
-  // exact only if impressions alone never raise the cap.
-  Campaign c;
-  c.pricing_model = PricingModel::kCpa;
-  c.bid_micros = 10'000'000;
-  c.value_micros = 10'000;  // 0.1 %
-  DecisionOptions o;
-  double previous = 2;
-  for (int64_t impressions : {1, 10, 100, 1000, 10'000, 100'000}) {
-    const double cap =
-        PosteriorOf(c, {.tracked = true, .impressions = impressions, .conversions = 1}, o).cap;
-    EXPECT_LT(cap, previous) << impressions;
-    previous = cap;
-  }
+  EXPECT_DOUBLE_EQ(ExpectedValue(cpm, {.tracked = true}, explore), 3000);
 }
 
 }  // namespace

@@ -238,12 +238,11 @@ TEST(ExplainScopeTest, TestKeysSeeRulesAndTheOperatorSeesValues) {
                   .prior_weight = 50,
                   .successes = 3,
                   .trials = 200,
-                  .mean = 0.014,
-                  .cap = 0.05};
+                  .mean = 0.014};
   e.candidates = {sampled};
   operator_view = ExplanationJson(e, false, true);
   EXPECT_NE(operator_view.find(R"("valueMicros":1500,"meanValueMicros":1000,"sampled":true,)"
-                               R"("rate":{"mean":0.014,"cap":0.05,"priorMean":0.01,)"
+                               R"("rate":{"mean":0.014,"priorMean":0.01,)"
                                R"("priorWeight":50,"events":3,"impressions":200})"),
             std::string::npos)
       << operator_view;

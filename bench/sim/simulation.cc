@@ -8,6 +8,7 @@
 #include <queue>
 #include <random>
 #include <sstream>
+#include <tuple>
 #include <utility>
 
 #include "common/clock.h"
@@ -125,6 +126,11 @@ decision::Catalog BuildCatalog(const Scenario& s) {
                      : sc.model == Model::kCpc ? static_cast<double>(c.bid_micros) * s.default_ctr
                                                : static_cast<double>(c.bid_micros) * s.default_cvr;
     c.target_projects = {kProject};
+    // A CPA campaign's conversions count within a window covering the scenario's delays.
+    if (sc.model == Model::kCpa) {
+      c.conversion = decision::ConversionRule{
+          .window_days = static_cast<int32_t>(std::ceil(std::max(1.0, sc.delay_max_days)))};
+    }
     catalog.campaigns.push_back(std::move(c));
     decision::Ad ad;
     ad.id = sc.id;
@@ -165,11 +171,13 @@ Result<Scenario> ParseScenario(const std::string& text) {
   ADS_ASSIGN_OR_RETURN(s.days, NumberAt(j, "days", "days", 1.0 / 24, 3650, 1.0));
   ADS_ASSIGN_OR_RETURN(s.default_ctr, NumberAt(j, "defaultCtr", "defaultCtr", 1e-9, 1, 0.01));
   ADS_ASSIGN_OR_RETURN(s.default_cvr, NumberAt(j, "defaultCvr", "defaultCvr", 1e-9, 1, 0.001));
-  for (auto [key, out] : {std::pair{"ctrPriorWeight", &s.ctr_prior_weight},
-                          std::pair{"cvrPriorWeight", &s.cvr_prior_weight}}) {
+  for (auto [key, out, lo] : {std::tuple{"ctrPriorWeight", &s.ctr_prior_weight, 1.0},
+                              std::tuple{"cvrPriorWeight", &s.cvr_prior_weight, 1.0},
+                              std::tuple{"halfLifeImpressions", &s.half_life_impressions, 0.0},
+                              std::tuple{"conversionDelayDays", &s.conversion_delay_days, 0.0}}) {
     if (!j.contains(key)) continue;
-    ADS_ASSIGN_OR_RETURN(double weight, NumberAt(j, key, key, 1, 1e9, std::nullopt));
-    *out = weight;
+    ADS_ASSIGN_OR_RETURN(double value, NumberAt(j, key, key, lo, 1e9, std::nullopt));
+    *out = value;
   }
   ADS_ASSIGN_OR_RETURN(s.guard, NumberAt(j, "guard", "guard", 0, 1, 0.0));
   auto campaigns = j.find("campaigns");
@@ -209,6 +217,8 @@ RunResult Run(const Scenario& s, const Policy& policy, uint64_t seed) {
   options.explore = policy.explore;
   if (s.ctr_prior_weight) options.ctr_prior_weight = *s.ctr_prior_weight;
   if (s.cvr_prior_weight) options.cvr_prior_weight = *s.cvr_prior_weight;
+  if (s.half_life_impressions) options.half_life_impressions = *s.half_life_impressions;
+  if (s.conversion_delay_days) options.conversion_delay_days = *s.conversion_delay_days;
   decision::LiveState live(
       decision::LiveStateOptions{.ledger_capacity = 1024, .frequency_capacity = 1024}, options);
   decision::Rng engine_rng(seed);

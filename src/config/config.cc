@@ -402,7 +402,10 @@ void ApplyFile(const toml::table& root, Config& c, std::vector<FieldError>& erro
     ReadDouble(*s, "snapshots", "default_cvr", c.snapshots.catalog.default_cvr, errors);
   }
   if (const toml::table* d = Section(root, "decision", errors)) {
-    CheckKnownKeys(*d, "decision", {"explore", "ctr_prior_weight", "cvr_prior_weight"}, errors);
+    CheckKnownKeys(*d, "decision",
+                   {"explore", "ctr_prior_weight", "cvr_prior_weight", "half_life_impressions",
+                    "conversion_delay_days"},
+                   errors);
     if (const toml::node* n = d->get("explore")) {
       if (const toml::value<bool>* v = n->as_boolean()) {
         c.decision.explore = v->get();
@@ -410,6 +413,8 @@ void ApplyFile(const toml::table& root, Config& c, std::vector<FieldError>& erro
         errors.push_back({"decision.explore", "must be true or false"});
       }
     }
+    ReadDouble(*d, "decision", "half_life_impressions", c.decision.half_life_impressions, errors);
+    ReadDouble(*d, "decision", "conversion_delay_days", c.decision.conversion_delay_days, errors);
     ReadDouble(*d, "decision", "ctr_prior_weight", c.decision.ctr_prior_weight, errors);
     ReadDouble(*d, "decision", "cvr_prior_weight", c.decision.cvr_prior_weight, errors);
   }
@@ -715,6 +720,15 @@ Status Validate(const Config& c) {
   for (auto [name, rate] : {std::pair{"snapshots.default_ctr", c.snapshots.catalog.default_ctr},
                             std::pair{"snapshots.default_cvr", c.snapshots.catalog.default_cvr}}) {
     if (!(rate > 0 && rate <= 1)) errors.push_back({name, "must be in (0, 1]"});
+  }
+  if (!(c.decision.half_life_impressions == 0 ||
+        (c.decision.half_life_impressions >= 10 && c.decision.half_life_impressions <= 1e9))) {
+    errors.push_back(
+        {"decision.half_life_impressions", "must be 0 (never forget) or 10 to 1000000000"});
+  }
+  if (!(c.decision.conversion_delay_days >= 0 && c.decision.conversion_delay_days <= 365)) {
+    errors.push_back(
+        {"decision.conversion_delay_days", "must be 0 (a quarter of the window) to 365"});
   }
   for (auto [name, weight] :
        {std::pair{"decision.ctr_prior_weight", c.decision.ctr_prior_weight},

@@ -331,13 +331,18 @@ double PacingOf(const Campaign& c, const BudgetLedger::View& v, const Context& c
 bool ValueOf(const Campaign& c, const BudgetLedger::View& counters, const Context& ctx,
              double cutoff, CandidateExplanation& e) {
   const bool learned = c.pricing_model != PricingModel::kCpm && c.bid_micros > 0;
-  if (learned && ctx.request.explain != nullptr) e.rate = PosteriorOf(c, counters, ctx.options);
   const double drawn = ctx.explore && learned ? ctx.request.live->LoadLift(c.id) : 0;
+  if (learned && ctx.request.explain != nullptr) {
+    // The posterior the value comes from: exploring, of the effective counts of the last draw.
+    const std::optional<RateCounts> effective =
+        drawn > 0 ? ctx.request.live->rates.Published(c.id) : std::nullopt;
+    e.rate = effective ? PosteriorFrom(c, effective->successes, effective->trials, ctx.options)
+                       : PosteriorOf(c, counters, ctx.options);
+  }
   if (drawn > 0) {
     e.sampled = true;
     e.value_micros = c.value_micros * drawn;
-    if (ctx.request.explain != nullptr)
-      e.mean_value_micros = ExpectedValue(c, counters, ctx.options);
+    e.mean_value_micros = static_cast<double>(c.bid_micros) * e.rate.mean;  // explain only
   } else {
     // Greedy, CPM, or a campaign not drawn yet (new in this catalog until the next recompute,
     // or an id beyond LiveStateOptions::lift_capacity): its posterior mean.

@@ -17,21 +17,21 @@ double RateLift(const Campaign& c, const BudgetLedger::View& v, const DecisionOp
   return ExpectedValue(c, v, o) / c.value_micros;
 }
 
-// Exploration: a new draw from the campaign's posterior, as a lift of its catalog value.
-double DrawnLift(LiveState& state, const Campaign& c, const BudgetLedger::View& v) {
-  const RatePosterior p = PosteriorOf(c, v, state.options);
+// Exploration: a new draw from the posterior of the campaign's effective counts, as a lift of
+// its catalog value.
+double DrawnLift(LiveState& state, const Campaign& c, const RateCounts& counts) {
+  const RatePosterior p = PosteriorFrom(c, counts.successes, counts.trials, state.options);
   const double rate = SampleBeta(p.alpha, p.beta, DrawSeed(state.NextDraw(), c.id));
   // Above 0: a lift of 0 means "none drawn".
   return std::max(rate * static_cast<double>(c.bid_micros) / c.value_micros, 1e-12);
 }
 
-// After a click or conversion: greedy, the raised learned rate; exploring, a draw from the
-// raised posterior. Either only raises the ceiling (a lower value waits for the recompute).
+// After a click or conversion, greedy: the learned rate rose, and the ceiling with it at once.
+// Exploring, the campaign keeps its draw until the next recompute draws from counts that
+// include the event.
 void NoteLift(LiveState& state, const Campaign& campaign, int64_t now) {
-  const BudgetLedger::View v = state.Read(campaign.id, now);
-  double lift = state.options.explore && Learned(campaign) && state.HoldsLift(campaign.id)
-                    ? DrawnLift(state, campaign, v)
-                    : RateLift(campaign, v, state.options);
+  if (state.options.explore && Learned(campaign) && state.HoldsLift(campaign.id)) return;
+  const double lift = RateLift(campaign, state.Read(campaign.id, now), state.options);
   state.RaiseLift(campaign.id, lift);
   state.NoteRateLift(lift);
 }
@@ -92,9 +92,10 @@ void RecomputeRateLift(LiveState& state, const Catalog& catalog, int64_t now) {
   for (const Campaign& c : catalog.campaigns) {
     if (state.options.explore && Learned(c) && state.HoldsLift(c.id)) {
       // A new draw. Higher than the current one: a raise (the walk order widens for it); lower:
-      // set unless a click's draw raised it meanwhile (that draw stays).
+      // set unless a raise happened meanwhile.
       const double before = state.LoadLift(c.id);
-      const double drawn = DrawnLift(state, c, state.Read(c.id, now));
+      const double drawn =
+          DrawnLift(state, c, state.rates.Update(c, state.Read(c.id, now), now, state.options));
       if (drawn > before) {
         state.RaiseLift(c.id, drawn);
       } else {

@@ -16,6 +16,7 @@
 #include "decision/frequency_caps.h"
 #include "decision/options.h"
 #include "decision/rate_model.h"
+#include "decision/rate_tracker.h"
 #include "decision/shared_caps.h"
 #include "decision/walk_order.h"
 
@@ -27,6 +28,7 @@ struct LiveState {
       : options(decision_options),
         ledger(live_options.ledger_capacity),
         caps(live_options.frequency_capacity),
+        rates(live_options.lift_capacity),
         lift_capacity_(live_options.lift_capacity),
         draws_(live_options.draw_seed),
         lifts_(std::make_unique<std::atomic<double>[]>(live_options.lift_capacity)) {}
@@ -35,6 +37,8 @@ struct LiveState {
   const DecisionOptions options;
   BudgetLedger ledger;
   FrequencyCaps caps;
+  // Exploration's effective counts (forgotten, matured), kept by RecomputeRateLift.
+  RateTracker rates;
 
   // Cluster mode (issue 17), set before serving and never changed; null in the embedded
   // default. `leases`: this node's share of every total budget (an impression spends from it

@@ -30,6 +30,14 @@ struct DecisionOptions {
   // rule: every campaign at its posterior mean. CPM campaigns keep their known value either way.
   // Only with live state (learned rates).
   bool explore = true;
+  // Forgetting (issue 36, exploration only): the clicks, conversions and impressions a CPC/CPA
+  // campaign's draw comes from decay by half over this many of its impressions, so a campaign
+  // whose rate falls (or recovers) is re-learned within a few of them. 0 = never forget.
+  double half_life_impressions = 1500;
+  // Late conversions (issue 36, exploration only): a CPA impression counts towards the
+  // conversion rate as its conversion opportunity matures, 1 - e^(-age / this delay). 0 = a
+  // quarter of the campaign's conversion window (3.5 days for the default 14).
+  double conversion_delay_days = 0;
   // Relevance multiplier = 1 + recency_weight * recency + projects_weight * (matched - 1);
   // both 0 (default) = neutral.
   double recency_weight = 0;
@@ -73,6 +81,8 @@ struct LiveStateOptions {
   // same events give the same draws. Campaign ids at or beyond lift_capacity are not explored
   // (valued at their posterior mean).
   uint64_t draw_seed = 0x5EEDULL;
+  // (lift_capacity also sizes the effective counts exploration publishes for explain: 16 more
+  // bytes per id.)
 };
 
 }  // namespace adserver::decision

@@ -59,23 +59,29 @@ double SmoothedRate(int64_t successes, int64_t trials, double prior_mean, double
   return (static_cast<double>(successes) + prior_mean * prior_weight) / denominator;
 }
 
-RatePosterior PosteriorOf(const Campaign& c, const BudgetLedger::View& v,
-                          const DecisionOptions& o) {
+RatePosterior PosteriorFrom(const Campaign& c, double successes, double trials,
+                            const DecisionOptions& o) {
   RatePosterior p;
   if (c.pricing_model == PricingModel::kCpm || c.bid_micros <= 0) return p;
   p.learned = true;
   // The catalog valued the bid at the default rate: that rate is the prior mean.
   p.prior_mean = std::clamp(c.value_micros / static_cast<double>(c.bid_micros), 0.0, 1.0);
-  const bool cpc = c.pricing_model == PricingModel::kCpc;
-  p.prior_weight = cpc ? CtrPriorWeight(o) : CvrPriorWeight(o);
-  p.successes = cpc ? v.clicks : v.conversions;
-  p.trials = v.impressions;
-  p.mean = SmoothedRate(p.successes, p.trials, p.prior_mean, p.prior_weight);
-  const auto successes = static_cast<double>(std::max<int64_t>(p.successes, 0));
-  const auto failures = static_cast<double>(std::max<int64_t>(p.trials - p.successes, 0));
-  p.alpha = successes + p.prior_mean * p.prior_weight;
-  p.beta = failures + (1 - p.prior_mean) * p.prior_weight;
+  p.prior_weight = c.pricing_model == PricingModel::kCpc ? CtrPriorWeight(o) : CvrPriorWeight(o);
+  p.successes = successes;
+  p.trials = trials;
+  const double denominator = trials + p.prior_weight;
+  p.mean =
+      denominator > 0 ? (successes + p.prior_mean * p.prior_weight) / denominator : p.prior_mean;
+  p.alpha = std::max(successes, 0.0) + p.prior_mean * p.prior_weight;
+  p.beta = std::max(trials - successes, 0.0) + (1 - p.prior_mean) * p.prior_weight;
   return p;
+}
+
+RatePosterior PosteriorOf(const Campaign& c, const BudgetLedger::View& v,
+                          const DecisionOptions& o) {
+  const bool cpc = c.pricing_model == PricingModel::kCpc;
+  return PosteriorFrom(c, static_cast<double>(cpc ? v.clicks : v.conversions),
+                       static_cast<double>(v.impressions), o);
 }
 
 double ExpectedValue(const Campaign& c, const BudgetLedger::View& v, const DecisionOptions& o) {

@@ -23,8 +23,10 @@ struct RatePosterior {
   bool learned = false;     // false: a CPM campaign (or no bid); the value is its catalog value
   double prior_mean = 0;    // the catalog's default rate (value_micros / bid)
   double prior_weight = 0;  // in pseudo-impressions
-  int64_t successes = 0;    // clicks (CPC) or conversions (CPA)
-  int64_t trials = 0;       // impressions
+  // Clicks (CPC) or conversions (CPA) and impressions: the counters, or with exploration the
+  // effective counts (forgotten, matured: RateTracker).
+  double successes = 0;
+  double trials = 0;
   double alpha = 0;
   double beta = 0;
   double mean = 0;  // the greedy rate (SmoothedRate)
@@ -32,6 +34,9 @@ struct RatePosterior {
 
 RatePosterior PosteriorOf(const Campaign& campaign, const BudgetLedger::View& counters,
                           const DecisionOptions& options);
+// The same from effective counts (RateTracker).
+RatePosterior PosteriorFrom(const Campaign& campaign, double successes, double trials,
+                            const DecisionOptions& options);
 
 // Expected value of one impression of `campaign` in micros: CPM bid / 1000, CPC bid x
 // predicted click rate, CPA bid x predicted conversion rate. Rates are Beta-smoothed from

@@ -93,8 +93,11 @@ std::string ExplanationJson(const decision::Explanation& e, bool all, bool value
       AppendNumber(out, c.rate.prior_mean);
       out += ",\"priorWeight\":";
       AppendNumber(out, c.rate.prior_weight);
-      out += ",\"events\":" + std::to_string(c.rate.successes);
-      out += ",\"impressions\":" + std::to_string(c.rate.trials) + '}';
+      out += ",\"events\":";
+      AppendNumber(out, c.rate.successes);
+      out += ",\"impressions\":";
+      AppendNumber(out, c.rate.trials);
+      out += '}';
     }
     out += ",\"relevance\":";
     AppendNumber(out, c.relevance);

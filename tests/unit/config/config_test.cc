@@ -290,10 +290,13 @@ TEST(ConfigTest, DecisionSectionTurnsExplorationOffAndSetsPriors) {
   testing::TempDir dir;
   Result<Config> c = LoadConfig(WriteFile(dir,
                                           "[decision]\nexplore = false\n"
-                                          "ctr_prior_weight = 200\n"),
+                                          "ctr_prior_weight = 200\nhalf_life_impressions = 0\n"
+                                          "conversion_delay_days = 2.5\n"),
                                 {});
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_FALSE(c->decision.explore);
+  EXPECT_EQ(c->decision.half_life_impressions, 0);
+  EXPECT_EQ(c->decision.conversion_delay_days, 2.5);
   EXPECT_EQ(decision::CtrPriorWeight(c->decision), 200);
   // Greedy without a set weight: the weight of the rule before exploration.
   EXPECT_EQ(decision::CvrPriorWeight(c->decision), decision::kGreedyCvrPriorWeight);
@@ -304,10 +307,14 @@ TEST(ConfigTest, DecisionSectionTurnsExplorationOffAndSetsPriors) {
   EXPECT_EQ(FieldsOf(types.status()), "decision.half_life;decision.explore;");
   Result<Config> ranges = LoadConfig(WriteFile(dir,
                                                "[decision]\nctr_prior_weight = 0.5\n"
-                                               "cvr_prior_weight = -3\n"),
+                                               "cvr_prior_weight = -3\n"
+                                               "half_life_impressions = 5\n"
+                                               "conversion_delay_days = -1\n"),
                                      {});
   ASSERT_TRUE(ranges.ok()) << ranges.status().ToString();
-  EXPECT_EQ(FieldsOf(Validate(*ranges)), "decision.ctr_prior_weight;decision.cvr_prior_weight;");
+  EXPECT_EQ(FieldsOf(Validate(*ranges)),
+            "decision.half_life_impressions;decision.conversion_delay_days;"
+            "decision.ctr_prior_weight;decision.cvr_prior_weight;");
 }
 
 TEST(ConfigTest, ClusterModeNeedsBothUrlsAndNamesTheMissingOne) {

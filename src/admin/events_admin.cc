@@ -244,6 +244,22 @@ http::Response EventsAdminApi::Conversions(const Principal& caller, const http::
       200, Json{{"conversions", std::move(conversions)}, {"nextCursor", std::move(next)}});
 }
 
+namespace {
+
+Json EstimateJson(const std::optional<RateEstimate>& e) {
+  if (!e) return nullptr;
+  return Json{{"rate", e->rate},
+              {"mean", e->mean},
+              {"low", e->low},
+              {"high", e->high},
+              {"events", e->events},
+              {"impressions", e->impressions},
+              {"priorMean", e->prior_mean},
+              {"priorWeight", e->prior_weight}};
+}
+
+}  // namespace
+
 http::Response EventsAdminApi::CampaignStats(const Principal& caller,
                                              const http::Request& request) {
   std::optional<int64_t> id = ParsePositiveInt(request.Param("id"));
@@ -278,7 +294,8 @@ http::Response EventsAdminApi::CampaignStats(const Principal& caller,
            {"invalidImpressionsByReason", Json(t->invalid_impressions_by_reason)},
            {"conversionsByTouch",
             Json{{"click", t->click_conversions}, {"view", t->view_conversions}}},
-           {"reorgedConversions", t->reorged_conversions}});
+           {"reorgedConversions", t->reorged_conversions},
+           {"estimate", EstimateJson(estimator_ ? estimator_(*id) : std::nullopt)}});
 }
 
 void EventsAdminApi::RegisterRoutes(http::Router& router) {

@@ -267,6 +267,30 @@ Status Server::InitEvents() {
   // A port chosen at start (":0") is known only after Start(), which sets the URL then.
   if (!public_url.ends_with(":0")) ads_->SetEvents(events_.get(), public_url, exposures_.get());
   events_admin_ = std::make_unique<admin::EventsAdminApi>(*events_store_, *store_, *authenticator_);
+  // The engine's belief about a campaign's rate: the counts its current draw came from while
+  // exploring, else its counters (issue 36).
+  events_admin_->SetRateEstimator([this](int64_t id) -> std::optional<admin::RateEstimate> {
+    std::shared_ptr<const decision::Catalog> catalog = catalogs_.Current();
+    const decision::Campaign* c = catalog ? catalog->FindCampaign(id) : nullptr;
+    if (c == nullptr || c->pricing_model == PricingModel::kCpm || c->bid_micros <= 0) {
+      return std::nullopt;
+    }
+    const std::optional<decision::RateCounts> effective =
+        live_->options.explore ? live_->rates.Published(id) : std::nullopt;
+    const decision::RatePosterior p =
+        effective
+            ? decision::PosteriorFrom(*c, effective->successes, effective->trials, live_->options)
+            : decision::PosteriorOf(*c, live_->Read(id, clock_.NowSeconds()), live_->options);
+    const decision::RateInterval interval = decision::IntervalOf(p, 0.95);
+    return admin::RateEstimate{.rate = c->pricing_model == PricingModel::kCpc ? "ctr" : "cvr",
+                               .mean = p.mean,
+                               .low = interval.low,
+                               .high = interval.high,
+                               .events = p.successes,
+                               .impressions = p.trials,
+                               .prior_mean = p.prior_mean,
+                               .prior_weight = p.prior_weight};
+  });
   events_admin_->RegisterRoutes(router_);
   // Reports (issue 16) read the rollups on a connection of their own.
   if (cluster_) {

@@ -1,6 +1,7 @@
 #include "decision/rate_model.h"
 
 #include <algorithm>
+#include <boost/math/distributions/beta.hpp>
 #include <cmath>
 #include <numbers>
 
@@ -82,6 +83,13 @@ RatePosterior PosteriorOf(const Campaign& c, const BudgetLedger::View& v,
   const bool cpc = c.pricing_model == PricingModel::kCpc;
   return PosteriorFrom(c, static_cast<double>(cpc ? v.clicks : v.conversions),
                        static_cast<double>(v.impressions), o);
+}
+
+RateInterval IntervalOf(const RatePosterior& p, double level) {
+  if (!(p.alpha > 0 && p.beta > 0) || !(level > 0 && level < 1)) return {p.mean, p.mean};
+  const boost::math::beta_distribution<double> beta(p.alpha, p.beta);
+  const double tail = (1 - level) / 2;
+  return {boost::math::quantile(beta, tail), boost::math::quantile(beta, 1 - tail)};
 }
 
 double ExpectedValue(const Campaign& c, const BudgetLedger::View& v, const DecisionOptions& o) {

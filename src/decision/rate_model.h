@@ -38,6 +38,14 @@ RatePosterior PosteriorOf(const Campaign& campaign, const BudgetLedger::View& co
 RatePosterior PosteriorFrom(const Campaign& campaign, double successes, double trials,
                             const DecisionOptions& options);
 
+// The central `level` credible interval of a posterior's rate (e.g. 0.95: its 2.5 % and
+// 97.5 % quantiles).
+struct RateInterval {
+  double low = 0;
+  double high = 0;
+};
+RateInterval IntervalOf(const RatePosterior& posterior, double level);
+
 // Expected value of one impression of `campaign` in micros: CPM bid / 1000, CPC bid x
 // predicted click rate, CPA bid x predicted conversion rate. Rates are Beta-smoothed from
 // `counters` with the catalog's default rate (value_micros / bid) as prior mean.

@@ -593,6 +593,21 @@ async function main() {
   check(true, "the operator opens the advertiser's campaign");
   await open(op, base, `#/publishers/${seeded.news.id}/reports`, 'News site: reports');
   check(true, "the operator opens the publisher's report");
+  // Issue 36: a CPC campaign's page shows the engine's estimate of its CTR with its interval
+  // (it targets Aave users: no visitor of this scenario).
+  const cpc = await admin(base, 'POST', '/admin/v1/campaigns', {
+    communityId: seeded.community.id, name: 'Explored CPC', status: 'active',
+    pricing: { model: 'CPC', bid: 0.5 }, targeting: { projects: ['aave'] } });
+  await admin(base, 'POST', '/admin/v1/ads', { campaignId: cpc.id, headline: 'Try it', content: 'New',
+    ctaUrl: 'https://explored.example', ctaLabel: 'Go', images: { LANDSCAPE: 'https://cdn.example/e.png' } });
+  let estimate = '';
+  for (let i = 0; i < 20 && !estimate; ++i) {  // the catalog takes the campaign within a poll
+    await open(op, base, `#/campaigns/${cpc.id}`, 'Explored CPC');
+    estimate = await op.locator('#rate-estimate').textContent({ timeout: 500 }).catch(() => '');
+  }
+  check(/^Estimated CTR: 1\.00 % \(95 % interval 0\.00 %–\d+\.\d\d %\), from 0 clicks in 0 impressions/.test(estimate),
+        "a new CPC campaign's page shows the estimated CTR at its prior with a 95 % interval", estimate);
+  await admin(base, 'PATCH', `/admin/v1/campaigns/${cpc.id}`, { status: 'paused' });
   await brandReview(op, adv, base, seeded, campaignId);
   check(errors.length === 0, 'no console errors or warnings', JSON.stringify(errors));
   // The provoked ones only: the short password, the bad bid and URL, the publisher's two

@@ -159,6 +159,23 @@ TEST_F(DecisionTest, ExplorationValuesACpcCampaignAtADrawAndExplainsIt) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   EXPECT_EQ(draws.size(), 2u);  // drawn, then drawn again by the next recompute
+
+  // The stats show the engine's estimate of the CTR with its 95 % interval; CPM: none.
+  HttpResult stats = f_.Admin("GET", "/admin/v1/campaigns/" + cpc + "/stats");
+  ASSERT_EQ(stats.status, 200) << stats.body;
+  const json estimate = json::parse(stats.body)["estimate"];
+  ASSERT_TRUE(estimate.is_object()) << stats.body;
+  EXPECT_EQ(estimate["rate"], "ctr");
+  EXPECT_EQ(estimate["priorMean"], 0.01);
+  EXPECT_EQ(estimate["priorWeight"], 50);
+  EXPECT_EQ(estimate["events"], 0);
+  EXPECT_LE(estimate["impressions"].get<double>(), cpc_wins);
+  EXPECT_LT(estimate["low"].get<double>(), estimate["mean"].get<double>());
+  EXPECT_LT(estimate["mean"].get<double>(), estimate["high"].get<double>());
+  EXPECT_LE(estimate["mean"].get<double>(), 0.01);  // no click yet
+  HttpResult cpm =
+      f_.Admin("GET", "/admin/v1/campaigns/" + std::to_string(f_.aave_campaign) + "/stats");
+  EXPECT_TRUE(json::parse(cpm.body)["estimate"].is_null()) << cpm.body;
 }
 
 TEST_F(DecisionTest, ExplainHeaderOnlyForTestKeysOrWithTheAdminToken) {

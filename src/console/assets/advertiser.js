@@ -272,6 +272,14 @@
     return series[series.length - 1].spend || 0;
   }
 
+  // The engine's belief about a CPC/CPA campaign's rate (issue 36): mean and 95 % interval.
+  function estimateText(e) {
+    const pct = (x) => (x * 100).toFixed(2) + ' %';
+    return 'Estimated ' + e.rate.toUpperCase() + ': ' + pct(e.mean) + ' (95 % interval ' + pct(e.low) + '–' +
+           pct(e.high) + '), from ' + Math.round(e.events) + (e.rate === 'ctr' ? ' clicks' : ' conversions') +
+           ' in ' + Math.round(e.impressions) + ' impressions as the engine weighs them';
+  }
+
   // Open to every role: the API decides (another tenant's campaign → 404 → "Not found").
   C.route('/campaigns/:id', ['operator', 'advertiser', 'publisher'], async (root, { id }) => {
     const campaign = await load('/admin/v1/campaigns/' + id);
@@ -290,6 +298,7 @@
     root.append(C.heading(campaign.name),
                 el('p', { class: 'muted', text: (community ? community.name + ' · ' : '') + campaign.pricing.model + ' ' +
                           money(campaign.pricing.bid) + ' · targets ' + campaign.targeting.projects.join(', ') }),
+                stats.estimate ? el('p', { id: 'rate-estimate', class: 'muted', text: estimateText(stats.estimate) }) : null,
                 el('div', { class: 'actions' }, el('span', { class: 'status-' + campaign.status, text: 'Status: ' + campaign.status }),
                    campaign.status === 'active' || paused ? toggle : null),
                 status);

@@ -88,5 +88,26 @@ TEST(RateModelTest, PosteriorOfACpcCampaignIsItsPriorPlusItsCounts) {
   EXPECT_DOUBLE_EQ(ExpectedValue(cpm, {.tracked = true}, explore), 3000);
 }
 
+TEST(RateModelTest, IntervalIsTheCentralCredibleInterval) {
+  RatePosterior uniform{.learned = true, .alpha = 1, .beta = 1, .mean = 0.5};
+  RateInterval i = IntervalOf(uniform, 0.95);
+  EXPECT_NEAR(i.low, 0.025, 1e-12);
+  EXPECT_NEAR(i.high, 0.975, 1e-12);
+  // A young CPC campaign (the exploring prior, 200 impressions, 3 clicks): wide and skewed.
+  Campaign c;
+  c.pricing_model = PricingModel::kCpc;
+  c.bid_micros = 1'000'000;
+  c.value_micros = 10'000;
+  RatePosterior p = PosteriorFrom(c, 3, 200, DecisionOptions{});
+  i = IntervalOf(p, 0.95);
+  EXPECT_LT(i.low, p.mean);
+  EXPECT_GT(i.high, p.mean);
+  EXPECT_GT(i.high - p.mean, p.mean - i.low);
+  // 10,000 impressions at 2 %: about ±0.27 %.
+  p = PosteriorFrom(c, 200, 10'000, DecisionOptions{});
+  i = IntervalOf(p, 0.95);
+  EXPECT_NEAR(i.high - i.low, 2 * 1.96 * std::sqrt(0.02 * 0.98 / 10'050), 2e-4);
+}
+
 }  // namespace
 }  // namespace adserver::decision

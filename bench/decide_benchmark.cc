@@ -10,6 +10,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include <array>
 #include <cstdlib>
 #include <memory>
 #include <string_view>
@@ -97,6 +98,7 @@ void BM_DecideLive(benchmark::State& state) {
   decision::Rng rng(7);
   size_t i = 0;
   int64_t filled = 0;
+  std::array<int64_t, 3> by_model{};
   for (auto _ : state) {
     size_t r = i++ % sets.size();
     decision::DecisionRequest request{.wallets = sets[r],
@@ -108,9 +110,16 @@ void BM_DecideLive(benchmark::State& state) {
                                       .options = &w.decision_options};
     auto decision = decision::Decide(request, *w.catalog, *w.activity, rng);
     filled += decision.has_value();
+    if (decision) ++by_model[static_cast<size_t>(decision->campaign->pricing_model)];
     benchmark::DoNotOptimize(decision);
   }
-  state.counters["fill"] = benchmark::Counter(static_cast<double>(filled) / state.iterations());
+  const auto share = [&](int64_t n) {
+    return benchmark::Counter(static_cast<double>(n) / static_cast<double>(state.iterations()));
+  };
+  state.counters["fill"] = share(filled);
+  // Which pricing models win (exploration shifts the winners towards CPC/CPA campaigns).
+  state.counters["cpc"] = share(by_model[static_cast<size_t>(PricingModel::kCpc)]);
+  state.counters["cpa"] = share(by_model[static_cast<size_t>(PricingModel::kCpa)]);
 }
 BENCHMARK(BM_DecideLive)
     ->ArgName("wallets")

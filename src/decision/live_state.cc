@@ -88,22 +88,51 @@ void LiveState::ResetLift(int64_t id, double before, double lift) {
   lifts_[id].compare_exchange_strong(before, lift, std::memory_order_acq_rel);
 }
 
-void RecomputeRateLift(LiveState& state, const Catalog& catalog, int64_t now) {
-  for (const Campaign& c : catalog.campaigns) {
-    if (state.options.explore && Learned(c) && state.HoldsLift(c.id)) {
-      // A new draw. Higher than the current one: a raise (the walk order widens for it); lower:
-      // set unless a raise happened meanwhile.
-      const double before = state.LoadLift(c.id);
-      const double drawn =
-          DrawnLift(state, c, state.rates.Update(c, state.Read(c.id, now), now, state.options));
-      if (drawn > before) {
-        state.RaiseLift(c.id, drawn);
-      } else {
-        state.ResetLift(c.id, before, drawn);
-      }
-      state.NoteRateLift(drawn);
-      continue;
+namespace {
+
+// Exploration's recompute: every CPC/CPA campaign gets a new draw (its value and its exact
+// ceiling until the next recompute). Storing 10,000 draws one by one while the current walk order
+// is in use would widen its slack by each raise (a draw may be many times the last one) and let
+// requests walk unpruned for the length of the loop. So the draws are made first, then a walk
+// order covering both the current and the new values is published, then the new values are
+// stored, then the order built on them exactly.
+void RecomputeDraws(LiveState& state, const Catalog& catalog, int64_t now) {
+  const size_t n = catalog.campaigns.size();
+  std::vector<double> next(n);
+  std::vector<double> cover(n);
+  bool fallback = false;
+  for (Index i = 0; i < n; ++i) {
+    const Campaign& c = catalog.campaigns[i];
+    const BudgetLedger::View v = state.Read(c.id, now);
+    next[i] = Learned(c) && state.HoldsLift(c.id)
+                  ? DrawnLift(state, c, state.rates.Update(c, v, now, state.options))
+                  : RateLift(c, v, state.options);  // CPM, or valued at its mean
+    fallback |= !state.HoldsLift(c.id);
+    state.NoteRateLift(next[i]);
+  }
+  // Read after NoteRateLift: the fallback ceiling of ids without their own covers every value.
+  const double max_lift = state.MaxRateLift();
+  for (Index i = 0; i < n; ++i) {
+    cover[i] = std::max(next[i], state.LiftCeiling(catalog.campaigns[i].id));
+  }
+  state.PublishWalkOrder(WalkOrder::Build(catalog, cover, fallback ? max_lift : 0));
+  for (Index i = 0; i < n; ++i) {
+    const int64_t id = catalog.campaigns[i].id;
+    const double before = state.LoadLift(id);
+    if (next[i] > before) {
+      state.RaiseLift(id, next[i]);  // within the covering order's ceilings: no widening
+    } else {
+      state.ResetLift(id, before, next[i]);
     }
+  }
+  state.PublishWalkOrder(WalkOrder::Build(catalog, next, fallback ? max_lift : 0));
+}
+
+}  // namespace
+
+void RecomputeRateLift(LiveState& state, const Catalog& catalog, int64_t now) {
+  if (state.options.explore) return RecomputeDraws(state, catalog, now);
+  for (const Campaign& c : catalog.campaigns) {
     // A click or conversion racing with this either raised the ceiling after `before` was
     // loaded (the compare-and-swap fails, the raise stays) or is in the counters read after
     // the swap (the second read raises the ceiling again); either way the ceiling ends at or

@@ -12,6 +12,7 @@
 #include "common/check.h"
 #include "common/clock.h"
 #include "common/crypto.h"
+#include "common/splitmix64.h"
 #include "store/sqlite/sqlite_events_store.h"
 
 namespace adserver::bench {
@@ -20,13 +21,8 @@ namespace {
 // SplitMix64: tiny, fast and the same on every platform (std distributions are not).
 class Rng {
  public:
-  explicit Rng(uint64_t seed) : state_(seed) {}
-  uint64_t Next() {
-    uint64_t z = (state_ += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-  }
+  explicit Rng(uint64_t seed) : bits_(seed) {}
+  uint64_t Next() { return bits_.Next(); }
   // Uniform in [lo, hi].
   int64_t Uniform(int64_t lo, int64_t hi) {
     return lo + static_cast<int64_t>(Next() % static_cast<uint64_t>(hi - lo + 1));
@@ -34,7 +30,7 @@ class Rng {
   double Unit() { return static_cast<double>(Next() >> 11) * 0x1.0p-53; }
 
  private:
-  uint64_t state_;
+  SplitMix64 bits_;
 };
 
 uint64_t Mix(uint64_t a, uint64_t b) { return Rng(a * 0x100000001B3ULL ^ b).Next(); }

@@ -5,20 +5,17 @@
 #include <cmath>
 #include <numbers>
 
+#include "common/splitmix64.h"
+
 namespace adserver::decision {
 namespace {
 
-// SplitMix64 (Steele, Lea, Flood 2014): a counter-based stream, so a draw depends on its seed
-// only and costs no state shared between threads.
+// Uniform and normal draws on a SplitMix64 stream: a draw depends on its seed only and costs
+// no state shared between threads.
 class SplitMix {
  public:
-  explicit SplitMix(uint64_t seed) : state_(seed) {}
-  uint64_t Next() {
-    uint64_t z = (state_ += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-  }
+  explicit SplitMix(uint64_t seed) : bits_(seed) {}
+  uint64_t Next() { return bits_.Next(); }
   // Uniform on the open interval (0, 1).
   double Uniform() { return (static_cast<double>(Next() >> 11) + 0.5) * 0x1.0p-53; }
   // Standard normal (Box-Muller, one of the pair).
@@ -28,7 +25,7 @@ class SplitMix {
   }
 
  private:
-  uint64_t state_;
+  SplitMix64 bits_;
 };
 
 // Gamma(shape, 1): Marsaglia and Tsang (2000), "A simple method for generating gamma

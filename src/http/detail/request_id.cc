@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <random>
 
+#include "common/splitmix64.h"
+
 namespace adserver::http::detail {
 
 bool IsValidRequestId(std::string_view value) {
@@ -23,10 +25,7 @@ void MakeRequestId(char* out) {
     return (uint64_t{device()} << 32) ^ device();
   }();
   // SplitMix64: a bijection of the counter, so one thread never repeats an id.
-  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
+  uint64_t z = SplitMix64Next(state);
   for (int i = static_cast<int>(kMadeRequestIdBytes) - 1; i >= 0; --i, z >>= 4) {
     out[i] = kHex[z & 0xF];
   }

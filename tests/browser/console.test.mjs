@@ -134,8 +134,11 @@ async function main() {
   check(await page.getByRole('heading', { name: 'Last 14 days' }).isVisible(), 'the "Last 14 days" heading');
   const canvas = await page.locator('#daily-chart').boundingBox();
   check(canvas && canvas.width > 200 && canvas.height > 100, 'the chart canvas is drawn', JSON.stringify(canvas));
-  check(await page.evaluate(() => typeof Chart === 'function' && !!Chart.getChart('daily-chart')),
-        'Chart.js rendered the chart');
+  // The chart is drawn when the report fetch answers, which can come after the view shows.
+  const charted = await page.waitForFunction(
+    () => typeof Chart === 'function' && !!Chart.getChart('daily-chart'), null, { timeout: 10000 })
+    .then(() => true, () => false);
+  check(charted, 'Chart.js rendered the chart');
   await page.locator('#daily-table tbody tr').nth(13).waitFor();
   const rows = await page.locator('#daily-table tbody tr').count();
   check(rows === 14, 'the table has one row per day', String(rows));

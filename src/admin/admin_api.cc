@@ -1094,6 +1094,9 @@ AdminApi::AdminApi(store::Store& store, ingest::SnapshotPublisher& snapshots, co
 void AdminApi::RegisterRoutes(http::Router& router) {
   http::RouteOptions options = detail::GuardedRoute(auth_, options_.max_body_bytes);
   http::RouteOptions bulk = detail::GuardedRoute(auth_, options_.max_import_body_bytes);
+  // A bulk body past what any other admin route may send is written to a file as it arrives
+  // (http::ServerOptions::spool_dir) and read from there: uploads do not hold the heap.
+  bulk.spool_after_bytes = options_.max_body_bytes;
   for (const RouteSpec& route : kRoutes) {
     HandlerFn handler = route.handler;
     router.Add(

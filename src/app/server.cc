@@ -586,6 +586,8 @@ Status Server::Start() {
   exposures_->Start();
   // The load balancers in front (trusted proxies) carry many clients each.
   http::ServerOptions http_options = config_.http;
+  // Bulk upload bodies are spooled to the data directory (a disk, where /tmp may be memory).
+  if (http_options.spool_dir.empty()) http_options.spool_dir = config_.data_dir;
   http_options.exempt_addresses.insert(http_options.exempt_addresses.end(),
                                        config_.traffic.trusted_proxies.begin(),
                                        config_.traffic.trusted_proxies.end());

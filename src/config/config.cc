@@ -329,7 +329,7 @@ void ApplyFile(const toml::table& root, Config& c, std::vector<FieldError>& erro
         {"listen", "io_threads", "worker_threads", "max_connections", "header_timeout_ms",
          "body_timeout_ms", "idle_timeout_ms", "max_requests_per_connection", "max_header_bytes",
          "drain_timeout_ms", "public_url", "trusted_proxies", "shed_after_us", "max_worker_queue",
-         "max_connections_per_ip", "access_log_one_in"},
+         "max_connections_per_ip", "access_log_one_in", "spool_dir"},
         errors);
     ReadStrings(*h, "http", "trusted_proxies", c.traffic.trusted_proxies, errors);
     ReadString(*h, "http", "public_url", c.serve.public_url, errors);
@@ -347,6 +347,7 @@ void ApplyFile(const toml::table& root, Config& c, std::vector<FieldError>& erro
     ReadInt(*h, "http", "max_worker_queue", c.http.max_worker_queue, errors);
     ReadInt(*h, "http", "max_connections_per_ip", c.http.max_connections_per_ip, errors);
     ReadInt(*h, "http", "access_log_one_in", c.http.access_log_one_in, errors);
+    ReadString(*h, "http", "spool_dir", c.http.spool_dir, errors);
   }
   if (const toml::table* k = Section(root, "cluster", errors)) {
     CheckKnownKeys(*k, "cluster",

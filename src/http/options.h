@@ -30,6 +30,10 @@ struct ServerOptions {
   int max_requests_per_connection = 10'000;
   // Largest request header accepted (431 beyond).
   size_t max_header_bytes = 16 * 1024;
+  // Where bodies of routes with RouteOptions::spool_after_bytes are written as they arrive
+  // (unlinked files: nothing stays behind); empty = $TMPDIR, else /tmp. The app uses its data
+  // directory, a disk rather than a tmpfs.
+  std::string spool_dir;
   // On shutdown, in-flight requests get this long to finish.
   std::chrono::milliseconds drain_timeout{10'000};
   // Load shedding (0 = off): the wait a request may have before its turn on the event loop,

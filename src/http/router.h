@@ -36,6 +36,10 @@ struct RouteOptions {
   Dispatch dispatch = Dispatch::kInline;
   // Requests with a larger body get 413.
   size_t max_body_bytes = 64 * 1024;
+  // Bodies larger than this are written to a file (ServerOptions::spool_dir) as they arrive and
+  // reach the handler as a read-only memory map, so uploads in flight do not hold the heap
+  // (bulk imports). 0 = every body is kept in memory.
+  size_t spool_after_bytes = 0;
   // The answer while the server sheds load (ServerOptions::shed_after, max_worker_queue), e.g.
   // a 503 with Retry-After; must be cheap and never block. Empty: the route is never shed by
   // how long a request waited (a kWorker route then gets a generic 503 when the pool is full).

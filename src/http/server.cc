@@ -36,6 +36,7 @@
 #include "common/thread_setup.h"
 #include "http/detail/admission.h"
 #include "http/detail/ascii.h"
+#include "http/detail/body_spool.h"
 #include "http/detail/listen_address.h"
 #include "http/detail/request_id.h"
 #include "http/detail/stamped_recv.h"
@@ -298,6 +299,13 @@ class RequestParser final : public bhttp::basic_parser<true> {
     bhttp::verb verb = bhttp::verb::unknown;
     unsigned version = 11;
     uint32_t target_size = 0;
+    // A body past `spool_after` bytes (the route's RouteOptions::spool_after_bytes; 0 = never)
+    // goes to `spool`, a file in `spool_dir`, instead of `body`. `spool_error` says why that
+    // failed (the request is then answered 503).
+    detail::BodySpool spool;
+    size_t spool_after = 0;
+    const std::string* spool_dir = nullptr;
+    Status spool_error;
 
     void Clear() {
       // A large request (an admin upload) does not leave its buffers with the connection.
@@ -309,6 +317,9 @@ class RequestParser final : public bhttp::basic_parser<true> {
       verb = bhttp::verb::unknown;
       version = 11;
       target_size = 0;
+      spool.Reset();
+      spool_after = 0;
+      spool_error = OkStatus();
     }
   };
 
@@ -343,18 +354,42 @@ class RequestParser final : public bhttp::basic_parser<true> {
         {n, static_cast<uint32_t>(name.size()), v, static_cast<uint32_t>(value.size())});
   }
   void on_header_impl(ErrorCode&) override {}
-  void on_body_init_impl(const boost::optional<uint64_t>& length, ErrorCode&) override {
+  void on_body_init_impl(const boost::optional<uint64_t>& length, ErrorCode& ec) override {
     // The length was checked against the route's limit before the body is parsed.
-    if (length) storage_.body.reserve(static_cast<size_t>(*length));
+    if (!length) return;
+    if (storage_.spool_after > 0 && *length > storage_.spool_after) {
+      StartSpool(ec);
+    } else {
+      storage_.body.reserve(static_cast<size_t>(*length));
+    }
   }
-  size_t on_body_impl(beast::string_view body, ErrorCode&) override {
-    storage_.body.append(body.data(), body.size());
-    return body.size();
-  }
+  size_t on_body_impl(beast::string_view body, ErrorCode& ec) override { return Store(body, ec); }
   void on_chunk_header_impl(uint64_t, beast::string_view, ErrorCode&) override {}
-  size_t on_chunk_body_impl(uint64_t, beast::string_view body, ErrorCode&) override {
-    storage_.body.append(body.data(), body.size());
-    return body.size();
+  size_t on_chunk_body_impl(uint64_t, beast::string_view body, ErrorCode& ec) override {
+    return Store(body, ec);
+  }
+  size_t Store(beast::string_view bytes, ErrorCode& ec) {
+    if (storage_.spool.is_open()) {
+      Status st = storage_.spool.Append({bytes.data(), bytes.size()});
+      if (!st.ok()) Fail(std::move(st), ec);
+      return bytes.size();
+    }
+    storage_.body.append(bytes.data(), bytes.size());
+    // A chunked body (no length known up front) moves to the file once it passes the limit.
+    if (storage_.spool_after > 0 && storage_.body.size() > storage_.spool_after) StartSpool(ec);
+    return bytes.size();
+  }
+  // Opens the spool and moves what `body` has so far into it.
+  void StartSpool(ErrorCode& ec) {
+    Status st = storage_.spool.Open(*storage_.spool_dir);
+    if (st.ok()) st = storage_.spool.Append(storage_.body);
+    std::string().swap(storage_.body);
+    if (!st.ok()) Fail(std::move(st), ec);
+  }
+  void Fail(Status st, ErrorCode& ec) {
+    storage_.spool.Reset();
+    storage_.spool_error = std::move(st);
+    ec = boost::system::errc::make_error_code(boost::system::errc::io_error);
   }
   void on_finish_impl(ErrorCode&) override {}
 
@@ -646,6 +681,10 @@ bool Session::OnHeader() {
   }
   if (parser_->is_done()) return true;
   parser_->body_limit(body_limit_);
+  if (match_.handler != nullptr && match_.options->spool_after_bytes > 0) {
+    storage_.spool_after = match_.options->spool_after_bytes;
+    storage_.spool_dir = &options_.spool_dir;
+  }
   parser_->eager(true);
   ExpiresAfter(options_.body_timeout);
   if (storage_.version >= 11 && EqualsIgnoreCase(request_.Header("Expect"), "100-continue")) {
@@ -679,6 +718,12 @@ void Session::OnParseError(const ErrorCode& ec) {
                                   std::to_string(options_.max_header_bytes) + " bytes"}});
   }
   if (ec == bhttp::error::body_limit) return RejectBody();
+  if (!storage_.spool_error.ok()) {
+    ADS_LOG(error, "cannot store a request body", "request_id", RequestId(), "error",
+            storage_.spool_error.message());
+    return Reject(503, "Cannot store the request body",
+                  {{"body", "the server could not store it"}});
+  }
   if (IsMalformed(ec)) {
     return Reject(400, "Malformed HTTP request", {{"request", ec.message()}});
   }
@@ -715,6 +760,16 @@ void Session::Dispatch() {
   state_ = State::kHandling;
   deadline_ms_ = 0;
   request_.body = std::string_view(storage_.body.data(), storage_.body.size());
+  if (storage_.spool.is_open()) {
+    Result<std::string_view> mapped = storage_.spool.Map();
+    if (!mapped.ok()) {
+      ADS_LOG(error, "cannot map a request body", "request_id", request_.request_id, "error",
+              mapped.status().message());
+      return Respond(ErrorResponse(503, "Cannot store the request body",
+                                   {{"body", "the server could not store it"}}));
+    }
+    request_.body = *mapped;
+  }
   if (match_.handler == nullptr) return Respond(RouteError());
   // Shedding (detail/admission.h): the loop's controller admits the share it can serve in time.
   if (options_.shed_after.count() > 0 && match_.options->overloaded &&
@@ -794,6 +849,8 @@ Response Session::RouteError() const {
 
 void Session::Respond(Response&& response) {
   if (state_ == State::kClosed) return;  // force-closed while a worker ran the handler
+  // The handler is done with the body: a spooled one's file goes now, not at the next request.
+  storage_.spool.Reset();
   ++served_;
   const int64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                          std::chrono::steady_clock::now() - started_)

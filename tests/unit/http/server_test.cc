@@ -6,6 +6,8 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <chrono>
+#include <cstdio>
+#include <filesystem>
 #include <functional>
 #include <future>
 #include <nlohmann/json.hpp>
@@ -14,6 +16,7 @@
 #include <vector>
 
 #include "support/http_client.h"
+#include "support/temp_dir.h"
 
 namespace adserver::http {
 namespace {
@@ -351,6 +354,82 @@ TEST_F(ServerTest, LargeThenSmallBodiesOnOneConnection) {
     EXPECT_EQ(result.body, std::to_string(size) + " same");
   }
   EXPECT_EQ(server_->stats().connections_accepted.load(), 1u);
+}
+
+// A route with RouteOptions::spool_after_bytes gets larger bodies from a file: the same bytes,
+// by Content-Length or chunked, and nothing left in the spool directory afterwards.
+TEST_F(ServerTest, BodiesPastTheSpoolLimitReachTheHandlerWhole) {
+  adserver::testing::TempDir spool;
+  router_.Add(
+      Method::kPost, "/spooled",
+      [](const Request& r) {
+        uint64_t sum = 0;
+        for (char c : r.body) sum = sum * 31 + static_cast<unsigned char>(c);
+        return Text(std::to_string(r.body.size()) + " " + std::to_string(sum));
+      },
+      RouteOptions{
+          .dispatch = Dispatch::kWorker, .max_body_bytes = 1 << 20, .spool_after_bytes = 1000});
+  ServerOptions options = TestOptions();
+  options.spool_dir = spool.path().string();
+  StartServer(options);
+  auto expected = [](const std::string& body) {
+    uint64_t sum = 0;
+    for (char c : body) sum = sum * 31 + static_cast<unsigned char>(c);
+    return std::to_string(body.size()) + " " + std::to_string(sum);
+  };
+  std::string big;
+  for (int i = 0; big.size() < 300'000; ++i) big += std::to_string(i) + ",";
+  HttpClient client = Client();
+  // By length (spooled from the first byte), small (in memory), then chunked (moves to the
+  // file once past the limit), all on one connection.
+  for (const std::string& body : {big, std::string("small"), big.substr(0, 1000)}) {
+    ASSERT_EQ(client.SendRaw("POST /spooled HTTP/1.1\r\nHost: x\r\nContent-Length: " +
+                             std::to_string(body.size()) + "\r\n\r\n" + body),
+              "");
+    HttpResult result = client.ReadResponse();
+    ASSERT_TRUE(result.ok()) << result.error;
+    EXPECT_EQ(result.body, expected(body));
+  }
+  std::string chunked = "POST /spooled HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n";
+  for (size_t at = 0; at < big.size(); at += 4096) {
+    std::string piece = big.substr(at, 4096);
+    char size[16];
+    std::snprintf(size, sizeof(size), "%zx", piece.size());
+    chunked += std::string(size) + "\r\n" + piece + "\r\n";
+  }
+  chunked += "0\r\n\r\n";
+  ASSERT_EQ(client.SendRaw(chunked), "");
+  HttpResult result = client.ReadResponse();
+  ASSERT_TRUE(result.ok()) << result.error;
+  EXPECT_EQ(result.body, expected(big));
+  EXPECT_EQ(server_->stats().connections_accepted.load(), 1u);
+  EXPECT_TRUE(std::filesystem::directory_iterator(spool.path()) ==
+              std::filesystem::directory_iterator());
+}
+
+// A spool directory that cannot take the body: 503 in the error shape, never a crash or a
+// truncated body handed to the route.
+TEST_F(ServerTest, ABodyThatCannotBeSpooledGets503) {
+  adserver::testing::TempDir spool;
+  std::atomic<int> handled = 0;
+  router_.Add(
+      Method::kPost, "/spooled",
+      [&handled](const Request&) {
+        ++handled;
+        return Text("ok");
+      },
+      RouteOptions{.max_body_bytes = 1 << 20, .spool_after_bytes = 10});
+  ServerOptions options = TestOptions();
+  options.spool_dir = (spool.path() / "missing").string();
+  StartServer(options);
+  HttpClient client = Client();
+  HttpResult result =
+      client.Send("POST", "/spooled", {{"Content-Type", "text/plain"}}, std::string(100, 'x'));
+  ExpectErrorBody(result, 503, "Cannot store the request body");
+  EXPECT_EQ(handled.load(), 0);
+  // A body under the limit never touches the directory.
+  HttpResult small = Client().Send("POST", "/spooled", {{"Content-Type", "text/plain"}}, "tiny");
+  EXPECT_EQ(small.status, 200);
 }
 
 TEST_F(ServerTest, ChunkedBodyInPiecesIsDelivered) {

@@ -901,18 +901,29 @@ Json ErrorsJson(const std::vector<ingest::ImportError>& errors) {
 }
 
 // adserver's own NDJSON keeps its strict per-line rules (unknown slugs and contracts are
-// rejected lines, future timestamps too); the ledger makes a re-sent body a no-op.
-http::Response ImportOwnNdjson(Ctx& ctx, const ActivityUpload& upload, std::string_view ndjson) {
+// rejected lines, future timestamps too); the ledger makes a re-sent body a no-op. A gzip body
+// is inflated twice while it is read (once for the ledger's digest, once to import), never
+// held inflated.
+http::Response ImportOwnNdjson(Ctx& ctx, const ActivityUpload& upload) {
   auto start = std::chrono::steady_clock::now();
+  const bool gzip = ingest::IsGzipContent(upload.body);
+  Result<std::string> digest =
+      gzip ? ingest::DecompressedDigestHex(upload.body, upload.options.max_input_bytes)
+           : Result<std::string>(ingest::ContentDigestHex(upload.body));
+  if (!digest.ok()) return BodyFail(digest.status());
   ingest::ImportSummary summary;
   Result<bool> wrote = ingest::WriteOnce(
-      upload.options.ledger_path, ingest::ContentDigestHex(ndjson), "POST /admin/v1/activity",
-      upload.options.force, [&]() -> Result<uint64_t> {
-        ADS_ASSIGN_OR_RETURN(summary, ingest::ImportActivityNdjson(ndjson, ctx.store, ctx.clock,
-                                                                   ctx.options.transactions));
+      upload.options.ledger_path, *digest, "POST /admin/v1/activity", upload.options.force,
+      [&]() -> Result<uint64_t> {
+        ADS_ASSIGN_OR_RETURN(
+            summary, gzip ? ingest::ImportActivityNdjsonBuffer(
+                                upload.body, upload.options.max_input_bytes, ctx.store, ctx.clock,
+                                ctx.options.transactions)
+                          : ingest::ImportActivityNdjson(upload.body, ctx.store, ctx.clock,
+                                                         ctx.options.transactions));
         return summary.imported + summary.rejected;
       });
-  if (!wrote.ok()) return Fail(wrote.status());
+  if (!wrote.ok()) return BodyFail(wrote.status());
   if (summary.imported > 0) Refresh(ctx);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   size_t rows = summary.imported + summary.rejected;
@@ -973,10 +984,7 @@ http::Response ImportActivity(Ctx& ctx, const http::Request& request) {
   Result<std::string> head = ingest::DecompressedPrefix(upload.body, 64 * 1024);
   if (!head.ok()) return BodyFail(head.status());
   if (!IsOwnNdjson(*head)) return ImportBulk(ctx, upload);
-  if (!ingest::IsGzipContent(upload.body)) return ImportOwnNdjson(ctx, upload, upload.body);
-  Result<std::string> ndjson = ingest::Decompress(upload.body, upload.options.max_input_bytes);
-  if (!ndjson.ok()) return BodyFail(ndjson.status());
-  return ImportOwnNdjson(ctx, upload, *ndjson);
+  return ImportOwnNdjson(ctx, upload);
 }
 
 // POST /admin/v1/projects/import: one project list (token list, contract map or address book).

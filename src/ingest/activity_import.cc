@@ -311,6 +311,20 @@ std::string FormatRfc3339(int64_t unix_seconds) {
 
 Result<ImportSummary> ImportActivityNdjson(std::string_view ndjson, store::Store& store,
                                            const Clock& clock, TransactionSink* transactions) {
+  size_t start = 0;
+  return ImportActivityNdjsonLines(
+      [&](std::string_view& line) -> Result<bool> {
+        if (start >= ndjson.size()) return false;
+        size_t end = std::min(ndjson.find('\n', start), ndjson.size());
+        line = ndjson.substr(start, end - start);
+        start = end + 1;
+        return true;
+      },
+      store, clock, transactions);
+}
+
+Result<ImportSummary> ImportActivityNdjsonLines(const LineSource& next, store::Store& store,
+                                                const Clock& clock, TransactionSink* transactions) {
   ADS_ASSIGN_OR_RETURN(ProjectIndex projects, LoadProjectIndex(store));
   const int64_t max_timestamp = clock.NowSeconds() + kMaxFutureSkewSeconds;
   simdjson::dom::parser parser;
@@ -318,10 +332,11 @@ Result<ImportSummary> ImportActivityNdjson(std::string_view ndjson, store::Store
   ImportSummary summary;
   std::vector<chain::ChainInteraction> collected;
   size_t line_number = 0;
-  for (size_t start = 0; start < ndjson.size();) {
-    size_t end = std::min(ndjson.find('\n', start), ndjson.size());
-    std::string_view line = TrimLine(ndjson.substr(start, end - start));
-    start = end + 1;
+  for (;;) {
+    std::string_view raw;
+    ADS_ASSIGN_OR_RETURN(bool more, next(raw));
+    if (!more) break;
+    std::string_view line = TrimLine(raw);
     ++line_number;
     if (line.empty()) continue;
     std::string error;

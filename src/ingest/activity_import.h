@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -42,6 +43,14 @@ Result<ImportSummary> ImportActivityNdjson(std::string_view ndjson, store::Store
                                            const Clock& clock,
                                            TransactionSink* transactions = nullptr);
 Result<ImportSummary> ImportActivityNdjson(std::string_view ndjson, store::Store& store);
+
+// The same over lines handed out one at a time: `next` sets `line` (without its newline) and
+// returns true, false at the end, or an error that ends the import with nothing written. Used
+// to import a gzip body while it is inflated (bulk_import.h, ImportActivityNdjsonBuffer).
+using LineSource = std::function<Result<bool>(std::string_view& line)>;
+Result<ImportSummary> ImportActivityNdjsonLines(const LineSource& next, store::Store& store,
+                                                const Clock& clock,
+                                                TransactionSink* transactions = nullptr);
 
 inline constexpr int64_t kMaxFutureSkewSeconds = 86400;
 

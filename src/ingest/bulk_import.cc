@@ -961,6 +961,44 @@ Result<std::string> Decompress(std::string_view content, uint64_t max_bytes) {
   }
 }
 
+Result<std::string> DecompressedDigestHex(std::string_view content, uint64_t max_bytes) {
+  std::unique_ptr<detail::ByteSource> source = detail::MemorySource(content);
+  crypto_generichash_state state;
+  crypto_generichash_init(&state, nullptr, 0, kDigestBytes);
+  std::vector<char> chunk(1 << 20);
+  uint64_t total = 0;
+  for (;;) {
+    ADS_ASSIGN_OR_RETURN(size_t n, source->Read(chunk.data(), chunk.size()));
+    if (n == 0) break;
+    total += n;
+    if (max_bytes != 0 && total > max_bytes) {
+      return InvalidFieldError("body", "decompressed input exceeds the limit of " +
+                                           std::to_string(max_bytes) + " bytes");
+    }
+    crypto_generichash_update(&state, reinterpret_cast<const uint8_t*>(chunk.data()), n);
+  }
+  uint8_t digest[kDigestBytes];
+  crypto_generichash_final(&state, digest, sizeof digest);
+  return HexEncode(digest, sizeof digest);
+}
+
+Result<ImportSummary> ImportActivityNdjsonBuffer(std::string_view content, uint64_t max_bytes,
+                                                 store::Store& store, const Clock& clock,
+                                                 TransactionSink* transactions) {
+  detail::LineReader reader(detail::MemorySource(content),
+                            {.chunk_bytes = 1 << 20, .read_ahead = false, .max_bytes = max_bytes});
+  return ImportActivityNdjsonLines(
+      [&](std::string_view& line) -> Result<bool> {
+        Result<bool> more = reader.Next(line);
+        if (!more.ok() && more.status().code() == Code::kInvalidArgument &&
+            more.status().details().empty()) {
+          return InvalidFieldError("body", more.status().message());
+        }
+        return more;
+      },
+      store, clock, transactions);
+}
+
 namespace {
 
 Result<BulkImportSummary> Import(std::unique_ptr<detail::ByteSource> source, std::string_view name,

@@ -117,6 +117,15 @@ Result<std::string> DecompressedPrefix(std::string_view content, size_t size);
 // or on corrupt gzip data.
 Result<std::string> Decompress(std::string_view content, uint64_t max_bytes);
 
+// ContentDigestHex of `content` decompressed (gzip or plain), inflated in chunks rather than
+// held whole. InvalidArgument (field "body") past `max_bytes` (0 = no limit) or on corrupt gzip.
+Result<std::string> DecompressedDigestHex(std::string_view content, uint64_t max_bytes);
+// ImportActivityNdjsonLines over `content` (gzip or plain), inflated while it is read: a gzip
+// body of adserver's NDJSON never exists inflated in memory. The errors of Decompress.
+Result<ImportSummary> ImportActivityNdjsonBuffer(std::string_view content, uint64_t max_bytes,
+                                                 store::Store& store, const Clock& clock,
+                                                 TransactionSink* transactions);
+
 // Parses a timestamp in any of the export formats to days since the epoch.
 std::optional<uint32_t> ParseDay(std::string_view text);
 // "0x..." (any case), "\x..." (Dune) or a 32-byte topic word whose first 12 bytes are zero.

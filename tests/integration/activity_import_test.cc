@@ -123,6 +123,27 @@ TEST_F(ActivityImportTest, GzipBodyByHeaderOrByMagic) {
   EXPECT_EQ(bad["details"][0]["field"], "body");
 }
 
+// adserver's own NDJSON, gzipped: imported with its strict rules while it is inflated, and the
+// same content sent plain afterwards is already in the ledger.
+TEST_F(ActivityImportTest, OwnNdjsonGzipBodyIsImportedAndKnownToTheLedger) {
+  std::string nd =
+      "{\"wallet\":\"" + std::string(kAlice) +
+      "\",\"project\":\"usdc\",\"chainId\":1,\"timestamp\":\"2025-12-20T00:00:00Z\"}\n"
+      "{\"wallet\":\"" +
+      kBob + "\",\"project\":\"nope\",\"chainId\":1,\"timestamp\":\"2025-12-20T00:00:00Z\"}\n";
+  json r = Post("/admin/v1/activity", Gzip(nd), "application/x-ndjson", "gzip");
+  EXPECT_EQ(r["shape"], "adserver");
+  EXPECT_EQ(r["imported"], 1) << r;
+  EXPECT_EQ(r["rejected"], 1) << r;
+  EXPECT_EQ(r["errors"][0]["line"], 2) << r;
+  EXPECT_EQ(Usdc(kAlice).first, 1);
+  json again = Post("/admin/v1/activity", nd, "application/x-ndjson");
+  EXPECT_EQ(again["alreadyImported"], true) << again;
+  json corrupt =
+      Post("/admin/v1/activity", Gzip(nd).substr(0, 20), "application/x-ndjson", "", 400);
+  EXPECT_EQ(corrupt["details"][0]["field"], "body") << corrupt;
+}
+
 TEST_F(ActivityImportTest, MappedColumnsFromTheQuery) {
   std::string csv = std::string("trader,pool,ts\n") + kBob + "," + kUsdc + ",1766188800\n";
   json r = Post("/admin/v1/activity?map=wallet%3Dtrader&map=contract=pool&map=time=ts&chain_id=1",

@@ -210,6 +210,46 @@ TEST_F(BulkImportTest, BufferImportReadsPlainAndGzipBodies) {
   EXPECT_EQ(corrupt.status().code(), Code::kInvalidArgument);
 }
 
+// adserver's NDJSON in a gzip body is imported while it is inflated: the same rows, line
+// numbers and ledger digest as the plain content, and the limits of Decompress.
+TEST_F(BulkImportTest, OwnNdjsonGzipBufferIsImportedWhileInflated) {
+  std::string nd;
+  for (int i = 0; i < 2000; ++i) {
+    nd += "{\"wallet\":\"" + std::string(i % 2 == 0 ? kA : kB) +
+          "\",\"project\":\"usdc\",\"chainId\":1,\"timestamp\":\"2025-12-20T00:00:00Z\"}\r\n";
+    if (i == 1500) nd += "\n{\"wallet\":\"nope\"}\n";  // a blank line, then a bad one
+  }
+  std::string gz = ReadFile(Write("own.ndjson.gz", nd, /*gzip=*/true));
+  Result<std::string> digest = DecompressedDigestHex(gz, 0);
+  ASSERT_TRUE(digest.ok()) << digest.status().ToString();
+  EXPECT_EQ(*digest, ContentDigestHex(nd));
+  EXPECT_EQ(*DecompressedDigestHex(nd, 0), ContentDigestHex(nd));
+
+  Result<ImportSummary> s = ImportActivityNdjsonBuffer(gz, 0, *store_, clock_, nullptr);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->imported, 2000u);
+  EXPECT_EQ(s->rejected, 1u);
+  ASSERT_EQ(s->errors.size(), 1u);
+  EXPECT_EQ(s->errors[0].line, 1503u);  // 1501 rows, the blank line, then the bad one
+  EXPECT_EQ(Rows(kA)[0].count, 1000);
+  EXPECT_EQ(Rows(kB)[0].count, 1000);
+
+  for (auto result : {DecompressedDigestHex(gz, 1000).status(),
+                      ImportActivityNdjsonBuffer(gz, 1000, *store_, clock_, nullptr).status()}) {
+    EXPECT_EQ(result.code(), Code::kInvalidArgument);
+    ASSERT_EQ(result.details().size(), 1u) << result.ToString();
+    EXPECT_EQ(result.details()[0].field, "body");
+    EXPECT_NE(result.details()[0].message.find("exceeds the limit"), std::string::npos);
+  }
+  std::string corrupt = gz.substr(0, gz.size() / 2);
+  EXPECT_EQ(DecompressedDigestHex(corrupt, 0).status().code(), Code::kInvalidArgument);
+  Status broken = ImportActivityNdjsonBuffer(corrupt, 0, *store_, clock_, nullptr).status();
+  EXPECT_EQ(broken.code(), Code::kInvalidArgument);
+  ASSERT_EQ(broken.details().size(), 1u) << broken.ToString();
+  EXPECT_EQ(broken.details()[0].field, "body");
+  EXPECT_EQ(Rows(kA)[0].count, 1000) << "a failed import wrote rows";
+}
+
 TEST_F(BulkImportTest, UnmappableHeaderNamesTheMapField) {
   auto s = BulkImportBuffer("a,b\n1,2\n", "body", *store_, options_, clock_);
   ASSERT_EQ(s.status().code(), Code::kInvalidArgument);

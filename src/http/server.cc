@@ -319,7 +319,7 @@ class RequestParser final : public bhttp::basic_parser<true> {
       target_size = 0;
       spool.Reset();
       spool_after = 0;
-      spool_error = OkStatus();
+      if (!spool_error.ok()) spool_error = OkStatus();
     }
   };
 

@@ -4,6 +4,7 @@
 //   adserver-simulate bench/scenarios/*.json                  # 10 seeds, explore and greedy
 //   adserver-simulate --seeds 3 --check bench/scenarios/*.json # CI: each scenario's "guard"
 //   adserver-simulate --min-share 0.9 FILE                     # exit 1 below 0.9
+//   adserver-simulate --peer-priors on FILE                    # priors fitted from peers
 //
 // For each scenario and policy: the median, worst and best share of the oracle's revenue over
 // the seeds, the median share in each tenth of the run (regret over time), each campaign's share
@@ -69,6 +70,7 @@ int main(int argc, char** argv) {
   std::string policy = "both";
   double min_share = 0;
   bool check = false;
+  std::string peer_priors = "off";
   app.add_option("scenarios", files, "Scenario files (JSON)")->required()->check(CLI::ExistingFile);
   app.add_option("--seeds", seeds, "Seeds per scenario and policy")->check(CLI::Range(1, 1000));
   app.add_option("--policy", policy, "explore, greedy or both")
@@ -78,6 +80,10 @@ int main(int argc, char** argv) {
                  "scenario (a regression guard)");
   app.add_flag("--check", check,
                "Exit 1 when exploration's median share is below a scenario's \"guard\"");
+  app.add_option("--peer-priors", peer_priors,
+                 "Exploration's priors fitted from peers (on) or the catalog's default rate "
+                 "(off, the server's default)")
+      ->check(CLI::IsMember({"on", "off"}));
   CLI11_PARSE(app, argc, argv);
 
   int failed = 0;
@@ -95,7 +101,11 @@ int main(int argc, char** argv) {
                 scenario->name.c_str(), static_cast<long long>(scenario->requests), scenario->days,
                 scenario->campaigns.size(), seeds, scenario->description.c_str());
     if (policy != "greedy") {
-      const double median = Report(*scenario, {.name = "explore", .explore = true}, seeds);
+      const bool peers = peer_priors == "on";
+      const double median = Report(
+          *scenario,
+          {.name = peers ? "explore+peers" : "explore", .explore = true, .peer_priors = peers},
+          seeds);
       const double floor = std::max(min_share, check ? scenario->guard : 0.0);
       if (median < floor) {
         std::printf("  FAIL: explore's median share %.3f is below %.3f\n", median, floor);

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <queue>
 #include <random>
@@ -61,6 +62,9 @@ Result<SimCampaign> ParseCampaign(const Json& j, const std::string& at) {
     return Field(at + ".model", "must be cpm, cpc or cpa");
   }
   ADS_ASSIGN_OR_RETURN(c.bid, NumberAt(j, "bid", at + ".bid", 1e-6, 1e6, std::nullopt));
+  ADS_ASSIGN_OR_RETURN(c.start, NumberAt(j, "start", at + ".start", 0, 0.999, 0.0));
+  ADS_ASSIGN_OR_RETURN(double community, NumberAt(j, "community", at + ".community", 1, 1e6, 1.0));
+  c.community = static_cast<int64_t>(community);
   if (c.model == Model::kCpm) return c;
   const std::string rate_key = c.model == Model::kCpc ? "ctr" : "cvr";
   ADS_ASSIGN_OR_RETURN(c.rate, NumberAt(j, rate_key, at + "." + rate_key, 0, 1, std::nullopt));
@@ -107,16 +111,29 @@ double TrueValueMicros(const SimCampaign& c, double progress) {
   return c.model == Model::kCpm ? bid_micros / 1000 : bid_micros * TrueRate(c, progress);
 }
 
+// Unix seconds of the request at `progress` (a fraction of the run).
+int64_t TimeAt(const Scenario& s, double progress) {
+  return kStart + static_cast<int64_t>(s.days * 86400 * progress);
+}
+
 decision::Catalog BuildCatalog(const Scenario& s) {
   decision::Catalog catalog;
   catalog.publishers.push_back({.id = 1, .name = "publisher"});
-  catalog.communities.push_back({.id = 1, .name = "advertiser", .logo_url = "https://a/l.png"});
+  std::map<int64_t, decision::Index> communities;
+  for (const SimCampaign& sc : s.campaigns) {
+    if (communities.emplace(sc.community, catalog.communities.size()).second) {
+      catalog.communities.push_back({.id = sc.community,
+                                     .name = "advertiser " + std::to_string(sc.community),
+                                     .logo_url = "https://a/l.png"});
+    }
+  }
   for (const SimCampaign& sc : s.campaigns) {
     decision::Campaign c;
     c.id = sc.id;
     c.id_str = std::to_string(sc.id);
-    c.community = 0;
-    c.community_id = 1;
+    c.community = communities.at(sc.community);
+    c.community_id = sc.community;
+    if (sc.start > 0) c.starts_at = TimeAt(s, sc.start);
     c.bid_micros = static_cast<Micros>(std::llround(sc.bid * 1e6));
     c.pricing_model = sc.model == Model::kCpm   ? PricingModel::kCpm
                       : sc.model == Model::kCpc ? PricingModel::kCpc
@@ -215,6 +232,7 @@ RunResult Run(const Scenario& s, const Policy& policy, uint64_t seed) {
   activity.Finalize();
   decision::DecisionOptions options;
   options.explore = policy.explore;
+  options.peer_priors = policy.peer_priors;
   if (s.ctr_prior_weight) options.ctr_prior_weight = *s.ctr_prior_weight;
   if (s.cvr_prior_weight) options.cvr_prior_weight = *s.cvr_prior_weight;
   if (s.half_life_impressions) options.half_life_impressions = *s.half_life_impressions;
@@ -231,13 +249,12 @@ RunResult Run(const Scenario& s, const Policy& policy, uint64_t seed) {
   // Conversions waiting for their time: (due second, campaign index).
   using Due = std::pair<int64_t, size_t>;
   std::priority_queue<Due, std::vector<Due>, std::greater<>> pending;
-  const double span = s.days * 86400;
   int64_t recomputed_at = -1;
   std::vector<double> true_value(s.campaigns.size());
 
   for (int64_t k = 0; k < s.requests; ++k) {
     const double progress = static_cast<double>(k) / static_cast<double>(s.requests);
-    const int64_t now = kStart + static_cast<int64_t>(span * progress);
+    const int64_t now = TimeAt(s, progress);
     while (!pending.empty() && pending.top().first <= now) {
       const auto [due, c] = pending.top();
       pending.pop();
@@ -251,7 +268,9 @@ RunResult Run(const Scenario& s, const Policy& policy, uint64_t seed) {
     double best = 0;
     for (size_t c = 0; c < s.campaigns.size(); ++c) {
       true_value[c] = TrueValueMicros(s.campaigns[c], progress);
-      best = std::max(best, true_value[c]);
+      // A campaign not started yet is not available to the oracle either.
+      const auto& starts = catalog.campaigns[c].starts_at;
+      if (!starts || now >= *starts) best = std::max(best, true_value[c]);
     }
     const Address wallet = WalletAt(static_cast<int>(k % kWallets));
     decision::DecisionRequest request{.wallets = std::span<const Address>(&wallet, 1),

@@ -37,6 +37,11 @@ struct SimCampaign {
   // CPA: a conversion lands uniformly between these delays after its impression (days).
   double delay_min_days = 0;
   double delay_max_days = 0;
+  // The fraction of the run's requests after which the campaign starts (its schedule's start):
+  // a campaign that joins a running network. The oracle only counts it from then.
+  double start = 0;
+  // The advertiser (community) it belongs to: peers' priors group by it.
+  int64_t community = 1;
 };
 
 struct Scenario {
@@ -66,6 +71,8 @@ Result<Scenario> LoadScenario(const std::string& path);
 struct Policy {
   std::string name;  // "explore", "greedy"
   bool explore = true;
+  // Exploration's priors fitted from peers (decision::DecisionOptions::peer_priors).
+  bool peer_priors = false;
 };
 
 struct RunResult {

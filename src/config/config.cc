@@ -405,16 +405,20 @@ void ApplyFile(const toml::table& root, Config& c, std::vector<FieldError>& erro
   if (const toml::table* d = Section(root, "decision", errors)) {
     CheckKnownKeys(*d, "decision",
                    {"explore", "ctr_prior_weight", "cvr_prior_weight", "half_life_impressions",
-                    "conversion_delay_days"},
+                    "conversion_delay_days", "peer_priors", "half_life_events"},
                    errors);
-    if (const toml::node* n = d->get("explore")) {
+    for (auto [key, out] : {std::pair{"explore", &c.decision.explore},
+                            std::pair{"peer_priors", &c.decision.peer_priors}}) {
+      const toml::node* n = d->get(key);
+      if (n == nullptr) continue;
       if (const toml::value<bool>* v = n->as_boolean()) {
-        c.decision.explore = v->get();
+        *out = v->get();
       } else {
-        errors.push_back({"decision.explore", "must be true or false"});
+        errors.push_back({std::string("decision.") + key, "must be true or false"});
       }
     }
     ReadDouble(*d, "decision", "half_life_impressions", c.decision.half_life_impressions, errors);
+    ReadDouble(*d, "decision", "half_life_events", c.decision.half_life_events, errors);
     ReadDouble(*d, "decision", "conversion_delay_days", c.decision.conversion_delay_days, errors);
     ReadDouble(*d, "decision", "ctr_prior_weight", c.decision.ctr_prior_weight, errors);
     ReadDouble(*d, "decision", "cvr_prior_weight", c.decision.cvr_prior_weight, errors);
@@ -726,6 +730,9 @@ Status Validate(const Config& c) {
         (c.decision.half_life_impressions >= 10 && c.decision.half_life_impressions <= 1e9))) {
     errors.push_back(
         {"decision.half_life_impressions", "must be 0 (never forget) or 10 to 1000000000"});
+  }
+  if (!(c.decision.half_life_events >= 0 && c.decision.half_life_events <= 1e9)) {
+    errors.push_back({"decision.half_life_events", "must be 0 (impressions only) to 1000000000"});
   }
   if (!(c.decision.conversion_delay_days >= 0 && c.decision.conversion_delay_days <= 365)) {
     errors.push_back(

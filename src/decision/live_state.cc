@@ -1,6 +1,9 @@
 #include "decision/live_state.h"
 
 #include <algorithm>
+#include <array>
+#include <map>
+#include <optional>
 #include <vector>
 
 namespace adserver::decision {
@@ -17,10 +20,36 @@ double RateLift(const Campaign& c, const BudgetLedger::View& v, const DecisionOp
   return ExpectedValue(c, v, o) / c.value_micros;
 }
 
+// The peer groups of exploration's priors (PeerStats): per pricing model network-wide, and per
+// (pricing model, community).
+class PeerPriors {
+ public:
+  void Add(const Campaign& c, const RateCounts& counts) {
+    const bool cpc = c.pricing_model == PricingModel::kCpc;
+    network_[cpc].Add(counts.successes, counts.trials);
+    community_[{cpc, c.community_id}].Add(counts.successes, counts.trials);
+  }
+  // The community's prior when it has enough peers, else the network's, else none.
+  std::optional<RatePrior> PriorFor(const Campaign& c, const RateCounts& counts,
+                                    const DecisionOptions& o) const {
+    const bool cpc = c.pricing_model == PricingModel::kCpc;
+    const double cap = cpc ? CtrPriorWeight(o) : CvrPriorWeight(o);
+    if (auto it = community_.find({cpc, c.community_id}); it != community_.end()) {
+      if (auto prior = it->second.PriorFor(counts.successes, counts.trials, cap)) return prior;
+    }
+    return network_[cpc].PriorFor(counts.successes, counts.trials, cap);
+  }
+
+ private:
+  std::array<PeerStats, 2> network_;  // [cpc]
+  std::map<std::pair<bool, int64_t>, PeerStats> community_;
+};
+
 // Exploration: a new draw from the posterior of the campaign's effective counts, as a lift of
 // its catalog value.
 double DrawnLift(LiveState& state, const Campaign& c, const RateCounts& counts) {
-  const RatePosterior p = PosteriorFrom(c, counts.successes, counts.trials, state.options);
+  const RatePosterior p =
+      PosteriorFrom(c, counts.successes, counts.trials, state.options, counts.prior);
   const double rate = SampleBeta(p.alpha, p.beta, DrawSeed(state.NextDraw(), c.id));
   // Above 0: a lift of 0 means "none drawn".
   return std::max(rate * static_cast<double>(c.bid_micros) / c.value_micros, 1e-12);
@@ -100,13 +129,29 @@ void RecomputeDraws(LiveState& state, const Catalog& catalog, int64_t now) {
   const size_t n = catalog.campaigns.size();
   std::vector<double> next(n);
   std::vector<double> cover(n);
+  // The effective counts first, then the peers' priors from their openings, then the draws.
+  std::vector<std::optional<RateCounts>> counts(n);
+  PeerPriors peers;
+  for (Index i = 0; i < n; ++i) {
+    const Campaign& c = catalog.campaigns[i];
+    if (!Learned(c) || !state.HoldsLift(c.id)) continue;
+    counts[i] = state.rates.Update(c, state.Read(c.id, now), now, state.options);
+    if (!state.options.peer_priors) continue;
+    if (const std::optional<RateCounts> opening = state.rates.Opening(c.id)) peers.Add(c, *opening);
+  }
   bool fallback = false;
   for (Index i = 0; i < n; ++i) {
     const Campaign& c = catalog.campaigns[i];
-    const BudgetLedger::View v = state.Read(c.id, now);
-    next[i] = Learned(c) && state.HoldsLift(c.id)
-                  ? DrawnLift(state, c, state.rates.Update(c, v, now, state.options))
-                  : RateLift(c, v, state.options);  // CPM, or valued at its mean
+    if (counts[i]) {
+      if (state.options.peer_priors) {
+        counts[i]->prior =
+            peers.PriorFor(c, state.rates.Opening(c.id).value_or(RateCounts{}), state.options);
+      }
+      state.rates.PublishPrior(c.id, counts[i]->prior);
+      next[i] = DrawnLift(state, c, *counts[i]);
+    } else {
+      next[i] = RateLift(c, state.Read(c.id, now), state.options);  // CPM, or at its mean
+    }
     fallback |= !state.HoldsLift(c.id);
     state.NoteRateLift(next[i]);
   }

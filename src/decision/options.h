@@ -34,10 +34,25 @@ struct DecisionOptions {
   // campaign's draw comes from decay by half over this many of its impressions, so a campaign
   // whose rate falls (or recovers) is re-learned within a few of them. 0 = never forget.
   double half_life_impressions = 1500;
+  // ... and at least this many of its clicks or conversions at its rate so far: a campaign's
+  // half-life in impressions is max(half_life_impressions, half_life_events / rate). A count of
+  // impressions alone holds too little evidence at display rates (1,500 impressions at a 0.3 %
+  // CTR are 4.5 clicks) and exploration never settles. 0 = impressions only.
+  double half_life_events = 50;
   // Late conversions (issue 36, exploration only): a CPA impression counts towards the
   // conversion rate as its conversion opportunity matures, 1 - e^(-age / this delay). 0 = a
   // quarter of the campaign's conversion window (3.5 days for the default 14).
   double conversion_delay_days = 0;
+  // Priors from the network's own data (issue 36 item 2, exploration only): a CPC campaign's
+  // prior is fitted from its peers' openings (RateTracker::Opening, their first 100
+  // impressions, which every campaign gets whatever its rate) with decision::PeerStats: peers in
+  // its community when kMinPeers others there have an opening, else network-wide; the mean is
+  // their average rate, the weight how much they agree, at most the configured prior weight.
+  // With too few peers, and for CPA (whose openings' conversions land late), the catalog's
+  // default rate. Off by default: in bench/scenarios it earned more only where campaigns join
+  // a running network (docs/BENCHMARKS.md, sixteenth session). false = the default rate and
+  // weight, as pinned by the operator (snapshots.default_ctr, ctr_prior_weight).
+  bool peer_priors = false;
   // Relevance multiplier = 1 + recency_weight * recency + projects_weight * (matched - 1);
   // both 0 (default) = neutral.
   double recency_weight = 0;

@@ -58,13 +58,18 @@ double SmoothedRate(int64_t successes, int64_t trials, double prior_mean, double
 }
 
 RatePosterior PosteriorFrom(const Campaign& c, double successes, double trials,
-                            const DecisionOptions& o) {
+                            const DecisionOptions& o, const std::optional<RatePrior>& prior) {
   RatePosterior p;
   if (c.pricing_model == PricingModel::kCpm || c.bid_micros <= 0) return p;
   p.learned = true;
-  // The catalog valued the bid at the default rate: that rate is the prior mean.
-  p.prior_mean = std::clamp(c.value_micros / static_cast<double>(c.bid_micros), 0.0, 1.0);
-  p.prior_weight = c.pricing_model == PricingModel::kCpc ? CtrPriorWeight(o) : CvrPriorWeight(o);
+  if (prior) {
+    p.prior_mean = std::clamp(prior->mean, 0.0, 1.0);
+    p.prior_weight = prior->weight;
+  } else {
+    // The catalog valued the bid at the default rate: that rate is the prior mean.
+    p.prior_mean = std::clamp(c.value_micros / static_cast<double>(c.bid_micros), 0.0, 1.0);
+    p.prior_weight = c.pricing_model == PricingModel::kCpc ? CtrPriorWeight(o) : CvrPriorWeight(o);
+  }
   p.successes = successes;
   p.trials = trials;
   const double denominator = trials + p.prior_weight;
@@ -73,6 +78,44 @@ RatePosterior PosteriorFrom(const Campaign& c, double successes, double trials,
   p.alpha = std::max(successes, 0.0) + p.prior_mean * p.prior_weight;
   p.beta = std::max(trials - successes, 0.0) + (1 - p.prior_mean) * p.prior_weight;
   return p;
+}
+
+void PeerStats::Add(double successes, double trials) {
+  if (!Qualifies(trials)) return;
+  const double rate = std::clamp(successes / trials, 0.0, 1.0);
+  ++members_;
+  successes_ += successes;
+  trials_ += trials;
+  rate_sum_ += rate;
+  rate_squares_ += rate * rate;
+  inverse_trials_ += 1 / trials;
+}
+
+std::optional<RatePrior> PeerStats::PriorFor(double successes, double trials,
+                                             double max_weight) const {
+  // Leave the campaign's own counts out.
+  int k = members_;
+  double s = successes_, n = trials_, sum = rate_sum_, squares = rate_squares_,
+         inverse = inverse_trials_;
+  if (Qualifies(trials)) {
+    const double rate = std::clamp(successes / trials, 0.0, 1.0);
+    --k;
+    s -= successes;
+    n -= trials;
+    sum -= rate;
+    squares -= rate * rate;
+    inverse -= 1 / trials;
+  }
+  if (k < kMinPeers || !(n > 0)) return std::nullopt;
+  // At least half an event: a group without any keeps a small, positive mean.
+  const double mean = std::clamp(std::max(sum / k, 0.5 / n), 1e-9, 1 - 1e-9);
+  const double spread = std::max(0.0, (squares - sum * sum / k) / (k - 1));
+  const double noise = mean * (1 - mean) * inverse / k;
+  const double between = spread - noise;
+  const double cap = std::max(max_weight, kMinPeerWeight);
+  const double weight =
+      between > 0 ? std::clamp(mean * (1 - mean) / between - 1, kMinPeerWeight, cap) : cap;
+  return RatePrior{.mean = mean, .weight = weight};
 }
 
 RatePosterior PosteriorOf(const Campaign& c, const BudgetLedger::View& v,

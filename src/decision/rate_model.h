@@ -6,6 +6,7 @@
 // in as a seed, and the same seed gives the same draw.
 
 #include <cstdint>
+#include <optional>
 
 #include "decision/budget_ledger.h"
 #include "decision/catalog.h"
@@ -32,11 +33,48 @@ struct RatePosterior {
   double mean = 0;  // the greedy rate (SmoothedRate)
 };
 
+// A Beta prior of a rate: its mean and weight in pseudo-impressions.
+struct RatePrior {
+  double mean = 0;
+  double weight = 0;
+};
+
 RatePosterior PosteriorOf(const Campaign& campaign, const BudgetLedger::View& counters,
                           const DecisionOptions& options);
-// The same from effective counts (RateTracker).
+// The same from effective counts (RateTracker), with `prior` instead of the catalog's default
+// rate and the configured weight when given (a prior fitted from peers, PeerStats).
 RatePosterior PosteriorFrom(const Campaign& campaign, double successes, double trials,
-                            const DecisionOptions& options);
+                            const DecisionOptions& options,
+                            const std::optional<RatePrior>& prior = std::nullopt);
+
+// Empirical Bayes (issue 36 item 2): the prior a group of campaigns (the same pricing model, in
+// one community or network-wide) suggests for one of them, from their effective counts. Method
+// of moments on the Beta-binomial: the mean is the group's pooled rate; the weight is
+// m (1 - m) / v - 1, where v is the spread of the members' rates beyond what their own
+// sampling noise explains (m (1 - m) / n on average), so campaigns that agree make a strong
+// prior and campaigns that differ a weak one. Members need kMinPeerTrials trials; a fit needs
+// kMinPeers of them besides the campaign itself (its own counts are left out, so they are not
+// counted twice).
+inline constexpr double kMinPeerTrials = 50;
+inline constexpr int kMinPeers = 3;
+inline constexpr double kMinPeerWeight = 2;
+class PeerStats {
+ public:
+  void Add(double successes, double trials);
+  // The prior for a campaign with these counts (0, 0: one not in the group), its weight at
+  // most `max_weight`; nullopt with fewer than kMinPeers other members.
+  std::optional<RatePrior> PriorFor(double successes, double trials, double max_weight) const;
+  int members() const { return members_; }
+
+ private:
+  static bool Qualifies(double trials) { return trials >= kMinPeerTrials; }
+  int members_ = 0;
+  double successes_ = 0;
+  double trials_ = 0;
+  double rate_sum_ = 0;        // sum of the members' rates
+  double rate_squares_ = 0;    // sum of their squares
+  double inverse_trials_ = 0;  // sum of 1 / trials
+};
 
 // The central `level` credible interval of a posterior's rate (e.g. 0.95: its 2.5 % and
 // 97.5 % quantiles).

@@ -19,9 +19,13 @@ RateCounts RateTracker::Update(const Campaign& c, const BudgetLedger::View& v, i
                                const DecisionOptions& o) {
   const bool cpa = c.pricing_model == PricingModel::kCpa;
   const int64_t events = cpa ? v.conversions : v.clicks;
-  const double half_life = o.half_life_impressions;
   auto [it, first] = history_.try_emplace(c.id);
   History& h = it->second;
+  // At its rate so far: the cumulative counts at first (a restart), then the effective ones.
+  const double half_life =
+      first ? HalfLife(c, static_cast<double>(std::max<int64_t>(events, 0)),
+                       static_cast<double>(std::max<int64_t>(v.impressions, 0)), o)
+            : HalfLife(c, h.events, h.impressions, o);
   if (first) {
     // What forgetting keeps of a long record: half_life / ln 2 impressions' worth.
     const double kept = half_life > 0 ? half_life / std::numbers::ln2 : HUGE_VAL;
@@ -43,6 +47,14 @@ RateCounts RateTracker::Update(const Campaign& c, const BudgetLedger::View& v, i
       h.immature = h.immature * kept * std::exp(-elapsed / DelaySeconds(c, o)) + new_impressions;
     }
   }
+  // The opening: the counts when the campaign's impressions first reach kOpeningImpressions,
+  // if it was seen with fewer (CPC: clicks come at once; a CPA opening would need its
+  // conversions to land first).
+  if (first) h.opening_watchable = !cpa && v.impressions < kOpeningImpressions;
+  if (h.opening_watchable && !h.opening && v.impressions >= kOpeningImpressions) {
+    h.opening = RateCounts{.successes = static_cast<double>(std::max<int64_t>(events, 0)),
+                           .trials = static_cast<double>(v.impressions)};
+  }
   h.seen_impressions = v.impressions;
   h.seen_events = events;
   h.at = now;
@@ -56,12 +68,41 @@ RateCounts RateTracker::Update(const Campaign& c, const BudgetLedger::View& v, i
   return counts;
 }
 
+double RateTracker::HalfLife(const Campaign& c, double events, double impressions,
+                             const DecisionOptions& o) {
+  if (o.half_life_impressions <= 0) return 0;
+  if (o.half_life_events <= 0 || c.bid_micros <= 0) return o.half_life_impressions;
+  // The campaign's rate so far: its counts with one impression at the default rate.
+  const double prior = std::clamp(c.value_micros / static_cast<double>(c.bid_micros), 1e-9, 1.0);
+  const double rate = (events + prior) / (impressions + 1);
+  return std::max(o.half_life_impressions, o.half_life_events / std::max(rate, 1e-9));
+}
+
+std::optional<RateCounts> RateTracker::Opening(int64_t campaign_id) const {
+  auto it = history_.find(campaign_id);
+  if (it == history_.end()) return std::nullopt;
+  return it->second.opening;
+}
+
+void RateTracker::PublishPrior(int64_t id, const std::optional<RatePrior>& prior) {
+  if (id < 0 || static_cast<uint64_t>(id) >= capacity_) return;
+  Slot& slot = published_[id];
+  slot.prior_mean.store(prior ? prior->mean : 0, std::memory_order_relaxed);
+  slot.prior_weight.store(prior ? prior->weight : 0, std::memory_order_relaxed);
+}
+
 std::optional<RateCounts> RateTracker::Published(int64_t id) const {
   if (id < 0 || static_cast<uint64_t>(id) >= capacity_) return std::nullopt;
   const Slot& slot = published_[id];
   const double trials = slot.trials.load(std::memory_order_acquire);
   if (trials < 0) return std::nullopt;
-  return RateCounts{.successes = slot.successes.load(std::memory_order_relaxed), .trials = trials};
+  RateCounts counts{.successes = slot.successes.load(std::memory_order_relaxed), .trials = trials};
+  const double weight = slot.prior_weight.load(std::memory_order_relaxed);
+  if (weight > 0) {
+    counts.prior =
+        RatePrior{.mean = slot.prior_mean.load(std::memory_order_relaxed), .weight = weight};
+  }
+  return counts;
 }
 
 }  // namespace adserver::decision

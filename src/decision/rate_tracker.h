@@ -20,6 +20,7 @@
 #include "decision/budget_ledger.h"
 #include "decision/catalog.h"
 #include "decision/options.h"
+#include "decision/rate_model.h"
 
 namespace adserver::decision {
 
@@ -27,6 +28,9 @@ namespace adserver::decision {
 struct RateCounts {
   double successes = 0;  // clicks (CPC) or conversions (CPA), forgotten
   double trials = 0;     // impressions, forgotten and (CPA) matured
+  // The prior fitted from the campaign's peers (PeerStats) its draw used; nullopt = the
+  // catalog's default rate with the configured weight.
+  std::optional<RatePrior> prior;
 };
 
 class RateTracker {
@@ -41,8 +45,16 @@ class RateTracker {
   RateCounts Update(const Campaign& campaign, const BudgetLedger::View& counters, int64_t now,
                     const DecisionOptions& options);
 
-  // The counts the campaign's current draw came from; nullopt before its first Update (or an
-  // id beyond the capacity). Lock-free; any thread.
+  // A CPC campaign's counts when its impressions first reached kOpeningImpressions (watched
+  // from below: not for a campaign first seen with more, e.g. after a restart). Every campaign
+  // gets its opening whatever its rate, so openings are what peers' priors are fitted from (a
+  // campaign's later counts depend on how well it did). Recompute thread only.
+  static constexpr int64_t kOpeningImpressions = 100;
+  std::optional<RateCounts> Opening(int64_t campaign_id) const;
+  // Publishes the prior the campaign's draw used (after Update; nullopt = the default).
+  void PublishPrior(int64_t campaign_id, const std::optional<RatePrior>& prior);
+  // The counts (and prior) the campaign's current draw came from; nullopt before its first
+  // Update (or an id beyond the capacity). Lock-free; any thread.
   std::optional<RateCounts> Published(int64_t campaign_id) const;
 
   // The mean conversion delay (seconds) used for `campaign` (DecisionOptions).
@@ -56,11 +68,20 @@ class RateTracker {
     double impressions = 0;  // forgotten
     double events = 0;       // forgotten
     double immature = 0;     // CPA: the share of `impressions` not matured yet
+    bool opening_watchable = false;  // first seen below kOpeningImpressions (CPC)
+    std::optional<RateCounts> opening;
   };
   struct Slot {
     std::atomic<double> successes{0};
     std::atomic<double> trials{-1};  // < 0: none published
+    std::atomic<double> prior_mean{0};
+    std::atomic<double> prior_weight{0};  // 0: the default prior
   };
+  // Its half-life in impressions now: half_life_impressions, or longer so that it holds
+  // half_life_events events at the campaign's rate so far.
+  static double HalfLife(const Campaign& c, double events, double impressions,
+                         const DecisionOptions& o);
+
   std::unordered_map<int64_t, History> history_;
   const size_t capacity_;
   std::unique_ptr<Slot[]> published_;

@@ -286,15 +286,20 @@ TEST(ConfigTest, DecisionSectionTurnsExplorationOffAndSetsPriors) {
   Result<Config> defaults = LoadConfig(std::nullopt, {});
   ASSERT_TRUE(defaults.ok());
   EXPECT_TRUE(defaults->decision.explore);
+  EXPECT_FALSE(defaults->decision.peer_priors);
   EXPECT_EQ(decision::CtrPriorWeight(defaults->decision), decision::kExploreCtrPriorWeight);
   testing::TempDir dir;
   Result<Config> c = LoadConfig(WriteFile(dir,
                                           "[decision]\nexplore = false\n"
                                           "ctr_prior_weight = 200\nhalf_life_impressions = 0\n"
-                                          "conversion_delay_days = 2.5\n"),
+                                          "conversion_delay_days = 2.5\npeer_priors = true\n"
+                                          "half_life_events = 0\n"),
                                 {});
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_FALSE(c->decision.explore);
+  EXPECT_TRUE(c->decision.peer_priors);
+  EXPECT_EQ(c->decision.half_life_events, 0);
+  EXPECT_EQ(defaults->decision.half_life_events, 50);
   EXPECT_EQ(c->decision.half_life_impressions, 0);
   EXPECT_EQ(c->decision.conversion_delay_days, 2.5);
   EXPECT_EQ(decision::CtrPriorWeight(c->decision), 200);
@@ -302,18 +307,21 @@ TEST(ConfigTest, DecisionSectionTurnsExplorationOffAndSetsPriors) {
   EXPECT_EQ(decision::CvrPriorWeight(c->decision), decision::kGreedyCvrPriorWeight);
   EXPECT_TRUE(Validate(*c).ok());
 
-  Result<Config> types = LoadConfig(WriteFile(dir, "[decision]\nexplore = 1\nhalf_life = 3\n"), {});
+  Result<Config> types = LoadConfig(
+      WriteFile(dir, "[decision]\nexplore = 1\nhalf_life = 3\npeer_priors = \"yes\"\n"), {});
   ASSERT_FALSE(types.ok());
-  EXPECT_EQ(FieldsOf(types.status()), "decision.half_life;decision.explore;");
+  EXPECT_EQ(FieldsOf(types.status()), "decision.half_life;decision.explore;decision.peer_priors;");
   Result<Config> ranges = LoadConfig(WriteFile(dir,
                                                "[decision]\nctr_prior_weight = 0.5\n"
                                                "cvr_prior_weight = -3\n"
                                                "half_life_impressions = 5\n"
+                                               "half_life_events = -2\n"
                                                "conversion_delay_days = -1\n"),
                                      {});
   ASSERT_TRUE(ranges.ok()) << ranges.status().ToString();
   EXPECT_EQ(FieldsOf(Validate(*ranges)),
-            "decision.half_life_impressions;decision.conversion_delay_days;"
+            "decision.half_life_impressions;decision.half_life_events;"
+            "decision.conversion_delay_days;"
             "decision.ctr_prior_weight;decision.cvr_prior_weight;");
 }
 

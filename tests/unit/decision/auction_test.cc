@@ -435,6 +435,55 @@ TEST_F(AuctionTest, ExplorationTriesACampaignWhosePriorLooksWorseAndGreedyNever)
   EXPECT_EQ(greedy_tries, 0);
 }
 
+// Issue 36 item 2 (decision.peer_priors): a new CPC campaign's prior is its peers' average
+// opening rate, from its own community when three others there have opened, else the
+// network's; off (the default), the catalog's default rate.
+TEST_F(AuctionTest, PeerPriorsGiveANewCampaignItsPeersAverageOpeningRate) {
+  // Community A: campaigns 1-3 open at 2 %, 3 % and 4 %; community B: 10 and 11 open at 20 %,
+  // then 12 is new there (too few peers in B: the network's four... of five others).
+  const std::vector<std::pair<int64_t, int64_t>> opened = {
+      {1, 2}, {2, 3}, {3, 4}, {10, 20}, {11, 20}};
+  for (const auto& [id, clicks] : opened) {
+    Campaign& c = t_.AddCampaign(id, {5}, 1000, id < 10 ? kCommunityA : kCommunityB);
+    c.pricing_model = PricingModel::kCpc;
+    c.bid_micros = 100'000;  // 1 % default CTR
+  }
+  for (int64_t id : {4, 12}) {
+    Campaign& c = t_.AddCampaign(id, {5}, 1000, id < 10 ? kCommunityA : kCommunityB);
+    c.pricing_model = PricingModel::kCpc;
+    c.bid_micros = 100'000;
+  }
+  Finish();
+  LiveState peers(LiveStateOptions{.ledger_capacity = 64, .frequency_capacity = 64},
+                  DecisionOptions{.peer_priors = true});
+  LiveState fixed(LiveStateOptions{.ledger_capacity = 64, .frequency_capacity = 64},
+                  DecisionOptions{});
+  for (LiveState* live : {&peers, &fixed}) {
+    RecomputeRateLift(*live, t_.catalog, kNow);  // every campaign seen before its opening
+    for (const auto& [id, clicks] : opened) {
+      for (int i = 0; i < 100; ++i) live->ledger.RecordImpression(id, 0, kNow);
+      for (int64_t k = 0; k < clicks; ++k) RecordClick(*live, CampaignById(id), kNow);
+    }
+    RecomputeRateLift(*live, t_.catalog, kNow + 1);
+  }
+  // Campaign 4 (community A, three peers opened there): their average, 3 %.
+  std::optional<RateCounts> a = peers.rates.Published(4);
+  ASSERT_TRUE(a && a->prior);
+  EXPECT_NEAR(a->prior->mean, 0.03, 1e-12);
+  EXPECT_GE(a->prior->weight, kMinPeerWeight);
+  EXPECT_LE(a->prior->weight, kExploreCtrPriorWeight);
+  // Campaign 12 (community B, two peers): the network's five, 9.8 %.
+  std::optional<RateCounts> b = peers.rates.Published(12);
+  ASSERT_TRUE(b && b->prior);
+  EXPECT_NEAR(b->prior->mean, (0.02 + 0.03 + 0.04 + 0.2 + 0.2) / 5, 1e-12);
+  // Campaign 1 asks without its own opening: its community has only two others, the network four.
+  EXPECT_NEAR(peers.rates.Published(1)->prior->mean, (0.03 + 0.04 + 0.2 + 0.2) / 4, 1e-12);
+  // Off: no fitted prior, the default rate and weight.
+  EXPECT_FALSE(fixed.rates.Published(4)->prior.has_value());
+  const RatePosterior p = PosteriorFrom(CampaignById(4), 0, 0, fixed.options);
+  EXPECT_DOUBLE_EQ(p.prior_mean, 0.01);
+}
+
 TEST_F(AuctionTest, ADrawHoldsUntilTheNextRecomputeEvenAfterAClick) {
   AddCpmAboveCpc();
   Finish();

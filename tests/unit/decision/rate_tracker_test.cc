@@ -56,6 +56,31 @@ TEST(RateTrackerTest, ALongRecordStartsAtWhatForgettingKeepsWithItsRate) {
   EXPECT_EQ(c.successes, 5'000);
 }
 
+// At display rates a half-life of 1,500 impressions holds a handful of clicks, and exploration
+// never settles: the half-life is stretched to hold half_life_events events (50) at the
+// campaign's rate.
+TEST(RateTrackerTest, ALowRateKeepsEnoughEventsPerHalfLife) {
+  RateTracker tracker(64);
+  DecisionOptions o;
+  // 0.3 % CTR: a half-life of about 50 / 0.003 = 16,700 impressions, not 1,500.
+  RateCounts low = tracker.Update(Cpc(1), Counts(1'000'000, 3'000), kNow, o);
+  const double rate = 3000.01 / 1'000'001;  // with one impression at the 1 % default
+  EXPECT_NEAR(low.trials, 50 / rate / std::numbers::ln2, 1e-3);
+  EXPECT_NEAR(low.successes / low.trials, 0.003, 1e-9);
+  // Impressions alone (half_life_events = 0): 1,500.
+  DecisionOptions impressions_only{.half_life_events = 0};
+  RateCounts short_memory =
+      tracker.Update(Cpc(2), Counts(1'000'000, 3'000), kNow, impressions_only);
+  EXPECT_NEAR(short_memory.trials, 1500 / std::numbers::ln2, 1e-6);
+  // Folded in steps, the effective sample settles near the stretched half-life too.
+  RateTracker steps(64);
+  RateCounts folded;
+  for (int tick = 1; tick <= 400; ++tick) {
+    folded = steps.Update(Cpc(3), Counts(int64_t{tick} * 1000, int64_t{tick} * 3), kNow + tick, o);
+  }
+  EXPECT_NEAR(folded.trials, 50 / 0.003 / std::numbers::ln2, 2500);
+}
+
 TEST(RateTrackerTest, ACollapsedRateIsLearnedWithinAFewHalfLives) {
   DecisionOptions forgetting;
   DecisionOptions cumulative{.half_life_impressions = 0};
@@ -74,8 +99,51 @@ TEST(RateTrackerTest, ACollapsedRateIsLearnedWithinAFewHalfLives) {
   }
   EXPECT_LT(fa.successes / fa.trials, 0.02);   // 0.6 % now, 6 % before: mostly forgotten
   EXPECT_GT(fb.successes / fb.trials, 0.045);  // the whole record still says ~5 %
-  // The effective sample stays near what the half-life keeps.
-  EXPECT_NEAR(fa.trials, 1500 / std::numbers::ln2, 300);
+  // The effective sample grows as the rate falls (50 events take more impressions at 0.6 %),
+  // between what 1,500 impressions and 50 events at 0.6 % keep.
+  EXPECT_GT(fa.trials, 1500 / std::numbers::ln2);
+  EXPECT_LT(fa.trials, 50 / 0.006 / std::numbers::ln2);
+  // With impressions alone it stays near what the half-life keeps.
+  RateTracker c(64);
+  RateCounts fc;
+  impressions = clicks = 0;
+  for (int tick = 0; tick < 240; ++tick) {
+    impressions += 100;
+    clicks += tick < 200 ? 6 : (tick % 5 < 3 ? 1 : 0);
+    fc = c.Update(Cpc(1), Counts(impressions, clicks), kNow + tick,
+                  DecisionOptions{.half_life_events = 0});
+  }
+  EXPECT_LT(fc.successes / fc.trials, 0.015);
+  EXPECT_NEAR(fc.trials, 1500 / std::numbers::ln2, 300);
+}
+
+// Peers' priors come from openings (issue 36 item 2): the counts when a CPC campaign's
+// impressions first reach kOpeningImpressions, watched from below.
+TEST(RateTrackerTest, AnOpeningIsTheCountsAtTheFirstHundredImpressions) {
+  RateTracker tracker(16);
+  DecisionOptions o;
+  const Campaign c = Cpc(1);
+  tracker.Update(c, Counts(40, 1), kNow, o);
+  EXPECT_FALSE(tracker.Opening(1).has_value());
+  tracker.Update(c, Counts(104, 3), kNow + 1, o);
+  ASSERT_TRUE(tracker.Opening(1).has_value());
+  EXPECT_EQ(tracker.Opening(1)->successes, 3);
+  EXPECT_EQ(tracker.Opening(1)->trials, 104);
+  // It stays what it was, whatever comes after.
+  tracker.Update(c, Counts(5000, 400), kNow + 2, o);
+  EXPECT_EQ(tracker.Opening(1)->trials, 104);
+  // A campaign first seen past its opening (a restart) has none; nor has a CPA campaign.
+  tracker.Update(Cpc(2), Counts(5000, 20), kNow, o);
+  EXPECT_FALSE(tracker.Opening(2).has_value());
+  tracker.Update(Cpa(3, 14), Counts(10, 0), kNow, o);
+  tracker.Update(Cpa(3, 14), Counts(500, 0, 1), kNow + 1, o);
+  EXPECT_FALSE(tracker.Opening(3).has_value());
+  // The published prior travels with the published counts.
+  tracker.PublishPrior(1, RatePrior{.mean = 0.004, .weight = 30});
+  ASSERT_TRUE(tracker.Published(1)->prior.has_value());
+  EXPECT_EQ(tracker.Published(1)->prior->weight, 30);
+  tracker.PublishPrior(1, std::nullopt);
+  EXPECT_FALSE(tracker.Published(1)->prior.has_value());
 }
 
 TEST(RateTrackerTest, CpaImpressionsMatureWithTheConversionDelay) {

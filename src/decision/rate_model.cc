@@ -84,7 +84,6 @@ void PeerStats::Add(double successes, double trials) {
   if (!Qualifies(trials)) return;
   const double rate = std::clamp(successes / trials, 0.0, 1.0);
   ++members_;
-  successes_ += successes;
   trials_ += trials;
   rate_sum_ += rate;
   rate_squares_ += rate * rate;
@@ -95,12 +94,10 @@ std::optional<RatePrior> PeerStats::PriorFor(double successes, double trials,
                                              double max_weight) const {
   // Leave the campaign's own counts out.
   int k = members_;
-  double s = successes_, n = trials_, sum = rate_sum_, squares = rate_squares_,
-         inverse = inverse_trials_;
+  double n = trials_, sum = rate_sum_, squares = rate_squares_, inverse = inverse_trials_;
   if (Qualifies(trials)) {
     const double rate = std::clamp(successes / trials, 0.0, 1.0);
     --k;
-    s -= successes;
     n -= trials;
     sum -= rate;
     squares -= rate * rate;

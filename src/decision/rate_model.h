@@ -69,7 +69,6 @@ class PeerStats {
  private:
   static bool Qualifies(double trials) { return trials >= kMinPeerTrials; }
   int members_ = 0;
-  double successes_ = 0;
   double trials_ = 0;
   double rate_sum_ = 0;        // sum of the members' rates
   double rate_squares_ = 0;    // sum of their squares

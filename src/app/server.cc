@@ -277,10 +277,8 @@ Status Server::InitEvents() {
     }
     const std::optional<decision::RateCounts> effective =
         live_->options.explore ? live_->rates.Published(id) : std::nullopt;
-    const decision::RatePosterior p =
-        effective ? decision::PosteriorFrom(*c, effective->successes, effective->trials,
-                                            live_->options, effective->prior)
-                  : decision::PosteriorOf(*c, live_->Read(id, clock_.NowSeconds()), live_->options);
+    const decision::RatePosterior p = decision::CurrentPosterior(
+        *c, effective, live_->Read(id, clock_.NowSeconds()), live_->options);
     const decision::RateInterval interval = decision::IntervalOf(p, 0.95);
     return admin::RateEstimate{.rate = c->pricing_model == PricingModel::kCpc ? "ctr" : "cvr",
                                .mean = p.mean,

@@ -336,9 +336,7 @@ bool ValueOf(const Campaign& c, const BudgetLedger::View& counters, const Contex
     // The posterior the value comes from: exploring, of the effective counts of the last draw.
     const std::optional<RateCounts> effective =
         drawn > 0 ? ctx.request.live->rates.Published(c.id) : std::nullopt;
-    e.rate = effective ? PosteriorFrom(c, effective->successes, effective->trials, ctx.options,
-                                       effective->prior)
-                       : PosteriorOf(c, counters, ctx.options);
+    e.rate = CurrentPosterior(c, effective, counters, ctx.options);
   }
   if (drawn > 0) {
     e.sampled = true;

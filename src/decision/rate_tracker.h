@@ -33,6 +33,18 @@ struct RateCounts {
   std::optional<RatePrior> prior;
 };
 
+// The posterior a CPC/CPA campaign's value comes from (explain, the stats endpoint): with a
+// draw, the effective counts and prior the draw used (`effective`, RateTracker::Published);
+// without one (greedy, or not drawn yet), its counters with the default prior.
+inline RatePosterior CurrentPosterior(const Campaign& campaign,
+                                      const std::optional<RateCounts>& effective,
+                                      const BudgetLedger::View& counters,
+                                      const DecisionOptions& options) {
+  return effective ? PosteriorFrom(campaign, effective->successes, effective->trials, options,
+                                   effective->prior)
+                   : PosteriorOf(campaign, counters, options);
+}
+
 class RateTracker {
  public:
   // Published counts for campaign ids below `capacity`.

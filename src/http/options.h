@@ -32,7 +32,7 @@ struct ServerOptions {
   size_t max_header_bytes = 16 * 1024;
   // Where bodies of routes with RouteOptions::spool_after_bytes are written as they arrive
   // (unlinked files: nothing stays behind); empty = $TMPDIR, else /tmp. The app uses its data
-  // directory, a disk rather than a tmpfs.
+  // directory, a disk rather than a tmpfs. Server::Create refuses one that cannot take a file.
   std::string spool_dir;
   // On shutdown, in-flight requests get this long to finish.
   std::chrono::milliseconds drain_timeout{10'000};

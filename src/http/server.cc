@@ -1330,6 +1330,14 @@ Result<std::unique_ptr<Server>> Server::Create(const ServerOptions& options, con
     return InvalidArgumentError(
         "max_worker_queue must be >= 1, max_connections_per_ip and shed_after >= 0");
   }
+  // A spool directory that cannot take a file fails the start, not every bulk upload later.
+  if (!options.spool_dir.empty()) {
+    detail::BodySpool probe;
+    if (Status spool = probe.Open(options.spool_dir); !spool.ok()) {
+      return InvalidArgumentError("http.spool_dir cannot take request bodies",
+                                  {{"http.spool_dir", spool.message()}});
+    }
+  }
   std::vector<IpNetwork> exempt;
   for (const std::string& text : options.exempt_addresses) {
     std::optional<IpNetwork> network = ParseNetwork(text);

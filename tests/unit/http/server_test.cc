@@ -407,8 +407,9 @@ TEST_F(ServerTest, BodiesPastTheSpoolLimitReachTheHandlerWhole) {
               std::filesystem::directory_iterator());
 }
 
-// A spool directory that cannot take the body: 503 in the error shape, never a crash or a
-// truncated body handed to the route.
+// A spool directory that cannot take a file is refused at start; one that goes away later (a
+// disk unmounted, removed) answers 503 in the error shape, never a crash or a truncated body
+// handed to the route.
 TEST_F(ServerTest, ABodyThatCannotBeSpooledGets503) {
   adserver::testing::TempDir spool;
   std::atomic<int> handled = 0;
@@ -421,7 +422,13 @@ TEST_F(ServerTest, ABodyThatCannotBeSpooledGets503) {
       RouteOptions{.max_body_bytes = 1 << 20, .spool_after_bytes = 10});
   ServerOptions options = TestOptions();
   options.spool_dir = (spool.path() / "missing").string();
+  Result<std::unique_ptr<Server>> refused = Server::Create(options, router_);
+  ASSERT_FALSE(refused.ok());
+  ASSERT_EQ(refused.status().details().size(), 1u);
+  EXPECT_EQ(refused.status().details()[0].field, "http.spool_dir");
+  std::filesystem::create_directory(options.spool_dir);
   StartServer(options);
+  std::filesystem::remove(options.spool_dir);
   HttpClient client = Client();
   HttpResult result =
       client.Send("POST", "/spooled", {{"Content-Type", "text/plain"}}, std::string(100, 'x'));

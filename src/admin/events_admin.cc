@@ -149,7 +149,10 @@ Json ConversionToJson(const store::ConversionRecord& c, const EventView& view) {
       {"id", std::to_string(c.id)},
       {"status", std::string(store::ConversionStatusName(c.status))},
       {"billed", c.status == store::ConversionStatus::kBilled},
-      {"reason", c.status == store::ConversionStatus::kReorged ? Json("reorged") : Json(nullptr)},
+      // Why it is not billed: the status itself (reorged, over_budget).
+      {"reason", c.status == store::ConversionStatus::kBilled
+                     ? Json(nullptr)
+                     : Json(std::string(store::ConversionStatusName(c.status)))},
       {"campaignId", std::to_string(c.campaign_id)},
       {"adId", std::to_string(c.ad_id)},
       {"publisherId", std::to_string(c.publisher_id)},
@@ -169,7 +172,9 @@ Json ConversionToJson(const store::ConversionRecord& c, const EventView& view) {
       {"touchedAt", detail::TimeToJson(c.touched_at)},
       {"secondsSinceTouch", c.block_time - c.touched_at},
       {"price", view.Price(c.price)},
-      {"earnings", view.Earnings(c.publisher_id, c.price)},
+      // What the publisher earns of it: nothing for a conversion that is not billed.
+      {"earnings",
+       view.Earnings(c.publisher_id, c.status == store::ConversionStatus::kBilled ? c.price : 0)},
       {"recordedAt", detail::TimeToJson(c.recorded_at)},
       {"revertedAt", c.reverted_at ? detail::TimeToJson(*c.reverted_at) : Json(nullptr)}};
 }
@@ -295,6 +300,7 @@ http::Response EventsAdminApi::CampaignStats(const Principal& caller,
            {"conversionsByTouch",
             Json{{"click", t->click_conversions}, {"view", t->view_conversions}}},
            {"reorgedConversions", t->reorged_conversions},
+           {"overBudgetConversions", t->over_budget_conversions},
            {"estimate", EstimateJson(estimator_ ? estimator_(*id) : std::nullopt)}});
 }
 

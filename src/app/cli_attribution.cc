@@ -65,6 +65,30 @@ void CliAttribution::Attach() {
   attributor_ = std::make_unique<events::ConversionAttributor>(
       *exposures_, *events_, catalogs_, SystemClock::Get(),
       [this](const store::ConversionRecord&) { ++recorded_; }, nullptr);
+  attributor_->SetSpentTotals(
+      [this](std::unordered_map<int64_t, Micros>& spent) { return SpentTotals(spent); });
+}
+
+// A campaign's spend as the committed events make it (the rollups, which take each conversion
+// in the transaction that records it, and the clicks not rolled up yet), or as a running
+// server last flushed its counters (embedded: its impressions reach the rollups a little later),
+// whichever is more.
+Status CliAttribution::SpentTotals(std::unordered_map<int64_t, Micros>& spent) {
+  const auto raise = [&](const std::vector<store::CampaignCountersRecord>& rows) {
+    for (const store::CampaignCountersRecord& r : rows) {
+      auto it = spent.find(r.campaign_id);
+      if (it != spent.end()) it->second = std::max(it->second, r.total_spend);
+    }
+  };
+  ADS_ASSIGN_OR_RETURN(std::vector<store::CampaignCountersRecord> from_events,
+                       events_->CountersFromEvents(SystemClock::Get().NowSeconds()));
+  raise(from_events);
+  if (counters_ == nullptr) {
+    ADS_ASSIGN_OR_RETURN(std::vector<store::CampaignCountersRecord> flushed,
+                         store_.LoadCampaignCounters());
+    raise(flushed);
+  }
+  return OkStatus();
 }
 
 Status CliAttribution::Refresh() {
@@ -80,7 +104,8 @@ Status CliAttribution::Refresh() {
 
 bool CliAttribution::Budgeted(store::Id id) const {
   std::shared_ptr<const decision::Catalog> catalog = catalogs_.Current();
-  const decision::Campaign* campaign = catalog ? catalog->FindCampaign(id) : nullptr;
+  const decision::ConversionCampaign* campaign =
+      catalog ? catalog->FindConversionCampaign(id) : nullptr;
   return campaign != nullptr && campaign->total_budget_micros.has_value();
 }
 

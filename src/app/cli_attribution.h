@@ -27,6 +27,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <unordered_map>
 
 #include "common/published.h"
 #include "common/status.h"
@@ -71,6 +72,8 @@ class CliAttribution final : public ingest::chain::BlockSink, public ingest::Tra
   explicit CliAttribution(store::Store& store) : store_(store) {}
 
  private:
+  // ConversionAttributor::SpentTotals: each campaign's spend from the events and counters.
+  Status SpentTotals(std::unordered_map<int64_t, Micros>& spent);
   // Rebuilds the catalog when it is older than kCatalogAge.
   Status Refresh();
   void Attach();

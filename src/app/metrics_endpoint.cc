@@ -88,12 +88,16 @@ std::string RenderMetrics(const MetricsSources& s) {
   if (s.advertiser_events != nullptr) s.advertiser_events->AppendMetrics(m);
   if (s.conversions_billed != nullptr && s.conversions_reverted != nullptr) {
     m.Family("adserver_conversions_total", "counter",
-             "Onchain conversions billed (recorded by this process or seen from others) and "
-             "reverted by a reorg.");
+             "Onchain conversions billed (recorded by this process or seen from others), "
+             "reverted by a reorg, and recorded past the campaign's total budget (not billed).");
     m.Sample("adserver_conversions_total", {{"status", "billed"}},
              s.conversions_billed->load(std::memory_order_relaxed));
     m.Sample("adserver_conversions_total", {{"status", "reorged"}},
              s.conversions_reverted->load(std::memory_order_relaxed));
+    if (s.conversions_over_budget != nullptr) {
+      m.Sample("adserver_conversions_total", {{"status", "over_budget"}},
+               s.conversions_over_budget->load(std::memory_order_relaxed));
+    }
   }
   if (s.ledger != nullptr) {
     m.Family("adserver_campaign_spend_total", "counter",

@@ -41,6 +41,7 @@ struct MetricsSources {
   const identity::IdentityService* identity = nullptr;
   const std::atomic<uint64_t>* conversions_billed = nullptr;
   const std::atomic<uint64_t>* conversions_reverted = nullptr;
+  const std::atomic<uint64_t>* conversions_over_budget = nullptr;  // optional
   // Spend per campaign ([metrics] campaign_spend; one series per campaign): null = off.
   const decision::BudgetLedger* ledger = nullptr;
 };

@@ -225,6 +225,13 @@ Status Server::InitEvents() {
                                  catalog ? catalog->FindCampaign(c.campaign_id) : nullptr, c.price,
                                  c.recorded_at);
       });
+  // Conversions bill up to the total budget (issue 37), as the decisions count spend (this
+  // node's counters, and in cluster mode the other nodes' as last read).
+  conversions_->SetSpentTotals([this](std::unordered_map<int64_t, Micros>& spent) {
+    const int64_t now = clock_.NowSeconds();
+    for (auto& [campaign, micros] : spent) micros = live_->Read(campaign, now).total_spend;
+    return OkStatus();
+  });
   // Exposures still buffered when a block lands are written first, so that a transaction
   // right after its serve is attributed like any other.
   conversions_->SetBeforeAttribution([this] {
@@ -637,6 +644,7 @@ std::string Server::RenderMetricsNow() const {
   sources.chain_id = config_.indexer ? config_.indexer->chain_id : 0;
   sources.identity = identity_.get();
   sources.conversions_billed = &conversions_billed_;
+  if (conversions_) sources.conversions_over_budget = &conversions_->over_budget();
   sources.conversions_reverted = &conversions_reverted_;
   if (config_.metrics.campaign_spend && live_) sources.ledger = &live_->ledger;
   return RenderMetrics(sources);

@@ -149,13 +149,26 @@ void Catalog::BuildIndexes() {
   for (Index i = 0; i < campaigns.size(); ++i) campaign_by_id_.emplace(campaigns[i].id, i);
   ad_by_id_.clear();
   for (Index i = 0; i < ads.size(); ++i) ad_by_id_.emplace(ads[i].id, i);
+  conversion_campaigns_list_.clear();
+  for (const Campaign& c : campaigns) {
+    if (!c.conversion) continue;
+    conversion_campaigns_list_.push_back({.id = c.id,
+                                          .pricing_model = c.pricing_model,
+                                          .bid_micros = c.bid_micros,
+                                          .total_budget_micros = c.total_budget_micros,
+                                          .rule = *c.conversion});
+  }
+  for (const ConversionCampaign& c : stopped_conversion_campaigns) {
+    if (!campaign_by_id_.contains(c.id)) conversion_campaigns_list_.push_back(c);
+  }
   conversion_campaigns_.clear();
+  conversion_campaign_by_id_.clear();
   max_conversion_window_days_ = 0;
-  for (Index i = 0; i < campaigns.size(); ++i) {
-    if (!campaigns[i].conversion) continue;
-    max_conversion_window_days_ =
-        std::max(max_conversion_window_days_, campaigns[i].conversion->window_days);
-    for (int64_t project : campaigns[i].conversion->projects) {
+  for (Index i = 0; i < conversion_campaigns_list_.size(); ++i) {
+    const ConversionCampaign& c = conversion_campaigns_list_[i];
+    conversion_campaign_by_id_.emplace(c.id, i);
+    max_conversion_window_days_ = std::max(max_conversion_window_days_, c.rule.window_days);
+    for (int64_t project : c.rule.projects) {
       std::vector<Index>& list = conversion_campaigns_[project];
       if (list.empty() || list.back() != i) list.push_back(i);
     }
@@ -222,6 +235,11 @@ const AdvertiserKey* Catalog::FindAdvertiserKey(const Sha256Digest& hash) const 
 const Campaign* Catalog::FindCampaign(int64_t id) const {
   auto it = campaign_by_id_.find(id);
   return it == campaign_by_id_.end() ? nullptr : &campaigns[it->second];
+}
+
+const ConversionCampaign* Catalog::FindConversionCampaign(int64_t id) const {
+  auto it = conversion_campaign_by_id_.find(id);
+  return it == conversion_campaign_by_id_.end() ? nullptr : &conversion_campaigns_list_[it->second];
 }
 
 std::span<const Index> Catalog::ConversionCampaigns(int64_t project_id) const {

@@ -107,6 +107,18 @@ struct ConversionRule {
   bool count_once_per_person = true;
 };
 
+// A campaign whose onchain conversions are attributed (issue 37): what attribution and billing
+// need of it. Every campaign with a conversion rule is one, served (in Catalog::campaigns) or
+// not (paused, ended, or not servable): a transaction inside the window of an exposure counts
+// whatever the campaign's status when it lands.
+struct ConversionCampaign {
+  int64_t id = 0;
+  PricingModel pricing_model = PricingModel::kCpa;
+  Micros bid_micros = 0;
+  std::optional<Micros> total_budget_micros;
+  ConversionRule rule;
+};
+
 struct Campaign {
   int64_t id = 0;
   std::string id_str;  // decimal id, as served in `campaignId`
@@ -224,6 +236,9 @@ class Catalog {
   std::vector<Community> communities;
   std::vector<Campaign> campaigns;  // only status == active
   std::vector<Ad> ads;              // only active ads of campaigns in `campaigns`
+  // Campaigns with a conversion rule that are not in `campaigns` (paused, ended, not servable):
+  // their conversions are still attributed (issue 37). BuildIndexes adds those of `campaigns`.
+  std::vector<ConversionCampaign> stopped_conversion_campaigns;
   // Projects by dense id; project ids are store ids (small positive integers).
   std::unordered_map<uint32_t, Project> projects;
   std::unordered_map<ContractKey, uint32_t, ContractKeyHash> contract_to_project;
@@ -250,8 +265,14 @@ class Catalog {
   // The campaign / ad with this store id, or nullptr (not active, or unknown).
   const Campaign* FindCampaign(int64_t id) const;
   const Ad* FindAd(int64_t id) const;
-  // Campaigns with a conversion rule naming project `project_id` (empty if none).
+  // Campaigns with a conversion rule naming project `project_id`, served or stopped (empty if
+  // none): indexes for conversion_campaign().
   std::span<const Index> ConversionCampaigns(int64_t project_id) const;
+  const ConversionCampaign& conversion_campaign(Index index) const {
+    return conversion_campaigns_list_[index];
+  }
+  // The campaign with a conversion rule with this store id, served or stopped, or nullptr.
+  const ConversionCampaign* FindConversionCampaign(int64_t id) const;
   // The longest conversion window of any campaign, in days (0 when none has a rule).
   int32_t max_conversion_window_days() const { return max_conversion_window_days_; }
   static constexpr uint32_t kAnyAge = std::numeric_limits<uint32_t>::max();
@@ -294,6 +315,8 @@ class Catalog {
   std::unordered_map<Sha256Digest, Index, DigestHash> advertiser_key_by_hash_;
   std::unordered_map<int64_t, Index> campaign_by_id_;
   std::unordered_map<int64_t, Index> ad_by_id_;
+  std::vector<ConversionCampaign> conversion_campaigns_list_;
+  std::unordered_map<int64_t, Index> conversion_campaign_by_id_;
   std::unordered_map<int64_t, std::vector<Index>> conversion_campaigns_;
   int32_t max_conversion_window_days_ = 0;
   // By project id (dense store ids); empty runs for projects no campaign targets.

@@ -56,7 +56,7 @@ void ConversionAttributor::Collect(const decision::Catalog& catalog,
   int64_t campaign_id = 0;
   LastClick last_click = LastClickOf(campaign_id);
   for (decision::Index index : catalog.ConversionCampaigns(interaction.project_id)) {
-    const decision::Campaign& campaign = catalog.campaigns[index];
+    const decision::ConversionCampaign& campaign = catalog.conversion_campaign(index);
     Result<std::optional<store::ExposureRecord>> record =
         exposures_.Get(interaction.wallet, campaign.id);
     if (!record.ok()) {
@@ -66,7 +66,7 @@ void ConversionAttributor::Collect(const decision::Catalog& catalog,
     if (!record->has_value()) continue;
     campaign_id = campaign.id;
     std::optional<Attribution> attribution =
-        Attribute(**record, RuleOf(*campaign.conversion), block.time, last_click);
+        Attribute(**record, RuleOf(campaign.rule), block.time, last_click);
     if (!attribution) continue;
     const store::ExposureEntry& exposure = attribution->exposure;
     store::ConversionRecord r{
@@ -91,8 +91,10 @@ void ConversionAttributor::Collect(const decision::Catalog& catalog,
     };
     out.push_back(store::ConversionCandidate{
         .record = std::move(r),
-        .count_once_per_person = campaign.conversion->count_once_per_person,
-        .window_seconds = int64_t{campaign.conversion->window_days} * 86400});
+        .count_once_per_person = campaign.rule.count_once_per_person,
+        .window_seconds = int64_t{campaign.rule.window_days} * 86400,
+        // Set by FillBudgetsLeft: a campaign's spend is read once per batch.
+        .budget_left = campaign.total_budget_micros});
   }
 }
 
@@ -168,12 +170,38 @@ Status ConversionAttributor::OnImported(
   return Insert(candidates);
 }
 
-Status ConversionAttributor::Insert(std::span<const store::ConversionCandidate> candidates) {
+Status ConversionAttributor::FillBudgetsLeft(std::span<store::ConversionCandidate> candidates) {
+  std::unordered_map<int64_t, Micros> spent;
+  for (store::ConversionCandidate& c : candidates) {
+    if (!c.budget_left) continue;
+    if (c.record.price <= 0 || !spent_totals_) {
+      c.budget_left.reset();  // nothing to bill, or no spend to compare with
+      continue;
+    }
+    spent.emplace(c.record.campaign_id, 0);
+  }
+  if (spent.empty()) return OkStatus();
+  ADS_RETURN_IF_ERROR(spent_totals_(spent));
+  for (store::ConversionCandidate& c : candidates) {
+    if (!c.budget_left) continue;
+    c.budget_left = std::max<Micros>(0, *c.budget_left - spent[c.record.campaign_id]);
+  }
+  return OkStatus();
+}
+
+Status ConversionAttributor::Insert(std::span<store::ConversionCandidate> candidates) {
   if (candidates.empty()) return OkStatus();
+  ADS_RETURN_IF_ERROR(FillBudgetsLeft(candidates));
   ADS_ASSIGN_OR_RETURN(std::vector<store::ConversionRecord> recorded,
                        events_.InsertConversions(candidates, clock_.NowSeconds()));
   for (const store::ConversionRecord& c : recorded) {
     if (following_) own_ids_.push_back(c.id);  // ids grow with each insert: stays sorted
+    if (c.status == store::ConversionStatus::kOverBudget) {
+      over_budget_.fetch_add(1, std::memory_order_relaxed);
+      ADS_LOG(info, "conversion over the campaign's total budget: recorded, not billed", "campaign",
+              c.campaign_id, "conversion", c.id);
+      continue;
+    }
     if (on_billed_) on_billed_(c);
   }
   return OkStatus();
@@ -199,6 +227,7 @@ Status ConversionAttributor::FollowOthers() {
     for (const store::ConversionRecord& c : rows) {
       followed_up_to_ = c.id;
       if (std::binary_search(own_ids_.begin(), own_ids_.end(), c.id)) continue;
+      if (c.status == store::ConversionStatus::kOverBudget) continue;  // never billed
       if (c.status != store::ConversionStatus::kBilled) {
         // Reverted before this process billed it: never billed here, so never undone here.
         reverts_seen_.emplace(c.id, c.reverted_at.value_or(0));

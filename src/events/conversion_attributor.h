@@ -16,6 +16,7 @@
 // height whose block changed in between (a crash, then a reorg) has the conversions recorded
 // for the old block reverted before the new one is attributed.
 
+#include <atomic>
 #include <functional>
 #include <mutex>
 #include <span>
@@ -45,6 +46,14 @@ class ConversionAttributor final : public ingest::chain::BlockSink,
   // Runs before each applied batch is attributed (serve writes buffered exposures there).
   void SetBeforeAttribution(std::function<void()> fn) { before_attribution_ = std::move(fn); }
 
+  // Fills in the total spend so far of each campaign keyed in the map (all keys are campaigns
+  // with a total budget and a CPA price). Called once per batch with such conversions; an error
+  // fails the batch (offered again later). Without it a total budget does not limit billing.
+  using SpentTotals = std::function<Status(std::unordered_map<int64_t, Micros>& spent)>;
+  // Conversions (issue 37) are billed up to the campaign's total budget: one whose price would
+  // pass what is left is recorded store::ConversionStatus::kOverBudget (listed, never billed).
+  void SetSpentTotals(SpentTotals fn) { spent_totals_ = std::move(fn); }
+
   Status OnApplied(int64_t chain_id, std::span<const ingest::chain::AppliedBlock> blocks) override;
   void OnReverted(int64_t chain_id, std::span<const ingest::chain::RevertedBlock> blocks) override;
 
@@ -65,6 +74,9 @@ class ConversionAttributor final : public ingest::chain::BlockSink,
   Status StartFollowing();
   Status FollowOthers();
 
+  // Conversions this attributor recorded over their campaign's total budget (not billed).
+  const std::atomic<uint64_t>& over_budget() const { return over_budget_; }
+
  private:
   // Where an interaction happened.
   struct BlockRef {
@@ -80,8 +92,10 @@ class ConversionAttributor final : public ingest::chain::BlockSink,
   void Collect(const decision::Catalog& catalog,
                const ingest::chain::ChainInteraction& interaction, const BlockRef& block,
                std::vector<store::ConversionCandidate>& out);
-  // Records `candidates` and bills the ones that were new.
-  Status Insert(std::span<const store::ConversionCandidate> candidates);
+  // Records `candidates` and bills the ones that were new and fit their campaign's budget.
+  Status Insert(std::span<store::ConversionCandidate> candidates);
+  // Sets each budgeted candidate's budget_left (from spent_totals_).
+  Status FillBudgetsLeft(std::span<store::ConversionCandidate> candidates);
   // Reverts (and unbills) what was recorded for other blocks at the heights of `blocks`.
   Status RevertReplaced(int64_t chain_id, std::span<const ingest::chain::AppliedBlock> blocks);
   // A conversion this attributor reverted: unbilled, and not followed again.
@@ -100,6 +114,8 @@ class ConversionAttributor final : public ingest::chain::BlockSink,
   Callback on_billed_;
   Callback on_reverted_;
   std::function<void()> before_attribution_;
+  SpentTotals spent_totals_;
+  std::atomic<uint64_t> over_budget_{0};
   // Serialises the indexer's thread, admin imports and FollowOthers: no own insert is in
   // flight while FollowOthers reads.
   std::mutex mu_;

@@ -164,6 +164,27 @@ bool ConvertChains(const std::vector<int64_t>& in, std::vector<uint32_t>& out) {
   return in.empty() || !out.empty();
 }
 
+decision::ConversionRule ConversionRuleOf(const Build& b, const store::CampaignRecord& c,
+                                          const store::ConversionRule& in) {
+  decision::ConversionRule rule;
+  // Only projects verified as the campaign's community's own count (issue 39): a project
+  // whose owner an operator changed or cleared stops converting for the others.
+  for (store::Id project : in.projects) {
+    auto owner = b.project_owners.find(project);
+    if (owner != b.project_owners.end() && owner->second == c.community_id) {
+      rule.projects.push_back(project);
+    }
+  }
+  rule.kind = in.kind == store::ConversionKind::kNew ? decision::ConversionRule::Kind::kNew
+              : in.kind == store::ConversionKind::kReturning
+                  ? decision::ConversionRule::Kind::kReturning
+                  : decision::ConversionRule::Kind::kAny;
+  rule.returning_after_days = in.returning_after_days;
+  rule.window_days = in.window_days;
+  rule.count_once_per_person = in.count_once_per_person;
+  return rule;
+}
+
 // Budgets, pacing, caps and advertiser controls (issue 4).
 void AddDecisionControls(const Build& b, const store::CampaignRecord& c, decision::Campaign& out) {
   out.total_budget_micros = c.total_budget_micros;
@@ -180,26 +201,7 @@ void AddDecisionControls(const Build& b, const store::CampaignRecord& c, decisio
     out.advertiser_project = static_cast<uint32_t>(*c.advertiser_project);
   }
   out.exclude_existing_users = c.exclude_existing_users;
-  if (c.conversion) {
-    decision::ConversionRule rule;
-    // Only projects verified as the campaign's community's own count (issue 39): a project
-    // whose owner an operator changed or cleared stops converting for the others.
-    for (store::Id project : c.conversion->projects) {
-      auto owner = b.project_owners.find(project);
-      if (owner != b.project_owners.end() && owner->second == c.community_id) {
-        rule.projects.push_back(project);
-      }
-    }
-    rule.kind = c.conversion->kind == store::ConversionKind::kNew
-                    ? decision::ConversionRule::Kind::kNew
-                : c.conversion->kind == store::ConversionKind::kReturning
-                    ? decision::ConversionRule::Kind::kReturning
-                    : decision::ConversionRule::Kind::kAny;
-    rule.returning_after_days = c.conversion->returning_after_days;
-    rule.window_days = c.conversion->window_days;
-    rule.count_once_per_person = c.conversion->count_once_per_person;
-    out.conversion = std::move(rule);
-  }
+  if (c.conversion) out.conversion = ConversionRuleOf(b, c, *c.conversion);
 }
 
 Status AddCampaign(Build& b, const store::CampaignRecord& c) {
@@ -238,11 +240,24 @@ Status AddCampaign(Build& b, const store::CampaignRecord& c) {
   return OkStatus();
 }
 
+// A campaign with a conversion rule that is not served (paused, ended, or not servable) keeps
+// having its conversions attributed (issue 37); a draft was never served.
+void AddStoppedConversionCampaign(Build& b, const store::CampaignRecord& c) {
+  if (!c.conversion || c.status == CampaignStatus::kDraft || b.campaigns.contains(c.id)) return;
+  decision::ConversionRule rule = ConversionRuleOf(b, c, *c.conversion);
+  if (rule.projects.empty()) return;
+  b.catalog.stopped_conversion_campaigns.push_back({.id = c.id,
+                                                    .pricing_model = c.pricing_model,
+                                                    .bid_micros = c.bid_micros,
+                                                    .total_budget_micros = c.total_budget_micros,
+                                                    .rule = std::move(rule)});
+}
+
 Status AddCampaigns(Build& b) {
   for (const store::CampaignRecord& c : b.data.campaigns) {
     b.all_campaigns.insert(c.id);
-    if (c.status != CampaignStatus::kActive) continue;
-    ADS_RETURN_IF_ERROR(AddCampaign(b, c));
+    if (c.status == CampaignStatus::kActive) ADS_RETURN_IF_ERROR(AddCampaign(b, c));
+    AddStoppedConversionCampaign(b, c);
   }
   return OkStatus();
 }

@@ -90,9 +90,13 @@ struct RollupRow {
   Micros conversion_spend = 0;
 };
 
-enum class ConversionStatus : uint8_t { kBilled, kReorged };
+// kOverBudget (issue 37): attributed, but its price would have passed the campaign's total
+// budget: listed and counted, never billed (not in the rollups' conversions or spend).
+enum class ConversionStatus : uint8_t { kBilled, kReorged, kOverBudget };
 inline std::string_view ConversionStatusName(ConversionStatus s) {
-  return s == ConversionStatus::kReorged ? "reorged" : "billed";
+  return s == ConversionStatus::kReorged      ? "reorged"
+         : s == ConversionStatus::kOverBudget ? "over_budget"
+                                              : "billed";
 }
 
 // One onchain transaction (or log) attributed to an exposure of a campaign (issue 15).
@@ -132,6 +136,10 @@ struct ConversionCandidate {
   ConversionRecord record;
   bool count_once_per_person = true;
   int64_t window_seconds = 14 * 86400;
+  // What is left of the campaign's total budget before this batch (none: no total budget).
+  // InsertConversions bills the batch's conversions of a campaign in order while their prices
+  // fit in it and records the rest kOverBudget. The same for every candidate of a campaign.
+  std::optional<Micros> budget_left;
 };
 
 // Filters of the read-back listings; newest first.
@@ -166,6 +174,7 @@ struct CampaignEventTotals {
   int64_t click_conversions = 0;  // by touch, among billed conversions (raw rows' retention)
   int64_t view_conversions = 0;
   int64_t reorged_conversions = 0;
+  int64_t over_budget_conversions = 0;  // attributed past the total budget, never billed
 };
 
 // How long each kind of row is kept (seconds); daily rollups are kept forever.

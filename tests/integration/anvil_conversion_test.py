@@ -217,6 +217,43 @@ def main():
         assert after["reorgedConversions"] == before["reorgedConversions"] + 1, after
         print("reorg undoes the conversion and its spend ok")
 
+        # Issue 37: a conversion inside the window counts whatever the campaign's status when
+        # it lands: paused 1 s before the transaction, it is attributed and billed by serve's
+        # own indexer (a standalone `adserver index` already did).
+        def patch_campaign(body):
+            status, _, answer = http(sport, "PATCH", f"/admin/v1/campaigns/{cid}", body,
+                                     {"Authorization": "Bearer " + ADMIN, "Content-Type": "application/json"})
+            assert status == 200, (status, answer)
+        w6, w7, w8 = ("0x" + b * 20 for b in ("a6", "a7", "a8"))
+        exposed(w6)
+        exposed(w7)
+        exposed(w8)
+        patch_campaign({"status": "paused"})
+        wait_for(lambda: serve_ad(sport, key, w6) is None, 5, "the paused campaign out of serving")
+        time.sleep(1)
+        tx6, _ = send(url, w6, DEX)
+        c6 = wait_for(lambda: converts(w6, tx6), 2.0, "the paused campaign's conversion")
+        assert c6["price"] == 3 and c6["billed"] is True, c6
+        print("paused campaign: conversion inside the window attributed and billed ok")
+        # Billed up to the total budget: with room for one more conversion, w7's is billed and
+        # w8's recorded over_budget (listed, counted, never billed).
+        spent = stats()["spend"]
+        patch_campaign({"budget": {"total": spent + 4}})
+        time.sleep(1)  # the catalog rebuild
+        tx7, _ = send(url, w7, DEX)
+        wait_for(lambda: converts(w7, tx7), 2.0, "the conversion the budget still holds")
+        tx8, _ = send(url, w8, DEX)
+        def over_budget():
+            return next((c for c in conversions() if c["txHash"] == tx8 and c["status"] == "over_budget"), None)
+        c8 = wait_for(over_budget, 2.0, "the conversion past the budget recorded over_budget")
+        assert c8["billed"] is False and c8["reason"] == "over_budget" and c8["earnings"] == 0, c8
+        s8 = stats()
+        assert s8["spend"] == spent + 3 and s8["overBudgetConversions"] == 1, s8
+        status, _, metrics = http(sport, "GET", "/metrics", headers={"Authorization": "Bearer " + ADMIN})
+        assert status == 200 and b'adserver_conversions_total{status="over_budget"} 1' in metrics, metrics[:2000]
+        print("total budget: the conversion past it recorded over_budget, not billed ok")
+        patch_campaign({"status": "active", "budget": None})  # exposed() waits for its ad
+
         exposed(w5)
         rpc(url, "evm_increaseTime", 2 * 86400)
         tx5, _ = send(url, w5, DEX)

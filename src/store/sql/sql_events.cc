@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 
 #include "store/sql/detail/transact.h"
@@ -522,7 +523,10 @@ ConversionRecord ReadConversion(const Statement& s) {
   r.touched_at = s.Int(16);
   r.price = s.Int(17);
   r.confirmed = s.Int(18) != 0;
-  r.status = s.Text(19) == "reorged" ? ConversionStatus::kReorged : ConversionStatus::kBilled;
+  const std::string status = s.Text(19);
+  r.status = status == "reorged"       ? ConversionStatus::kReorged
+             : status == "over_budget" ? ConversionStatus::kOverBudget
+                                       : ConversionStatus::kBilled;
   r.recorded_at = s.Int(20);
   r.reverted_at = s.OptInt(21);
   return r;
@@ -541,7 +545,8 @@ RollupRow ConversionRollup(const ConversionRecord& r, int sign) {
 
 // The statements of InsertConversions, prepared once per call.
 struct ConversionStatements {
-  Statement counted;    // the transaction (log) already billed for the campaign
+  Statement counted;    // the transaction (log) already recorded for the campaign (billed or
+                        // over budget)
   Statement converted;  // the person already converted on the campaign in the window
   Statement insert;
 };
@@ -550,7 +555,7 @@ Result<ConversionStatements> PrepareConversionStatements(Connection& c) {
   ADS_ASSIGN_OR_RETURN(Statement counted,
                        c.Prepare("SELECT 1 FROM conversions WHERE chain_id = ?1 AND "
                                  "tx_hash = ?2 AND log_index = ?3 AND campaign_id = ?4 AND "
-                                 "status = 'billed'"));
+                                 "status IN ('billed', 'over_budget')"));
   ADS_ASSIGN_OR_RETURN(Statement converted,
                        c.Prepare("SELECT 1 FROM conversions WHERE campaign_id = ?1 AND "
                                  "person = ?2 AND status = 'billed' AND block_time > ?3"));
@@ -560,7 +565,7 @@ Result<ConversionStatements> PrepareConversionStatements(Connection& c) {
                 "decision_id, wallet, person, chain_id, tx_hash, log_index, block_number, "
                 "block_hash, block_time, touch, exposed_at, price_micros, confirmed, status, "
                 "recorded_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, "
-                "?14, ?15, ?16, ?17, ?18, 'billed', ?19) RETURNING id"));
+                "?14, ?15, ?16, ?17, ?18, ?20, ?19) RETURNING id"));
   return ConversionStatements{std::move(counted), std::move(converted), std::move(insert)};
 }
 
@@ -601,7 +606,8 @@ Result<Id> InsertConversion(Statement& ins, const ConversionRecord& r, int64_t n
       .Bind(16, r.touched_at)
       .Bind(17, r.price)
       .Bind(18, int64_t{r.confirmed ? 1 : 0})
-      .Bind(19, now);
+      .Bind(19, now)
+      .Bind(20, ConversionStatusName(r.status));
   ADS_ASSIGN_OR_RETURN(bool row, ins.Step());
   if (!row) return InternalError("a conversion row was not inserted");
   return Id{ins.Int(0)};
@@ -620,19 +626,34 @@ Result<std::vector<ConversionRecord>> InsertConversionRows(
   ADS_RETURN_IF_ERROR(WriterLock(c, WriterLockKey::kConversions));
   ADS_ASSIGN_OR_RETURN(ConversionStatements s, PrepareConversionStatements(c));
   std::vector<ConversionRecord> inserted;
+  std::vector<ConversionRecord> billed;
   std::vector<RollupRow> rollups;
+  // What is left of each budgeted campaign's total budget as this batch bills it.
+  std::unordered_map<Id, Micros> budget_left;
   for (const ConversionCandidate& candidate : candidates) {
     ADS_ASSIGN_OR_RETURN(bool skip, AlreadyConverted(s, candidate));
     if (skip) continue;
     ConversionRecord stored = candidate.record;
-    ADS_ASSIGN_OR_RETURN(stored.id, InsertConversion(s.insert, stored, now));
     stored.status = ConversionStatus::kBilled;
+    if (candidate.budget_left && stored.price > 0) {
+      Micros& left =
+          budget_left.try_emplace(stored.campaign_id, *candidate.budget_left).first->second;
+      if (stored.price > left) {
+        stored.status = ConversionStatus::kOverBudget;
+      } else {
+        left -= stored.price;
+      }
+    }
+    ADS_ASSIGN_OR_RETURN(stored.id, InsertConversion(s.insert, stored, now));
     stored.recorded_at = now;
-    rollups.push_back(ConversionRollup(stored, 1));
+    if (stored.status == ConversionStatus::kBilled) {
+      rollups.push_back(ConversionRollup(stored, 1));
+      billed.push_back(stored);
+    }
     inserted.push_back(std::move(stored));
   }
   ADS_RETURN_IF_ERROR(AddToRollups(c, rollups));
-  ADS_RETURN_IF_ERROR(Bill(billing, c, inserted, 1));
+  ADS_RETURN_IF_ERROR(Bill(billing, c, billed, 1));
   return inserted;
 }
 
@@ -682,6 +703,15 @@ Result<std::vector<ConversionRecord>> SqlEvents::RevertConversions(
             .BindBlob(3, block_hash.data(), block_hash.size());
         ADS_ASSIGN_OR_RETURN(std::vector<ConversionRecord> billed,
                              ReadRows<ConversionRecord>(sel, ReadConversion));
+        // Conversions recorded over budget were never billed: gone with their block.
+        ADS_ASSIGN_OR_RETURN(
+            Statement del,
+            c.Prepare("DELETE FROM conversions WHERE chain_id = ?1 AND block_number = ?2 AND "
+                      "block_hash = ?3 AND status = 'over_budget'"));
+        ADS_RETURN_IF_ERROR(del.Bind(1, chain_id)
+                                .Bind(2, block_number)
+                                .BindBlob(3, block_hash.data(), block_hash.size())
+                                .Run());
         return MarkReorged(c, std::move(billed), now, billing_);
       });
 }
@@ -707,20 +737,33 @@ Result<std::vector<ConversionRecord>> SqlEvents::RevertReplacedConversions(
                 Statement sel,
                 c.Prepare(std::string("SELECT ") + kConversionColumns +
                           " FROM conversions WHERE chain_id = ?1 AND block_number BETWEEN ?2 "
-                          "AND ?3 AND status = 'billed' ORDER BY id"));
+                          "AND ?3 AND status IN ('billed', 'over_budget') ORDER BY id"));
             sel.Bind(1, chain_id).Bind(2, low_number).Bind(3, high_number);
             return ReadRows<ConversionRecord>(sel, ReadConversion);
           })));
+  std::vector<Id> over_budget;  // never billed: gone with their block
   for (ConversionRecord& r : billed) {
     if (r.block_hash == kImported) continue;
     auto block = std::find_if(blocks.begin(), blocks.end(),
                               [&](const BlockAtHeight& b) { return b.number == r.block_number; });
-    if (block != blocks.end() && block->hash != r.block_hash) candidates.push_back(std::move(r));
+    if (block == blocks.end() || block->hash == r.block_hash) continue;
+    if (r.status == ConversionStatus::kOverBudget) {
+      over_budget.push_back(r.id);
+    } else {
+      candidates.push_back(std::move(r));
+    }
   }
-  if (candidates.empty()) return candidates;
+  if (candidates.empty() && over_budget.empty()) return candidates;
   return Transact<std::vector<ConversionRecord>>(
       runner_, true, [&](Connection& c) -> Result<std::vector<ConversionRecord>> {
         ADS_RETURN_IF_ERROR(WriterLock(c, WriterLockKey::kConversions));
+        ADS_ASSIGN_OR_RETURN(
+            Statement del,
+            c.Prepare("DELETE FROM conversions WHERE id = ?1 AND status = 'over_budget'"));
+        for (Id id : over_budget) {
+          del.Reset();
+          ADS_RETURN_IF_ERROR(del.Bind(1, id).Run());
+        }
         return MarkReorged(c, std::move(candidates), now, billing_);
       });
 }
@@ -834,7 +877,8 @@ Status ReadConversionTouches(Connection& c, Id campaign_id, CampaignEventTotals&
       c.Prepare("SELECT "
                 "COALESCE(SUM(CASE WHEN status = 'billed' AND touch = 'click' THEN 1 END), 0), "
                 "COALESCE(SUM(CASE WHEN status = 'billed' AND touch = 'view' THEN 1 END), 0), "
-                "COALESCE(SUM(CASE WHEN status = 'reorged' THEN 1 END), 0) "
+                "COALESCE(SUM(CASE WHEN status = 'reorged' THEN 1 END), 0), "
+                "COALESCE(SUM(CASE WHEN status = 'over_budget' THEN 1 END), 0) "
                 "FROM conversions WHERE campaign_id = ?1"));
   sel.Bind(1, campaign_id);
   ADS_ASSIGN_OR_RETURN(bool row, sel.Step());
@@ -842,6 +886,7 @@ Status ReadConversionTouches(Connection& c, Id campaign_id, CampaignEventTotals&
   totals.click_conversions = sel.Int(0);
   totals.view_conversions = sel.Int(1);
   totals.reorged_conversions = sel.Int(2);
+  totals.over_budget_conversions = sel.Int(3);
   return OkStatus();
 }
 

@@ -581,6 +581,51 @@ ALTER TABLE communities ADD COLUMN approved_name TEXT;
 ALTER TABLE communities ADD COLUMN approved_logo_url TEXT;
 UPDATE communities SET approved_name = name, approved_logo_url = logo_url;
 )sql"},
+    // Issue 37: a conversion attributed past its campaign's total budget is recorded
+    // 'over_budget' (listed and counted, never billed). SQLite cannot change a CHECK in place:
+    // the table is rebuilt (https://www.sqlite.org/lang_altertable.html, "other kinds of table
+    // schema changes"), keeping every id (the AUTOINCREMENT sequence follows the copied rows).
+    {18, R"sql(
+CREATE TABLE conversions_new (
+  id               INTEGER PRIMARY KEY AUTOINCREMENT,
+  campaign_id      INTEGER NOT NULL,
+  ad_id            INTEGER NOT NULL,
+  publisher_id     INTEGER NOT NULL,
+  ad_unit_id       TEXT NOT NULL,
+  arm              TEXT NOT NULL,
+  decision_id      BLOB NOT NULL,
+  wallet           BLOB NOT NULL,
+  person           INTEGER NOT NULL,
+  chain_id         INTEGER NOT NULL,
+  tx_hash          BLOB NOT NULL,
+  log_index        INTEGER NOT NULL,
+  block_number     INTEGER NOT NULL,
+  block_hash       BLOB NOT NULL,
+  block_time       INTEGER NOT NULL,
+  touch            TEXT NOT NULL CHECK (touch IN ('click', 'view')),
+  exposed_at       INTEGER NOT NULL,
+  price_micros     INTEGER NOT NULL,
+  confirmed        INTEGER NOT NULL CHECK (confirmed IN (0, 1)),
+  status           TEXT NOT NULL CHECK (status IN ('billed', 'reorged', 'over_budget')),
+  recorded_at      INTEGER NOT NULL,
+  reverted_at      INTEGER
+);
+INSERT INTO conversions_new (id, campaign_id, ad_id, publisher_id, ad_unit_id, arm, decision_id,
+  wallet, person, chain_id, tx_hash, log_index, block_number, block_hash, block_time, touch,
+  exposed_at, price_micros, confirmed, status, recorded_at, reverted_at)
+  SELECT id, campaign_id, ad_id, publisher_id, ad_unit_id, arm, decision_id, wallet, person,
+    chain_id, tx_hash, log_index, block_number, block_hash, block_time, touch, exposed_at,
+    price_micros, confirmed, status, recorded_at, reverted_at FROM conversions;
+DROP TABLE conversions;
+ALTER TABLE conversions_new RENAME TO conversions;
+CREATE UNIQUE INDEX conversions_once ON conversions (chain_id, tx_hash, log_index, campaign_id)
+  WHERE status = 'billed';
+CREATE INDEX conversions_by_campaign ON conversions (campaign_id, id);
+CREATE INDEX conversions_by_publisher ON conversions (publisher_id, id);
+CREATE INDEX conversions_by_person ON conversions (campaign_id, person, block_time);
+CREATE INDEX conversions_by_block ON conversions (chain_id, block_number);
+CREATE INDEX conversions_reorged ON conversions (reverted_at, id) WHERE status = 'reorged';
+)sql"},
 };
 
 Result<int> CurrentVersion(Connection& conn) {

@@ -185,6 +185,71 @@ TEST_F(ConversionAttributorTest, AnExposedWalletsTransactionIsAConversionAndBill
   EXPECT_EQ(Stored().size(), 1u);
 }
 
+// Issue 37: a campaign paused (or ended) after the serve is no longer in the served campaigns,
+// and its conversions inside the window are attributed and billed all the same.
+TEST_F(ConversionAttributorTest, AStoppedCampaignsConversionsInsideTheWindowAreAttributed) {
+  Expose(Wallet(1), 11);
+  auto paused = std::make_shared<decision::Catalog>();
+  paused->stopped_conversion_campaigns.push_back(
+      {.id = kCampaign,
+       .pricing_model = PricingModel::kCpa,
+       .bid_micros = 2'000'000,
+       .rule = decision::ConversionRule{.projects = {kProject}}});
+  paused->BuildIndexes();
+  ASSERT_EQ(paused->FindCampaign(kCampaign), nullptr);  // not served
+  ASSERT_NE(paused->FindConversionCampaign(kCampaign), nullptr);
+  catalogs_.Publish(std::move(paused));
+  std::vector<AppliedBlock> blocks{Block(100, Wallet(1))};
+  ASSERT_TRUE(attributor_->OnApplied(kChain, blocks).ok());
+  ASSERT_EQ(billed_.size(), 1u);
+  EXPECT_EQ(billed_[0].price, 2'000'000);
+  EXPECT_EQ(Stored().size(), 1u);
+}
+
+// Issue 37: conversions bill up to the total budget, with the spend the callback reports; the
+// rest are recorded over budget and never billed. A failing spend read fails the batch.
+TEST_F(ConversionAttributorTest, ConversionsPastTheTotalBudgetAreRecordedButNotBilled) {
+  auto catalog = std::make_shared<decision::Catalog>();
+  decision::Campaign campaign;
+  campaign.id = kCampaign;
+  campaign.id_str = "42";
+  campaign.pricing_model = PricingModel::kCpa;
+  campaign.bid_micros = 2'000'000;
+  campaign.total_budget_micros = 10'000'000;
+  campaign.conversion = decision::ConversionRule{.projects = {kProject}};
+  catalog->campaigns.push_back(std::move(campaign));
+  catalog->BuildIndexes();
+  catalogs_.Publish(std::move(catalog));
+  Micros spent = 5'000'000;  // room for two conversions at 2
+  bool fail = true;
+  attributor_->SetSpentTotals([&](std::unordered_map<int64_t, Micros>& totals) -> Status {
+    if (fail) return UnavailableError("database is locked");
+    for (auto& [id, micros] : totals) micros = id == kCampaign ? spent : 0;
+    return OkStatus();
+  });
+  std::vector<AppliedBlock> blocks;
+  for (uint8_t w = 1; w <= 3; ++w) {
+    Expose(Wallet(w), w);
+    blocks.push_back(Block(100 + w, Wallet(w)));
+  }
+  EXPECT_FALSE(attributor_->OnApplied(kChain, blocks).ok());
+  EXPECT_TRUE(Stored().empty());
+  fail = false;
+  ASSERT_TRUE(attributor_->OnApplied(kChain, blocks).ok());
+  EXPECT_EQ(billed_.size(), 2u);
+  std::vector<store::ConversionRecord> stored = Stored();
+  ASSERT_EQ(stored.size(), 3u);
+  EXPECT_EQ(stored[0].status, store::ConversionStatus::kOverBudget);  // newest first
+  EXPECT_EQ(attributor_->over_budget().load(), 1u);
+  // The next one, with the budget spent: over budget too.
+  spent = 9'000'000;
+  Expose(Wallet(4), 4);
+  std::vector<AppliedBlock> next{Block(110, Wallet(4))};
+  ASSERT_TRUE(attributor_->OnApplied(kChain, next).ok());
+  EXPECT_EQ(billed_.size(), 2u);
+  EXPECT_EQ(Stored()[0].status, store::ConversionStatus::kOverBudget);
+}
+
 TEST_F(ConversionAttributorTest, ABatchTheStoreRefusesFailsAndBillsNothingUntilOfferedAgain) {
   Expose(Wallet(1), 11);
   flaky_->fail_inserts = true;

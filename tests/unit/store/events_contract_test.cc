@@ -239,6 +239,67 @@ TYPED_TEST(EventsContractTest, AReorgMarksItsBlocksConversionsAndTakesThemOutOfT
   EXPECT_TRUE(s.ReorgedConversionsSince(kT, 0, reorged_id - 1, 10)->empty()) << "beyond up_to";
 }
 
+// Issue 37: a batch bills a campaign's conversions while their prices fit in what is left of
+// its total budget; the rest are recorded over_budget: listed and counted, never billed, never
+// recorded twice, and gone with their block when a reorg abandons it.
+TYPED_TEST(EventsContractTest, ConversionsPastTheTotalBudgetAreRecordedOverBudgetNotBilled) {
+  EventsStore& s = *this->store_;
+  std::vector<ConversionCandidate> batch{Candidate(1, 5, kT, 10, false),
+                                         Candidate(2, 5, kT, 10, false),
+                                         Candidate(3, 5, kT, 10, false)};
+  for (ConversionCandidate& c : batch) c.budget_left = 7'000'000;  // two fit at 3 each
+  auto first = s.InsertConversions(batch, kT);
+  ASSERT_TRUE(first.ok()) << first.status().message();
+  ASSERT_EQ(first->size(), 3u);
+  EXPECT_EQ((*first)[0].status, ConversionStatus::kBilled);
+  EXPECT_EQ((*first)[1].status, ConversionStatus::kBilled);
+  EXPECT_EQ((*first)[2].status, ConversionStatus::kOverBudget);
+  CampaignEventTotals totals = *s.CampaignTotals(10);
+  EXPECT_EQ(totals.conversions, 2);
+  EXPECT_EQ(totals.conversion_spend, 6'000'000);
+  EXPECT_EQ(totals.over_budget_conversions, 1);
+  // Offered again (a crash before the indexer's commit): nothing is recorded twice, also when
+  // the budget was raised meanwhile.
+  for (ConversionCandidate& c : batch) c.budget_left = 100'000'000;
+  auto again = s.InsertConversions(batch, kT);
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_TRUE(again->empty());
+  // Without a total budget nothing is over budget.
+  auto unbudgeted = s.InsertConversions(std::vector{Candidate(4, 5, kT, 10, false)}, kT);
+  ASSERT_TRUE(unbudgeted.ok());
+  ASSERT_EQ(unbudgeted->size(), 1u);
+  EXPECT_EQ((*unbudgeted)[0].status, ConversionStatus::kBilled);
+  // Listed and followed with their status; a follower never bills them.
+  auto listed = s.ListConversions({.campaign_id = 10});
+  ASSERT_TRUE(listed.ok()) << listed.status().message();
+  ASSERT_EQ(listed->size(), 4u);
+  EXPECT_EQ((*listed)[1].status, ConversionStatus::kOverBudget);
+  auto followed = s.ConversionsAfter(0, 10);
+  ASSERT_TRUE(followed.ok());
+  ASSERT_EQ(followed->size(), 4u);
+  EXPECT_EQ((*followed)[2].status, ConversionStatus::kOverBudget);
+  // A reorg abandoning its block: nothing to take back from the ledger, and the row is gone
+  // (the transaction is no longer on the chain); the same holds when the height is applied
+  // again with another block.
+  std::array<uint8_t, 32> hash{};
+  hash[0] = 3;
+  auto reverted = s.RevertConversions(1, 103, hash, kT + 5);
+  ASSERT_TRUE(reverted.ok()) << reverted.status().message();
+  EXPECT_TRUE(reverted->empty());
+  EXPECT_EQ(s.CampaignTotals(10)->over_budget_conversions, 0);
+  EXPECT_EQ(s.ListConversions({.campaign_id = 10})->size(), 3u);
+  ConversionCandidate late = Candidate(5, 6, kT, 10, false);
+  late.budget_left = 0;
+  ASSERT_EQ(s.InsertConversions(std::vector{late}, kT)->size(), 1u);
+  std::vector<BlockAtHeight> replaced{{.number = 105}};
+  replaced[0].hash[0] = 0x55;
+  auto replaced_reverted = s.RevertReplacedConversions(1, replaced, kT + 6);
+  ASSERT_TRUE(replaced_reverted.ok()) << replaced_reverted.status().message();
+  EXPECT_TRUE(replaced_reverted->empty());
+  EXPECT_EQ(s.CampaignTotals(10)->over_budget_conversions, 0);
+  EXPECT_EQ(s.CampaignTotals(10)->conversions, 3);
+}
+
 TYPED_TEST(EventsContractTest, RevertReplacedConversionsKeepsTheBlocksOwnAndImportedOnes) {
   EventsStore& s = *this->store_;
   ConversionCandidate imported = Candidate(3, 7, kT);

@@ -630,6 +630,13 @@ ALTER TABLE communities ADD COLUMN approved_name text;
 ALTER TABLE communities ADD COLUMN approved_logo_url text;
 UPDATE communities SET approved_name = name, approved_logo_url = logo_url;
 )sql"},
+    {15, R"sql(
+-- Issue 37, as in SQLite: a conversion attributed past its campaign's total budget is recorded
+-- 'over_budget' (listed and counted, never billed).
+ALTER TABLE conversions DROP CONSTRAINT conversions_status_check;
+ALTER TABLE conversions ADD CONSTRAINT conversions_status_check
+  CHECK (status IN ('billed', 'reorged', 'over_budget'));
+)sql"},
 };
 
 // ApplyMigrations skips versions up to the database's: an entry out of order would never run.

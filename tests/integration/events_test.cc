@@ -447,6 +447,40 @@ TEST(EventsTest, AnImportedTransactionOfAnExposedWalletIsAConversion) {
   rows = json::parse(listed.body)["conversions"];
   ASSERT_EQ(rows.size(), 2u) << listed.body;
   EXPECT_EQ(rows[0]["txHash"], tx2);
+
+  // Issue 37, through the CLI's path: with the campaign paused and 6 of its 7 budget spent, a
+  // third swap inside the window is still attributed, and recorded over_budget (3 > 1 left):
+  // listed and counted, never billed (the running server, following it, bills nothing).
+  HttpResult paused =
+      f.Admin("PATCH", "/admin/v1/campaigns/" + std::to_string(campaign_id),
+              {{"status", "paused"},
+               {"budget", {{"total", 7}}},
+               {"conversion", {{"projects", {"swapper"}}, {"countOncePerPerson", false}}}});
+  ASSERT_EQ(paused.status, 200) << paused.body;
+  std::string tx3 = "0x" + std::string(62, 'f') + "03";
+  std::ofstream(file) << "{\"wallet\":\"" + second +
+                             "\",\"project\":\"swapper\",\"chainId\":1,\"timestamp\":\"" +
+                             Rfc3339Now() + "\",\"txHash\":\"" + tx3 + "\",\"blockNumber\":125}\n";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  listed = f.Admin("GET", "/admin/v1/conversions?campaignId=" + std::to_string(campaign_id));
+  rows = json::parse(listed.body)["conversions"];
+  ASSERT_EQ(rows.size(), 3u) << listed.body;
+  EXPECT_EQ(rows[0]["txHash"], tx3);
+  EXPECT_EQ(rows[0]["status"], "over_budget") << listed.body;
+  EXPECT_EQ(rows[0]["billed"], false);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // the server follows it
+  HttpResult stats =
+      f.Admin("GET", "/admin/v1/campaigns/" + std::to_string(campaign_id) + "/stats");
+  ASSERT_EQ(stats.status, 200) << stats.body;
+  json s = json::parse(stats.body);
+  EXPECT_EQ(s["conversions"], 2) << stats.body;
+  EXPECT_EQ(s["overBudgetConversions"], 1) << stats.body;
+  EXPECT_EQ(s["spend"], 6) << stats.body;
+  // The server's own budget counters did not take it either.
+  HttpResult metrics = f.Admin("GET", "/metrics");
+  ASSERT_EQ(metrics.status, 200);
+  EXPECT_NE(metrics.body.find("adserver_conversions_total{status=\"billed\"} 2"), std::string::npos)
+      << metrics.body.substr(0, 3000);
 }
 
 TEST(EventsTest, ZZ_KillNineAfterA302LosesNoClick) {

@@ -366,6 +366,37 @@ TEST_F(CatalogBuilderTest, ConversionProjectsAreOnlyTheCommunitysVerifiedOwn) {
   EXPECT_TRUE(catalog->campaigns[0].conversion->projects.empty());
 }
 
+// Issue 37: campaigns with a conversion rule that are not served (paused, ended) keep having
+// their conversions attributed, with their bid and total budget; drafts never served.
+TEST_F(CatalogBuilderTest, StoppedCampaignsWithAConversionRuleStayAttributable) {
+  store::CatalogData d = BaseData();
+  d.projects[0].owner_community_id = 20;
+  for (auto [id, status] :
+       {std::pair{101, CampaignStatus::kPaused}, std::pair{102, CampaignStatus::kEnded},
+        std::pair{103, CampaignStatus::kDraft}, std::pair{104, CampaignStatus::kActive}}) {
+    d.campaigns.push_back(Campaign(id, {5}, status));
+    d.campaigns.back().pricing_model = PricingModel::kCpa;
+    d.campaigns.back().bid_micros = 3'000'000;
+    d.campaigns.back().total_budget_micros = 50'000'000;
+    d.campaigns.back().conversion = store::ConversionRule{.projects = {5}, .window_days = 7};
+  }
+  auto catalog = Build(d);
+  ASSERT_EQ(catalog->campaigns.size(), 2u);  // 100 and 104 are served
+  std::vector<int64_t> attributable;
+  for (decision::Index i : catalog->ConversionCampaigns(5)) {
+    attributable.push_back(catalog->conversion_campaign(i).id);
+  }
+  EXPECT_THAT(attributable, UnorderedElementsAre(101, 102, 104));
+  const decision::ConversionCampaign* paused = catalog->FindConversionCampaign(101);
+  ASSERT_NE(paused, nullptr);
+  EXPECT_EQ(paused->bid_micros, 3'000'000);
+  EXPECT_EQ(paused->total_budget_micros, 50'000'000);
+  EXPECT_EQ(paused->rule.window_days, 7);
+  EXPECT_EQ(catalog->FindCampaign(101), nullptr);
+  EXPECT_EQ(catalog->FindConversionCampaign(103), nullptr);
+  EXPECT_EQ(catalog->max_conversion_window_days(), 7);
+}
+
 // Issue 39: served ads carry their community's approved brand; an edit waiting for review
 // does not serve, and a community with no approved brand serves no ad.
 TEST_F(CatalogBuilderTest, CommunitiesServeTheirApprovedBrand) {

@@ -224,7 +224,9 @@
       el('p', { text: 'Pacing: ' + campaign.pacing + ' · status: ' + campaign.status +
                       (exhausted ? ' · budget spent: not serving' : '') }),
       el('p', { class: 'muted', text: 'Since creation: ' + fmt(stats.impressions) + ' impressions, ' + fmt(stats.clicks) +
-                ' clicks, ' + fmt(stats.conversions) + ' conversions, CTR ' + C.percent(stats.ctr) + '.' }));
+                ' clicks, ' + fmt(stats.conversions) + ' conversions' +
+                (stats.overBudgetConversions ? ' (and ' + fmt(stats.overBudgetConversions) + ' past the total budget, not billed)' : '') +
+                ', CTR ' + C.percent(stats.ctr) + '.' }));
   }
 
   function adsCard(campaignId, ads) {
@@ -246,7 +248,8 @@
       { label: 'Chain', key: 'chainId', numeric: true },
       { label: 'Tx hash', value: (v) => el('code', { class: 'hash', text: v.txHash }) },
       { label: 'Touch', key: 'touch' },
-      { label: 'Price', value: (v) => money(v.price), numeric: true },
+      // Issue 37: a conversion past the total budget (over_budget) or reorged is not billed.
+      { label: 'Price', value: (v) => v.billed ? money(v.price) : money(0) + ' (not billed)', numeric: true },
     ], conversions);
   }
 

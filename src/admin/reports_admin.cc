@@ -249,7 +249,8 @@ std::vector<reports::SourceRow> ToSourceRows(const std::vector<store::RollupGrou
                     .clicks = g.clicks,
                     .conversions = g.conversions,
                     .spend = g.spend,
-                    .invalid_clicks = g.invalid_clicks});
+                    .invalid_clicks = g.invalid_clicks,
+                    .over_budget_conversions = g.over_budget_conversions});
   }
   return rows;
 }
@@ -337,6 +338,7 @@ void AddMetrics(const reports::Counts& c, MoneyView money, Cells& out) {
                                        ? Cell::Money(c.fills > 0 ? c.earnings * 1000 / c.fills : 0)
                                        : Cell{});
   out.emplace_back("invalidClicks", Cell::Int(c.invalid_clicks));
+  out.emplace_back("overBudgetConversions", Cell::Int(c.over_budget_conversions));
 }
 
 Cell DimensionCell(const reports::ReportRow& row, Dimension d) {

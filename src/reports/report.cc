@@ -113,6 +113,7 @@ Counts& Counts::operator+=(const Counts& other) {
   spend += other.spend;
   earnings += other.earnings;
   invalid_clicks += other.invalid_clicks;
+  over_budget_conversions += other.over_budget_conversions;
   return *this;
 }
 
@@ -141,7 +142,8 @@ Report Aggregate(std::span<const SourceRow> rows, const AggregateOptions& option
                   .conversions = s.conversions,
                   .spend = s.spend,
                   .earnings = Earnings(*payout, s.fills, s.spend),
-                  .invalid_clicks = s.invalid_clicks};
+                  .invalid_clicks = s.invalid_clicks,
+                  .over_budget_conversions = s.over_budget_conversions};
     ReportRow row = Projected(s, options);
     RowKey key{row.bucket, row.publisher_id, row.ad_unit_id, row.campaign_id,
                row.ad_id,  row.community_id, row.arm};

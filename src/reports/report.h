@@ -62,6 +62,7 @@ struct Counts {
   Micros spend = 0;
   Micros earnings = 0;
   int64_t invalid_clicks = 0;  // never in clicks, ctr or spend
+  int64_t over_budget_conversions = 0;  // never in conversions, cvr or spend (issue 37)
   Counts& operator+=(const Counts& other);
   bool operator==(const Counts&) const = default;
 };
@@ -93,6 +94,7 @@ struct SourceRow {
   int64_t conversions = 0;
   Micros spend = 0;
   int64_t invalid_clicks = 0;
+  int64_t over_budget_conversions = 0;
 };
 
 // One report row: the bucket start (when the granularity is not kTotal), the values of the

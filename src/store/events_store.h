@@ -88,6 +88,8 @@ struct RollupRow {
   Micros click_spend = 0;
   int64_t conversions = 0;  // billed (a reorg subtracts what it undoes)
   Micros conversion_spend = 0;
+  // Attributed past the campaign's total budget, never billed (issue 37; a reorg subtracts).
+  int64_t over_budget_conversions = 0;
 };
 
 // kOverBudget (issue 37): attributed, but its price would have passed the campaign's total

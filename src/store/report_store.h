@@ -61,6 +61,7 @@ struct RollupGroup {
   int64_t conversions = 0;
   Micros spend = 0;
   int64_t invalid_clicks = 0;  // clicks that failed an invalid-traffic check
+  int64_t over_budget_conversions = 0;  // attributed past the total budget, not billed
 };
 
 class ReportStore {

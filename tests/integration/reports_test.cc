@@ -139,9 +139,9 @@ TEST_F(ReportsTest, ServedAndClickedAdsReachReportsCsvAndAb) {
       {{"Authorization", "Bearer " + fixture_->server().admin_token()}, {"Accept", "text/csv"}});
   ASSERT_EQ(csv.status, 200) << csv.body;
   EXPECT_NE(csv.Header("Content-Type").find("text/csv"), std::string::npos);
-  EXPECT_TRUE(
-      csv.body.starts_with("adUnitId,requests,fills,noFills,impressions,clicks,conversions,spend,"
-                           "earnings,ctr,cvr,ecpm,earningsEcpm,invalidClicks\r\n"))
+  EXPECT_TRUE(csv.body.starts_with(
+      "adUnitId,requests,fills,noFills,impressions,clicks,conversions,spend,"
+      "earnings,ctr,cvr,ecpm,earningsEcpm,invalidClicks,overBudgetConversions\r\n"))
       << csv.body;
   EXPECT_NE(csv.body.find("\r\ntop,"), std::string::npos) << csv.body;
 

@@ -41,16 +41,16 @@ Result<std::vector<R>> ReadRows(Statement& s, Read read) {
 // Rows per rollup upsert statement: one round trip per 64 rows to PostgreSQL (1,216 parameters,
 // far below SQLite's and PostgreSQL's limits).
 constexpr size_t kRollupRowsPerStatement = 64;
-constexpr int kRollupColumns = 19;
+constexpr int kRollupColumns = 20;
 
 // Upserts `rows` rows (parameters ?1..?19 for the first, ?20.. for the second, ...), adding
 // their counts to the rows already there.
 std::string UpsertSql(const std::string& t, size_t rows) {
-  std::string sql =
-      "INSERT INTO " + t +
-      " (bucket, publisher_id, ad_unit_id, campaign_id, ad_id, arm, requests, fills, "
-      "no_fills, errors, impression_spend, clicks, duplicate_clicks, expired_clicks, "
-      "click_spend, conversions, conversion_spend, invalid_clicks, invalid_fills) VALUES ";
+  std::string sql = "INSERT INTO " + t +
+                    " (bucket, publisher_id, ad_unit_id, campaign_id, ad_id, arm, requests, fills, "
+                    "no_fills, errors, impression_spend, clicks, duplicate_clicks, expired_clicks, "
+                    "click_spend, conversions, conversion_spend, invalid_clicks, invalid_fills, "
+                    "over_budget_conversions) VALUES ";
   for (size_t r = 0; r < rows; ++r) {
     sql += r == 0 ? "(" : ", (";
     for (int col = 1; col <= kRollupColumns; ++col) {
@@ -61,11 +61,13 @@ std::string UpsertSql(const std::string& t, size_t rows) {
     sql += ")";
   }
   sql += " ON CONFLICT (bucket, publisher_id, ad_unit_id, campaign_id, ad_id, arm) DO UPDATE SET ";
-  const char* columns[] = {
-      "requests",         "fills",         "no_fills",         "errors",
-      "impression_spend", "clicks",        "duplicate_clicks", "expired_clicks",
-      "invalid_clicks",   "invalid_fills", "click_spend",      "conversions",
-      "conversion_spend"};
+  const char* columns[] = {"requests",         "fills",
+                           "no_fills",         "errors",
+                           "impression_spend", "clicks",
+                           "duplicate_clicks", "expired_clicks",
+                           "invalid_clicks",   "invalid_fills",
+                           "click_spend",      "conversions",
+                           "conversion_spend", "over_budget_conversions"};
   for (const char* column : columns) {
     if (column != columns[0]) sql += ", ";
     sql += std::string(column) + " = " + t + "." + column + " + excluded." + column;
@@ -87,6 +89,7 @@ void AddCounts(RollupRow& into, const RollupRow& from) {
   into.click_spend += from.click_spend;
   into.conversions += from.conversions;
   into.conversion_spend += from.conversion_spend;
+  into.over_budget_conversions += from.over_budget_conversions;
 }
 
 using RollupKey = std::tuple<int64_t, Id, std::string, Id, Id, std::string>;
@@ -142,7 +145,8 @@ Status UpsertRollupTable(Connection& c, const std::string& table,
           .Bind(base + 16, row.conversions)
           .Bind(base + 17, row.conversion_spend)
           .Bind(base + 18, row.invalid_clicks)
-          .Bind(base + 19, row.invalid_fills);
+          .Bind(base + 19, row.invalid_fills)
+          .Bind(base + 20, row.over_budget_conversions);
     }
     ADS_RETURN_IF_ERROR(up.Run());
   }
@@ -532,15 +536,19 @@ ConversionRecord ReadConversion(const Statement& s) {
   return r;
 }
 
+// What conversion `r` adds to its rollups (sign 1) or takes back (-1): a billed one its count
+// and price, one over budget its count of those (issue 37).
 RollupRow ConversionRollup(const ConversionRecord& r, int sign) {
+  const bool billed = r.status != ConversionStatus::kOverBudget;
   return RollupRow{.bucket = r.block_time,
                    .publisher_id = r.publisher_id,
                    .ad_unit_id = r.ad_unit_id,
                    .campaign_id = r.campaign_id,
                    .ad_id = r.ad_id,
                    .arm = r.arm,
-                   .conversions = sign,
-                   .conversion_spend = sign * r.price};
+                   .conversions = billed ? sign : 0,
+                   .conversion_spend = billed ? sign * r.price : 0,
+                   .over_budget_conversions = billed ? 0 : sign};
 }
 
 // The statements of InsertConversions, prepared once per call.
@@ -646,10 +654,8 @@ Result<std::vector<ConversionRecord>> InsertConversionRows(
     }
     ADS_ASSIGN_OR_RETURN(stored.id, InsertConversion(s.insert, stored, now));
     stored.recorded_at = now;
-    if (stored.status == ConversionStatus::kBilled) {
-      rollups.push_back(ConversionRollup(stored, 1));
-      billed.push_back(stored);
-    }
+    rollups.push_back(ConversionRollup(stored, 1));
+    if (stored.status == ConversionStatus::kBilled) billed.push_back(stored);
     inserted.push_back(std::move(stored));
   }
   ADS_RETURN_IF_ERROR(AddToRollups(c, rollups));
@@ -679,6 +685,32 @@ Result<std::vector<ConversionRecord>> MarkReorged(Connection& c, std::vector<Con
   return reverted;
 }
 
+// Deletes `rows` (conversions recorded over budget: never billed) and takes them out of the
+// rollups: their block was abandoned.
+Status DeleteOverBudget(Connection& c, std::span<const ConversionRecord> rows) {
+  if (rows.empty()) return OkStatus();
+  ADS_ASSIGN_OR_RETURN(
+      Statement del, c.Prepare("DELETE FROM conversions WHERE id = ?1 AND status = 'over_budget'"));
+  std::vector<RollupRow> rollups;
+  for (const ConversionRecord& r : rows) {
+    del.Reset();
+    ADS_RETURN_IF_ERROR(del.Bind(1, r.id).Run());
+    if (c.Changes() != 0) rollups.push_back(ConversionRollup(r, -1));
+  }
+  return AddToRollups(c, rollups);
+}
+
+// Moves the conversions recorded over budget out of `rows` into the result.
+std::vector<ConversionRecord> TakeOverBudget(std::vector<ConversionRecord>& rows) {
+  std::vector<ConversionRecord> over;
+  std::erase_if(rows, [&](ConversionRecord& r) {
+    if (r.status != ConversionStatus::kOverBudget) return false;
+    over.push_back(std::move(r));
+    return true;
+  });
+  return over;
+}
+
 }  // namespace
 
 Result<std::vector<ConversionRecord>> SqlEvents::InsertConversions(
@@ -697,21 +729,14 @@ Result<std::vector<ConversionRecord>> SqlEvents::RevertConversions(
             Statement sel,
             c.Prepare(std::string("SELECT ") + kConversionColumns +
                       " FROM conversions WHERE chain_id = ?1 AND block_number = ?2 AND "
-                      "block_hash = ?3 AND status = 'billed' ORDER BY id"));
+                      "block_hash = ?3 AND status IN ('billed', 'over_budget') ORDER BY id"));
         sel.Bind(1, chain_id)
             .Bind(2, block_number)
             .BindBlob(3, block_hash.data(), block_hash.size());
         ADS_ASSIGN_OR_RETURN(std::vector<ConversionRecord> billed,
                              ReadRows<ConversionRecord>(sel, ReadConversion));
         // Conversions recorded over budget were never billed: gone with their block.
-        ADS_ASSIGN_OR_RETURN(
-            Statement del,
-            c.Prepare("DELETE FROM conversions WHERE chain_id = ?1 AND block_number = ?2 AND "
-                      "block_hash = ?3 AND status = 'over_budget'"));
-        ADS_RETURN_IF_ERROR(del.Bind(1, chain_id)
-                                .Bind(2, block_number)
-                                .BindBlob(3, block_hash.data(), block_hash.size())
-                                .Run());
+        ADS_RETURN_IF_ERROR(DeleteOverBudget(c, TakeOverBudget(billed)));
         return MarkReorged(c, std::move(billed), now, billing_);
       });
 }
@@ -741,29 +766,19 @@ Result<std::vector<ConversionRecord>> SqlEvents::RevertReplacedConversions(
             sel.Bind(1, chain_id).Bind(2, low_number).Bind(3, high_number);
             return ReadRows<ConversionRecord>(sel, ReadConversion);
           })));
-  std::vector<Id> over_budget;  // never billed: gone with their block
   for (ConversionRecord& r : billed) {
     if (r.block_hash == kImported) continue;
     auto block = std::find_if(blocks.begin(), blocks.end(),
                               [&](const BlockAtHeight& b) { return b.number == r.block_number; });
-    if (block == blocks.end() || block->hash == r.block_hash) continue;
-    if (r.status == ConversionStatus::kOverBudget) {
-      over_budget.push_back(r.id);
-    } else {
-      candidates.push_back(std::move(r));
-    }
+    if (block != blocks.end() && block->hash != r.block_hash) candidates.push_back(std::move(r));
   }
+  // Conversions recorded over budget were never billed: gone with their block.
+  std::vector<ConversionRecord> over_budget = TakeOverBudget(candidates);
   if (candidates.empty() && over_budget.empty()) return candidates;
   return Transact<std::vector<ConversionRecord>>(
       runner_, true, [&](Connection& c) -> Result<std::vector<ConversionRecord>> {
         ADS_RETURN_IF_ERROR(WriterLock(c, WriterLockKey::kConversions));
-        ADS_ASSIGN_OR_RETURN(
-            Statement del,
-            c.Prepare("DELETE FROM conversions WHERE id = ?1 AND status = 'over_budget'"));
-        for (Id id : over_budget) {
-          del.Reset();
-          ADS_RETURN_IF_ERROR(del.Bind(1, id).Run());
-        }
+        ADS_RETURN_IF_ERROR(DeleteOverBudget(c, over_budget));
         return MarkReorged(c, std::move(candidates), now, billing_);
       });
 }

@@ -61,8 +61,8 @@ std::string QuerySql(const RollupQuery& q) {
   column(q.by_arm, "r.arm", "''", 7);
   select +=
       ", SUM(r.requests), SUM(r.fills), SUM(r.no_fills), SUM(r.clicks), SUM(r.conversions), "
-      "SUM(r.impression_spend + r.click_spend + r.conversion_spend), SUM(r.invalid_clicks) "
-      "FROM ";
+      "SUM(r.impression_spend + r.click_spend + r.conversion_spend), SUM(r.invalid_clicks), "
+      "SUM(r.over_budget_conversions) FROM ";
   select += TableName(q.table);
   select += " r";
   if (q.by_community) select += " LEFT JOIN campaigns c ON c.id = r.campaign_id";
@@ -92,6 +92,7 @@ RollupGroup ReadGroup(const Statement& s) {
   g.conversions = s.Int(11);
   g.spend = s.Int(12);
   g.invalid_clicks = s.Int(13);
+  g.over_budget_conversions = s.Int(14);
   return g;
 }
 

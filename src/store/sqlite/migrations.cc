@@ -585,6 +585,7 @@ UPDATE communities SET approved_name = name, approved_logo_url = logo_url;
     // 'over_budget' (listed and counted, never billed). SQLite cannot change a CHECK in place:
     // the table is rebuilt (https://www.sqlite.org/lang_altertable.html, "other kinds of table
     // schema changes"), keeping every id (the AUTOINCREMENT sequence follows the copied rows).
+    // The rollups count them apart (reports show them beside the billed ones).
     {18, R"sql(
 CREATE TABLE conversions_new (
   id               INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -625,6 +626,9 @@ CREATE INDEX conversions_by_publisher ON conversions (publisher_id, id);
 CREATE INDEX conversions_by_person ON conversions (campaign_id, person, block_time);
 CREATE INDEX conversions_by_block ON conversions (chain_id, block_number);
 CREATE INDEX conversions_reorged ON conversions (reverted_at, id) WHERE status = 'reorged';
+ALTER TABLE rollups_minute ADD COLUMN over_budget_conversions INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE rollups_hour ADD COLUMN over_budget_conversions INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE rollups_day ADD COLUMN over_budget_conversions INTEGER NOT NULL DEFAULT 0;
 )sql"},
 };
 

@@ -154,10 +154,10 @@ TEST_F(ReportsAdminTest, CsvWithHeaderRow) {
   EXPECT_THAT(r.Header("Content-Type"), HasSubstr("text/csv"));
   EXPECT_EQ(r.body,
             "time,adUnitId,requests,fills,noFills,impressions,clicks,conversions,spend,earnings,"
-            "ctr,cvr,ecpm,earningsEcpm,invalidClicks\r\n"
-            "2026-01-10T00:00:00Z,side,5000,5000,0,5000,300,0,10,5,0.06,0,2,1,0\r\n"
+            "ctr,cvr,ecpm,earningsEcpm,invalidClicks,overBudgetConversions\r\n"
+            "2026-01-10T00:00:00Z,side,5000,5000,0,5000,300,0,10,5,0.06,0,2,1,0,0\r\n"
             "2026-01-10T00:00:00Z,top,6000,6000,0,6000,260,0,12,9,0.043333333333333335,0,2,1.5,"
-            "0\r\n");
+            "0,0\r\n");
   http::Response by_param = Get("from=2026-01-10&to=2026-01-11&groupBy=adUnitId&format=csv");
   EXPECT_EQ(by_param.body, r.body);
 }
@@ -233,7 +233,7 @@ TEST_F(ReportsAdminTest, ScopeRestrictsToOnePublisher) {
   }
   http::Response csv =
       Get("from=2026-01-10&to=2026-01-12&granularity=total&format=csv", publisher_two);
-  EXPECT_THAT(csv.body, HasSubstr("\r\n1000,1000,0,1000,10,0,,4,0.01,0,,4,0\r\n"));
+  EXPECT_THAT(csv.body, HasSubstr("\r\n1000,1000,0,1000,10,0,,4,0.01,0,,4,0,0\r\n"));
   // An advertiser's report leaves the publishers' earnings out.
   http::Response advertiser =
       Get("from=2026-01-10&to=2026-01-12&granularity=total", ReportScope{.community_id = 99});

@@ -258,6 +258,21 @@ TYPED_TEST(EventsContractTest, ConversionsPastTheTotalBudgetAreRecordedOverBudge
   EXPECT_EQ(totals.conversions, 2);
   EXPECT_EQ(totals.conversion_spend, 6'000'000);
   EXPECT_EQ(totals.over_budget_conversions, 1);
+  // The reports count it apart from the billed ones, in every rollup table.
+  auto reports = this->backend_.Reports();
+  ASSERT_TRUE(reports.ok()) << reports.status().ToString();
+  const auto rolled_up = [&](RollupTable table) {
+    auto sums = (*reports)->QueryRollups(
+        {.table = table, .from = kT - 86400, .to = kT + 86400, .group_seconds = 0});
+    EXPECT_TRUE(sums.ok() && sums->size() == 1u);
+    return sums.ok() && !sums->empty() ? (*sums)[0] : RollupGroup{};
+  };
+  for (RollupTable table : {RollupTable::kMinute, RollupTable::kHour, RollupTable::kDay}) {
+    RollupGroup g = rolled_up(table);
+    EXPECT_EQ(g.conversions, 2);
+    EXPECT_EQ(g.over_budget_conversions, 1);
+    EXPECT_EQ(g.spend, 6'000'000);
+  }
   // Offered again (a crash before the indexer's commit): nothing is recorded twice, also when
   // the budget was raised meanwhile.
   for (ConversionCandidate& c : batch) c.budget_left = 100'000'000;
@@ -288,6 +303,7 @@ TYPED_TEST(EventsContractTest, ConversionsPastTheTotalBudgetAreRecordedOverBudge
   EXPECT_TRUE(reverted->empty());
   EXPECT_EQ(s.CampaignTotals(10)->over_budget_conversions, 0);
   EXPECT_EQ(s.ListConversions({.campaign_id = 10})->size(), 3u);
+  EXPECT_EQ(rolled_up(RollupTable::kDay).over_budget_conversions, 0);
   ConversionCandidate late = Candidate(5, 6, kT, 10, false);
   late.budget_left = 0;
   ASSERT_EQ(s.InsertConversions(std::vector{late}, kT)->size(), 1u);
@@ -298,6 +314,8 @@ TYPED_TEST(EventsContractTest, ConversionsPastTheTotalBudgetAreRecordedOverBudge
   EXPECT_TRUE(replaced_reverted->empty());
   EXPECT_EQ(s.CampaignTotals(10)->over_budget_conversions, 0);
   EXPECT_EQ(s.CampaignTotals(10)->conversions, 3);
+  EXPECT_EQ(rolled_up(RollupTable::kMinute).over_budget_conversions, 0);
+  EXPECT_EQ(rolled_up(RollupTable::kDay).conversions, 3);
 }
 
 TYPED_TEST(EventsContractTest, RevertReplacedConversionsKeepsTheBlocksOwnAndImportedOnes) {

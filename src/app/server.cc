@@ -128,12 +128,9 @@ Status Server::InitDecisionState() {
   ADS_RETURN_IF_ERROR(flusher_->Recover());
   // Impressions without clicks or conversions lower learned rates; only a recompute lowers the
   // per-campaign lift ceilings the auction prunes with (clicks raise them at once).
+  // Embedded, the flushes follow the conversions of other processes (CounterFlusher::SetMarks,
+  // set in InitEvents).
   flusher_->SetTick([this] {
-    if (conversions_) {
-      if (Status followed = conversions_->FollowOthers(); !followed.ok()) {
-        ADS_LOG(warn, "conversions of other processes not read; retrying", "status", followed);
-      }
-    }
     if (auto catalog = catalogs_.Current()) {
       decision::RecomputeRateLift(*live_, *catalog, clock_.NowSeconds());
     }
@@ -243,7 +240,15 @@ Status Server::InitEvents() {
   // Not in cluster mode: there the counters are each node's own and the cluster's the sum over
   // nodes, so a conversion is billed only by the node that recorded it (following the others'
   // would bill it once more on every node).
-  if (!cluster_) ADS_RETURN_IF_ERROR(conversions_->StartFollowing());
+  // Issue 37: from the marks the counters were saved at, so that what other processes billed
+  // and reverted while no server ran (and what a kill -9 lost) reaches the counters exactly.
+  if (!cluster_) {
+    ADS_ASSIGN_OR_RETURN(std::optional<store::CounterMarks> marks, store_->LoadCounterMarks());
+    ADS_RETURN_IF_ERROR(conversions_->StartFollowing(marks));
+    flusher_->SetMarks([this](const std::function<void(const store::CounterMarks&)>& take) {
+      return conversions_->Snapshot(take);
+    });
+  }
   // Embedded: the counters are checked against the committed events. Not in cluster mode,
   // where the events are every node's and the counters this node's (docs/deploy.md).
   if (!cluster_) {

@@ -86,6 +86,11 @@ class BufferedEventsStore final : public store::EventsStore {
     return primary_.ReorgedConversionsSince(since, after_id, up_to_id, limit);
   }
   Result<store::Id> LastConversionId() override { return primary_.LastConversionId(); }
+  Result<std::vector<store::ConversionRecord>> ReorgedConversionsAfterSeq(int64_t after_seq,
+                                                                          int limit) override {
+    return primary_.ReorgedConversionsAfterSeq(after_seq, limit);
+  }
+  Result<int64_t> LastRevertSeq() override { return primary_.LastRevertSeq(); }
   Result<store::CampaignEventTotals> CampaignTotals(store::Id campaign_id) override {
     return primary_.CampaignTotals(campaign_id);
   }

@@ -207,19 +207,44 @@ Status ConversionAttributor::Insert(std::span<store::ConversionCandidate> candid
   return OkStatus();
 }
 
-Status ConversionAttributor::StartFollowing() {
+Status ConversionAttributor::StartFollowing(const std::optional<store::CounterMarks>& from) {
   std::lock_guard<std::mutex> lock(mu_);
-  ADS_ASSIGN_OR_RETURN(followed_up_to_, events_.LastConversionId());
   own_ids_.clear();
   reverts_seen_.clear();
-  follow_started_at_ = reverts_read_at_ = clock_.NowSeconds();
+  if (from) {
+    followed_up_to_ = from->conversion_id;
+    revert_seq_ = from->revert_seq;
+  } else {
+    ADS_ASSIGN_OR_RETURN(followed_up_to_, events_.LastConversionId());
+    ADS_ASSIGN_OR_RETURN(revert_seq_, events_.LastRevertSeq());
+  }
   following_ = true;
+  if (!from) return OkStatus();
+  const store::Id mark = followed_up_to_;
+  const int64_t seq = revert_seq_;
+  ADS_RETURN_IF_ERROR(FollowOthersLocked());
+  if (followed_up_to_ != mark || revert_seq_ != seq) {
+    ADS_LOG(info, "conversions and reverts since the counters were saved applied", "from_id", mark,
+            "to_id", followed_up_to_, "from_revert", seq, "to_revert", revert_seq_);
+  }
   return OkStatus();
 }
 
 Status ConversionAttributor::FollowOthers() {
-  constexpr int kBatch = 1000;
   std::lock_guard<std::mutex> lock(mu_);
+  return FollowOthersLocked();
+}
+
+Status ConversionAttributor::Snapshot(const std::function<void(const store::CounterMarks&)>& take) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!following_) return InternalError("conversions are not followed");
+  ADS_RETURN_IF_ERROR(FollowOthersLocked());
+  take(store::CounterMarks{.conversion_id = followed_up_to_, .revert_seq = revert_seq_});
+  return OkStatus();
+}
+
+Status ConversionAttributor::FollowOthersLocked() {
+  constexpr int kBatch = 1000;
   if (!following_) return OkStatus();
   for (;;) {
     ADS_ASSIGN_OR_RETURN(std::vector<store::ConversionRecord> rows,
@@ -230,7 +255,7 @@ Status ConversionAttributor::FollowOthers() {
       if (c.status == store::ConversionStatus::kOverBudget) continue;  // never billed
       if (c.status != store::ConversionStatus::kBilled) {
         // Reverted before this process billed it: never billed here, so never undone here.
-        reverts_seen_.emplace(c.id, c.reverted_at.value_or(0));
+        if (c.revert_seq > revert_seq_) reverts_seen_.emplace(c.id, c.revert_seq);
         continue;
       }
       if (on_billed_) on_billed_(c);
@@ -245,32 +270,28 @@ Status ConversionAttributor::FollowOthers() {
 }
 
 // Every conversion up to followed_up_to_ is billed here (followed or its own) unless
-// reverts_seen_ has it; a revert made elsewhere since the last read is undone once. Reads go
-// kRevertSlackSeconds back, for a revert stamped before the last read and committed after it.
+// reverts_seen_ has it; each revert committed since the last read (in commit order: the
+// writer lock numbers them) is undone once. A revert of a conversion above followed_up_to_
+// needs nothing: FollowOthers will find it reorged and never bill it.
 Status ConversionAttributor::FollowReverts() {
   constexpr int kBatch = 1000;
-  const int64_t now = clock_.NowSeconds();
-  const int64_t since = std::max(follow_started_at_, reverts_read_at_ - kRevertSlackSeconds);
-  store::Id after = 0;
   for (;;) {
     ADS_ASSIGN_OR_RETURN(std::vector<store::ConversionRecord> rows,
-                         events_.ReorgedConversionsSince(since, after, followed_up_to_, kBatch));
+                         events_.ReorgedConversionsAfterSeq(revert_seq_, kBatch));
     for (const store::ConversionRecord& c : rows) {
-      after = c.id;
-      if (!reverts_seen_.emplace(c.id, c.reverted_at.value_or(now)).second) continue;
+      revert_seq_ = std::max(revert_seq_, c.revert_seq);
+      if (reverts_seen_.contains(c.id) || c.id > followed_up_to_) continue;
       if (on_reverted_) on_reverted_(c);
     }
     if (rows.size() < size_t{kBatch}) break;
   }
-  reverts_read_at_ = now;
-  // What the next read cannot return any more is forgotten: the set holds a minute of reverts.
-  const int64_t next_since = std::max(follow_started_at_, now - kRevertSlackSeconds);
-  std::erase_if(reverts_seen_, [&](const auto& entry) { return entry.second < next_since; });
+  // What the next read cannot return any more is forgotten.
+  std::erase_if(reverts_seen_, [&](const auto& entry) { return entry.second <= revert_seq_; });
   return OkStatus();
 }
 
 void ConversionAttributor::Reverted(const store::ConversionRecord& c) {
-  if (following_) reverts_seen_.emplace(c.id, c.reverted_at.value_or(clock_.NowSeconds()));
+  if (following_ && c.revert_seq > revert_seq_) reverts_seen_.emplace(c.id, c.revert_seq);
   if (on_reverted_) on_reverted_(c);
 }
 

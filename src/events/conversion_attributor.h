@@ -29,6 +29,7 @@
 #include "events/attribution.h"
 #include "ingest/chain/block_sink.h"
 #include "ingest/transaction_sink.h"
+#include "store/campaign_counter_store.h"
 #include "store/events_store.h"
 #include "store/exposure_store.h"
 
@@ -64,15 +65,23 @@ class ConversionAttributor final : public ingest::chain::BlockSink,
 
   // Conversions another process records in the same database (the CLI's `activity import` and
   // `index` while a server runs): StartFollowing once at start-up, before the counters are
-  // reconciled with the events, then FollowOthers periodically (the counter flusher's tick).
-  // Each billed conversion recorded elsewhere since is passed to `on_billed` once; this
-  // attributor's own are billed when recorded and skipped. A conversion billed here (followed
-  // or its own) that another process reverts (a reorg its indexer saw) is passed to
-  // `on_reverted` once; one reverted before it was followed is never billed. Reverts made
-  // while no server followed (before StartFollowing) are not undone in the counters (the
-  // rollups, and so reports, do take them out).
-  Status StartFollowing();
+  // reconciled with the events, then FollowOthers periodically (Snapshot, at each counter
+  // flush). Each billed conversion recorded elsewhere since is passed to `on_billed` once;
+  // this attributor's own are billed when recorded and skipped. A conversion billed here
+  // (followed or its own) that another process reverts (a reorg its indexer saw) is passed to
+  // `on_reverted` once; one reverted before it was followed is never billed. Reverts are
+  // followed in their commit order (EventsStore::ReorgedConversionsAfterSeq).
+  //
+  // Issue 37: `from`, the marks the counters were last saved at (CounterFlusher), makes the
+  // start exact: every billed conversion above from->conversion_id is billed and every revert
+  // above from->revert_seq of a conversion up to it is undone, once, before serving (what other
+  // processes did while no server ran, and what a kill -9 lost of this process's own). Without
+  // marks (counters saved before they existed) following starts at the current ends.
+  Status StartFollowing(const std::optional<store::CounterMarks>& from = std::nullopt);
   Status FollowOthers();
+  // Follows the others, then runs `take` with the marks of everything billed and undone so
+  // far, while nothing is billed or undone (the counter flusher reads the ledger in `take`).
+  Status Snapshot(const std::function<void(const store::CounterMarks&)>& take);
 
   // Conversions this attributor recorded over their campaign's total budget (not billed).
   const std::atomic<uint64_t>& over_budget() const { return over_budget_; }
@@ -100,12 +109,9 @@ class ConversionAttributor final : public ingest::chain::BlockSink,
   Status RevertReplaced(int64_t chain_id, std::span<const ingest::chain::AppliedBlock> blocks);
   // A conversion this attributor reverted: unbilled, and not followed again.
   void Reverted(const store::ConversionRecord& c);
+  Status FollowOthersLocked();
   // FollowOthers' second half: the reverts other processes made.
   Status FollowReverts();
-
-  // How far back each read of reverts goes from the previous one (clock differences between
-  // processes, a revert committed after its timestamp).
-  static constexpr int64_t kRevertSlackSeconds = 60;
 
   store::ExposureStore& exposures_;
   store::EventsStore& events_;
@@ -122,11 +128,10 @@ class ConversionAttributor final : public ingest::chain::BlockSink,
   bool following_ = false;             // guarded by mu_
   store::Id followed_up_to_ = 0;       // guarded by mu_: every conversion id up to it is known
   std::vector<store::Id> own_ids_;     // guarded by mu_: own ids above followed_up_to_, sorted
-  // guarded by mu_: reverted conversions not to undo (again), with their reverted_at; those
-  // reverted before the next read's window are forgotten.
+  // guarded by mu_: reverted conversions not to undo (again), with their revert_seq; those
+  // at or below revert_seq_ are forgotten once the reverts are read past them.
   std::unordered_map<store::Id, int64_t> reverts_seen_;
-  int64_t follow_started_at_ = 0;  // guarded by mu_
-  int64_t reverts_read_at_ = 0;    // guarded by mu_
+  int64_t revert_seq_ = 0;  // guarded by mu_: every revert up to it is followed
 };
 
 }  // namespace adserver::events

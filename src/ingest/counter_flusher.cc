@@ -76,8 +76,21 @@ Result<size_t> CounterFlusher::Reconcile(
     ledger_.Restore(merged);
     raised.push_back(ToRecord(merged));
   }
-  if (raised.empty()) return size_t{0};
-  ADS_RETURN_IF_ERROR(store_.SaveCampaignCounters(raised));
+  if (raised.empty()) {
+    if (marks_) ADS_RETURN_IF_ERROR(FlushNow());  // what the start-up follow changed
+    return size_t{0};
+  }
+  if (marks_) {
+    // Saved with everything else the ledger holds and its marks (a save of these rows alone
+    // would pair them with older marks).
+    {
+      std::lock_guard<std::mutex> lock(flush_mu_);
+      pending_.insert(pending_.end(), raised.begin(), raised.end());
+    }
+    ADS_RETURN_IF_ERROR(FlushNow());
+  } else {
+    ADS_RETURN_IF_ERROR(store_.SaveCampaignCounters(raised));
+  }
   // Either the last flush before a crash was lost, or events were recorded without counters
   // (an import of history, the demo's seeded week).
   ADS_LOG(warn,
@@ -98,8 +111,24 @@ void CounterFlusher::Start() {
 
 Status CounterFlusher::FlushNow() {
   std::lock_guard<std::mutex> lock(flush_mu_);
-  std::vector<decision::CampaignCounters> changed = ledger_.TakeChanged();
-  if (changed.empty() && pending_.empty()) return OkStatus();
+  std::vector<decision::CampaignCounters> changed;
+  std::optional<store::CounterMarks> marks;
+  bool taken = false;
+  if (marks_) {
+    Status snapped = marks_([&](const store::CounterMarks& m) {
+      marks = m;
+      changed = ledger_.TakeChanged();
+      taken = true;
+    });
+    if (!snapped.ok()) {
+      ADS_LOG(warn, "conversion marks unknown; counters saved without them", "status", snapped);
+      marks.reset();
+    }
+  }
+  if (!taken) changed = ledger_.TakeChanged();
+  if (changed.empty() && pending_.empty() && (!marks_ || marks == saved_marks_)) {
+    return OkStatus();
+  }
   // Values are absolute, so a newer row of a campaign replaces a pending older one.
   std::unordered_map<int64_t, size_t> position;
   for (size_t i = 0; i < pending_.size(); ++i) position[pending_[i].campaign_id] = i;
@@ -111,8 +140,12 @@ Status CounterFlusher::FlushNow() {
       pending_[it->second] = ToRecord(c);
     }
   }
-  Status saved = store_.SaveCampaignCounters(pending_);
-  if (saved.ok()) pending_.clear();
+  Status saved = marks_ ? store_.SaveCampaignCountersAt(pending_, marks)
+                        : store_.SaveCampaignCounters(pending_);
+  if (saved.ok()) {
+    pending_.clear();
+    saved_marks_ = marks;
+  }
   return saved;
 }
 

@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <thread>
 #include <vector>
@@ -45,6 +46,15 @@ class CounterFlusher {
   // Runs `tick` on the background thread after every periodic flush (serving recomputes the
   // learned-rate lift ceilings there). Set before Start().
   void SetTick(std::function<void()> tick) { tick_ = std::move(tick); }
+  // Embedded (issue 37): each flush reads the ledger inside `snapshot`, which runs its argument
+  // while no conversion is billed or undone, with the marks of what the ledger holds
+  // (events::ConversionAttributor::Snapshot), and saves them with the counters in one
+  // transaction (store::CampaignCounterStore::SaveCampaignCountersAt). A failed snapshot saves
+  // the counters with the marks cleared (unknown). With it, Reconcile saves through a flush.
+  // Set before Reconcile and Start().
+  using MarksSnapshot =
+      std::function<Status(const std::function<void(const store::CounterMarks&)>& take)>;
+  void SetMarks(MarksSnapshot snapshot) { marks_ = std::move(snapshot); }
 
  private:
   void Run();
@@ -53,6 +63,8 @@ class CounterFlusher {
   decision::BudgetLedger& ledger_;
   const std::chrono::milliseconds interval_;
   std::function<void()> tick_;
+  MarksSnapshot marks_;
+  std::optional<store::CounterMarks> saved_marks_;      // guarded by flush_mu_
   std::mutex flush_mu_;                                 // serialises flushes
   std::vector<store::CampaignCountersRecord> pending_;  // guarded by flush_mu_
   std::mutex mu_;

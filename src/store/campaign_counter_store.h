@@ -1,11 +1,21 @@
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "common/status.h"
 #include "store/records.h"
 
 namespace adserver::store {
+
+// Where saved counters stand in the conversions table (issue 37): every billed conversion
+// with an id up to `conversion_id`, and every revert numbered up to `revert_seq`, is in them
+// (EventsStore::LastConversionId, LastRevertSeq).
+struct CounterMarks {
+  Id conversion_id = 0;
+  int64_t revert_seq = 0;
+  bool operator==(const CounterMarks&) const = default;
+};
 
 // Decision counters per campaign (spend, events), saved by the serving process and read back
 // at start-up. The error contract is Store's (store.h). Thread-safe; calls may block on I/O.
@@ -23,6 +33,19 @@ class CampaignCounterStore {
   }
   virtual Result<std::vector<CampaignCountersRecord>> LoadCampaignCounters() {
     return InternalError("campaign counters are not supported by this store");
+  }
+  // Saves `rows` and, in the same transaction, the marks they stand at (nullopt: unknown, the
+  // marks are cleared). The embedded store only (a server following other processes'
+  // conversions); others return Internal.
+  virtual Status SaveCampaignCountersAt(const std::vector<CampaignCountersRecord>& rows,
+                                        const std::optional<CounterMarks>& marks) {
+    (void)rows;
+    (void)marks;
+    return InternalError("counter marks are not supported by this store");
+  }
+  // The marks saved with the counters; nullopt when unknown.
+  virtual Result<std::optional<CounterMarks>> LoadCounterMarks() {
+    return InternalError("counter marks are not supported by this store");
   }
 };
 

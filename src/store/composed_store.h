@@ -124,6 +124,13 @@ class ComposedStore : public Store {
   Result<std::vector<CampaignCountersRecord>> LoadCampaignCounters() override {
     return counters_.LoadCampaignCounters();
   }
+  Status SaveCampaignCountersAt(const std::vector<CampaignCountersRecord>& rows,
+                                const std::optional<CounterMarks>& marks) override {
+    return counters_.SaveCampaignCountersAt(rows, marks);
+  }
+  Result<std::optional<CounterMarks>> LoadCounterMarks() override {
+    return counters_.LoadCounterMarks();
+  }
 
  private:
   InventoryStore& inventory_;

@@ -125,6 +125,9 @@ struct ConversionRecord {
   ConversionStatus status = ConversionStatus::kBilled;
   int64_t recorded_at = 0;
   std::optional<int64_t> reverted_at;
+  // Issue 37: the order of its revert among all reverts (1, 2, ...; 0 when not reverted, or
+  // reverted before the sequence existed): how a server knows which reverts its counters hold.
+  int64_t revert_seq = 0;
 };
 
 // A block of a chain at its height.
@@ -249,6 +252,11 @@ class EventsStore {
                                                                         Id after_id, Id up_to_id,
                                                                         int limit) = 0;
   virtual Result<Id> LastConversionId() = 0;
+  // Reorged conversions whose revert_seq is above `after_seq`, in revert order, at most `limit`;
+  // and the highest revert_seq so far (0 when none). Reverts are numbered in commit order.
+  virtual Result<std::vector<ConversionRecord>> ReorgedConversionsAfterSeq(int64_t after_seq,
+                                                                           int limit) = 0;
+  virtual Result<int64_t> LastRevertSeq() = 0;
   virtual Result<CampaignEventTotals> CampaignTotals(Id campaign_id) = 0;
   // Every campaign's counters as the recorded events make them, as of `now`: billed impressions
   // (fills), clicks and conversions and their spend since the first rollup, in the day and in

@@ -87,6 +87,11 @@ class PostgresEventsStore final : public EventsStore {
     return events_.ReorgedConversionsSince(since, after_id, up_to_id, limit);
   }
   Result<Id> LastConversionId() override { return events_.LastConversionId(); }
+  Result<std::vector<ConversionRecord>> ReorgedConversionsAfterSeq(int64_t after_seq,
+                                                                   int limit) override {
+    return events_.ReorgedConversionsAfterSeq(after_seq, limit);
+  }
+  Result<int64_t> LastRevertSeq() override { return events_.LastRevertSeq(); }
   Result<CampaignEventTotals> CampaignTotals(Id campaign_id) override {
     return events_.CampaignTotals(campaign_id);
   }

@@ -504,7 +504,7 @@ namespace {
 constexpr const char* kConversionColumns =
     "id, campaign_id, ad_id, publisher_id, ad_unit_id, arm, decision_id, wallet, person, "
     "chain_id, tx_hash, log_index, block_number, block_hash, block_time, touch, exposed_at, "
-    "price_micros, confirmed, status, recorded_at, reverted_at";
+    "price_micros, confirmed, status, recorded_at, reverted_at, COALESCE(reverted_seq, 0)";
 
 ConversionRecord ReadConversion(const Statement& s) {
   ConversionRecord r;
@@ -533,6 +533,7 @@ ConversionRecord ReadConversion(const Statement& s) {
                                        : ConversionStatus::kBilled;
   r.recorded_at = s.Int(20);
   r.reverted_at = s.OptInt(21);
+  r.revert_seq = s.Int(22);
   return r;
 }
 
@@ -663,20 +664,33 @@ Result<std::vector<ConversionRecord>> InsertConversionRows(
   return inserted;
 }
 
+// The highest revert_seq so far (0 when none).
+Result<int64_t> MaxRevertSeq(Connection& c) {
+  ADS_ASSIGN_OR_RETURN(Statement sel,
+                       c.Prepare("SELECT COALESCE(MAX(reverted_seq), 0) FROM conversions "
+                                 "WHERE reverted_seq IS NOT NULL"));
+  ADS_ASSIGN_OR_RETURN(bool row, sel.Step());
+  if (!row) return InternalError("no answer to MAX(reverted_seq)");
+  return sel.Int(0);
+}
+
 // Marks `rows` reorged at `now` (those still billed) and takes them out of the rollups; returns
 // the ones it marked.
 Result<std::vector<ConversionRecord>> MarkReorged(Connection& c, std::vector<ConversionRecord> rows,
                                                   int64_t now,
                                                   const SqlEvents::ConversionBilling& billing) {
   ADS_ASSIGN_OR_RETURN(Statement up,
-                       c.Prepare("UPDATE conversions SET status = 'reorged', reverted_at = ?2 "
-                                 "WHERE id = ?1 AND status = 'billed'"));
+                       c.Prepare("UPDATE conversions SET status = 'reorged', reverted_at = ?2, "
+                                 "reverted_seq = ?3 WHERE id = ?1 AND status = 'billed'"));
+  // Numbered in commit order: the writer lock serialises every revert.
+  ADS_ASSIGN_OR_RETURN(int64_t seq, MaxRevertSeq(c));
   std::vector<ConversionRecord> reverted;
   std::vector<RollupRow> rollups;
   for (ConversionRecord& r : rows) {
     up.Reset();
-    ADS_RETURN_IF_ERROR(up.Bind(1, r.id).Bind(2, now).Run());
+    ADS_RETURN_IF_ERROR(up.Bind(1, r.id).Bind(2, now).Bind(3, seq + 1).Run());
     if (c.Changes() == 0) continue;  // reverted meanwhile
+    r.revert_seq = ++seq;
     rollups.push_back(ConversionRollup(r, -1));
     reverted.push_back(std::move(r));
   }
@@ -807,6 +821,23 @@ Result<std::vector<ConversionRecord>> SqlEvents::ReorgedConversionsSince(int64_t
         sel.Bind(1, since).Bind(2, after_id).Bind(3, up_to_id).Bind(4, int64_t{limit});
         return ReadRows<ConversionRecord>(sel, ReadConversion);
       });
+}
+
+Result<std::vector<ConversionRecord>> SqlEvents::ReorgedConversionsAfterSeq(int64_t after_seq,
+                                                                            int limit) {
+  return Transact<std::vector<ConversionRecord>>(
+      runner_, false, [&](Connection& c) -> Result<std::vector<ConversionRecord>> {
+        ADS_ASSIGN_OR_RETURN(Statement sel,
+                             c.Prepare(std::string("SELECT ") + kConversionColumns +
+                                       " FROM conversions WHERE reverted_seq IS NOT NULL AND "
+                                       "reverted_seq > ?1 ORDER BY reverted_seq LIMIT ?2"));
+        sel.Bind(1, after_seq).Bind(2, int64_t{limit});
+        return ReadRows<ConversionRecord>(sel, ReadConversion);
+      });
+}
+
+Result<int64_t> SqlEvents::LastRevertSeq() {
+  return Transact<int64_t>(runner_, false, [&](Connection& c) { return MaxRevertSeq(c); });
 }
 
 Result<Id> SqlEvents::LastConversionId() {

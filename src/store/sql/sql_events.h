@@ -74,6 +74,8 @@ class SqlEvents {
   Result<std::vector<ConversionRecord>> ReorgedConversionsSince(int64_t since, Id after_id,
                                                                 Id up_to_id, int limit);
   Result<Id> LastConversionId();
+  Result<std::vector<ConversionRecord>> ReorgedConversionsAfterSeq(int64_t after_seq, int limit);
+  Result<int64_t> LastRevertSeq();
   Result<CampaignEventTotals> CampaignTotals(Id campaign_id);
   Result<std::vector<CampaignCountersRecord>> CountersFromEvents(int64_t now);
   Result<int64_t> Prune(const EventRetention& retention, int64_t now);

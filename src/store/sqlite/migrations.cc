@@ -609,7 +609,8 @@ CREATE TABLE conversions_new (
   confirmed        INTEGER NOT NULL CHECK (confirmed IN (0, 1)),
   status           TEXT NOT NULL CHECK (status IN ('billed', 'reorged', 'over_budget')),
   recorded_at      INTEGER NOT NULL,
-  reverted_at      INTEGER
+  reverted_at      INTEGER,
+  reverted_seq     INTEGER  -- the revert's number, in commit order (NULL: not reverted)
 );
 INSERT INTO conversions_new (id, campaign_id, ad_id, publisher_id, ad_unit_id, arm, decision_id,
   wallet, person, chain_id, tx_hash, log_index, block_number, block_hash, block_time, touch,
@@ -626,6 +627,16 @@ CREATE INDEX conversions_by_publisher ON conversions (publisher_id, id);
 CREATE INDEX conversions_by_person ON conversions (campaign_id, person, block_time);
 CREATE INDEX conversions_by_block ON conversions (chain_id, block_number);
 CREATE INDEX conversions_reorged ON conversions (reverted_at, id) WHERE status = 'reorged';
+CREATE INDEX conversions_by_revert_seq ON conversions (reverted_seq)
+  WHERE reverted_seq IS NOT NULL;
+-- Where the flushed campaign_counters stand in the conversions table (issue 37): every billed
+-- conversion up to conversion_id and every revert up to revert_seq is in them. Written in the
+-- transaction that saves the counters; no row = unknown (counters from before).
+CREATE TABLE counter_marks (
+  id            INTEGER PRIMARY KEY CHECK (id = 1),
+  conversion_id INTEGER NOT NULL,
+  revert_seq    INTEGER NOT NULL
+);
 ALTER TABLE rollups_minute ADD COLUMN over_budget_conversions INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE rollups_hour ADD COLUMN over_budget_conversions INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE rollups_day ADD COLUMN over_budget_conversions INTEGER NOT NULL DEFAULT 0;

@@ -68,6 +68,11 @@ class SqliteEventsStore final : public EventsStore {
     return events_.ReorgedConversionsSince(since, after_id, up_to_id, limit);
   }
   Result<Id> LastConversionId() override { return events_.LastConversionId(); }
+  Result<std::vector<ConversionRecord>> ReorgedConversionsAfterSeq(int64_t after_seq,
+                                                                   int limit) override {
+    return events_.ReorgedConversionsAfterSeq(after_seq, limit);
+  }
+  Result<int64_t> LastRevertSeq() override { return events_.LastRevertSeq(); }
   Result<std::vector<ConversionRecord>> RevertReplacedConversions(
       int64_t chain_id, std::span<const BlockAtHeight> blocks, int64_t now) override {
     return events_.RevertReplacedConversions(chain_id, blocks, now);

@@ -176,6 +176,35 @@ Result<std::vector<CampaignCountersRecord>> SqliteStore::LoadCampaignCounters() 
   return out;
 }
 
+Status SqliteStore::SaveCampaignCountersAt(const std::vector<CampaignCountersRecord>& rows,
+                                           const std::optional<CounterMarks>& marks) {
+  return runner_.Write(0, [&](sql::Connection& c) -> Status {
+    ADS_RETURN_IF_ERROR(sql::SaveCounters(c, rows));
+    if (!marks) {
+      ADS_ASSIGN_OR_RETURN(sql::Statement clear, c.Prepare("DELETE FROM counter_marks"));
+      return clear.Run();
+    }
+    ADS_ASSIGN_OR_RETURN(
+        sql::Statement s,
+        c.Prepare("INSERT INTO counter_marks (id, conversion_id, revert_seq) VALUES (1, ?1, ?2) "
+                  "ON CONFLICT (id) DO UPDATE SET conversion_id = excluded.conversion_id, "
+                  "revert_seq = excluded.revert_seq"));
+    return s.Bind(1, marks->conversion_id).Bind(2, marks->revert_seq).Run();
+  });
+}
+
+Result<std::optional<CounterMarks>> SqliteStore::LoadCounterMarks() {
+  std::optional<CounterMarks> out;
+  ADS_RETURN_IF_ERROR(runner_.Read([&](sql::Connection& c) -> Status {
+    ADS_ASSIGN_OR_RETURN(sql::Statement s,
+                         c.Prepare("SELECT conversion_id, revert_seq FROM counter_marks"));
+    ADS_ASSIGN_OR_RETURN(bool row, s.Step());
+    if (row) out = CounterMarks{.conversion_id = s.Int(0), .revert_seq = s.Int(1)};
+    return OkStatus();
+  }));
+  return out;
+}
+
 // ---- Activity.
 
 Status SqliteStore::RecordActivity(const std::vector<ActivityRecord>& rows) {

@@ -152,6 +152,9 @@ class SqliteStore final : public Store {
 
   Status SaveCampaignCounters(const std::vector<CampaignCountersRecord>& rows) override;
   Result<std::vector<CampaignCountersRecord>> LoadCampaignCounters() override;
+  Status SaveCampaignCountersAt(const std::vector<CampaignCountersRecord>& rows,
+                                const std::optional<CounterMarks>& marks) override;
+  Result<std::optional<CounterMarks>> LoadCounterMarks() override;
 
  private:
   using Connection = sqlite_detail::Connection;

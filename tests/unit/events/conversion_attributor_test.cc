@@ -76,6 +76,11 @@ class FlakyEventsStore final : public store::EventsStore {
     return real_.ReorgedConversionsSince(since, after_id, up_to_id, limit);
   }
   Result<store::Id> LastConversionId() override { return real_.LastConversionId(); }
+  Result<std::vector<store::ConversionRecord>> ReorgedConversionsAfterSeq(int64_t after_seq,
+                                                                          int limit) override {
+    return real_.ReorgedConversionsAfterSeq(after_seq, limit);
+  }
+  Result<int64_t> LastRevertSeq() override { return real_.LastRevertSeq(); }
   Result<std::vector<store::CampaignCountersRecord>> CountersFromEvents(int64_t now) override {
     return real_.CountersFromEvents(now);
   }

@@ -636,6 +636,9 @@ UPDATE communities SET approved_name = name, approved_logo_url = logo_url;
 ALTER TABLE conversions DROP CONSTRAINT conversions_status_check;
 ALTER TABLE conversions ADD CONSTRAINT conversions_status_check
   CHECK (status IN ('billed', 'reorged', 'over_budget'));
+ALTER TABLE conversions ADD COLUMN reverted_seq bigint;
+CREATE INDEX conversions_by_revert_seq ON conversions (reverted_seq)
+  WHERE reverted_seq IS NOT NULL;
 ALTER TABLE rollups_minute ADD COLUMN over_budget_conversions bigint NOT NULL DEFAULT 0;
 ALTER TABLE rollups_hour ADD COLUMN over_budget_conversions bigint NOT NULL DEFAULT 0;
 ALTER TABLE rollups_day ADD COLUMN over_budget_conversions bigint NOT NULL DEFAULT 0;

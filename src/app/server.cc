@@ -288,7 +288,7 @@ Status Server::InitEvents() {
       return std::nullopt;
     }
     const std::optional<decision::RateCounts> effective =
-        live_->options.explore ? live_->rates.Published(id) : std::nullopt;
+        live_->options.explore && c->explore ? live_->rates.Published(id) : std::nullopt;
     const decision::RatePosterior p = decision::CurrentPosterior(
         *c, effective, live_->Read(id, clock_.NowSeconds()), live_->options);
     const decision::RateInterval interval = decision::IntervalOf(p, 0.95);

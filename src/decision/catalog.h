@@ -150,6 +150,9 @@ struct Campaign {
   std::optional<uint32_t> advertiser_project;
   bool exclude_existing_users = false;
   std::optional<ConversionRule> conversion;
+  // Issue 36 item 9: false = valued greedily (posterior mean, the greedy prior weights) even
+  // when DecisionOptions::explore is on.
+  bool explore = true;
   // Active ads usable per requested format (index = ImageFormat). NO_IMAGE lists every
   // active ad. Split by API variant because the earlier variant needs content < 400 chars.
   std::array<std::vector<Index>, kImageFormatCount> ads_current;

@@ -331,7 +331,8 @@ double PacingOf(const Campaign& c, const BudgetLedger::View& v, const Context& c
 bool ValueOf(const Campaign& c, const BudgetLedger::View& counters, const Context& ctx,
              double cutoff, CandidateExplanation& e) {
   const bool learned = c.pricing_model != PricingModel::kCpm && c.bid_micros > 0;
-  const double drawn = ctx.explore && learned ? ctx.request.live->LoadLift(c.id) : 0;
+  // A campaign that opted out of exploration (Campaign::explore) is valued greedily.
+  const double drawn = ctx.explore && learned && c.explore ? ctx.request.live->LoadLift(c.id) : 0;
   if (learned && ctx.request.explain != nullptr) {
     // The posterior the value comes from: exploring, of the effective counts of the last draw.
     const std::optional<RateCounts> effective =

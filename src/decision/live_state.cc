@@ -59,7 +59,10 @@ double DrawnLift(LiveState& state, const Campaign& c, const RateCounts& counts) 
 // Exploring, the campaign keeps its draw until the next recompute draws from counts that
 // include the event.
 void NoteLift(LiveState& state, const Campaign& campaign, int64_t now) {
-  if (state.options.explore && Learned(campaign) && state.HoldsLift(campaign.id)) return;
+  if (state.options.explore && campaign.explore && Learned(campaign) &&
+      state.HoldsLift(campaign.id)) {
+    return;
+  }
   const double lift = RateLift(campaign, state.Read(campaign.id, now), state.options);
   state.RaiseLift(campaign.id, lift);
   state.NoteRateLift(lift);
@@ -134,7 +137,8 @@ void RecomputeDraws(LiveState& state, const Catalog& catalog, int64_t now) {
   PeerPriors peers;
   for (Index i = 0; i < n; ++i) {
     const Campaign& c = catalog.campaigns[i];
-    if (!Learned(c) || !state.HoldsLift(c.id)) continue;
+    // Not drawn: CPM, an id without a ceiling slot, or a campaign valued greedily.
+    if (!Learned(c) || !c.explore || !state.HoldsLift(c.id)) continue;
     counts[i] = state.rates.Update(c, state.Read(c.id, now), now, state.options);
     if (!state.options.peer_priors) continue;
     if (const std::optional<RateCounts> opening = state.rates.Opening(c.id)) peers.Add(c, *opening);

@@ -57,6 +57,17 @@ double SmoothedRate(int64_t successes, int64_t trials, double prior_mean, double
   return (static_cast<double>(successes) + prior_mean * prior_weight) / denominator;
 }
 
+// The prior weight of `c`'s rate: a campaign that opted out of exploration (Campaign::explore)
+// keeps the greedy rule's default weight unless the operator pinned one.
+double PriorWeightOf(const Campaign& c, const DecisionOptions& o) {
+  const bool cpc = c.pricing_model == PricingModel::kCpc;
+  const double pinned = cpc ? o.ctr_prior_weight : o.cvr_prior_weight;
+  if (!c.explore && o.explore && pinned <= 0) {
+    return cpc ? kGreedyCtrPriorWeight : kGreedyCvrPriorWeight;
+  }
+  return cpc ? CtrPriorWeight(o) : CvrPriorWeight(o);
+}
+
 RatePosterior PosteriorFrom(const Campaign& c, double successes, double trials,
                             const DecisionOptions& o, const std::optional<RatePrior>& prior) {
   RatePosterior p;
@@ -68,7 +79,7 @@ RatePosterior PosteriorFrom(const Campaign& c, double successes, double trials,
   } else {
     // The catalog valued the bid at the default rate: that rate is the prior mean.
     p.prior_mean = std::clamp(c.value_micros / static_cast<double>(c.bid_micros), 0.0, 1.0);
-    p.prior_weight = c.pricing_model == PricingModel::kCpc ? CtrPriorWeight(o) : CvrPriorWeight(o);
+    p.prior_weight = PriorWeightOf(c, o);
   }
   p.successes = successes;
   p.trials = trials;
@@ -133,10 +144,11 @@ double ExpectedValue(const Campaign& c, const BudgetLedger::View& v, const Decis
   if (c.pricing_model == PricingModel::kCpm || c.bid_micros <= 0) return c.value_micros;
   auto bid = static_cast<double>(c.bid_micros);
   double prior_mean = c.value_micros / bid;
+  const double weight = PriorWeightOf(c, o);
   if (c.pricing_model == PricingModel::kCpc) {
-    return bid * SmoothedRate(v.clicks, v.impressions, prior_mean, CtrPriorWeight(o));
+    return bid * SmoothedRate(v.clicks, v.impressions, prior_mean, weight);
   }
-  return bid * SmoothedRate(v.conversions, v.impressions, prior_mean, CvrPriorWeight(o));
+  return bid * SmoothedRate(v.conversions, v.impressions, prior_mean, weight);
 }
 
 double SampleBeta(double alpha, double beta, uint64_t seed) {

@@ -201,6 +201,7 @@ void AddDecisionControls(const Build& b, const store::CampaignRecord& c, decisio
     out.advertiser_project = static_cast<uint32_t>(*c.advertiser_project);
   }
   out.exclude_existing_users = c.exclude_existing_users;
+  out.explore = c.explore;
   if (c.conversion) out.conversion = ConversionRuleOf(b, c, *c.conversion);
 }
 

@@ -120,7 +120,7 @@ void PutCampaignsAndAds(std::string& out, const store::CatalogData& data) {
            c.exclude_projects, c.chains, c.recency_days, c.frequency_cap, c.created_at,
            c.updated_at);
     PutAll(out, c.category, c.allowed_publishers, c.pacing, c.advertiser_project,
-           c.exclude_existing_users, c.conversion);
+           c.exclude_existing_users, c.conversion, c.explore);
   }
   Put(out, data.ads.size());
   for (const auto& a : data.ads) {

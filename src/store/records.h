@@ -197,6 +197,9 @@ struct CampaignRecord {
   std::string pacing = "even";            // "even" or "asap"
   std::optional<Id> advertiser_project;   // the advertiser's own project
   bool exclude_existing_users = false;    // skip people who already use advertiser_project
+  // Issue 36 item 9: false values the campaign greedily (its posterior mean, today's rule
+  // before exploration) even when the server explores (decision.explore).
+  bool explore = true;
   std::optional<ConversionRule> conversion;  // required for CPA
   int64_t created_at = 0;
   int64_t updated_at = 0;

@@ -272,6 +272,8 @@ void ReadCampaignControls(ObjectReader& r, const ProjectNames& names, store::Cam
     }
   }
   r.ReadBool("excludeExistingUsers", c.exclude_existing_users);
+  // Issue 36 item 9: false values the campaign greedily even when the server explores.
+  r.ReadBool("explore", c.explore);
 }
 
 void ReadConversion(ObjectReader& r, const ProjectNames& names, store::CampaignRecord& c) {
@@ -494,6 +496,7 @@ Json CampaignToJson(const store::CampaignRecord& c, const ProjectNames& names) {
               {"advertiserProject",
                c.advertiser_project ? Json(names.SlugOf(*c.advertiser_project)) : Json()},
               {"excludeExistingUsers", c.exclude_existing_users},
+              {"explore", c.explore},
               {"conversion", std::move(conversion)},
               {"createdAt", TimeToJson(c.created_at)},
               {"updatedAt", TimeToJson(c.updated_at)}};

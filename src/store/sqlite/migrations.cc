@@ -637,6 +637,9 @@ CREATE TABLE counter_marks (
   conversion_id INTEGER NOT NULL,
   revert_seq    INTEGER NOT NULL
 );
+-- Issue 36 item 9: a campaign valued greedily (0) even when the server explores.
+ALTER TABLE campaign_controls ADD COLUMN explore INTEGER NOT NULL DEFAULT 1
+  CHECK (explore IN (0, 1));
 ALTER TABLE rollups_minute ADD COLUMN over_budget_conversions INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE rollups_hour ADD COLUMN over_budget_conversions INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE rollups_day ADD COLUMN over_budget_conversions INTEGER NOT NULL DEFAULT 0;

@@ -385,9 +385,15 @@ TEST_F(AdminApiTest, CampaignRoundTripsSlugsMoneyAndTimes) {
   EXPECT_EQ(c["targeting"]["chains"], Json({1, 10}));
   EXPECT_EQ(c["targeting"]["recencyDays"], 30);
   EXPECT_EQ(c["frequencyCap"], Json({{"count", 3}, {"hours", 24}}));
+  EXPECT_EQ(c["explore"], true);  // issue 36 item 9: follows the server's setting by default
   EXPECT_EQ(catalogs_.Current()->campaigns.size(), 1u);
 
   std::string path = "/admin/v1/campaigns/" + std::to_string(c["id"].get<int64_t>());
+  Reply greedy = Patch(path, {{"explore", false}});
+  ASSERT_EQ(greedy.status, 200) << greedy.raw;
+  EXPECT_EQ(greedy.body["explore"], false);
+  EXPECT_FALSE(catalogs_.Current()->campaigns.at(0).explore);
+  EXPECT_EQ(Fields(Patch(path, {{"explore", "off"}})), std::vector<std::string>{"explore"});
   Reply paused = Patch(path, {{"status", "paused"}});
   ASSERT_EQ(paused.status, 200) << paused.raw;
   EXPECT_EQ(paused.body["status"], "paused");

@@ -435,6 +435,58 @@ TEST_F(AuctionTest, ExplorationTriesACampaignWhosePriorLooksWorseAndGreedyNever)
   EXPECT_EQ(greedy_tries, 0);
 }
 
+// Issue 36 item 9: a campaign that opts out of exploration (Campaign::explore = false) is
+// valued as the greedy rule values it, exactly (its posterior mean with the greedy prior
+// weight), while the server explores the others: never tried on a draw, and found by the
+// pruned walk once its learned rate lifts it.
+TEST_F(AuctionTest, ACampaignOptedOutOfExplorationIsValuedGreedilyExactly) {
+  AddCpmAboveCpc();
+  t_.catalog.campaigns.back().explore = false;  // the CPC campaign
+  Finish();
+  int explored = 0;
+  for (int tick = 0; tick < 2000; ++tick) {
+    RecomputeRateLift(live_, t_.catalog, kNow);
+    explored += DecideFor({Wallet(1)})->campaign->id == 2;
+  }
+  EXPECT_EQ(explored, 0) << "a greedy campaign whose mean looks worse is never tried";
+
+  // Its value equals a greedy server's, with the same counters: 20,000 impressions, 400 clicks.
+  LiveState greedy(LiveStateOptions{.ledger_capacity = 64, .frequency_capacity = 64},
+                   DecisionOptions{.explore = false});
+  for (LiveState* state : {&live_, &greedy}) {
+    for (int i = 0; i < 20000; ++i) state->ledger.RecordImpression(2, 0, kNow);
+    for (int i = 0; i < 400; ++i) RecordClick(*state, CampaignById(2), kNow);
+    RecomputeRateLift(*state, t_.catalog, kNow);
+  }
+  const auto value_of_cpc = [&](LiveState& state) {
+    const std::vector<Address> wallets{Wallet(1)};
+    Explanation e;
+    Rng rng(7);
+    DecisionRequest request{.wallets = wallets,
+                            .publisher = &t_.catalog.publishers[0],
+                            .now_seconds = kNow,
+                            .live = &state,
+                            .explain = &e};
+    auto d = Decide(request, t_.catalog, activity_, rng);
+    EXPECT_TRUE(d.has_value());
+    for (const CandidateExplanation& c : e.candidates) {
+      if (c.campaign_id == 2) {
+        EXPECT_FALSE(c.sampled);
+        return std::pair{c.value_micros, d ? d->campaign->id : 0};
+      }
+    }
+    ADD_FAILURE() << "campaign 2 not explained";
+    return std::pair{0.0, int64_t{0}};
+  };
+  const auto [exploring_value, exploring_winner] = value_of_cpc(live_);
+  const auto [greedy_value, greedy_winner] = value_of_cpc(greedy);
+  EXPECT_DOUBLE_EQ(exploring_value, greedy_value);
+  // 2 % CTR x 0.1 a click, shrunk toward the 1 % prior by 1,000 impressions: about 2000 a mille.
+  EXPECT_NEAR(greedy_value, 100'000.0 * (400 + 0.01 * 1000) / (20000 + 1000), 1e-6);
+  EXPECT_EQ(exploring_winner, greedy_winner);
+  EXPECT_EQ(DecideFor({Wallet(1)})->campaign->id, greedy_winner) << "the pruned walk agrees";
+}
+
 // Issue 36 item 2 (decision.peer_priors): a new CPC campaign's prior is its peers' average
 // opening rate, from its own community when three others there have opened, else the
 // network's; off (the default), the catalog's default rate.

@@ -73,6 +73,7 @@ TEST_F(DecisionTablesTest, CampaignAndAdControlsRoundTripAndReachTheCatalogData)
   c.pacing = "asap";
   c.advertiser_project = proj->id;
   c.exclude_existing_users = true;
+  c.explore = false;
   auto campaign = store_->CreateCampaign(c, kNow);
   ASSERT_TRUE(campaign.ok()) << campaign.status().message();
   EXPECT_EQ(campaign->category, "gambling");
@@ -80,6 +81,7 @@ TEST_F(DecisionTablesTest, CampaignAndAdControlsRoundTripAndReachTheCatalogData)
   EXPECT_EQ(campaign->pacing, "asap");
   EXPECT_EQ(campaign->advertiser_project, proj->id);
   EXPECT_TRUE(campaign->exclude_existing_users);
+  EXPECT_FALSE(campaign->explore);
 
   AdRecord a;
   a.campaign_id = campaign->id;
@@ -95,14 +97,17 @@ TEST_F(DecisionTablesTest, CampaignAndAdControlsRoundTripAndReachTheCatalogData)
   auto data = store_->LoadCatalogData();
   ASSERT_TRUE(data.ok());
   EXPECT_EQ(data->campaigns.at(0).pacing, "asap");
+  EXPECT_FALSE(data->campaigns.at(0).explore);
   EXPECT_EQ(data->ads.at(0).ab_arm, "control");
 
   CampaignRecord plain = *campaign;
   plain.category.clear();
   plain.pacing = "even";
   plain.advertiser_project.reset();
+  plain.explore = true;
   auto updated = store_->UpdateCampaign(plain, kNow + 1);
   ASSERT_TRUE(updated.ok());
+  EXPECT_TRUE(updated->explore);
   EXPECT_EQ(updated->category, "");
   EXPECT_EQ(updated->pacing, "even");
   EXPECT_FALSE(updated->advertiser_project);
@@ -121,6 +126,7 @@ TEST_F(DecisionTablesTest, RecordsWithoutControlsGetTheDefaults) {
   EXPECT_EQ(campaign->pacing, "even");
   EXPECT_TRUE(campaign->category.empty());
   EXPECT_FALSE(campaign->exclude_existing_users);
+  EXPECT_TRUE(campaign->explore);
 }
 
 TEST_F(DecisionTablesTest, CampaignCountersAreUpsertedAndLoaded) {

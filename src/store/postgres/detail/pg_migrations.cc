@@ -639,6 +639,9 @@ ALTER TABLE conversions ADD CONSTRAINT conversions_status_check
 ALTER TABLE conversions ADD COLUMN reverted_seq bigint;
 CREATE INDEX conversions_by_revert_seq ON conversions (reverted_seq)
   WHERE reverted_seq IS NOT NULL;
+-- Issue 36 item 9, as in SQLite: a campaign valued greedily (0) even when the server explores.
+ALTER TABLE campaign_controls ADD COLUMN explore bigint NOT NULL DEFAULT 1
+  CHECK (explore IN (0, 1));
 ALTER TABLE rollups_minute ADD COLUMN over_budget_conversions bigint NOT NULL DEFAULT 0;
 ALTER TABLE rollups_hour ADD COLUMN over_budget_conversions bigint NOT NULL DEFAULT 0;
 ALTER TABLE rollups_day ADD COLUMN over_budget_conversions bigint NOT NULL DEFAULT 0;

@@ -83,14 +83,15 @@ Status LoadCampaignControls(Connection& c, std::vector<CampaignRecord>& out) {
       c,
       "SELECT campaign_id, category, allowed_publishers, pacing, advertiser_project_id, "
       "exclude_existing_users, conversion_projects, conversion_kind, "
-      "conversion_returning_after_days, conversion_window_days, conversion_once_per_person "
-      "FROM campaign_controls",
+      "conversion_returning_after_days, conversion_window_days, conversion_once_per_person, "
+      "explore FROM campaign_controls",
       out, [](CampaignRecord& r, Statement& s) {
         r.category = s.Text(1);
         r.allowed_publishers = SplitIds(s.Text(2));
         r.pacing = s.Text(3);
         r.advertiser_project = s.OptInt(4);
         r.exclude_existing_users = s.Int(5) != 0;
+        r.explore = s.Int(11) != 0;
         r.conversion.reset();
         if (!s.IsNull(6)) {
           ConversionRule rule;
@@ -141,8 +142,8 @@ Status WriteCampaignControls(Connection& c, Id id, const CampaignRecord& r) {
       c.Prepare("INSERT INTO campaign_controls (campaign_id, category, "
                 "allowed_publishers, pacing, advertiser_project_id, exclude_existing_users, "
                 "conversion_projects, conversion_kind, conversion_returning_after_days, "
-                "conversion_window_days, conversion_once_per_person) "
-                "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) "
+                "conversion_window_days, conversion_once_per_person, explore) "
+                "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) "
                 "ON CONFLICT (campaign_id) DO UPDATE SET category = excluded.category, "
                 "allowed_publishers = excluded.allowed_publishers, pacing = excluded.pacing, "
                 "advertiser_project_id = excluded.advertiser_project_id, "
@@ -151,13 +152,15 @@ Status WriteCampaignControls(Connection& c, Id id, const CampaignRecord& r) {
                 "conversion_kind = excluded.conversion_kind, "
                 "conversion_returning_after_days = excluded.conversion_returning_after_days, "
                 "conversion_window_days = excluded.conversion_window_days, "
-                "conversion_once_per_person = excluded.conversion_once_per_person"));
+                "conversion_once_per_person = excluded.conversion_once_per_person, "
+                "explore = excluded.explore"));
   s.Bind(1, id)
       .Bind(2, r.category)
       .Bind(3, Join(r.allowed_publishers))
       .Bind(4, r.pacing)
       .Bind(5, r.advertiser_project)
-      .Bind(6, int64_t{r.exclude_existing_users ? 1 : 0});
+      .Bind(6, int64_t{r.exclude_existing_users ? 1 : 0})
+      .Bind(12, int64_t{r.explore ? 1 : 0});
   if (r.conversion) {
     const ConversionRule& rule = *r.conversion;
     s.Bind(7, Join(rule.projects))

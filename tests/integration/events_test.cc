@@ -497,6 +497,12 @@ TEST(EventsTest, AnImportedTransactionOfAnExposedWalletIsAConversion) {
   ASSERT_EQ(metrics.status, 200);
   EXPECT_NE(metrics.body.find("adserver_conversions_total{status=\"billed\"} 2"), std::string::npos)
       << metrics.body.substr(0, 3000);
+  // A campaign deleted with billed history keeps its conversions, listed as before.
+  HttpResult deleted = f.Admin("DELETE", "/admin/v1/campaigns/" + std::to_string(campaign_id));
+  ASSERT_TRUE(deleted.status == 200 || deleted.status == 204) << deleted.body;
+  listed = f.Admin("GET", "/admin/v1/conversions?campaignId=" + std::to_string(campaign_id));
+  ASSERT_EQ(listed.status, 200) << listed.body;
+  EXPECT_EQ(json::parse(listed.body)["conversions"].size(), 3u) << listed.body;
 }
 
 TEST(EventsTest, ZZ_KillNineAfterA302LosesNoClick) {

@@ -206,7 +206,7 @@ async function advertiserCreatesCampaign(adv, base) {
   const form = adv.locator('#page-view form');
   await form.getByLabel('Name', { exact: true }).fill('Aave for swappers');
   await form.getByLabel('Status').selectOption('active');
-  await form.getByLabel('Bid').fill('-1');
+  await form.getByLabel('Bid').fill('0');  // "must be > 0": the API names it after endsAt
   const search = form.getByLabel('Target users of projects', { exact: true });
   await search.fill('0x3fc91a');  // by contract address
   check(await form.getByRole('button', { name: 'Add Uniswap (uniswap)' }).isVisible(),
@@ -225,14 +225,47 @@ async function advertiserCreatesCampaign(adv, base) {
         "the conversion picker offers only the community's verified projects (not Uniswap)");
   await form.getByLabel('Conversion projects', { exact: true }).fill('aave');
   await form.getByRole('button', { name: 'Add Aave (aave)' }).click();
+  // Issue 38 bug 4: the flight ends before it starts too. The API names endsAt before
+  // pricing.bid; focus goes to the form's first invalid field (Bid), not to the later one.
+  await form.getByLabel('Starts (UTC)').fill('2027-03-01');
+  await form.getByLabel('Ends (UTC)').fill('2027-02-01');
   await narrow(adv, 'the campaign form');
   await form.getByRole('button', { name: 'Create campaign' }).click();
   await adv.locator('#f-pricing-bid-error').filter({ hasText: /./ }).waitFor({ timeout: 10000 });
   check(await adv.locator('#f-pricing-bid').getAttribute('aria-invalid') === 'true' &&
+        await adv.locator('#f-endsAt').getAttribute('aria-invalid') === 'true' &&
         await adv.evaluate(() => document.activeElement.id) === 'f-pricing-bid',
-        "campaign: the API's error for an invalid bid is shown and focused at the Bid field",
-        await adv.locator('#f-pricing-bid-error').textContent());
+        "campaign: the API's errors are shown at Bid and Ends, and the first field in the form (Bid) is focused",
+        await adv.evaluate(() => document.activeElement.id));
+  // Issue 38 bug 3: a corrected field stops showing its error at once; the others keep theirs.
   await form.getByLabel('Bid').fill('10');
+  check(await adv.locator('#f-pricing-bid').getAttribute('aria-invalid') === null &&
+        await adv.locator('#f-pricing-bid-error').textContent() === '' &&
+        await adv.locator('#f-endsAt').getAttribute('aria-invalid') === 'true',
+        'campaign: a corrected field is no longer marked invalid before the form is sent again',
+        await adv.locator('#f-pricing-bid-error').textContent());
+  await form.getByLabel('Ends (UTC)').fill('');
+  check(await adv.locator('#f-endsAt').getAttribute('aria-invalid') === null,
+        'campaign: the corrected end date is no longer marked invalid');
+  await form.getByLabel('Starts (UTC)').fill('');
+  // Issue 38 bug 5: several errors on one field (here two unknown projects, which map to one
+  // picker) each get their own line. The console's picker only offers known projects, so the
+  // API's answer is the one a client sending two unknown slugs gets, replayed for this form.
+  await adv.route('**/admin/v1/campaigns', async (route) => {
+    if (route.request().method() !== 'POST') return route.continue();
+    await route.fulfill({
+      status: 400, contentType: 'application/json',
+      body: JSON.stringify({ error: 'Invalid request', details: [
+        { field: 'targeting.projects[0]', message: 'unknown project "a"' },
+        { field: 'targeting.projects[1]', message: 'unknown project "b"' }] }) });
+  }, { times: 1 });
+  await form.getByRole('button', { name: 'Create campaign' }).click();
+  const projectsError = form.locator('.field', { has: adv.locator('[data-field="targeting.projects"]') })
+    .locator('.field-error');
+  await projectsError.filter({ hasText: /./ }).waitFor({ timeout: 10000 });
+  const lines = await projectsError.evaluate((node) => node.innerText.split('\n'));
+  check(lines.length === 2 && lines[0] === 'unknown project "a"' && lines[1] === 'unknown project "b"',
+        'campaign: two errors on one field are shown on two lines', JSON.stringify(lines));
   await form.getByRole('button', { name: 'Create campaign' }).click();
   await adv.waitForURL(/#\/campaigns\/\d+$/, { timeout: 10000 });
   await adv.locator('#page-view .page-title', { hasText: 'Aave for swappers' }).waitFor();
@@ -610,10 +643,11 @@ async function main() {
   await admin(base, 'PATCH', `/admin/v1/campaigns/${cpc.id}`, { status: 'paused' });
   await brandReview(op, adv, base, seeded, campaignId);
   check(errors.length === 0, 'no console errors or warnings', JSON.stringify(errors));
-  // The provoked ones only: the short password, the bad bid and URL, the publisher's two
-  // Not found pages and two API probes, the write without the CSRF header.
+  // The provoked ones only: the short password, the bad bid (and end date) and URL, the
+  // replayed answer with two unknown projects, the publisher's two Not found pages and two API
+  // probes, the write without the CSRF header.
   // Then the bad origin, the wrong current password and the two rejections without a reason.
-  const expected = ['advertiser 400', 'advertiser 400', 'operator 400', 'operator 400', 'operator 400',
+  const expected = ['advertiser 400', 'advertiser 400', 'advertiser 400', 'operator 400', 'operator 400', 'operator 400',
                     'publisher 400', 'publisher 400', 'publisher 403', 'publisher 404', 'publisher 404',
                     'publisher 404', 'publisher 404'];
   check(JSON.stringify(http.sort()) === JSON.stringify(expected),

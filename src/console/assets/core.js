@@ -119,7 +119,7 @@ window.AdConsole = (function () {
   }
 
   function clearErrors(form) {
-    for (const p of form.querySelectorAll('.field-error')) p.textContent = '';
+    for (const p of form.querySelectorAll('.field-error')) p.replaceChildren();
     for (const c of form.querySelectorAll('[aria-invalid]')) c.removeAttribute('aria-invalid');
     const general = form.querySelector('.form-error');
     if (general) general.textContent = '';
@@ -147,22 +147,47 @@ window.AdConsole = (function () {
     return null;
   }
 
-  // Shows an API error answer: each details[{field, message}] next to its control; the rest in
-  // the form's general error line. Focuses the first invalid control.
+  function errorLineOf(form, control) {
+    return form.querySelector('#' + CSS.escape(control.id + '-error')) || document.getElementById(control.id + '-error');
+  }
+
+  // Issue 38 bug 3: a field the user corrects stops showing its error at once (not only when
+  // the form is sent again).
+  function clearWhenEdited(form, control) {
+    const clear = () => {
+      control.removeAttribute('aria-invalid');
+      const error = errorLineOf(form, control);
+      if (error) error.replaceChildren();
+      control.removeEventListener('input', clear);
+      control.removeEventListener('change', clear);
+    };
+    control.addEventListener('input', clear);
+    control.addEventListener('change', clear);
+  }
+
+  // Shows an API error answer: each details[{field, message}] next to its control, one line per
+  // message (issue 38 bug 5: several on one field were run together); the rest in the form's
+  // general error line. Focuses the invalid control that comes first in the form (bug 4: not
+  // the first the API named).
   function showErrors(form, res) {
     clearErrors(form);
     const general = [];
-    let first = null;
+    let any = false;
     for (const detail of (res.json && res.json.details) || []) {
       const control = detail.field ? controlFor(form, detail.field) : null;
       if (!control) { general.push((detail.field ? detail.field + ': ' : '') + detail.message); continue; }
+      if (control.getAttribute('aria-invalid') !== 'true') clearWhenEdited(form, control);
       control.setAttribute('aria-invalid', 'true');
-      const error = form.querySelector('#' + CSS.escape(control.id + '-error')) || document.getElementById(control.id + '-error');
-      if (error) error.textContent += (error.textContent ? ' ' : '') + detail.message;
-      first = first || control;
+      const error = errorLineOf(form, control);
+      if (error) {
+        if (error.childNodes.length) error.append(el('br'));
+        error.append(el('span', { class: 'field-error-message', text: detail.message }));
+      }
+      any = true;
     }
     const box = form.querySelector('.form-error');
-    if (box) box.textContent = general.length ? general.join('; ') : (first ? '' : errorText(res));
+    if (box) box.textContent = general.length ? general.join('; ') : (any ? '' : errorText(res));
+    const first = any ? form.querySelector('[aria-invalid="true"]') : null;
     if (first) first.focus(); else if (box) box.focus();
   }
 

@@ -330,8 +330,10 @@
       SHORT_BANNER: input({ type: 'url', value: img.SHORT_BANNER || '' }),
       status: select(['active', 'paused'], a.status),
     };
+    // Issue 38 bug 2: a line break typed in the textarea (Enter) is the spec's two characters
+    // \n (section 2.5), so the preview and the API see the same markup (the API refuses raw ones).
     const current = () => ({
-      headline: f.headline.value, content: f.content.value, ctaUrl: f.ctaUrl.value.trim(), ctaLabel: f.ctaLabel.value,
+      headline: f.headline.value, content: f.content.value.replace(/\r\n|\r|\n/g, '\\n'), ctaUrl: f.ctaUrl.value.trim(), ctaLabel: f.ctaLabel.value,
       images: { LANDSCAPE: orNull(f.LANDSCAPE.value), LONG_BANNER: orNull(f.LONG_BANNER.value), SHORT_BANNER: orNull(f.SHORT_BANNER.value) },
       status: f.status.value,
     });
@@ -344,7 +346,7 @@
       el('h3', { id: 'ad-form-title', text: ad ? 'Edit ad' : 'New ad' }), review,
       field('headline', 'Headline', f.headline, 'Plain text, up to 100 characters.'),
       field('content', 'Content', f.content,
-            'Up to 400 characters: **bold**, *italic*, __underline__, lines starting with "* " are bullets, \\n starts a new line.'),
+            'Up to 400 characters: **bold**, *italic*, __underline__, lines starting with "* " are bullets, Enter (or \\n) starts a new line.'),
       field('ctaUrl', 'Click-through URL', f.ctaUrl),
       field('ctaLabel', 'Button label', f.ctaLabel, 'Up to 25 characters.'),
       el('fieldset', {}, el('legend', { text: 'Images (https URLs; a format without an image is not served)' }),

@@ -2,6 +2,7 @@
 // from the binary with strict headers, and the calls the page makes (sign-in, the daily report
 // with the session cookie) answer what it expects.
 #include <gtest/gtest.h>
+#include <zlib.h>
 
 #include <chrono>
 #include <cstdio>
@@ -124,6 +125,68 @@ TEST_F(ConsoleTest, RevalidatesWithTheETagAndRedirectsTheBarePath) {
   HttpResult bare = client.Get("/console");
   EXPECT_EQ(bare.status, 308);
   EXPECT_EQ(bare.Header("Location"), "/console/");
+}
+
+// `body` gunzipped (empty on an error).
+std::string Gunzip(const std::string& body) {
+  z_stream z{};
+  if (inflateInit2(&z, 15 + 16) != Z_OK) return "";
+  std::string out;
+  char buffer[65536];
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(body.data()));
+  z.avail_in = static_cast<uInt>(body.size());
+  int rc = Z_OK;
+  while (rc == Z_OK) {
+    z.next_out = reinterpret_cast<Bytef*>(buffer);
+    z.avail_out = sizeof buffer;
+    rc = inflate(&z, Z_NO_FLUSH);
+    out.append(buffer, sizeof buffer - z.avail_out);
+  }
+  inflateEnd(&z);
+  return rc == Z_STREAM_END ? out : "";
+}
+
+// Issue 38 item 5: a client that takes gzip gets every asset compressed (with its own validator
+// and Vary), one that does not (or refuses it with q=0) the bytes as they are; the same content.
+TEST_F(ConsoleTest, AssetsAreGzippedForClientsThatTakeIt) {
+  HttpClient client = Client();
+  size_t plain_total = 0;
+  size_t gzip_total = 0;
+  for (const char* path :
+       {"/console/", "/console/core.js", "/console/markup.js", "/console/publisher.js",
+        "/console/advertiser.js", "/console/operator.js", "/console/app.js", "/console/app.css",
+        "/console/chart.js"}) {
+    SCOPED_TRACE(path);
+    HttpResult plain = client.Get(path);
+    ASSERT_EQ(plain.status, 200);
+    EXPECT_TRUE(plain.Header("Content-Encoding").empty());
+    EXPECT_EQ(plain.Header("Vary"), "Accept-Encoding");
+    HttpResult gz = client.Get(path, {{"Accept-Encoding", "gzip, deflate, br"}});
+    ASSERT_EQ(gz.status, 200);
+    EXPECT_EQ(gz.Header("Content-Encoding"), "gzip");
+    EXPECT_EQ(gz.Header("Vary"), "Accept-Encoding");
+    EXPECT_EQ(gz.Header("Content-Type"), plain.Header("Content-Type"));
+    EXPECT_NE(gz.Header("ETag"), plain.Header("ETag"));
+    EXPECT_LT(gz.body.size(), plain.body.size());
+    EXPECT_EQ(Gunzip(gz.body), plain.body);
+    plain_total += plain.body.size();
+    gzip_total += gz.body.size();
+    // Revalidated per variant.
+    EXPECT_EQ(client.Get(path, {{"Accept-Encoding", "gzip"}, {"If-None-Match", gz.Header("ETag")}})
+                  .status,
+              304);
+    EXPECT_EQ(
+        client.Get(path, {{"Accept-Encoding", "gzip"}, {"If-None-Match", plain.Header("ETag")}})
+            .status,
+        200);
+    // Refused with q=0: the bytes as they are.
+    HttpResult refused = client.Get(path, {{"Accept-Encoding", "gzip;q=0, identity"}});
+    EXPECT_TRUE(refused.Header("Content-Encoding").empty());
+    EXPECT_EQ(refused.body, plain.body);
+  }
+  // The console's first page and every script and style it loads.
+  std::printf("console first load: %zu bytes plain, %zu bytes gzipped\n", plain_total, gzip_total);
+  EXPECT_LT(gzip_total, 200'000u);
 }
 
 // What the page does after sign-in: who am I, then the last 14 days per day with the cookie.

@@ -1,7 +1,5 @@
 #include "console/console.h"
 
-#include <zlib.h>
-
 #include <cstdint>
 #include <cstdio>
 #include <optional>
@@ -9,6 +7,7 @@
 #include <string_view>
 
 #include "console/detail/embedded_assets.h"
+#include "http/detail/gzip.h"
 
 namespace adserver::console {
 namespace {
@@ -35,55 +34,6 @@ std::string ETag(std::string_view body) {
   return out;
 }
 
-// `body` gzip-compressed (level 9, once at start-up), or nullopt when zlib fails or it would
-// not be smaller.
-std::optional<std::string> Gzip(std::string_view body) {
-  z_stream z{};
-  if (deflateInit2(&z, Z_BEST_COMPRESSION, Z_DEFLATED, 15 + 16, 9, Z_DEFAULT_STRATEGY) != Z_OK) {
-    return std::nullopt;
-  }
-  std::string out(deflateBound(&z, static_cast<uLong>(body.size())), '\0');
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(body.data()));
-  z.avail_in = static_cast<uInt>(body.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = static_cast<uInt>(out.size());
-  const int rc = deflate(&z, Z_FINISH);
-  out.resize(z.total_out);
-  deflateEnd(&z);
-  if (rc != Z_STREAM_END || out.size() >= body.size()) return std::nullopt;
-  return out;
-}
-
-// True when an Accept-Encoding header value takes gzip: a "gzip" or "*" coding whose q is not 0
-// (RFC 9110 section 12.5.3).
-bool AcceptsGzip(std::string_view header) {
-  while (!header.empty()) {
-    size_t comma = header.find(',');
-    std::string_view item = header.substr(0, comma);
-    header = comma == std::string_view::npos ? std::string_view() : header.substr(comma + 1);
-    const size_t semi = item.find(';');
-    std::string_view coding = item.substr(0, semi);
-    std::string_view params = semi == std::string_view::npos ? "" : item.substr(semi + 1);
-    const auto trim = [](std::string_view v) {
-      while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
-      while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
-      return v;
-    };
-    coding = trim(coding);
-    if (coding != "gzip" && coding != "*") continue;
-    params = trim(params);
-    // q=0, q=0.0, q=0.00 or q=0.000 refuse it; any other q (or none) takes it.
-    if (params.starts_with("q=") || params.starts_with("Q=")) {
-      std::string_view q = trim(params.substr(2));
-      if (!q.empty() && q.front() == '0' && q.find_first_not_of("0.") == std::string_view::npos) {
-        continue;
-      }
-    }
-    return true;
-  }
-  return false;
-}
-
 void SetCommonHeaders(http::Response& response) {
   response.SetHeader("Content-Security-Policy", kContentSecurityPolicy);
   // X-Content-Type-Options: nosniff comes with every answer of the server (http/server.cc).
@@ -106,14 +56,14 @@ http::Handler AssetHandler(const detail::EmbeddedAsset& asset) {
       asset.name == kOpenApiAsset ? "public, max-age=3600" : "no-cache";
   // Issue 38 item 5: a client that takes gzip gets the asset compressed once at start-up
   // (Chart.js 205 KB → 70 KB), with its own validator.
-  std::optional<std::string> gzipped = Gzip(asset.body);
+  std::optional<std::string> gzipped = http::detail::Gzip(asset.body, 9);
   std::string etag = ETag(asset.body);
   std::string gzip_etag = etag.substr(0, etag.size() - 1) + "-gzip\"";
   return [&asset, etag = std::move(etag), gzip_etag = std::move(gzip_etag),
           gzipped = std::move(gzipped), cache_control](const http::Request& request) {
     http::Response response;
     SetCommonHeaders(response);
-    const bool gzip = gzipped && AcceptsGzip(request.Header("Accept-Encoding"));
+    const bool gzip = gzipped && http::detail::AcceptsGzip(request.Header("Accept-Encoding"));
     response.SetHeader("Cache-Control", cache_control);
     if (gzipped) response.SetHeader("Vary", "Accept-Encoding");
     const std::string& tag = gzip ? gzip_etag : etag;

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "common/check.h"
+#include "http/detail/gzip.h"
 
 namespace adserver::http {
 namespace {
@@ -37,9 +38,27 @@ std::string AllowList(uint32_t methods) {
 
 const RouteOptions Router::kNoRouteOptions{};
 
+Handler Router::Compressing(Handler inner) {
+  return [inner = std::move(inner)](const Request& request) {
+    Response response = inner(request);
+    if (response.body.size() < RouteOptions::kCompressAfterBytes ||
+        response.HasHeader("Content-Encoding")) {
+      return response;
+    }
+    response.SetHeader("Vary", "Accept-Encoding");
+    if (!detail::AcceptsGzip(request.Header("Accept-Encoding"))) return response;
+    if (std::optional<std::string> gzipped = detail::Gzip(response.body, 6)) {
+      response.body = std::move(*gzipped);
+      response.SetHeader("Content-Encoding", "gzip");
+    }
+    return response;
+  };
+}
+
 void Router::Add(Method method, std::string pattern, Handler handler, RouteOptions options) {
   ADS_CHECK(!pattern.empty() && pattern.front() == '/') << "route must start with '/': " << pattern;
   ADS_CHECK(handler != nullptr) << "route without handler: " << pattern;
+  if (options.compress) handler = Compressing(std::move(handler));
   ADS_CHECK(method != Method::kOther) << "route for Method::kOther: " << pattern;
   Route route{.method = method,
               .pattern = pattern,

@@ -49,6 +49,11 @@ struct RouteOptions {
   // (admin routes: a caller without credentials never gets to send 64 MiB). Must be cheap,
   // never block and never throw. Empty: every routed request is read whole.
   std::function<std::optional<Response>(const Request&)> admit;
+  // Answers of kCompressAfterBytes or more go gzipped (zlib level 6, on the handler's thread)
+  // to a request whose Accept-Encoding takes gzip, with Vary: Accept-Encoding (issue 38 item 5:
+  // the admin API's JSON and CSV). Not for deferred routes; never on the serving path.
+  bool compress = false;
+  static constexpr size_t kCompressAfterBytes = 1024;
 };
 
 // A table of routes. Patterns are literal segments and "{name}" captures, e.g.
@@ -99,6 +104,8 @@ class Router {
   size_t route_count() const { return routes_.size(); }
 
  private:
+  // `inner`, its answers gzipped as RouteOptions::compress says.
+  static Handler Compressing(Handler inner);
   struct Route {
     Method method;
     std::string pattern;

@@ -189,6 +189,39 @@ TEST_F(ConsoleTest, AssetsAreGzippedForClientsThatTakeIt) {
   EXPECT_LT(gzip_total, 200'000u);
 }
 
+// Issue 38 item 5: the admin API's answers of 1 KiB or more go gzipped to a client that takes
+// it (the console's fetch does), with Vary; the same JSON once gunzipped.
+TEST_F(ConsoleTest, AdminAnswersAreGzippedForClientsThatTakeIt) {
+  HttpClient client = Client();
+  const std::string auth = "Bearer " + server_->admin_token();
+  for (int i = 0; i < 20; ++i) {
+    json project = {{"slug", "gzip-project-" + std::to_string(i)},
+                    {"name", "A project listed to make the answer large " + std::to_string(i)}};
+    ASSERT_EQ(
+        client
+            .Send("POST", "/admin/v1/projects",
+                  {{"Authorization", auth}, {"Content-Type", "application/json"}}, project.dump())
+            .status,
+        201);
+  }
+  HttpResult plain = client.Get("/admin/v1/projects", {{"Authorization", auth}});
+  ASSERT_EQ(plain.status, 200) << plain.body;
+  ASSERT_GT(plain.body.size(), 1024u);
+  EXPECT_TRUE(plain.Header("Content-Encoding").empty());
+  EXPECT_EQ(plain.Header("Vary"), "Accept-Encoding");
+  HttpResult gz =
+      client.Get("/admin/v1/projects", {{"Authorization", auth}, {"Accept-Encoding", "gzip"}});
+  ASSERT_EQ(gz.status, 200);
+  EXPECT_EQ(gz.Header("Content-Encoding"), "gzip");
+  EXPECT_LT(gz.body.size(), plain.body.size() / 3);
+  EXPECT_EQ(json::parse(Gunzip(gz.body)), json::parse(plain.body));
+  // An error answer (small) and the serving API are never compressed.
+  HttpResult missing =
+      client.Get("/admin/v1/projects/nope", {{"Authorization", auth}, {"Accept-Encoding", "gzip"}});
+  EXPECT_EQ(missing.status, 404);
+  EXPECT_TRUE(missing.Header("Content-Encoding").empty());
+}
+
 // What the page does after sign-in: who am I, then the last 14 days per day with the cookie.
 TEST_F(ConsoleTest, SignedInUserReadsTheLastFourteenDaysWithTheCookie) {
   HttpClient client = Client();

@@ -28,7 +28,8 @@ http::Response Guarded(const Authenticator& auth, Audience audience, const http:
 http::RouteOptions GuardedRoute(const Authenticator& auth, size_t max_body_bytes) {
   return {.dispatch = http::Dispatch::kWorker,
           .max_body_bytes = max_body_bytes,
-          .admit = [&auth](const http::Request& request) { return auth.Admit(request); }};
+          .admit = [&auth](const http::Request& request) { return auth.Admit(request); },
+          .compress = true};
 }
 
 }  // namespace adserver::admin::detail

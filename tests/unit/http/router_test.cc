@@ -1,6 +1,11 @@
 #include "http/router.h"
 
 #include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <string>
+
+#include "http/detail/gzip.h"
 
 namespace adserver::http {
 namespace {
@@ -177,6 +182,82 @@ TEST(RouterTest, MatchesPathNotQuery) {
   request.target = "/v1/ads?x=/y";
   request.query = "x=/y";
   EXPECT_NE(router.Find(request).handler, nullptr);
+}
+
+}  // namespace
+}  // namespace adserver::http
+
+namespace adserver::http {
+namespace {
+
+std::string Gunzip(std::string_view body) {
+  z_stream z{};
+  if (inflateInit2(&z, 15 + 16) != Z_OK) return "";
+  std::string out;
+  char buffer[16384];
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(body.data()));
+  z.avail_in = static_cast<uInt>(body.size());
+  int rc = Z_OK;
+  while (rc == Z_OK) {
+    z.next_out = reinterpret_cast<Bytef*>(buffer);
+    z.avail_out = sizeof buffer;
+    rc = inflate(&z, Z_NO_FLUSH);
+    out.append(buffer, sizeof buffer - z.avail_out);
+  }
+  inflateEnd(&z);
+  return rc == Z_STREAM_END ? out : "";
+}
+
+// Issue 38 item 5: a route with RouteOptions::compress answers gzip to a client that takes it,
+// from kCompressAfterBytes on, with Vary; a small answer, a client without gzip (or refusing it
+// with q=0) and a route without the option get the body as it is.
+TEST(RouterTest, CompressingRoutesGzipLargeAnswersForClientsThatTakeIt) {
+  const std::string big(4096, 'x');
+  Router router;
+  const auto answers = [](std::string body) {
+    return [body = std::move(body)](const Request&) {
+      Response r;
+      r.SetHeader("Content-Type", "application/json");
+      r.body = body;
+      return r;
+    };
+  };
+  router.Add(Method::kGet, "/big", answers(big), RouteOptions{.compress = true});
+  router.Add(Method::kGet, "/small", answers("{}"), RouteOptions{.compress = true});
+  router.Add(Method::kGet, "/plain", answers(big));
+  const auto get = [&](std::string_view path, std::string_view accept) {
+    Request request = MakeRequest(Method::kGet, path);
+    if (!accept.empty()) request.headers.push_back({"Accept-Encoding", accept});
+    Router::Match match = router.Find(request);
+    return (*match.handler)(request);
+  };
+  Response gz = get("/big", "gzip, deflate, br");
+  EXPECT_EQ(gz.Header("Content-Encoding"), "gzip");
+  EXPECT_EQ(gz.Header("Vary"), "Accept-Encoding");
+  EXPECT_LT(gz.body.size(), 100u);
+  EXPECT_EQ(Gunzip(gz.body), big);
+  Response identity = get("/big", "");
+  EXPECT_FALSE(identity.HasHeader("Content-Encoding"));
+  EXPECT_EQ(identity.Header("Vary"), "Accept-Encoding");
+  EXPECT_EQ(identity.body, big);
+  EXPECT_FALSE(get("/big", "gzip;q=0, identity").HasHeader("Content-Encoding"));
+  EXPECT_EQ(get("/big", "*;q=0.5").Header("Content-Encoding"), "gzip");
+  EXPECT_FALSE(get("/small", "gzip").HasHeader("Content-Encoding"));
+  EXPECT_FALSE(get("/plain", "gzip").HasHeader("Content-Encoding"));
+}
+
+TEST(GzipTest, AcceptEncodingFollowsTheCodingsAndTheirWeights) {
+  EXPECT_TRUE(detail::AcceptsGzip("gzip"));
+  EXPECT_TRUE(detail::AcceptsGzip("deflate, gzip;q=0.5"));
+  EXPECT_TRUE(detail::AcceptsGzip(" br ,  gzip ; q=1"));
+  EXPECT_TRUE(detail::AcceptsGzip("*"));
+  EXPECT_FALSE(detail::AcceptsGzip(""));
+  EXPECT_FALSE(detail::AcceptsGzip("identity"));
+  EXPECT_FALSE(detail::AcceptsGzip("br, deflate"));
+  EXPECT_FALSE(detail::AcceptsGzip("gzip;q=0"));
+  EXPECT_FALSE(detail::AcceptsGzip("gzip; q=0.000"));
+  EXPECT_FALSE(detail::AcceptsGzip("xgzip"));
+  EXPECT_FALSE(detail::Gzip("", 6).has_value()) << "nothing to gain";
 }
 
 }  // namespace

@@ -21,6 +21,7 @@
 #include "dataset.h"
 #include "decision/engine.h"
 #include "decision/live_state.h"
+#include "decision/rate_tracker.h"
 #include "decision/walk_order.h"
 #include "ingest/catalog_builder.h"
 
@@ -139,6 +140,35 @@ void BM_RecomputeRateLift(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_RecomputeRateLift)->Unit(benchmark::kMicrosecond);
+
+// Exploration's effective counts of 10,000 CPC campaigns that all had new impressions and
+// clicks since the last recompute (the worst case of the tick: every campaign's windows are
+// tested). Arg: change detection on (1, the default threshold) or off (0).
+void BM_RateTrackerUpdate(benchmark::State& state) {
+  constexpr int kCampaigns = 10'000;
+  decision::DecisionOptions options;
+  if (state.range(0) == 0) options.change_threshold = 0;
+  std::vector<decision::Campaign> campaigns(kCampaigns);
+  for (int i = 0; i < kCampaigns; ++i) {
+    campaigns[i].id = i;
+    campaigns[i].pricing_model = PricingModel::kCpc;
+    campaigns[i].bid_micros = 500'000;
+    campaigns[i].value_micros = 5'000;
+  }
+  decision::RateTracker tracker(kCampaigns);
+  int64_t tick = 0;
+  for (auto _ : state) {
+    ++tick;
+    for (int i = 0; i < kCampaigns; ++i) {
+      // 50 impressions and a click every tick: a full ring of windows after 16 ticks.
+      const decision::BudgetLedger::View counts{
+          .tracked = true, .impressions = tick * 50, .clicks = tick + (i % 7)};
+      benchmark::DoNotOptimize(tracker.Update(campaigns[i], counts, 1'767'225'600 + tick, options));
+    }
+  }
+  state.SetItemsProcessed(state.iterations() * kCampaigns);
+}
+BENCHMARK(BM_RateTrackerUpdate)->Arg(1)->Arg(0)->Unit(benchmark::kMicrosecond);
 
 void BM_BuildWalkOrder(benchmark::State& state) {
   const World& w = GetWorld();

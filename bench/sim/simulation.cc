@@ -191,7 +191,8 @@ Result<Scenario> ParseScenario(const std::string& text) {
   for (auto [key, out, lo] : {std::tuple{"ctrPriorWeight", &s.ctr_prior_weight, 1.0},
                               std::tuple{"cvrPriorWeight", &s.cvr_prior_weight, 1.0},
                               std::tuple{"halfLifeImpressions", &s.half_life_impressions, 0.0},
-                              std::tuple{"conversionDelayDays", &s.conversion_delay_days, 0.0}}) {
+                              std::tuple{"conversionDelayDays", &s.conversion_delay_days, 0.0},
+                              std::tuple{"changeThreshold", &s.change_threshold, 0.0}}) {
     if (!j.contains(key)) continue;
     ADS_ASSIGN_OR_RETURN(double value, NumberAt(j, key, key, lo, 1e9, std::nullopt));
     *out = value;
@@ -237,6 +238,7 @@ RunResult Run(const Scenario& s, const Policy& policy, uint64_t seed) {
   if (s.cvr_prior_weight) options.cvr_prior_weight = *s.cvr_prior_weight;
   if (s.half_life_impressions) options.half_life_impressions = *s.half_life_impressions;
   if (s.conversion_delay_days) options.conversion_delay_days = *s.conversion_delay_days;
+  if (s.change_threshold) options.change_threshold = *s.change_threshold;
   decision::LiveState live(
       decision::LiveStateOptions{.ledger_capacity = 1024, .frequency_capacity = 1024}, options);
   decision::Rng engine_rng(seed);

@@ -58,6 +58,7 @@ struct Scenario {
   // Forgetting and the conversion delay the server is configured with; unset = its defaults.
   std::optional<double> half_life_impressions;
   std::optional<double> conversion_delay_days;
+  std::optional<double> change_threshold;
   std::vector<SimCampaign> campaigns;
   // The regression guard of `adserver-simulate --check` (CI): exploration's median share of the
   // oracle must reach it. Below the targets of docs/BENCHMARKS.md; 0 = none.

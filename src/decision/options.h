@@ -39,6 +39,13 @@ struct DecisionOptions {
   // impressions alone holds too little evidence at display rates (1,500 impressions at a 0.3 %
   // CTR are 4.5 clicks) and exploration never settles. 0 = impressions only.
   double half_life_events = 50;
+  // Change detection (issue 36 item 3, exploration only, CPC): after each recompute the clicks
+  // of a campaign's recent impressions (windows of up to 16 steps of ~2 expected clicks) are
+  // tested against its forgotten rate before them with a generalized likelihood ratio (two
+  // Bernoulli samples); past this threshold (log-likelihood) the rate is taken to have changed
+  // and the campaign's counts restart from the window, so a collapse is seen within a few
+  // expected clicks' worth of impressions instead of a half-life. 0 = off.
+  double change_threshold = 15;
   // Late conversions (issue 36, exploration only): a CPA impression counts towards the
   // conversion rate as its conversion opportunity matures, 1 - e^(-age / this delay). 0 = a
   // quarter of the campaign's conversion window (3.5 days for the default 14).

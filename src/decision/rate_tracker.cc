@@ -55,6 +55,11 @@ RateCounts RateTracker::Update(const Campaign& c, const BudgetLedger::View& v, i
     h.opening = RateCounts{.successes = static_cast<double>(std::max<int64_t>(events, 0)),
                            .trials = static_cast<double>(v.impressions)};
   }
+  // Tested only when something new came in (no window changed otherwise).
+  if (!cpa && o.change_threshold > 0 &&
+      (first || v.impressions != h.seen_impressions || events != h.seen_events)) {
+    DetectChange(c, h, v.impressions, events, o);
+  }
   h.seen_impressions = v.impressions;
   h.seen_events = events;
   h.at = now;
@@ -76,6 +81,110 @@ double RateTracker::HalfLife(const Campaign& c, double events, double impression
   const double prior = std::clamp(c.value_micros / static_cast<double>(c.bid_micros), 1e-9, 1.0);
   const double rate = (events + prior) / (impressions + 1);
   return std::max(o.half_life_impressions, o.half_life_events / std::max(rate, 1e-9));
+}
+
+namespace {
+
+// Kullback-Leibler divergence of Bernoulli(a) from Bernoulli(b), b in (0, 1).
+double BernoulliKl(double a, double b) {
+  double kl = 0;
+  if (a > 0) kl += a * std::log(a / b);
+  if (a < 1) kl += (1 - a) * std::log((1 - a) / (1 - b));
+  return kl;
+}
+
+}  // namespace
+
+double RateTracker::ChangeStatistic(double k, double n, double k0, double n0) {
+  if (!(n > 0 && n0 > 0)) return 0;
+  const double q = std::clamp(k / n, 0.0, 1.0);
+  const double q0 = std::clamp(k0 / n0, 0.0, 1.0);
+  const double pooled = std::clamp((k + k0) / (n + n0), 1e-12, 1 - 1e-12);
+  return n * BernoulliKl(q, pooled) + n0 * BernoulliKl(q0, pooled);
+}
+
+double RateTracker::LogLikelihood(double k, double n) {
+  if (!(n > 0)) return 0;
+  const double q = std::clamp(k / n, 0.0, 1.0);
+  double l = 0;
+  if (k > 0) l += k * std::log(q);
+  if (n - k > 0) l += (n - k) * std::log1p(-q);
+  return l;
+}
+
+// The same as above with the second sample's maximized log-likelihood given (kept with its
+// mark): n KL(q, p) + n0 KL(q0, p) = L(k, n) + L(k0, n0) - L_p(k + k0, n + n0), where L is the
+// log-likelihood at the sample's own rate and L_p at the pooled one.
+double RateTracker::ChangeStatistic(double k, double n, double k0, double n0,
+                                    double log_likelihood0) {
+  if (!(n > 0 && n0 > 0)) return 0;
+  const double pooled = std::clamp((k + k0) / (n + n0), 1e-12, 1 - 1e-12);
+  const double events = k + k0;
+  const double pooled_l = events * std::log(pooled) + (n + n0 - events) * std::log1p(-pooled);
+  return std::max(0.0, LogLikelihood(k, n) + log_likelihood0 - pooled_l);
+}
+
+void RateTracker::DetectChange(const Campaign& c, History& h, int64_t impressions, int64_t events,
+                               const DecisionOptions& o) {
+  auto mark_at = [&h](size_t k) -> Mark& { return h.marks[(h.mark_first + k) % kMarks]; };
+  // The window from each mark to now against the forgotten counts before it.
+  double best = o.change_threshold;
+  size_t chosen = kMarks;
+  for (size_t k = 0; k < h.mark_count; ++k) {
+    const Mark& m = mark_at(k);
+    const auto n = static_cast<double>(std::max<int64_t>(impressions - m.impressions, 0));
+    const auto x = static_cast<double>(std::max<int64_t>(events - m.events, 0));
+    const double n0 = m.before_impressions;
+    const double x0 = m.before_events;
+    if (n <= 0 || n0 < kMinStep) continue;
+    const double g = ChangeStatistic(x, n, x0, n0, m.before_log_likelihood);
+    if (g > best) {
+      best = g;
+      chosen = k;
+    }
+  }
+  if (chosen < kMarks) {
+    const Mark m = mark_at(chosen);
+    h.impressions = static_cast<double>(std::max<int64_t>(impressions - m.impressions, 0));
+    h.events = static_cast<double>(std::max<int64_t>(events - m.events, 0));
+    // The marks after the chosen one stay, tested from now on against the new record's counts
+    // before them.
+    h.mark_first = (h.mark_first + chosen + 1) % kMarks;
+    h.mark_count -= chosen + 1;
+    for (size_t k = 0; k < h.mark_count; ++k) {
+      Mark& later = mark_at(k);
+      later.before_impressions = static_cast<double>(later.impressions - m.impressions);
+      later.before_events = static_cast<double>(std::max<int64_t>(later.events - m.events, 0));
+      later.before_log_likelihood = LogLikelihood(later.before_events, later.before_impressions);
+    }
+    ++h.changes;
+  }
+  // A new step every kStepEvents expected events at the campaign's rate so far.
+  const double prior =
+      c.bid_micros > 0 ? std::clamp(c.value_micros / static_cast<double>(c.bid_micros), 1e-9, 1.0)
+                       : 0.01;
+  const double rate = (h.events + prior) / (h.impressions + 1);
+  const double step = std::max(kMinStep, kStepEvents / std::max(rate, 1e-9));
+  if (h.mark_count > 0 &&
+      static_cast<double>(impressions - mark_at(h.mark_count - 1).impressions) < step) {
+    return;
+  }
+  if (h.mark_count == kMarks) {
+    h.mark_first = (h.mark_first + 1) % kMarks;
+    --h.mark_count;
+  }
+  // h's counts already hold the impressions up to `impressions`: the window starts after them.
+  mark_at(h.mark_count) = Mark{.impressions = impressions,
+                               .events = events,
+                               .before_impressions = h.impressions,
+                               .before_events = h.events,
+                               .before_log_likelihood = LogLikelihood(h.events, h.impressions)};
+  ++h.mark_count;
+}
+
+int64_t RateTracker::Changes(int64_t campaign_id) const {
+  auto it = history_.find(campaign_id);
+  return it == history_.end() ? 0 : it->second.changes;
 }
 
 std::optional<RateCounts> RateTracker::Opening(int64_t campaign_id) const {

@@ -8,9 +8,14 @@
 //   - for CPA, counting an impression only as its conversion opportunity matures: of an
 //     impression of age a, the share 1 - e^(-a / tau) (an exponential conversion delay with mean
 //     tau, Chapelle 2014), so a young campaign is not valued low for conversions that have not
-//     landed yet.
+//     landed yet;
+//   - for CPC, restarted from its recent impressions when they show its rate has changed
+//     (DecisionOptions::change_threshold: a likelihood-ratio test over recent windows, as in the
+//     change-point bandits of Besson et al. 2020), so a collapse or a recovery is seen within a
+//     few expected clicks, not a half-life.
 // Only RecomputeRateLift updates it (one thread); requests read the published counts (explain).
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -72,7 +77,33 @@ class RateTracker {
   // The mean conversion delay (seconds) used for `campaign` (DecisionOptions).
   static double DelaySeconds(const Campaign& campaign, const DecisionOptions& options);
 
+  // Times the campaign's counts restarted on a detected change (explain, tests).
+  int64_t Changes(int64_t campaign_id) const;
+
+  // The generalized likelihood ratio of two Bernoulli samples (k of n and k0 of n0) having
+  // different rates rather than one: n KL(k/n, p) + n0 KL(k0/n0, p), p the pooled rate.
+  static double ChangeStatistic(double k, double n, double k0, double n0);
+  // The same with the second sample's LogLikelihood(k0, n0) known (two logarithms fewer).
+  static double ChangeStatistic(double k, double n, double k0, double n0, double log_likelihood0);
+  // The log-likelihood of k events in n trials at their own rate k / n.
+  static double LogLikelihood(double k, double n);
+
+  // Change detection's windows: up to kMarks steps, each of kStepEvents expected events at the
+  // campaign's rate (at least kMinStep impressions).
+  static constexpr size_t kMarks = 16;
+  static constexpr double kStepEvents = 2;
+  static constexpr double kMinStep = 20;
+
  private:
+  // Where a step of recent impressions started: the cumulative counters, and the effective
+  // (forgotten) counts then, which the window from the mark on is tested against.
+  struct Mark {
+    int64_t impressions = 0;
+    int64_t events = 0;
+    double before_impressions = 0;
+    double before_events = 0;
+    double before_log_likelihood = 0;  // LogLikelihood(before_events, before_impressions)
+  };
   struct History {
     int64_t seen_impressions = 0;  // cumulative counts at the last Update
     int64_t seen_events = 0;
@@ -82,6 +113,11 @@ class RateTracker {
     double immature = 0;     // CPA: the share of `impressions` not matured yet
     bool opening_watchable = false;  // first seen below kOpeningImpressions (CPC)
     std::optional<RateCounts> opening;
+    // Change detection (CPC): the recent steps' marks, a ring of mark_count from mark_first.
+    std::array<Mark, kMarks> marks{};
+    size_t mark_first = 0;
+    size_t mark_count = 0;
+    int64_t changes = 0;
   };
   struct Slot {
     std::atomic<double> successes{0};
@@ -93,6 +129,11 @@ class RateTracker {
   // half_life_events events at the campaign's rate so far.
   static double HalfLife(const Campaign& c, double events, double impressions,
                          const DecisionOptions& o);
+  // Tests the recent windows of `h` (after its counts took in the counters `impressions` and
+  // `events`); on a change its counts restart from the window that shows it best. Then marks a
+  // new step when one is due.
+  static void DetectChange(const Campaign& c, History& h, int64_t impressions, int64_t events,
+                           const DecisionOptions& o);
 
   std::unordered_map<int64_t, History> history_;
   const size_t capacity_;

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <numbers>
+#include <random>
 
 namespace adserver::decision {
 namespace {
@@ -82,8 +83,9 @@ TEST(RateTrackerTest, ALowRateKeepsEnoughEventsPerHalfLife) {
 }
 
 TEST(RateTrackerTest, ACollapsedRateIsLearnedWithinAFewHalfLives) {
-  DecisionOptions forgetting;
-  DecisionOptions cumulative{.half_life_impressions = 0};
+  // Forgetting alone (change detection off: see the tests below).
+  DecisionOptions forgetting{.change_threshold = 0};
+  DecisionOptions cumulative{.half_life_impressions = 0, .change_threshold = 0};
   RateTracker a(64);
   RateTracker b(64);
   int64_t impressions = 0;
@@ -111,10 +113,90 @@ TEST(RateTrackerTest, ACollapsedRateIsLearnedWithinAFewHalfLives) {
     impressions += 100;
     clicks += tick < 200 ? 6 : (tick % 5 < 3 ? 1 : 0);
     fc = c.Update(Cpc(1), Counts(impressions, clicks), kNow + tick,
-                  DecisionOptions{.half_life_events = 0});
+                  DecisionOptions{.half_life_events = 0, .change_threshold = 0});
   }
   EXPECT_LT(fc.successes / fc.trials, 0.015);
   EXPECT_NEAR(fc.trials, 1500 / std::numbers::ln2, 300);
+}
+
+TEST(RateTrackerTest, TheChangeStatisticIsTheLikelihoodRatioOfTwoRates) {
+  EXPECT_EQ(RateTracker::ChangeStatistic(3, 100, 30, 1000), 0);  // the same rate
+  EXPECT_EQ(RateTracker::ChangeStatistic(3, 0, 30, 1000), 0);    // an empty side
+  // 0 of 400 after 60 of 1,000 (6 %): n KL(0, p) + n0 KL(0.06, p) with p = 60 / 1,400.
+  const double p = 60.0 / 1400;
+  const double expected = 400 * std::log(1 / (1 - p)) +
+                          1000 * (0.06 * std::log(0.06 / p) + 0.94 * std::log(0.94 / (1 - p)));
+  EXPECT_NEAR(RateTracker::ChangeStatistic(0, 400, 60, 1000), expected, 1e-9);
+  EXPECT_GT(expected, 15);  // past the default threshold
+  // With the second sample's log-likelihood given: the same value.
+  EXPECT_NEAR(RateTracker::ChangeStatistic(0, 400, 60, 1000, RateTracker::LogLikelihood(60, 1000)),
+              expected, 1e-9);
+  EXPECT_NEAR(RateTracker::ChangeStatistic(7, 250, 60, 1000, RateTracker::LogLikelihood(60, 1000)),
+              RateTracker::ChangeStatistic(7, 250, 60, 1000), 1e-9);
+  // Symmetric in the two samples.
+  EXPECT_NEAR(RateTracker::ChangeStatistic(60, 1000, 0, 400), expected, 1e-9);
+}
+
+// Clicks drawn at `rate` for `impressions` more impressions, folded `step` at a time, one
+// second apart; returns the last effective counts.
+struct Stream {
+  RateTracker tracker{64};
+  std::mt19937_64 rng{42};
+  int64_t impressions = 0;
+  int64_t clicks = 0;
+  int64_t now = kNow;
+  RateCounts Run(const DecisionOptions& o, double rate, int64_t more, int64_t step = 20) {
+    RateCounts last;
+    std::bernoulli_distribution click(rate);
+    for (int64_t k = 0; k < more; k += step) {
+      for (int64_t i = 0; i < step; ++i) clicks += click(rng) ? 1 : 0;
+      impressions += step;
+      last = tracker.Update(Cpc(1), Counts(impressions, clicks), ++now, o);
+    }
+    return last;
+  }
+};
+
+// A collapse is seen within a few expected clicks' worth of impressions, not a half-life
+// (issue 36 item 3): the counts restart from the window that shows it.
+TEST(RateTrackerTest, ACollapseRestartsTheCountsWithinAFewHundredImpressions) {
+  DecisionOptions o;  // change_threshold 15
+  Stream s;
+  s.Run(o, 0.06, 20'000);
+  EXPECT_EQ(s.tracker.Changes(1), 0);
+  RateCounts after = s.Run(o, 0.006, 800);
+  EXPECT_EQ(s.tracker.Changes(1), 1);
+  EXPECT_LT(after.trials, 801);
+  EXPECT_LT(after.successes / after.trials, 0.02);
+  // Without detection, 800 impressions at 0.6 % barely move a 6 % record.
+  DecisionOptions off{.change_threshold = 0};
+  Stream t;
+  t.Run(off, 0.06, 20'000);
+  RateCounts slow = t.Run(off, 0.006, 800);
+  EXPECT_EQ(t.tracker.Changes(1), 0);
+  EXPECT_GT(slow.successes / slow.trials, 0.035);
+}
+
+TEST(RateTrackerTest, ARecoveryIsFoundAgain) {
+  DecisionOptions o;
+  Stream s;
+  s.Run(o, 0.004, 60'000, 100);
+  EXPECT_EQ(s.tracker.Changes(1), 0);
+  RateCounts after = s.Run(o, 0.04, 1'500, 20);
+  EXPECT_GE(s.tracker.Changes(1), 1);
+  EXPECT_GT(after.successes / after.trials, 0.02);
+}
+
+// A steady rate, however long, is not taken for a change: 2 M impressions at 3 % and 500 k at
+// 0.3 %, thousands of tests each.
+TEST(RateTrackerTest, ASteadyRateIsNotTakenForAChange) {
+  DecisionOptions o;
+  Stream s;
+  s.Run(o, 0.03, 2'000'000, 200);
+  EXPECT_EQ(s.tracker.Changes(1), 0);
+  Stream t;
+  t.Run(o, 0.003, 500'000, 50);
+  EXPECT_EQ(t.tracker.Changes(1), 0);
 }
 
 // Peers' priors come from openings (issue 36 item 2): the counts when a CPC campaign's

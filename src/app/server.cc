@@ -161,8 +161,10 @@ store::SqliteOptions EventsConnectionOptions() {
 // clicks feed the live counters.
 Status Server::InitEvents() {
   if (cluster_) {
-    ADS_ASSIGN_OR_RETURN(pg_events_store_,
+    ADS_ASSIGN_OR_RETURN(std::unique_ptr<store::PostgresEventsStore> pg_events,
                          store::PostgresEventsStore::Open(config_.cluster.database_url));
+    pg_events->SetNodeId(cluster_->node_id());
+    pg_events_store_ = std::move(pg_events);
     ADS_ASSIGN_OR_RETURN(event_outbox_, store::SqliteEventOutbox::Open(
                                             (std::filesystem::path(config_.data_dir) /
                                              "event-outbox.db")
@@ -179,16 +181,7 @@ Status Server::InitEvents() {
   }
   ADS_ASSIGN_OR_RETURN(events_,
                        events::EventsService::Create(*events_store_, clock_, config_.events));
-  events_->SetOnBilled([this](const store::ClickRecord& click) {
-    std::shared_ptr<const decision::Catalog> catalog = catalogs_.Current();
-    const decision::Campaign* campaign =
-        catalog ? catalog->FindCampaign(click.campaign_id) : nullptr;
-    if (campaign != nullptr) {
-      decision::RecordClick(*live_, *campaign, click.price, click.clicked_at);
-    } else {
-      live_->ledger.RecordClick(click.campaign_id, click.price, click.clicked_at);
-    }
-  });
+  events_->SetOnBilled([this](const store::ClickRecord& click) { CountClick(click); });
   // Exposures: every node's in PostgreSQL in cluster mode, so that a conversion is attributed
   // to an ad whichever node served it; the data directory's LMDB file embedded.
   if (cluster_) {
@@ -205,22 +198,12 @@ Status Server::InitEvents() {
   conversions_ = std::make_unique<events::ConversionAttributor>(
       *exposure_store_, *events_store_, catalogs_, clock_,
       [this](const store::ConversionRecord& c) {
-        std::shared_ptr<const decision::Catalog> catalog = catalogs_.Current();
-        const decision::Campaign* campaign =
-            catalog ? catalog->FindCampaign(c.campaign_id) : nullptr;
         conversions_billed_.fetch_add(1, std::memory_order_relaxed);
-        if (campaign != nullptr) {
-          decision::RecordConversion(*live_, *campaign, c.price, c.recorded_at);
-        } else {
-          live_->ledger.RecordConversion(c.campaign_id, c.price, c.recorded_at);
-        }
+        CountConversion(c);
       },
       [this](const store::ConversionRecord& c) {
         conversions_reverted_.fetch_add(1, std::memory_order_relaxed);
-        std::shared_ptr<const decision::Catalog> catalog = catalogs_.Current();
-        decision::UndoConversion(*live_, c.campaign_id,
-                                 catalog ? catalog->FindCampaign(c.campaign_id) : nullptr, c.price,
-                                 c.recorded_at);
+        UncountConversion(c);
       });
   // Conversions bill up to the total budget (issue 37), as the decisions count spend (this
   // node's counters, and in cluster mode the other nodes' as last read).
@@ -249,8 +232,10 @@ Status Server::InitEvents() {
       return conversions_->Snapshot(take);
     });
   }
+  if (cluster_) ADS_RETURN_IF_ERROR(ReconcileNodeCounters());
   // Embedded: the counters are checked against the committed events. Not in cluster mode,
-  // where the events are every node's and the counters this node's (docs/deploy.md).
+  // where the events are every node's and the counters this node's (docs/deploy.md): there
+  // each node's counters reconcile with what it billed (above).
   if (!cluster_) {
     ADS_ASSIGN_OR_RETURN(std::vector<store::CampaignCountersRecord> from_events,
                          events_store_->CountersFromEvents(clock_.NowSeconds()));
@@ -375,6 +360,83 @@ Status Server::InitTraffic() {
   traffic_ = std::make_unique<events::TrafficChecks>(o, crawlers, blocklist_.get());
   ADS_LOG(info, "invalid-traffic checks", "crawler_patterns", crawlers.pattern_count(),
           "ip_blocklists", o.ip_blocklists.size(), "trusted_proxies", o.trusted_proxies.size());
+  return OkStatus();
+}
+
+void Server::CountClick(const store::ClickRecord& click) {
+  std::shared_ptr<const decision::Catalog> catalog = catalogs_.Current();
+  const decision::Campaign* campaign = catalog ? catalog->FindCampaign(click.campaign_id) : nullptr;
+  if (campaign != nullptr) {
+    decision::RecordClick(*live_, *campaign, click.price, click.clicked_at);
+  } else {
+    live_->ledger.RecordClick(click.campaign_id, click.price, click.clicked_at);
+  }
+}
+
+void Server::CountConversion(const store::ConversionRecord& c) {
+  std::shared_ptr<const decision::Catalog> catalog = catalogs_.Current();
+  const decision::Campaign* campaign = catalog ? catalog->FindCampaign(c.campaign_id) : nullptr;
+  if (campaign != nullptr) {
+    decision::RecordConversion(*live_, *campaign, c.price, c.recorded_at);
+  } else {
+    live_->ledger.RecordConversion(c.campaign_id, c.price, c.recorded_at);
+  }
+}
+
+void Server::UncountConversion(const store::ConversionRecord& c) {
+  std::shared_ptr<const decision::Catalog> catalog = catalogs_.Current();
+  decision::UndoConversion(*live_, c.campaign_id,
+                           catalog ? catalog->FindCampaign(c.campaign_id) : nullptr, c.price,
+                           c.recorded_at);
+}
+
+// Issue 37 item 3. Each node's counters are its own rows (kReplace by its flushes), so a kill -9
+// loses what it billed since its last flush. Its clicks, conversions and reverts name it, and
+// every flush saves, in its transaction, the marks of what the saved counters hold
+// (EventsService::SnapshotClicks, ConversionAttributor::SnapshotOwn: read with the ledger
+// while nothing is billed or undone). At start the events past the marks are counted once and
+// saved with their new marks before serving. A node that never saved marks (new, or upgraded)
+// has had no counters flushed since its events began to name it: all of them are counted.
+Status Server::ReconcileNodeCounters() {
+  store::PostgresStore& counters = cluster_->counters();
+  ADS_ASSIGN_OR_RETURN(std::optional<store::CounterMarks> marks, counters.LoadCounterMarks());
+  const store::CounterMarks from = marks.value_or(store::CounterMarks{});
+  ADS_ASSIGN_OR_RETURN(store::NodeBacklog backlog,
+                       events_store_->NodeBacklogAfter(cluster_->node_id(), from.click_id,
+                                                       from.conversion_id, from.revert_seq));
+  Micros added = 0;
+  for (const store::ClickRecord& click : backlog.clicks) {
+    CountClick(click);
+    added += click.price;
+  }
+  for (const store::ConversionRecord& c : backlog.conversions) {
+    CountConversion(c);
+    added += c.price;
+  }
+  for (const store::ConversionRecord& c : backlog.reverts) {
+    UncountConversion(c);
+    added -= c.price;
+  }
+  events_->SetAppliedClickId(backlog.last_click_id);
+  conversions_->SetOwnMarks(backlog.last_conversion_id, backlog.last_revert_seq);
+  flusher_->SetMarks([this](const std::function<void(const store::CounterMarks&)>& take) {
+    events_->SnapshotClicks([&](store::Id click_id) {
+      conversions_->SnapshotOwn([&](const store::CounterMarks& own) {
+        store::CounterMarks m = own;
+        m.click_id = click_id;
+        take(m);
+      });
+    });
+    return OkStatus();
+  });
+  ADS_RETURN_IF_ERROR(flusher_->FlushNow());
+  if (!backlog.clicks.empty() || !backlog.conversions.empty() || !backlog.reverts.empty()) {
+    ADS_LOG(warn,
+            "node counters reconciled with the events this node billed after its last flush (a "
+            "kill -9, or a first start)",
+            "node", cluster_->node_id(), "clicks", backlog.clicks.size(), "conversions",
+            backlog.conversions.size(), "reverts", backlog.reverts.size(), "spend_micros", added);
+  }
   return OkStatus();
 }
 

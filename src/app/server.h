@@ -101,6 +101,13 @@ class Server {
   Status InitDecisionState();
   Status InitTraffic();
   Status InitEvents();
+  // Cluster mode (issue 37 item 3): adds to this node's counters what it billed and undid
+  // after they were last saved, then saves them with their marks at every flush.
+  Status ReconcileNodeCounters();
+  // A billed click, a billed conversion and a reverted one reaching the live counters.
+  void CountClick(const store::ClickRecord& click);
+  void CountConversion(const store::ConversionRecord& c);
+  void UncountConversion(const store::ConversionRecord& c);
   Status InitAdvertiserEvents();
   Status InitAccounts();
   // The system of record: the data directory's SQLite and LMDB, or in cluster mode PostgreSQL

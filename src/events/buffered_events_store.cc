@@ -31,6 +31,8 @@ Status BufferedEventsStore::InsertClicks(std::span<store::ClickRecord> rows) {
   if (buffered() + static_cast<int64_t>(rows.size()) > max_buffered_) {
     return UnavailableError("the events store is unreachable and the click outbox is full");
   }
+  // Billed now by this node's counters: no node mark covers them (issue 37 item 3).
+  for (store::ClickRecord& r : rows) r.buffered = true;
   ADS_RETURN_IF_ERROR(outbox_.Append(rows));
   int64_t before = buffered_.fetch_add(static_cast<int64_t>(rows.size()));
   if (before == 0) {
@@ -51,6 +53,7 @@ Result<int64_t> BufferedEventsStore::Deliver(size_t max_rows) {
       break;
     }
     const store::Id through = rows.back().id;
+    for (store::ClickRecord& r : rows) r.buffered = true;
     ADS_RETURN_IF_ERROR(primary_.InsertClicks(rows));
     ADS_RETURN_IF_ERROR(outbox_.Remove(through));
     buffered_.fetch_sub(static_cast<int64_t>(rows.size()), std::memory_order_relaxed);

@@ -97,6 +97,11 @@ class BufferedEventsStore final : public store::EventsStore {
   Result<std::vector<store::CampaignCountersRecord>> CountersFromEvents(int64_t now) override {
     return primary_.CountersFromEvents(now);
   }
+  Result<store::NodeBacklog> NodeBacklogAfter(std::string_view node_id, store::Id click_id,
+                                              store::Id conversion_id,
+                                              int64_t revert_seq) override {
+    return primary_.NodeBacklogAfter(node_id, click_id, conversion_id, revert_seq);
+  }
   Result<int64_t> Prune(const store::EventRetention& retention, int64_t now) override {
     return primary_.Prune(retention, now);
   }

@@ -196,6 +196,7 @@ Status ConversionAttributor::Insert(std::span<store::ConversionCandidate> candid
                        events_.InsertConversions(candidates, clock_.NowSeconds()));
   for (const store::ConversionRecord& c : recorded) {
     if (following_) own_ids_.push_back(c.id);  // ids grow with each insert: stays sorted
+    own_last_id_ = std::max(own_last_id_, c.id);
     if (c.status == store::ConversionStatus::kOverBudget) {
       over_budget_.fetch_add(1, std::memory_order_relaxed);
       ADS_LOG(info, "conversion over the campaign's total budget: recorded, not billed", "campaign",
@@ -241,6 +242,18 @@ Status ConversionAttributor::Snapshot(const std::function<void(const store::Coun
   ADS_RETURN_IF_ERROR(FollowOthersLocked());
   take(store::CounterMarks{.conversion_id = followed_up_to_, .revert_seq = revert_seq_});
   return OkStatus();
+}
+
+void ConversionAttributor::SnapshotOwn(
+    const std::function<void(const store::CounterMarks&)>& take) {
+  std::lock_guard<std::mutex> lock(mu_);
+  take(store::CounterMarks{.conversion_id = own_last_id_, .revert_seq = own_last_revert_seq_});
+}
+
+void ConversionAttributor::SetOwnMarks(store::Id conversion_id, int64_t revert_seq) {
+  std::lock_guard<std::mutex> lock(mu_);
+  own_last_id_ = conversion_id;
+  own_last_revert_seq_ = revert_seq;
 }
 
 Status ConversionAttributor::FollowOthersLocked() {
@@ -292,6 +305,7 @@ Status ConversionAttributor::FollowReverts() {
 
 void ConversionAttributor::Reverted(const store::ConversionRecord& c) {
   if (following_ && c.revert_seq > revert_seq_) reverts_seen_.emplace(c.id, c.revert_seq);
+  own_last_revert_seq_ = std::max(own_last_revert_seq_, c.revert_seq);
   if (on_reverted_) on_reverted_(c);
 }
 

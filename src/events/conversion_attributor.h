@@ -83,6 +83,14 @@ class ConversionAttributor final : public ingest::chain::BlockSink,
   // far, while nothing is billed or undone (the counter flusher reads the ledger in `take`).
   Status Snapshot(const std::function<void(const store::CounterMarks&)>& take);
 
+  // Cluster mode (issue 37 item 3), where a node bills only what it records: runs `take` with
+  // the highest id of the conversions this attributor recorded and the highest revert_seq of
+  // the reverts it made, while nothing is billed or undone (the counter flusher reads the
+  // ledger in `take`). Every one up to them reached on_billed / on_reverted, none after.
+  void SnapshotOwn(const std::function<void(const store::CounterMarks&)>& take);
+  // Where those marks start (start-up, after the counters were reconciled up to them).
+  void SetOwnMarks(store::Id conversion_id, int64_t revert_seq);
+
   // Conversions this attributor recorded over their campaign's total budget (not billed).
   const std::atomic<uint64_t>& over_budget() const { return over_budget_; }
 
@@ -132,6 +140,8 @@ class ConversionAttributor final : public ingest::chain::BlockSink,
   // at or below revert_seq_ are forgotten once the reverts are read past them.
   std::unordered_map<store::Id, int64_t> reverts_seen_;
   int64_t revert_seq_ = 0;  // guarded by mu_: every revert up to it is followed
+  store::Id own_last_id_ = 0;        // guarded by mu_ (SnapshotOwn)
+  int64_t own_last_revert_seq_ = 0;  // guarded by mu_ (SnapshotOwn)
 };
 
 }  // namespace adserver::events

@@ -2,6 +2,7 @@
 
 #include <sodium.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "common/check.h"
@@ -166,6 +167,15 @@ void EventsService::RunWriter() {
     auto bump = [](std::atomic<uint64_t>& c) {
       c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     };
+    if (status.ok()) {
+      // The billed clicks reach the counters and the mark moves past the batch together: a
+      // counter flush (SnapshotClicks) sees both or neither.
+      std::lock_guard<std::mutex> billed(billed_mu_);
+      for (const store::ClickRecord& r : rows) {
+        if (r.status == store::ClickStatus::kBilled && on_billed_) on_billed_(r);
+        if (!r.buffered) applied_click_id_ = std::max(applied_click_id_, r.id);
+      }
+    }
     for (size_t i = 0; i < batch.size(); ++i) {
       if (!status.ok()) {
         bump(click_counts_[kClickStatuses + kInvalidReasons]);
@@ -181,11 +191,20 @@ void EventsService::RunWriter() {
           }
         }
       }
-      if (rows[i].status == store::ClickStatus::kBilled && on_billed_) on_billed_(rows[i]);
       batch[i].done(std::move(rows[i]));
     }
     batch.clear();
   }
+}
+
+void EventsService::SnapshotClicks(const std::function<void(store::Id)>& take) {
+  std::lock_guard<std::mutex> billed(billed_mu_);
+  take(applied_click_id_);
+}
+
+void EventsService::SetAppliedClickId(store::Id id) {
+  std::lock_guard<std::mutex> billed(billed_mu_);
+  applied_click_id_ = id;
 }
 
 Status EventsService::FlushNow() {

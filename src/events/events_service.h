@@ -82,6 +82,14 @@ class EventsService {
   // The same, waiting for the commit (for callers that may block).
   Result<store::ClickRecord> RecordClick(store::ClickRecord click);
 
+  // Cluster mode (issue 37 item 3): runs `take` with the highest id of the clicks this node
+  // wrote to the store itself (not buffered) whose billing reached on_billed, while no click
+  // is being billed: every such click up to it is in the counters on_billed feeds, none after
+  // it. The counter flusher reads the ledger in `take`.
+  void SnapshotClicks(const std::function<void(store::Id)>& take);
+  // Where that mark starts (start-up, after the counters were reconciled up to it).
+  void SetAppliedClickId(store::Id id);
+
   // Starts the click writer and the counter flusher.
   void Start();
   // Writes serving counters and rolls up the clicks committed so far, now.
@@ -109,6 +117,8 @@ class EventsService {
   const std::array<uint8_t, 16> person_key_;
   ServedCounters served_;
   std::function<void(const store::ClickRecord&)> on_billed_;
+  std::mutex billed_mu_;            // the click writer's billing vs SnapshotClicks
+  store::Id applied_click_id_ = 0;  // guarded by billed_mu_
 
   std::mutex mu_;
   std::condition_variable work_cv_;  // writer: queue non-empty or stopping

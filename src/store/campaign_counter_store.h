@@ -14,6 +14,9 @@ namespace adserver::store {
 struct CounterMarks {
   Id conversion_id = 0;
   int64_t revert_seq = 0;
+  // Cluster mode (issue 37 item 3): every click the node billed up to this id. The embedded
+  // store keeps none (its counters reconcile with every click: CountersFromEvents).
+  Id click_id = 0;
   bool operator==(const CounterMarks&) const = default;
 };
 
@@ -35,8 +38,9 @@ class CampaignCounterStore {
     return InternalError("campaign counters are not supported by this store");
   }
   // Saves `rows` and, in the same transaction, the marks they stand at (nullopt: unknown, the
-  // marks are cleared). The embedded store only (a server following other processes'
-  // conversions); others return Internal.
+  // marks are cleared). The embedded store (a server following other processes'
+  // conversions) and a cluster node's (the events it billed, issue 37 item 3); others return
+  // Internal.
   virtual Status SaveCampaignCountersAt(const std::vector<CampaignCountersRecord>& rows,
                                         const std::optional<CounterMarks>& marks) {
     (void)rows;

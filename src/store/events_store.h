@@ -61,6 +61,9 @@ struct ClickRecord {
   ClickStatus status = ClickStatus::kBilled;
   std::string reason;  // kInvalid only: the failed check ("crawler", ...); "" otherwise
   std::string ip;      // the client's address truncated to /24 or /48; "" = unknown
+  // Cluster mode (issue 37 item 3): billed while PostgreSQL was away, from the node's outbox.
+  // Its node counted it when it buffered it, so the row names no node (no mark covers it).
+  bool buffered = false;
 };
 
 // Counts of one rollup bucket and dimension combination. Serving rows have campaign_id and
@@ -128,6 +131,20 @@ struct ConversionRecord {
   // Issue 37: the order of its revert among all reverts (1, 2, ...; 0 when not reverted, or
   // reverted before the sequence existed): how a server knows which reverts its counters hold.
   int64_t revert_seq = 0;
+};
+
+// What a cluster node billed and undid past the marks its counters were saved at (issue 37
+// item 3): the events a kill -9 kept from its last counter flush.
+struct NodeBacklog {
+  std::vector<ClickRecord> clicks;            // its billed clicks above the click mark, by id
+  std::vector<ConversionRecord> conversions;  // conversions it billed above the conversion mark
+                                              // (still billed, or reorged since), by id
+  std::vector<ConversionRecord> reverts;      // its reverts above the revert mark, by revert_seq
+  // Its highest click id (any status), conversion id and revert_seq: the marks to continue
+  // from (the marks given when it has none above them).
+  Id last_click_id = 0;
+  Id last_conversion_id = 0;
+  int64_t last_revert_seq = 0;
 };
 
 // A block of a chain at its height.
@@ -258,6 +275,13 @@ class EventsStore {
                                                                            int limit) = 0;
   virtual Result<int64_t> LastRevertSeq() = 0;
   virtual Result<CampaignEventTotals> CampaignTotals(Id campaign_id) = 0;
+  // Cluster mode (issue 37 item 3): what node `node_id` billed and undid past its marks (click
+  // id, conversion id, revert_seq). Stores without nodes return Internal.
+  virtual Result<NodeBacklog> NodeBacklogAfter(std::string_view node_id, Id click_id,
+                                               Id conversion_id, int64_t revert_seq) {
+    (void)node_id, (void)click_id, (void)conversion_id, (void)revert_seq;
+    return InternalError("nodes are not supported by this events store");
+  }
   // Every campaign's counters as the recorded events make them, as of `now`: billed impressions
   // (fills), clicks and conversions and their spend since the first rollup, in the day and in
   // the hour of `now` (the daily and hourly rollups, plus the billed clicks not rolled up yet).

@@ -43,6 +43,10 @@ class PostgresEventsStore final : public EventsStore {
   // for Redis (PostgresStore::DrainBudgetTakes). A recorded conversion is never left out of the
   // counters, whenever the process dies. Call before use; `budgeted` runs on the calling thread.
   void BillConversionsTo(std::string node_id, std::function<bool(Id campaign)> budgeted);
+  // A `serve` node (issue 37 item 3): the clicks, conversions and reverts this store writes
+  // name `node_id`, so that the node's counters can be reconciled with what it billed
+  // (NodeBacklogAfter). Call before use.
+  void SetNodeId(std::string node_id) { events_.SetNodeId(std::move(node_id)); }
 
   // EventsStore (store/sql/sql_events.h).
   Result<std::vector<uint8_t>> Secret(std::string_view name,
@@ -97,6 +101,10 @@ class PostgresEventsStore final : public EventsStore {
   }
   Result<std::vector<CampaignCountersRecord>> CountersFromEvents(int64_t now) override {
     return events_.CountersFromEvents(now);
+  }
+  Result<NodeBacklog> NodeBacklogAfter(std::string_view node_id, Id click_id, Id conversion_id,
+                                       int64_t revert_seq) override {
+    return events_.NodeBacklogAfter(node_id, click_id, conversion_id, revert_seq);
   }
   Result<int64_t> Prune(const EventRetention& retention, int64_t now) override {
     return events_.Prune(retention, now);

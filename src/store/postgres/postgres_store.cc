@@ -107,6 +107,46 @@ Status PostgresStore::SaveCampaignCounters(const std::vector<CampaignCountersRec
   return UpsertNodeCounters(rows, pg_detail::CountersWrite::kReplace);
 }
 
+Status PostgresStore::SaveCampaignCountersAt(const std::vector<CampaignCountersRecord>& rows,
+                                             const std::optional<CounterMarks>& marks) {
+  if (node_id_.empty()) return InternalError("counter marks need a node id");
+  std::lock_guard<std::mutex> lock(mu_);
+  PgConnection& c = *conn_;
+  ADS_ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(c));
+  ADS_RETURN_IF_ERROR(
+      pg_detail::UpsertNodeCounters(c, node_id_, rows, pg_detail::CountersWrite::kReplace));
+  if (marks) {
+    ADS_RETURN_IF_ERROR(
+        c.Exec("INSERT INTO node_counter_marks (node_id, click_id, conversion_id, revert_seq, "
+               "saved_at) VALUES ($1, $2, $3, $4, extract(epoch FROM now())::bigint) "
+               "ON CONFLICT (node_id) DO UPDATE SET click_id = excluded.click_id, "
+               "conversion_id = excluded.conversion_id, revert_seq = excluded.revert_seq, "
+               "saved_at = excluded.saved_at",
+               {Param(std::string_view(node_id_)), Param(marks->click_id),
+                Param(marks->conversion_id), Param(marks->revert_seq)})
+            .status());
+  } else {
+    ADS_RETURN_IF_ERROR(c.Exec("DELETE FROM node_counter_marks WHERE node_id = $1",
+                               {Param(std::string_view(node_id_))})
+                            .status());
+  }
+  return txn.Commit();
+}
+
+Result<std::optional<CounterMarks>> PostgresStore::LoadCounterMarks() {
+  if (node_id_.empty()) return InternalError("counter marks need a node id");
+  std::lock_guard<std::mutex> lock(mu_);
+  ADS_ASSIGN_OR_RETURN(PgResult r, conn_->Exec("SELECT click_id, conversion_id, revert_seq FROM "
+                                               "node_counter_marks WHERE node_id = $1",
+                                               {Param(std::string_view(node_id_))}));
+  if (r.rows() == 0) return std::optional<CounterMarks>();
+  CounterMarks m;
+  ADS_ASSIGN_OR_RETURN(m.click_id, r.Int(0, 0));
+  ADS_ASSIGN_OR_RETURN(m.conversion_id, r.Int(0, 1));
+  ADS_ASSIGN_OR_RETURN(m.revert_seq, r.Int(0, 2));
+  return std::optional<CounterMarks>(m);
+}
+
 Status PostgresStore::AddCampaignCounters(const std::vector<CampaignCountersRecord>& deltas) {
   if (node_id_.empty()) return InternalError("AddCampaignCounters needs a node id");
   return UpsertNodeCounters(deltas, pg_detail::CountersWrite::kAdd);

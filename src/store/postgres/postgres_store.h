@@ -189,6 +189,11 @@ class PostgresStore final : public InventoryStore,
   // cluster's counters are the sum over nodes).
   Status SaveCampaignCounters(const std::vector<CampaignCountersRecord>& rows) override;
   Result<std::vector<CampaignCountersRecord>> LoadCampaignCounters() override;
+  // Cluster mode (issue 37 item 3): the node's rows and its marks (node_counter_marks) in one
+  // transaction; nullopt deletes the marks. Without a node id: Internal.
+  Status SaveCampaignCountersAt(const std::vector<CampaignCountersRecord>& rows,
+                                const std::optional<CounterMarks>& marks) override;
+  Result<std::optional<CounterMarks>> LoadCounterMarks() override;
   // Cluster mode: Save/LoadCampaignCounters read and write the rows of `node_id` only. Call
   // before any other use.
   void SetNodeId(std::string node_id) { node_id_ = std::move(node_id); }

@@ -223,13 +223,25 @@ ClickRecord ReadClick(const Statement& sel) {
 
 constexpr const char* kInsertClick =
     "INSERT INTO clicks (decision_id, publisher_id, ad_unit_id, campaign_id, ad_id, arm, "
-    "served_at, clicked_at, price_micros, person, earlier_variant, status, reason, ip) "
-    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)";
+    "served_at, clicked_at, price_micros, person, earlier_variant, status, reason, ip, node_id) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)";
+
+// Binds the billing node (issue 37 item 3) at `i`: NULL without one.
+void BindNode(Statement& s, int i, std::string_view node_id) {
+  if (node_id.empty()) {
+    s.BindNull(i);
+  } else {
+    s.Bind(i, node_id);
+  }
+}
 
 // Runs an insert of `r` (kInsertClick ... RETURNING id); the new id, or nullopt when the insert
-// did nothing (ON CONFLICT DO NOTHING).
-Result<std::optional<Id>> InsertClick(Statement& ins, const ClickRecord& r) {
+// did nothing (ON CONFLICT DO NOTHING). A click billed while buffered has no node: its node
+// counted it when it buffered it.
+Result<std::optional<Id>> InsertClick(Statement& ins, const ClickRecord& r,
+                                      std::string_view node_id) {
   ins.Reset();
+  BindNode(ins, 15, r.buffered ? std::string_view() : node_id);
   ins.BindBlob(1, r.decision_id.data(), r.decision_id.size())
       .Bind(2, r.publisher_id)
       .Bind(3, r.ad_unit_id)
@@ -249,7 +261,7 @@ Result<std::optional<Id>> InsertClick(Statement& ins, const ClickRecord& r) {
   return std::optional<Id>(ins.Int(0));
 }
 
-Status InsertClickRows(Connection& c, std::span<ClickRecord> rows) {
+Status InsertClickRows(Connection& c, std::span<ClickRecord> rows, std::string_view node_id) {
   ADS_RETURN_IF_ERROR(WriterLock(c, WriterLockKey::kClicks));
   // A billed candidate is inserted as billed unless its decision already has a billed row (the
   // partial unique index `clicks_billed_once` answers that in the same probe as the insert: no
@@ -266,7 +278,7 @@ Status InsertClickRows(Connection& c, std::span<ClickRecord> rows) {
       c.Prepare("SELECT 1 FROM clicks WHERE decision_id = ?1 AND status = 'billed'"));
   for (ClickRecord& r : rows) {
     if (r.status == ClickStatus::kBilled) {
-      ADS_ASSIGN_OR_RETURN(std::optional<Id> id, InsertClick(billed_once, r));
+      ADS_ASSIGN_OR_RETURN(std::optional<Id> id, InsertClick(billed_once, r, node_id));
       if (id) {
         r.id = *id;
         continue;
@@ -280,7 +292,7 @@ Status InsertClickRows(Connection& c, std::span<ClickRecord> rows) {
     }
     if (r.status != ClickStatus::kInvalid) r.reason.clear();
     r.price = 0;
-    ADS_ASSIGN_OR_RETURN(std::optional<Id> id, InsertClick(plain, r));
+    ADS_ASSIGN_OR_RETURN(std::optional<Id> id, InsertClick(plain, r, node_id));
     if (!id) return InternalError("a click row was not inserted");
     r.id = *id;
   }
@@ -413,7 +425,7 @@ Result<std::vector<uint8_t>> SqlEvents::Secret(std::string_view name,
 }
 
 Status SqlEvents::InsertClicks(std::span<ClickRecord> rows) {
-  return runner_.Write(0, [&](Connection& c) { return InsertClickRows(c, rows); });
+  return runner_.Write(0, [&](Connection& c) { return InsertClickRows(c, rows, node_id_); });
 }
 
 Result<int64_t> SqlEvents::RollUpClicks(int64_t max_rows) {
@@ -573,8 +585,8 @@ Result<ConversionStatements> PrepareConversionStatements(Connection& c) {
       c.Prepare("INSERT INTO conversions (campaign_id, ad_id, publisher_id, ad_unit_id, arm, "
                 "decision_id, wallet, person, chain_id, tx_hash, log_index, block_number, "
                 "block_hash, block_time, touch, exposed_at, price_micros, confirmed, status, "
-                "recorded_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, "
-                "?14, ?15, ?16, ?17, ?18, ?20, ?19) RETURNING id"));
+                "recorded_at, node_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, "
+                "?13, ?14, ?15, ?16, ?17, ?18, ?20, ?19, ?21) RETURNING id"));
   return ConversionStatements{std::move(counted), std::move(converted), std::move(insert)};
 }
 
@@ -595,8 +607,10 @@ Result<bool> AlreadyConverted(ConversionStatements& s, const ConversionCandidate
   return s.converted.Step();
 }
 
-Result<Id> InsertConversion(Statement& ins, const ConversionRecord& r, int64_t now) {
+Result<Id> InsertConversion(Statement& ins, const ConversionRecord& r, int64_t now,
+                            std::string_view node_id) {
   ins.Reset();
+  BindNode(ins, 21, node_id);
   ins.Bind(1, r.campaign_id)
       .Bind(2, r.ad_id)
       .Bind(3, r.publisher_id)
@@ -631,7 +645,7 @@ Status Bill(const SqlEvents::ConversionBilling& billing, Connection& c,
 
 Result<std::vector<ConversionRecord>> InsertConversionRows(
     Connection& c, std::span<const ConversionCandidate> candidates, int64_t now,
-    const SqlEvents::ConversionBilling& billing) {
+    const SqlEvents::ConversionBilling& billing, std::string_view node_id) {
   ADS_RETURN_IF_ERROR(WriterLock(c, WriterLockKey::kConversions));
   ADS_ASSIGN_OR_RETURN(ConversionStatements s, PrepareConversionStatements(c));
   std::vector<ConversionRecord> inserted;
@@ -653,7 +667,7 @@ Result<std::vector<ConversionRecord>> InsertConversionRows(
         left -= stored.price;
       }
     }
-    ADS_ASSIGN_OR_RETURN(stored.id, InsertConversion(s.insert, stored, now));
+    ADS_ASSIGN_OR_RETURN(stored.id, InsertConversion(s.insert, stored, now, node_id));
     stored.recorded_at = now;
     rollups.push_back(ConversionRollup(stored, 1));
     if (stored.status == ConversionStatus::kBilled) billed.push_back(stored);
@@ -678,17 +692,21 @@ Result<int64_t> MaxRevertSeq(Connection& c) {
 // the ones it marked.
 Result<std::vector<ConversionRecord>> MarkReorged(Connection& c, std::vector<ConversionRecord> rows,
                                                   int64_t now,
-                                                  const SqlEvents::ConversionBilling& billing) {
-  ADS_ASSIGN_OR_RETURN(Statement up,
-                       c.Prepare("UPDATE conversions SET status = 'reorged', reverted_at = ?2, "
-                                 "reverted_seq = ?3 WHERE id = ?1 AND status = 'billed'"));
+                                                  const SqlEvents::ConversionBilling& billing,
+                                                  std::string_view node_id) {
+  ADS_ASSIGN_OR_RETURN(Statement up, c.Prepare("UPDATE conversions SET status = 'reorged', "
+                                               "reverted_at = ?2, reverted_seq = ?3, "
+                                               "reverted_by = ?4 WHERE id = ?1 AND status = "
+                                               "'billed'"));
   // Numbered in commit order: the writer lock serialises every revert.
   ADS_ASSIGN_OR_RETURN(int64_t seq, MaxRevertSeq(c));
   std::vector<ConversionRecord> reverted;
   std::vector<RollupRow> rollups;
   for (ConversionRecord& r : rows) {
     up.Reset();
-    ADS_RETURN_IF_ERROR(up.Bind(1, r.id).Bind(2, now).Bind(3, seq + 1).Run());
+    up.Bind(1, r.id).Bind(2, now).Bind(3, seq + 1);
+    BindNode(up, 4, node_id);
+    ADS_RETURN_IF_ERROR(up.Run());
     if (c.Changes() == 0) continue;  // reverted meanwhile
     r.revert_seq = ++seq;
     rollups.push_back(ConversionRollup(r, -1));
@@ -729,8 +747,9 @@ std::vector<ConversionRecord> TakeOverBudget(std::vector<ConversionRecord>& rows
 
 Result<std::vector<ConversionRecord>> SqlEvents::InsertConversions(
     std::span<const ConversionCandidate> candidates, int64_t now) {
-  return Transact<std::vector<ConversionRecord>>(
-      runner_, true, [&](Connection& c) { return InsertConversionRows(c, candidates, now, billing_); });
+  return Transact<std::vector<ConversionRecord>>(runner_, true, [&](Connection& c) {
+    return InsertConversionRows(c, candidates, now, billing_, node_id_);
+  });
 }
 
 Result<std::vector<ConversionRecord>> SqlEvents::RevertConversions(
@@ -751,7 +770,7 @@ Result<std::vector<ConversionRecord>> SqlEvents::RevertConversions(
                              ReadRows<ConversionRecord>(sel, ReadConversion));
         // Conversions recorded over budget were never billed: gone with their block.
         ADS_RETURN_IF_ERROR(DeleteOverBudget(c, TakeOverBudget(billed)));
-        return MarkReorged(c, std::move(billed), now, billing_);
+        return MarkReorged(c, std::move(billed), now, billing_, node_id_);
       });
 }
 
@@ -793,7 +812,7 @@ Result<std::vector<ConversionRecord>> SqlEvents::RevertReplacedConversions(
       runner_, true, [&](Connection& c) -> Result<std::vector<ConversionRecord>> {
         ADS_RETURN_IF_ERROR(WriterLock(c, WriterLockKey::kConversions));
         ADS_RETURN_IF_ERROR(DeleteOverBudget(c, over_budget));
-        return MarkReorged(c, std::move(candidates), now, billing_);
+        return MarkReorged(c, std::move(candidates), now, billing_, node_id_);
       });
 }
 
@@ -838,6 +857,46 @@ Result<std::vector<ConversionRecord>> SqlEvents::ReorgedConversionsAfterSeq(int6
 
 Result<int64_t> SqlEvents::LastRevertSeq() {
   return Transact<int64_t>(runner_, false, [&](Connection& c) { return MaxRevertSeq(c); });
+}
+
+Result<NodeBacklog> SqlEvents::NodeBacklogAfter(std::string_view node_id, Id click_id,
+                                                Id conversion_id, int64_t revert_seq) {
+  // One read transaction: the three lists agree with each other.
+  return Transact<NodeBacklog>(runner_, false, [&](Connection& c) -> Result<NodeBacklog> {
+    NodeBacklog b{.last_click_id = click_id,
+                  .last_conversion_id = conversion_id,
+                  .last_revert_seq = revert_seq};
+    ADS_ASSIGN_OR_RETURN(Statement clicks,
+                         c.Prepare(std::string("SELECT ") + kClickColumns +
+                                   " FROM clicks WHERE node_id = ?1 AND id > ?2 ORDER BY id"));
+    clicks.Bind(1, node_id).Bind(2, click_id);
+    ADS_ASSIGN_OR_RETURN(std::vector<ClickRecord> rows, ReadRows<ClickRecord>(clicks, ReadClick));
+    for (ClickRecord& r : rows) {
+      b.last_click_id = std::max(b.last_click_id, r.id);
+      if (r.status == ClickStatus::kBilled) b.clicks.push_back(std::move(r));
+    }
+    // Billed when recorded: 'billed', or 'reorged' since (over-budget rows never were).
+    ADS_ASSIGN_OR_RETURN(Statement conversions,
+                         c.Prepare(std::string("SELECT ") + kConversionColumns +
+                                   " FROM conversions WHERE node_id = ?1 AND id > ?2 ORDER BY id"));
+    conversions.Bind(1, node_id).Bind(2, conversion_id);
+    ADS_ASSIGN_OR_RETURN(std::vector<ConversionRecord> recorded,
+                         ReadRows<ConversionRecord>(conversions, ReadConversion));
+    for (ConversionRecord& r : recorded) {
+      b.last_conversion_id = std::max(b.last_conversion_id, r.id);
+      if (r.status != ConversionStatus::kOverBudget) b.conversions.push_back(std::move(r));
+    }
+    ADS_ASSIGN_OR_RETURN(Statement reverts,
+                         c.Prepare(std::string("SELECT ") + kConversionColumns +
+                                   " FROM conversions WHERE reverted_by = ?1 AND "
+                                   "reverted_seq > ?2 ORDER BY reverted_seq"));
+    reverts.Bind(1, node_id).Bind(2, revert_seq);
+    ADS_ASSIGN_OR_RETURN(b.reverts, ReadRows<ConversionRecord>(reverts, ReadConversion));
+    for (const ConversionRecord& r : b.reverts) {
+      b.last_revert_seq = std::max(b.last_revert_seq, r.revert_seq);
+    }
+    return b;
+  });
 }
 
 Result<Id> SqlEvents::LastConversionId() {

@@ -53,6 +53,11 @@ class SqlEvents {
   // Sets the billing step above (the cluster CLI's, PostgresEventsStore::BillConversionsTo).
   // Call before use.
   void SetConversionBilling(ConversionBilling billing) { billing_ = std::move(billing); }
+  // Cluster mode (issue 37 item 3): the node whose clicks, conversions and reverts this writes
+  // (recorded on their rows). Call before use; "" (the default) = none.
+  void SetNodeId(std::string node_id) { node_id_ = std::move(node_id); }
+  Result<NodeBacklog> NodeBacklogAfter(std::string_view node_id, Id click_id, Id conversion_id,
+                                       int64_t revert_seq);
 
   Result<std::vector<uint8_t>> Secret(std::string_view name, std::span<const uint8_t> candidate);
   Status InsertClicks(std::span<ClickRecord> rows);
@@ -83,6 +88,7 @@ class SqlEvents {
  private:
   Runner& runner_;
   ConversionBilling billing_;
+  std::string node_id_;
 };
 
 }  // namespace adserver::store::sql

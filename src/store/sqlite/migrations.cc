@@ -644,6 +644,14 @@ ALTER TABLE rollups_minute ADD COLUMN over_budget_conversions INTEGER NOT NULL D
 ALTER TABLE rollups_hour ADD COLUMN over_budget_conversions INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE rollups_day ADD COLUMN over_budget_conversions INTEGER NOT NULL DEFAULT 0;
 )sql"},
+    // Issue 37 item 3: the node that billed a click or a conversion, and the node that undid a
+    // conversion (cluster mode; the events tables' SQL is shared, so the columns exist here
+    // too and stay NULL: the embedded server's counters are reconciled with counter_marks).
+    {19, R"sql(
+ALTER TABLE clicks ADD COLUMN node_id TEXT;
+ALTER TABLE conversions ADD COLUMN node_id TEXT;
+ALTER TABLE conversions ADD COLUMN reverted_by TEXT;
+)sql"},
 };
 
 Result<int> CurrentVersion(Connection& conn) {

@@ -646,6 +646,28 @@ ALTER TABLE rollups_minute ADD COLUMN over_budget_conversions bigint NOT NULL DE
 ALTER TABLE rollups_hour ADD COLUMN over_budget_conversions bigint NOT NULL DEFAULT 0;
 ALTER TABLE rollups_day ADD COLUMN over_budget_conversions bigint NOT NULL DEFAULT 0;
 )sql"},
+    {16, R"sql(
+-- Issue 37 item 3: each node's counters reconcile with the events it billed. A click or
+-- conversion records the node that billed it (NULL: the CLI, or a click a node buffered while
+-- PostgreSQL was away, counted when it was buffered), a revert the node that undid it; each
+-- counters flush saves, in its transaction, the node's marks: every click and conversion the
+-- node billed up to click_id and conversion_id, and every revert it made up to revert_seq, is
+-- in its node_campaign_counters rows. A node starting adds what it billed past its marks.
+ALTER TABLE clicks ADD COLUMN node_id text;
+ALTER TABLE conversions ADD COLUMN node_id text;
+ALTER TABLE conversions ADD COLUMN reverted_by text;
+CREATE INDEX clicks_by_node ON clicks (node_id, id) WHERE node_id IS NOT NULL;
+CREATE INDEX conversions_by_node ON conversions (node_id, id) WHERE node_id IS NOT NULL;
+CREATE INDEX conversions_by_reverting_node ON conversions (reverted_by, reverted_seq)
+  WHERE reverted_by IS NOT NULL;
+CREATE TABLE node_counter_marks (
+  node_id       text PRIMARY KEY,
+  click_id      bigint NOT NULL,
+  conversion_id bigint NOT NULL,
+  revert_seq    bigint NOT NULL,
+  saved_at      bigint NOT NULL
+);
+)sql"},
 };
 
 // ApplyMigrations skips versions up to the database's: an entry out of order would never run.

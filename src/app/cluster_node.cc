@@ -166,6 +166,7 @@ void ClusterNode::RunSync() {
       last_leases = tick;
     }
     DeliverQueuedTakes(now);
+    ReconcileDeadNodes(now);
     if (deliver_buffered_) deliver_buffered_();
     if (activity_prune_ && now - pruned_at_ >= 3600) {
       pruned_at_ = now;
@@ -177,6 +178,26 @@ void ClusterNode::RunSync() {
       }
     }
     lock.lock();
+  }
+}
+
+void ClusterNode::ReconcileDeadNodes(int64_t now) {
+  // Every few seconds: a dead node's counters are short by at most its last flush interval.
+  constexpr int64_t kEvery = 5;
+  if (now - dead_checked_at_ < kEvery) return;
+  dead_checked_at_ = now;
+  Result<store::DeadNodesReconciled> done =
+      counters_->ReconcileDeadNodes(options_.dead_node_seconds);
+  if (!done.ok()) {
+    ADS_LOG(warn, "dead nodes' counters not reconciled; next round", "status", done.status());
+    return;
+  }
+  for (const std::string& node : done->nodes) {
+    ADS_LOG(warn,
+            "counters of a node that stopped flushing reconciled with the events it billed (it "
+            "died, or lost PostgreSQL; a node that comes back saves its own over them)",
+            "node", node, "clicks", done->clicks, "conversions", done->conversions, "reverts",
+            done->reverts);
   }
 }
 

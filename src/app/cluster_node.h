@@ -100,6 +100,10 @@ class ClusterNode {
   void ReadOtherNodes(int64_t now);
   // Delivers the CLI's queued budget takes (app/budget_takes.h) every few seconds.
   void DeliverQueuedTakes(int64_t now);
+  // Issue 37 item 3: every few seconds, the counters of nodes that stopped saving them for
+  // cluster.dead_node_seconds get the events they billed past their marks (one node of the
+  // cluster does it: PostgresStore::ReconcileDeadNodes).
+  void ReconcileDeadNodes(int64_t now);
   void Note(std::atomic<bool>& ok, const char* engine, const char* what, const Status& status);
 
   const store::ClusterOptions options_;
@@ -118,6 +122,7 @@ class ClusterNode {
   std::unordered_map<int64_t, Micros> leased_budgets_;  // sync thread only
   int64_t others_read_at_ = 0;                          // sync thread only
   int64_t takes_delivered_at_ = 0;                      // sync thread only
+  int64_t dead_checked_at_ = 0;                         // sync thread only
   bool takes_ok_ = true;                                // sync thread only
 
   std::atomic<bool> postgres_ok_{true};

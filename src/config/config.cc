@@ -353,7 +353,7 @@ void ApplyFile(const toml::table& root, Config& c, std::vector<FieldError>& erro
     CheckKnownKeys(*k, "cluster",
                    {"database_url", "redis_url", "node_id", "redis_key_prefix", "lease_slice_share",
                     "lease_refill_ms", "caps_sync_ms", "change_poll_ms", "max_buffered_clicks",
-                    "activity_log_retention_hours"},
+                    "activity_log_retention_hours", "dead_node_seconds"},
                    errors);
     ReadString(*k, "cluster", "database_url", c.cluster.database_url, errors);
     ReadString(*k, "cluster", "redis_url", c.cluster.redis_url, errors);
@@ -364,6 +364,7 @@ void ApplyFile(const toml::table& root, Config& c, std::vector<FieldError>& erro
     ReadMillis(*k, "cluster", "caps_sync_ms", c.cluster.caps_sync_interval, errors);
     ReadMillis(*k, "cluster", "change_poll_ms", c.cluster.change_poll_interval, errors);
     ReadInt(*k, "cluster", "max_buffered_clicks", c.cluster.max_buffered_clicks, errors);
+    ReadInt(*k, "cluster", "dead_node_seconds", c.cluster.dead_node_seconds, errors);
     ReadInt(*k, "cluster", "activity_log_retention_hours", c.cluster.activity_log_retention_hours,
             errors);
   }
@@ -686,6 +687,9 @@ Status Validate(const Config& c) {
     if (value.count() < 10 || value.count() > 60000) {
       errors.push_back({field, "must be between 10 and 60000"});
     }
+  }
+  if (c.cluster.dead_node_seconds < 2 || c.cluster.dead_node_seconds > 86400) {
+    errors.push_back({"cluster.dead_node_seconds", "must be 2 to 86400"});
   }
   if (c.cluster.activity_log_retention_hours < 1) {
     errors.push_back({"cluster.activity_log_retention_hours", "must be at least 1"});

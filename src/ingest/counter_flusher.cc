@@ -126,9 +126,12 @@ Status CounterFlusher::FlushNow() {
     }
   }
   if (!taken) changed = ledger_.TakeChanged();
-  if (changed.empty() && pending_.empty() && (!marks_ || marks == saved_marks_)) {
-    return OkStatus();
-  }
+  // With marks, an idle process still saves them every kMarksHeartbeat flushes: a cluster node
+  // whose marks stop moving is taken for dead (PostgresStore::ReconcileDeadNodes).
+  const bool idle = changed.empty() && pending_.empty();
+  if (idle && !marks_) return OkStatus();
+  if (idle && marks == saved_marks_ && ++idle_flushes_ < kMarksHeartbeat) return OkStatus();
+  idle_flushes_ = 0;
   // Values are absolute, so a newer row of a campaign replaces a pending older one.
   std::unordered_map<int64_t, size_t> position;
   for (size_t i = 0; i < pending_.size(); ++i) position[pending_[i].campaign_id] = i;

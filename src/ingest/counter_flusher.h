@@ -65,6 +65,8 @@ class CounterFlusher {
   std::function<void()> tick_;
   MarksSnapshot marks_;
   std::optional<store::CounterMarks> saved_marks_;      // guarded by flush_mu_
+  static constexpr int kMarksHeartbeat = 5;             // flushes without a save, at most
+  int idle_flushes_ = 0;                                // guarded by flush_mu_
   std::mutex flush_mu_;                                 // serialises flushes
   std::vector<store::CampaignCountersRecord> pending_;  // guarded by flush_mu_
   std::mutex mu_;

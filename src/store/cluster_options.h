@@ -38,6 +38,10 @@ struct ClusterOptions {
   // How long PostgreSQL keeps the wallet activity change log the nodes' replicas follow: a node
   // down longer bootstraps its replica again. Pruned hourly by every node (idempotent).
   int64_t activity_log_retention_hours = 168;
+  // A node whose counters were last saved this long ago is taken for dead (issue 37 item 3):
+  // one live node at a time adds what it billed past its marks to its counters, so a node that
+  // never comes back leaves no spend out of the cluster's counters.
+  int64_t dead_node_seconds = 30;
 
   bool enabled() const { return !database_url.empty() && !redis_url.empty(); }
 };

@@ -13,6 +13,9 @@ with the events it billed past its marks before it serves), stop both cleanly an
 campaign, the sum over nodes of node_campaign_counters (spend, clicks, conversions) with the
 billed clicks and conversions in PostgreSQL. The budgets are large enough never to stop a
 campaign, and its impressions are free (CPC and CPA only), so the two must be equal.
+Then a node that never comes back: node C runs the same load, is killed and not restarted; B
+(the live node) must reconcile C's counters within cluster.dead_node_seconds (3 here) plus a
+round, after which the counters equal the billed events again.
 Usage: cluster_kill_loop.py BUILD_DIR [--iterations N] [--seed S]
        (env ADSERVER_TEST_POSTGRES_DIR, ADSERVER_TEST_REDIS_DIR)
 """
@@ -144,6 +147,7 @@ def main():
         config = os.path.join(tmp, "adserver.toml")
         with open(config, "w") as f:
             f.write('[admin]\nrate_limit_per_second = 0\n')
+            f.write('[cluster]\ndead_node_seconds = 3\n')
             # Clicks come at once after their serve, thousands from one address: valid here, so
             # that they bill (the crawler and blocklist checks stay on).
             f.write('[traffic]\nmin_click_delay_ms = 0\ncheck_click_origin = false\n'
@@ -230,14 +234,35 @@ def main():
             totals["kills"] += 1
             stop.set()
             for t in threads: t.join()
-        # The last restart reconciles the last kill; then both stop cleanly (their last flush).
+        # The last restart reconciles the last kill; then it stops cleanly (its last flush).
         node_a, port_a = start("node-a")
+        node_a.send_signal(signal.SIGTERM)
+        if node_a.wait(30) != 0: failures.append("node-a did not stop cleanly")
+        procs.remove(node_a)
+        # A node that dies for good: B reconciles its counters.
+        node_c, port_c = start("node-c")
+        stop = threading.Event()
+        threads = [threading.Thread(target=clicks, args=(port_c, stop)),
+                   threading.Thread(target=conversions, args=(port_c, stop))]
+        for t in threads: t.start()
+        time.sleep(1.5)
+        node_c.send_signal(signal.SIGKILL)
+        node_c.wait()
+        procs.remove(node_c)
+        stop.set()
+        for t in threads: t.join()
         stop_b.set()
         for t in b_threads: t.join()
-        for p in (node_a, node_b):
-            p.send_signal(signal.SIGTERM)
-            if p.wait(30) != 0: failures.append("a node did not stop cleanly")
-            procs.remove(p)
+        killed_at = time.time()
+        try:
+            wait_for(lambda: all(c == b for c, b in counters_and_events().values()), 30,
+                     "node-c's counters reconciled by node-b")
+            print(f"node-c reconciled by node-b {time.time() - killed_at:.1f} s after its kill")
+        except AssertionError as e:
+            failures.append(str(e))
+        node_b.send_signal(signal.SIGTERM)
+        if node_b.wait(30) != 0: failures.append("node-b did not stop cleanly")
+        procs.remove(node_b)
         totals["clicks"], totals["imports"] = acked["clicks"], acked["imports"]
         result = counters_and_events()
         for name, (counted, billed) in result.items():

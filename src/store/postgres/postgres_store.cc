@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <utility>
 
 #include "store/postgres/detail/pg_connection.h"
@@ -22,6 +23,8 @@ using pg_detail::PgTransaction;
 
 // pg_advisory_xact_lock key of erasure writes ("adsrvera").
 constexpr int64_t kErasureLock = 0x6164737276'657261;
+// pg_try_advisory_xact_lock key of the dead-node reconcile ("adsrvdea").
+constexpr int64_t kDeadNodeLock = 0x6164737276'646561;
 
 PgParam Digest(uint64_t digest) { return Param(static_cast<int64_t>(digest)); }
 
@@ -113,8 +116,8 @@ Status PostgresStore::SaveCampaignCountersAt(const std::vector<CampaignCountersR
   std::lock_guard<std::mutex> lock(mu_);
   PgConnection& c = *conn_;
   ADS_ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(c));
-  ADS_RETURN_IF_ERROR(
-      pg_detail::UpsertNodeCounters(c, node_id_, rows, pg_detail::CountersWrite::kReplace));
+  // The marks row first: a dead-node reconcile (ReconcileDeadNodes) locks it before the
+  // counters too, so the two take their locks in one order.
   if (marks) {
     ADS_RETURN_IF_ERROR(
         c.Exec("INSERT INTO node_counter_marks (node_id, click_id, conversion_id, revert_seq, "
@@ -130,7 +133,104 @@ Status PostgresStore::SaveCampaignCountersAt(const std::vector<CampaignCountersR
                                {Param(std::string_view(node_id_))})
                             .status());
   }
+  ADS_RETURN_IF_ERROR(
+      pg_detail::UpsertNodeCounters(c, node_id_, rows, pg_detail::CountersWrite::kReplace));
   return txn.Commit();
+}
+
+Result<DeadNodesReconciled> PostgresStore::ReconcileDeadNodes(int64_t dead_seconds) {
+  if (node_id_.empty()) return InternalError("a dead-node reconcile needs a node id");
+  std::lock_guard<std::mutex> lock(mu_);
+  PgConnection& c = *conn_;
+  DeadNodesReconciled out;
+  ADS_ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(c));
+  // One live node at a time (the others find the lock taken and skip the round).
+  ADS_ASSIGN_OR_RETURN(PgResult leader,
+                       c.Exec("SELECT pg_try_advisory_xact_lock($1)::int", {Param(kDeadNodeLock)}));
+  ADS_ASSIGN_OR_RETURN(int64_t leads, leader.Int(0, 0));
+  if (leads == 0) return out;
+  ADS_ASSIGN_OR_RETURN(
+      PgResult stale,
+      c.Exec("SELECT node_id, click_id, conversion_id, revert_seq FROM node_counter_marks "
+             "WHERE node_id <> $1 AND saved_at < extract(epoch FROM now())::bigint - $2 "
+             "ORDER BY node_id FOR UPDATE SKIP LOCKED",
+             {Param(std::string_view(node_id_)), Param(dead_seconds)}));
+  for (int i = 0; i < stale.rows(); ++i) {
+    const std::string node(stale.Text(i, 0));
+    ADS_ASSIGN_OR_RETURN(Id click_id, stale.Int(i, 1));
+    ADS_ASSIGN_OR_RETURN(Id conversion_id, stale.Int(i, 2));
+    ADS_ASSIGN_OR_RETURN(int64_t revert_seq, stale.Int(i, 3));
+    const Id clicks_from = click_id, conversions_from = conversion_id;
+    const int64_t reverts_from = revert_seq;
+    std::map<Id, CampaignCountersRecord> deltas;
+    ADS_ASSIGN_OR_RETURN(
+        PgResult clicks,
+        c.Exec("SELECT id, campaign_id, price_micros, clicked_at, (status = 'billed')::int "
+               "FROM clicks WHERE node_id = $1 AND id > $2 ORDER BY id",
+               {Param(std::string_view(node)), Param(clicks_from)}));
+    for (int r = 0; r < clicks.rows(); ++r) {
+      ADS_ASSIGN_OR_RETURN(Id id, clicks.Int(r, 0));
+      ADS_ASSIGN_OR_RETURN(Id campaign, clicks.Int(r, 1));
+      ADS_ASSIGN_OR_RETURN(Micros price, clicks.Int(r, 2));
+      ADS_ASSIGN_OR_RETURN(int64_t at, clicks.Int(r, 3));
+      ADS_ASSIGN_OR_RETURN(int64_t billed, clicks.Int(r, 4));
+      click_id = std::max(click_id, id);
+      if (billed == 0) continue;
+      pg_detail::AddClickDelta(deltas, campaign, price, at);
+      ++out.clicks;
+    }
+    // Billed when recorded: still billed, or reorged since (over-budget rows never were).
+    ADS_ASSIGN_OR_RETURN(
+        PgResult conversions,
+        c.Exec("SELECT id, campaign_id, price_micros, recorded_at, "
+               "(status <> 'over_budget')::int FROM conversions WHERE node_id = $1 AND id > $2 "
+               "ORDER BY id",
+               {Param(std::string_view(node)), Param(conversions_from)}));
+    for (int r = 0; r < conversions.rows(); ++r) {
+      ConversionRecord conv;
+      ADS_ASSIGN_OR_RETURN(conv.id, conversions.Int(r, 0));
+      ADS_ASSIGN_OR_RETURN(conv.campaign_id, conversions.Int(r, 1));
+      ADS_ASSIGN_OR_RETURN(conv.price, conversions.Int(r, 2));
+      ADS_ASSIGN_OR_RETURN(conv.recorded_at, conversions.Int(r, 3));
+      ADS_ASSIGN_OR_RETURN(int64_t billed, conversions.Int(r, 4));
+      conversion_id = std::max(conversion_id, conv.id);
+      if (billed == 0) continue;
+      pg_detail::AddConversionDelta(deltas, conv, 1);
+      ++out.conversions;
+    }
+    ADS_ASSIGN_OR_RETURN(
+        PgResult reverts,
+        c.Exec("SELECT reverted_seq, campaign_id, price_micros, recorded_at FROM conversions "
+               "WHERE reverted_by = $1 AND reverted_seq > $2 ORDER BY reverted_seq",
+               {Param(std::string_view(node)), Param(reverts_from)}));
+    for (int r = 0; r < reverts.rows(); ++r) {
+      ConversionRecord conv;
+      ADS_ASSIGN_OR_RETURN(int64_t seq, reverts.Int(r, 0));
+      ADS_ASSIGN_OR_RETURN(conv.campaign_id, reverts.Int(r, 1));
+      ADS_ASSIGN_OR_RETURN(conv.price, reverts.Int(r, 2));
+      ADS_ASSIGN_OR_RETURN(conv.recorded_at, reverts.Int(r, 3));
+      revert_seq = std::max(revert_seq, seq);
+      pg_detail::AddConversionDelta(deltas, conv, -1);
+      ++out.reverts;
+    }
+    if (click_id == clicks_from && conversion_id == conversions_from &&
+        revert_seq == reverts_from) {
+      continue;
+    }
+    std::vector<CampaignCountersRecord> rows;
+    for (const auto& [campaign, d] : deltas) rows.push_back(d);
+    ADS_RETURN_IF_ERROR(
+        pg_detail::UpsertNodeCounters(c, node, rows, pg_detail::CountersWrite::kAdd));
+    // saved_at stays: the node is still the dead one it was.
+    ADS_RETURN_IF_ERROR(c.Exec("UPDATE node_counter_marks SET click_id = $2, conversion_id = $3, "
+                               "revert_seq = $4 WHERE node_id = $1",
+                               {Param(std::string_view(node)), Param(click_id),
+                                Param(conversion_id), Param(revert_seq)})
+                            .status());
+    out.nodes.push_back(node);
+  }
+  ADS_RETURN_IF_ERROR(txn.Commit());
+  return out;
 }
 
 Result<std::optional<CounterMarks>> PostgresStore::LoadCounterMarks() {

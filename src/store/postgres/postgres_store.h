@@ -32,6 +32,14 @@ class PgConnection;
 enum class CountersWrite : uint8_t;
 }
 
+// What one ReconcileDeadNodes round added: the nodes it reconciled and their events.
+struct DeadNodesReconciled {
+  std::vector<std::string> nodes;
+  int64_t clicks = 0;
+  int64_t conversions = 0;
+  int64_t reverts = 0;
+};
+
 class PostgresStore final : public InventoryStore,
                             public AccountStore,
                             public CampaignCounterStore,
@@ -194,6 +202,12 @@ class PostgresStore final : public InventoryStore,
   Status SaveCampaignCountersAt(const std::vector<CampaignCountersRecord>& rows,
                                 const std::optional<CounterMarks>& marks) override;
   Result<std::optional<CounterMarks>> LoadCounterMarks() override;
+  // Issue 37 item 3: for every other node whose counters were last saved more than
+  // `dead_seconds` ago (by PostgreSQL's clock), adds what it billed and undid past its marks
+  // to its rows and moves its marks past them, in one transaction; one node of the cluster at
+  // a time (an advisory lock), the others skip. A node that was not dead after all overwrites
+  // its rows and marks with its own at its next flush, which hold the same events.
+  Result<DeadNodesReconciled> ReconcileDeadNodes(int64_t dead_seconds);
   // Cluster mode: Save/LoadCampaignCounters read and write the rows of `node_id` only. Call
   // before any other use.
   void SetNodeId(std::string node_id) { node_id_ = std::move(node_id); }

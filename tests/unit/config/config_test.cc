@@ -350,8 +350,11 @@ TEST(ConfigTest, ClusterModeNeedsBothUrlsAndNamesTheMissingOne) {
 
 TEST(ConfigTest, ClusterSectionIsReadAndChecked) {
   testing::TempDir dir;
-  std::string path = WriteFile(dir, "[cluster]\ndatabase_url = \"mysql://x\"\nredis_url = \"redis://r\"\n"
-                                    "node_id = \"n1\"\nlease_slice_share = 0.02\ncaps_sync_ms = 5\n");
+  std::string path =
+      WriteFile(dir,
+                "[cluster]\ndatabase_url = \"mysql://x\"\nredis_url = \"redis://r\"\n"
+                "node_id = \"n1\"\nlease_slice_share = 0.02\ncaps_sync_ms = 5\n"
+                "dead_node_seconds = 1\n");
   Result<Config> c = LoadConfig(path, {});
   ASSERT_TRUE(c.ok()) << c.status().message();
   EXPECT_EQ(c->cluster.node_id, "n1");
@@ -359,7 +362,11 @@ TEST(ConfigTest, ClusterSectionIsReadAndChecked) {
   Status s = Validate(*c);
   EXPECT_NE(FieldsOf(s).find("cluster.database_url"), std::string::npos) << FieldsOf(s);
   EXPECT_NE(FieldsOf(s).find("cluster.caps_sync_ms"), std::string::npos) << FieldsOf(s);
+  EXPECT_NE(FieldsOf(s).find("cluster.dead_node_seconds"), std::string::npos) << FieldsOf(s);
   EXPECT_EQ(FieldsOf(s).find("cluster.node_id"), std::string::npos) << FieldsOf(s);
+  Result<Config> defaults = LoadConfig(std::nullopt, {});
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_EQ(defaults->cluster.dead_node_seconds, 30);
   // The CLI's shared counters row is no node's name.
   Result<Config> cli = LoadConfig(std::nullopt, {{"ADSERVER_NODE_ID", "(cli)"}});
   ASSERT_TRUE(cli.ok()) << cli.status().message();

@@ -48,21 +48,35 @@ Status UpsertNodeCounters(PgConnection& c, std::string_view node_id,
   return OkStatus();
 }
 
-void AddConversionDelta(std::map<Id, CampaignCountersRecord>& deltas, const ConversionRecord& c,
-                        int sign) {
-  CampaignCountersRecord& d = deltas[c.campaign_id];
-  const int64_t day = DayOf(c.recorded_at), hour = c.recorded_at / 3600;
+namespace {
+// Adds `price` (signed) to `d`'s total and to its day and hour spend as of `at`.
+void AddSpend(CampaignCountersRecord& d, Id campaign_id, Micros price, int64_t at) {
+  const int64_t day = DayOf(at), hour = at / 3600;
   if (d.campaign_id == 0) {
-    d.campaign_id = c.campaign_id;
+    d.campaign_id = campaign_id;
     d.day = day;
     d.hour = hour;
   }
-  d.conversions += sign;
-  d.total_spend += sign * c.price;
+  d.total_spend += price;
   if (day > d.day) d.day = day, d.day_spend = 0;
   if (hour > d.hour) d.hour = hour, d.hour_spend = 0;
-  if (day == d.day) d.day_spend += sign * c.price;
-  if (hour == d.hour) d.hour_spend += sign * c.price;
+  if (day == d.day) d.day_spend += price;
+  if (hour == d.hour) d.hour_spend += price;
+}
+}  // namespace
+
+void AddConversionDelta(std::map<Id, CampaignCountersRecord>& deltas, const ConversionRecord& c,
+                        int sign) {
+  CampaignCountersRecord& d = deltas[c.campaign_id];
+  AddSpend(d, c.campaign_id, sign * c.price, c.recorded_at);
+  d.conversions += sign;
+}
+
+void AddClickDelta(std::map<Id, CampaignCountersRecord>& deltas, Id campaign_id, Micros price,
+                   int64_t clicked_at) {
+  CampaignCountersRecord& d = deltas[campaign_id];
+  AddSpend(d, campaign_id, price, clicked_at);
+  d.clicks += 1;
 }
 
 }  // namespace adserver::store::pg_detail

@@ -38,5 +38,8 @@ Status UpsertNodeCounters(PgConnection& c, std::string_view node_id,
 // period than the one it holds keeps the total only).
 void AddConversionDelta(std::map<Id, CampaignCountersRecord>& deltas, const ConversionRecord& c,
                         int sign);
+// The same for one billed click: one click and its price in the day and hour it was clicked.
+void AddClickDelta(std::map<Id, CampaignCountersRecord>& deltas, Id campaign_id, Micros price,
+                   int64_t clicked_at);
 
 }  // namespace adserver::store::pg_detail

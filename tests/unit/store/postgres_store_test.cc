@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "app/budget_takes.h"
+#include "common/clock.h"
 #include "store/postgres/detail/pg_connection.h"
 #include "store/postgres/detail/pg_migrations.h"
 #include "store/postgres/postgres_events_store.h"
@@ -287,6 +288,121 @@ TEST_F(PostgresStoreTest, TheCliBillsConversionsInTheTransactionThatRecordsThem)
   EXPECT_EQ(*drained, 1u);
   EXPECT_EQ(applied, (std::vector<std::pair<Id, Micros>>{{12, 3'000'000}}));
   EXPECT_TRUE(queued().empty());
+}
+
+ClickRecord NodeClick(uint8_t decision, int64_t clicked_at) {
+  ClickRecord r;
+  r.decision_id[0] = decision;
+  r.publisher_id = 1;
+  r.campaign_id = 10;
+  r.ad_id = 20;
+  r.served_at = clicked_at - 5;
+  r.clicked_at = clicked_at;
+  r.price = 1'000'000;
+  return r;
+}
+
+// Issue 37 item 3: a node's clicks, conversions and reverts name it; its backlog is what it
+// billed past its marks; a dead node's backlog is added to its counters once, by one live node.
+TEST_F(PostgresStoreTest, ANodesBacklogIsWhatItBilledPastItsMarksAndADeadNodeIsReconciledOnce) {
+  constexpr int64_t kNow = 1'700'000'100;
+  auto events = PostgresEventsStore::Open(db_.url());
+  ASSERT_TRUE(events.ok()) << events.status().message();
+  (*events)->SetNodeId("node-a");
+  auto node_a = PostgresStore::Open(db_.url());
+  auto node_b = PostgresStore::Open(db_.url());
+  ASSERT_TRUE(node_a.ok() && node_b.ok());
+  (*node_a)->SetNodeId("node-a");
+  (*node_b)->SetNodeId("node-b");
+
+  // Three billed clicks, a duplicate, and one billed while buffered (no node: counted when it
+  // was buffered).
+  std::vector<ClickRecord> clicks{NodeClick(1, kNow), NodeClick(2, kNow), NodeClick(1, kNow),
+                                  NodeClick(3, kNow + 1), NodeClick(4, kNow + 1)};
+  clicks[4].buffered = true;
+  ASSERT_TRUE((*events)->InsertClicks(clicks).ok());
+  ASSERT_EQ(clicks[2].status, ClickStatus::kDuplicate);
+  auto recorded =
+      (*events)->InsertConversions(std::vector{CliConversion(1, 10), CliConversion(2, 10)}, kNow);
+  ASSERT_TRUE(recorded.ok()) << recorded.status().message();
+  ASSERT_EQ(recorded->size(), 2u);
+  std::array<uint8_t, 32> hash{};
+  hash[0] = 2;
+  auto reverted = (*events)->RevertConversions(1, 102, hash, kNow + 5);
+  ASSERT_TRUE(reverted.ok()) << reverted.status().message();
+  ASSERT_EQ(reverted->size(), 1u);
+
+  auto all = (*events)->NodeBacklogAfter("node-a", 0, 0, 0);
+  ASSERT_TRUE(all.ok()) << all.status().message();
+  EXPECT_EQ(all->clicks.size(), 3u);       // the duplicate and the buffered one are not billed here
+  EXPECT_EQ(all->conversions.size(), 2u);  // one reorged since: billed when recorded
+  ASSERT_EQ(all->reverts.size(), 1u);
+  EXPECT_EQ(all->last_click_id, clicks[3].id);  // the duplicate's row is the node's too
+  EXPECT_EQ(all->last_conversion_id, recorded->back().id);
+  EXPECT_EQ(all->last_revert_seq, (*reverted)[0].revert_seq);
+  auto other = (*events)->NodeBacklogAfter("node-b", 0, 0, 0);
+  ASSERT_TRUE(other.ok());
+  EXPECT_TRUE(other->clicks.empty() && other->conversions.empty() && other->reverts.empty());
+
+  // Node A saved counters holding its first two clicks and first conversion.
+  EXPECT_FALSE(*(*node_a)->LoadCounterMarks());
+  const CounterMarks marks{
+      .conversion_id = (*recorded)[0].id, .revert_seq = 0, .click_id = clicks[1].id};
+  CampaignCountersRecord row{.campaign_id = 10,
+                             .total_spend = 5'000'000,
+                             .clicks = 2,
+                             .conversions = 1,
+                             .day = DayOf(kNow),
+                             .day_spend = 5'000'000,
+                             .hour = kNow / 3600,
+                             .hour_spend = 5'000'000};
+  ASSERT_TRUE((*node_a)->SaveCampaignCountersAt({row}, marks).ok());
+  auto loaded = (*node_a)->LoadCounterMarks();
+  ASSERT_TRUE(loaded.ok() && loaded->has_value());
+  EXPECT_EQ(**loaded, marks);
+  auto past = (*events)->NodeBacklogAfter("node-a", marks.click_id, marks.conversion_id, 0);
+  ASSERT_TRUE(past.ok());
+  ASSERT_EQ(past->clicks.size(), 1u);
+  EXPECT_EQ(past->clicks[0].id, clicks[3].id);
+  ASSERT_EQ(past->conversions.size(), 1u);
+  EXPECT_EQ(past->reverts.size(), 1u);
+
+  // Not dead yet: nothing happens.
+  auto round = (*node_b)->ReconcileDeadNodes(30);
+  ASSERT_TRUE(round.ok()) << round.status().message();
+  EXPECT_TRUE(round->nodes.empty());
+  // Dead: node B adds A's click, conversion and revert to A's rows, once.
+  auto conn = PgConnection::Open(db_.url());
+  ASSERT_TRUE(conn.ok());
+  ASSERT_TRUE((*conn)->ExecScript("UPDATE node_counter_marks SET saved_at = saved_at - 100").ok());
+  round = (*node_b)->ReconcileDeadNodes(30);
+  ASSERT_TRUE(round.ok()) << round.status().message();
+  EXPECT_EQ(round->nodes, std::vector<std::string>{"node-a"});
+  EXPECT_EQ(round->clicks, 1);
+  EXPECT_EQ(round->conversions, 1);
+  EXPECT_EQ(round->reverts, 1);
+  auto a_rows = (*node_a)->LoadCampaignCounters();
+  ASSERT_TRUE(a_rows.ok());
+  ASSERT_EQ(a_rows->size(), 1u);
+  // 2 + 1 clicks; 1 + 1 - 1 conversions; 5 M + 1 M (click) + 3 M - 3 M (the revert).
+  EXPECT_EQ((*a_rows)[0].clicks, 3);
+  EXPECT_EQ((*a_rows)[0].conversions, 1);
+  EXPECT_EQ((*a_rows)[0].total_spend, 6'000'000);
+  auto moved = (*node_a)->LoadCounterMarks();
+  ASSERT_TRUE(moved.ok() && moved->has_value());
+  EXPECT_EQ((*moved)->click_id, clicks[3].id);
+  EXPECT_EQ((*moved)->conversion_id, recorded->back().id);
+  EXPECT_EQ((*moved)->revert_seq, (*reverted)[0].revert_seq);
+  round = (*node_b)->ReconcileDeadNodes(30);
+  ASSERT_TRUE(round.ok());
+  EXPECT_TRUE(round->nodes.empty());
+  auto again = (*node_a)->LoadCampaignCounters();
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ((*again)[0].clicks, 3);
+  // A node is never its own dead node.
+  round = (*node_a)->ReconcileDeadNodes(30);
+  ASSERT_TRUE(round.ok());
+  EXPECT_TRUE(round->nodes.empty());
 }
 
 // app::DeliverBudgetTakes over a real PostgreSQL queue and a real Redis: takes and gives summed

@@ -11,9 +11,10 @@
 #include <vector>
 
 #include "admin/authenticator.h"
-#include "admin/detail/guard.h"
 #include "admin/detail/event_text.h"
+#include "admin/detail/guard.h"
 #include "admin/detail/json_fields.h"
+#include "admin/detail/project_search.h"
 #include "admin/detail/records_json.h"
 #include "common/address.h"
 #include "common/check.h"
@@ -758,6 +759,51 @@ http::Response RequestOwnership(Ctx& ctx, const http::Request& request) {
   return JsonResponse(201, OwnershipRequestToJson(*stored, detail::ProjectNames({*project})));
 }
 
+// GET /admin/v1/projects: the whole registry, or with any of q, ownerCommunityId, chainId,
+// limit and offset a page of matches (issue 38 item 5: detail::SearchProjects), with the total
+// and the next page's offset.
+http::Response ListProjects(Ctx& ctx, const http::Request& request) {
+  const std::optional<std::string_view> q = QueryParam(request.query, "q");
+  const std::optional<std::string_view> owner = QueryParam(request.query, "ownerCommunityId");
+  const std::optional<std::string_view> chain = QueryParam(request.query, "chainId");
+  const std::optional<std::string_view> limit = QueryParam(request.query, "limit");
+  const std::optional<std::string_view> offset = QueryParam(request.query, "offset");
+  if (!q && !owner && !chain && !limit && !offset) return Crud<ProjectApi>::List(ctx, request);
+  detail::ProjectSearch search;
+  FieldErrors errors;
+  if (q) {
+    search.text = detail::PercentDecode(*q);
+    if (search.text.size() > 200) errors.Add("q", "must be at most 200 characters");
+  }
+  if (owner && !(search.owner = ParseId(*owner))) {
+    errors.Add("ownerCommunityId", "must be a positive integer");
+  }
+  if (chain && !(search.chain_id = detail::ParsePositiveInt(*chain))) {
+    errors.Add("chainId", "must be a positive integer");
+  }
+  if (limit) {
+    std::optional<int64_t> n = detail::ParsePositiveInt(*limit);
+    if (!n || *n > 100) errors.Add("limit", "must be 1 to 100");
+    if (n) search.limit = std::min<int64_t>(*n, 100);
+  }
+  if (offset) {
+    std::optional<int64_t> n =
+        *offset == "0" ? std::optional<int64_t>(0) : detail::ParsePositiveInt(*offset);
+    if (!n || *n > 1'000'000'000) errors.Add("offset", "must be 0 to 1000000000");
+    if (n) search.offset = *n;
+  }
+  if (!errors.empty()) return Fail(errors.ToStatus());
+  Result<std::vector<store::ProjectRecord>> projects = ctx.store.ListProjects();
+  if (!projects.ok()) return Fail(projects.status());
+  const detail::ProjectPage page = detail::SearchProjects(*projects, search);
+  Json items = Json::array();
+  for (const store::ProjectRecord* p : page.items) items.push_back(detail::ProjectToJson(*p));
+  return JsonResponse(
+      200, Json{{"projects", std::move(items)},
+                {"total", page.total},
+                {"nextOffset", page.next_offset ? Json(*page.next_offset) : Json(nullptr)}});
+}
+
 // Operators: every request (?communityId=N narrows); advertisers: their community's.
 http::Response ListOwnershipRequests(Ctx& ctx, const http::Request& request) {
   std::optional<store::Id> community = ctx.principal.community_id;
@@ -1065,7 +1111,7 @@ constexpr RouteSpec kRoutes[] = {
      Audience::kAdvertiser},
     {Method::kPost, "/admin/v1/projects", &C<ProjectApi>::Create, Audience::kOperator},
     {Method::kPost, "/admin/v1/projects/import", &ImportProjects, Audience::kOperator, true},
-    {Method::kGet, "/admin/v1/projects", &C<ProjectApi>::List, Audience::kAnyUser},
+    {Method::kGet, "/admin/v1/projects", &ListProjects, Audience::kAnyUser},
     {Method::kGet, "/admin/v1/projects/{id}", &C<ProjectApi>::Get, Audience::kAnyUser},
     {Method::kPatch, "/admin/v1/projects/{id}", &C<ProjectApi>::Patch, Audience::kOperator},
     {Method::kDelete, "/admin/v1/projects/{id}", &C<ProjectApi>::Delete, Audience::kOperator},

@@ -207,11 +207,17 @@ async function advertiserCreatesCampaign(adv, base) {
   await form.getByLabel('Name', { exact: true }).fill('Aave for swappers');
   await form.getByLabel('Status').selectOption('active');
   await form.getByLabel('Bid').fill('0');  // "must be > 0": the API names it after endsAt
+  // Issue 38 item 5: the pickers search the server (GET /admin/v1/projects?q=...), never
+  // download the registry.
+  const projectRequests = [];
+  adv.on('request', (r) => { if (r.url().includes('/admin/v1/projects')) projectRequests.push(r.url()); });
   const search = form.getByLabel('Target users of projects', { exact: true });
   await search.fill('0x3fc91a');  // by contract address
-  check(await form.getByRole('button', { name: 'Add Uniswap (uniswap)' }).isVisible(),
-        'the project registry is searchable by contract address');
+  const addUniswap = form.getByRole('button', { name: 'Add Uniswap (uniswap)' });
+  await addUniswap.waitFor({ timeout: 5000 }).catch(() => {});
+  check(await addUniswap.isVisible(), 'the project registry is searchable by contract address');
   await search.fill('Unis');  // by name; added with the keyboard
+  await addUniswap.waitFor({ timeout: 5000 }).catch(() => {});
   await search.press('Tab');
   check(await adv.evaluate(() => document.activeElement.textContent) === 'Add Uniswap (uniswap)',
         'Tab from the project search reaches the first match');
@@ -220,11 +226,15 @@ async function advertiserCreatesCampaign(adv, base) {
   // Conversion settings: Aave transactions count.
   await form.getByLabel('Conversion projects', { exact: true }).fill('Unis');
   const convField = form.locator('.field', { has: adv.locator('[data-field="conversion.projects"]') });
+  await convField.getByText('No project matches.').waitFor({ timeout: 5000 }).catch(() => {});
   check(await convField.getByRole('button', { name: 'Add Uniswap (uniswap)' }).count() === 0 &&
         await convField.getByText('No project matches.').isVisible(),
         "the conversion picker offers only the community's verified projects (not Uniswap)");
   await form.getByLabel('Conversion projects', { exact: true }).fill('aave');
   await form.getByRole('button', { name: 'Add Aave (aave)' }).click();
+  check(projectRequests.length > 0 && projectRequests.every((u) => /[?&]q=/.test(u)),
+        'the project pickers search the server and never download the whole registry',
+        JSON.stringify(projectRequests));
   // Issue 38 bug 4: the flight ends before it starts too. The API names endsAt before
   // pricing.bid; focus goes to the form's first invalid field (Bid), not to the later one.
   await form.getByLabel('Starts (UTC)').fill('2027-03-01');

@@ -273,6 +273,8 @@ def communities_projects_campaigns_ads(c):
                                                       "contracts": [{"chainId": 1, "address": address}]},
                   headers=h, expect=201)
     c.call("POST", "/admin/v1/projects", body={"slug": "Not A Slug", "name": "x"}, headers=h, expect=400)
+    c.call("GET", "/admin/v1/projects", headers=h, query="q=open+api&limit=5", expect=200)
+    c.call("GET", "/admin/v1/projects", headers=h, query="limit=0", expect=400)
     c.call("POST", "/admin/v1/projects", body={"slug": "openapi-dex", "name": "again"}, headers=h, expect=409)
     c.call("POST", "/admin/v1/projects/import", body={"name": "OpenAPI list", "tokens": [
         {"chainId": 1, "address": "0x0000000000000000000000000000000000b0b0b0", "name": "Bob Token",

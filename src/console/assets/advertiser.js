@@ -47,35 +47,51 @@
     return parts.join(', ');
   }
 
-  // A searchable list of the project registry (name, slug or contract address) with the chosen
-  // projects as removable chips. get() answers the chosen slugs.
-  function projectPicker(name, label, projects, chosenSlugs, hint) {
+  // A search of the project registry on the server (name, slug or contract address: GET
+  // /admin/v1/projects?q=, a page of the best matches; issue 38 item 5, so no page downloads the
+  // whole registry) with the chosen projects as removable chips. `filter` narrows the search
+  // (e.g. {ownerCommunityId}). get() answers the chosen slugs.
+  function projectPicker(name, label, chosenSlugs, hint, filter) {
     const chosen = new Set(chosenSlugs || []);
-    const bySlug = new Map(projects.map((p) => [p.slug, p]));
+    const names = new Map();  // slug -> name, of the projects the searches showed
     const search = input({ type: 'search', autocomplete: 'off', placeholder: 'Search by name, slug or 0x address' });
     const chips = el('ul', { class: 'chips', 'aria-label': label + ': chosen' });
-    const results = el('ul', { class: 'results', 'aria-label': label + ': matches' });
+    const results = el('ul', { class: 'results', 'aria-label': label + ': matches', 'aria-live': 'polite' });
     const drawChips = () => {
       chips.replaceChildren(...[...chosen].map((slug) => el('li', {},
-        (bySlug.get(slug) || { name: slug }).name + ' (' + slug + ') ',
+        (names.get(slug) || slug) + ' (' + slug + ') ',
         el('button', { type: 'button', class: 'chip-remove', text: '×', 'aria-label': 'Remove ' + slug,
                        onclick: () => { chosen.delete(slug); drawChips(); search.focus(); } }))));
     };
-    const drawResults = () => {
-      const q = search.value.trim().toLowerCase();
+    let asked = 0;  // the latest search: an older answer arriving later is dropped
+    let timer = null;
+    const drawResults = async () => {
+      const q = search.value.trim();
+      const mine = ++asked;
+      if (!q) { results.replaceChildren(); return; }
+      let page;
+      try {
+        page = await load('/admin/v1/projects?' + C.query({ q, limit: 8, ...(filter || {}) }));
+      } catch (e) {
+        if (mine === asked) results.replaceChildren(el('li', { class: 'error', text: e.message }));
+        return;
+      }
+      if (mine !== asked) return;
       results.replaceChildren();
-      if (!q) return;
-      const hits = projects.filter((p) => !chosen.has(p.slug) && (p.name.toLowerCase().includes(q) ||
-          p.slug.includes(q) || (p.contracts || []).some((c) => c.address.includes(q)))).slice(0, 8);
+      const hits = page.projects.filter((p) => !chosen.has(p.slug));
       if (!hits.length) results.append(el('li', { class: 'muted', text: 'No project matches.' }));
       for (const p of hits) {
+        names.set(p.slug, p.name);
         results.append(el('li', {}, el('button', {
           type: 'button', class: 'secondary', text: 'Add ' + p.name + ' (' + p.slug + ')',
           onclick: () => { chosen.add(p.slug); search.value = ''; drawResults(); drawChips(); search.focus(); },
         })));
       }
+      if (page.total > page.projects.length) {
+        results.append(el('li', { class: 'muted', text: (page.total - page.projects.length) + ' more: type more of the name.' }));
+      }
     };
-    search.addEventListener('input', drawResults);
+    search.addEventListener('input', () => { clearTimeout(timer); timer = setTimeout(drawResults, 150); });
     drawChips();
     const node = field(name, label, search, hint);
     node.append(chips, results);
@@ -89,7 +105,7 @@
 
   // The campaign form: create (campaign null) or edit. Money goes as decimal strings, so the
   // API validates it (and its errors land at the field).
-  function campaignForm(campaign, projects, allCommunities, onSaved) {
+  function campaignForm(campaign, allCommunities, onSaved) {
     const c = campaign || { status: 'draft', pricing: { model: 'CPM' }, budget: {}, targeting: {}, pacing: 'even' };
     const t = c.targeting || {};
     const conv = c.conversion || {};
@@ -115,19 +131,18 @@
     };
     const community = C.isOperator() && !campaign
       ? field('communityId', 'Community', select(allCommunities.map((x) => [x.id, x.name]), c.communityId)) : null;
-    const targets = projectPicker('targeting.projects', 'Target users of projects', projects, t.projects,
+    const targets = projectPicker('targeting.projects', 'Target users of projects', t.projects,
                                   'People whose wallets used one of these projects see the campaign.');
-    const excludes = projectPicker('targeting.excludeProjects', 'Exclude users of projects', projects, t.excludeProjects);
+    const excludes = projectPicker('targeting.excludeProjects', 'Exclude users of projects', t.excludeProjects);
     // Issue 39: conversions count only on projects verified as the campaign's community's own, so
     // only those are offered (and any already chosen, to be removed); an operator creating a
     // campaign picks the community below, so it sees every project.
     const owner = campaign ? campaign.communityId : (C.isOperator() ? null : C.state.user.communityId);
-    const ownProjects = owner == null ? projects
-      : projects.filter((p) => p.ownerCommunityId === owner || (conv.projects || []).includes(p.slug));
-    const convProjects = projectPicker('conversion.projects', 'Conversion projects', ownProjects, conv.projects,
+    const convProjects = projectPicker('conversion.projects', 'Conversion projects', conv.projects,
                                        'Onchain transactions with these projects count as conversions (required for CPA). ' +
                                        "Only projects an operator verified as the community's own can be chosen; ask for yours " +
-                                       'with POST /admin/v1/projects/{slug}/ownership-requests.');
+                                       'with POST /admin/v1/projects/{slug}/ownership-requests.',
+                                       owner == null ? null : { ownerCommunityId: owner });
     const form = el('form', { class: 'card form', 'aria-labelledby': 'campaign-form-title', novalidate: true },
       el('h3', { id: 'campaign-form-title', text: campaign ? 'Edit campaign' : 'New campaign' }),
       community,
@@ -206,9 +221,9 @@
   });
 
   C.route('/campaigns/new', ['operator', 'advertiser'], async (root) => {
-    const [{ projects }, all] = await Promise.all([load('/admin/v1/projects'), communities()]);
+    const all = await communities();
     root.append(C.heading('New campaign'),
-                campaignForm(null, projects, all, (saved) => { location.hash = '#/campaigns/' + saved.id; }));
+                campaignForm(null, all, (saved) => { location.hash = '#/campaigns/' + saved.id; }));
   });
 
   // Budget and pacing: total spend (stats, since creation) and today's spend (daily report).
@@ -286,10 +301,9 @@
   // Open to every role: the API decides (another tenant's campaign → 404 → "Not found").
   C.route('/campaigns/:id', ['operator', 'advertiser', 'publisher'], async (root, { id }) => {
     const campaign = await load('/admin/v1/campaigns/' + id);
-    const [stats, { ads }, { conversions }, { projects }, all] = await Promise.all([
+    const [stats, { ads }, { conversions }, all] = await Promise.all([
       load('/admin/v1/campaigns/' + id + '/stats'), load('/admin/v1/ads?campaignId=' + id),
-      load('/admin/v1/conversions?' + C.query({ campaignId: id, limit: 50 })),
-      load('/admin/v1/projects'), communities()]);
+      load('/admin/v1/conversions?' + C.query({ campaignId: id, limit: 50 })), communities()]);
     const community = all.find((x) => x.id === campaign.communityId);
     const status = el('p', { class: 'error', role: 'alert' });
     const paused = campaign.status === 'paused';
@@ -313,7 +327,7 @@
     root.append(budgetStatus(campaign, stats, today), adsCard(id, ads),
                 el('section', { class: 'card', 'aria-labelledby': 'conv-title' },
                    el('h3', { id: 'conv-title', text: 'Conversions' }), conversionsTable(conversions)),
-                campaignForm(campaign, projects, all, () => C.rerender()));
+                campaignForm(campaign, all, () => C.rerender()));
   });
 
   // The ad form with its live preview; `ad` null creates one in `campaign`.

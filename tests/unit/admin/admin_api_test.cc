@@ -6,6 +6,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "admin/authenticator.h"
@@ -356,6 +357,54 @@ TEST_F(AdminApiTest, ProjectCrudBySlugAndDuplicateConflict) {
   EXPECT_EQ(Get("/admin/v1/projects").body["projects"].size(), 1u);
   EXPECT_EQ(Delete("/admin/v1/projects/aave").status, 204);
   EXPECT_EQ(Get("/admin/v1/projects/aave").status, 404);
+}
+
+// Issue 38 item 5: a page of matches instead of the whole registry, best first.
+TEST_F(AdminApiTest, ProjectSearchAnswersAPageOfMatchesBestFirst) {
+  int64_t community = CreateCommunity();
+  for (auto [slug, name, address] :
+       {std::tuple{"uniswap", "Uniswap", "0x1f98431c8ad98523631ae4a59f267346ea31f984"},
+        std::tuple{"uni-bridge", "Bridge of Uni", "0x00000000000000000000000000000000000000b1"},
+        std::tuple{"sushi", "SushiSwap", "0x00000000000000000000000000000000000000c1"},
+        std::tuple{"unicorn", "Unicorn Land", "0x00000000000000000000000000000000000000d1"},
+        std::tuple{"hub", "Community Hub", "0x00000000000000000000000000000000000000e1"}}) {
+    ASSERT_EQ(Post("/admin/v1/projects", {{"slug", slug},
+                                          {"name", name},
+                                          {"contracts", {{{"chainId", 1}, {"address", address}}}}})
+                  .status,
+              201);
+  }
+  ASSERT_EQ(Patch("/admin/v1/projects/sushi", {{"ownerCommunityId", community}}).status, 200);
+  const auto slugs = [](const Reply& r) {
+    std::vector<std::string> out;
+    for (const Json& p : r.body["projects"]) out.push_back(p["slug"]);
+    return out;
+  };
+  // Slug or name starting with the text, then containing it ("Community Hub"); ties by name.
+  Reply page = Get("/admin/v1/projects?q=UNI&limit=2");
+  ASSERT_EQ(page.status, 200) << page.raw;
+  EXPECT_EQ(slugs(page), (std::vector<std::string>{"uni-bridge", "unicorn"}));
+  EXPECT_EQ(page.body["total"], 4);
+  EXPECT_EQ(page.body["nextOffset"], 2);
+  page = Get("/admin/v1/projects?q=uni&limit=2&offset=2");
+  EXPECT_EQ(slugs(page), (std::vector<std::string>{"uniswap", "hub"}));
+  EXPECT_TRUE(page.body["nextOffset"].is_null());
+  EXPECT_EQ(slugs(Get("/admin/v1/projects?q=uniswap")), (std::vector<std::string>{"uniswap"}));
+  // A name with a space (form-encoded), a contract address, the owner's projects, a chain.
+  EXPECT_EQ(slugs(Get("/admin/v1/projects?q=of+uni")), (std::vector<std::string>{"uni-bridge"}));
+  EXPECT_EQ(slugs(Get("/admin/v1/projects?q=0x1f98431c")), (std::vector<std::string>{"uniswap"}));
+  EXPECT_EQ(slugs(Get("/admin/v1/projects?ownerCommunityId=" + std::to_string(community))),
+            (std::vector<std::string>{"sushi"}));
+  EXPECT_EQ(Get("/admin/v1/projects?chainId=10").body["total"], 0);
+  EXPECT_EQ(Get("/admin/v1/projects?q=zzz").body["projects"].size(), 0u);
+  // Without a search parameter, the whole registry as before (no total).
+  Reply all = Get("/admin/v1/projects");
+  EXPECT_EQ(all.body["projects"].size(), 5u);
+  EXPECT_FALSE(all.body.contains("total"));
+  Reply bad = Get("/admin/v1/projects?limit=0&offset=-1&chainId=x&ownerCommunityId=0");
+  ASSERT_EQ(bad.status, 400);
+  EXPECT_EQ(Fields(bad),
+            (std::vector<std::string>{"ownerCommunityId", "chainId", "limit", "offset"}));
 }
 
 TEST_F(AdminApiTest, CampaignRoundTripsSlugsMoneyAndTimes) {

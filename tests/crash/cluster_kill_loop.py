@@ -20,7 +20,8 @@ Usage: cluster_kill_loop.py BUILD_DIR [--iterations N] [--seed S]
        (env ADSERVER_TEST_POSTGRES_DIR, ADSERVER_TEST_REDIS_DIR)
 """
 import argparse, json, os, random, shutil, signal, subprocess, sys, tempfile, threading, time
-import urllib.error, urllib.request
+
+from common import cli_json, http, wait_for
 
 parser = argparse.ArgumentParser()
 parser.add_argument("build")
@@ -47,7 +48,6 @@ DEX = "0x000000000000000000000000000000000000de00"
 NFT = "0x000000000000000000000000000000000000aa00"
 ADMIN = "cluster-kill-loop-admin-token"
 PUBLIC = "https://ads.example.test"
-BROWSER = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0"
 WALLETS = 120
 DB_NAME = "cluster_kill_%d_%d" % (os.getpid(), int(time.time()))
 DB = PG_SERVER.rstrip("/") + "/" + DB_NAME
@@ -64,39 +64,7 @@ def psql(db, sql):
 
 
 def cli(data, *a):
-    r = subprocess.run([ADSERVER, *a, "--data", data], capture_output=True, text=True, env=ENV)
-    if r.returncode != 0: raise RuntimeError(f"{a}: {r.stdout} {r.stderr}")
-    return json.loads(r.stdout.strip().splitlines()[-1])
-
-
-class NoRedirect(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *a, **k): return None
-
-
-OPENER = urllib.request.build_opener(NoRedirect)
-
-
-def http(port, method, path, body=None, headers=None, raw=None):
-    data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
-    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data,
-                                 {"User-Agent": BROWSER, **(headers or {})}, method=method)
-    try:
-        r = OPENER.open(req, timeout=5)
-        return r.status, r.headers, r.read()
-    except urllib.error.HTTPError as e:
-        return e.code, e.headers, e.read()
-
-
-def wait_for(cond, timeout, what):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        try:
-            v = cond()
-            if v: return v
-        except Exception:
-            pass
-        time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
+    return cli_json(ADSERVER, data, *a, env=ENV)
 
 
 def wallet(i):

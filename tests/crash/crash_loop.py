@@ -21,7 +21,9 @@ Then `kill -9`, and with the server down:
 Usage: crash_loop.py BUILD_DIR ANVIL_BIN [--iterations N] [--seed S]
 """
 import argparse, json, os, random, shutil, signal, socket, sqlite3, subprocess, sys, tempfile
-import threading, time, urllib.error, urllib.request
+import threading, time, urllib.request
+
+from common import cli_json, http, wait_for
 
 parser = argparse.ArgumentParser()
 parser.add_argument("build")
@@ -58,42 +60,7 @@ def rpc(url, method, *params):
 
 
 def cli(data, *a):
-    r = subprocess.run([ADSERVER, *a, "--data", data], capture_output=True, text=True)
-    if r.returncode != 0: raise RuntimeError(f"{a}: {r.stdout} {r.stderr}")
-    return json.loads(r.stdout.strip().splitlines()[-1])
-
-
-class NoRedirect(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *a, **k): return None
-
-
-OPENER = urllib.request.build_opener(NoRedirect)
-
-
-BROWSER = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0"
-
-
-def http(port, method, path, body=None, headers=None, raw=None):
-    data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
-    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data,
-                                 {"User-Agent": BROWSER, **(headers or {})}, method=method)
-    try:
-        r = OPENER.open(req, timeout=5)
-        return r.status, r.headers, r.read()
-    except urllib.error.HTTPError as e:
-        return e.code, e.headers, e.read()
-
-
-def wait_for(cond, timeout, what):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        try:
-            v = cond()
-            if v: return v
-        except Exception:
-            pass
-        time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
+    return cli_json(ADSERVER, data, *a)
 
 
 def wallet(i):

@@ -21,7 +21,7 @@ Usage: cluster_kill_loop.py BUILD_DIR [--iterations N] [--seed S]
 """
 import argparse, json, os, random, shutil, signal, subprocess, sys, tempfile, threading, time
 
-from common import cli_json, http, wait_for
+from common import DEX, NFT, USDC, cli_json, http, seed_inventory, wait_for
 
 parser = argparse.ArgumentParser()
 parser.add_argument("build")
@@ -43,9 +43,6 @@ if not PG_SERVER or not REDIS:
     print("SKIP: no test PostgreSQL/Redis (run through ctest: fixtures postgres;redis)")
     sys.exit(77)
 ADSERVER = os.path.join(args.build, "adserver")
-USDC = "0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48"
-DEX = "0x000000000000000000000000000000000000de00"
-NFT = "0x000000000000000000000000000000000000aa00"
 ADMIN = "cluster-kill-loop-admin-token"
 PUBLIC = "https://ads.example.test"
 WALLETS = 120
@@ -79,30 +76,7 @@ def main():
     try:
         data = os.path.join(tmp, "cli")
         os.makedirs(data)
-        book = {"projects": [
-            {"slug": "usdc", "name": "USD Coin", "contracts": [{"chainId": 1, "address": USDC}]},
-            {"slug": "dex", "name": "The DEX", "contracts": [{"chainId": 1, "address": DEX}]},
-            {"slug": "nft", "name": "The NFT", "contracts": [{"chainId": 1, "address": NFT}]}]}
-        book_path = os.path.join(tmp, "book.json"); json.dump(book, open(book_path, "w"))
-        cli(data, "projects", "import", book_path)
-        community = cli(data, "communities", "create", '{"name":"DEX","logoUrl":"https://d.example/l.png"}')
-        # Conversions count only on a project verified as the community's own (issue 39).
-        cli(data, "projects", "update", "dex", json.dumps({"ownerCommunityId": community["id"]}))
-        campaigns = {}
-        for name, pricing, target, extra in (
-                ("cpc", {"model": "CPC", "bid": 2}, "usdc", {}),
-                ("cpa", {"model": "CPA", "bid": 3}, "nft",
-                 {"conversion": {"projects": ["dex"], "kind": "any", "windowDays": 1,
-                                 "countOncePerPerson": False}})):
-            c = cli(data, "campaigns", "create", json.dumps({
-                "communityId": community["id"], "name": name, "status": "active", "pricing": pricing,
-                "budget": {"total": "100000000"}, "targeting": {"projects": [target]}, **extra}))
-            campaigns[name] = c["id"]
-            cli(data, "ads", "create", json.dumps({
-                "campaignId": c["id"], "headline": name, "content": "Ad", "ctaUrl": "https://d.example/",
-                "ctaLabel": "Go", "images": {}, "status": "active"}))
-        pub = cli(data, "publishers", "create", "--name", "Site")
-        key = cli(data, "keys", "create", "--publisher", str(pub["id"]))["key"]
+        campaigns, key = seed_inventory(cli, data, tmp, budget="100000000")
         pool = [wallet(i) for i in range(WALLETS)]  # USDC users (CPC), NFT users (CPA)
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         activity = os.path.join(tmp, "activity.ndjson")

@@ -23,7 +23,7 @@ Usage: crash_loop.py BUILD_DIR ANVIL_BIN [--iterations N] [--seed S]
 import argparse, json, os, random, shutil, signal, socket, sqlite3, subprocess, sys, tempfile
 import threading, time, urllib.request
 
-from common import cli_json, http, wait_for
+from common import DEX, NFT, USDC, cli_json, http, seed_inventory, wait_for
 
 parser = argparse.ArgumentParser()
 parser.add_argument("build")
@@ -36,10 +36,7 @@ if not os.path.exists(args.anvil):
     print(f"SKIP: {args.anvil} missing (scripts/install-deps.sh installs anvil from npm)")
     sys.exit(77)
 ADSERVER = os.path.join(args.build, "adserver")
-USDC = "0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48"
-DEX = "0x000000000000000000000000000000000000de00"
 TRANSFER = "ddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef"
-NFT = "0x000000000000000000000000000000000000aa00"
 CODE = "0x3333" + "7f" + TRANSFER + "6000" + "6000" + "a3" + "00"  # one log per call
 ADMIN = "crash-loop-admin-token"
 PUBLIC = "https://ads.example.test"
@@ -89,31 +86,7 @@ def main():
         rpc(url, "evm_mine")
 
         data = os.path.join(tmp, "data")
-        book = {"projects": [
-            {"slug": "usdc", "name": "USD Coin", "contracts": [{"chainId": 1, "address": USDC}]},
-            {"slug": "dex", "name": "The DEX", "contracts": [{"chainId": 1, "address": DEX}]},
-            {"slug": "nft", "name": "The NFT", "contracts": [{"chainId": 1, "address": NFT}]}]}
-        book_path = os.path.join(tmp, "book.json"); json.dump(book, open(book_path, "w"))
-        subprocess.run([ADSERVER, "projects", "import", book_path, "--data", data], check=True,
-                       capture_output=True)
-        community = cli(data, "communities", "create", '{"name":"DEX","logoUrl":"https://d.example/l.png"}')
-        # Conversions count only on a project verified as the community's own (issue 39).
-        cli(data, "projects", "update", "dex", json.dumps({"ownerCommunityId": community["id"]}))
-        campaigns = {}
-        for name, pricing, target, extra in (
-                ("cpc", {"model": "CPC", "bid": 2}, "usdc", {}),
-                ("cpa", {"model": "CPA", "bid": 3}, "nft",
-                 {"conversion": {"projects": ["dex"], "kind": "any", "windowDays": 1,
-                                 "countOncePerPerson": False}})):
-            c = cli(data, "campaigns", "create", json.dumps({
-                "communityId": community["id"], "name": name, "status": "active", "pricing": pricing,
-                "targeting": {"projects": [target]}, **extra}))
-            campaigns[name] = c["id"]
-            cli(data, "ads", "create", json.dumps({
-                "campaignId": c["id"], "headline": name, "content": "Ad", "ctaUrl": "https://d.example/",
-                "ctaLabel": "Go", "images": {}, "status": "active"}))
-        pub = cli(data, "publishers", "create", "--name", "Site")
-        key = cli(data, "keys", "create", "--publisher", str(pub["id"]))["key"]
+        campaigns, key = seed_inventory(cli, data, tmp)
         config = os.path.join(tmp, "adserver.toml")
         with open(config, "w") as f:
             f.write(f'[indexer]\nrpc = "{url}"\nchain_id = 1\nconfirmations = 0\npoll_ms = 50\n')

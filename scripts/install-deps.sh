@@ -43,13 +43,16 @@ if ((${#missing[@]})); then
   apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-# Real project lists (MIT/ISC, npm) for `adserver projects import` and the demo registry.
-# Re-exported whenever the pinned packages or the exporter change (stamp = their digest).
+# Real project lists (MIT, ISC, Apache-2.0, BSD or CC0; npm) for `adserver projects import` and
+# the demo registry: packages the exporter runs (package-lock.json, `npm ci`) and data-only
+# packages fetched as pinned tarballs (packs.json, fetch-packs.js). Re-exported whenever the
+# pinned packages or the exporter change (stamp = their digest).
 registry_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/tools/registry"
-registry_stamp=$(cat "$registry_dir/package-lock.json" "$registry_dir/export.js" | sha256sum | cut -d' ' -f1)
+registry_stamp=$(cat "$registry_dir"/{package-lock.json,packs.json,export.js,fetch-packs.js,licence.js} |
+  sha256sum | cut -d' ' -f1)
 if [[ "$(cat "$registry_dir/out/.stamp" 2>/dev/null)" != "$registry_stamp" ]]; then
   (cd "$registry_dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error &&
-    rm -rf out && node export.js && echo "$registry_stamp" >out/.stamp)
+    node fetch-packs.js && rm -rf out && node export.js && echo "$registry_stamp" >out/.stamp)
 fi
 
 [[ $scope == all ]] || exit 0

@@ -760,20 +760,31 @@ http::Response RequestOwnership(Ctx& ctx, const http::Request& request) {
 }
 
 // GET /admin/v1/projects: the whole registry, or with any of q, ownerCommunityId, chainId,
-// limit and offset a page of matches (issue 38 item 5: detail::SearchProjects), with the total
-// and the next page's offset.
+// category, source (issue 40), limit and offset a page of matches (issue 38 item 5:
+// detail::SearchProjects), with the total and the next page's offset.
 http::Response ListProjects(Ctx& ctx, const http::Request& request) {
   const std::optional<std::string_view> q = QueryParam(request.query, "q");
   const std::optional<std::string_view> owner = QueryParam(request.query, "ownerCommunityId");
   const std::optional<std::string_view> chain = QueryParam(request.query, "chainId");
+  const std::optional<std::string_view> category = QueryParam(request.query, "category");
+  const std::optional<std::string_view> source = QueryParam(request.query, "source");
   const std::optional<std::string_view> limit = QueryParam(request.query, "limit");
   const std::optional<std::string_view> offset = QueryParam(request.query, "offset");
-  if (!q && !owner && !chain && !limit && !offset) return Crud<ProjectApi>::List(ctx, request);
+  if (!q && !owner && !chain && !category && !source && !limit && !offset)
+    return Crud<ProjectApi>::List(ctx, request);
   detail::ProjectSearch search;
   FieldErrors errors;
   if (q) {
     search.text = detail::PercentDecode(*q);
     if (search.text.size() > 200) errors.Add("q", "must be at most 200 characters");
+  }
+  if (category) {
+    search.category = detail::PercentDecode(*category);
+    if (search.category.size() > 200) errors.Add("category", "must be at most 200 characters");
+  }
+  if (source) {
+    search.source = detail::PercentDecode(*source);
+    if (search.source.size() > 200) errors.Add("source", "must be at most 200 characters");
   }
   if (owner && !(search.owner = ParseId(*owner))) {
     errors.Add("ownerCommunityId", "must be a positive integer");
@@ -1050,6 +1061,7 @@ http::Response ImportProjects(Ctx& ctx, const http::Request& request) {
                                 {"merged", summary->merged},
                                 {"unchanged", summary->unchanged},
                                 {"contractsAdded", summary->contracts_added},
+                                {"sourcesAdded", summary->sources_added},
                                 {"skipped", std::move(skipped)}});
 }
 

@@ -229,12 +229,9 @@ Status SeedRegistryLists(store::Store& store, int64_t now) {
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
     if (entry.path().extension() == ".json") files.push_back(entry.path());
   }
-  // Protocol address books first, so a protocol claims its contracts before token lists do.
-  std::sort(files.begin(), files.end(), [](const auto& a, const auto& b) {
-    bool pa = a.filename().string().starts_with("protocol-");
-    bool pb = b.filename().string().starts_with("protocol-");
-    return pa != pb ? pa : a < b;
-  });
+  // In the order of their names (tools/registry/export.js numbers them): protocol address books
+  // first, so a protocol claims its contracts before token lists do, then curated token lists.
+  std::sort(files.begin(), files.end());
   size_t added = 0, merged = 0;
   for (const auto& file : files) {
     std::ifstream in(file, std::ios::binary);

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "common/address.h"
+#include "ingest/registry_rules.h"
 #include "ingest/validation.h"
 
 namespace adserver::ingest {
@@ -35,6 +36,15 @@ std::optional<int64_t> ChainId(simdjson::dom::element el) {
   return std::nullopt;
 }
 
+// At most `max` bytes, cut at a UTF-8 character boundary.
+std::string Truncated(std::string s, size_t max) {
+  if (s.size() <= max) return s;
+  size_t cut = max;
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
+  s.resize(cut);
+  return s;
+}
+
 // Keeps printable text only (names come from third parties) and bounds the length.
 std::string CleanName(std::string_view name) {
   std::string out;
@@ -42,34 +52,71 @@ std::string CleanName(std::string_view name) {
     if (static_cast<unsigned char>(c) < 0x20 || c == '<' || c == '>') continue;
     out.push_back(c);
   }
-  if (out.size() > kMaxImportedNameChars) out.resize(kMaxImportedNameChars);
-  while (!out.empty() && (static_cast<unsigned char>(out.back()) & 0xC0) == 0x80) out.pop_back();
-  return out;
+  return Truncated(std::move(out), kMaxImportedNameChars);
 }
 
-// Collects candidates by slug, keeping the first name/logo/category seen.
+// One contract entry of a list, before the rules.
+struct Entry {
+  std::string_view slug_hint;  // an address book's slug; token lists have none
+  std::string_view name;
+  std::string_view symbol;
+  std::string_view logo;
+  std::string_view category;
+  std::optional<int64_t> chain_id;
+  std::string_view address;
+  const std::vector<std::string>* sources = nullptr;
+};
+
+void AddSources(std::vector<std::string>& to, const std::vector<std::string>& from) {
+  for (const std::string& s : from) {
+    if (std::find(to.begin(), to.end(), s) == to.end()) to.push_back(s);
+  }
+}
+
+// Collects candidates by key (a slug), keeping the first name/logo/category seen. Token entries
+// go through the rules of registry_rules.h: a receipt, LP, vault or debt token becomes a
+// contract of its protocol, a chain or bridge variant joins its token (when the tickers agree),
+// and an entry without a human name stays a candidate of its own contract only.
 class CandidateSet {
  public:
   explicit CandidateSet(RegistryImportSummary& summary) : summary_(summary) {}
 
-  void Add(std::string_view slug_hint, std::string_view name, std::string_view logo,
-           std::string_view category, std::optional<int64_t> chain_id, std::string_view address) {
+  void Add(const Entry& e) {
     ++summary_.entries;
-    if (!chain_id) return Skip("missing or invalid chainId");
-    std::optional<Address> parsed = ParseAddress(address);
+    if (!e.chain_id) return Skip("missing or invalid chainId");
+    std::optional<Address> parsed = ParseAddress(e.address);
     if (!parsed) return Skip("not an EVM address (non-EVM chain or malformed)");
-    std::string slug = SlugFromName(slug_hint.empty() ? name : slug_hint);
-    if (slug.empty()) slug = "contract-" + FormatAddress(*parsed).substr(2, 8);
-    auto [it, inserted] = by_slug_.try_emplace(slug);
-    store::ProjectRecord& p = it->second.project;
-    if (inserted) {
-      p.slug = slug;
-      p.name = CleanName(name.empty() ? slug : name);
-      p.logo_url = std::string(logo);
-      p.category = std::string(category);
+    if (!seen_.insert({*e.chain_id, *parsed}).second) return Skip("duplicate entry in the list");
+    ProjectCandidate* cand = nullptr;
+    const bool token = e.slug_hint.empty() && (e.category.empty() || e.category == "token");
+    if (!token) {
+      std::string slug = SlugFromName(e.slug_hint.empty() ? e.name : e.slug_hint);
+      if (slug.empty()) slug = "contract-" + FormatAddress(*parsed).substr(2, 8);
+      cand = &Candidate(slug, e.name, e.symbol, e.logo, e.category);
+    } else if (std::optional<ProtocolRef> protocol = DerivativeProtocol(e.name, e.symbol)) {
+      cand = &Candidate(std::string(protocol->slug), protocol->name, {}, {}, protocol->category);
+      cand->derivative = true;
+    } else if (!HasHumanName(e.name, e.symbol)) {
+      // Kept only where another list names the contract (MergeCandidate).
+      cand = &Candidate("unnamed:" + std::to_string(*e.chain_id) + ":" + FormatAddress(*parsed),
+                        e.name, e.symbol, e.logo, "token");
+      cand->unnamed = true;
+    } else {
+      TokenIdentity id = CanonicalToken(e.name, e.symbol);
+      std::string key = id.key.empty() ? "contract-" + FormatAddress(*parsed).substr(2, 8) : id.key;
+      auto it = by_slug_.find(key);
+      if (id.variant && it != by_slug_.end() &&
+          !SymbolsAgree(it->second.project.symbol, id.symbol)) {
+        // Same name once stripped, another ticker: not the same token.
+        key = SlugFromName(e.name);
+        id.name = std::string(e.name);
+        id.variant = false;
+      }
+      cand = &Candidate(key, id.name, id.symbol, e.logo, "token");
+      if (id.variant) cand->fallback_slug = SlugFromName(e.name);
     }
-    if (!seen_.insert({*chain_id, *parsed}).second) return Skip("duplicate entry in the list");
-    p.contracts.push_back({.chain_id = *chain_id, .address = *parsed});
+    if (e.sources != nullptr) AddSources(cand->project.sources, *e.sources);
+    cand->project.contracts.push_back({.chain_id = *e.chain_id, .address = *parsed});
   }
 
   std::vector<ProjectCandidate> Take() {
@@ -82,15 +129,58 @@ class CandidateSet {
   }
 
  private:
+  ProjectCandidate& Candidate(const std::string& key, std::string_view name,
+                              std::string_view symbol, std::string_view logo,
+                              std::string_view category) {
+    auto [it, inserted] = by_slug_.try_emplace(key);
+    store::ProjectRecord& p = it->second.project;
+    if (inserted) {
+      p.slug = key.starts_with("unnamed:") ? SlugFromName(symbol) : key;
+      p.name = CleanName(name.empty() ? std::string_view(p.slug) : name);
+      p.symbol = Truncated(CleanName(symbol), kMaxSymbolChars);
+      p.logo_url = std::string(logo);
+      p.category = std::string(category);
+    } else {
+      if (p.symbol.empty()) p.symbol = Truncated(CleanName(symbol), kMaxSymbolChars);
+      if (p.logo_url.empty()) p.logo_url = std::string(logo);
+    }
+    return it->second;
+  }
+
   void Skip(const std::string& reason) { ++summary_.skipped[reason]; }
   RegistryImportSummary& summary_;
   std::map<std::string, ProjectCandidate> by_slug_;
   std::set<Contract> seen_;
 };
 
-void ParseTokenList(simdjson::dom::array tokens, CandidateSet& set) {
+// The document's (or an address-book project's) "source": one "package@version" or a list.
+std::vector<std::string> Sources(simdjson::dom::element el) {
+  std::vector<std::string> out;
+  std::string_view one;
+  simdjson::dom::array many;
+  if (!el.is_object()) return out;
+  if (el["source"].get_string().get(one) == simdjson::SUCCESS) {
+    if (!one.empty()) out.push_back(CleanName(one));
+  } else if (el["source"].get_array().get(many) == simdjson::SUCCESS) {
+    for (simdjson::dom::element s : many) {
+      if (s.get_string().get(one) == simdjson::SUCCESS && !one.empty()) {
+        out.push_back(CleanName(one));
+      }
+    }
+  }
+  return out;
+}
+
+void ParseTokenList(simdjson::dom::array tokens, const std::vector<std::string>& sources,
+                    CandidateSet& set) {
   for (simdjson::dom::element t : tokens) {
-    set.Add({}, Str(t, "name"), Str(t, "logoURI"), "token", ChainId(t), Str(t, "address"));
+    set.Add({.name = Str(t, "name"),
+             .symbol = Str(t, "symbol"),
+             .logo = Str(t, "logoURI"),
+             .category = Str(t, "category"),
+             .chain_id = ChainId(t),
+             .address = Str(t, "address"),
+             .sources = &sources});
   }
 }
 
@@ -100,17 +190,33 @@ void ParseContractMap(simdjson::dom::object map, CandidateSet& set) {
     std::string logo_url = logo.empty() ? "" : kMetaMaskLogoBase + std::string(logo);
     bool nft = false;
     if (meta["erc721"].get_bool().get(nft) != simdjson::SUCCESS) nft = false;
-    set.Add({}, Str(meta, "name"), logo_url, nft ? "nft" : "token", 1, address);
+    set.Add({.name = Str(meta, "name"),
+             .symbol = Str(meta, "symbol"),
+             .logo = logo_url,
+             .category = nft ? "nft" : "token",
+             .chain_id = 1,
+             .address = address});
   }
 }
 
-void ParseAddressBook(simdjson::dom::array projects, CandidateSet& set) {
+void ParseAddressBook(simdjson::dom::array projects, const std::vector<std::string>& doc_sources,
+                      CandidateSet& set) {
   for (simdjson::dom::element p : projects) {
     simdjson::dom::array contracts;
     if (p["contracts"].get_array().get(contracts) != simdjson::SUCCESS) continue;
+    std::vector<std::string> sources = Sources(p);
+    if (sources.empty()) sources = doc_sources;
+    std::string_view slug = Str(p, "slug");
+    std::string_view name = Str(p, "name");
     for (simdjson::dom::element c : contracts) {
-      set.Add(Str(p, "slug"), Str(p, "name"), Str(p, "logoURI"), Str(p, "category"), ChainId(c),
-              Str(c, "address"));
+      set.Add({.slug_hint = slug.empty() ? name : slug,
+               .name = name,
+               .symbol = Str(p, "symbol"),
+               .logo = Str(p, "logoURI"),
+               .category = Str(p, "category"),
+               .chain_id = ChainId(c),
+               .address = Str(c, "address"),
+               .sources = &sources});
     }
   }
 }
@@ -128,14 +234,25 @@ struct Registry {
   }
 };
 
-// The project a candidate joins: the owner of one of its contracts, else the one with its slug.
-std::optional<size_t> Target(const Registry& reg, const store::ProjectRecord& cand) {
-  for (const store::ContractRef& c : cand.contracts) {
+// The project a candidate joins: the owner of one of its contracts, else (a named candidate) the
+// one with its slug, if a chain variant's ticker agrees with it, else the one with its fallback
+// slug. Sets `cand.slug` to the slug a new project would take.
+std::optional<size_t> Target(const Registry& reg, ProjectCandidate& cand) {
+  for (const store::ContractRef& c : cand.project.contracts) {
     auto it = reg.by_contract.find({c.chain_id, c.address});
     if (it != reg.by_contract.end()) return it->second;
   }
-  auto it = reg.by_slug.find(cand.slug);
-  if (it != reg.by_slug.end()) return it->second;
+  if (cand.unnamed) return std::nullopt;
+  auto it = reg.by_slug.find(cand.project.slug);
+  if (it != reg.by_slug.end()) {
+    if (cand.fallback_slug.empty() ||
+        SymbolsAgree(reg.projects[it->second].symbol, cand.project.symbol)) {
+      return it->second;
+    }
+    cand.project.slug = cand.fallback_slug;
+    it = reg.by_slug.find(cand.project.slug);
+    if (it != reg.by_slug.end()) return it->second;
+  }
   return std::nullopt;
 }
 
@@ -148,7 +265,12 @@ Status Sanitize(store::ProjectRecord& p) {
 
 Status MergeCandidate(store::InventoryStore& store, int64_t now, Registry& reg,
                       ProjectCandidate cand, RegistryImportSummary& summary) {
-  std::optional<size_t> target = Target(reg, cand.project);
+  std::optional<size_t> target = Target(reg, cand);
+  if (!target && cand.unnamed) {
+    summary.skipped["no human name (no other list names the contract)"] +=
+        cand.project.contracts.size();
+    return OkStatus();
+  }
   store::ProjectRecord updated = target ? reg.projects[*target] : cand.project;
   updated.contracts.clear();  // the new contracts first; a target's own are added back below
   size_t added = 0;
@@ -163,7 +285,16 @@ Status MergeCandidate(store::InventoryStore& store, int64_t now, Registry& reg,
       ++summary.skipped["already in the registry"];
     }
   }
-  if (added == 0) {
+  size_t new_sources = 0;
+  if (target) {
+    for (const std::string& src : cand.project.sources) {
+      if (std::find(updated.sources.begin(), updated.sources.end(), src) == updated.sources.end()) {
+        updated.sources.push_back(src);
+        ++new_sources;
+      }
+    }
+  }
+  if (added == 0 && new_sources == 0) {
     ++summary.unchanged;
     return OkStatus();
   }
@@ -172,6 +303,15 @@ Status MergeCandidate(store::InventoryStore& store, int64_t now, Registry& reg,
     all.insert(all.end(), updated.contracts.begin(), updated.contracts.end());
     updated.contracts = std::move(all);
     if (updated.logo_url.empty()) updated.logo_url = cand.project.logo_url;
+    // The ticker of a token that names the project itself ("Uniswap" UNI), not of one that
+    // joined it by a contract the project owns.
+    if (updated.symbol.empty() && !cand.derivative && cand.project.slug == updated.slug) {
+      updated.symbol = cand.project.symbol;
+    }
+    // A protocol first seen as its governance token ("Curve" CRV) is the protocol.
+    if (cand.derivative && (updated.category.empty() || updated.category == "token")) {
+      updated.category = cand.project.category;
+    }
   }
   if (Status st = Sanitize(updated); !st.ok()) {
     summary.skipped["invalid project"] += added;
@@ -187,7 +327,11 @@ Status MergeCandidate(store::InventoryStore& store, int64_t now, Registry& reg,
   size_t index = target ? *target : reg.projects.size();
   if (target) {
     reg.projects[index] = std::move(*written);
-    ++summary.merged;
+    if (added > 0) {
+      ++summary.merged;
+    } else {
+      ++summary.sources_added;
+    }
   } else {
     reg.projects.push_back(std::move(*written));
     ++summary.added;
@@ -238,10 +382,10 @@ Result<std::vector<ProjectCandidate>> ParseProjectList(std::string_view json,
   simdjson::dom::array arr;
   if (doc["tokens"].get_array().get(arr) == simdjson::SUCCESS) {
     summary.format = ProjectListFormat::kTokenList;
-    ParseTokenList(arr, set);
+    ParseTokenList(arr, Sources(doc), set);
   } else if (doc["projects"].get_array().get(arr) == simdjson::SUCCESS) {
     summary.format = ProjectListFormat::kAddressBook;
-    ParseAddressBook(arr, set);
+    ParseAddressBook(arr, Sources(doc), set);
   } else {
     simdjson::dom::object obj;
     if (doc.get_object().get(obj) != simdjson::SUCCESS) {

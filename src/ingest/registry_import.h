@@ -31,26 +31,37 @@ struct RegistryImportSummary {
   size_t merged = 0;                      // existing projects that gained contracts
   size_t unchanged = 0;                   // projects whose contracts were all known already
   size_t contracts_added = 0;             // (chain, address) pairs newly in the registry
+  size_t sources_added = 0;               // projects that gained this list as a source only
   std::map<std::string, size_t> skipped;  // reason -> entries
 };
 
 // A project as read from a list, before merging.
 struct ProjectCandidate {
   store::ProjectRecord project;  // id 0; slug derived from the name when the list has none
+  bool derivative = false;       // a protocol's receipt, LP, vault or debt tokens
+  bool unnamed = false;          // no human name in the list: joins its contract's owner only
+  // Set for a chain or bridge variant ("USD Coin (PoS)" keyed "usd-coin"): the slug of the
+  // list's own name, used when the project with the key has another ticker.
+  std::string fallback_slug;
 };
 
 // Parses a list document (format auto-detected). Entries that cannot be projects (non-EVM chain,
 // malformed address) are counted in `skipped` by reason. Candidates with the same slug are
-// merged, so a token listed on several chains is one project. InvalidArgument if the document is
-// not JSON or not one of the formats.
+// merged, so a token listed on several chains is one project; token entries go through the
+// rules of registry_rules.h first (one project per real project, issue 40). A document's
+// "source" (a string or a list of "package@version", also per address-book project) is recorded
+// on every project it names. InvalidArgument if the document is not JSON or not one of the
+// formats.
 Result<std::vector<ProjectCandidate>> ParseProjectList(std::string_view json,
                                                        RegistryImportSummary& summary);
 
 // Parses `json` and merges it into the store's registry. A candidate joins the existing project
 // that already owns one of its contracts (by chain id and address), else the project with its
-// slug, else becomes a new project; contracts owned by a different project are skipped, never
-// moved. Logos that are not valid https URLs are dropped. Returns the store's error if a write
-// fails (earlier projects stay written: the import is idempotent, so it can be re-run).
+// slug (a chain variant only when the tickers agree), else becomes a new project; contracts
+// owned by a different project are skipped, never moved. An entry without a human name joins
+// only a project that owns its contract (it adds its list as a source), else is skipped. Logos that
+// are not valid https URLs are dropped. Returns the store's error if a write fails (earlier
+// projects stay written: the import is idempotent, so it can be re-run).
 Result<RegistryImportSummary> ImportProjectList(std::string_view json, store::InventoryStore& store,
                                                 int64_t now);
 

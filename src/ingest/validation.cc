@@ -533,6 +533,7 @@ Status ValidateProject(const store::ProjectRecord& p) {
   CheckPlain(out, "name", p.name, kMaxNameChars);
   if (!p.logo_url.empty()) CheckUrl(out, "logoUrl", p.logo_url);
   if (!p.category.empty()) CheckPlain(out, "category", p.category, kMaxNameChars);
+  if (!p.symbol.empty()) CheckPlain(out, "symbol", p.symbol, kMaxSymbolChars);
   CheckContracts(out, p.contracts);
   return std::move(out).ToStatus("project");
 }

@@ -15,6 +15,7 @@ inline constexpr size_t kMaxHeadlineChars = 100;
 inline constexpr size_t kMaxContentChars = 400;
 inline constexpr size_t kMaxCtaLabelChars = 25;
 inline constexpr size_t kMaxNameChars = 200;
+inline constexpr size_t kMaxSymbolChars = 32;  // a project's ticker (issue 40)
 inline constexpr size_t kMaxUrlBytes = 2048;
 // Most items of a list in a campaign or publisher (issue 39): targeting.projects,
 // targeting.excludeProjects, targeting.chains, conversion.projects, allowedPublishers,

@@ -140,6 +140,10 @@ struct ProjectRecord {
   std::string name;
   std::string logo_url;  // may be empty
   std::string category;  // may be empty
+  std::string symbol;    // the project's ticker, may be empty (issue 40)
+  // The lists the project came from, "package@version" each (issue 40); empty when created by
+  // hand. Kept in the order they were first seen.
+  std::vector<std::string> sources;
   std::vector<ContractRef> contracts;  // each (chain_id, address) belongs to one project
   // The community an operator verified as the project's own (issue 39): only its campaigns may
   // count the project's transactions as conversions. nullopt = nobody's.

@@ -1,30 +1,31 @@
 // Writes the installed project lists to out/ as JSON documents `adserver projects import` reads:
 // token lists and MetaMask's contract map as they are, protocol address books (JavaScript modules)
 // in adserver's address-book shape {"projects": [{slug, name, category, logoURI, contracts}]}.
-// Only permissively licensed packages (MIT / ISC / Apache-2.0) are used; non-EVM entries, native
-// coin placeholders and malformed addresses are dropped. Output is deterministic for a given
-// package-lock.json. Run after `npm ci --ignore-scripts` (.npmrc skips optional peer deps: viem).
+// Every document names the package and version it came from (`source`; an address book per
+// project), and each token may carry a `category`. Only permissively licensed packages are
+// used: each package's licence is read at export time (package.json, else its LICENSE file) and
+// a package whose licence is not MIT, ISC, Apache-2.0, BSD or CC0 is refused by name (exit 1).
+// Non-EVM entries, testnets, native coin placeholders and malformed addresses are dropped.
+// Output is deterministic for a given package-lock.json and packs.json. Run after
+// `npm ci --ignore-scripts` (.npmrc skips optional peer deps: viem) and `node fetch-packs.js`.
+// Files are numbered in import order: protocol address books first (a protocol claims its
+// contracts before token lists do), then curated token lists, then the large aggregated ones.
 'use strict';
 const fs = require('fs');
 const path = require('path');
+const {checkedSource} = require('./licence');
 
 const out = path.join(__dirname, 'out');
 fs.mkdirSync(out, { recursive: true });
 const isAddress = (v) => typeof v === 'string' && /^0x[0-9a-fA-F]{40}$/.test(v);
 const write = (name, doc) => fs.writeFileSync(path.join(out, name), JSON.stringify(doc));
-const copy = (from, name) =>
-  fs.copyFileSync(path.join(__dirname, 'node_modules', from), path.join(out, name));
-
-// MetaMask contract map (ISC) and the Aave token list (MIT): Uniswap token-list schema.
-copy('@metamask/contract-metadata/contract-map.json', 'metamask-contract-map.json');
-// Aave's list mixes underlying assets (their issuers' projects) with Aave's own aTokens, debt and
-// static tokens; only the underlying ones stay a token list, the rest are Aave contracts.
-const aaveList = JSON.parse(fs.readFileSync(
-  path.join(__dirname, 'node_modules/@bgd-labs/aave-address-book/tokenlist.json'), 'utf8'));
+const nm = (p) => path.join(__dirname, 'node_modules', p);
+const pk = (p) => path.join(__dirname, 'packs', p);
+const readJson = (p) => JSON.parse(fs.readFileSync(p, 'utf8'));
+const sortedDir = (p) => fs.readdirSync(p).sort();
 const isUnderlying = (t) => (t.tags || []).includes('underlying');
-write('aave-tokenlist.json', { ...aaveList, tokens: aaveList.tokens.filter(isUnderlying) });
-// Optimism's bridged-token list (MIT), a JavaScript module.
-write('optimism-tokenlist.json', require('@eth-optimism/tokenlist').default);
+// "name@version" of an installed (node_modules) or fetched (packs) package, licence checked.
+const source = (name) => checkedSource(fs.existsSync(pk(name)) ? pk(name) : nm(name));
 
 // Uniswap protocol contracts per chain (MIT): routers, factories, position managers.
 function uniswap() {
@@ -35,66 +36,88 @@ function uniswap() {
       if (isAddress(v)) contracts.push({ chainId: Number(chainId), address: v });
     }
   }
-  return { slug: 'uniswap', name: 'Uniswap', category: 'dex', contracts };
+  return {
+    slug: 'uniswap',
+    name: 'Uniswap',
+    category: 'dex',
+    source: source('@uniswap/sdk-core'),
+    contracts
+  };
 }
 
-// Aave protocol contracts (MIT): every address in every market/governance book with a CHAIN_ID.
+// Aave protocol contracts (MIT): every address in every market/governance book with a CHAIN_ID,
+// except the assets it lists (an UNDERLYING, an e-mode's assets, the token list's underlying
+// tokens): those are their issuers' projects, not Aave's.
 function aave() {
+  const aaveList = readJson(nm('@bgd-labs/aave-address-book/tokenlist.json'));
   const book = require('@bgd-labs/aave-address-book');
-  const contracts = [];
+  const underlying = new Set(
+      aaveList.tokens.filter(isUnderlying).map((t) => `${t.chainId}:${t.address.toLowerCase()}`));
+  const found = [];
   const walk = (obj, chainId, depth) => {
     if (depth > 6 || obj === null || typeof obj !== 'object') return;
     for (const [k, v] of Object.entries(obj)) {
-      if (k === 'UNDERLYING') continue;  // the asset's issuer, not Aave
-      if (isAddress(v)) contracts.push({ chainId, address: v });
-      else walk(v, chainId, depth + 1);
+      if (k === 'E_MODES') continue;  // lists of assets by e-mode category
+      if (k === 'UNDERLYING') {
+        if (isAddress(v)) underlying.add(`${chainId}:${v.toLowerCase()}`);
+      } else if (isAddress(v)) {
+        found.push({chainId, address: v});
+      } else {
+        walk(v, chainId, depth + 1);
+      }
     }
   };
   for (const mod of Object.values(book)) {
     if (mod && typeof mod === 'object' && Number.isInteger(mod.CHAIN_ID)) walk(mod, mod.CHAIN_ID, 0);
   }
   for (const t of aaveList.tokens) {
-    if (!isUnderlying(t)) contracts.push({ chainId: t.chainId, address: t.address });
+    if (!isUnderlying(t)) found.push({chainId: t.chainId, address: t.address});
   }
-  return { slug: 'aave', name: 'Aave', category: 'lending', contracts };
+  const contracts = found.filter((c) => !underlying.has(`${c.chainId}:${c.address.toLowerCase()}`));
+  return {
+    slug: 'aave',
+    name: 'Aave',
+    category: 'lending',
+    source: source('@bgd-labs/aave-address-book'),
+    contracts
+  };
 }
 
 
-const nm = (p) => path.join(__dirname, 'node_modules', p);
-const readJson = (p) => JSON.parse(fs.readFileSync(p, 'utf8'));
-const sortedDir = (p) => fs.readdirSync(p).sort();
 // A real contract address: not the zero address nor the 0xeeee… native-coin placeholder.
 const isContract = (v) => isAddress(v) && !/^0x(0{40}|e{40})$/i.test(v);
 const toChainId = (v) => (/^[0-9]+$/.test(String(v)) && Number(v) > 0 ? Number(v) : null);
 const httpLogo = (v) => (typeof v === 'string' && /^https?:\/\//.test(v) ? v : undefined);
 // A Uniswap-schema token list from {chainId, address, name, symbol, decimals, logoURI} entries.
-function tokenList(name, entries) {
+function tokenList(name, src, entries) {
   const tokens = [];
   for (const t of entries) {
     const chainId = toChainId(t.chainId);
-    if (!chainId || !isContract(t.address) || typeof t.name !== 'string' || !t.name.trim()) continue;
+    if (!chainId || TESTNETS.has(chainId) || !isContract(t.address)) continue;
+    if (typeof t.name !== 'string' || !t.name.trim()) continue;
     const token = { chainId, address: t.address, name: t.name.trim() };
     if (typeof t.symbol === 'string') token.symbol = t.symbol;
     if (Number.isInteger(t.decimals)) token.decimals = t.decimals;
     const logo = httpLogo(t.logoURI);
     if (logo) token.logoURI = logo;
+    if (typeof t.category === 'string') token.category = t.category;
     tokens.push(token);
   }
-  return { name, tokens };
+  return {name, source: src, tokens};
 }
 // An address-book project from [chainId, address] pairs (deduplicated, order kept).
-function project(slug, name, category, pairs) {
+function project(slug, name, category, src, pairs) {
   const seen = new Set();
   const contracts = [];
   for (const [c, a] of pairs) {
     const chainId = toChainId(c);
-    if (!chainId || !isContract(a)) continue;
+    if (!chainId || TESTNETS.has(chainId) || !isContract(a)) continue;
     const key = `${chainId}:${a.toLowerCase()}`;
     if (seen.has(key)) continue;
     seen.add(key);
     contracts.push({ chainId, address: a });
   }
-  return { slug, name, category, contracts };
+  return {slug, name, category, source: src, contracts};
 }
 
 // Beefy's address book (MIT): tokens on 40+ EVM chains.
@@ -104,7 +127,8 @@ function beefyTokens() {
   for (const chain of Object.keys(addressBook).sort()) {
     entries.push(...Object.values(addressBook[chain].tokens || {}));
   }
-  return tokenList('Beefy address book tokens', entries);
+  return tokenList(
+      'Beefy address book tokens', source('@beefyfinance/blockchain-addressbook'), entries);
 }
 
 // MyEtherWallet's ethereum-lists tokens as forked by erc20-token-list (Apache-2.0): Ethereum mainnet.
@@ -115,17 +139,19 @@ function ethereumListsTokens() {
     return { chainId: 1, address: t.address, name: t.name, symbol: t.symbol, decimals: t.decimals,
              logoURI: t.logo && t.logo.src };
   });
-  return tokenList('ethereum-lists ERC-20 tokens', entries);
+  return tokenList('ethereum-lists ERC-20 tokens', source('erc20-token-list'), entries);
 }
 
 // Superfluid's extended token list (MIT): Super Tokens and their underlying tokens.
-const superfluidTokens = () => tokenList('Superfluid extended',
-  readJson(nm('@superfluid-finance/tokenlist/dist/superfluid.extended.tokenlist.json')).tokens);
+const superfluidTokens = () => tokenList(
+    'Superfluid extended', source('@superfluid-finance/tokenlist'),
+    readJson(nm('@superfluid-finance/tokenlist/dist/superfluid.extended.tokenlist.json')).tokens);
 
 // Yodl's generated token list (MIT); it spells the logo field logoUri.
-const yodlTokens = () => tokenList('Yodl tokens',
-  readJson(nm('@yodlpay/tokenlists/dist/tokenlist-generated.json')).tokens
-    .map((t) => ({ ...t, logoURI: t.logoURI || t.logoUri })));
+const yodlTokens = () => tokenList(
+    'Yodl tokens', source('@yodlpay/tokenlists'),
+    readJson(nm('@yodlpay/tokenlists/dist/tokenlist-generated.json'))
+        .tokens.map((t) => ({...t, logoURI: t.logoURI || t.logoUri})));
 
 // LI.FI's default coins (Apache-2.0): one coin, many chains.
 function lifiTokens() {
@@ -136,13 +162,14 @@ function lifiTokens() {
       entries.push({ ...t, chainId, name: coin.name, logoURI: t.logoURI || coin.logoURI });
     }
   }
-  return tokenList('LI.FI default coins', entries);
+  return tokenList('LI.FI default coins', source('@lifi/data-types'), entries);
 }
 
 // Hyperlane registry (MIT), read from its JSON files: core contracts on EVM mainnets, and warp
 // routes. A route's collateral is its issuer's token and a synthetic route is the bridged token
 // itself (both join the token list); the other routers are Hyperlane contracts.
 function hyperlane() {
+  const src = source('@hyperlane-xyz/registry');
   const dist = nm('@hyperlane-xyz/registry/dist');
   const chains = {};
   const core = [];
@@ -176,8 +203,10 @@ function hyperlane() {
       }
     }
   }
-  return { project: project('hyperlane', 'Hyperlane', 'bridge', core),
-           tokens: tokenList('Hyperlane warp route tokens', tokens) };
+  return {
+    project: project('hyperlane', 'Hyperlane', 'bridge', src, core),
+    tokens: tokenList('Hyperlane warp route tokens', src, tokens)
+  };
 }
 
 // Safe (MIT): singletons, proxy factories, libraries and modules on every chain.
@@ -201,7 +230,10 @@ function safe() {
   };
   walk(nm('@safe-global/safe-deployments/dist/assets'));
   walk(nm('@safe-global/safe-modules-deployments/dist/assets'));
-  return project('safe', 'Safe', 'wallet', pairs);
+  return project(
+      'safe', 'Safe', 'wallet',
+      [source('@safe-global/safe-deployments'), source('@safe-global/safe-modules-deployments')],
+      pairs);
 }
 
 // 0x protocol (Apache-2.0): exchange proxy, settlers, staking, ZRX; WETH is not 0x's.
@@ -213,7 +245,7 @@ function zeroEx() {
     const book = getContractAddressesForChainOrThrow(chainId);
     for (const k of Object.keys(book).sort()) if (k !== 'etherToken') pairs.push([chainId, book[k]]);
   }
-  return project('0x', '0x', 'dex', pairs);
+  return project('0x', '0x', 'dex', source('@0x/contract-addresses'), pairs);
 }
 
 // Zora (MIT): creator, coin, mint and sparks contracts; Uniswap, Permit2 and WETH are not Zora's.
@@ -224,7 +256,7 @@ function zora() {
     if (!k.endsWith('Address') || /^(uniswap|universalRouter|permit2|weth)/i.test(k)) continue;
     for (const [chainId, a] of Object.entries(z[k] || {})) pairs.push([chainId, a]);
   }
-  return project('zora', 'Zora', 'nft', pairs);
+  return project('zora', 'Zora', 'nft', source('@zoralabs/protocol-deployments'), pairs);
 }
 
 // MetaMask Delegation Framework ((MIT-0 OR Apache-2.0)): delegation manager, enforcers, factory.
@@ -236,12 +268,15 @@ function metamaskDelegation() {
       for (const k of Object.keys(book).sort()) pairs.push([chainId, book[k]]);
     }
   }
-  return project('metamask-delegation-framework', 'MetaMask Delegation Framework', 'wallet', pairs);
+  return project(
+      'metamask-delegation-framework', 'MetaMask Delegation Framework', 'wallet',
+      source('@metamask/delegation-deployments'), pairs);
 }
 
 // 1delta's DEX registry (MIT): factories, vaults and routers of ~150 DEXs, grouped by protocol
 // (PANCAKESWAP_V2 and PANCAKESWAP_V3 are PancakeSwap), plus flash-loan vaults of lending protocols.
 function dexes() {
+  const src = source('@1delta/dex-registry');
   const d = require('@1delta/dex-registry');
   const byProtocol = new Map();
   const add = (key, chainId, a) => {
@@ -269,20 +304,209 @@ function dexes() {
     }
   }
   const title = (s) => s.replace(/\b[a-z]/g, (c) => c.toUpperCase());
-  return [...byProtocol.keys()].sort().map((base) =>
-    project(base.replace(/ /g, '-'), title(base), 'dex', byProtocol.get(base)));
+  return [...byProtocol.keys()].sort().map(
+      (base) => project(base.replace(/ /g, '-'), title(base), 'dex', src, byProtocol.get(base)));
+}
+
+// Test networks: the chains Hyperlane's registry marks as testnets, and older ones it no longer
+// lists. Their contracts are no one's real activity.
+const TESTNETS = (() => {
+  const ids = new Set([
+    3,     4,     5,      42,     69,     97,     280,      300,      420,      1442,
+    2522,  4002,  17000,  43113,  44787,  59140,  59141,    80001,    80002,    80084,
+    84531, 84532, 421611, 421613, 421614, 534351, 11155111, 11155420, 168587773
+  ]);
+  const chains = nm('@hyperlane-xyz/registry/dist/chains');
+  for (const name of sortedDir(chains)) {
+    const meta = path.join(chains, name, 'metadata.json');
+    if (!fs.existsSync(meta)) continue;
+    const m = readJson(meta);
+    if (m.isTestnet && m.protocol === 'ethereum' && toChainId(m.chainId))
+      ids.add(Number(m.chainId));
+  }
+  return ids;
+})();
+const mainnet = (chainId) => toChainId(chainId) && !TESTNETS.has(Number(chainId));
+
+// MetaMask's contract map (ISC), keyed by address on Ethereum mainnet: ERC-721 entries are NFTs.
+function metamaskTokens() {
+  const map = readJson(nm('@metamask/contract-metadata/contract-map.json'));
+  const base = 'https://raw.githubusercontent.com/MetaMask/contract-metadata/master/images/';
+  const entries = Object.keys(map).sort().map((address) => {
+    const m = map[address];
+    return {
+      chainId: 1,
+      address,
+      name: m.name,
+      symbol: m.symbol,
+      decimals: m.decimals,
+      logoURI: m.logo ? base + m.logo : undefined,
+      category: m.erc721 ? 'nft' : 'token'
+    };
+  });
+  return tokenList('MetaMask contract metadata', source('@metamask/contract-metadata'), entries);
+}
+
+// Aave's token list (MIT) mixes underlying assets (their issuers' projects) with Aave's own
+// aTokens, debt and static tokens; only the underlying ones stay a token list, the rest are
+// Aave's contracts (aave() above).
+const aaveUnderlyingTokens = () => tokenList(
+    'Aave underlying assets', source('@bgd-labs/aave-address-book'),
+    readJson(nm('@bgd-labs/aave-address-book/tokenlist.json')).tokens.filter(isUnderlying));
+
+// Optimism's bridged-token list (MIT), a JavaScript module.
+const optimismTokens = () => tokenList(
+    'Optimism bridged tokens', source('@eth-optimism/tokenlist'),
+    require('@eth-optimism/tokenlist').default.tokens);
+
+// Ledger's crypto-assets (Apache-2.0): the ERC-20 tokens Ledger Live shows, one file per EVM chain.
+// A row is [parent currency, id, ticker, decimals, name, signature, address, no countervalue,
+// delisted, ...]; delisted tokens and test networks are dropped.
+function ledgerTokens() {
+  const dir = pk('@ledgerhq/cryptoassets/lib/data/evm');
+  const entries = [];
+  const chains = sortedDir(dir).filter((c) => mainnet(c)).sort((a, b) => Number(a) - Number(b));
+  for (const chainId of chains) {
+    const file = path.join(dir, chainId, 'erc20.json');
+    if (!fs.existsSync(file)) continue;
+    for (const row of readJson(file)) {
+      if (!Array.isArray(row) || row[8] === true || /sepolia|goerli|ropsten|testnet/i.test(row[0]))
+        continue;
+      entries.push({chainId, address: row[6], name: row[4], symbol: row[2], decimals: row[3]});
+    }
+  }
+  return tokenList('Ledger crypto-assets ERC-20 tokens', source('@ledgerhq/cryptoassets'), entries);
+}
+
+// 1delta's asset registry (MIT): token metadata per chain, lower-case addresses. Its "asset
+// groups" join unrelated tokens that share a ticker, so they are not used to merge.
+function oneDeltaTokens() {
+  const {ASSET_META} = require(pk('@1delta/asset-registry'));
+  const entries = [];
+  const chains =
+      Object.keys(ASSET_META).filter((c) => mainnet(c)).sort((a, b) => Number(a) - Number(b));
+  for (const chainId of chains) {
+    for (const address of Object.keys(ASSET_META[chainId]).sort()) {
+      const t = ASSET_META[chainId][address];
+      entries.push({chainId, address, name: t.name, symbol: t.symbol, decimals: t.decimals});
+    }
+  }
+  return tokenList('1delta asset registry', source('@1delta/asset-registry'), entries);
+}
+
+// SwapKit's token lists (Apache-2.0): tickers only, no names. The importer keeps such entries
+// only where another list names the same contract (they add that list as a source).
+function swapkitTokens() {
+  const {tokenLists} = require(pk('@swapkit/tokens'));
+  const entries = [];
+  for (const key of Object.keys(tokenLists).sort()) {
+    for (const t of tokenLists[key].tokens || []) {
+      if (!mainnet(t.chainId)) continue;
+      entries.push({
+        chainId: t.chainId,
+        address: t.address,
+        name: t.name || t.ticker,
+        symbol: t.ticker,
+        decimals: t.decimals,
+        logoURI: t.logoURI
+      });
+    }
+  }
+  return tokenList('SwapKit tokens', source('@swapkit/tokens'), entries);
+}
+
+// Index Coop's token list (MIT, in its licence file): index products and the tokens they hold.
+const indexCoopTokens = () => tokenList(
+    'Index Coop tokens', source('@indexcoop/tokenlists'),
+    readJson(pk('@indexcoop/tokenlists/dist/indexcoop.tokenlist.json')).tokens);
+
+// Reservoir's SDK (MIT): NFT marketplaces and protocols per chain. Versions of one protocol are
+// one project; test contracts, shared helpers and Reservoir's own router are left out.
+function nftProtocols() {
+  const src = source('@reservoir0x/sdk');
+  const book = readJson(pk('@reservoir0x/sdk/dist/addresses.json'));
+  const NAMES = {
+    Alienswap: 'Alienswap',
+    ArtBlocks: 'Art Blocks',
+    Beeple: 'Beeple',
+    BendDao: 'BendDAO',
+    Blend: 'Blur',
+    Blur: 'Blur',
+    CryptoArte: 'CryptoArte',
+    CryptoKitties: 'CryptoKitties',
+    CryptoPunks: 'CryptoPunks',
+    CryptoVoxels: 'Cryptovoxels',
+    Decentraland: 'Decentraland',
+    Ditto: 'Ditto',
+    Element: 'Element',
+    Coinbase: 'Coinbase NFT',
+    FairXyz: 'Fair.xyz',
+    Foundation: 'Foundation',
+    HighlightXyz: 'Highlight',
+    Joepeg: 'Joepegs',
+    LooksRare: 'LooksRare',
+    Manifold: 'Manifold',
+    Mintify: 'Mintify',
+    Mooar: 'MOOAR',
+    NftTrader: 'NFT Trader',
+    Nftx: 'NFTX',
+    Nouns: 'Nouns',
+    Okex: 'OKX NFT',
+    PaymentProcessor: 'Payment Processor',
+    Quixotic: 'Quix',
+    Rarible: 'Rarible',
+    Seadrop: 'OpenSea',
+    Seaport: 'OpenSea',
+    Sudoswap: 'Sudoswap',
+    SuperRare: 'SuperRare',
+    TofuNft: 'tofuNFT',
+    Treasure: 'Treasure',
+    Wyvern: 'OpenSea',
+    X2Y2: 'X2Y2',
+    ZeroExSplits: '0xSplits',
+    Zora: 'Zora',
+    Erc721c: 'ERC721-C (Limit Break)',
+  };
+  const SKIP_KEYS = /^(Test|Native|NativeEthAddress|.*ConduitKey|.*CodeHash|SushiRouter|QuoterV2)/;
+  const byName = new Map();
+  for (const group of Object.keys(book).sort()) {
+    const base = group.replace(/(V\d+|Base)$/, '');
+    const name = NAMES[base];
+    if (!name) continue;  // Common, RouterV6 (Reservoir's router) and 0x (its own project)
+    if (!byName.has(name)) byName.set(name, []);
+    for (const key of Object.keys(book[group]).sort()) {
+      if (SKIP_KEYS.test(key)) continue;
+      for (const [chainId, a] of Object.entries(book[group][key] || {})) {
+        if (mainnet(chainId)) byName.get(name).push([chainId, a]);
+      }
+    }
+  }
+  const slug = (n) => n.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
+  return [...byName.keys()].sort().map((n) => project(slug(n), n, 'nft', src, byName.get(n)));
 }
 
 const hl = hyperlane();
-write('beefy-tokenlist.json', beefyTokens());
-write('ethereum-lists-tokenlist.json', ethereumListsTokens());
-write('superfluid-tokenlist.json', superfluidTokens());
-write('yodl-tokenlist.json', yodlTokens());
-write('lifi-tokenlist.json', lifiTokens());
-write('hyperlane-warp-tokenlist.json', hl.tokens);
-write('protocol-address-books.json', {
-  name: 'protocol address books',
-  projects: [uniswap(), aave(), safe(), zeroEx(), zora(), metamaskDelegation(), hl.project, ...dexes()]
-    .filter((p) => p.contracts.length > 0),
-});
+const files = {
+  '00-protocol-address-books.json': {
+    name: 'protocol address books',
+    projects: [
+      uniswap(), aave(), safe(), zeroEx(), zora(), metamaskDelegation(), hl.project, ...dexes(),
+      ...nftProtocols()
+    ].filter((p) => p.contracts.length > 0),
+  },
+  '10-metamask-tokenlist.json': metamaskTokens(),
+  '11-aave-tokenlist.json': aaveUnderlyingTokens(),
+  '12-optimism-tokenlist.json': optimismTokens(),
+  '13-superfluid-tokenlist.json': superfluidTokens(),
+  '14-lifi-tokenlist.json': lifiTokens(),
+  '15-yodl-tokenlist.json': yodlTokens(),
+  '16-hyperlane-warp-tokenlist.json': hl.tokens,
+  '17-indexcoop-tokenlist.json': indexCoopTokens(),
+  '18-beefy-tokenlist.json': beefyTokens(),
+  '19-ethereum-lists-tokenlist.json': ethereumListsTokens(),
+  '20-ledger-tokenlist.json': ledgerTokens(),
+  '30-1delta-tokenlist.json': oneDeltaTokens(),
+  '40-swapkit-tokenlist.json': swapkitTokens(),
+};
+for (const [name, doc] of Object.entries(files)) write(name, doc);
 for (const f of sortedDir(out)) console.log(path.join(out, f));

@@ -19,8 +19,11 @@ std::string Lower(std::string_view text) {
 // How well `p` matches `q` (lower case): 0 best, 4 none.
 int Rank(const store::ProjectRecord& p, const std::string& name, const std::string& q) {
   if (q.empty()) return 3;
-  if (p.slug == q || name == q) return 0;
-  if (p.slug.starts_with(q) || name.starts_with(q)) return 1;
+  const std::string symbol = Lower(p.symbol);
+  if (p.slug == q || name == q || symbol == q) return 0;
+  if (p.slug.starts_with(q) || name.starts_with(q) || (!symbol.empty() && symbol.starts_with(q))) {
+    return 1;
+  }
   if (p.slug.find(q) != std::string::npos || name.find(q) != std::string::npos) return 2;
   const std::string_view hex = std::string_view(q).substr(q.starts_with("0x") ? 2 : 0);
   if (hex.size() >= 4) {
@@ -34,11 +37,21 @@ int Rank(const store::ProjectRecord& p, const std::string& name, const std::stri
   return 4;
 }
 
+// `source` is "package@version" or a package name (itself possibly "@scope/name").
+bool FromSource(const store::ProjectRecord& p, std::string_view source) {
+  return std::any_of(p.sources.begin(), p.sources.end(), [&](const std::string& s) {
+    if (s == source) return true;
+    const size_t at = s.rfind('@');
+    return at != std::string::npos && at > 0 && std::string_view(s).substr(0, at) == source;
+  });
+}
+
 }  // namespace
 
 ProjectPage SearchProjects(std::span<const store::ProjectRecord> projects,
                            const ProjectSearch& search) {
   const std::string q = Lower(search.text);
+  const std::string category = Lower(search.category);
   struct Hit {
     int rank;
     std::string name;
@@ -52,6 +65,8 @@ ProjectPage SearchProjects(std::span<const store::ProjectRecord> projects,
                      [&](const store::ContractRef& c) { return c.chain_id == *search.chain_id; })) {
       continue;
     }
+    if (!category.empty() && Lower(p.category) != category) continue;
+    if (!search.source.empty() && !FromSource(p, search.source)) continue;
     std::string name = Lower(p.name);
     const int rank = Rank(p, name, q);
     if (rank < 4) hits.push_back({rank, std::move(name), &p});

@@ -18,6 +18,10 @@ struct ProjectSearch {
   std::string text;                      // matched case-insensitively; "" = every project
   std::optional<store::Id> owner;        // only projects verified as this community's own
   std::optional<int64_t> chain_id;       // only projects with a contract on this chain
+  std::string category;                  // only this category (case-insensitive); "" = any
+  // Only projects from this list: a source "package@version", or a package name that matches
+  // any of its versions. "" = any (issue 40).
+  std::string source;
   int64_t limit = 20;
   int64_t offset = 0;
 };
@@ -28,8 +32,9 @@ struct ProjectPage {
   std::optional<int64_t> next_offset;              // of the next page; nullopt on the last
 };
 
-// Matches, best first: the slug or name equal to the text, then starting with it, then
-// containing it, then a contract address containing it (a 0x text); ties by name, then id.
+// Matches, best first: the slug, name or symbol equal to the text, then starting with it, then
+// slug or name containing it, then a contract address containing it (a 0x text); ties by name,
+// then id.
 ProjectPage SearchProjects(std::span<const store::ProjectRecord> projects,
                            const ProjectSearch& search);
 

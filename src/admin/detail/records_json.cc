@@ -396,6 +396,7 @@ void ApplyProject(ObjectReader& r, bool creating, store::ProjectRecord& p) {
   r.ReadString("name", p.name);
   r.ReadOptionalString("logoUrl", p.logo_url);
   r.ReadOptionalString("category", p.category);
+  r.ReadOptionalString("symbol", p.symbol);
   ReadContracts(r, p.contracts);
   // The community verified as the project's own (issue 39); null: nobody's.
   if (const Json* owner = r.Find("ownerCommunityId"); owner != nullptr && owner->is_null()) {
@@ -422,6 +423,8 @@ Json ProjectToJson(const store::ProjectRecord& p) {
       {"name", p.name},
       {"logoUrl", OptionalStringToJson(p.logo_url)},
       {"category", OptionalStringToJson(p.category)},
+      {"symbol", OptionalStringToJson(p.symbol)},
+      {"sources", p.sources},
       {"contracts", std::move(contracts)},
       {"ownerCommunityId", p.owner_community_id ? Json(*p.owner_community_id) : Json(nullptr)},
       {"createdAt", TimeToJson(p.created_at)},

@@ -258,13 +258,34 @@ void BindCommunity(Statement& s, const CommunityRecord& r, int64_t now) {
 
 // ---- Projects.
 
+// projects.sources holds one "package@version" per line.
+std::vector<std::string> SplitSources(std::string_view text) {
+  std::vector<std::string> out;
+  while (!text.empty()) {
+    size_t end = text.find('\n');
+    if (end != 0) out.emplace_back(text.substr(0, end));
+    if (end == std::string_view::npos) break;
+    text.remove_prefix(end + 1);
+  }
+  return out;
+}
+
+std::string JoinSources(const std::vector<std::string>& sources) {
+  std::string out;
+  for (const std::string& s : sources) {
+    if (!out.empty()) out.push_back('\n');
+    out += s;
+  }
+  return out;
+}
+
 Result<std::vector<ProjectRecord>> LoadProjects(Connection& c, std::optional<Id> id) {
   std::vector<ProjectRecord> out;
   {
     ADS_ASSIGN_OR_RETURN(
         Statement s, Query(c,
                            Sql("SELECT id, slug, name, logo_url, category, created_at, updated_at, "
-                               "owner_community_id FROM projects",
+                               "owner_community_id, symbol, sources FROM projects",
                                id, "WHERE id = ?1", "ORDER BY id"),
                            id));
     ADS_RETURN_IF_ERROR(ForEachRow(s, [&] {
@@ -277,6 +298,8 @@ Result<std::vector<ProjectRecord>> LoadProjects(Connection& c, std::optional<Id>
       p.created_at = s.Int(5);
       p.updated_at = s.Int(6);
       p.owner_community_id = s.OptInt(7);
+      p.symbol = s.Text(8);
+      p.sources = SplitSources(s.Text(9));
       return OkStatus();
     }));
   }
@@ -767,10 +790,11 @@ Result<ProjectRecord> SqlInventory::CreateProject(const ProjectRecord& p, int64_
     {
       ADS_ASSIGN_OR_RETURN(Statement s,
                            c.Prepare("INSERT INTO projects (slug, name, logo_url, category, "
-                                     "created_at, updated_at, owner_community_id) "
-                                     "VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6) RETURNING id"));
+                                     "created_at, updated_at, owner_community_id, symbol, "
+                                     "sources) VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7, ?8) "
+                                     "RETURNING id"));
       s.Bind(1, p.slug).Bind(2, p.name).Bind(3, p.logo_url).Bind(4, p.category).Bind(5, now);
-      s.Bind(6, p.owner_community_id);
+      s.Bind(6, p.owner_community_id).Bind(7, p.symbol).Bind(8, JoinSources(p.sources));
       Result<Id> inserted = InsertedId(s);
       ADS_RETURN_IF_ERROR(OwnerReference(c, inserted.status(), p));
       ADS_RETURN_IF_ERROR(SlugConflict(inserted.status(), p.slug));
@@ -820,11 +844,11 @@ Result<ProjectRecord> SqlInventory::UpdateProject(const ProjectRecord& p, int64_
     {
       ADS_ASSIGN_OR_RETURN(Statement s,
                            c.Prepare("UPDATE projects SET slug = ?2, name = ?3, logo_url = ?4, "
-                                     "category = ?5, updated_at = ?6, owner_community_id = ?7 "
-                                     "WHERE id = ?1"));
+                                     "category = ?5, updated_at = ?6, owner_community_id = ?7, "
+                                     "symbol = ?8, sources = ?9 WHERE id = ?1"));
       s.Bind(1, p.id).Bind(2, p.slug).Bind(3, p.name).Bind(4, p.logo_url).Bind(5, p.category);
       s.Bind(6, now);
-      s.Bind(7, p.owner_community_id);
+      s.Bind(7, p.owner_community_id).Bind(8, p.symbol).Bind(9, JoinSources(p.sources));
       Status updated = RunOnRow(c, s, "project", p.id);
       ADS_RETURN_IF_ERROR(OwnerReference(c, updated, p));
       ADS_RETURN_IF_ERROR(SlugConflict(updated, p.slug));

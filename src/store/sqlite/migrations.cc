@@ -652,6 +652,12 @@ ALTER TABLE clicks ADD COLUMN node_id TEXT;
 ALTER TABLE conversions ADD COLUMN node_id TEXT;
 ALTER TABLE conversions ADD COLUMN reverted_by TEXT;
 )sql"},
+    // Issue 40: a project's ticker (searchable) and the lists it came from, one
+    // "package@version" per line.
+    {20, R"sql(
+ALTER TABLE projects ADD COLUMN symbol TEXT NOT NULL DEFAULT '';
+ALTER TABLE projects ADD COLUMN sources TEXT NOT NULL DEFAULT '';
+)sql"},
 };
 
 Result<int> CurrentVersion(Connection& conn) {

@@ -407,6 +407,50 @@ TEST_F(AdminApiTest, ProjectSearchAnswersAPageOfMatchesBestFirst) {
             (std::vector<std::string>{"ownerCommunityId", "chainId", "limit", "offset"}));
 }
 
+// Issue 40: imported projects keep their ticker and lists; the search finds them by symbol and
+// filters by category and source.
+TEST_F(AdminApiTest, ProjectSearchFindsBySymbolAndFiltersByCategoryAndSource) {
+  Reply imported = Post("/admin/v1/projects/import",
+                        Json::parse(R"j({"name":"t","source":"@scope/list@1.2.0","tokens":[
+    {"chainId":1,"address":"0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48","name":"USD Coin",
+     "symbol":"USDC"},
+    {"chainId":137,"address":"0x2791Bca1f2de4661ED88A30C99A7a9449Aa84174",
+     "name":"USD Coin (PoS)","symbol":"USDC"}]})j"));
+  ASSERT_EQ(imported.status, 200) << imported.raw;
+  EXPECT_EQ(imported.body["added"], 1);
+  EXPECT_EQ(imported.body["sourcesAdded"], 0);
+  ASSERT_EQ(Post("/admin/v1/projects",
+                 {{"slug", "my-dex"}, {"name", "My DEX"}, {"category", "dex"}, {"symbol", "MDX"}})
+                .status,
+            201);
+  const auto slugs = [](const Reply& r) {
+    std::vector<std::string> out;
+    for (const Json& p : r.body["projects"]) out.push_back(p["slug"]);
+    return out;
+  };
+  Reply usdc = Get("/admin/v1/projects?q=usdc");
+  ASSERT_EQ(usdc.status, 200) << usdc.raw;
+  ASSERT_EQ(slugs(usdc), (std::vector<std::string>{"usd-coin"}));
+  EXPECT_EQ(usdc.body["projects"][0]["symbol"], "USDC");
+  EXPECT_EQ(usdc.body["projects"][0]["sources"], Json::array({"@scope/list@1.2.0"}));
+  EXPECT_EQ(usdc.body["projects"][0]["contracts"].size(), 2u);  // "(PoS)" joined it
+  EXPECT_EQ(slugs(Get("/admin/v1/projects?q=mdx")), (std::vector<std::string>{"my-dex"}));
+  EXPECT_EQ(slugs(Get("/admin/v1/projects?category=DEX")), (std::vector<std::string>{"my-dex"}));
+  EXPECT_EQ(slugs(Get("/admin/v1/projects?source=%40scope%2Flist")),
+            (std::vector<std::string>{"usd-coin"}));
+  EXPECT_EQ(slugs(Get("/admin/v1/projects?source=@scope/list@1.2.0&category=token")),
+            (std::vector<std::string>{"usd-coin"}));
+  EXPECT_EQ(Get("/admin/v1/projects?source=@scope/list@9").body["total"], 0);
+  EXPECT_EQ(Get("/admin/v1/projects/my-dex").body["sources"], Json::array());
+  Reply bad =
+      Post("/admin/v1/projects", {{"slug", "x"}, {"name", "X"}, {"symbol", std::string(33, 'A')}});
+  ASSERT_EQ(bad.status, 400);
+  EXPECT_EQ(Fields(bad), std::vector<std::string>{"symbol"});
+  Reply long_filter = Get("/admin/v1/projects?category=" + std::string(201, 'a'));
+  ASSERT_EQ(long_filter.status, 400);
+  EXPECT_EQ(Fields(long_filter), std::vector<std::string>{"category"});
+}
+
 TEST_F(AdminApiTest, CampaignRoundTripsSlugsMoneyAndTimes) {
   int64_t community = CreateCommunity();
   CreateProject("uniswap");

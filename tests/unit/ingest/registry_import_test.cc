@@ -2,11 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <memory>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "store/sqlite/sqlite_store.h"
 #include "support/temp_dir.h"
@@ -125,26 +128,121 @@ TEST(SlugFromNameTest, KeepsLowerCaseAlphanumericsAndSingleDashes) {
   EXPECT_EQ(SlugFromName(std::string(100, 'a')).size(), 64u);
 }
 
-// The real lists scripts/install-deps.sh installs from npm (tools/registry/out).
-TEST_F(RegistryImportTest, InstalledRealListsGiveOverAThousandProjects) {
+TEST_F(RegistryImportTest, ChainVariantsJoinTheirTokenWhenTheTickersAgree) {
+  Import(R"j({"name":"a","source":"list-a@1.0.0","tokens":[
+    {"chainId":1,"address":"0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48","name":"USD Coin",
+     "symbol":"USDC"}]})j");
+  RegistryImportSummary s = Import(R"j({"name":"b","source":"list-b@2.0.0","tokens":[
+    {"chainId":137,"address":"0x2791Bca1f2de4661ED88A30C99A7a9449Aa84174","name":"USD Coin (PoS)",
+     "symbol":"USDC"},
+    {"chainId":43114,"address":"0xA7D7079b0FEaD91F3e65f86E8915Cb59c1a4C664",
+     "name":"USD Coin (Wormhole)","symbol":"USDC.e"},
+    {"chainId":56,"address":"0x0000000000000000000000000000000000000b5c","name":"USD Coin (BSC)",
+     "symbol":"FAKE"}]})j");
+  EXPECT_EQ(s.merged, 1u);
+  EXPECT_EQ(s.added, 1u);  // another ticker: its own project, under its own name
+  auto usdc = store_->GetProjectBySlug("usd-coin");
+  ASSERT_TRUE(usdc.ok());
+  EXPECT_EQ(usdc->contracts.size(), 3u);
+  EXPECT_EQ(usdc->symbol, "USDC");
+  EXPECT_EQ(usdc->sources, (std::vector<std::string>{"list-a@1.0.0", "list-b@2.0.0"}));
+  auto other = store_->GetProjectBySlug("usd-coin-bsc");
+  ASSERT_TRUE(other.ok());
+  EXPECT_EQ(other->symbol, "FAKE");
+}
+
+TEST_F(RegistryImportTest, ReceiptAndLpTokensBecomeContractsOfTheirProtocol) {
+  Import(kAddressBook);  // uniswap, category dex
+  RegistryImportSummary s = Import(R"j({"name":"t","source":"ledger@1","tokens":[
+    {"chainId":1,"address":"0x98C23E9d8f34FEFb1B7BD6a91B7FF122F4e16F5c","name":"Aave Ethereum USDC",
+     "symbol":"aEthUSDC"},
+    {"chainId":1,"address":"0x72E364F2ABdC788b7E918bc238B21f109Cd634D7",
+     "name":"Aave Ethereum Variable Debt USDC","symbol":"variableDebtEthUSDC"},
+    {"chainId":1,"address":"0xB4e16d0168e52d35CaCD2c6185b44281Ec28C9Dc","name":"Uniswap V2",
+     "symbol":"UNI-V2"},
+    {"chainId":1,"address":"0x7Fc66500c84A76Ad7e9c93437bFc5Ac33E2DDaE9","name":"Aave Token",
+     "symbol":"AAVE"}]})j");
+  EXPECT_EQ(s.added, 1u);   // aave
+  EXPECT_EQ(s.merged, 1u);  // uniswap gains its pool
+  auto aave = store_->GetProjectBySlug("aave");
+  ASSERT_TRUE(aave.ok());
+  EXPECT_EQ(aave->name, "Aave");
+  EXPECT_EQ(aave->category, "lending");
+  EXPECT_EQ(aave->contracts.size(), 3u);  // aToken, debt token and the AAVE token itself
+  EXPECT_EQ(aave->symbol, "AAVE");
+  EXPECT_EQ(store_->GetProjectBySlug("uniswap")->contracts.size(), 3u);
+  EXPECT_EQ(Projects().size(), 2u);
+}
+
+TEST_F(RegistryImportTest, AnEntryWithoutAHumanNameOnlyJoinsTheOwnerOfItsContract) {
+  Import(kTokenList);
+  RegistryImportSummary s = Import(R"j({"name":"tickers","source":"swapkit@2.4.0","tokens":[
+    {"chainId":1,"address":"0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48","name":"USDC",
+     "symbol":"USDC"},
+    {"chainId":42161,"address":"0xaf88d065e77c8cC2239327C5EDb3A432268e5831","name":"USDC",
+     "symbol":"USDC"}]})j");
+  EXPECT_EQ(s.added, 0u);
+  EXPECT_EQ(s.merged, 0u);
+  EXPECT_EQ(s.sources_added, 1u);
+  EXPECT_EQ(s.skipped["no human name (no other list names the contract)"], 1u);
+  auto usdc = store_->GetProjectBySlug("usd-coin");
+  EXPECT_EQ(usdc->contracts.size(), 2u);
+  EXPECT_EQ(usdc->sources, std::vector<std::string>{"swapkit@2.4.0"});
+  RegistryImportSummary again = Import(R"j({"name":"tickers","source":"swapkit@2.4.0","tokens":[
+    {"chainId":1,"address":"0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48","name":"USDC",
+     "symbol":"USDC"}]})j");
+  EXPECT_EQ(again.sources_added, 0u);
+  EXPECT_EQ(again.unchanged, 1u);
+}
+
+// The real lists scripts/install-deps.sh installs from npm (tools/registry/out), in the order
+// of their file names, as `adserver projects import tools/registry/out/*.json` reads them.
+TEST_F(RegistryImportTest, InstalledRealListsGiveOneProjectPerRealProject) {
   std::filesystem::path dir(ADSERVER_REGISTRY_DIR);
-  if (!std::filesystem::exists(dir / "protocol-address-books.json")) {
+  if (!std::filesystem::exists(dir / "00-protocol-address-books.json")) {
     GTEST_SKIP() << "run scripts/install-deps.sh to install the project lists";
   }
-  for (const char* name : {"protocol-address-books.json", "metamask-contract-map.json",
-                           "aave-tokenlist.json", "optimism-tokenlist.json"}) {
-    std::ifstream in(dir / name, std::ios::binary);
-    std::string json((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    Import(json);
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() == ".json") files.push_back(entry.path());
   }
+  std::sort(files.begin(), files.end());
+  auto read = [](const std::filesystem::path& file) {
+    std::ifstream in(file, std::ios::binary);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  for (const auto& file : files) Import(read(file));
   auto projects = Projects();
-  EXPECT_GT(projects.size(), 1000u);
+  EXPECT_GE(projects.size(), 10'000u);
+  for (const store::ProjectRecord& p : projects) {
+    EXPECT_FALSE(p.sources.empty()) << p.slug;  // every imported project says where from
+  }
+  auto usdc = store_->GetProjectBySlug("usd-coin");
+  ASSERT_TRUE(usdc.ok());
+  std::set<int64_t> chains;
+  for (const store::ContractRef& c : usdc->contracts) chains.insert(c.chain_id);
+  EXPECT_GE(chains.size(), 10u);  // one project on every chain, not "USD Coin (PoS)" besides
+  EXPECT_FALSE(store_->GetProjectBySlug("usd-coin-pos").ok());
   auto uniswap = store_->GetProjectBySlug("uniswap");
   ASSERT_TRUE(uniswap.ok());
   EXPECT_GT(uniswap->contracts.size(), 300u);
   auto aave = store_->GetProjectBySlug("aave");
   ASSERT_TRUE(aave.ok());
   EXPECT_GT(aave->contracts.size(), 1000u);
+  // WETH is an asset Aave lists, not Aave's own contract.
+  const Address weth = *ParseAddress("0xC02aaA39b223FE8D0A0e5C4F27eAD9083C756Cc2");
+  for (const store::ContractRef& c : aave->contracts) {
+    EXPECT_FALSE(c.chain_id == 1 && c.address == weth);
+  }
+  // Re-importing the largest list adds no project and no contract. It may add itself as a
+  // source where a later list named a contract it lists without a name (kept now); after that,
+  // nothing changes at all.
+  const std::string ledger = read(dir / "20-ledger-tokenlist.json");
+  RegistryImportSummary again = Import(ledger);
+  EXPECT_EQ(again.added + again.merged + again.contracts_added, 0u);
+  RegistryImportSummary third = Import(ledger);
+  EXPECT_EQ(third.added + third.merged + third.sources_added + third.contracts_added, 0u);
+  EXPECT_EQ(Projects().size(), projects.size());
 }
 
 }  // namespace

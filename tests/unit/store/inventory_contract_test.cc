@@ -292,6 +292,33 @@ TYPED_TEST(InventoryContractTest, ProjectsNameTheOwnerOfAContractAndRefuseDeleti
   ASSERT_TRUE(s.DeleteCommunity(community).ok());
 }
 
+// Issue 40: a project's ticker and the lists it came from, in order, through create and update.
+TYPED_TEST(InventoryContractTest, ProjectsKeepTheirSymbolAndSources) {
+  InventoryStore& s = *this->store_;
+  ProjectRecord p{.slug = "usd-coin", .name = "USD Coin", .category = "token", .symbol = "USDC"};
+  p.sources = {"@ledgerhq/cryptoassets@13.33.0", "@1delta/asset-registry@0.0.99"};
+  p.contracts.push_back(ContractRef{.chain_id = 1, .address = *ParseAddress(kAddrA)});
+  auto created = s.CreateProject(p, kNow);
+  ASSERT_TRUE(created.ok()) << created.status().message();
+  EXPECT_EQ(created->symbol, "USDC");
+  EXPECT_EQ(created->sources, p.sources);
+  ProjectRecord update = *created;
+  update.symbol = "USD₮0";
+  update.sources.push_back("@swapkit/tokens@2.4.0");
+  ASSERT_TRUE(s.UpdateProject(update, kNow + 1).ok());
+  ProjectRecord got = *s.GetProjectBySlug("usd-coin");
+  EXPECT_EQ(got.symbol, "USD₮0");
+  EXPECT_EQ(got.sources,
+            (std::vector<std::string>{"@ledgerhq/cryptoassets@13.33.0",
+                                      "@1delta/asset-registry@0.0.99", "@swapkit/tokens@2.4.0"}));
+  update.sources.clear();
+  update.symbol.clear();
+  ASSERT_TRUE(s.UpdateProject(update, kNow + 2).ok());
+  got = *s.GetProject(created->id);
+  EXPECT_TRUE(got.sources.empty());
+  EXPECT_EQ(got.symbol, "");
+}
+
 TYPED_TEST(InventoryContractTest, CampaignsAndAdsKeepEveryField) {
   InventoryStore& s = *this->store_;
   Id a = this->Project("aave", 1, kAddrA);

@@ -668,6 +668,12 @@ CREATE TABLE node_counter_marks (
   saved_at      bigint NOT NULL
 );
 )sql"},
+    {17, R"sql(
+-- Issue 40: a project's ticker (searchable) and the lists it came from, one "package@version"
+-- per line.
+ALTER TABLE projects ADD COLUMN symbol text NOT NULL DEFAULT '';
+ALTER TABLE projects ADD COLUMN sources text NOT NULL DEFAULT '';
+)sql"},
 };
 
 // ApplyMigrations skips versions up to the database's: an entry out of order would never run.

@@ -42,6 +42,7 @@ struct Ctx {
   const Clock& clock;
   const AdminOptions& options;
   const Principal& principal;  // the caller (issue 16)
+  detail::RegistryCache& registry;  // the project search's copy of the registry (issue 40)
 };
 
 using HandlerFn = http::Response (*)(Ctx&, const http::Request&);
@@ -804,9 +805,9 @@ http::Response ListProjects(Ctx& ctx, const http::Request& request) {
     if (n) search.offset = *n;
   }
   if (!errors.empty()) return Fail(errors.ToStatus());
-  Result<std::vector<store::ProjectRecord>> projects = ctx.store.ListProjects();
+  Result<detail::RegistryCache::Projects> projects = ctx.registry.Get(ctx.store);
   if (!projects.ok()) return Fail(projects.status());
-  const detail::ProjectPage page = detail::SearchProjects(*projects, search);
+  const detail::ProjectPage page = detail::SearchProjects(**projects, search);
   Json items = Json::array();
   for (const store::ProjectRecord* p : page.items) items.push_back(detail::ProjectToJson(*p));
   return JsonResponse(
@@ -1155,7 +1156,8 @@ AdminApi::AdminApi(store::Store& store, ingest::SnapshotPublisher& snapshots, co
       snapshots_(snapshots),
       clock_(clock),
       options_(std::move(options)),
-      auth_(auth) {}
+      auth_(auth),
+      registry_(std::make_shared<detail::RegistryCache>()) {}
 
 void AdminApi::RegisterRoutes(http::Router& router) {
   http::RouteOptions options = detail::GuardedRoute(auth_, options_.max_body_bytes);
@@ -1169,7 +1171,7 @@ void AdminApi::RegisterRoutes(http::Router& router) {
         route.method, route.pattern,
         [this, handler, audience = route.audience](const http::Request& request) {
           return detail::Guarded(auth_, audience, request, [&](const Principal& principal) {
-            Ctx ctx{store_, snapshots_, clock_, options_, principal};
+            Ctx ctx{store_, snapshots_, clock_, options_, principal, *registry_};
             return handler(ctx, request);
           });
         },

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "admin/sign_in_limiter.h"
@@ -66,6 +67,10 @@ struct AdminOptions {
   SignInLimiterOptions sign_in_per_account{.free_failures = 50, .max_backoff_seconds = 60};
 };
 
+namespace detail {
+class RegistryCache;
+}  // namespace detail
+
 // The admin API (/admin/v1/...): JSON CRUD for publishers, keys, communities, projects,
 // campaigns, ads, and activity upload (NDJSON, and every CSV/JSON-lines export the bulk CLI
 // import reads, plain or gzip). Every route runs on the worker pool
@@ -88,6 +93,8 @@ class AdminApi {
   const Clock& clock_;
   AdminOptions options_;
   const Authenticator& auth_;
+  // The project search's copy of the registry, kept while the inventory is unchanged (issue 40).
+  std::shared_ptr<detail::RegistryCache> registry_;
 };
 
 }  // namespace adserver::admin

@@ -54,6 +54,7 @@ ProjectPage SearchProjects(std::span<const store::ProjectRecord> projects,
   const std::string category = Lower(search.category);
   struct Hit {
     int rank;
+    int64_t fewer_contracts;  // minus the count: more contracts sort first
     std::string name;
     const store::ProjectRecord* project;
   };
@@ -69,10 +70,13 @@ ProjectPage SearchProjects(std::span<const store::ProjectRecord> projects,
     if (!search.source.empty() && !FromSource(p, search.source)) continue;
     std::string name = Lower(p.name);
     const int rank = Rank(p, name, q);
-    if (rank < 4) hits.push_back({rank, std::move(name), &p});
+    if (rank < 4) {
+      hits.push_back({rank, -static_cast<int64_t>(p.contracts.size()), std::move(name), &p});
+    }
   }
   std::sort(hits.begin(), hits.end(), [](const Hit& a, const Hit& b) {
-    return std::tie(a.rank, a.name, a.project->id) < std::tie(b.rank, b.name, b.project->id);
+    return std::tie(a.rank, a.fewer_contracts, a.name, a.project->id) <
+           std::tie(b.rank, b.fewer_contracts, b.name, b.project->id);
   });
   ProjectPage page;
   page.total = static_cast<int64_t>(hits.size());
@@ -81,6 +85,18 @@ ProjectPage SearchProjects(std::span<const store::ProjectRecord> projects,
   for (size_t i = begin; i < end; ++i) page.items.push_back(hits[i].project);
   if (static_cast<int64_t>(end) < page.total) page.next_offset = static_cast<int64_t>(end);
   return page;
+}
+
+Result<RegistryCache::Projects> RegistryCache::Get(store::InventoryStore& store) {
+  // The counter first: a write landing during the read makes the next call read again, never
+  // leaves an older registry cached under a newer counter.
+  ADS_ASSIGN_OR_RETURN(uint64_t counter, store.ChangeCounter());
+  std::lock_guard lock(mu_);
+  if (projects_ && counter_ == counter) return projects_;
+  ADS_ASSIGN_OR_RETURN(std::vector<store::ProjectRecord> projects, store.ListProjects());
+  projects_ = std::make_shared<const std::vector<store::ProjectRecord>>(std::move(projects));
+  counter_ = counter;
+  return projects_;
 }
 
 }  // namespace adserver::admin::detail

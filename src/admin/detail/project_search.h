@@ -5,11 +5,15 @@
 // projects). Pure: the caller reads the registry and serializes the page.
 
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "common/status.h"
+#include "store/inventory_store.h"
 #include "store/records.h"
 
 namespace adserver::admin::detail {
@@ -33,9 +37,24 @@ struct ProjectPage {
 };
 
 // Matches, best first: the slug, name or symbol equal to the text, then starting with it, then
-// slug or name containing it, then a contract address containing it (a 0x text); ties by name,
-// then id.
+// slug or name containing it, then a contract address containing it (a 0x text); ties by the
+// number of contracts (more first: "USD Coin" on 30 chains before a one-chain "Bridged USDC"),
+// then name, then id.
 ProjectPage SearchProjects(std::span<const store::ProjectRecord> projects,
                            const ProjectSearch& search);
+
+// The registry as last read from the store, read again only when the store's inventory change
+// counter has moved (issue 40: 20,000 projects and 52,000 contracts take a few hundred ms to
+// read, once per search keystroke before). Thread-safe; searches share one copy.
+class RegistryCache {
+ public:
+  using Projects = std::shared_ptr<const std::vector<store::ProjectRecord>>;
+  Result<Projects> Get(store::InventoryStore& store);
+
+ private:
+  std::mutex mu_;
+  std::optional<uint64_t> counter_;  // of `projects_`
+  Projects projects_;
+};
 
 }  // namespace adserver::admin::detail

@@ -442,6 +442,14 @@ TEST_F(AdminApiTest, ProjectSearchFindsBySymbolAndFiltersByCategoryAndSource) {
             (std::vector<std::string>{"usd-coin"}));
   EXPECT_EQ(Get("/admin/v1/projects?source=@scope/list@9").body["total"], 0);
   EXPECT_EQ(Get("/admin/v1/projects/my-dex").body["sources"], Json::array());
+  // The search's copy of the registry follows every write (the inventory change counter).
+  ASSERT_EQ(Post("/admin/v1/projects", {{"slug", "usdc-vault"}, {"name", "USDC Vault"}}).status,
+            201);
+  EXPECT_EQ(slugs(Get("/admin/v1/projects?q=usdc")),
+            (std::vector<std::string>{"usd-coin", "usdc-vault"}));  // more contracts first
+  ASSERT_EQ(Patch("/admin/v1/projects/my-dex", {{"symbol", "NEWDX"}}).status, 200);
+  EXPECT_EQ(slugs(Get("/admin/v1/projects?q=newdx")), (std::vector<std::string>{"my-dex"}));
+  EXPECT_EQ(Get("/admin/v1/projects?q=mdx").body["total"], 0);
   Reply bad =
       Post("/admin/v1/projects", {{"slug", "x"}, {"name", "X"}, {"symbol", std::string(33, 'A')}});
   ASSERT_EQ(bad.status, 400);

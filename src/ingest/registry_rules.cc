@@ -130,9 +130,12 @@ bool StripOnce(std::string& n, std::string_view symbol) {
       return true;
     }
   }
+  // Not the bridge's own token: "Wormhole Token" W is not a bridged "Token".
   for (std::string_view prefix : {"Binance-Peg ", "Axelar ", "Multichain ", "Wormhole "}) {
-    if (IStartsWith(n, prefix) && n.size() > prefix.size()) {
-      n = RuleCollapse(n.substr(prefix.size()));
+    const std::string rest = RuleCollapse(n.substr(std::min(n.size(), prefix.size())));
+    const std::string word = RuleLower(rest);
+    if (IStartsWith(n, prefix) && !rest.empty() && word != "token" && word != "coin") {
+      n = rest;
       return true;
     }
   }
@@ -224,8 +227,9 @@ std::optional<ProtocolRef> DerivativeProtocol(std::string_view raw_name,
       sym.starts_with("uni")) {
     return ProtocolRef{"uniswap", "Uniswap", "dex"};
   }
-  // "SushiSwap LP Token (WETH-USDC.e)" SLP.
-  if (IStartsWith(name, "SushiSwap LP Token") && sym == "slp") {
+  // "SushiSwap LP Token (WETH-USDC.e)" SLP, "SushiSwap USDCETH LP" SUSDCETH.
+  if ((IStartsWith(name, "SushiSwap LP Token") && sym == "slp") ||
+      (IStartsWith(name, "SushiSwap ") && IEndsWith(name, " LP"))) {
     return ProtocolRef{"sushiswap", "SushiSwap", "dex"};
   }
   // "Pancake LPs" Cake-LP.
@@ -245,8 +249,10 @@ std::optional<ProtocolRef> DerivativeProtocol(std::string_view raw_name,
   }
   // Curve pool tokens: "Curve.fi DAI/USDC/USDT" 3CRV, "Curve CRV-ETH" CRVCRVETH, "LP 3pool Curve"
   // 3CRV; not "Curve DAO Token" CRV nor the crvUSD stablecoin.
-  // "Curve.fi Factory Plain Pool 2SGD" JSGD_XSGD_F names its pool without "crv".
-  if ((IStartsWith(name, "Curve.fi ") ||
+  // "Curve.fi Factory Plain Pool 2SGD" JSGD_XSGD_F names its pool without "crv";
+  // "Curve_fi USDP_3Crv" USDP3CRV and "Curvefi Factory Plain Pool ibEURsEUR" spell it otherwise.
+  if ((IStartsWith(name, "Curve.fi ") || IStartsWith(name, "Curve_fi ") ||
+       IStartsWith(name, "Curvefi ") ||
        ((IStartsWith(name, "Curve ") || (IStartsWith(name, "LP ") && IEndsWith(name, " Curve"))) &&
         sym.find("crv") != std::string::npos)) &&
       sym != "crv" && sym != "crvusd" && !IContains(name, "Stablecoin") &&

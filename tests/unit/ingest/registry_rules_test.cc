@@ -54,11 +54,16 @@ TEST(CanonicalTokenTest, OtherParenthesesAndWrappedTokensStayTheirOwn) {
            {"AMD (Ondo Tokenized)", "AMDON"},                  // a tokenized stock
            {"1inch Liquidity Pool (ETH-DAI)", "1LP-ETH-DAI"},  // a pool
            {"Wrapped Ether", "WETH"},                          // WETH is not ETH
-           {"Uniswap", "UNI"}}) {
+           {"Uniswap", "UNI"},
+           {"UNCL on xDai on BSC", "UNCL"}}) {  // stripped, only its ticker would be left
     TokenIdentity id = CanonicalToken(name, symbol);
     EXPECT_EQ(id.name, name);
     EXPECT_FALSE(id.variant) << name;
   }
+  // The bridge's own token, not a bridged "Token": kept whole, keyed like the bridge.
+  TokenIdentity wormhole = CanonicalToken("Wormhole Token", "W");
+  EXPECT_EQ(wormhole.name, "Wormhole Token");
+  EXPECT_EQ(wormhole.key, "wormhole");
   EXPECT_TRUE(CanonicalToken("USD Coin (PoS)", "USDC").variant);
   EXPECT_TRUE(CanonicalToken("Chainlink Token", "LINK").variant);  // key "chainlink"
 }
@@ -108,6 +113,8 @@ TEST(DerivativeProtocolTest, ReceiptLpVaultAndDebtTokensBelongToTheirProtocol) {
       {"Uniswap V2 ETH-ENJ", "univ2ETHENJ", "uniswap"},
       {"Uniswap: Paxos Gold", "uniPAXG", "uniswap"},
       {"SushiSwap LP Token (WETH-USDC.e)", "SLP", "sushiswap"},
+      {"SushiSwap USDCETH LP", "SUSDCETH", "sushiswap"},
+      {"SushiSwap", "SUSHI", nullptr},
       {"Pancake LPs", "CAKE-LP", "pancakeswap"},
       {"PancakeSwap Token", "CAKE", nullptr},
       {"Balancer 50 USDC 50 WETH", "B-50USDC-50WETH", "balancer"},
@@ -118,6 +125,8 @@ TEST(DerivativeProtocolTest, ReceiptLpVaultAndDebtTokensBelongToTheirProtocol) {
       {"Curve.fi DAI/USDC/USDT", "3CRV", "curve"},
       {"Curve CRV-ETH", "CRVCRVETH", "curve"},
       {"Curve.fi Factory Plain Pool 2SGD", "JSGD_XSGD_F", "curve"},
+      {"Curve_fi USDP_3Crv", "USDP3CRV", "curve"},
+      {"Curvefi Factory Plain Pool ibEURsEUR", "IBEURSEUR", "curve"},
       {"LP 3pool Curve", "3CRV", "curve"},
       {"Curve DAO Token", "CRV", nullptr},
       {"Curve.Fi USD Stablecoin", "crvUSD", nullptr},

@@ -3,6 +3,7 @@
 #include <sodium.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -10,6 +11,7 @@
 #include <map>
 #include <optional>
 #include <random>
+#include <thread>
 #include <vector>
 
 #include "app/demo_creatives.h"
@@ -236,7 +238,14 @@ Status SeedRegistryLists(store::Store& store, int64_t now) {
   for (const auto& file : files) {
     std::ifstream in(file, std::ios::binary);
     std::string json((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    // The demo history's rollups may hold the database's write lock past the busy timeout:
+    // the import is idempotent, so a list that met the lock is imported again.
     Result<ingest::RegistryImportSummary> summary = ingest::ImportProjectList(json, store, now);
+    for (int attempt = 1; attempt < 5 && summary.status().code() == Code::kUnavailable; ++attempt) {
+      ADS_LOG(info, "demo project list retried", "file", file.string(), "status", summary.status());
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+      summary = ingest::ImportProjectList(json, store, now);
+    }
     if (!summary.ok()) {
       ADS_LOG(warn, "demo project list skipped", "file", file.string(), "status", summary.status());
       continue;

@@ -1045,15 +1045,26 @@ http::Response ImportActivity(Ctx& ctx, const http::Request& request) {
   return ImportOwnNdjson(ctx, upload);
 }
 
-// POST /admin/v1/projects/import: one project list (token list, contract map or address book).
+// POST /admin/v1/projects/import: one project list (token list, contract map or address book);
+// ?entries=named|unnamed takes one pass of a set of lists (ingest::ImportEntries), default all.
 http::Response ImportProjects(Ctx& ctx, const http::Request& request) {
   if (!HasMediaType(request.Header("Content-Type"), "application/json")) {
     return http::ErrorResponse(415, "Content-Type must be application/json");
   }
+  ingest::ImportEntries entries = ingest::ImportEntries::kAll;
+  if (std::optional<std::string_view> pass = QueryParam(request.query, "entries")) {
+    if (*pass == "named") {
+      entries = ingest::ImportEntries::kNamed;
+    } else if (*pass == "unnamed") {
+      entries = ingest::ImportEntries::kUnnamed;
+    } else if (*pass != "all") {
+      return Fail(InvalidFieldError("entries", "must be all, named or unnamed"));
+    }
+  }
   Result<ingest::RegistryImportSummary> summary =
-      ingest::ImportProjectList(request.body, ctx.store, ctx.clock.NowSeconds());
+      ingest::ImportProjectList(request.body, ctx.store, ctx.clock.NowSeconds(), entries);
   if (!summary.ok()) return Fail(summary.status());
-  if (summary->added + summary->merged > 0) Refresh(ctx);
+  if (summary->added + summary->merged + summary->sources_added > 0) Refresh(ctx);
   Json skipped = Json::object();
   for (const auto& [reason, count] : summary->skipped) skipped[reason] = count;
   return JsonResponse(200, Json{{"format", ingest::ProjectListFormatName(summary->format)},

@@ -235,23 +235,31 @@ Status SeedRegistryLists(store::Store& store, int64_t now) {
   // first, so a protocol claims its contracts before token lists do, then curated token lists.
   std::sort(files.begin(), files.end());
   size_t added = 0, merged = 0;
-  for (const auto& file : files) {
-    std::ifstream in(file, std::ios::binary);
-    std::string json((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    // The demo history's rollups may hold the database's write lock past the busy timeout:
-    // the import is idempotent, so a list that met the lock is imported again.
-    Result<ingest::RegistryImportSummary> summary = ingest::ImportProjectList(json, store, now);
-    for (int attempt = 1; attempt < 5 && summary.status().code() == Code::kUnavailable; ++attempt) {
-      ADS_LOG(info, "demo project list retried", "file", file.string(), "status", summary.status());
-      std::this_thread::sleep_for(std::chrono::seconds(1));
-      summary = ingest::ImportProjectList(json, store, now);
+  // Named entries of every list, then the ones without a name (ingest::ImportEntries).
+  for (ingest::ImportEntries pass :
+       {ingest::ImportEntries::kNamed, ingest::ImportEntries::kUnnamed}) {
+    for (const auto& file : files) {
+      std::ifstream in(file, std::ios::binary);
+      std::string json((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      // The demo history's rollups may hold the database's write lock past the busy timeout:
+      // the import is idempotent, so a list that met the lock is imported again.
+      Result<ingest::RegistryImportSummary> summary =
+          ingest::ImportProjectList(json, store, now, pass);
+      for (int attempt = 1; attempt < 5 && summary.status().code() == Code::kUnavailable;
+           ++attempt) {
+        ADS_LOG(info, "demo project list retried", "file", file.string(), "status",
+                summary.status());
+        std::this_thread::sleep_for(std::chrono::seconds(1));
+        summary = ingest::ImportProjectList(json, store, now, pass);
+      }
+      if (!summary.ok()) {
+        ADS_LOG(warn, "demo project list skipped", "file", file.string(), "status",
+                summary.status());
+        continue;
+      }
+      added += summary->added;
+      merged += summary->merged;
     }
-    if (!summary.ok()) {
-      ADS_LOG(warn, "demo project list skipped", "file", file.string(), "status", summary.status());
-      continue;
-    }
-    added += summary->added;
-    merged += summary->merged;
   }
   ADS_LOG(info, "demo registry lists imported", "files", files.size(), "added", added, "merged",
           merged);

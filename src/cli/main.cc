@@ -432,11 +432,17 @@ int Main(int argc, char** argv) {
   add_data(project_import);
   project_import->add_option("files", list_files)->required();
   project_import->callback([&] {
-    for (const std::string& f : list_files) {
-      Result<std::string> b = ReadBodyArg("@" + f);
-      status = b.ok() ? Call(data_dir, http::Method::kPost, "/admin/v1/projects/import", *b)
-                      : b.status();
-      if (!status.ok()) return;
+    // Named entries of every list first, then the entries without a name, which join only
+    // contracts some list names (issue 40): the registry does not depend on the files' order
+    // past the first pass, and importing the same files again changes nothing.
+    for (const char* pass : {"named", "unnamed"}) {
+      for (const std::string& f : list_files) {
+        Result<std::string> b = ReadBodyArg("@" + f);
+        status = b.ok() ? Call(data_dir, http::Method::kPost,
+                               std::string("/admin/v1/projects/import?entries=") + pass, *b)
+                        : b.status();
+        if (!status.ok()) return;
+      }
     }
   });
 

@@ -79,16 +79,23 @@ void AddSources(std::vector<std::string>& to, const std::vector<std::string>& fr
 // and an entry without a human name stays a candidate of its own contract only.
 class CandidateSet {
  public:
-  explicit CandidateSet(RegistryImportSummary& summary) : summary_(summary) {}
+  CandidateSet(RegistryImportSummary& summary, ImportEntries pass)
+      : summary_(summary), pass_(pass) {}
 
   void Add(const Entry& e) {
+    const bool token = e.slug_hint.empty() && (e.category.empty() || e.category == "token");
+    const bool unnamed = token && !HasHumanName(e.name, e.symbol) &&
+                         !DerivativeProtocol(e.name, e.symbol).has_value();
+    if ((pass_ == ImportEntries::kNamed && unnamed) ||
+        (pass_ == ImportEntries::kUnnamed && !unnamed)) {
+      return;  // the other pass's entry
+    }
     ++summary_.entries;
     if (!e.chain_id) return Skip("missing or invalid chainId");
     std::optional<Address> parsed = ParseAddress(e.address);
     if (!parsed) return Skip("not an EVM address (non-EVM chain or malformed)");
     if (!seen_.insert({*e.chain_id, *parsed}).second) return Skip("duplicate entry in the list");
     ProjectCandidate* cand = nullptr;
-    const bool token = e.slug_hint.empty() && (e.category.empty() || e.category == "token");
     if (!token) {
       std::string slug = SlugFromName(e.slug_hint.empty() ? e.name : e.slug_hint);
       if (slug.empty()) slug = "contract-" + FormatAddress(*parsed).substr(2, 8);
@@ -96,7 +103,7 @@ class CandidateSet {
     } else if (std::optional<ProtocolRef> protocol = DerivativeProtocol(e.name, e.symbol)) {
       cand = &Candidate(std::string(protocol->slug), protocol->name, {}, {}, protocol->category);
       cand->derivative = true;
-    } else if (!HasHumanName(e.name, e.symbol)) {
+    } else if (unnamed) {
       // Kept only where another list names the contract (MergeCandidate).
       cand = &Candidate("unnamed:" + std::to_string(*e.chain_id) + ":" + FormatAddress(*parsed),
                         e.name, e.symbol, e.logo, "token");
@@ -149,6 +156,7 @@ class CandidateSet {
 
   void Skip(const std::string& reason) { ++summary_.skipped[reason]; }
   RegistryImportSummary& summary_;
+  const ImportEntries pass_;
   std::map<std::string, ProjectCandidate> by_slug_;
   std::set<Contract> seen_;
 };
@@ -372,13 +380,14 @@ std::string SlugFromName(std::string_view name) {
 }
 
 Result<std::vector<ProjectCandidate>> ParseProjectList(std::string_view json,
-                                                       RegistryImportSummary& summary) {
+                                                       RegistryImportSummary& summary,
+                                                       ImportEntries entries) {
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
   if (parser.parse(json.data(), json.size()).get(doc) != simdjson::SUCCESS || !doc.is_object()) {
     return InvalidArgumentError("project list is not a JSON object");
   }
-  CandidateSet set(summary);
+  CandidateSet set(summary, entries);
   simdjson::dom::array arr;
   if (doc["tokens"].get_array().get(arr) == simdjson::SUCCESS) {
     summary.format = ProjectListFormat::kTokenList;
@@ -405,9 +414,10 @@ Result<std::vector<ProjectCandidate>> ParseProjectList(std::string_view json,
 }
 
 Result<RegistryImportSummary> ImportProjectList(std::string_view json, store::InventoryStore& store,
-                                                int64_t now) {
+                                                int64_t now, ImportEntries entries) {
   RegistryImportSummary summary;
-  ADS_ASSIGN_OR_RETURN(std::vector<ProjectCandidate> candidates, ParseProjectList(json, summary));
+  ADS_ASSIGN_OR_RETURN(std::vector<ProjectCandidate> candidates,
+                       ParseProjectList(json, summary, entries));
   Registry reg;
   ADS_ASSIGN_OR_RETURN(reg.projects, store.ListProjects());
   for (size_t i = 0; i < reg.projects.size(); ++i) reg.Index(i);

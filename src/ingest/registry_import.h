@@ -26,7 +26,7 @@ std::string_view ProjectListFormatName(ProjectListFormat format);
 // Result of importing one list. `skipped` counts entries (contracts) by reason.
 struct RegistryImportSummary {
   ProjectListFormat format = ProjectListFormat::kTokenList;
-  size_t entries = 0;                     // contract entries read from the document
+  size_t entries = 0;                     // contract entries of the pass read from the document
   size_t added = 0;                       // projects created
   size_t merged = 0;                      // existing projects that gained contracts
   size_t unchanged = 0;                   // projects whose contracts were all known already
@@ -45,6 +45,16 @@ struct ProjectCandidate {
   std::string fallback_slug;
 };
 
+// Which entries of a document an import takes (issue 40). An entry without a human name joins
+// only the project that owns its contract, so it depends on every list that names contracts:
+// importing a set of lists named entries first (every list), then unnamed ones (every list)
+// gives the same registry in any order, and importing the set again changes nothing.
+enum class ImportEntries {
+  kAll,      // both, in one pass over the document
+  kNamed,    // every entry with a human name (and every non-token entry)
+  kUnnamed,  // only token entries without a human name
+};
+
 // Parses a list document (format auto-detected). Entries that cannot be projects (non-EVM chain,
 // malformed address) are counted in `skipped` by reason. Candidates with the same slug are
 // merged, so a token listed on several chains is one project; token entries go through the
@@ -53,7 +63,8 @@ struct ProjectCandidate {
 // on every project it names. InvalidArgument if the document is not JSON or not one of the
 // formats.
 Result<std::vector<ProjectCandidate>> ParseProjectList(std::string_view json,
-                                                       RegistryImportSummary& summary);
+                                                       RegistryImportSummary& summary,
+                                                       ImportEntries entries = ImportEntries::kAll);
 
 // Parses `json` and merges it into the store's registry. A candidate joins the existing project
 // that already owns one of its contracts (by chain id and address), else the project with its
@@ -63,7 +74,8 @@ Result<std::vector<ProjectCandidate>> ParseProjectList(std::string_view json,
 // are not valid https URLs are dropped. Returns the store's error if a write fails (earlier
 // projects stay written: the import is idempotent, so it can be re-run).
 Result<RegistryImportSummary> ImportProjectList(std::string_view json, store::InventoryStore& store,
-                                                int64_t now);
+                                                int64_t now,
+                                                ImportEntries entries = ImportEntries::kAll);
 
 // "USD Coin (PoS)" -> "usd-coin-pos": [a-z0-9-], at most 64 characters; empty if nothing is left.
 std::string SlugFromName(std::string_view name);

@@ -43,8 +43,8 @@ class RegistryImportTest : public ::testing::Test {
     ASSERT_TRUE(opened.ok()) << opened.status().ToString();
     store_ = std::move(opened).value();
   }
-  RegistryImportSummary Import(std::string_view json) {
-    auto summary = ImportProjectList(json, *store_, kNow);
+  RegistryImportSummary Import(std::string_view json, ImportEntries entries = ImportEntries::kAll) {
+    auto summary = ImportProjectList(json, *store_, kNow, entries);
     EXPECT_TRUE(summary.ok()) << summary.status().ToString();
     return summary.ok() ? *summary : RegistryImportSummary{};
   }
@@ -195,6 +195,34 @@ TEST_F(RegistryImportTest, AnEntryWithoutAHumanNameOnlyJoinsTheOwnerOfItsContrac
   EXPECT_EQ(again.unchanged, 1u);
 }
 
+// An unnamed entry of an earlier list whose contract a later list names: the two passes give it
+// to that project in one import of the set, and a second import of the set changes nothing.
+TEST_F(RegistryImportTest, TwoPassesMakeTheSetsImportOrderFreeAndIdempotent) {
+  const std::string tickers = R"j({"name":"a","source":"tickers@1","tokens":[
+    {"chainId":1,"address":"0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48","name":"USDC",
+     "symbol":"USDC"}]})j";
+  const std::string names = R"j({"name":"b","source":"names@1","tokens":[
+    {"chainId":1,"address":"0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48","name":"USD Coin",
+     "symbol":"USDC"}]})j";
+  auto import_set = [&] {
+    size_t changes = 0;
+    for (ImportEntries pass : {ImportEntries::kNamed, ImportEntries::kUnnamed}) {
+      for (const std::string* doc : {&tickers, &names}) {
+        RegistryImportSummary s = Import(*doc, pass);
+        changes += s.added + s.merged + s.sources_added + s.contracts_added;
+      }
+    }
+    return changes;
+  };
+  RegistryImportSummary named_only = Import(tickers, ImportEntries::kNamed);
+  EXPECT_EQ(named_only.entries, 0u);  // its only entry belongs to the second pass
+  EXPECT_GT(import_set(), 0u);
+  auto usdc = store_->GetProjectBySlug("usd-coin");
+  ASSERT_TRUE(usdc.ok());
+  EXPECT_EQ(usdc->sources, (std::vector<std::string>{"names@1", "tickers@1"}));
+  EXPECT_EQ(import_set(), 0u);
+}
+
 // The real lists scripts/install-deps.sh installs from npm (tools/registry/out), in the order
 // of their file names, as `adserver projects import tools/registry/out/*.json` reads them.
 TEST_F(RegistryImportTest, InstalledRealListsGiveOneProjectPerRealProject) {
@@ -211,7 +239,9 @@ TEST_F(RegistryImportTest, InstalledRealListsGiveOneProjectPerRealProject) {
     std::ifstream in(file, std::ios::binary);
     return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   };
-  for (const auto& file : files) Import(read(file));
+  for (ImportEntries pass : {ImportEntries::kNamed, ImportEntries::kUnnamed}) {
+    for (const auto& file : files) Import(read(file), pass);
+  }
   auto projects = Projects();
   EXPECT_GE(projects.size(), 10'000u);
   for (const store::ProjectRecord& p : projects) {
@@ -234,14 +264,12 @@ TEST_F(RegistryImportTest, InstalledRealListsGiveOneProjectPerRealProject) {
   for (const store::ContractRef& c : aave->contracts) {
     EXPECT_FALSE(c.chain_id == 1 && c.address == weth);
   }
-  // Re-importing the largest list adds no project and no contract. It may add itself as a
-  // source where a later list named a contract it lists without a name (kept now); after that,
-  // nothing changes at all.
+  // Re-importing the largest list (both passes) changes nothing.
   const std::string ledger = read(dir / "20-ledger-tokenlist.json");
-  RegistryImportSummary again = Import(ledger);
-  EXPECT_EQ(again.added + again.merged + again.contracts_added, 0u);
-  RegistryImportSummary third = Import(ledger);
-  EXPECT_EQ(third.added + third.merged + third.sources_added + third.contracts_added, 0u);
+  for (ImportEntries pass : {ImportEntries::kNamed, ImportEntries::kUnnamed}) {
+    RegistryImportSummary again = Import(ledger, pass);
+    EXPECT_EQ(again.added + again.merged + again.sources_added + again.contracts_added, 0u);
+  }
   EXPECT_EQ(Projects().size(), projects.size());
 }
 

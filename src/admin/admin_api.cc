@@ -761,18 +761,21 @@ http::Response RequestOwnership(Ctx& ctx, const http::Request& request) {
 }
 
 // GET /admin/v1/projects: the whole registry, or with any of q, ownerCommunityId, chainId,
-// category, source (issue 40), limit and offset a page of matches (issue 38 item 5:
-// detail::SearchProjects), with the total and the next page's offset.
+// category, source (issue 40), fields, limit and offset a page of matches (issue 38 item 5:
+// detail::SearchProjects), with the total and the next page's offset. fields=summary answers
+// each project without its contracts (their count instead).
 http::Response ListProjects(Ctx& ctx, const http::Request& request) {
   const std::optional<std::string_view> q = QueryParam(request.query, "q");
   const std::optional<std::string_view> owner = QueryParam(request.query, "ownerCommunityId");
   const std::optional<std::string_view> chain = QueryParam(request.query, "chainId");
   const std::optional<std::string_view> category = QueryParam(request.query, "category");
   const std::optional<std::string_view> source = QueryParam(request.query, "source");
+  const std::optional<std::string_view> fields = QueryParam(request.query, "fields");
   const std::optional<std::string_view> limit = QueryParam(request.query, "limit");
   const std::optional<std::string_view> offset = QueryParam(request.query, "offset");
-  if (!q && !owner && !chain && !category && !source && !limit && !offset)
+  if (!q && !owner && !chain && !category && !source && !fields && !limit && !offset) {
     return Crud<ProjectApi>::List(ctx, request);
+  }
   detail::ProjectSearch search;
   FieldErrors errors;
   if (q) {
@@ -786,6 +789,11 @@ http::Response ListProjects(Ctx& ctx, const http::Request& request) {
   if (source) {
     search.source = detail::PercentDecode(*source);
     if (search.source.size() > 200) errors.Add("source", "must be at most 200 characters");
+  }
+  // A picker needs names, not the contracts (Aave's 4,510 made one page 325 KB).
+  const bool summary = fields && *fields == "summary";
+  if (fields && !summary && *fields != "all") {
+    errors.Add("fields", "must be all or summary");
   }
   if (owner && !(search.owner = ParseId(*owner))) {
     errors.Add("ownerCommunityId", "must be a positive integer");
@@ -809,7 +817,9 @@ http::Response ListProjects(Ctx& ctx, const http::Request& request) {
   if (!projects.ok()) return Fail(projects.status());
   const detail::ProjectPage page = detail::SearchProjects(**projects, search);
   Json items = Json::array();
-  for (const store::ProjectRecord* p : page.items) items.push_back(detail::ProjectToJson(*p));
+  for (const store::ProjectRecord* p : page.items) {
+    items.push_back(summary ? detail::ProjectSummaryToJson(*p) : detail::ProjectToJson(*p));
+  }
   return JsonResponse(
       200, Json{{"projects", std::move(items)},
                 {"total", page.total},

@@ -431,6 +431,18 @@ Json ProjectToJson(const store::ProjectRecord& p) {
       {"updatedAt", TimeToJson(p.updated_at)}};
 }
 
+Json ProjectSummaryToJson(const store::ProjectRecord& p) {
+  return Json{
+      {"id", p.id},
+      {"slug", p.slug},
+      {"name", p.name},
+      {"logoUrl", OptionalStringToJson(p.logo_url)},
+      {"category", OptionalStringToJson(p.category)},
+      {"symbol", OptionalStringToJson(p.symbol)},
+      {"contractCount", p.contracts.size()},
+      {"ownerCommunityId", p.owner_community_id ? Json(*p.owner_community_id) : Json(nullptr)}};
+}
+
 void ApplyCampaign(ObjectReader& r, bool creating, const ProjectNames& names,
                    store::CampaignRecord& c) {
   if (creating) r.Require({"communityId", "name", "status", "pricing", "targeting"});

@@ -38,6 +38,8 @@ Json CommunityToJson(const store::CommunityRecord& c);
 
 void ApplyProject(ObjectReader& r, bool creating, store::ProjectRecord& p);
 Json ProjectToJson(const store::ProjectRecord& p);
+// A search page's short form (?fields=summary): no contracts, their count instead.
+Json ProjectSummaryToJson(const store::ProjectRecord& p);
 
 // Resolves targeting slugs through `names`; an unknown slug is an error at its index.
 void ApplyCampaign(ObjectReader& r, bool creating, const ProjectNames& names,

@@ -71,7 +71,7 @@
       if (!q) { results.replaceChildren(); return; }
       let page;
       try {
-        page = await load('/admin/v1/projects?' + C.query({ q, limit: 8, ...(filter || {}) }));
+        page = await load('/admin/v1/projects?' + C.query({ q, limit: 8, fields: 'summary', ...(filter || {}) }));
       } catch (e) {
         if (mine === asked) results.replaceChildren(el('li', { class: 'error', text: e.message }));
         return;

@@ -454,6 +454,15 @@ TEST_F(AdminApiTest, ProjectSearchFindsBySymbolAndFiltersByCategoryAndSource) {
       Post("/admin/v1/projects", {{"slug", "x"}, {"name", "X"}, {"symbol", std::string(33, 'A')}});
   ASSERT_EQ(bad.status, 400);
   EXPECT_EQ(Fields(bad), std::vector<std::string>{"symbol"});
+  // A picker's short form: no contracts, their count.
+  Reply short_form = Get("/admin/v1/projects?q=usdc&fields=summary");
+  ASSERT_EQ(short_form.status, 200) << short_form.raw;
+  EXPECT_EQ(short_form.body["projects"][0]["slug"], "usd-coin");
+  EXPECT_EQ(short_form.body["projects"][0]["contractCount"], 2);
+  EXPECT_EQ(short_form.body["projects"][0]["symbol"], "USDC");
+  EXPECT_FALSE(short_form.body["projects"][0].contains("contracts"));
+  EXPECT_EQ(Fields(Get("/admin/v1/projects?fields=everything")),
+            std::vector<std::string>{"fields"});
   Reply long_filter = Get("/admin/v1/projects?category=" + std::string(201, 'a'));
   ASSERT_EQ(long_filter.status, 400);
   EXPECT_EQ(Fields(long_filter), std::vector<std::string>{"category"});

@@ -121,10 +121,10 @@ release_build() {
 }
 
 # The switches that make a missing real component (browser, linter, Prometheus, PostgreSQL,
-# Redis) a failure instead of a skip.
+# Redis, the exported project lists) a failure instead of a skip.
 require_all() {
   ADSERVER_REQUIRE_BROWSER=1 ADSERVER_REQUIRE_OPENAPI_LINT=1 ADSERVER_REQUIRE_PROMETHEUS=1 \
-    ADSERVER_REQUIRE_POSTGRES=1 ADSERVER_REQUIRE_REDIS=1 "$@"
+    ADSERVER_REQUIRE_POSTGRES=1 ADSERVER_REQUIRE_REDIS=1 ADSERVER_REQUIRE_REGISTRY=1 "$@"
 }
 
 release_suite() {
@@ -139,7 +139,7 @@ sanitizer_build() {
 }
 
 sanitizer_suite() {
-  ADSERVER_REQUIRE_POSTGRES=1 ADSERVER_REQUIRE_REDIS=1 \
+  ADSERVER_REQUIRE_POSTGRES=1 ADSERVER_REQUIRE_REDIS=1 ADSERVER_REQUIRE_REGISTRY=1 \
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest_logged build-san ctest-sanitizers.log -L "unit|integration"
 }

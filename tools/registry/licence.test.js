@@ -42,14 +42,19 @@ test('refuses a package under another licence, naming it', () => {
   assert.throws(() => checkedSource(none), /refused no-licence@2\.0\.0: licence unknown/);
 });
 
-test('every pinned package of the registry passes', { skip: !fs.existsSync(path.join(__dirname, 'out')) },
-  () => {
-    const { packages } = JSON.parse(fs.readFileSync(path.join(__dirname, 'packs.json'), 'utf8'));
-    for (const { name, version } of packages) {
-      assert.strictEqual(checkedSource(path.join(__dirname, 'packs', name)), `${name}@${version}`);
-    }
-    const lock = JSON.parse(fs.readFileSync(path.join(__dirname, 'package.json'), 'utf8'));
-    for (const name of Object.keys(lock.dependencies)) {
-      checkedSource(path.join(__dirname, 'node_modules', name));
-    }
-  });
+// Skipped only where the lists were never installed, and never under scripts/test.sh
+// (ADSERVER_REQUIRE_REGISTRY=1).
+const installed = fs.existsSync(path.join(__dirname, 'out'));
+test(
+    'every pinned package of the registry passes',
+    {skip: !installed && !process.env.ADSERVER_REQUIRE_REGISTRY}, () => {
+      const {packages} = JSON.parse(fs.readFileSync(path.join(__dirname, 'packs.json'), 'utf8'));
+      for (const {name, version} of packages) {
+        assert.strictEqual(
+            checkedSource(path.join(__dirname, 'packs', name)), `${name}@${version}`);
+      }
+      const lock = JSON.parse(fs.readFileSync(path.join(__dirname, 'package.json'), 'utf8'));
+      for (const name of Object.keys(lock.dependencies)) {
+        checkedSource(path.join(__dirname, 'node_modules', name));
+      }
+    });

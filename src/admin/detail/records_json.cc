@@ -412,35 +412,39 @@ void ApplyProject(ObjectReader& r, bool creating, store::ProjectRecord& p) {
   r.RejectUnknown();
 }
 
+namespace {
+
+// The fields both forms of a project share.
+Json ProjectHeadToJson(const store::ProjectRecord& p) {
+  return Json{
+      {"id", p.id},
+      {"slug", p.slug},
+      {"name", p.name},
+      {"logoUrl", OptionalStringToJson(p.logo_url)},
+      {"category", OptionalStringToJson(p.category)},
+      {"symbol", OptionalStringToJson(p.symbol)},
+      {"ownerCommunityId", p.owner_community_id ? Json(*p.owner_community_id) : Json(nullptr)}};
+}
+
+}  // namespace
+
 Json ProjectToJson(const store::ProjectRecord& p) {
   Json contracts = Json::array();
   for (const store::ContractRef& c : p.contracts) {
     contracts.push_back(Json{{"chainId", c.chain_id}, {"address", FormatAddress(c.address)}});
   }
-  return Json{
-      {"id", p.id},
-      {"slug", p.slug},
-      {"name", p.name},
-      {"logoUrl", OptionalStringToJson(p.logo_url)},
-      {"category", OptionalStringToJson(p.category)},
-      {"symbol", OptionalStringToJson(p.symbol)},
-      {"sources", p.sources},
-      {"contracts", std::move(contracts)},
-      {"ownerCommunityId", p.owner_community_id ? Json(*p.owner_community_id) : Json(nullptr)},
-      {"createdAt", TimeToJson(p.created_at)},
-      {"updatedAt", TimeToJson(p.updated_at)}};
+  Json out = ProjectHeadToJson(p);
+  out["sources"] = p.sources;
+  out["contracts"] = std::move(contracts);
+  out["createdAt"] = TimeToJson(p.created_at);
+  out["updatedAt"] = TimeToJson(p.updated_at);
+  return out;
 }
 
 Json ProjectSummaryToJson(const store::ProjectRecord& p) {
-  return Json{
-      {"id", p.id},
-      {"slug", p.slug},
-      {"name", p.name},
-      {"logoUrl", OptionalStringToJson(p.logo_url)},
-      {"category", OptionalStringToJson(p.category)},
-      {"symbol", OptionalStringToJson(p.symbol)},
-      {"contractCount", p.contracts.size()},
-      {"ownerCommunityId", p.owner_community_id ? Json(*p.owner_community_id) : Json(nullptr)}};
+  Json out = ProjectHeadToJson(p);
+  out["contractCount"] = p.contracts.size();
+  return out;
 }
 
 void ApplyCampaign(ObjectReader& r, bool creating, const ProjectNames& names,

@@ -395,9 +395,12 @@ function oneDeltaTokens() {
 }
 
 // SwapKit's token lists (Apache-2.0): tickers only, no names. The importer keeps such entries
-// only where another list names the same contract (they add that list as a source).
-function swapkitTokens() {
-  const {tokenLists} = require(pk('@swapkit/tokens'));
+// only where another list names the same contract (they add that list as a source). An ES
+// module: imported, since require() of one needs Node.js 20 and Debian 12 has 18.
+async function swapkitTokens() {
+  const dir = pk('@swapkit/tokens');
+  const main = path.join(dir, readJson(path.join(dir, 'package.json')).main);
+  const {tokenLists} = await import(require('url').pathToFileURL(main).href);
   const entries = [];
   for (const key of Object.keys(tokenLists).sort()) {
     for (const t of tokenLists[key].tokens || []) {
@@ -485,28 +488,35 @@ function nftProtocols() {
   return [...byName.keys()].sort().map((n) => project(slug(n), n, 'nft', src, byName.get(n)));
 }
 
-const hl = hyperlane();
-const files = {
-  '00-protocol-address-books.json': {
-    name: 'protocol address books',
-    projects: [
-      uniswap(), aave(), safe(), zeroEx(), zora(), metamaskDelegation(), hl.project, ...dexes(),
-      ...nftProtocols()
-    ].filter((p) => p.contracts.length > 0),
-  },
-  '10-metamask-tokenlist.json': metamaskTokens(),
-  '11-aave-tokenlist.json': aaveUnderlyingTokens(),
-  '12-optimism-tokenlist.json': optimismTokens(),
-  '13-superfluid-tokenlist.json': superfluidTokens(),
-  '14-lifi-tokenlist.json': lifiTokens(),
-  '15-yodl-tokenlist.json': yodlTokens(),
-  '16-hyperlane-warp-tokenlist.json': hl.tokens,
-  '17-indexcoop-tokenlist.json': indexCoopTokens(),
-  '18-beefy-tokenlist.json': beefyTokens(),
-  '19-ethereum-lists-tokenlist.json': ethereumListsTokens(),
-  '20-ledger-tokenlist.json': ledgerTokens(),
-  '30-1delta-tokenlist.json': oneDeltaTokens(),
-  '40-swapkit-tokenlist.json': swapkitTokens(),
-};
-for (const [name, doc] of Object.entries(files)) write(name, doc);
-for (const f of sortedDir(out)) console.log(path.join(out, f));
+async function main() {
+  const hl = hyperlane();
+  const files = {
+    '00-protocol-address-books.json': {
+      name: 'protocol address books',
+      projects: [
+        uniswap(), aave(), safe(), zeroEx(), zora(), metamaskDelegation(), hl.project, ...dexes(),
+        ...nftProtocols()
+      ].filter((p) => p.contracts.length > 0),
+    },
+    '10-metamask-tokenlist.json': metamaskTokens(),
+    '11-aave-tokenlist.json': aaveUnderlyingTokens(),
+    '12-optimism-tokenlist.json': optimismTokens(),
+    '13-superfluid-tokenlist.json': superfluidTokens(),
+    '14-lifi-tokenlist.json': lifiTokens(),
+    '15-yodl-tokenlist.json': yodlTokens(),
+    '16-hyperlane-warp-tokenlist.json': hl.tokens,
+    '17-indexcoop-tokenlist.json': indexCoopTokens(),
+    '18-beefy-tokenlist.json': beefyTokens(),
+    '19-ethereum-lists-tokenlist.json': ethereumListsTokens(),
+    '20-ledger-tokenlist.json': ledgerTokens(),
+    '30-1delta-tokenlist.json': oneDeltaTokens(),
+    '40-swapkit-tokenlist.json': await swapkitTokens(),
+  };
+  for (const [name, doc] of Object.entries(files)) write(name, doc);
+  for (const f of sortedDir(out)) console.log(path.join(out, f));
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});

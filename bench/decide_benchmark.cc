@@ -1,7 +1,8 @@
 // Google Benchmark of decision::Decide() (issue 4) on the 10k-campaign synthetic catalog of
 // bench/dataset.h, with the live state of a serving process: budgets (half the campaigns have
-// daily budgets, even pacing), frequency caps on a third, learned CTR/CVR counters, a publisher
-// floor of 0. Reports the median time per decision for 1, 3 and 50 wallets of known people.
+// daily budgets, even pacing), frequency caps on a third, learned CTR/CVR counters and
+// per-publisher factors, a publisher floor of 0. Reports the median time per decision for 1, 3 and
+// 50 wallets of known people.
 //
 //   cmake -B build-bench -DCMAKE_BUILD_TYPE=Release -DADSERVER_BUILD_BENCH=ON
 //   cmake --build build-bench --target adserver-decide-bench
@@ -72,6 +73,12 @@ const World& GetWorld() {
     for (const decision::Campaign& c : w->catalog->campaigns) {
       for (int k = 0; k < 20; ++k) w->live->ledger.RecordImpression(c.id, 1000, now);
       if (c.id % 4 == 0) w->live->ledger.RecordClick(c.id, 0, now);
+      // Per-placement learning (issue 36 item 5): the same history split over the request's
+      // publisher and three others, so each CPC/CPA candidate looks its factor up.
+      const int64_t publisher = w->catalog->publishers[0].id;
+      for (int64_t p : {publisher, publisher + 1, publisher + 2, publisher + 3}) {
+        w->live->placement_feed.Add({c.id, p}, 5, c.id % 4 == 0 && p == publisher ? 1 : 0);
+      }
     }
     // Lift ceilings and the walk order, as `serve` computes them after restoring counters.
     decision::RecomputeRateLift(*w->live, *w->catalog, now);

@@ -5,6 +5,7 @@
 //   adserver-simulate --seeds 3 --check bench/scenarios/*.json # CI: each scenario's "guard"
 //   adserver-simulate --min-share 0.9 FILE                     # exit 1 below 0.9
 //   adserver-simulate --peer-priors on FILE                    # priors fitted from peers
+//   adserver-simulate --placement-events 0 FILE                # one rate per campaign
 //
 // For each scenario and policy: the median, worst and best share of the oracle's revenue over
 // the seeds, the median share in each tenth of the run (regret over time), each campaign's share
@@ -13,6 +14,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -71,6 +73,7 @@ int main(int argc, char** argv) {
   double min_share = 0;
   bool check = false;
   std::string peer_priors = "off";
+  double placement_events = -1;
   app.add_option("scenarios", files, "Scenario files (JSON)")->required()->check(CLI::ExistingFile);
   app.add_option("--seeds", seeds, "Seeds per scenario and policy")->check(CLI::Range(1, 1000));
   app.add_option("--policy", policy, "explore, greedy or both")
@@ -84,7 +87,13 @@ int main(int argc, char** argv) {
                  "Exploration's priors fitted from peers (on) or the catalog's default rate "
                  "(off, the server's default)")
       ->check(CLI::IsMember({"on", "off"}));
+  app.add_option("--placement-events", placement_events,
+                 "Per-placement learning's pseudo-events (decision.placement_prior_events; 0 = "
+                 "off; default: the server's)")
+      ->check(CLI::Range(0.0, 1e6));
   CLI11_PARSE(app, argc, argv);
+  std::optional<double> placement;
+  if (placement_events >= 0) placement = placement_events;
 
   int failed = 0;
   for (const std::string& file : files) {
@@ -102,10 +111,12 @@ int main(int argc, char** argv) {
                 scenario->campaigns.size(), seeds, scenario->description.c_str());
     if (policy != "greedy") {
       const bool peers = peer_priors == "on";
-      const double median = Report(
-          *scenario,
-          {.name = peers ? "explore+peers" : "explore", .explore = true, .peer_priors = peers},
-          seeds);
+      const double median = Report(*scenario,
+                                   {.name = peers ? "explore+peers" : "explore",
+                                    .explore = true,
+                                    .peer_priors = peers,
+                                    .placement_prior_events = placement},
+                                   seeds);
       const double floor = std::max(min_share, check ? scenario->guard : 0.0);
       if (median < floor) {
         std::printf("  FAIL: explore's median share %.3f is below %.3f\n", median, floor);

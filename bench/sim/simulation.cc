@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -66,6 +67,21 @@ Result<SimCampaign> ParseCampaign(const Json& j, const std::string& at) {
   ADS_ASSIGN_OR_RETURN(double community, NumberAt(j, "community", at + ".community", 1, 1e6, 1.0));
   c.community = static_cast<int64_t>(community);
   if (c.model == Model::kCpm) return c;
+  if (auto factors = j.find("publisherFactors"); factors != j.end()) {
+    if (!factors->is_object()) {
+      return Field(at + ".publisherFactors", "must be an object of publisher id: factor");
+    }
+    for (const auto& [key, value] : factors->items()) {
+      const std::string where = at + ".publisherFactors." + key;
+      char* end = nullptr;
+      const long long id = std::strtoll(key.c_str(), &end, 10);
+      if (key.empty() || *end != '\0' || id < 1) return Field(where, "must be a publisher id");
+      if (!value.is_number() || !(value.get<double>() >= 0 && value.get<double>() <= 1e3)) {
+        return Field(where, "must be a number between 0 and 1000");
+      }
+      c.publisher_factors.emplace_back(id, value.get<double>());
+    }
+  }
   const std::string rate_key = c.model == Model::kCpc ? "ctr" : "cvr";
   ADS_ASSIGN_OR_RETURN(c.rate, NumberAt(j, rate_key, at + "." + rate_key, 0, 1, std::nullopt));
   if (auto changes = j.find("changes"); changes != j.end()) {
@@ -96,19 +112,23 @@ Result<SimCampaign> ParseCampaign(const Json& j, const std::string& at) {
   return c;
 }
 
-// The true rate of `c` after `progress` (fraction of the run's requests).
-double TrueRate(const SimCampaign& c, double progress) {
+// The true rate of `c` on publisher `publisher` after `progress` (fraction of the run's
+// requests).
+double TrueRate(const SimCampaign& c, double progress, int64_t publisher) {
   double rate = c.rate;
   for (const RateChange& change : c.changes) {
     if (progress >= change.at) rate = change.rate;
+  }
+  for (const auto& [id, factor] : c.publisher_factors) {
+    if (id == publisher) return std::min(1.0, rate * factor);
   }
   return rate;
 }
 
 // What one impression of `c` earns in expectation, in micro-units.
-double TrueValueMicros(const SimCampaign& c, double progress) {
+double TrueValueMicros(const SimCampaign& c, double progress, int64_t publisher) {
   const double bid_micros = c.bid * 1e6;
-  return c.model == Model::kCpm ? bid_micros / 1000 : bid_micros * TrueRate(c, progress);
+  return c.model == Model::kCpm ? bid_micros / 1000 : bid_micros * TrueRate(c, progress, publisher);
 }
 
 // Unix seconds of the request at `progress` (a fraction of the run).
@@ -118,7 +138,9 @@ int64_t TimeAt(const Scenario& s, double progress) {
 
 decision::Catalog BuildCatalog(const Scenario& s) {
   decision::Catalog catalog;
-  catalog.publishers.push_back({.id = 1, .name = "publisher"});
+  for (const SimPublisher& p : s.publishers) {
+    catalog.publishers.push_back({.id = p.id, .name = "publisher " + std::to_string(p.id)});
+  }
   std::map<int64_t, decision::Index> communities;
   for (const SimCampaign& sc : s.campaigns) {
     if (communities.emplace(sc.community, catalog.communities.size()).second) {
@@ -198,6 +220,25 @@ Result<Scenario> ParseScenario(const std::string& text) {
     *out = value;
   }
   ADS_ASSIGN_OR_RETURN(s.guard, NumberAt(j, "guard", "guard", 0, 1, 0.0));
+  if (auto publishers = j.find("publishers"); publishers != j.end()) {
+    if (!publishers->is_array() || publishers->empty()) {
+      return Field("publishers", "must be a non-empty array");
+    }
+    s.publishers.clear();
+    for (size_t k = 0; k < publishers->size(); ++k) {
+      const std::string at = "publishers[" + std::to_string(k) + "]";
+      const Json& p = (*publishers)[k];
+      if (!p.is_object()) return Field(at, "must be an object");
+      SimPublisher sp;
+      ADS_ASSIGN_OR_RETURN(double id, NumberAt(p, "id", at + ".id", 1, 1e9, std::nullopt));
+      sp.id = static_cast<int64_t>(id);
+      ADS_ASSIGN_OR_RETURN(sp.share, NumberAt(p, "share", at + ".share", 1e-9, 1e9, 1.0));
+      for (const SimPublisher& other : s.publishers) {
+        if (other.id == sp.id) return Field(at + ".id", "is repeated");
+      }
+      s.publishers.push_back(sp);
+    }
+  }
   auto campaigns = j.find("campaigns");
   if (campaigns == j.end() || !campaigns->is_array() || campaigns->empty()) {
     return Field("campaigns", "must be a non-empty array");
@@ -234,6 +275,9 @@ RunResult Run(const Scenario& s, const Policy& policy, uint64_t seed) {
   decision::DecisionOptions options;
   options.explore = policy.explore;
   options.peer_priors = policy.peer_priors;
+  if (policy.placement_prior_events) {
+    options.placement_prior_events = *policy.placement_prior_events;
+  }
   if (s.ctr_prior_weight) options.ctr_prior_weight = *s.ctr_prior_weight;
   if (s.cvr_prior_weight) options.cvr_prior_weight = *s.cvr_prior_weight;
   if (s.half_life_impressions) options.half_life_impressions = *s.half_life_impressions;
@@ -248,28 +292,36 @@ RunResult Run(const Scenario& s, const Policy& policy, uint64_t seed) {
   RunResult r;
   r.impressions.assign(s.campaigns.size(), 0);
   std::vector<double> decile_revenue(10, 0), decile_oracle(10, 0);
-  // Conversions waiting for their time: (due second, campaign index).
-  using Due = std::pair<int64_t, size_t>;
+  // Conversions waiting for their time: (due second, campaign index, publisher index).
+  using Due = std::tuple<int64_t, size_t, size_t>;
   std::priority_queue<Due, std::vector<Due>, std::greater<>> pending;
   int64_t recomputed_at = -1;
   std::vector<double> true_value(s.campaigns.size());
+  // Which publisher each request comes from: its own stream, the same for every policy.
+  std::mt19937_64 sites(seed ^ 0x517E5ULL);
+  std::vector<double> shares;
+  for (const SimPublisher& p : s.publishers) shares.push_back(p.share);
+  std::discrete_distribution<size_t> site(shares.begin(), shares.end());
 
   for (int64_t k = 0; k < s.requests; ++k) {
     const double progress = static_cast<double>(k) / static_cast<double>(s.requests);
     const int64_t now = TimeAt(s, progress);
-    while (!pending.empty() && pending.top().first <= now) {
-      const auto [due, c] = pending.top();
+    while (!pending.empty() && std::get<0>(pending.top()) <= now) {
+      const auto [due, c, p] = pending.top();
       pending.pop();
       decision::RecordConversion(live, catalog.campaigns[c], due);
+      live.placement_feed.Add({catalog.campaigns[c].id, catalog.publishers[p].id}, 0, 1);
     }
     // `serve` recomputes the lift ceilings after every counter flush (each second).
     if (now != recomputed_at) {
       decision::RecomputeRateLift(live, catalog, now);
       recomputed_at = now;
     }
+    const size_t pub = site(sites);
+    const int64_t publisher_id = catalog.publishers[pub].id;
     double best = 0;
     for (size_t c = 0; c < s.campaigns.size(); ++c) {
-      true_value[c] = TrueValueMicros(s.campaigns[c], progress);
+      true_value[c] = TrueValueMicros(s.campaigns[c], progress, publisher_id);
       // A campaign not started yet is not available to the oracle either.
       const auto& starts = catalog.campaigns[c].starts_at;
       if (!starts || now >= *starts) best = std::max(best, true_value[c]);
@@ -278,7 +330,7 @@ RunResult Run(const Scenario& s, const Policy& policy, uint64_t seed) {
     decision::DecisionRequest request{.wallets = std::span<const Address>(&wallet, 1),
                                       .format = ImageFormat::kLandscape,
                                       .variant = decision::Variant::kCurrent,
-                                      .publisher = &catalog.publishers[0],
+                                      .publisher = &catalog.publishers[pub],
                                       .now_seconds = now,
                                       .live = &live};
     const std::optional<decision::Decision> d =
@@ -296,15 +348,20 @@ RunResult Run(const Scenario& s, const Policy& policy, uint64_t seed) {
     r.revenue += true_value[c];
     decile_revenue[decile] += true_value[c];
     decision::RecordImpression(live, *d->campaign, request.wallets, now);
+    // As `serve` feeds the serving counters' flush, the click and conversion handlers.
+    live.placement_feed.Add({d->campaign->id, publisher_id}, 1, 0);
     const SimCampaign& sc = s.campaigns[c];
-    if (sc.model == Model::kCpm || !(uniform(world) < TrueRate(sc, progress))) continue;
+    if (sc.model == Model::kCpm || !(uniform(world) < TrueRate(sc, progress, publisher_id))) {
+      continue;
+    }
     if (sc.model == Model::kCpc) {
       decision::RecordClick(live, *d->campaign, now);
+      live.placement_feed.Add({d->campaign->id, publisher_id}, 0, 1);
       continue;
     }
     const double delay =
         (sc.delay_min_days + (sc.delay_max_days - sc.delay_min_days) * uniform(world)) * 86400;
-    pending.emplace(now + static_cast<int64_t>(delay), c);
+    pending.emplace(now + static_cast<int64_t>(delay), c, pub);
   }
   r.revenue /= 1e6;
   r.oracle /= 1e6;

@@ -42,6 +42,15 @@ struct SimCampaign {
   double start = 0;
   // The advertiser (community) it belongs to: peers' priors group by it.
   int64_t community = 1;
+  // Its true rate on each publisher is `rate` x this factor (by publisher id; 1 when not
+  // listed): readers of one site click a campaign more than another's. CPM: unused.
+  std::vector<std::pair<int64_t, double>> publisher_factors;
+};
+
+// A site the requests come from: `share` of them (the shares are normalized).
+struct SimPublisher {
+  int64_t id = 1;
+  double share = 1;
 };
 
 struct Scenario {
@@ -60,6 +69,8 @@ struct Scenario {
   std::optional<double> conversion_delay_days;
   std::optional<double> change_threshold;
   std::vector<SimCampaign> campaigns;
+  // Where the requests come from; one publisher when the scenario names none.
+  std::vector<SimPublisher> publishers{SimPublisher{}};
   // The regression guard of `adserver-simulate --check` (CI): exploration's median share of the
   // oracle must reach it. Below the targets of docs/BENCHMARKS.md; 0 = none.
   double guard = 0;
@@ -74,6 +85,9 @@ struct Policy {
   bool explore = true;
   // Exploration's priors fitted from peers (decision::DecisionOptions::peer_priors).
   bool peer_priors = false;
+  // Per-placement learning's pseudo-events (DecisionOptions::placement_prior_events; 0 = off);
+  // unset = the server's default.
+  std::optional<double> placement_prior_events;
 };
 
 struct RunResult {

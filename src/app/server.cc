@@ -182,6 +182,13 @@ Status Server::InitEvents() {
   ADS_ASSIGN_OR_RETURN(events_,
                        events::EventsService::Create(*events_store_, clock_, config_.events));
   events_->SetOnBilled([this](const store::ClickRecord& click) { CountClick(click); });
+  // Per-placement learning (issue 36 item 5): valid impressions per (campaign, publisher).
+  events_->SetOnServed([this](std::span<const store::RollupRow> rows) {
+    for (const store::RollupRow& row : rows) {
+      if (row.campaign_id == 0 || row.fills <= 0) continue;
+      live_->placement_feed.Add({row.campaign_id, row.publisher_id}, row.fills, 0);
+    }
+  });
   // Exposures: every node's in PostgreSQL in cluster mode, so that a conversion is attributed
   // to an ad whichever node served it; the data directory's LMDB file embedded.
   if (cluster_) {
@@ -295,6 +302,7 @@ Status Server::InitEvents() {
     ADS_ASSIGN_OR_RETURN(report_store_,
                          store::SqliteReportStore::Open(DatabasePath(config_.data_dir)));
   }
+  SeedPlacements();
   reports_admin_ = std::make_unique<admin::ReportsAdminApi>(
       *report_store_, *store_, clock_, *authenticator_,
       admin::ReportsAdminOptions{
@@ -363,11 +371,47 @@ Status Server::InitTraffic() {
   return OkStatus();
 }
 
+// Per-placement learning's counts survive a restart (issue 36 items 5 and 6): each (campaign,
+// publisher)'s valid impressions and clicks (CPC) or conversions (CPA) of the last
+// kPlacementSeedDays from the hour rollups (every node's, in cluster mode), folded in by the
+// first recompute as a long record (scaled to what forgetting keeps). A failed read is logged:
+// the pairs are then learned again from new traffic.
+void Server::SeedPlacements() {
+  constexpr int64_t kPlacementSeedDays = 30;
+  if (!(live_->options.explore && live_->options.placement_prior_events > 0)) return;
+  std::shared_ptr<const decision::Catalog> catalog = catalogs_.Current();
+  if (!catalog) return;
+  const int64_t now = clock_.NowSeconds();
+  store::RollupQuery query{.table = store::RollupTable::kHour,
+                           .from = now - kPlacementSeedDays * 86400,
+                           .to = now + 3600,
+                           .by_campaign = true,
+                           .limit = 1'000'000};
+  Result<std::vector<store::RollupGroup>> rows = report_store_->QueryRollups(query);
+  if (!rows.ok()) {
+    ADS_LOG(warn, "per-placement counts not restored; learned again from new traffic", "error",
+            rows.status().message());
+    return;
+  }
+  int64_t pairs = 0;
+  for (const store::RollupGroup& row : *rows) {
+    const decision::Campaign* c = catalog->FindCampaign(row.campaign_id);
+    if (c == nullptr || row.fills <= 0 || c->pricing_model == PricingModel::kCpm) continue;
+    const int64_t events = c->pricing_model == PricingModel::kCpc ? row.clicks : row.conversions;
+    live_->placement_feed.Add({row.campaign_id, row.publisher_id}, row.fills, events);
+    ++pairs;
+  }
+  ADS_LOG(info, "per-placement counts restored", "pairs", pairs, "days", kPlacementSeedDays);
+}
+
 void Server::CountClick(const store::ClickRecord& click) {
   std::shared_ptr<const decision::Catalog> catalog = catalogs_.Current();
   const decision::Campaign* campaign = catalog ? catalog->FindCampaign(click.campaign_id) : nullptr;
   if (campaign != nullptr) {
     decision::RecordClick(*live_, *campaign, click.price, click.clicked_at);
+    if (campaign->pricing_model == PricingModel::kCpc) {
+      live_->placement_feed.Add({click.campaign_id, click.publisher_id}, 0, 1);
+    }
   } else {
     live_->ledger.RecordClick(click.campaign_id, click.price, click.clicked_at);
   }
@@ -378,6 +422,9 @@ void Server::CountConversion(const store::ConversionRecord& c) {
   const decision::Campaign* campaign = catalog ? catalog->FindCampaign(c.campaign_id) : nullptr;
   if (campaign != nullptr) {
     decision::RecordConversion(*live_, *campaign, c.price, c.recorded_at);
+    if (campaign->pricing_model == PricingModel::kCpa) {
+      live_->placement_feed.Add({c.campaign_id, c.publisher_id}, 0, 1);
+    }
   } else {
     live_->ledger.RecordConversion(c.campaign_id, c.price, c.recorded_at);
   }
@@ -385,9 +432,11 @@ void Server::CountConversion(const store::ConversionRecord& c) {
 
 void Server::UncountConversion(const store::ConversionRecord& c) {
   std::shared_ptr<const decision::Catalog> catalog = catalogs_.Current();
-  decision::UndoConversion(*live_, c.campaign_id,
-                           catalog ? catalog->FindCampaign(c.campaign_id) : nullptr, c.price,
-                           c.recorded_at);
+  const decision::Campaign* campaign = catalog ? catalog->FindCampaign(c.campaign_id) : nullptr;
+  decision::UndoConversion(*live_, c.campaign_id, campaign, c.price, c.recorded_at);
+  if (campaign != nullptr && campaign->pricing_model == PricingModel::kCpa) {
+    live_->placement_feed.Add({c.campaign_id, c.publisher_id}, 0, -1);
+  }
 }
 
 // Issue 37 item 3. Each node's counters are its own rows (kReplace by its flushes), so a kill -9

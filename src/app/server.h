@@ -105,6 +105,7 @@ class Server {
   // after they were last saved, then saves them with their marks at every flush.
   Status ReconcileNodeCounters();
   // A billed click, a billed conversion and a reverted one reaching the live counters.
+  void SeedPlacements();
   void CountClick(const store::ClickRecord& click);
   void CountConversion(const store::ConversionRecord& c);
   void UncountConversion(const store::ConversionRecord& c);

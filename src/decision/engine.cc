@@ -157,6 +157,10 @@ struct Context {
   // Exploration (DecisionOptions::explore, with live state): a CPC/CPA campaign is valued at
   // its current draw (LiveState::LoadLift), redrawn every recompute.
   bool explore = false;
+  // The live walk order built for this catalog (null: none; walk in catalog order) and its
+  // per-placement factors (null: none).
+  const WalkOrder* order = nullptr;
+  const PlacementFactors* placements = nullptr;
 };
 
 const std::vector<Index>& AdList(const Campaign& c, const Context& ctx) {
@@ -332,7 +336,7 @@ bool ValueOf(const Campaign& c, const BudgetLedger::View& counters, const Contex
              double cutoff, CandidateExplanation& e) {
   const bool learned = c.pricing_model != PricingModel::kCpm && c.bid_micros > 0;
   // A campaign that opted out of exploration (Campaign::explore) is valued greedily.
-  const double drawn = ctx.explore && learned && c.explore ? ctx.request.live->LoadLift(c.id) : 0;
+  double drawn = ctx.explore && learned && c.explore ? ctx.request.live->LoadLift(c.id) : 0;
   if (learned && ctx.request.explain != nullptr) {
     // The posterior the value comes from: exploring, of the effective counts of the last draw.
     const std::optional<RateCounts> effective =
@@ -341,6 +345,11 @@ bool ValueOf(const Campaign& c, const BudgetLedger::View& counters, const Contex
   }
   if (drawn > 0) {
     e.sampled = true;
+    // With per-placement factors the ceiling is the draw on the campaign's best publisher.
+    if (ctx.placements != nullptr) {
+      e.placement_factor = ctx.placements->Factor(c.id, ctx.request.publisher->id);
+      drawn *= e.placement_factor / ctx.placements->Ceiling(c.id);
+    }
     e.value_micros = c.value_micros * drawn;
     e.mean_value_micros = static_cast<double>(c.bid_micros) * e.rate.mean;  // explain only
   } else {
@@ -583,11 +592,7 @@ void RunAuction(const Context& ctx, Best& best, Rng& rng) {
   const ScoreHeadroom headroom = HeadroomOf(ctx);
   const double steady_per_lift = headroom.steady / headroom.max_lift;
   const double boosted_per_lift = headroom.boosted / headroom.max_lift;
-  std::shared_ptr<const WalkOrder> order;
-  if (ctx.request.live != nullptr) {
-    order = ctx.request.live->CurrentWalkOrder();
-    if (order && order->catalog_generation() != ctx.catalog.generation()) order.reset();
-  }
+  const WalkOrder* order = ctx.order;
   const double slack = order ? order->slack() : 1;
   // The stop factors of the runs: see WalkRun.
   const double steady_stop = order ? steady_per_lift * slack : headroom.steady;
@@ -670,6 +675,12 @@ std::optional<Decision> Decide(const DecisionRequest& request, const Catalog& ca
   activity.LookupAll(request.wallets,
                      [&](std::span<const Interaction> found) { wallets.push_back(found); });
   ctx.explore = request.live != nullptr && ctx.options.explore;
+  // Held for the whole decision: its placement factors go with the ceilings it was built on.
+  // The factors are keyed by campaign id: they hold for a new catalog until its first order.
+  std::shared_ptr<const WalkOrder> order;
+  if (request.live != nullptr) order = request.live->CurrentWalkOrder();
+  if (order && ctx.explore) ctx.placements = order->placements();
+  if (order && order->catalog_generation() == catalog.generation()) ctx.order = order.get();
   PersonProjects& person = ThreadPersonProjects();
   person.Build(wallets, catalog.project_id_limit);
   ctx.person = &person;

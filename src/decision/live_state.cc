@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -122,6 +123,35 @@ void LiveState::ResetLift(int64_t id, double before, double lift) {
 
 namespace {
 
+// Per-placement learning (placement_rates.h): folds the pairs' new counts in with each drawn
+// campaign's rate now, and returns the factors of every pair; null when it is off or no pair
+// has counts.
+std::shared_ptr<const PlacementFactors> RecomputePlacements(
+    LiveState& state, const Catalog& catalog, std::span<const std::optional<RateCounts>> counts) {
+  std::vector<PlacementDelta> deltas = state.placement_feed.Take();
+  if (!(state.options.placement_prior_events > 0)) return nullptr;
+  if (deltas.empty() && state.placements.pairs() == 0) return nullptr;
+  std::vector<PlacementTracker::CampaignRate> rates(counts.size());
+  for (Index i = 0; i < counts.size(); ++i) {
+    if (!counts[i]) continue;
+    const Campaign& c = catalog.campaigns[i];
+    const RateCounts& k = *counts[i];
+    rates[i] = {.rate = PosteriorFrom(c, k.successes, k.trials, state.options, k.prior).mean,
+                .maturity = k.impressions > 0 ? std::min(1.0, k.trials / k.impressions) : 1,
+                .half_life = RateTracker::HalfLife(c, k.successes, k.impressions, state.options)};
+  }
+  const auto rate_of = [&](int64_t id) -> const PlacementTracker::CampaignRate* {
+    const Campaign* c = catalog.FindCampaign(id);
+    if (c == nullptr) return nullptr;
+    const auto i = static_cast<Index>(c - catalog.campaigns.data());
+    return counts[i] ? &rates[i] : nullptr;
+  };
+  state.placements.Add(deltas, rate_of);
+  std::vector<PlacementFactors::Entry> factors = state.placements.Factors(rate_of, state.options);
+  if (factors.empty()) return nullptr;
+  return std::make_shared<const PlacementFactors>(factors);
+}
+
 // Exploration's recompute: every CPC/CPA campaign gets a new draw (its value and its exact
 // ceiling until the next recompute). Storing 10,000 draws one by one while the current walk order
 // is in use would widen its slack by each raise (a draw may be many times the last one) and let
@@ -143,16 +173,22 @@ void RecomputeDraws(LiveState& state, const Catalog& catalog, int64_t now) {
     if (!state.options.peer_priors) continue;
     if (const std::optional<RateCounts> opening = state.rates.Opening(c.id)) peers.Add(c, *opening);
   }
+  for (Index i = 0; i < n; ++i) {
+    if (!counts[i] || !state.options.peer_priors) continue;
+    const Campaign& c = catalog.campaigns[i];
+    counts[i]->prior =
+        peers.PriorFor(c, state.rates.Opening(c.id).value_or(RateCounts{}), state.options);
+  }
+  std::shared_ptr<const PlacementFactors> placements = RecomputePlacements(state, catalog, counts);
   bool fallback = false;
   for (Index i = 0; i < n; ++i) {
     const Campaign& c = catalog.campaigns[i];
     if (counts[i]) {
-      if (state.options.peer_priors) {
-        counts[i]->prior =
-            peers.PriorFor(c, state.rates.Opening(c.id).value_or(RateCounts{}), state.options);
-      }
       state.rates.PublishPrior(c.id, counts[i]->prior);
       next[i] = DrawnLift(state, c, *counts[i]);
+      // Its ceiling: the draw on the publisher it does best on (the value on each is the
+      // ceiling x Factor / Ceiling).
+      if (placements) next[i] *= placements->Ceiling(c.id);
     } else {
       next[i] = RateLift(c, state.Read(c.id, now), state.options);  // CPM, or at its mean
     }
@@ -164,7 +200,9 @@ void RecomputeDraws(LiveState& state, const Catalog& catalog, int64_t now) {
   for (Index i = 0; i < n; ++i) {
     cover[i] = std::max(next[i], state.LiftCeiling(catalog.campaigns[i].id));
   }
-  state.PublishWalkOrder(WalkOrder::Build(catalog, cover, fallback ? max_lift : 0));
+  std::shared_ptr<WalkOrder> covering = WalkOrder::Build(catalog, cover, fallback ? max_lift : 0);
+  covering->set_placements(placements);
+  state.PublishWalkOrder(std::move(covering));
   for (Index i = 0; i < n; ++i) {
     const int64_t id = catalog.campaigns[i].id;
     const double before = state.LoadLift(id);
@@ -174,7 +212,9 @@ void RecomputeDraws(LiveState& state, const Catalog& catalog, int64_t now) {
       state.ResetLift(id, before, next[i]);
     }
   }
-  state.PublishWalkOrder(WalkOrder::Build(catalog, next, fallback ? max_lift : 0));
+  std::shared_ptr<WalkOrder> exact = WalkOrder::Build(catalog, next, fallback ? max_lift : 0);
+  exact->set_placements(std::move(placements));
+  state.PublishWalkOrder(std::move(exact));
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "decision/catalog.h"
 #include "decision/frequency_caps.h"
 #include "decision/options.h"
+#include "decision/placement_rates.h"
 #include "decision/rate_model.h"
 #include "decision/rate_tracker.h"
 #include "decision/shared_caps.h"
@@ -29,6 +30,8 @@ struct LiveState {
         ledger(live_options.ledger_capacity),
         caps(live_options.frequency_capacity),
         rates(live_options.lift_capacity),
+        placement_feed(live_options.placement_pairs),
+        placements(live_options.placement_pairs),
         lift_capacity_(live_options.lift_capacity),
         draws_(live_options.draw_seed),
         lifts_(std::make_unique<std::atomic<double>[]>(live_options.lift_capacity)) {}
@@ -39,6 +42,13 @@ struct LiveState {
   FrequencyCaps caps;
   // Exploration's effective counts (forgotten, matured), kept by RecomputeRateLift.
   RateTracker rates;
+  // Per-placement learning (issue 36 item 5, exploration only): impressions, clicks and
+  // conversions per (campaign, publisher) as they are counted (the caller feeds them: the
+  // serving counters' flush, the click and conversion handlers), and the recompute's effective
+  // counts of each pair. The factors they give are published with the walk order
+  // (WalkOrder::placements).
+  PlacementFeed placement_feed;
+  PlacementTracker placements;
 
   // Cluster mode (issue 17), set before serving and never changed; null in the embedded
   // default. `leases`: this node's share of every total budget (an impression spends from it

@@ -60,6 +60,13 @@ struct DecisionOptions {
   // a running network (docs/BENCHMARKS.md, sixteenth session). false = the default rate and
   // weight, as pinned by the operator (snapshots.default_ctr, ctr_prior_weight).
   bool peer_priors = false;
+  // Per-placement learning (issue 36 item 5, exploration only): a CPC/CPA campaign is valued on
+  // each publisher at its draw times (events + E) / (expected events + E), the publisher's
+  // clicks or conversions against what the campaign's rate would have given its impressions
+  // there (forgotten as the campaign's counts are), shrunk toward 1 by E = this many
+  // pseudo-events (decision/placement_rates.h). 0 = off: one rate per campaign everywhere.
+  // 3 earned the most of 1, 2, 3, 5, 10, 20 and 40 in bench/scenarios (docs/BENCHMARKS.md).
+  double placement_prior_events = 3;
   // Relevance multiplier = 1 + recency_weight * recency + projects_weight * (matched - 1);
   // both 0 (default) = neutral.
   double recency_weight = 0;
@@ -103,6 +110,9 @@ struct LiveStateOptions {
   // same events give the same draws. Campaign ids at or beyond lift_capacity are not explored
   // (valued at their posterior mean).
   uint64_t draw_seed = 0x5EEDULL;
+  // Per-placement learning: (campaign, publisher) pairs tracked (about 100 bytes each); pairs
+  // beyond it are valued at their campaign's own rate.
+  size_t placement_pairs = 1 << 16;
   // (lift_capacity also sizes the effective counts exploration publishes for explain: 16 more
   // bytes per id.)
 };

@@ -64,7 +64,8 @@ RateCounts RateTracker::Update(const Campaign& c, const BudgetLedger::View& v, i
   h.seen_events = events;
   h.at = now;
   const RateCounts counts{.successes = h.events,
-                          .trials = std::max(0.0, h.impressions - (cpa ? h.immature : 0))};
+                          .trials = std::max(0.0, h.impressions - (cpa ? h.immature : 0)),
+                          .impressions = h.impressions};
   if (c.id >= 0 && static_cast<uint64_t>(c.id) < capacity_) {
     Slot& slot = published_[c.id];
     slot.successes.store(counts.successes, std::memory_order_relaxed);

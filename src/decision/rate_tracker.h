@@ -33,6 +33,8 @@ namespace adserver::decision {
 struct RateCounts {
   double successes = 0;  // clicks (CPC) or conversions (CPA), forgotten
   double trials = 0;     // impressions, forgotten and (CPA) matured
+  // Impressions, forgotten, matured or not (= trials for CPC); set by Update only.
+  double impressions = 0;
   // The prior fitted from the campaign's peers (PeerStats) its draw used; nullopt = the
   // catalog's default rate with the configured weight.
   std::optional<RatePrior> prior;
@@ -76,6 +78,11 @@ class RateTracker {
 
   // The mean conversion delay (seconds) used for `campaign` (DecisionOptions).
   static double DelaySeconds(const Campaign& campaign, const DecisionOptions& options);
+
+  // A campaign's half-life in impressions with these effective counts: half_life_impressions,
+  // or longer so that it holds half_life_events events at the campaign's rate so far.
+  static double HalfLife(const Campaign& c, double events, double impressions,
+                         const DecisionOptions& o);
 
   // Times the campaign's counts restarted on a detected change (explain, tests).
   int64_t Changes(int64_t campaign_id) const;
@@ -125,10 +132,6 @@ class RateTracker {
     std::atomic<double> prior_mean{0};
     std::atomic<double> prior_weight{0};  // 0: the default prior
   };
-  // Its half-life in impressions now: half_life_impressions, or longer so that it holds
-  // half_life_events events at the campaign's rate so far.
-  static double HalfLife(const Campaign& c, double events, double impressions,
-                         const DecisionOptions& o);
   // Tests the recent windows of `h` (after its counts took in the counters `impressions` and
   // `events`); on a change its counts restart from the window that shows it best. Then marks a
   // new step when one is due.

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "decision/catalog.h"
+#include "decision/placement_rates.h"
 
 namespace adserver::decision {
 
@@ -64,6 +65,15 @@ class WalkOrder {
   // (campaign id, ceiling) of every campaign in the order, sorted by id.
   const std::vector<std::pair<int64_t, double>>& built_ceilings() const { return by_id_; }
 
+  // Per-placement factors (decision/placement_rates.h) drawn with the ceilings of this order:
+  // a campaign's ceiling holds its draw times its PlacementFactors::Ceiling, and its value on a
+  // publisher is the ceiling x Factor / Ceiling. Null: none (one rate per campaign). Set
+  // before the order is published.
+  const PlacementFactors* placements() const { return placements_.get(); }
+  void set_placements(std::shared_ptr<const PlacementFactors> placements) {
+    placements_ = std::move(placements);
+  }
+
  private:
   uint64_t catalog_generation_ = 0;
   std::vector<RunRange> runs_;  // by project id, like the catalog's
@@ -71,6 +81,7 @@ class WalkOrder {
   std::vector<double> ceilings_;                   // by catalog index
   std::vector<std::pair<int64_t, double>> by_id_;  // (campaign id, ceiling), sorted by id
   double fallback_lift_ = 0;
+  std::shared_ptr<const PlacementFactors> placements_;
   mutable std::atomic<double> slack_{1.0};
 };
 

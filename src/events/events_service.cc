@@ -210,6 +210,7 @@ void EventsService::SetAppliedClickId(store::Id id) {
 Status EventsService::FlushNow() {
   std::lock_guard<std::mutex> lock(flush_mu_);
   std::vector<store::RollupRow> rows = served_.Take();
+  if (on_served_ && !rows.empty()) on_served_(rows);
   unflushed_.insert(unflushed_.end(), std::make_move_iterator(rows.begin()),
                     std::make_move_iterator(rows.end()));
   if (!unflushed_.empty()) {

@@ -68,6 +68,12 @@ class EventsService {
   // refused (Prometheus text, for /metrics).
   void AppendMetrics(MetricsText& m) const;
 
+  // Called with each flush's serving counters (once per row, before they are written; on the
+  // flusher's thread): what per-placement learning counts impressions from.
+  void SetOnServed(std::function<void(std::span<const store::RollupRow>)> on_served) {
+    on_served_ = std::move(on_served);
+  }
+
   // Called once per billed click after it is durable (on the calling worker thread).
   void SetOnBilled(std::function<void(const store::ClickRecord&)> on_billed) {
     on_billed_ = std::move(on_billed);
@@ -117,6 +123,7 @@ class EventsService {
   const std::array<uint8_t, 16> person_key_;
   ServedCounters served_;
   std::function<void(const store::ClickRecord&)> on_billed_;
+  std::function<void(std::span<const store::RollupRow>)> on_served_;
   std::mutex billed_mu_;            // the click writer's billing vs SnapshotClicks
   store::Id applied_click_id_ = 0;  // guarded by billed_mu_
 

@@ -87,6 +87,10 @@ std::string ExplanationJson(const decision::Explanation& e, bool all, bool value
       out += ",\"meanValueMicros\":";
       AppendNumber(out, c.mean_value_micros);
       out += c.sampled ? ",\"sampled\":true" : ",\"sampled\":false";
+      if (c.sampled) {
+        out += ",\"placementFactor\":";
+        AppendNumber(out, c.placement_factor);
+      }
       out += ",\"rate\":{\"mean\":";
       AppendNumber(out, c.rate.mean);
       out += ",\"priorMean\":";

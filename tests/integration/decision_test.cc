@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -176,6 +177,88 @@ TEST_F(DecisionTest, ExplorationValuesACpcCampaignAtADrawAndExplainsIt) {
   HttpResult cpm =
       f_.Admin("GET", "/admin/v1/campaigns/" + std::to_string(f_.aave_campaign) + "/stats");
   EXPECT_TRUE(json::parse(cpm.body)["estimate"].is_null()) << cpm.body;
+}
+
+// Issue 36 item 5, end to end: readers of one publisher click a CPC campaign's ads, readers of
+// another never do. The serving counters' flush feeds the impressions per (campaign, publisher),
+// the click redirect the billed clicks; within a few recomputes the campaign is valued above
+// its own rate on the first publisher and below it on the second (explain's placementFactor).
+TEST(PlacementLearningTest, ClicksOnOnePublisherRaiseTheCampaignsValueThereOnly) {
+  TempDir config_dir;
+  const std::string config = config_dir.File("adserver.toml");
+  std::ofstream(config) << "[events]\nflush_interval_ms = 200\n" << kTrafficChecksOff;
+  ServerProcess::Options options;
+  options.env["ADSERVER_PUBLIC_URL"] = "https://clicks.example.test";
+  options.extra_args = {"--config", config};
+  ServingFixture f(options);
+  ASSERT_TRUE(f.ok()) << f.error();
+  json aave =
+      json::parse(f.Admin("GET", "/admin/v1/campaigns/" + std::to_string(f.aave_campaign)).body);
+  // CPC 5 at the default 1 % CTR: 50,000 micros an impression, five times the CPM campaign.
+  HttpResult campaign = f.Admin("POST", "/admin/v1/campaigns",
+                                {{"communityId", aave["communityId"]},
+                                 {"name", "Clicked on one site"},
+                                 {"status", "active"},
+                                 {"pricing", {{"model", "CPC"}, {"bid", 5}}},
+                                 {"targeting", {{"projects", {"uniswap"}}}}});
+  ASSERT_EQ(campaign.status, 201) << campaign.body;
+  const int64_t cpc_id = json::parse(campaign.body)["id"];
+  ASSERT_EQ(f.Admin("POST", "/admin/v1/ads",
+                    {{"campaignId", cpc_id},
+                     {"headline", "Swap"},
+                     {"content", "Cheaper"},
+                     {"ctaUrl", "https://cpc.example/"},
+                     {"ctaLabel", "Go"},
+                     {"images", {{"LANDSCAPE", "https://cdn.example/c.png"}}}})
+                .status,
+            201);
+  const std::string cpc = std::to_string(cpc_id);
+  HttpClient client = f.Client();
+  // 20 of its impressions on each publisher (the open one, and the one that blocks another
+  // community); every one on the open publisher is clicked.
+  int served[2] = {0, 0};
+  const std::string keys[2] = {f.keys.open_live, f.keys.blocking};
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while ((served[0] < 20 || served[1] < 20) && std::chrono::steady_clock::now() < deadline) {
+    for (int p = 0; p < 2; ++p) {
+      if (served[p] >= 20) continue;
+      HttpResult r = PostAd(client, keys[p], f.wallets.uniswap);
+      ASSERT_EQ(r.status, 200) << r.body;
+      const json ad = json::parse(r.body);
+      if (ad.value("campaignId", "") != cpc) continue;  // not in the catalog yet, or explored
+      ++served[p];
+      if (p == 1) continue;
+      const std::string url = ad["ctaUrl"];
+      const std::string path = url.substr(std::string("https://clicks.example.test").size());
+      EXPECT_EQ(f.Client().Send("GET", path).status, 302) << path;
+    }
+  }
+  ASSERT_EQ(served[0], 20);
+  ASSERT_EQ(served[1], 20);
+  // Explain on each publisher until both factors moved (flushes every 200 ms, recomputes every
+  // second).
+  double factor[2] = {1, 1};
+  std::string last[2];  // the candidate's last explanation, for a failure's message
+  const auto learned = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+  while (!(factor[0] > 1 && factor[1] < 1) && std::chrono::steady_clock::now() < learned) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    for (int p = 0; p < 2; ++p) {
+      HttpResult r = PostAd(
+          client, keys[p], f.wallets.uniswap,
+          {{"X-Adserver-Explain", "1"}, {"Authorization", "Bearer " + f.server().admin_token()}});
+      ASSERT_EQ(r.status, 200) << r.body;
+      const json explained = json::parse(*HeaderOf(r, "X-Adserver-Explain"));
+      if (last[p].empty()) last[p] = explained.dump();
+      for (const json& c : explained["candidates"]) {
+        if (c["campaignId"] == cpc && c.value("sampled", false)) {
+          factor[p] = c["placementFactor"].get<double>();
+          last[p] = c.dump();
+        }
+      }
+    }
+  }
+  EXPECT_GT(factor[0], 1) << last[0];
+  EXPECT_LT(factor[1], 1) << last[1];
 }
 
 TEST_F(DecisionTest, ExplainHeaderOnlyForTestKeysOrWithTheAdminToken) {

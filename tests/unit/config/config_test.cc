@@ -293,7 +293,8 @@ TEST(ConfigTest, DecisionSectionTurnsExplorationOffAndSetsPriors) {
                                           "[decision]\nexplore = false\n"
                                           "ctr_prior_weight = 200\nhalf_life_impressions = 0\n"
                                           "conversion_delay_days = 2.5\npeer_priors = true\n"
-                                          "half_life_events = 0\nchange_threshold = 0\n"),
+                                          "half_life_events = 0\nchange_threshold = 0\n"
+                                          "placement_prior_events = 0\n"),
                                 {});
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_FALSE(c->decision.explore);
@@ -302,6 +303,8 @@ TEST(ConfigTest, DecisionSectionTurnsExplorationOffAndSetsPriors) {
   EXPECT_EQ(defaults->decision.half_life_events, 50);
   EXPECT_EQ(c->decision.change_threshold, 0);
   EXPECT_EQ(defaults->decision.change_threshold, 15);
+  EXPECT_EQ(c->decision.placement_prior_events, 0);
+  EXPECT_EQ(defaults->decision.placement_prior_events, 3);
   EXPECT_EQ(c->decision.half_life_impressions, 0);
   EXPECT_EQ(c->decision.conversion_delay_days, 2.5);
   EXPECT_EQ(decision::CtrPriorWeight(c->decision), 200);
@@ -319,12 +322,14 @@ TEST(ConfigTest, DecisionSectionTurnsExplorationOffAndSetsPriors) {
                                                "half_life_impressions = 5\n"
                                                "half_life_events = -2\n"
                                                "change_threshold = 1\n"
+                                               "placement_prior_events = 0.1\n"
                                                "conversion_delay_days = -1\n"),
                                      {});
   ASSERT_TRUE(ranges.ok()) << ranges.status().ToString();
   EXPECT_EQ(FieldsOf(Validate(*ranges)),
             "decision.half_life_impressions;decision.half_life_events;"
-            "decision.change_threshold;decision.conversion_delay_days;"
+            "decision.change_threshold;decision.placement_prior_events;"
+            "decision.conversion_delay_days;"
             "decision.ctr_prior_weight;decision.cvr_prior_weight;");
 }
 

@@ -54,7 +54,7 @@ class AuctionTest : public ::testing::Test {
     DecisionRequest request{.wallets = wallets_,
                             .format = ImageFormat::kLandscape,
                             .variant = Variant::kCurrent,
-                            .publisher = &t_.catalog.publishers[0],
+                            .publisher = &t_.catalog.publishers[publisher_],
                             .now_seconds = now,
                             .ad_unit_id = ad_unit,
                             .live = &live_,
@@ -65,7 +65,8 @@ class AuctionTest : public ::testing::Test {
 
   // CPC/CPA campaigns whose learned rates sit below and above their defaults, some with events
   // after the ceilings were recomputed: the pruned auction finds the exhaustive pass's best.
-  void CheckCeilingsAgainstTheExhaustivePass();
+  // With `placements`, three publishers and per-placement factors far from 1.
+  void CheckCeilingsAgainstTheExhaustivePass(bool placements = false);
 
   // Decides and, like ad serving, bills the impression.
   int64_t ServeTo(std::vector<Address> wallets, int64_t now = kNow) {
@@ -91,6 +92,7 @@ class AuctionTest : public ::testing::Test {
         wallets.push_back(people[static_cast<size_t>(uniform(0, int(people.size()) - 1))]);
       }
       const int64_t now = kNow + round * time_step;
+      publisher_ = static_cast<size_t>(uniform(0, int(t_.catalog.publishers.size()) - 1));
       Explanation e;
       auto exhaustive = DecideFor(wallets, now, std::nullopt, &e);
       auto pruned = DecideFor(wallets, now);
@@ -127,6 +129,7 @@ class AuctionTest : public ::testing::Test {
   DecisionOptions options_;
   Rng rng_{7};
   std::vector<Address> wallets_;
+  size_t publisher_ = 0;  // index of the requests' publisher in t_.catalog
   bool finished_ = false;
 };
 
@@ -645,7 +648,7 @@ TEST_F(AuctionTest, PrunedAuctionFindsTheBestScoreOfTheExhaustivePass) {
   EXPECT_GT(CompareWithExhaustivePass(people, 200, gen, /*large=*/50, /*every=*/3, kNow), 100);
 }
 
-void AuctionTest::CheckCeilingsAgainstTheExhaustivePass() {
+void AuctionTest::CheckCeilingsAgainstTheExhaustivePass(bool placements) {
   // CPC/CPA campaigns whose learned rates sit below (many impressions, few events) and above
   // (many events) their default rate; some get events after the ceilings were recomputed.
   std::mt19937_64 gen(20261124);
@@ -659,6 +662,11 @@ void AuctionTest::CheckCeilingsAgainstTheExhaustivePass() {
     c.pricing_model = static_cast<PricingModel>(id % 3);
     if (uniform(0, 3) == 0) c.daily_budget_micros = 10'000'000'000;
     t_.AddAd(id, 1000 + id);
+  }
+  if (placements) {
+    for (int64_t p = 2; p <= 3; ++p) {
+      t_.catalog.publishers.push_back({.id = p, .name = "pub " + std::to_string(p)});
+    }
   }
   std::vector<Address> people;
   for (uint8_t w = 1; w <= 40; ++w) {
@@ -680,10 +688,24 @@ void AuctionTest::CheckCeilingsAgainstTheExhaustivePass() {
     }
   };
   events(20'000, 40);
+  if (placements) {
+    // Per-placement learning: each CPC/CPA campaign's impressions and events on publishers 1-3
+    // at rates of a tenth to five times its own.
+    for (const Campaign& c : t_.catalog.campaigns) {
+      if (c.pricing_model == PricingModel::kCpm) continue;
+      for (int64_t p = 1; p <= 3; ++p) {
+        live_.placement_feed.Add({c.id, p}, uniform(0, 5000), uniform(0, 100));
+      }
+    }
+  }
   RecomputeRateLift(live_, t_.catalog, kNow);
   int below = 0;
   for (const Campaign& c : t_.catalog.campaigns) below += live_.LiftCeiling(c.id) < 1;
-  EXPECT_GT(below, 40);  // the ceilings do prune: many learned rates fell below the default
+  // The ceilings do prune: many learned rates fell below the default (with per-placement
+  // factors the ceilings are the best publisher's, far above: the feed's rates are random).
+  if (!placements) {
+    EXPECT_GT(below, 40);
+  }
   // The recompute built a walk order by value x ceiling for this catalog.
   ASSERT_NE(live_.CurrentWalkOrder(), nullptr);
   EXPECT_EQ(live_.CurrentWalkOrder()->catalog_generation(), t_.catalog.generation());
@@ -705,6 +727,57 @@ TEST_F(GreedyAuctionTest, LiftCeilingsNeverPassOverACampaignThatCouldWin) {
 
 TEST_F(AuctionTest, DrawsNeverPassOverACampaignThatCouldWin) {
   CheckCeilingsAgainstTheExhaustivePass();
+}
+
+TEST_F(AuctionTest, PlacementFactorsNeverPassOverACampaignThatCouldWin) {
+  CheckCeilingsAgainstTheExhaustivePass(/*placements=*/true);
+  const auto order = live_.CurrentWalkOrder();
+  ASSERT_NE(order->placements(), nullptr);
+  EXPECT_GT(order->placements()->size(), 300u);  // 160 learned campaigns x 3 publishers
+}
+
+// Issue 36 item 5: a CPC campaign whose readers on publisher 2 click four times as often as
+// its campaign-wide rate, and on publisher 1 a quarter as often, is valued so on each: it wins
+// publisher 2 from the CPM campaign and loses publisher 1 to it. Explain shows the factor.
+TEST_F(AuctionTest, ACampaignIsValuedOnEachPublisherAtItsRateThere) {
+  AddCpmAboveCpc();  // CPM 3000; CPC 0.1 a click at a 1 % prior
+  t_.catalog.publishers.push_back({.id = 2, .name = "pub 2"});
+  Finish();
+  const Campaign& cpc = CampaignById(2);
+  // A long record at 5 % overall (value 5000 > 3000): 200,000 impressions, 10,000 clicks.
+  live_.ledger.RecordImpression(2, 0, kNow);
+  for (int i = 1; i < 200'000; ++i) live_.ledger.RecordImpression(2, 0, kNow);
+  for (int i = 0; i < 10'000; ++i) live_.ledger.RecordClick(2, 100'000, kNow);
+  // Publisher 1 (its readers click a quarter as often): 1.25 %, value 1250; publisher 2: 20 %
+  // of what it showed there.
+  live_.placement_feed.Add({2, 1}, 40'000, 500);
+  live_.placement_feed.Add({2, 2}, 10'000, 2'000);
+  std::map<size_t, int> wins;
+  for (int tick = 0; tick < 200; ++tick) {
+    RecomputeRateLift(live_, t_.catalog, kNow);
+    for (size_t p = 0; p < 2; ++p) {
+      publisher_ = p;
+      wins[p] += DecideFor({Wallet(1)})->campaign->id == cpc.id;
+    }
+  }
+  EXPECT_LT(wins[0], 10);   // publisher 1: the CPM campaign
+  EXPECT_GT(wins[1], 190);  // publisher 2: the CPC campaign
+  publisher_ = 1;
+  Explanation e;
+  DecideFor({Wallet(1)}, kNow, std::nullopt, &e);
+  for (const CandidateExplanation& c : e.candidates) {
+    if (c.campaign_id != cpc.id) continue;
+    EXPECT_TRUE(c.sampled);
+    EXPECT_GT(c.placement_factor, 2);
+    // Its value is its draw times the factor: far above the campaign-wide 5000.
+    EXPECT_GT(c.value_micros, 10'000);
+  }
+  // Off (placement_prior_events = 0): one value everywhere.
+  LiveState off(LiveStateOptions{.ledger_capacity = 64, .frequency_capacity = 64},
+                DecisionOptions{.placement_prior_events = 0});
+  off.placement_feed.Add({2, 1}, 40'000, 500);
+  RecomputeRateLift(off, t_.catalog, kNow);
+  EXPECT_EQ(off.CurrentWalkOrder()->placements(), nullptr);
 }
 
 }  // namespace

@@ -230,6 +230,7 @@ TEST(ExplainScopeTest, TestKeysSeeRulesAndTheOperatorSeesValues) {
                                          .value_micros = 1500,
                                          .mean_value_micros = 1000,
                                          .sampled = true,
+                                         .placement_factor = 1.25,
                                          .relevance = 1,
                                          .pacing_factor = 1,
                                          .score = 1500};
@@ -241,7 +242,9 @@ TEST(ExplainScopeTest, TestKeysSeeRulesAndTheOperatorSeesValues) {
                   .mean = 0.014};
   e.candidates = {sampled};
   operator_view = ExplanationJson(e, false, true);
+  // Per-placement learning (issue 36 item 5): the factor of this publisher the draw took.
   EXPECT_NE(operator_view.find(R"("valueMicros":1500,"meanValueMicros":1000,"sampled":true,)"
+                               R"("placementFactor":1.25,)"
                                R"("rate":{"mean":0.014,"priorMean":0.01,)"
                                R"("priorWeight":50,"events":3,"impressions":200})"),
             std::string::npos)

@@ -1,0 +1,176 @@
+#pragma once
+
+// Per-placement learning (issue 36 item 5): how a CPC or CPA campaign does on one publisher
+// compared with how it does overall, as a factor of its value there.
+//
+// A campaign's rate (RateTracker, a draw from its posterior) is learned from every publisher at
+// once; a publisher whose readers click a campaign three times as often as elsewhere (a DeFi
+// site for a DeFi campaign, a placement above the fold) should see it valued three times as high,
+// and one whose readers never click should see a CPM campaign instead. For each (campaign,
+// publisher) the recompute keeps the publisher's events (clicks or conversions) and the events
+// the campaign's rate would have given its impressions there, both forgotten as the campaign's
+// counts are, and values the campaign there at
+//
+//   factor = (events + E) / (expected events + E)
+//
+// times its draw: the publisher's observed over expected events, shrunk toward 1 by E
+// pseudo-events (DecisionOptions::placement_prior_events), a hierarchical Beta posterior's mean
+// relative to the campaign's. A publisher the campaign has little record on is valued at the
+// campaign's own rate; exploration stays the campaign's (one draw per campaign).
+//
+// Counts come in through PlacementFeed (the serving counters' flush, the click and conversion
+// handlers; thread-safe, off the request path); the recompute folds them in (PlacementTracker,
+// one thread) and publishes the factors (PlacementFactors, immutable; a request looks one up).
+// Memory is bounded: at most `max_pairs` pairs are tracked, further ones are valued at the
+// campaign's own rate and counted as dropped.
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "decision/catalog.h"
+#include "decision/options.h"
+
+namespace adserver::decision {
+
+struct PlacementKey {
+  int64_t campaign_id = 0;
+  int64_t publisher_id = 0;
+  bool operator==(const PlacementKey&) const = default;
+};
+struct PlacementKeyHash {
+  size_t operator()(const PlacementKey& k) const noexcept;
+};
+
+// Impressions and events (clicks for CPC, conversions for CPA; other events are not counted)
+// of one pair since the last PlacementFeed::Take.
+struct PlacementDelta {
+  PlacementKey key;
+  int64_t impressions = 0;
+  int64_t events = 0;
+};
+
+// Counts as they happen. Thread-safe (a mutex; never taken on the ad request path).
+class PlacementFeed {
+ public:
+  // `max_keys`: distinct pairs held between two Take()s; counts of further pairs are dropped.
+  explicit PlacementFeed(size_t max_keys);
+  void Add(const PlacementKey& key, int64_t impressions, int64_t events);
+  // Everything added since the previous call.
+  std::vector<PlacementDelta> Take();
+  // Counts dropped because the feed was full (since start).
+  int64_t dropped() const;
+
+ private:
+  const size_t max_keys_;
+  mutable std::mutex mu_;
+  std::unordered_map<PlacementKey, PlacementDelta, PlacementKeyHash> pending_;  // guarded by mu_
+  int64_t dropped_ = 0;                                                         // guarded by mu_
+};
+
+// The factors requests read: immutable once built. Lookups are two probes of flat tables.
+class PlacementFactors {
+ public:
+  struct Entry {
+    PlacementKey key;
+    double factor = 1;
+  };
+  // Builds the tables from `entries` (one per pair; factors > 0).
+  explicit PlacementFactors(std::span<const Entry> entries);
+
+  // The factor of the campaign on the publisher: 1 when the pair is not tracked.
+  double Factor(int64_t campaign_id, int64_t publisher_id) const;
+  // The campaign's largest factor on any publisher, at least 1 (a publisher without a factor
+  // gets 1): what its ceiling in the auction's walk is multiplied by.
+  double Ceiling(int64_t campaign_id) const;
+  size_t size() const { return pairs_; }
+  bool empty() const { return pairs_ == 0; }
+
+ private:
+  struct PairSlot {
+    int64_t campaign_id = 0;  // 0 = empty (campaign ids are positive)
+    int64_t publisher_id = 0;
+    double factor = 1;
+  };
+  struct CampaignSlot {
+    int64_t campaign_id = 0;  // 0 = empty
+    double ceiling = 1;
+  };
+  size_t pairs_ = 0;
+  std::vector<PairSlot> pair_slots_;  // power-of-two size, linear probing
+  std::vector<CampaignSlot> campaign_slots_;
+};
+
+// The recompute's state: effective counts per pair. Not thread-safe (the recompute's thread).
+class PlacementTracker {
+ public:
+  explicit PlacementTracker(size_t max_pairs) : max_pairs_(max_pairs) {}
+
+  // What the recompute knows of a campaign when its pairs are folded in: its rate now (the
+  // posterior mean of its effective counts), the share of its effective impressions whose
+  // conversion opportunity has matured (CPA; 1 for CPC), and its half-life in impressions
+  // (0 = never forget).
+  struct CampaignRate {
+    double rate = 0;
+    double maturity = 1;
+    double half_life = 0;
+  };
+
+  // Folds `deltas` in: each pair's counts decay by 2^(-impressions / half_life) of its new
+  // impressions, then take the new events, and expected events of the new impressions at the
+  // campaign's rate now. A pair's first counts are scaled down to what forgetting keeps
+  // (half_life / ln 2 impressions' worth): a record restored at start-up. `rate_of` returns null for a campaign that is not learned here
+  // (CPM, greedy, not in the catalog): its deltas are ignored.
+  template <typename RateOf>
+  void Add(std::span<const PlacementDelta> deltas, RateOf rate_of) {
+    for (const PlacementDelta& d : deltas) {
+      if (const CampaignRate* r = rate_of(d.key.campaign_id)) Fold(d, *r);
+    }
+  }
+
+  // The factors of every pair whose campaign `rate_of` still knows (pairs of others are
+  // forgotten), with E = options.placement_prior_events. A pair's expected events are scaled
+  // by its campaign's maturity (CPA).
+  template <typename RateOf>
+  std::vector<PlacementFactors::Entry> Factors(RateOf rate_of, const DecisionOptions& options) {
+    std::vector<PlacementFactors::Entry> out;
+    out.reserve(pairs_.size());
+    for (auto it = pairs_.begin(); it != pairs_.end();) {
+      const CampaignRate* r = rate_of(it->first.campaign_id);
+      if (r == nullptr) {
+        it = pairs_.erase(it);
+        continue;
+      }
+      out.push_back({it->first, FactorOf(it->second, *r, options)});
+      ++it;
+    }
+    return out;
+  }
+
+  // The factor of a pair with these effective counts.
+  static double FactorOf(double events, double expected, double maturity, double prior_events);
+
+  size_t pairs() const { return pairs_.size(); }
+  // Pairs not tracked because max_pairs were (since start).
+  int64_t dropped() const { return dropped_; }
+
+ private:
+  struct Counts {
+    double impressions = 0;  // forgotten
+    double events = 0;       // forgotten
+    double expected = 0;     // forgotten: events the campaign's rate gave these impressions
+  };
+  void Fold(const PlacementDelta& d, const CampaignRate& r);
+  double FactorOf(const Counts& c, const CampaignRate& r, const DecisionOptions& o) const {
+    return FactorOf(c.events, c.expected, r.maturity, o.placement_prior_events);
+  }
+
+  const size_t max_pairs_;
+  std::unordered_map<PlacementKey, Counts, PlacementKeyHash> pairs_;
+  int64_t dropped_ = 0;
+};
+
+}  // namespace adserver::decision

@@ -4,9 +4,20 @@
 #   scripts/install-deps.sh            everything scripts/test.sh needs
 #   scripts/install-deps.sh --server   only what building and running the server needs (and the
 #                                      registry lists the demo imports): scripts/demo.sh
+#   ... --server --no-registry         the server's packages without the registry lists
+#   scripts/install-deps.sh --registry the registry lists only (scripts/demo.sh runs it while
+#                                      the server compiles)
 set -euo pipefail
 scope=all
-[[ ${1:-} != --server ]] || scope=server
+registry=yes
+for arg in "$@"; do
+  case $arg in
+    --server) scope=server ;;
+    --no-registry) registry=no ;;
+    --registry) scope=registry ;;
+    *) echo "usage: $0 [--server [--no-registry] | --registry]" >&2; exit 2 ;;
+  esac
+done
 # The server: compiler, build tools, the libraries it links, Chart.js for the console.
 packages=(
   build-essential cmake ninja-build pkg-config git ca-certificates
@@ -32,6 +43,7 @@ fi
 # (e.g. a newer Node from another source) instead of pulling Debian's.
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
 command -v npm >/dev/null 2>&1 || packages+=(npm)
+[[ $scope != registry ]] || packages=()
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -50,7 +62,7 @@ fi
 registry_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/tools/registry"
 registry_stamp=$(cat "$registry_dir"/{package-lock.json,packs.json,export.js,fetch-packs.js,licence.js} |
   sha256sum | cut -d' ' -f1)
-if [[ "$(cat "$registry_dir/out/.stamp" 2>/dev/null)" != "$registry_stamp" ]]; then
+if [[ $registry == yes && "$(cat "$registry_dir/out/.stamp" 2>/dev/null)" != "$registry_stamp" ]]; then
   (cd "$registry_dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error &&
     node fetch-packs.js && rm -rf out && node export.js && echo "$registry_stamp" >out/.stamp)
 fi

@@ -111,6 +111,11 @@ Status RunServe(const ServeFlags& flags) {
     ADS_ASSIGN_OR_RETURN(std::string operator_password,
                          app::SeedDemoOperator(server->accounts(), SystemClock::Get()));
     app::PrintDemoBanner(std::cout, keys, base, operator_password);
+    // The registry's 20,000 projects after the banner: the ads above do not need them.
+    if (keys.registry_pending) {
+      ADS_RETURN_IF_ERROR(app::SeedDemoRegistry(server->store(), SystemClock::Get()));
+      ADS_RETURN_IF_ERROR(server->RefreshSnapshots());
+    }
   }
   if (!flags.ready_file.empty()) ADS_RETURN_IF_ERROR(WriteReadyFile(flags.ready_file, server->port()));
   int sig = 0;

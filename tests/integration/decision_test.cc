@@ -236,29 +236,44 @@ TEST(PlacementLearningTest, ClicksOnOnePublisherRaiseTheCampaignsValueThereOnly)
   ASSERT_EQ(served[0], 20);
   ASSERT_EQ(served[1], 20);
   // Explain on each publisher until both factors moved (flushes every 200 ms, recomputes every
-  // second).
-  double factor[2] = {1, 1};
-  std::string last[2];  // the candidate's last explanation, for a failure's message
-  const auto learned = std::chrono::steady_clock::now() + std::chrono::seconds(15);
-  while (!(factor[0] > 1 && factor[1] < 1) && std::chrono::steady_clock::now() < learned) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(250));
-    for (int p = 0; p < 2; ++p) {
-      HttpResult r = PostAd(
-          client, keys[p], f.wallets.uniswap,
-          {{"X-Adserver-Explain", "1"}, {"Authorization", "Bearer " + f.server().admin_token()}});
-      ASSERT_EQ(r.status, 200) << r.body;
-      const json explained = json::parse(*HeaderOf(r, "X-Adserver-Explain"));
-      if (last[p].empty()) last[p] = explained.dump();
-      for (const json& c : explained["candidates"]) {
-        if (c["campaignId"] == cpc && c.value("sampled", false)) {
-          factor[p] = c["placementFactor"].get<double>();
-          last[p] = c.dump();
+  // second); `last` keeps each publisher's last explanation for a failure's message.
+  const auto learned = [&](HttpClient& http, const std::string& token, double(&factor)[2],
+                           std::string(&last)[2]) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+    while (!(factor[0] > 1 && factor[1] < 1) && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(250));
+      for (int p = 0; p < 2; ++p) {
+        HttpResult r = PostAd(http, keys[p], f.wallets.uniswap,
+                              {{"X-Adserver-Explain", "1"}, {"Authorization", "Bearer " + token}});
+        ASSERT_EQ(r.status, 200) << r.body;
+        const json explained = json::parse(*HeaderOf(r, "X-Adserver-Explain"));
+        last[p] = explained.dump();
+        for (const json& c : explained["candidates"]) {
+          if (c["campaignId"] == cpc && c.value("sampled", false)) {
+            factor[p] = c["placementFactor"].get<double>();
+          }
         }
       }
     }
-  }
+  };
+  double factor[2] = {1, 1};
+  std::string last[2];
+  learned(client, f.server().admin_token(), factor, last);
   EXPECT_GT(factor[0], 1) << last[0];
   EXPECT_LT(factor[1], 1) << last[1];
+
+  // A restart keeps what was learned (issue 36 item 6): each pair's counts come back from the
+  // hour rollups, and the first recompute values the campaign per publisher again.
+  options.data_dir = f.server().data_dir();
+  ASSERT_EQ(f.server().Stop(), 0);
+  ServerProcess restarted(options);
+  ASSERT_TRUE(restarted.Start()) << restarted.error();
+  HttpClient again("127.0.0.1", restarted.port());
+  double restored[2] = {1, 1};
+  learned(again, restarted.admin_token(), restored, last);
+  EXPECT_GT(restored[0], 1) << last[0];
+  EXPECT_LT(restored[1], 1) << last[1];
+  EXPECT_EQ(restarted.Stop(), 0);
 }
 
 TEST_F(DecisionTest, ExplainHeaderOnlyForTestKeysOrWithTheAdminToken) {

@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "common/splitmix64.h"
+
 namespace adserver {
 
 // A 20-byte EVM address. Value type; comparison is on the bytes, so hex letter case
@@ -32,20 +34,12 @@ std::string HexEncode(const uint8_t* data, size_t size);
 // tables keyed by wallets that must not trust addresses to be uniformly distributed (vanity
 // addresses share long prefixes) or unpredictable to a client choosing them.
 inline uint64_t HashAddress(const Address& a, uint64_t seed) {
-  auto mix = [](uint64_t v) {
-    v ^= v >> 33;
-    v *= 0xff51afd7ed558ccdULL;
-    v ^= v >> 33;
-    v *= 0xc4ceb9fe1a85ec53ULL;
-    v ^= v >> 33;
-    return v;
-  };
   uint64_t x, y;
   uint32_t z;
   std::memcpy(&x, a.bytes.data(), 8);
   std::memcpy(&y, a.bytes.data() + 8, 8);
   std::memcpy(&z, a.bytes.data() + 16, 4);
-  return mix(mix(mix(seed ^ x) ^ y) ^ z);
+  return Fmix64(Fmix64(Fmix64(seed ^ x) ^ y) ^ z);
 }
 
 struct AddressHash {

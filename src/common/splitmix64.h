@@ -9,6 +9,17 @@
 
 namespace adserver {
 
+// MurmurHash3's 64-bit finalizer (fmix64): a bijection that spreads every input bit over the
+// output, for hash tables keyed by ids or bytes that are not uniformly distributed.
+inline uint64_t Fmix64(uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ULL;
+  x ^= x >> 33;
+  return x;
+}
+
 // Advances `state` and returns its mixed value.
 inline uint64_t SplitMix64Next(uint64_t& state) {
   uint64_t z = (state += 0x9E3779B97F4A7C15ULL);

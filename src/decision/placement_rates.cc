@@ -5,21 +5,14 @@
 #include <cmath>
 #include <numbers>
 
+#include "common/splitmix64.h"
+
 namespace adserver::decision {
 namespace {
 
-uint64_t PlacementMix(uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdULL;
-  x ^= x >> 33;
-  x *= 0xc4ceb93fe53e4f5bULL;
-  x ^= x >> 33;
-  return x;
-}
-
 uint64_t PairHash(int64_t campaign_id, int64_t publisher_id) {
-  return PlacementMix(static_cast<uint64_t>(campaign_id) * 0x9E3779B97F4A7C15ULL ^
-             static_cast<uint64_t>(publisher_id));
+  return Fmix64(static_cast<uint64_t>(campaign_id) * 0x9E3779B97F4A7C15ULL ^
+                static_cast<uint64_t>(publisher_id));
 }
 
 // A table size with at most half its slots used.
@@ -87,7 +80,7 @@ PlacementFactors::PlacementFactors(std::span<const Entry> entries) {
   const size_t campaign_mask = campaign_slots_.size() - 1;
   for (const PairSlot& p : pair_slots_) {
     if (p.campaign_id == 0) continue;
-    size_t i = PlacementMix(static_cast<uint64_t>(p.campaign_id)) & campaign_mask;
+    size_t i = Fmix64(static_cast<uint64_t>(p.campaign_id)) & campaign_mask;
     while (campaign_slots_[i].campaign_id != 0 && campaign_slots_[i].campaign_id != p.campaign_id) {
       i = (i + 1) & campaign_mask;
     }
@@ -109,7 +102,7 @@ double PlacementFactors::Factor(int64_t campaign_id, int64_t publisher_id) const
 double PlacementFactors::Ceiling(int64_t campaign_id) const {
   if (campaign_slots_.empty()) return 1;
   const size_t mask = campaign_slots_.size() - 1;
-  for (size_t i = PlacementMix(static_cast<uint64_t>(campaign_id)) & mask;; i = (i + 1) & mask) {
+  for (size_t i = Fmix64(static_cast<uint64_t>(campaign_id)) & mask;; i = (i + 1) & mask) {
     const CampaignSlot& s = campaign_slots_[i];
     if (s.campaign_id == 0) return 1;
     if (s.campaign_id == campaign_id) return s.ceiling;

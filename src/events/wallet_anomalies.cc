@@ -6,17 +6,10 @@
 #include <bit>
 #include <cstring>
 
+#include "common/splitmix64.h"
+
 namespace adserver::events {
 namespace {
-
-uint64_t Mix(uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdULL;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ULL;
-  x ^= x >> 33;
-  return x;
-}
 
 int64_t Floor(int64_t now, int64_t seconds) { return now - ((now % seconds) + seconds) % seconds; }
 
@@ -35,7 +28,7 @@ uint64_t WalletAnomalies::KeyOf(const Address& wallet) const {
   std::memcpy(&a, wallet.bytes.data(), 8);
   std::memcpy(&b, wallet.bytes.data() + 8, 8);
   std::memcpy(&c, wallet.bytes.data() + 16, 4);
-  uint64_t key = Mix(a ^ seed_[0]) ^ Mix(b ^ seed_[1]) * 31 ^ Mix(c + seed_[0] + seed_[1]);
+  uint64_t key = Fmix64(a ^ seed_[0]) ^ Fmix64(b ^ seed_[1]) * 31 ^ Fmix64(c + seed_[0] + seed_[1]);
   return key == 0 ? 1 : key;  // 0 marks a free entry
 }
 
@@ -44,7 +37,7 @@ WalletAnomalies::Verdict WalletAnomalies::Serve(std::span<const Address> wallets
   const bool rate_on = limits_.serves_per_minute > 0;
   const bool publishers_on = limits_.max_publishers > 0 && limits_.publishers_seconds > 0;
   if (!rate_on && !publishers_on) return Verdict::kNone;
-  const uint64_t publisher_bit = uint64_t{1} << (Mix(static_cast<uint64_t>(publisher_id)) % 64);
+  const uint64_t publisher_bit = uint64_t{1} << (Fmix64(static_cast<uint64_t>(publisher_id)) % 64);
   const auto minute = static_cast<uint32_t>(Floor(now, 60) / 60);
   const auto window =
       publishers_on ? static_cast<uint32_t>(Floor(now, limits_.publishers_seconds) / 60) : 0;

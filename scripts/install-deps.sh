@@ -41,9 +41,10 @@ if [[ $scope == all ]]; then
 fi
 # Node.js and npm only for test tooling and data packages; keep an existing installation
 # (e.g. a newer Node from another source) instead of pulling Debian's.
+# --registry alone installs no package but these two, which the lists' export runs.
+[[ $scope != registry ]] || packages=()
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
 command -v npm >/dev/null 2>&1 || packages+=(npm)
-[[ $scope != registry ]] || packages=()
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -221,6 +221,8 @@ void RecomputeDraws(LiveState& state, const Catalog& catalog, int64_t now) {
 
 void RecomputeRateLift(LiveState& state, const Catalog& catalog, int64_t now) {
   if (state.options.explore) return RecomputeDraws(state, catalog, now);
+  // Greedy: per-placement learning is off; what the feed received is dropped, not kept.
+  state.placement_feed.Take();
   for (const Campaign& c : catalog.campaigns) {
     // A click or conversion racing with this either raised the ceiling after `before` was
     // loaded (the compare-and-swap fails, the raise stays) or is in the counters read after

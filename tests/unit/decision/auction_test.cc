@@ -778,6 +778,14 @@ TEST_F(AuctionTest, ACampaignIsValuedOnEachPublisherAtItsRateThere) {
   off.placement_feed.Add({2, 1}, 40'000, 500);
   RecomputeRateLift(off, t_.catalog, kNow);
   EXPECT_EQ(off.CurrentWalkOrder()->placements(), nullptr);
+  EXPECT_TRUE(off.placement_feed.Take().empty());  // taken and dropped
+  // Greedy: no factors either, and the feed does not keep what it gets.
+  LiveState greedy(LiveStateOptions{.ledger_capacity = 64, .frequency_capacity = 64},
+                   DecisionOptions{.explore = false});
+  greedy.placement_feed.Add({2, 1}, 40'000, 500);
+  RecomputeRateLift(greedy, t_.catalog, kNow);
+  EXPECT_EQ(greedy.CurrentWalkOrder()->placements(), nullptr);
+  EXPECT_TRUE(greedy.placement_feed.Take().empty());
 }
 
 }  // namespace

@@ -95,6 +95,13 @@ endfunction()
 # reused by each test (REUSE_FROM needs identical flags; -Winvalid-pch with -Werror fails the
 # build when they drift). -DADSERVER_TEST_PCH=OFF compiles the tests without it.
 option(ADSERVER_TEST_PCH "Precompile the tests' common third-party headers once" ON)
+# clang writes its inputs' modification times into a precompiled header, so every clone made a
+# different .pch, and ccache (which hashes the .pch a source is compiled with) missed every test
+# source of the sanitizer tree in every clean clone. Without the times the file is the same for
+# the same inputs (checked: two builds after touching the inputs, one checksum).
+if(CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+  list(PREPEND CMAKE_CXX_COMPILE_OPTIONS_CREATE_PCH -Xclang -fno-pch-timestamp)
+endif()
 
 function(adserver_add_test_pch)
   if(NOT ADSERVER_TEST_PCH)

@@ -7,8 +7,9 @@ cd "$(dirname "$0")/.."
 started=$SECONDS
 scripts/install-deps.sh --server --no-registry
 packages_at=$SECONDS
-# The registry lists the demo imports (npm downloads, then an export) are fetched while the
-# server compiles; the server starts once both are done.
+# The registry lists the demo imports (Node.js and npm from Debian if missing, npm downloads,
+# then an export) are fetched while the server compiles; the server starts once both are done.
+# The first apt-get has finished, so the second one does not wait for dpkg's lock.
 registry_log=$(mktemp)
 scripts/install-deps.sh --registry >"$registry_log" 2>&1 &
 registry_pid=$!

@@ -4,9 +4,10 @@
 #   scripts/install-deps.sh            everything scripts/test.sh needs
 #   scripts/install-deps.sh --server   only what building and running the server needs (and the
 #                                      registry lists the demo imports): scripts/demo.sh
-#   ... --server --no-registry         the server's packages without the registry lists
-#   scripts/install-deps.sh --registry the registry lists only (scripts/demo.sh runs it while
-#                                      the server compiles)
+#   ... --server --no-registry         the server's packages, without the registry lists and
+#                                      without Node.js and npm (which only the lists need)
+#   scripts/install-deps.sh --registry the registry lists only, and Node.js and npm if missing
+#                                      (scripts/demo.sh runs it while the server compiles)
 set -euo pipefail
 scope=all
 registry=yes
@@ -41,10 +42,14 @@ if [[ $scope == all ]]; then
 fi
 # Node.js and npm only for test tooling and data packages; keep an existing installation
 # (e.g. a newer Node from another source) instead of pulling Debian's.
-# --registry alone installs no package but these two, which the lists' export runs.
+# --registry alone installs no package but these two, which the lists' export runs;
+# --server --no-registry leaves them to it (scripts/demo.sh: Node.js and npm, about 300 Debian
+# packages, install while the server compiles instead of before).
 [[ $scope != registry ]] || packages=()
-command -v node >/dev/null 2>&1 || packages+=(nodejs)
-command -v npm >/dev/null 2>&1 || packages+=(npm)
+if [[ $scope != server || $registry == yes ]]; then
+  command -v node >/dev/null 2>&1 || packages+=(nodejs)
+  command -v npm >/dev/null 2>&1 || packages+=(npm)
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -86,6 +86,24 @@ std::string RenderMetrics(const MetricsSources& s) {
   if (s.ads != nullptr) s.ads->AppendMetrics(m);
   if (s.events != nullptr) s.events->AppendMetrics(m);
   if (s.advertiser_events != nullptr) s.advertiser_events->AppendMetrics(m);
+  if (s.live != nullptr) {
+    // Per-placement learning's bounded state (issue 36 item 5): what is tracked, its limit, and
+    // what the limit turned away (valued at the campaign's own rate instead).
+    const decision::PlacementTracker& tracker = s.live->placements;
+    m.Family("adserver_placement_pairs", "gauge",
+             "(campaign, publisher) pairs per-placement learning tracks, at the last recompute.");
+    m.Sample("adserver_placement_pairs", {}, tracker.published_pairs());
+    m.Family("adserver_placement_pairs_limit", "gauge",
+             "Most (campaign, publisher) pairs tracked ([decision] placement_pairs).");
+    m.Sample("adserver_placement_pairs_limit", {}, static_cast<int64_t>(tracker.max_pairs()));
+    m.Family("adserver_placement_untracked_updates_total", "counter",
+             "Updates of pairs not tracked because the limit was reached.");
+    m.Sample("adserver_placement_untracked_updates_total", {}, tracker.published_dropped());
+    m.Family("adserver_placement_feed_dropped_total", "counter",
+             "Impressions and events dropped because the limit's worth of pairs was waiting for "
+             "the next recompute.");
+    m.Sample("adserver_placement_feed_dropped_total", {}, s.live->placement_feed.dropped());
+  }
   if (s.conversions_billed != nullptr && s.conversions_reverted != nullptr) {
     m.Family("adserver_conversions_total", "counter",
              "Onchain conversions billed (recorded by this process or seen from others), "

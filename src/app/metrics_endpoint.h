@@ -12,6 +12,7 @@
 #include "decision/activity_index.h"
 #include "decision/budget_ledger.h"
 #include "decision/catalog.h"
+#include "decision/live_state.h"
 #include "events/events_service.h"
 #include "http/server.h"
 #include "identity/identity_service.h"
@@ -44,6 +45,8 @@ struct MetricsSources {
   const std::atomic<uint64_t>* conversions_over_budget = nullptr;  // optional
   // Spend per campaign ([metrics] campaign_spend; one series per campaign): null = off.
   const decision::BudgetLedger* ledger = nullptr;
+  // The decision engine's learned state (per-placement learning's pairs against their limit).
+  const decision::LiveState* live = nullptr;
 };
 
 // The whole exposition (text format 0.0.4).

@@ -122,8 +122,7 @@ Result<std::unique_ptr<Server>> Server::Create(const config::Config& config) {
 // Budgets, counters and caps (issue 4): recovered from the store before serving.
 Status Server::InitDecisionState() {
   decision_hooks_.options = config_.decision;
-  live_ = std::make_unique<decision::LiveState>(decision::LiveStateOptions{},
-                                                decision_hooks_.options);
+  live_ = std::make_unique<decision::LiveState>(config_.live, decision_hooks_.options);
   flusher_ = std::make_unique<ingest::CounterFlusher>(*store_, live_->ledger);
   ADS_RETURN_IF_ERROR(flusher_->Recover());
   // Impressions without clicks or conversions lower learned rates; only a recompute lowers the
@@ -763,6 +762,7 @@ std::string Server::RenderMetricsNow() const {
   if (conversions_) sources.conversions_over_budget = &conversions_->over_budget();
   sources.conversions_reverted = &conversions_reverted_;
   if (config_.metrics.campaign_spend && live_) sources.ledger = &live_->ledger;
+  sources.live = live_.get();
   return RenderMetrics(sources);
 }
 

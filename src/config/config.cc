@@ -407,7 +407,7 @@ void ApplyFile(const toml::table& root, Config& c, std::vector<FieldError>& erro
     CheckKnownKeys(*d, "decision",
                    {"explore", "ctr_prior_weight", "cvr_prior_weight", "half_life_impressions",
                     "conversion_delay_days", "peer_priors", "half_life_events", "change_threshold",
-                    "placement_prior_events"},
+                    "placement_prior_events", "placement_pairs"},
                    errors);
     for (auto [key, out] : {std::pair{"explore", &c.decision.explore},
                             std::pair{"peer_priors", &c.decision.peer_priors}}) {
@@ -423,6 +423,7 @@ void ApplyFile(const toml::table& root, Config& c, std::vector<FieldError>& erro
     ReadDouble(*d, "decision", "half_life_events", c.decision.half_life_events, errors);
     ReadDouble(*d, "decision", "change_threshold", c.decision.change_threshold, errors);
     ReadDouble(*d, "decision", "placement_prior_events", c.decision.placement_prior_events, errors);
+    ReadInt(*d, "decision", "placement_pairs", c.live.placement_pairs, errors);
     ReadDouble(*d, "decision", "conversion_delay_days", c.decision.conversion_delay_days, errors);
     ReadDouble(*d, "decision", "ctr_prior_weight", c.decision.ctr_prior_weight, errors);
     ReadDouble(*d, "decision", "cvr_prior_weight", c.decision.cvr_prior_weight, errors);
@@ -748,6 +749,9 @@ Status Validate(const Config& c) {
   if (!(c.decision.placement_prior_events == 0 ||
         (c.decision.placement_prior_events >= 0.5 && c.decision.placement_prior_events <= 1e6))) {
     errors.push_back({"decision.placement_prior_events", "must be 0 (off) or 0.5 to 1000000"});
+  }
+  if (!(c.live.placement_pairs >= 16 && c.live.placement_pairs <= (size_t{1} << 24))) {
+    errors.push_back({"decision.placement_pairs", "must be 16 to 16777216"});
   }
   if (!(c.decision.conversion_delay_days >= 0 && c.decision.conversion_delay_days <= 365)) {
     errors.push_back(

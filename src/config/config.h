@@ -50,6 +50,9 @@ struct Config {
   MetricsConfig metrics;
   // The value model of the auction ([decision]; issue 36: exploration and the rate priors).
   decision::DecisionOptions decision;
+  // Sizes of the decision engine's in-memory state; only placement_pairs is configurable
+  // ([decision] placement_pairs).
+  decision::LiveStateOptions live;
   // Cluster mode ([cluster]; docs/deploy.md): PostgreSQL and Redis URLs, both or neither.
   store::ClusterOptions cluster;
 };

@@ -110,8 +110,9 @@ struct LiveStateOptions {
   // same events give the same draws. Campaign ids at or beyond lift_capacity are not explored
   // (valued at their posterior mean).
   uint64_t draw_seed = 0x5EEDULL;
-  // Per-placement learning: (campaign, publisher) pairs tracked (about 100 bytes each); pairs
-  // beyond it are valued at their campaign's own rate.
+  // Per-placement learning: (campaign, publisher) pairs tracked (about 100 bytes each), and
+  // pairs the feed holds between two recomputes; pairs beyond it are valued at their campaign's
+  // own rate ([decision] placement_pairs).
   size_t placement_pairs = 1 << 16;
   // (lift_capacity also sizes the effective counts exploration publishes for explain: 16 more
   // bytes per id.)

@@ -24,6 +24,7 @@
 // Memory is bounded: at most `max_pairs` pairs are tracked, further ones are valued at the
 // campaign's own rate and counted as dropped.
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -147,6 +148,8 @@ class PlacementTracker {
       out.push_back({it->first, FactorOf(it->second, *r, options)});
       ++it;
     }
+    published_pairs_.store(static_cast<int64_t>(pairs_.size()), std::memory_order_relaxed);
+    published_dropped_.store(dropped_, std::memory_order_relaxed);
     return out;
   }
 
@@ -154,8 +157,12 @@ class PlacementTracker {
   static double FactorOf(double events, double expected, double maturity, double prior_events);
 
   size_t pairs() const { return pairs_.size(); }
-  // Pairs not tracked because max_pairs were (since start).
+  // Pair updates not tracked because max_pairs were (since start).
   int64_t dropped() const { return dropped_; }
+  size_t max_pairs() const { return max_pairs_; }
+  // pairs() and dropped() as of the last Factors(), for any thread (GET /metrics).
+  int64_t published_pairs() const { return published_pairs_.load(std::memory_order_relaxed); }
+  int64_t published_dropped() const { return published_dropped_.load(std::memory_order_relaxed); }
 
  private:
   struct Counts {
@@ -171,6 +178,8 @@ class PlacementTracker {
   const size_t max_pairs_;
   std::unordered_map<PlacementKey, Counts, PlacementKeyHash> pairs_;
   int64_t dropped_ = 0;
+  std::atomic<int64_t> published_pairs_{0};
+  std::atomic<int64_t> published_dropped_{0};
 };
 
 }  // namespace adserver::decision

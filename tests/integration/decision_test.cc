@@ -7,6 +7,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
 
 #include "integration/fixture.h"
 
@@ -274,6 +275,86 @@ TEST(PlacementLearningTest, ClicksOnOnePublisherRaiseTheCampaignsValueThereOnly)
   EXPECT_GT(restored[0], 1) << last[0];
   EXPECT_LT(restored[1], 1) << last[1];
   EXPECT_EQ(restarted.Stop(), 0);
+}
+
+// The number a /metrics line carries for `series` (name and labels), or -1.
+double MetricValue(const std::string& text, const std::string& series) {
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(series + " ", 0) == 0) return std::stod(line.substr(series.size() + 1));
+  }
+  return -1;
+}
+
+// Per-placement learning's memory is bounded ([decision] placement_pairs), end to end: ten
+// publishers serve five explored CPC campaigns, more (campaign, publisher) pairs than the limit
+// of 16. The server tracks 16, counts the updates it turned away, says so in /metrics, and
+// still serves every request.
+TEST(PlacementLearningTest, PairsBeyondTheLimitAreCountedNotTracked) {
+  TempDir config_dir;
+  const std::string config = config_dir.File("adserver.toml");
+  std::ofstream(config) << "[decision]\nplacement_pairs = 16\n[events]\nflush_interval_ms = 200\n"
+                        << kTrafficChecksOff << "check_impressions = false\n";
+  ServerProcess::Options options;
+  options.extra_args = {"--config", config};
+  ServingFixture f(options);
+  ASSERT_TRUE(f.ok()) << f.error();
+  json aave =
+      json::parse(f.Admin("GET", "/admin/v1/campaigns/" + std::to_string(f.aave_campaign)).body);
+  for (int i = 0; i < 5; ++i) {
+    HttpResult campaign = f.Admin("POST", "/admin/v1/campaigns",
+                                  {{"communityId", aave["communityId"]},
+                                   {"name", "Explored " + std::to_string(i)},
+                                   {"status", "active"},
+                                   {"pricing", {{"model", "CPC"}, {"bid", 5}}},
+                                   {"targeting", {{"projects", {"uniswap"}}}}});
+    ASSERT_EQ(campaign.status, 201) << campaign.body;
+    ASSERT_EQ(f.Admin("POST", "/admin/v1/ads",
+                      {{"campaignId", json::parse(campaign.body)["id"]},
+                       {"headline", "Swap " + std::to_string(i)},
+                       {"content", "Cheaper"},
+                       {"ctaUrl", "https://cpc.example/"},
+                       {"ctaLabel", "Go"},
+                       {"images", {{"LANDSCAPE", "https://cdn.example/c.png"}}}})
+                  .status,
+              201);
+  }
+  std::vector<std::string> keys = {f.keys.open_live};
+  for (int i = 0; i < 9; ++i) {
+    HttpResult p = f.Admin("POST", "/admin/v1/publishers", {{"name", "Site " + std::to_string(i)}});
+    ASSERT_EQ(p.status, 201) << p.body;
+    HttpResult k = f.Admin("POST",
+                           "/admin/v1/publishers/" +
+                               std::to_string(json::parse(p.body)["id"].get<int64_t>()) + "/keys",
+                           {{"test", false}});
+    ASSERT_EQ(k.status, 201) << k.body;
+    keys.push_back(json::parse(k.body)["key"]);
+  }
+  HttpClient client = f.Client();
+  const HttpHeaders operator_token = {{"Authorization", "Bearer " + f.server().admin_token()}};
+  std::string metrics;
+  // Every publisher once per round; the draws change every second, and so the winners: each
+  // round's winner adds one pair per publisher.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(40);
+  int served = 0;
+  while (std::chrono::steady_clock::now() < deadline) {
+    for (const std::string& key : keys) {
+      HttpResult r = PostAd(client, key, f.wallets.uniswap);
+      ASSERT_EQ(r.status, 200) << r.body;
+      ++served;
+    }
+    HttpResult m = client.Send("GET", "/metrics", operator_token);
+    ASSERT_EQ(m.status, 200) << m.body;
+    metrics = m.body;
+    ASSERT_LE(MetricValue(metrics, "adserver_placement_pairs"), 16) << metrics;
+    if (MetricValue(metrics, "adserver_placement_untracked_updates_total") > 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  }
+  EXPECT_EQ(MetricValue(metrics, "adserver_placement_pairs_limit"), 16) << metrics;
+  EXPECT_EQ(MetricValue(metrics, "adserver_placement_pairs"), 16) << served << " served\n"
+                                                                  << metrics;
+  EXPECT_GT(MetricValue(metrics, "adserver_placement_untracked_updates_total"), 0) << metrics;
+  EXPECT_GE(MetricValue(metrics, "adserver_placement_feed_dropped_total"), 0) << metrics;
 }
 
 TEST_F(DecisionTest, ExplainHeaderOnlyForTestKeysOrWithTheAdminToken) {

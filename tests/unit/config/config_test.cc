@@ -294,7 +294,8 @@ TEST(ConfigTest, DecisionSectionTurnsExplorationOffAndSetsPriors) {
                                           "ctr_prior_weight = 200\nhalf_life_impressions = 0\n"
                                           "conversion_delay_days = 2.5\npeer_priors = true\n"
                                           "half_life_events = 0\nchange_threshold = 0\n"
-                                          "placement_prior_events = 0\n"),
+                                          "placement_prior_events = 0\n"
+                                          "placement_pairs = 100000\n"),
                                 {});
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_FALSE(c->decision.explore);
@@ -305,6 +306,8 @@ TEST(ConfigTest, DecisionSectionTurnsExplorationOffAndSetsPriors) {
   EXPECT_EQ(defaults->decision.change_threshold, 15);
   EXPECT_EQ(c->decision.placement_prior_events, 0);
   EXPECT_EQ(defaults->decision.placement_prior_events, 3);
+  EXPECT_EQ(c->live.placement_pairs, 100000u);
+  EXPECT_EQ(defaults->live.placement_pairs, 65536u);
   EXPECT_EQ(c->decision.half_life_impressions, 0);
   EXPECT_EQ(c->decision.conversion_delay_days, 2.5);
   EXPECT_EQ(decision::CtrPriorWeight(c->decision), 200);
@@ -323,13 +326,14 @@ TEST(ConfigTest, DecisionSectionTurnsExplorationOffAndSetsPriors) {
                                                "half_life_events = -2\n"
                                                "change_threshold = 1\n"
                                                "placement_prior_events = 0.1\n"
+                                               "placement_pairs = 8\n"
                                                "conversion_delay_days = -1\n"),
                                      {});
   ASSERT_TRUE(ranges.ok()) << ranges.status().ToString();
   EXPECT_EQ(FieldsOf(Validate(*ranges)),
             "decision.half_life_impressions;decision.half_life_events;"
             "decision.change_threshold;decision.placement_prior_events;"
-            "decision.conversion_delay_days;"
+            "decision.placement_pairs;decision.conversion_delay_days;"
             "decision.ctr_prior_weight;decision.cvr_prior_weight;");
 }
 

@@ -151,5 +151,44 @@ TEST(PlacementTrackerTest, HoldsAtMostItsCapacityOfPairs) {
   EXPECT_EQ(tracker.dropped(), 2);
 }
 
+// Bounded state, soaked (the guide's rule): a million distinct pairs go through the feed and the
+// tracker over 500 recomputes, as a network with many more (campaign, publisher) pairs than the
+// limit would send them. Neither ever holds more than its limit, what each turned away is
+// counted exactly, the published numbers (GET /metrics) follow, and the pairs tracked first
+// stay tracked (newcomers do not churn them out).
+TEST(PlacementTrackerTest, SoakedWithAMillionPairsNeitherFeedNorTrackerPassesItsLimit) {
+  constexpr size_t kLimit = 1024;
+  PlacementFeed feed(kLimit);
+  PlacementTracker tracker(kLimit);
+  const PlacementTracker::CampaignRate rate{.rate = 0.01};
+  const auto rate_of = [&](int64_t) { return &rate; };
+  int64_t fed_dropped = 0;
+  int64_t tracker_dropped = 0;
+  int64_t next = 0;
+  std::vector<PlacementFactors::Entry> factors;
+  for (int round = 0; round < 500; ++round) {
+    // 2,000 new pairs a round, one impression each: the feed keeps the first kLimit.
+    for (int i = 0; i < 2000; ++i, ++next) feed.Add({1 + next % 5000, 1 + next / 5000}, 1, 0);
+    const std::vector<PlacementDelta> taken = feed.Take();
+    ASSERT_EQ(taken.size(), kLimit);
+    fed_dropped += 2000 - static_cast<int64_t>(kLimit);
+    ASSERT_EQ(feed.dropped(), fed_dropped);
+    tracker.Add(taken, rate_of);
+    factors = tracker.Factors(rate_of, Options());
+    ASSERT_EQ(tracker.pairs(), kLimit);
+    ASSERT_EQ(factors.size(), kLimit);
+    // Round 0 fills the tracker; every later pair is new, so every one is turned away.
+    if (round > 0) tracker_dropped += static_cast<int64_t>(kLimit);
+    ASSERT_EQ(tracker.dropped(), tracker_dropped);
+    ASSERT_EQ(tracker.published_pairs(), static_cast<int64_t>(kLimit));
+    ASSERT_EQ(tracker.published_dropped(), tracker_dropped);
+  }
+  EXPECT_EQ(next, 1'000'000);
+  for (const PlacementFactors::Entry& e : factors) {
+    EXPECT_EQ(e.key.publisher_id, 1);  // round 0's pairs: campaigns 1..1024 on publisher 1
+    EXPECT_LE(e.key.campaign_id, static_cast<int64_t>(kLimit));
+  }
+}
+
 }  // namespace
 }  // namespace adserver::decision

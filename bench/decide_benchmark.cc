@@ -177,6 +177,45 @@ void BM_RateTrackerUpdate(benchmark::State& state) {
 }
 BENCHMARK(BM_RateTrackerUpdate)->Arg(1)->Arg(0)->Unit(benchmark::kMicrosecond);
 
+// Late conversions (issue 36 item 4): 10,000 CPA campaigns with new impressions and a
+// conversion of known delay every tick; the tick fits the mean delay over all of them
+// (FitDelay: kFitSteps EM steps over each campaign's 32 age slots), then updates each.
+void BM_CpaDelayFitAndUpdate(benchmark::State& state) {
+  constexpr int kCampaigns = 10'000;
+  decision::DecisionOptions options;
+  decision::Catalog catalog;
+  for (int i = 1; i <= kCampaigns; ++i) {
+    decision::Campaign c;
+    c.id = i;
+    c.pricing_model = PricingModel::kCpa;
+    c.bid_micros = 5'000'000;
+    c.value_micros = 5'000;
+    c.conversion = decision::ConversionRule{.window_days = 14};
+    catalog.campaigns.push_back(c);
+  }
+  decision::RateTracker tracker(kCampaigns + 1);
+  int64_t tick = 0;
+  std::vector<decision::DelayFeed::Delta> delays;
+  for (auto _ : state) {
+    ++tick;
+    // An hour a tick, so the age slots fill over the window.
+    const int64_t now = 1'767'225'600 + tick * 3600;
+    delays.clear();
+    for (int i = 1; i <= kCampaigns; ++i) {
+      delays.push_back({.campaign_id = i, .conversions = 1, .seconds = 86400});
+    }
+    tracker.AddDelays(delays);
+    tracker.FitDelay(catalog, now, options);
+    for (const decision::Campaign& c : catalog.campaigns) {
+      const decision::BudgetLedger::View counts{
+          .tracked = true, .impressions = tick * 500, .conversions = tick};
+      benchmark::DoNotOptimize(tracker.Update(c, counts, now, options));
+    }
+  }
+  state.SetItemsProcessed(state.iterations() * kCampaigns);
+}
+BENCHMARK(BM_CpaDelayFitAndUpdate)->Unit(benchmark::kMicrosecond);
+
 void BM_BuildWalkOrder(benchmark::State& state) {
   const World& w = GetWorld();
   std::vector<double> ceilings(w.catalog->campaigns.size());

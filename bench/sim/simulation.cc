@@ -292,8 +292,9 @@ RunResult Run(const Scenario& s, const Policy& policy, uint64_t seed) {
   RunResult r;
   r.impressions.assign(s.campaigns.size(), 0);
   std::vector<double> decile_revenue(10, 0), decile_oracle(10, 0);
-  // Conversions waiting for their time: (due second, campaign index, publisher index).
-  using Due = std::tuple<int64_t, size_t, size_t>;
+  // Conversions waiting for their time: (due second, campaign index, publisher index, the
+  // impression's second).
+  using Due = std::tuple<int64_t, size_t, size_t, int64_t>;
   std::priority_queue<Due, std::vector<Due>, std::greater<>> pending;
   int64_t recomputed_at = -1;
   std::vector<double> true_value(s.campaigns.size());
@@ -307,10 +308,11 @@ RunResult Run(const Scenario& s, const Policy& policy, uint64_t seed) {
     const double progress = static_cast<double>(k) / static_cast<double>(s.requests);
     const int64_t now = TimeAt(s, progress);
     while (!pending.empty() && std::get<0>(pending.top()) <= now) {
-      const auto [due, c, p] = pending.top();
+      const auto [due, c, p, touched] = pending.top();
       pending.pop();
       decision::RecordConversion(live, catalog.campaigns[c], due);
       live.placement_feed.Add({catalog.campaigns[c].id, catalog.publishers[p].id}, 0, 1);
+      live.delay_feed.Add(catalog.campaigns[c].id, static_cast<double>(due - touched));
     }
     // `serve` recomputes the lift ceilings after every counter flush (each second).
     if (now != recomputed_at) {
@@ -361,7 +363,7 @@ RunResult Run(const Scenario& s, const Policy& policy, uint64_t seed) {
     }
     const double delay =
         (sc.delay_min_days + (sc.delay_max_days - sc.delay_min_days) * uniform(world)) * 86400;
-    pending.emplace(now + static_cast<int64_t>(delay), c, pub);
+    pending.emplace(now + static_cast<int64_t>(delay), c, pub, now);
   }
   r.revenue /= 1e6;
   r.oracle /= 1e6;

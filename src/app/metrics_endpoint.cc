@@ -103,6 +103,10 @@ std::string RenderMetrics(const MetricsSources& s) {
              "Impressions and events dropped because the limit's worth of pairs was waiting for "
              "the next recompute.");
     m.Sample("adserver_placement_feed_dropped_total", {}, s.live->placement_feed.dropped());
+    m.Family("adserver_conversion_delay_fitted_seconds", "gauge",
+             "Mean conversion delay fitted to the network's CPA conversions, which their "
+             "impressions mature with (0: not fitted yet, or [decision] conversion_delay_days).");
+    m.Sample("adserver_conversion_delay_fitted_seconds", {}, s.live->rates.fitted_delay_seconds());
   }
   if (s.conversions_billed != nullptr && s.conversions_reverted != nullptr) {
     m.Family("adserver_conversions_total", "counter",

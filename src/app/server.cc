@@ -302,6 +302,7 @@ Status Server::InitEvents() {
                          store::SqliteReportStore::Open(DatabasePath(config_.data_dir)));
   }
   SeedPlacements();
+  SeedConversionDelays();
   reports_admin_ = std::make_unique<admin::ReportsAdminApi>(
       *report_store_, *store_, clock_, *authenticator_,
       admin::ReportsAdminOptions{
@@ -403,6 +404,40 @@ void Server::SeedPlacements() {
   ADS_LOG(info, "per-placement counts restored", "pairs", pairs, "days", kPlacementSeedDays);
 }
 
+void Server::SeedConversionDelays() {
+  constexpr int64_t kDelaySeedDays = 120;
+  constexpr int kDelaySeedConversions = 5000;
+  delays_from_ = clock_.NowSeconds();
+  if (!live_->options.explore || live_->options.conversion_delay_days > 0) return;
+  std::shared_ptr<const decision::Catalog> catalog = catalogs_.Current();
+  if (!catalog) return;
+  Result<std::vector<store::ConversionRecord>> rows = events_store_->ListConversions(
+      {.from = delays_from_ - kDelaySeedDays * 86400, .limit = kDelaySeedConversions});
+  if (!rows.ok()) {
+    ADS_LOG(warn, "conversion delays not restored; fitted again from new conversions", "error",
+            rows.status().message());
+    return;
+  }
+  int64_t seeded = 0;
+  for (const store::ConversionRecord& c : *rows) {
+    const decision::Campaign* campaign = catalog->FindCampaign(c.campaign_id);
+    if (campaign == nullptr || campaign->pricing_model != PricingModel::kCpa ||
+        c.status != store::ConversionStatus::kBilled || c.touched_at <= 0) {
+      continue;
+    }
+    // Only windows that have passed: every conversion of those serves is in, so their delays
+    // are a sample without the censoring the fit otherwise accounts for.
+    const int64_t window =
+        std::max(1, campaign->conversion ? campaign->conversion->window_days : 14);
+    if (c.touched_at > delays_from_ - window * 86400) continue;
+    const int64_t at = c.block_time > 0 ? c.block_time : c.recorded_at;
+    live_->delay_feed.Add(c.campaign_id,
+                          static_cast<double>(std::max<int64_t>(at - c.touched_at, 0)));
+    ++seeded;
+  }
+  ADS_LOG(info, "conversion delays restored", "conversions", seeded);
+}
+
 void Server::CountClick(const store::ClickRecord& click) {
   std::shared_ptr<const decision::Catalog> catalog = catalogs_.Current();
   const decision::Campaign* campaign = catalog ? catalog->FindCampaign(click.campaign_id) : nullptr;
@@ -423,6 +458,11 @@ void Server::CountConversion(const store::ConversionRecord& c) {
     decision::RecordConversion(*live_, *campaign, c.price, c.recorded_at);
     if (campaign->pricing_model == PricingModel::kCpa) {
       live_->placement_feed.Add({c.campaign_id, c.publisher_id}, 0, 1);
+      if (c.touched_at >= delays_from_ && delays_from_ > 0) {
+        const int64_t at = c.block_time > 0 ? c.block_time : c.recorded_at;
+        live_->delay_feed.Add(c.campaign_id,
+                              static_cast<double>(std::max<int64_t>(at - c.touched_at, 0)));
+      }
     }
   } else {
     live_->ledger.RecordConversion(c.campaign_id, c.price, c.recorded_at);

@@ -106,6 +106,11 @@ class Server {
   Status ReconcileNodeCounters();
   // A billed click, a billed conversion and a reverted one reaching the live counters.
   void SeedPlacements();
+  // Late conversions (issue 36 item 4): the delays of recent conversions whose window has passed
+  // seed the fitted conversion delay; later ones are fed as they are billed if their serve or
+  // click is from this process's life (delays_from_), whose impressions the fit knows.
+  void SeedConversionDelays();
+  int64_t delays_from_ = 0;
   void CountClick(const store::ClickRecord& click);
   void CountConversion(const store::ConversionRecord& c);
   void UncountConversion(const store::ConversionRecord& c);

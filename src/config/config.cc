@@ -754,8 +754,7 @@ Status Validate(const Config& c) {
     errors.push_back({"decision.placement_pairs", "must be 16 to 16777216"});
   }
   if (!(c.decision.conversion_delay_days >= 0 && c.decision.conversion_delay_days <= 365)) {
-    errors.push_back(
-        {"decision.conversion_delay_days", "must be 0 (a quarter of the window) to 365"});
+    errors.push_back({"decision.conversion_delay_days", "must be 0 (fitted) to 365"});
   }
   for (auto [name, weight] :
        {std::pair{"decision.ctr_prior_weight", c.decision.ctr_prior_weight},

@@ -165,6 +165,11 @@ void RecomputeDraws(LiveState& state, const Catalog& catalog, int64_t now) {
   // The effective counts first, then the peers' priors from their openings, then the draws.
   std::vector<std::optional<RateCounts>> counts(n);
   PeerPriors peers;
+  // The mean conversion delay first (from the state the last recompute left), which the CPA
+  // campaigns' Updates mature their impressions with.
+  const std::vector<DelayFeed::Delta> delays = state.delay_feed.Take();
+  state.rates.AddDelays(delays);
+  state.rates.FitDelay(catalog, now, state.options);
   for (Index i = 0; i < n; ++i) {
     const Campaign& c = catalog.campaigns[i];
     // Not drawn: CPM, an id without a ceiling slot, or a campaign valued greedily.
@@ -221,8 +226,10 @@ void RecomputeDraws(LiveState& state, const Catalog& catalog, int64_t now) {
 
 void RecomputeRateLift(LiveState& state, const Catalog& catalog, int64_t now) {
   if (state.options.explore) return RecomputeDraws(state, catalog, now);
-  // Greedy: per-placement learning is off; what the feed received is dropped, not kept.
+  // Greedy: per-placement learning and the delay fit are off; what the feeds received is
+  // dropped, not kept.
   state.placement_feed.Take();
+  state.delay_feed.Take();
   for (const Campaign& c : catalog.campaigns) {
     // A click or conversion racing with this either raised the ceiling after `before` was
     // loaded (the compare-and-swap fails, the raise stays) or is in the counters read after

@@ -32,6 +32,7 @@ struct LiveState {
         rates(live_options.lift_capacity),
         placement_feed(live_options.placement_pairs),
         placements(live_options.placement_pairs),
+        delay_feed(live_options.ledger_capacity),
         lift_capacity_(live_options.lift_capacity),
         draws_(live_options.draw_seed),
         lifts_(std::make_unique<std::atomic<double>[]>(live_options.lift_capacity)) {}
@@ -49,6 +50,10 @@ struct LiveState {
   // (WalkOrder::placements).
   PlacementFeed placement_feed;
   PlacementTracker placements;
+  // Late conversions (issue 36 item 4, exploration only): the known delays of CPA conversions
+  // as they are billed (the caller feeds them), which the recompute fits the mean conversion
+  // delay to (RateTracker::FitDelay).
+  DelayFeed delay_feed;
 
   // Cluster mode (issue 17), set before serving and never changed; null in the embedded
   // default. `leases`: this node's share of every total budget (an impression spends from it

@@ -47,8 +47,10 @@ struct DecisionOptions {
   // expected clicks' worth of impressions instead of a half-life. 0 = off.
   double change_threshold = 15;
   // Late conversions (issue 36, exploration only): a CPA impression counts towards the
-  // conversion rate as its conversion opportunity matures, 1 - e^(-age / this delay). 0 = a
-  // quarter of the campaign's conversion window (3.5 days for the default 14).
+  // conversion rate as its conversion opportunity matures, 1 - e^(-age / this delay), and wholly
+  // once its window has passed. 0 = fitted to the network's conversions (RateTracker::FitDelay,
+  // conversion_delay.h), starting from a quarter of the conversion windows (3.5 days for the
+  // default 14).
   double conversion_delay_days = 0;
   // Priors from the network's own data (issue 36 item 2, exploration only): a CPC campaign's
   // prior is fitted from its peers' openings (RateTracker::Opening, their first 100

@@ -15,6 +15,63 @@ double RateTracker::DelaySeconds(const Campaign& c, const DecisionOptions& o) {
   return std::max(1, window) * 86400.0 / 4;
 }
 
+double RateTracker::MeanDelaySeconds(const Campaign& c, const DecisionOptions& o) const {
+  if (o.conversion_delay_days > 0 || !(fitted_delay_ > 0)) return DelaySeconds(c, o);
+  return fitted_delay_;
+}
+
+namespace {
+
+double WindowSeconds(const Campaign& c) {
+  return std::max(1, c.conversion ? c.conversion->window_days : 14) * 86400.0;
+}
+
+}  // namespace
+
+void RateTracker::AddDelays(std::span<const DelayFeed::Delta> deltas) {
+  for (const DelayFeed::Delta& d : deltas) {
+    DelayFeed::Delta& p = pending_delays_[d.campaign_id];
+    p.campaign_id = d.campaign_id;
+    p.conversions += d.conversions;
+    p.seconds += d.seconds;
+  }
+}
+
+void RateTracker::FitDelay(const Catalog& catalog, int64_t now, const DecisionOptions& o) {
+  if (o.conversion_delay_days > 0) {
+    fitted_delay_ = 0;
+    fitted_published_.store(0, std::memory_order_relaxed);
+    return;
+  }
+  std::vector<DelaySample> samples;
+  std::vector<History*> of;
+  double prior = 0;
+  for (const Campaign& c : catalog.campaigns) {
+    if (c.pricing_model != PricingModel::kCpa || !c.explore) continue;
+    auto it = history_.find(c.id);
+    if (it == history_.end()) continue;
+    History& h = it->second;
+    const RatePosterior prior_only = PosteriorFrom(c, 0, 0, o);
+    samples.push_back({.conversions = h.events,
+                       .impressions = h.impressions,
+                       .prior_rate = prior_only.prior_mean,
+                       .prior_weight = prior_only.prior_weight,
+                       .delayed = h.delayed,
+                       .delay_seconds = h.delay_seconds,
+                       .ages = h.ages.get(),
+                       .window_seconds = WindowSeconds(c),
+                       .rate = h.eventual_rate});
+    of.push_back(&h);
+    prior += DelaySeconds(c, o);
+  }
+  if (samples.empty()) return;
+  prior /= static_cast<double>(samples.size());
+  fitted_delay_ =
+      FitMeanDelay(samples, now, prior, kDelayPriorConversions, fitted_delay_, kFitSteps);
+  for (size_t i = 0; i < samples.size(); ++i) of[i]->eventual_rate = samples[i].rate;
+  fitted_published_.store(fitted_delay_, std::memory_order_relaxed);
+}
+
 RateCounts RateTracker::Update(const Campaign& c, const BudgetLedger::View& v, int64_t now,
                                const DecisionOptions& o) {
   const bool cpa = c.pricing_model == PricingModel::kCpa;
@@ -43,8 +100,18 @@ RateCounts RateTracker::Update(const Campaign& c, const BudgetLedger::View& v, i
     h.impressions = h.impressions * kept + new_impressions;
     h.events = std::max(0.0, h.events * kept + new_events);
     if (cpa) {
-      const double elapsed = static_cast<double>(std::max<int64_t>(now - h.at, 0));
-      h.immature = h.immature * kept * std::exp(-elapsed / DelaySeconds(c, o)) + new_impressions;
+      if (!h.ages) h.ages = std::make_unique<ImpressionAges>();
+      h.ages->Add(new_impressions, now, WindowSeconds(c), kept);
+      h.delayed *= kept;
+      h.delay_seconds *= kept;
+      h.immature = h.ages->Immature(now, WindowSeconds(c), MeanDelaySeconds(c, o));
+    }
+  }
+  if (cpa) {
+    if (auto d = pending_delays_.find(c.id); d != pending_delays_.end()) {
+      h.delayed += d->second.conversions;
+      h.delay_seconds += d->second.seconds;
+      pending_delays_.erase(d);
     }
   }
   // The opening: the counts when the campaign's impressions first reach kOpeningImpressions,

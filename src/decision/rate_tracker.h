@@ -7,8 +7,9 @@
 //     changes is re-learned within a few of them;
 //   - for CPA, counting an impression only as its conversion opportunity matures: of an
 //     impression of age a, the share 1 - e^(-a / tau) (an exponential conversion delay with mean
-//     tau, Chapelle 2014), so a young campaign is not valued low for conversions that have not
-//     landed yet;
+//     tau, Chapelle 2014), and wholly once its window has passed, so a young campaign is not
+//     valued low for conversions that have not landed yet; tau fitted from the network's
+//     conversions (conversion_delay.h; FitDelay);
 //   - for CPC, restarted from its recent impressions when they show its rate has changed
 //     (DecisionOptions::change_threshold: a likelihood-ratio test over recent windows, as in the
 //     change-point bandits of Besson et al. 2020), so a collapse or a recovery is seen within a
@@ -20,10 +21,12 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <unordered_map>
 
 #include "decision/budget_ledger.h"
 #include "decision/catalog.h"
+#include "decision/conversion_delay.h"
 #include "decision/options.h"
 #include "decision/rate_model.h"
 
@@ -76,8 +79,23 @@ class RateTracker {
   // Update (or an id beyond the capacity). Lock-free; any thread.
   std::optional<RateCounts> Published(int64_t campaign_id) const;
 
-  // The mean conversion delay (seconds) used for `campaign` (DecisionOptions).
+  // The mean conversion delay (seconds) assumed for `campaign` before any fit: the configured
+  // one (DecisionOptions::conversion_delay_days), else a quarter of its conversion window.
   static double DelaySeconds(const Campaign& campaign, const DecisionOptions& options);
+  // The mean delay CPA impressions mature with now: the configured one, else the last fit
+  // (before the first, DelaySeconds).
+  double MeanDelaySeconds(const Campaign& campaign, const DecisionOptions& options) const;
+
+  // Known conversion delays (DelayFeed::Take) for the campaigns' next Update.
+  void AddDelays(std::span<const DelayFeed::Delta> deltas);
+  // Fits the mean delay to every explored CPA campaign of `catalog` (kFitSteps EM steps from
+  // the last fit; conversion_delay.h), unless options set one. Before the recompute's Updates.
+  void FitDelay(const Catalog& catalog, int64_t now, const DecisionOptions& options);
+  // The fitted mean delay in seconds (0 before a fit, or when the options set one); any thread.
+  double fitted_delay_seconds() const { return fitted_published_.load(std::memory_order_relaxed); }
+  // The prior of the fit: this many conversions at a quarter of the window.
+  static constexpr double kDelayPriorConversions = 1;
+  static constexpr int kFitSteps = 4;
 
   // A campaign's half-life in impressions with these effective counts: half_life_impressions,
   // or longer so that it holds half_life_events events at the campaign's rate so far.
@@ -118,6 +136,12 @@ class RateTracker {
     double impressions = 0;  // forgotten
     double events = 0;       // forgotten
     double immature = 0;     // CPA: the share of `impressions` not matured yet
+    // CPA: its impressions by age within the window, and its conversions with a known delay
+    // (forgotten as `events`).
+    std::unique_ptr<ImpressionAges> ages;
+    double delayed = 0;
+    double delay_seconds = 0;
+    double eventual_rate = -1;       // its conversion rate as the last delay fit estimated it
     bool opening_watchable = false;  // first seen below kOpeningImpressions (CPC)
     std::optional<RateCounts> opening;
     // Change detection (CPC): the recent steps' marks, a ring of mark_count from mark_first.
@@ -139,6 +163,9 @@ class RateTracker {
                            const DecisionOptions& o);
 
   std::unordered_map<int64_t, History> history_;
+  std::unordered_map<int64_t, DelayFeed::Delta> pending_delays_;
+  double fitted_delay_ = 0;  // seconds; 0 = not fitted
+  std::atomic<double> fitted_published_{0};
   const size_t capacity_;
   std::unique_ptr<Slot[]> published_;
 };

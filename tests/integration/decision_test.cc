@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <ctime>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -355,6 +356,100 @@ TEST(PlacementLearningTest, PairsBeyondTheLimitAreCountedNotTracked) {
                                                                   << metrics;
   EXPECT_GT(MetricValue(metrics, "adserver_placement_untracked_updates_total"), 0) << metrics;
   EXPECT_GE(MetricValue(metrics, "adserver_placement_feed_dropped_total"), 0) << metrics;
+}
+
+// Issue 36 item 4, end to end: the mean conversion delay CPA impressions mature with is fitted
+// to the explored CPA campaigns' billed conversions. Before any conversion it is the prior (a
+// quarter of the 14-day window); a conversion a second or two after its serve, billed from an
+// imported transaction, pulls it down within a recompute or two.
+TEST(ConversionDelayTest, TheFittedDelayFollowsBilledConversions) {
+  TempDir config_dir;
+  const std::string config = config_dir.File("adserver.toml");
+  std::ofstream(config) << "[events]\nflush_interval_ms = 200\n" << kTrafficChecksOff;
+  ServerProcess::Options options;
+  options.extra_args = {"--config", config};
+  ServingFixture f(options);
+  ASSERT_TRUE(f.ok()) << f.error();
+  const std::string wallet = "0x8888888888888888888888888888888888888888";
+  const std::string contract = "0x9999999999999999999999999999999999999999";
+  ASSERT_EQ(f.Admin("POST", "/admin/v1/projects",
+                    {{"slug", "swapper"},
+                     {"name", "Swapper"},
+                     {"contracts", {{{"chainId", 1}, {"address", contract}}}}})
+                .status,
+            201);
+  const auto import = [&](const std::string& extra) {
+    const std::time_t now = std::time(nullptr);
+    char stamp[32];
+    std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+    return f.Client().Send("POST", "/admin/v1/activity",
+                           {{"Content-Type", "application/x-ndjson"},
+                            {"Authorization", "Bearer " + f.server().admin_token()}},
+                           "{\"wallet\":\"" + wallet +
+                               "\",\"project\":\"swapper\",\"chainId\":1,\"timestamp\":\"" + stamp +
+                               "\"" + extra + "}\n");
+  };
+  ASSERT_EQ(import("").status, 200);
+  HttpResult community = f.Admin("POST", "/admin/v1/communities",
+                                 {{"name", "Swapper DAO"}, {"logoUrl", "https://s.example/l.png"}});
+  ASSERT_EQ(community.status, 201) << community.body;
+  ASSERT_EQ(f.Admin("PATCH", "/admin/v1/projects/swapper",
+                    {{"ownerCommunityId", json::parse(community.body)["id"]}})
+                .status,
+            200);
+  // CPA 30 at the default 0.1 % CVR: 30,000 micros an impression, above the CPM campaigns.
+  HttpResult campaign = f.Admin("POST", "/admin/v1/campaigns",
+                                {{"communityId", json::parse(community.body)["id"]},
+                                 {"name", "Pay per swap"},
+                                 {"status", "active"},
+                                 {"pricing", {{"model", "CPA"}, {"bid", 30}}},
+                                 {"conversion", {{"projects", {"swapper"}}}},
+                                 {"targeting", {{"projects", {"swapper"}}}}});
+  ASSERT_EQ(campaign.status, 201) << campaign.body;
+  const int64_t campaign_id = json::parse(campaign.body)["id"];
+  HttpResult ad = f.Admin("POST", "/admin/v1/ads",
+                          {{"campaignId", campaign_id},
+                           {"headline", "Swap"},
+                           {"content", "Swap now."},
+                           {"ctaUrl", "https://swapper.example/"},
+                           {"ctaLabel", "Swap"},
+                           {"images", {{"LANDSCAPE", "https://s.example/a.png"}}}});
+  ASSERT_EQ(ad.status, 201) << ad.body;
+  const std::string ad_id = std::to_string(json::parse(ad.body)["id"].get<int64_t>());
+  HttpClient client = f.Client();
+  bool served = false;
+  for (int i = 0; i < 200 && !served; ++i) {
+    HttpResult r = PostAd(client, f.keys.open_live, wallet);
+    served = r.status == 200 && json::parse(r.body).value("adId", "") == ad_id;
+    if (!served) std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  ASSERT_TRUE(served) << "the CPA campaign was never served to " << wallet;
+  const HttpHeaders operator_token = {{"Authorization", "Bearer " + f.server().admin_token()}};
+  const auto fitted = [&] {
+    return MetricValue(client.Send("GET", "/metrics", operator_token).body,
+                       "adserver_conversion_delay_fitted_seconds");
+  };
+  constexpr double kPrior = 3.5 * 86400;
+  double delay = -1;
+  for (int i = 0; i < 50 && !(delay > 0); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    delay = fitted();
+  }
+  EXPECT_NEAR(delay, kPrior, kPrior * 0.01);
+  // The swap, stamped a second after the serve (an interaction before it never counts).
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  ASSERT_EQ(import(",\"txHash\":\"0x" + std::string(62, 'd') + "01\",\"blockNumber\":123").status,
+            200);
+  HttpResult listed =
+      f.Admin("GET", "/admin/v1/conversions?campaignId=" + std::to_string(campaign_id));
+  ASSERT_EQ(json::parse(listed.body)["conversions"].size(), 1u) << listed.body;
+  // One conversion against the prior's one conversion at 3.5 days: about half the prior.
+  for (int i = 0; i < 50 && !(delay < kPrior * 0.75); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    delay = fitted();
+  }
+  EXPECT_LT(delay, kPrior * 0.75);
+  EXPECT_GT(delay, kPrior * 0.25);
 }
 
 TEST_F(DecisionTest, ExplainHeaderOnlyForTestKeysOrWithTheAdminToken) {

@@ -152,6 +152,52 @@ async function main() {
                             fullPage: true });
   }
 
+  // Issue 38 item 1: any period, per day or hour, kept in the URL, with its CSV.
+  const rowCount = async (n, on = page) => {
+    await on.waitForFunction((k) => document.querySelectorAll('#daily-table tbody tr').length === k, n,
+                             { timeout: 10000 }).catch(() => {});
+    return on.locator('#daily-table tbody tr').count();
+  };
+  await page.getByLabel('Period', { exact: true }).selectOption('30');
+  check(await rowCount(30) === 30, 'Last 30 days: one row per day', String(await rowCount(30)));
+  check(page.url().includes('range=30'), 'the period is in the URL', page.url());
+  check(await page.getByRole('heading', { name: 'Last 30 days' }).isVisible(), 'the heading names the period');
+  check(await page.getByLabel('Granularity', { exact: true }).locator('option[value=hour]').isDisabled(),
+        'hourly is offered for short periods only');
+  await page.getByLabel('Period', { exact: true }).selectOption('today');
+  await rowCount(1);
+  await page.getByLabel('Granularity', { exact: true }).selectOption('hour');
+  check(await rowCount(24) === 24, 'today per hour: 24 rows', String(await rowCount(24)));
+  const hourly = await page.locator('#daily-table tbody tr td:nth-child(2)').allTextContents();
+  check(hourly.reduce((a, t) => a + Number(t.replace(/,/g, '')), 0) >= 1,
+        "today's hours hold the served impression", JSON.stringify(hourly));
+  const shared = page.url();
+  check(shared.includes('range=today') && shared.includes('granularity=hour'), 'the URL holds the view', shared);
+  const csvHref = await page.getByRole('link', { name: 'Download CSV' }).getAttribute('href');
+  check(csvHref.includes('format=csv') && csvHref.includes('granularity=hour'), 'the CSV link is the view\'s report', csvHref);
+  const csv = await page.evaluate(async (href) => {
+    const res = await fetch(href, { credentials: 'same-origin' });
+    return { status: res.status, type: res.headers.get('content-type'), text: await res.text() };
+  }, csvHref);
+  check(csv.status === 200 && csv.type.startsWith('text/csv') && csv.text.split('\n')[0].includes('impressions'),
+        'the CSV downloads with the session', JSON.stringify(csv).slice(0, 300));
+  // Custom days: yesterday and today, still per hour.
+  const yesterday = new Date(Date.now() - 86400e3).toISOString().slice(0, 10);
+  await page.getByLabel('Period', { exact: true }).selectOption('custom');
+  await page.getByLabel('From (UTC day)').fill(yesterday);
+  await page.getByLabel('To (UTC day, included)').fill(today);
+  await page.getByRole('button', { name: 'Show' }).click();
+  check(await rowCount(48) === 48, 'a custom period of two days per hour: 48 rows', String(await rowCount(48)));
+  check(page.url().includes('range=custom') && page.url().includes('from=' + yesterday), 'custom days in the URL', page.url());
+  const scrolled = await page.evaluate(() => document.documentElement.scrollWidth);
+  check(scrolled <= 360, 'no sideways scrolling at 360 px with the period controls', String(scrolled));
+  // A shared URL opens the same view (another tab of the signed-in browser).
+  const tab = await context.newPage();
+  await tab.goto(shared);
+  check(await rowCount(24, tab) === 24, 'the shared URL opens today per hour', String(await rowCount(24, tab)));
+  await tab.close();
+  await page.goto(base + '/console/#/');
+
   await page.reload();
   await page.locator('#dashboard-view').waitFor({ state: 'visible', timeout: 10000 });
   check(true, 'a reload keeps the session');

@@ -418,6 +418,12 @@ async function advertiserSeesTraffic(adv, base, campaignId) {
   check(arms.length === 1 && arms[0][0] === '(none)' && arms[0][1] === '2' && arms[0][2] === '1',
         'the A/B comparison of arms (one: ads without an arm)', JSON.stringify(arms));
   await atBothWidths(adv, 'advertiser-campaign');
+  // Issue 38 item 1: the last 7 days from the URL, the period control showing it.
+  await open(adv, base, `#/campaigns/${campaignId}?range=7`, 'Aave for swappers');
+  const week = await tableRows(adv, 'Per day (UTC)');
+  check(week.length === 7 && week[6][0] === today && Number(week[6][1]) === 2,
+        'the campaign over the last 7 days', JSON.stringify(week));
+  check(await adv.getByLabel('Period', { exact: true }).inputValue() === '7', 'the period control shows the URL\'s period');
 }
 
 async function publisherSeesReport(pub, base, seeded) {
@@ -432,6 +438,20 @@ async function publisherSeesReport(pub, base, seeded) {
         'the A/B comparison lists both adUnitIds', JSON.stringify(ab));
   check(await pub.locator('#page-view canvas').count() === 2, 'fill rate and earnings charts');
   await atBothWidths(pub, 'publisher-reports');
+  // Issue 38 item 1: the URL's period, per hour, and each report's CSV.
+  await open(pub, base, `#/publishers/${seeded.news.id}/reports?range=today&granularity=hour`, 'News site: reports');
+  const hourly = await tableRows(pub, 'Earnings per hour and adUnitId');
+  const hour = new Date().toISOString().slice(0, 13).replace('T', ' ');
+  check(hourly.some((x) => x[0].startsWith(hour) && x[1] === 'top' && Number(x[2]) === 1),
+        "today per hour: the publisher's impression in this hour", JSON.stringify(hourly));
+  const csvHref = await pub.getByRole('link', { name: 'Download CSV' }).first().getAttribute('href');
+  const csv = await pub.evaluate(async (href) => {
+    const res = await fetch(href);
+    return { status: res.status, text: await res.text() };
+  }, csvHref);
+  check(csv.status === 200 && csv.text.includes('top') && csvHref.includes('granularity=hour'),
+        "the publisher's CSV of the same report", JSON.stringify(csv).slice(0, 300));
+  await atBothWidths(pub, 'publisher-reports-hourly');
 }
 
 async function scopeAndCsrf(pub, base, seeded, campaignId) {

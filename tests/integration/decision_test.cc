@@ -36,6 +36,34 @@ std::optional<std::string> HeaderOf(const HttpResult& r, const std::string& name
   return std::nullopt;
 }
 
+// An active campaign (the fields of `campaign`) with one landscape ad; {0, 0} and a test
+// failure when the API refuses either.
+struct CampaignAndAd {
+  int64_t campaign = 0;
+  int64_t ad = 0;
+};
+CampaignAndAd CreateCampaignWithAd(ServingFixture& f, json campaign, const std::string& headline) {
+  campaign["status"] = "active";
+  HttpResult c = f.Admin("POST", "/admin/v1/campaigns", campaign);
+  if (c.status != 201) {
+    ADD_FAILURE() << "campaign -> " << c.status << " " << c.body;
+    return {};
+  }
+  const int64_t id = json::parse(c.body)["id"];
+  HttpResult a = f.Admin("POST", "/admin/v1/ads",
+                         {{"campaignId", id},
+                          {"headline", headline},
+                          {"content", "Cheaper"},
+                          {"ctaUrl", "https://cpc.example/"},
+                          {"ctaLabel", "Go"},
+                          {"images", {{"LANDSCAPE", "https://cdn.example/c.png"}}}});
+  if (a.status != 201) {
+    ADD_FAILURE() << "ad -> " << a.status << " " << a.body;
+    return {};
+  }
+  return {id, json::parse(a.body)["id"].get<int64_t>()};
+}
+
 class DecisionTest : public ::testing::Test {
  protected:
   void SetUp() override { ASSERT_TRUE(f_.ok()) << f_.error(); }
@@ -197,24 +225,14 @@ TEST(PlacementLearningTest, ClicksOnOnePublisherRaiseTheCampaignsValueThereOnly)
   json aave =
       json::parse(f.Admin("GET", "/admin/v1/campaigns/" + std::to_string(f.aave_campaign)).body);
   // CPC 5 at the default 1 % CTR: 50,000 micros an impression, five times the CPM campaign.
-  HttpResult campaign = f.Admin("POST", "/admin/v1/campaigns",
-                                {{"communityId", aave["communityId"]},
-                                 {"name", "Clicked on one site"},
-                                 {"status", "active"},
-                                 {"pricing", {{"model", "CPC"}, {"bid", 5}}},
-                                 {"targeting", {{"projects", {"uniswap"}}}}});
-  ASSERT_EQ(campaign.status, 201) << campaign.body;
-  const int64_t cpc_id = json::parse(campaign.body)["id"];
-  ASSERT_EQ(f.Admin("POST", "/admin/v1/ads",
-                    {{"campaignId", cpc_id},
-                     {"headline", "Swap"},
-                     {"content", "Cheaper"},
-                     {"ctaUrl", "https://cpc.example/"},
-                     {"ctaLabel", "Go"},
-                     {"images", {{"LANDSCAPE", "https://cdn.example/c.png"}}}})
-                .status,
-            201);
-  const std::string cpc = std::to_string(cpc_id);
+  const CampaignAndAd created = CreateCampaignWithAd(f,
+                                                     {{"communityId", aave["communityId"]},
+                                                      {"name", "Clicked on one site"},
+                                                      {"pricing", {{"model", "CPC"}, {"bid", 5}}},
+                                                      {"targeting", {{"projects", {"uniswap"}}}}},
+                                                     "Swap");
+  ASSERT_NE(created.ad, 0);
+  const std::string cpc = std::to_string(created.campaign);
   HttpClient client = f.Client();
   // 20 of its impressions on each publisher (the open one, and the one that blocks another
   // community); every one on the open publisher is clicked.
@@ -303,22 +321,14 @@ TEST(PlacementLearningTest, PairsBeyondTheLimitAreCountedNotTracked) {
   json aave =
       json::parse(f.Admin("GET", "/admin/v1/campaigns/" + std::to_string(f.aave_campaign)).body);
   for (int i = 0; i < 5; ++i) {
-    HttpResult campaign = f.Admin("POST", "/admin/v1/campaigns",
-                                  {{"communityId", aave["communityId"]},
-                                   {"name", "Explored " + std::to_string(i)},
-                                   {"status", "active"},
-                                   {"pricing", {{"model", "CPC"}, {"bid", 5}}},
-                                   {"targeting", {{"projects", {"uniswap"}}}}});
-    ASSERT_EQ(campaign.status, 201) << campaign.body;
-    ASSERT_EQ(f.Admin("POST", "/admin/v1/ads",
-                      {{"campaignId", json::parse(campaign.body)["id"]},
-                       {"headline", "Swap " + std::to_string(i)},
-                       {"content", "Cheaper"},
-                       {"ctaUrl", "https://cpc.example/"},
-                       {"ctaLabel", "Go"},
-                       {"images", {{"LANDSCAPE", "https://cdn.example/c.png"}}}})
-                  .status,
-              201);
+    ASSERT_NE(CreateCampaignWithAd(f,
+                                   {{"communityId", aave["communityId"]},
+                                    {"name", "Explored " + std::to_string(i)},
+                                    {"pricing", {{"model", "CPC"}, {"bid", 5}}},
+                                    {"targeting", {{"projects", {"uniswap"}}}}},
+                                   "Swap " + std::to_string(i))
+                  .ad,
+              0);
   }
   std::vector<std::string> keys = {f.keys.open_live};
   for (int i = 0; i < 9; ++i) {
@@ -398,24 +408,17 @@ TEST(ConversionDelayTest, TheFittedDelayFollowsBilledConversions) {
                 .status,
             200);
   // CPA 30 at the default 0.1 % CVR: 30,000 micros an impression, above the CPM campaigns.
-  HttpResult campaign = f.Admin("POST", "/admin/v1/campaigns",
-                                {{"communityId", json::parse(community.body)["id"]},
-                                 {"name", "Pay per swap"},
-                                 {"status", "active"},
-                                 {"pricing", {{"model", "CPA"}, {"bid", 30}}},
-                                 {"conversion", {{"projects", {"swapper"}}}},
-                                 {"targeting", {{"projects", {"swapper"}}}}});
-  ASSERT_EQ(campaign.status, 201) << campaign.body;
-  const int64_t campaign_id = json::parse(campaign.body)["id"];
-  HttpResult ad = f.Admin("POST", "/admin/v1/ads",
-                          {{"campaignId", campaign_id},
-                           {"headline", "Swap"},
-                           {"content", "Swap now."},
-                           {"ctaUrl", "https://swapper.example/"},
-                           {"ctaLabel", "Swap"},
-                           {"images", {{"LANDSCAPE", "https://s.example/a.png"}}}});
-  ASSERT_EQ(ad.status, 201) << ad.body;
-  const std::string ad_id = std::to_string(json::parse(ad.body)["id"].get<int64_t>());
+  const CampaignAndAd created =
+      CreateCampaignWithAd(f,
+                           {{"communityId", json::parse(community.body)["id"]},
+                            {"name", "Pay per swap"},
+                            {"pricing", {{"model", "CPA"}, {"bid", 30}}},
+                            {"conversion", {{"projects", {"swapper"}}}},
+                            {"targeting", {{"projects", {"swapper"}}}}},
+                           "Swap");
+  ASSERT_NE(created.ad, 0);
+  const int64_t campaign_id = created.campaign;
+  const std::string ad_id = std::to_string(created.ad);
   HttpClient client = f.Client();
   bool served = false;
   for (int i = 0; i < 200 && !served; ++i) {

@@ -268,26 +268,29 @@
     ], conversions);
   }
 
-  async function campaignReport(root, id) {
-    const range = C.lastDays(14);
-    const data = await load('/admin/v1/reports?' + C.query({ campaignId: id, granularity: 'day', from: range.from, to: range.to }));
-    const byDay = new Map((data.rows || []).map((r) => [String(r.time).slice(0, 10), r]));
-    const series = range.days.map((d) => Object.assign({ day: d, impressions: 0, clicks: 0, conversions: 0, spend: 0 }, byDay.get(d) || {}, { day: d }));
+  // The campaign's report over the URL's period (C.period; issue 38 item 1), per day or hour.
+  async function campaignReport(root, id, period) {
+    const params = { campaignId: id, granularity: period.granularity, from: period.from, to: period.to };
+    const data = await load('/admin/v1/reports?' + C.query(params));
+    const byBucket = new Map((data.rows || []).map((r) => [period.keyOf(r), r]));
+    const series = period.buckets.map((b) => Object.assign({ impressions: 0, clicks: 0, conversions: 0, spend: 0 },
+                                                           byBucket.get(b) || {},
+                                                           { day: b.replace('T', ' ') + (b.length > 10 ? ':00' : '') }));
     const pick = (k) => series.map((s) => s[k] || 0);
-    report(root, 'Last 14 days',
-           { labels: range.days.map((d) => d.slice(5)), yTitle: 'Impressions', y1Title: 'Clicks, conversions, spend',
+    report(root, period.title,
+           { labels: period.buckets.map(period.label), yTitle: 'Impressions', y1Title: 'Clicks, conversions, spend',
              datasets: [{ label: 'Impressions', data: pick('impressions') },
                         { label: 'Clicks', data: pick('clicks'), axis: 'y1' },
                         { label: 'Conversions', data: pick('conversions'), axis: 'y1' },
                         { label: 'Spend', data: pick('spend'), axis: 'y1' }] },
-           table('Per day (UTC)', [
-             { label: 'Day', key: 'day' },
+           table((period.granularity === 'hour' ? 'Per hour' : 'Per day') + ' (UTC)', [
+             { label: period.bucketName, key: 'day' },
              { label: 'Impressions', value: (s) => fmt(s.impressions), numeric: true },
              { label: 'Clicks', value: (s) => fmt(s.clicks), numeric: true },
              { label: 'Conversions', value: (s) => fmt(s.conversions), numeric: true },
              { label: 'Spend', value: (s) => money(s.spend), numeric: true },
-           ], series, Object.assign({ day: 'Total' }, data.totals)));
-    return series[series.length - 1].spend || 0;
+           ], series, Object.assign({ day: 'Total' }, data.totals)),
+           C.csvLink('/admin/v1/reports', params, 'campaign-' + id + '-' + period.from + '-' + period.last));
   }
 
   // The engine's belief about a CPC/CPA campaign's rate (issue 36): mean and 95 % interval.
@@ -301,9 +304,11 @@
   // Open to every role: the API decides (another tenant's campaign → 404 → "Not found").
   C.route('/campaigns/:id', ['operator', 'advertiser', 'publisher'], async (root, { id }) => {
     const campaign = await load('/admin/v1/campaigns/' + id);
-    const [stats, { ads }, { conversions }, all] = await Promise.all([
+    const today = C.lastDays(1);
+    const [stats, { ads }, { conversions }, all, spentToday] = await Promise.all([
       load('/admin/v1/campaigns/' + id + '/stats'), load('/admin/v1/ads?campaignId=' + id),
-      load('/admin/v1/conversions?' + C.query({ campaignId: id, limit: 50 })), communities()]);
+      load('/admin/v1/conversions?' + C.query({ campaignId: id, limit: 50 })), communities(),
+      load('/admin/v1/reports?' + C.query({ campaignId: id, granularity: 'total', from: today.from, to: today.to }))]);
     const community = all.find((x) => x.id === campaign.communityId);
     const status = el('p', { class: 'error', role: 'alert' });
     const paused = campaign.status === 'paused';
@@ -319,12 +324,13 @@
                 el('div', { class: 'actions' }, el('span', { class: 'status-' + campaign.status, text: 'Status: ' + campaign.status }),
                    campaign.status === 'active' || paused ? toggle : null),
                 status);
-    const today = await campaignReport(root, id);
-    const range = C.lastDays(14);
-    const ab = await load('/admin/v1/reports/ab?' + C.query({ campaignId: id, from: range.from, to: range.to }));
-    root.append(el('section', { class: 'report-block' }, el('h3', { text: 'A/B comparison of arms' }),
+    const period = C.period('14');
+    root.append(C.periodControl(period));
+    await campaignReport(root, id, period);
+    const ab = await load('/admin/v1/reports/ab?' + C.query({ campaignId: id, from: period.from, to: period.to }));
+    root.append(el('section', { class: 'report-block' }, el('h3', { text: 'A/B comparison of arms, ' + period.title.toLowerCase() }),
                    C.abTable(ab, 'Arm', 'A/B comparison of the ads\' arms')));
-    root.append(budgetStatus(campaign, stats, today), adsCard(id, ads),
+    root.append(budgetStatus(campaign, stats, (spentToday.totals && spentToday.totals.spend) || 0), adsCard(id, ads),
                 el('section', { class: 'card', 'aria-labelledby': 'conv-title' },
                    el('h3', { id: 'conv-title', text: 'Conversions' }), conversionsTable(conversions)),
                 campaignForm(campaign, all, () => C.rerender()));

@@ -1,11 +1,11 @@
 // adserver console (issue 16): sign in and out, who is signed in, the navigation per role, the
 // hash router (`#/campaigns/12`) over the pages of publisher.js, advertiser.js and operator.js,
-// and the overview (`#/`: the last 14 days as a chart and a table). Plain JS, no build.
+// and the overview (`#/`: a period, by default the last 14 days, as a chart and a table; issue 38
+// item 1: any period, per day or hour, kept in the URL, and its CSV). Plain JS, no build.
 // The session is an HttpOnly cookie; writes send the CSRF token the session endpoint returns.
 'use strict';
 
 (function (C) {
-  const DAYS = 14;
   // Remembers (not a secret) that this browser signed in, so a fresh visit does not probe the
   // session endpoint just to get a 401.
   const SIGNED_IN_HINT = 'adserver.console.signedIn';
@@ -30,28 +30,18 @@
     return user.email + ' · ' + user.role + ' · ' + scope;
   }
 
-  function utcDay(date) { return date.toISOString().slice(0, 10); }
-
-  // The 14 UTC days ending today: [from, to) with `to` tomorrow's midnight.
-  function lastDays() {
-    const now = new Date();
-    const tomorrow = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1));
-    const days = [];
-    for (let i = DAYS; i >= 1; i--) days.push(utcDay(new Date(tomorrow.getTime() - i * 86400e3)));
-    return { from: days[0], to: utcDay(tomorrow), days };
-  }
-
-  // Report rows exist only for days with traffic; the chart and table show every day.
-  function perDay(rows, days) {
-    const byDay = new Map(days.map((d) => [d, { impressions: 0, clicks: 0, conversions: 0 }]));
+  // Report rows exist only for buckets with traffic; the chart and table show every bucket of
+  // the period (C.period: days or hours).
+  function perBucket(rows, period) {
+    const byKey = new Map(period.buckets.map((b) => [b, { impressions: 0, clicks: 0, conversions: 0 }]));
     for (const row of rows || []) {
-      const day = byDay.get(String(row.time).slice(0, 10));
-      if (!day) continue;
-      day.impressions += row.impressions || 0;
-      day.clicks += row.clicks || 0;
-      day.conversions += row.conversions || 0;
+      const bucket = byKey.get(period.keyOf(row));
+      if (!bucket) continue;
+      bucket.impressions += row.impressions || 0;
+      bucket.clicks += row.clicks || 0;
+      bucket.conversions += row.conversions || 0;
     }
-    return days.map((d) => ({ day: d, ...byDay.get(d) }));
+    return period.buckets.map((b) => ({ day: b.replace('T', ' ') + (b.length > 10 ? ':00' : ''), label: period.label(b), ...byKey.get(b) }));
   }
 
   function cell(tag, text) {
@@ -86,7 +76,7 @@
       $('report-error').textContent = 'The chart library did not load; the table shows the numbers.';
       return;
     }
-    const labels = series.map((s) => s.day.slice(5));
+    const labels = series.map((s) => s.label);
     const dataset = (label, key, color, axis) => ({
       label, data: series.map((s) => s[key]), borderColor: color, backgroundColor: color,
       yAxisID: axis, tension: 0.2, pointRadius: 3,
@@ -118,16 +108,21 @@
 
   async function loadReport() {
     $('report-error').textContent = '';
-    const range = lastDays();
-    const query = new URLSearchParams({ granularity: 'day', from: range.from, to: range.to });
-    const res = await api('GET', '/admin/v1/reports?' + query.toString());
+    const period = C.period('14');
+    const params = { granularity: period.granularity, from: period.from, to: period.to };
+    $('report-title').textContent = period.title;
+    $('report-period').replaceChildren(C.periodControl(period),
+                                       C.csvLink('/admin/v1/reports', params, 'report-' + period.from + '-' + period.last));
+    $('daily-bucket').textContent = period.bucketName;
+    $('daily-caption').textContent = (period.granularity === 'hour' ? 'Per hour' : 'Per day') + ' (UTC)';
+    const res = await api('GET', '/admin/v1/reports?' + C.query(params));
     if (res.status === 401) return signedOut();
     const rows = res.status === 200 && res.json ? res.json.rows : [];
     if (res.status !== 200) {
       $('report-error').textContent = 'Could not load the report: ' +
           ((res.json && res.json.error) || 'HTTP ' + res.status);
     }
-    const series = perDay(rows, range.days);
+    const series = perBucket(rows, period);
     renderTable(series);
     renderChart(series);
   }

@@ -79,6 +79,103 @@ window.AdConsole = (function () {
     return { from: days[0], to: utcDay(tomorrow), days };
   }
 
+  // Issue 38 item 1: the period a report shows, kept in the page's URL so that a view can be
+  // shared: `#/path?range=30&granularity=hour`, or `range=custom&from=2026-11-01&to=2026-11-14`
+  // (days inclusive). Times are UTC days and hours, as the API's rollups.
+  const PRESETS = [['today', 'Today'], ['7', 'Last 7 days'], ['14', 'Last 14 days'],
+                   ['30', 'Last 30 days'], ['90', 'Last 90 days'], ['custom', 'Custom']];
+  // Hourly rows for at most this many days (the API keeps hourly rollups for a while, and a
+  // chart of more hours is unreadable).
+  const MAX_HOURLY_DAYS = 14;
+  const DAY_MS = 86400e3;
+  const isDay = (text) => /^\d{4}-\d{2}-\d{2}$/.test(text || '') && !Number.isNaN(Date.parse(text + 'T00:00:00Z'));
+
+  function hashParams() { return new URLSearchParams(location.hash.split('?')[1] || ''); }
+
+  // The period of the current URL (`fallback`: the preset when it names none).
+  function period(fallback) {
+    const params = hashParams();
+    const now = new Date();
+    const tomorrow = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1);
+    let range = params.get('range') || fallback || '14';
+    if (!PRESETS.some(([v]) => v === range)) range = fallback || '14';
+    let from;
+    let to = tomorrow;
+    if (range === 'custom' && isDay(params.get('from')) && isDay(params.get('to')) &&
+        params.get('from') <= params.get('to')) {
+      from = Date.parse(params.get('from') + 'T00:00:00Z');
+      to = Date.parse(params.get('to') + 'T00:00:00Z') + DAY_MS;
+    } else {
+      if (range === 'custom') range = fallback || '14';
+      from = tomorrow - (range === 'today' ? 1 : Number(range)) * DAY_MS;
+    }
+    const days = Math.round((to - from) / DAY_MS);
+    const hourly = params.get('granularity') === 'hour' && days <= MAX_HOURLY_DAYS;
+    const step = hourly ? 3600e3 : DAY_MS;
+    const buckets = [];
+    for (let t = from; t < to; t += step) buckets.push(new Date(t).toISOString().slice(0, hourly ? 13 : 10));
+    const first = utcDay(new Date(from));
+    const last = utcDay(new Date(to - DAY_MS));
+    const preset = PRESETS.find(([v]) => v === range);
+    return {
+      range, granularity: hourly ? 'hour' : 'day', from: first, to: utcDay(new Date(to)), last, days, buckets,
+      // The bucket a report row belongs to, and the label of a bucket.
+      keyOf: (row) => String(row.time).slice(0, hourly ? 13 : 10),
+      label: (b) => hourly ? (days === 1 ? b.slice(11) + ':00' : b.slice(5, 10) + ' ' + b.slice(11) + 'h') : b.slice(5),
+      bucketName: hourly ? 'Hour' : 'Day',
+      title: range === 'custom' ? (first === last ? first : first + ' to ' + last) : preset[1],
+      hourlyAllowed: days <= MAX_HOURLY_DAYS,
+    };
+  }
+
+  // Replaces the URL's period parameters (keeping the path and any other parameter); the
+  // router renders the page again.
+  function setPeriod(changes) {
+    const [path] = location.hash.replace(/^#/, '').split('?');
+    const params = hashParams();
+    for (const [k, v] of Object.entries(changes)) {
+      if (v === undefined || v === null || v === '') params.delete(k); else params.set(k, v);
+    }
+    if (params.get('range') !== 'custom') { params.delete('from'); params.delete('to'); }
+    const q = params.toString();
+    location.hash = '#' + (path || '/') + (q ? '?' + q : '');
+  }
+
+  // The period's controls: a preset, the custom days, the granularity, and the time zone.
+  function periodControl(p) {
+    const preset = select(PRESETS, p.range, { 'aria-label': 'Period' });
+    const from = el('input', { type: 'date', value: p.from, 'aria-label': 'From (UTC day)' });
+    const to = el('input', { type: 'date', value: p.last, 'aria-label': 'To (UTC day, included)' });
+    const granularity = select([['day', 'Per day'], ['hour', 'Per hour']], p.granularity,
+                               { 'aria-label': 'Granularity' });
+    if (!p.hourlyAllowed) granularity.options[1].disabled = true;
+    const apply = el('button', { type: 'submit', text: 'Show' });
+    const custom = el('span', { class: 'period-custom', hidden: p.range !== 'custom' }, from, ' – ', to, apply);
+    const form = el('form', { class: 'period', 'aria-label': 'Report period' },
+                    preset, custom, granularity,
+                    el('span', { class: 'muted', text: 'UTC' + (p.hourlyAllowed ? '' : '; hourly for up to ' + MAX_HOURLY_DAYS + ' days') }));
+    preset.addEventListener('change', () => {
+      if (preset.value === 'custom') { custom.hidden = false; from.focus(); return; }
+      setPeriod({ range: preset.value });
+    });
+    granularity.addEventListener('change', () => setPeriod({ granularity: granularity.value === 'hour' ? 'hour' : null }));
+    form.addEventListener('submit', (event) => {
+      event.preventDefault();
+      if (!isDay(from.value) || !isDay(to.value) || from.value > to.value) {
+        from.setAttribute('aria-invalid', 'true');
+        return;
+      }
+      setPeriod({ range: 'custom', from: from.value, to: to.value });
+    });
+    return form;
+  }
+
+  // A link that downloads `path`'s report as CSV (the API's format=csv, with the session).
+  function csvLink(path, params, name) {
+    return el('a', { class: 'csv', href: path + '?' + query(Object.assign({}, params, { format: 'csv' })),
+                     download: name + '.csv', text: 'Download CSV' });
+  }
+
   function query(params) {
     const q = new URLSearchParams();
     for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== '') q.set(k, v);
@@ -222,10 +319,10 @@ window.AdConsole = (function () {
   // A chart next to a table of the same numbers. `chart`: {labels, datasets: [{label, data,
   // axis?}], type?, yTitle?, y1Title?}. Appended to `parent`, then drawn (Chart.js sizes the
   // canvas from its box). Charts are destroyed on the next route change.
-  function report(parent, title, chart, tableNode) {
+  function report(parent, title, chart, tableNode, csv) {
     const canvas = el('canvas', { role: 'img', 'aria-label': title + '; the same numbers are in the table' });
     const section = el('section', { class: 'report-block' },
-                       el('h3', { text: title }),
+                       el('div', { class: 'report-head' }, el('h3', { text: title }), csv || null),
                        el('div', { class: 'report' },
                           el('figure', { class: 'chart' }, el('div', { class: 'chart-box' }, canvas)),
                           tableNode));
@@ -281,7 +378,7 @@ window.AdConsole = (function () {
 
   return {
     state, api, load, errorText, NotFound, SignedOut, el, fmt, money, percent, utcDay, lastDays,
-    query, field, input, select, clearErrors, showErrors, formError, busy, table, report,
+    period, setPeriod, periodControl, csvLink, query, field, input, select, clearErrors, showErrors, formError, busy, table, report,
     destroyCharts, route, match, heading, notice, isOperator,
   };
 })();

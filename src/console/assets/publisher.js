@@ -142,13 +142,13 @@
                 settingsForm(publisher, communities, (text) => { status.textContent = text; }));
   });
 
-  // Report rows → one series per adUnitId over the days.
-  function perUnit(rows, days, value) {
+  // Report rows → one series per adUnitId over the period's buckets (days or hours).
+  function perUnit(rows, period, value) {
     const units = [...new Set(rows.map((r) => r.adUnitId ?? '(none)'))].sort();
     return units.map((unit) => {
-      const byDay = new Map(rows.filter((r) => (r.adUnitId ?? '(none)') === unit)
-                                .map((r) => [String(r.time).slice(0, 10), r]));
-      return { label: unit, data: days.map((d) => (byDay.has(d) ? value(byDay.get(d)) : null)) };
+      const byBucket = new Map(rows.filter((r) => (r.adUnitId ?? '(none)') === unit)
+                                   .map((r) => [period.keyOf(r), r]));
+      return { label: unit, data: period.buckets.map((b) => (byBucket.has(b) ? value(byBucket.get(b)) : null)) };
     });
   }
 
@@ -177,33 +177,38 @@
 
   C.route('/publishers/:id/reports', ['operator', 'publisher'], async (root, { id }) => {
     const publisher = await load('/admin/v1/publishers/' + id);
-    const range = C.lastDays(14);
-    const q = C.query({ publisherId: id, groupBy: 'adUnitId', granularity: 'day', from: range.from, to: range.to });
+    // The URL's period (issue 38 item 1), per day or hour.
+    const period = C.period('14');
+    const params = { publisherId: id, groupBy: 'adUnitId', granularity: period.granularity, from: period.from, to: period.to };
     const [data, ab] = await Promise.all([
-      load('/admin/v1/reports?' + q),
-      load('/admin/v1/reports/ab?' + C.query({ publisherId: id, from: range.from, to: range.to }))]);
+      load('/admin/v1/reports?' + C.query(params)),
+      load('/admin/v1/reports/ab?' + C.query({ publisherId: id, from: period.from, to: period.to }))]);
     const rows = data.rows || [];
-    const labels = range.days.map((d) => d.slice(5));
+    const labels = period.buckets.map(period.label);
+    const csv = (what) => C.csvLink('/admin/v1/reports', params, 'publisher-' + id + '-' + what + '-' + period.from + '-' + period.last);
     root.append(C.heading(publisher.name + ': reports'),
                 el('p', {}, el('a', { href: '#/publishers/' + id, text: 'Keys and settings' })),
-                C.notice('Last 14 UTC days per adUnitId. Totals: ' + fmt(data.totals.requests) + ' requests, ' +
+                C.periodControl(period),
+                C.notice(period.title + ' (UTC) per adUnitId. Totals: ' + fmt(data.totals.requests) + ' requests, ' +
                          fmt(data.totals.impressions) + ' impressions, ' + fmt(data.totals.clicks) +
                          ' clicks, earnings ' + money(data.totals.earnings) + '.'));
     const unit = { label: 'adUnitId', value: (r) => r.adUnitId ?? '(none)' };
-    const day = { label: 'Day', value: (r) => String(r.time).slice(0, 10) };
+    const bucket = { label: period.bucketName, value: (r) => String(r.time).slice(0, period.granularity === 'hour' ? 16 : 10).replace('T', ' ') };
     report(root, 'Fill rate per adUnitId',
-           { labels, datasets: perUnit(rows, range.days, (r) => (r.requests ? 100 * r.fills / r.requests : null)), yTitle: 'Fill rate %' },
-           table('Fill rate per day and adUnitId', [day, unit,
+           { labels, datasets: perUnit(rows, period, (r) => (r.requests ? 100 * r.fills / r.requests : null)), yTitle: 'Fill rate %' },
+           table('Fill rate per ' + period.bucketName.toLowerCase() + ' and adUnitId', [bucket, unit,
              { label: 'Requests', value: (r) => fmt(r.requests), numeric: true },
              { label: 'Fills', value: (r) => fmt(r.fills), numeric: true },
-             { label: 'Fill rate', value: (r) => percent(r.requests ? r.fills / r.requests : null), numeric: true }], rows));
+             { label: 'Fill rate', value: (r) => percent(r.requests ? r.fills / r.requests : null), numeric: true }], rows),
+           csv('fill'));
     report(root, 'Earnings per adUnitId',
-           { labels, datasets: perUnit(rows, range.days, (r) => r.earnings), yTitle: 'Earnings' },
-           table('Earnings per day and adUnitId', [day, unit,
+           { labels, datasets: perUnit(rows, period, (r) => r.earnings), yTitle: 'Earnings' },
+           table('Earnings per ' + period.bucketName.toLowerCase() + ' and adUnitId', [bucket, unit,
              { label: 'Impressions', value: (r) => fmt(r.impressions), numeric: true },
              { label: 'Clicks', value: (r) => fmt(r.clicks), numeric: true },
              { label: 'Earnings', value: (r) => money(r.earnings), numeric: true }], rows,
-             { adUnitId: 'Total', time: 'Total', impressions: data.totals.impressions, clicks: data.totals.clicks, earnings: data.totals.earnings }));
+             { adUnitId: 'Total', time: 'Total', impressions: data.totals.impressions, clicks: data.totals.clicks, earnings: data.totals.earnings }),
+           csv('earnings'));
     root.append(el('section', { class: 'report-block' }, el('h3', { text: 'A/B comparison' }), abTable(ab)));
   });
 })(window.AdConsole);

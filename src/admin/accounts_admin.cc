@@ -444,7 +444,8 @@ http::Response AccountsAdminApi::SignIn(const http::Request& request) {
   http::Response response =
       JsonResponse(201, Json{{"user", UserToJson(*user)},
                              {"csrfToken", session->record.csrf_token},
-                             {"expiresAt", detail::TimeToJson(session->record.expires_at)}});
+                             {"expiresAt", detail::TimeToJson(session->record.expires_at)},
+                             {"currency", auth_.options().currency}});
   response.SetHeader("Set-Cookie", auth_.SessionCookie(session->cookie_secret));
   return response;
 }
@@ -459,7 +460,8 @@ http::Response AccountsAdminApi::Who(const http::Request& request) {
   if (!user.ok()) return http::ErrorResponse(401, "not signed in");
   return JsonResponse(200, Json{{"user", UserToJson(*user)},
                                 {"csrfToken", session->csrf_token},
-                                {"expiresAt", detail::TimeToJson(session->expires_at)}});
+                                {"expiresAt", detail::TimeToJson(session->expires_at)},
+                                {"currency", auth_.options().currency}});
 }
 
 http::Response AccountsAdminApi::SignOut(const http::Request& request) {

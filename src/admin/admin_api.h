@@ -21,6 +21,10 @@ struct AdminOptions {
   // Bearer token required on every /admin/v1 call. Empty = admin API disabled (routes answer
   // 404 with an error body saying so).
   std::string token;
+  // The network's currency (ISO 4217 code, [network] currency; issue 38 item 2): every amount
+  // of the API (bids, budgets, spend, earnings) is in its units. Named in the console session's
+  // and the reports' answers, and used by the console to format money.
+  std::string currency = "USD";
   // Largest admin request body, except the bulk imports' (issue 39: a JSON object for one
   // record is a few KB; 64 MiB of it only ever cost the server time and memory).
   size_t max_body_bytes = 1024 * 1024;

@@ -390,7 +390,8 @@ std::string_view GranularityName(Granularity g) {
   return "total";
 }
 
-http::Response ReportJson(const reports::Report& report, const ReportQuery& q, MoneyView money) {
+http::Response ReportJson(const reports::Report& report, const ReportQuery& q, MoneyView money,
+                          const std::string& currency) {
   Json rows = Json::array();
   for (const reports::ReportRow& row : report.rows) {
     rows.push_back(CellsToJson(RowCells(row, q, money)));
@@ -400,6 +401,7 @@ http::Response ReportJson(const reports::Report& report, const ReportQuery& q, M
   return detail::JsonResponse(200, Json{{"from", detail::TimeToJson(q.range.from)},
                                         {"to", detail::TimeToJson(q.range.to)},
                                         {"granularity", GranularityName(q.granularity)},
+                                        {"currency", currency},
                                         {"rows", std::move(rows)},
                                         {"totals", CellsToJson(totals)}});
 }
@@ -555,7 +557,8 @@ http::Response ReportsAdminApi::Report(const http::Request& request, const Repor
   // leaves earnings out, a publisher's spend (what advertisers paid for its traffic).
   const MoneyView money{.spend = !scope.publisher_id.has_value(),
                         .earnings = !scope.community_id.has_value()};
-  return q->csv ? ReportCsv(report, *q, money) : ReportJson(report, *q, money);
+  return q->csv ? ReportCsv(report, *q, money)
+                : ReportJson(report, *q, money, auth_.options().currency);
 }
 
 http::Response ReportsAdminApi::AbReport(const http::Request& request, const ReportScope& scope) {

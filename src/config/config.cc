@@ -316,10 +316,11 @@ void ApplyEventsFile(const toml::table& root, Config& c, std::vector<FieldError>
 }
 
 void ApplyFile(const toml::table& root, Config& c, std::vector<FieldError>& errors) {
-  CheckKnownKeys(root, "",
-                 {"data_dir", "log_level", "log_format", "http", "serve", "snapshots", "decision",
-                  "admin", "identity", "indexer", "events", "traffic", "metrics", "cluster"},
-                 errors);
+  CheckKnownKeys(
+      root, "",
+      {"data_dir", "log_level", "log_format", "http", "serve", "snapshots", "decision", "admin",
+       "identity", "indexer", "events", "traffic", "metrics", "cluster", "network"},
+      errors);
   ReadString(root, "", "data_dir", c.data_dir, errors);
   ReadString(root, "", "log_level", c.log_level, errors);
   ReadString(root, "", "log_format", c.log_format, errors);
@@ -427,6 +428,10 @@ void ApplyFile(const toml::table& root, Config& c, std::vector<FieldError>& erro
     ReadDouble(*d, "decision", "conversion_delay_days", c.decision.conversion_delay_days, errors);
     ReadDouble(*d, "decision", "ctr_prior_weight", c.decision.ctr_prior_weight, errors);
     ReadDouble(*d, "decision", "cvr_prior_weight", c.decision.cvr_prior_weight, errors);
+  }
+  if (const toml::table* n = Section(root, "network", errors)) {
+    CheckKnownKeys(*n, "network", {"currency"}, errors);
+    ReadString(*n, "network", "currency", c.admin.currency, errors);
   }
   if (const toml::table* a = Section(root, "admin", errors)) {
     CheckKnownKeys(*a, "admin",
@@ -752,6 +757,12 @@ Status Validate(const Config& c) {
   }
   if (!(c.live.placement_pairs >= 16 && c.live.placement_pairs <= (size_t{1} << 24))) {
     errors.push_back({"decision.placement_pairs", "must be 16 to 16777216"});
+  }
+  if (c.admin.currency.size() != 3 ||
+      !std::all_of(c.admin.currency.begin(), c.admin.currency.end(),
+                   [](char ch) { return ch >= 'A' && ch <= 'Z'; })) {
+    errors.push_back(
+        {"network.currency", "must be an ISO 4217 code: three capital letters, e.g. USD"});
   }
   if (!(c.decision.conversion_delay_days >= 0 && c.decision.conversion_delay_days <= 365)) {
     errors.push_back({"decision.conversion_delay_days", "must be 0 (fitted) to 365"});

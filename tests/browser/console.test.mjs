@@ -35,7 +35,8 @@ const cleanups = [];
 async function startAdserver() {
   const ready = path.join(tmp, 'ready');
   const config = path.join(tmp, 'adserver.toml');
-  fs.writeFileSync(config, '[events]\nflush_interval_ms = 200\n');
+  // Issue 38 item 2: a network in euros (the roles test keeps the default, USD).
+  fs.writeFileSync(config, '[network]\ncurrency = "EUR"\n[events]\nflush_interval_ms = 200\n');
   const env = { ...process.env, ADSERVER_ADMIN_TOKEN: ADMIN_TOKEN };
   const child = spawn(binary, ['serve', '--data', path.join(tmp, 'data'), '--listen',
                                '127.0.0.1:0', '--ready-file', ready, '--log-level', 'warn',
@@ -147,6 +148,14 @@ async function main() {
   check(last[0] === today && Number(last[1]) >= 1, "today's row shows the served impression", JSON.stringify(last));
   const scroll = await page.evaluate(() => document.documentElement.scrollWidth);
   check(scroll <= 360, 'no sideways scrolling at 360 px', String(scroll));
+  // Issue 38 item 2: the operator's money of the period, in the network's currency.
+  const tiles = await page.locator('#report-summary .tile').allInnerTexts();
+  check(['Revenue', 'Publisher payouts', 'Margin', 'eCPM', 'Fill rate'].every((t) => tiles.some((x) => x.startsWith(t))),
+        "the operator's overview shows revenue, payouts, margin, eCPM and fill rate", JSON.stringify(tiles));
+  check(tiles.filter((x) => /Revenue|payouts|Margin/.test(x)).every((x) => x.includes('€')),
+        'money in the network\'s currency (EUR)', JSON.stringify(tiles));
+  const heads = await page.locator('#daily-table thead th').allTextContents();
+  check(heads.join() === 'Day,Impressions,Clicks,Conversions,Revenue,Payouts', 'the table adds revenue and payouts', heads.join());
   if (process.env.CONSOLE_SCREENSHOT_DIR) {
     await page.screenshot({ path: path.join(process.env.CONSOLE_SCREENSHOT_DIR, 'console-dashboard.png'),
                             fullPage: true });

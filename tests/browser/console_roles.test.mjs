@@ -412,7 +412,7 @@ async function advertiserSeesTraffic(adv, base, campaignId) {
   check(await adv.evaluate(() => !!document.querySelector('#page-view canvas') &&
                                  Chart.getChart(document.querySelector('#page-view canvas')) !== undefined),
         "the advertiser's chart is drawn next to it");
-  check(await adv.locator('#page-view', { hasText: 'Total spend: 0.02' }).count() === 1,
+  check(await adv.locator('#page-view', { hasText: 'Total spend: $0.02' }).count() === 1,
         'budget status shows the spend of two CPM-10 impressions');
   const arms = await tableRows(adv, "A/B comparison of the ads' arms");
   check(arms.length === 1 && arms[0][0] === '(none)' && arms[0][1] === '2' && arms[0][2] === '1',
@@ -478,6 +478,28 @@ async function scopeAndCsrf(pub, base, seeded, campaignId) {
   check(same.status === 201, 'the same write from the console origin passes (control)', String(same.status));
 }
 
+// Issue 38 item 2: each role's overview shows the period's money in the network's currency
+// (USD here): the advertiser's spend, eCPM and today's burn of its daily budgets, the
+// publisher's earnings, eCPM and fill rate.
+async function overviewsShowMoney(adv, pub, base) {
+  const tilesOf = async (page, last) => {
+    await page.goto(base + '/console/#/');
+    await page.locator('#report-summary .tile', { hasText: last }).waitFor({ timeout: 10000 });
+    return page.locator('#report-summary .tile').allInnerTexts();
+  };
+  const flat = (tiles) => tiles.map((t) => t.replace(/\s+/g, ' ').trim());
+  const advertiser = flat(await tilesOf(adv, 'Spent today'));
+  check(advertiser.includes('Spend $0.02') && advertiser.includes('eCPM $10.00') && advertiser.includes('CPC $0.02') &&
+        advertiser.some((t) => t.startsWith('Spent today (UTC) $0.02 of $5.00 daily budgets')),
+        "the advertiser's overview: spend, eCPM, CPC and today's burn of the daily budget", JSON.stringify(advertiser));
+  const publisher = flat(await tilesOf(pub, 'Fill rate'));
+  check(publisher.some((t) => /^Earnings \$\d/.test(t)) && publisher.some((t) => /^eCPM \$\d/.test(t)) &&
+        publisher.some((t) => /^Fill rate \d/.test(t)),
+        "the publisher's overview: earnings, eCPM and fill rate", JSON.stringify(publisher));
+  check(await pub.getByRole('link', { name: 'Fill rate and earnings per placement' }).count() === 1,
+        'the publisher is pointed to the fill rate per placement');
+}
+
 // The remaining writes of each role, after the traffic checks (they stop the ad serving).
 async function moreWrites(op, adv, pub, base, seeded, campaignId) {
   await open(adv, base, `#/campaigns/${campaignId}`, 'Aave for swappers');
@@ -490,7 +512,7 @@ async function moreWrites(op, adv, pub, base, seeded, campaignId) {
   await edit.getByLabel('Daily budget').fill('5');
   await edit.getByLabel('Pacing').selectOption('asap');
   await edit.getByRole('button', { name: 'Save campaign' }).click();
-  await adv.locator('#page-view', { hasText: 'Spend today (UTC): 0.02 of 5.00' }).waitFor({ timeout: 10000 });
+  await adv.locator('#page-view', { hasText: 'Spend today (UTC): $0.02 of $5.00' }).waitFor({ timeout: 10000 });
   const edited = await admin(base, 'GET', `/admin/v1/campaigns/${campaignId}`);
   check(edited.budget.daily === 5 && edited.pacing === 'asap' && edited.conversion.projects.join() === 'aave',
         'the advertiser edits the daily budget and pacing; the budget status follows', JSON.stringify(edited));
@@ -643,6 +665,7 @@ async function main() {
   await publisherSeesReport(pub, base, seeded);
   await scopeAndCsrf(pub, base, seeded, campaignId);
   await moreWrites(op, adv, pub, base, seeded, campaignId);
+  await overviewsShowMoney(adv, pub, base);
   await operatorHealth(op, base);
   await open(op, base, '#/campaigns', 'Campaigns');
   await op.getByLabel('Community').selectOption(String(seeded.community.id));

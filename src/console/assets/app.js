@@ -30,16 +30,24 @@
     return user.email + ' · ' + user.role + ' · ' + scope;
   }
 
+  // The money columns each role sees (issue 38 item 2; the API leaves out the others: spend is
+  // the operator's revenue and the advertiser's cost, earnings the publishers' payouts).
+  function moneyColumns(role) {
+    if (role === 'operator') return [['spend', 'Revenue'], ['earnings', 'Payouts']];
+    if (role === 'advertiser') return [['spend', 'Spend']];
+    return [['earnings', 'Earnings']];
+  }
+  const METRICS = ['requests', 'fills', 'impressions', 'clicks', 'conversions', 'spend', 'earnings'];
+
   // Report rows exist only for buckets with traffic; the chart and table show every bucket of
   // the period (C.period: days or hours).
   function perBucket(rows, period) {
-    const byKey = new Map(period.buckets.map((b) => [b, { impressions: 0, clicks: 0, conversions: 0 }]));
+    const zero = () => Object.fromEntries(METRICS.map((k) => [k, 0]));
+    const byKey = new Map(period.buckets.map((b) => [b, zero()]));
     for (const row of rows || []) {
       const bucket = byKey.get(period.keyOf(row));
       if (!bucket) continue;
-      bucket.impressions += row.impressions || 0;
-      bucket.clicks += row.clicks || 0;
-      bucket.conversions += row.conversions || 0;
+      for (const k of METRICS) bucket[k] += Number(row[k]) || 0;
     }
     return period.buckets.map((b) => ({ day: b.replace('T', ' ') + (b.length > 10 ? ':00' : ''), label: period.label(b), ...byKey.get(b) }));
   }
@@ -50,26 +58,72 @@
     return el;
   }
 
-  function renderTable(series) {
+  function renderTable(series, role) {
     const fmt = new Intl.NumberFormat('en');
+    const money = moneyColumns(role);
+    const head = $('daily-table').tHead.rows[0];
+    head.replaceChildren(...[period().bucketName, 'Impressions', 'Clicks', 'Conversions', ...money.map(([, label]) => label)]
+      .map((text, i) => { const th = cell('th', text); th.scope = 'col'; if (i === 0) th.id = 'daily-bucket'; return th; }));
     const body = $('daily-table').tBodies[0];
     body.replaceChildren();
-    const total = { impressions: 0, clicks: 0, conversions: 0 };
-    for (const s of series) {
+    const row = (first, s) => {
       const tr = document.createElement('tr');
-      tr.append(cell('td', s.day), cell('td', fmt.format(s.impressions)),
-                cell('td', fmt.format(s.clicks)), cell('td', fmt.format(s.conversions)));
-      body.append(tr);
-      total.impressions += s.impressions;
-      total.clicks += s.clicks;
-      total.conversions += s.conversions;
-    }
-    const foot = $('daily-table').tFoot;
-    const tr = document.createElement('tr');
-    tr.append(cell('td', 'Total'), cell('td', fmt.format(total.impressions)),
-              cell('td', fmt.format(total.clicks)), cell('td', fmt.format(total.conversions)));
-    foot.replaceChildren(tr);
+      tr.append(cell('td', first), cell('td', fmt.format(s.impressions)),
+                cell('td', fmt.format(s.clicks)), cell('td', fmt.format(s.conversions)),
+                ...money.map(([key]) => cell('td', C.money(s[key]))));
+      return tr;
+    };
+    for (const s of series) body.append(row(s.day, s));
+    $('daily-table').tFoot.replaceChildren(row('Total', totalOf(series)));
   }
+
+  function totalOf(series) {
+    const total = Object.fromEntries(METRICS.map((k) => [k, 0]));
+    for (const s of series) for (const k of METRICS) total[k] += s[k];
+    return total;
+  }
+
+  // The period's money at a glance, per role: the operator's revenue, payouts and margin; the
+  // advertiser's spend, eCPM, CPC, CPA and today's burn of the daily budgets; the publisher's
+  // earnings, eCPM and fill rate (per placement on the reports page).
+  async function renderSummary(series, role) {
+    const t = totalOf(series);
+    const per = (amount, count) => (count > 0 ? C.money(amount / count) : '–');
+    const tiles = [];
+    if (role === 'operator') {
+      tiles.push(['Revenue', C.money(t.spend)], ['Publisher payouts', C.money(t.earnings)],
+                 ['Margin', C.money(t.spend - t.earnings) + (t.spend > 0 ? ' (' + C.percent((t.spend - t.earnings) / t.spend) + ')' : '')],
+                 ['eCPM', per(t.spend * 1000, t.impressions)], ['Fill rate', C.percent(t.requests ? t.fills / t.requests : null)]);
+    } else if (role === 'advertiser') {
+      tiles.push(['Spend', C.money(t.spend)], ['eCPM', per(t.spend * 1000, t.impressions)],
+                 ['CPC', per(t.spend, t.clicks)], ['CPA', per(t.spend, t.conversions)]);
+    } else {
+      tiles.push(['Earnings', C.money(t.earnings)], ['eCPM', per(t.earnings * 1000, t.impressions)],
+                 ['Fill rate', C.percent(t.requests ? t.fills / t.requests : null)]);
+    }
+    const box = $('report-summary');
+    const render = (extra) => box.replaceChildren(...tiles.concat(extra).map(([label, value]) =>
+      C.el('div', { class: 'tile' }, C.el('span', { class: 'tile-label', text: label }), C.el('strong', { text: value }))));
+    render([]);
+    if (role === 'publisher') {
+      box.append(C.el('a', { href: '#/publishers/' + state.user.publisherId + '/reports', text: 'Fill rate and earnings per placement' }));
+    }
+    if (role !== 'advertiser') return;
+    // Today's spend against the daily budgets of the active campaigns that have one.
+    const today = C.lastDays(1);
+    const [campaigns, spent] = await Promise.all([
+      api('GET', '/admin/v1/campaigns'),
+      api('GET', '/admin/v1/reports?' + C.query({ granularity: 'total', from: today.from, to: today.to }))]);
+    if (campaigns.status !== 200 || spent.status !== 200) return;
+    const list = campaigns.json.campaigns || [];
+    const budgets = list.filter((c) => c.status === 'active' && c.budget && c.budget.daily)
+                        .reduce((a, c) => a + Number(c.budget.daily), 0);
+    const todaySpend = Number(spent.json.totals.spend) || 0;
+    render([['Spent today (UTC)', C.money(todaySpend) + (budgets > 0 ? ' of ' + C.money(budgets) + ' daily budgets (' +
+                                                         C.percent(todaySpend / budgets) + ')' : '')]]);
+  }
+
+  function period() { return C.period('14'); }
 
   function renderChart(series) {
     if (typeof Chart === 'undefined') {
@@ -110,10 +164,10 @@
     $('report-error').textContent = '';
     const period = C.period('14');
     const params = { granularity: period.granularity, from: period.from, to: period.to };
+    $('report-summary').replaceChildren();
     $('report-title').textContent = period.title;
     $('report-period').replaceChildren(C.periodControl(period),
                                        C.csvLink('/admin/v1/reports', params, 'report-' + period.from + '-' + period.last));
-    $('daily-bucket').textContent = period.bucketName;
     $('daily-caption').textContent = (period.granularity === 'hour' ? 'Per hour' : 'Per day') + ' (UTC)';
     const res = await api('GET', '/admin/v1/reports?' + C.query(params));
     if (res.status === 401) return signedOut();
@@ -123,8 +177,9 @@
           ((res.json && res.json.error) || 'HTTP ' + res.status);
     }
     const series = perBucket(rows, period);
-    renderTable(series);
+    renderTable(series, state.user.role);
     renderChart(series);
+    await renderSummary(series, state.user.role);
   }
 
   // The pages of each role; operators see every tenant's pages through the pickers.
@@ -228,6 +283,7 @@
   function signedIn(session) {
     state.csrfToken = session.csrfToken;
     state.user = session.user;
+    C.setCurrency(session.currency);
     localStorage.setItem(SIGNED_IN_HINT, '1');
     $('who-text').textContent = describeUser(session.user);
     return render();

@@ -4,7 +4,7 @@
 'use strict';
 
 window.AdConsole = (function () {
-  const state = { csrfToken: '', user: null, charts: [] };
+  const state = { csrfToken: '', user: null, charts: [], currency: 'USD' };
   const routes = [];
 
   // A page's API answer was 404: the router shows "Not found" (another tenant's object).
@@ -65,7 +65,22 @@ window.AdConsole = (function () {
 
   const numberFormat = new Intl.NumberFormat('en');
   const fmt = (n) => numberFormat.format(n || 0);
-  const money = (n) => (Number(n) || 0).toFixed(2);
+  // Money in the network's currency (issue 38 item 2: the session names it), in the browser's
+  // locale: at least 2 decimals, up to 4 (a CPM campaign's impression costs a thousandth of its
+  // bid).
+  let moneyFormat = null;
+  function setCurrency(code) {
+    state.currency = code || 'USD';
+    try {
+      moneyFormat = new Intl.NumberFormat(undefined, { style: 'currency', currency: state.currency,
+                                                       minimumFractionDigits: 2, maximumFractionDigits: 4 });
+    } catch (e) {
+      moneyFormat = null;  // a code the browser does not know: the number and the code
+    }
+  }
+  setCurrency('USD');
+  const money = (n) => moneyFormat ? moneyFormat.format(Number(n) || 0)
+      : (Number(n) || 0).toFixed(2) + ' ' + state.currency;
   const percent = (x) => (x === null || x === undefined || Number.isNaN(x)) ? '–'
       : (100 * x).toFixed(2) + ' %';
   const utcDay = (date) => date.toISOString().slice(0, 10);
@@ -377,7 +392,7 @@ window.AdConsole = (function () {
   const isOperator = () => state.user && state.user.role === 'operator';
 
   return {
-    state, api, load, errorText, NotFound, SignedOut, el, fmt, money, percent, utcDay, lastDays,
+    state, api, load, errorText, NotFound, SignedOut, el, fmt, money, setCurrency, percent, utcDay, lastDays,
     period, setPeriod, periodControl, csvLink, query, field, input, select, clearErrors, showErrors, formError, busy, table, report,
     destroyCharts, route, match, heading, notice, isOperator,
   };

@@ -337,6 +337,27 @@ TEST(ConfigTest, DecisionSectionTurnsExplorationOffAndSetsPriors) {
             "decision.ctr_prior_weight;decision.cvr_prior_weight;");
 }
 
+// Issue 38 item 2: the network's currency, an ISO 4217 code (USD unless set).
+TEST(ConfigTest, TheNetworkCurrencyIsAnIso4217Code) {
+  Result<Config> defaults = LoadConfig(std::nullopt, {});
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_EQ(defaults->admin.currency, "USD");
+  testing::TempDir dir;
+  Result<Config> eur = LoadConfig(WriteFile(dir, "[network]\ncurrency = \"EUR\"\n"), {});
+  ASSERT_TRUE(eur.ok()) << eur.status().ToString();
+  EXPECT_EQ(eur->admin.currency, "EUR");
+  EXPECT_TRUE(Validate(*eur).ok());
+  for (const char* bad : {"usd", "EURO", "", "U$D"}) {
+    Result<Config> c =
+        LoadConfig(WriteFile(dir, std::string("[network]\ncurrency = \"") + bad + "\"\n"), {});
+    ASSERT_TRUE(c.ok()) << bad;
+    EXPECT_EQ(FieldsOf(Validate(*c)), "network.currency;") << bad;
+  }
+  Result<Config> unknown = LoadConfig(WriteFile(dir, "[network]\nmoney = \"EUR\"\n"), {});
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(FieldsOf(unknown.status()), "network.money;");
+}
+
 TEST(ConfigTest, ClusterModeNeedsBothUrlsAndNamesTheMissingOne) {
   Result<Config> both = LoadConfig(std::nullopt, {{"ADSERVER_DATABASE_URL", "postgresql://db/ads"},
                                                   {"ADSERVER_REDIS_URL", "redis://cache:6379"}});

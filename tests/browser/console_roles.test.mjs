@@ -382,10 +382,28 @@ async function conversionArrives(adv, base, campaignId) {
   await admin(base, 'POST', '/admin/v1/activity',
               JSON.stringify({ wallet: WALLET, project: 'aave', chainId: 1, timestamp: at,
                                txHash: tx, blockNumber: 123 }) + '\n', 'application/x-ndjson');
+  // Issue 38 item 6: the hash shortened to its ends (whole in its title), linked to the explorer.
+  const short = tx.slice(0, 8) + '…' + tx.slice(-6);
   const rows = await pollTable(adv, base, `#/campaigns/${campaignId}`, 'Aave for swappers',
-                               'Conversions (newest first)', (r) => r.some((x) => x[3] === tx));
-  check(rows.some((x) => x[3] === tx && x[1] === 'billed' && x[4] === 'click'),
-        'the conversion list shows the transaction hash', JSON.stringify(rows));
+                               'Conversions (newest block first)', (r) => r.some((x) => x[3] === short));
+  check(rows.some((x) => x[3] === short && x[1] === 'billed' && x[2] === 'Ethereum (1)' && x[4] === 'click'),
+        'the conversion list shows the transaction, its chain by name', JSON.stringify(rows));
+  const link = adv.locator('#page-view a', { has: adv.locator('code.hash', { hasText: short }) });
+  check(await link.getAttribute('href') === 'https://etherscan.io/tx/' + tx &&
+        await link.locator('code').getAttribute('title') === tx,
+        'the hash links to the chain\'s explorer and keeps the whole hash in its title');
+  // Issue 38 item 6: a page whose fetch failed offers to try again.
+  let failOnce = true;
+  await adv.route(`**/admin/v1/campaigns/${campaignId}/stats`, (route) => {
+    if (!failOnce) return route.continue();
+    failOnce = false;
+    return route.fulfill({ status: 500, contentType: 'application/json', body: '{"error":"provoked"}' });
+  });
+  await open(adv, base, `#/campaigns/${campaignId}`, 'Something went wrong');
+  await adv.getByRole('button', { name: 'Try again' }).click();
+  await adv.locator('#page-view .page-title', { hasText: 'Aave for swappers' }).waitFor({ timeout: 10000 });
+  check(true, 'a failed fetch offers "Try again", which loads the page');
+  await adv.unroute(`**/admin/v1/campaigns/${campaignId}/stats`);
 }
 
 // Polls a page until `ready(rows)` holds on the table `caption` (rollups are flushed ~1 s).
@@ -701,8 +719,10 @@ async function main() {
   // The provoked ones only: the short password, the bad bid (and end date) and URL, the
   // replayed answer with two unknown projects, the publisher's two Not found pages and two API
   // probes, the write without the CSRF header.
-  // Then the bad origin, the wrong current password and the two rejections without a reason.
-  const expected = ['advertiser 400', 'advertiser 400', 'advertiser 400', 'operator 400', 'operator 400', 'operator 400',
+  // Then the bad origin, the wrong current password and the two rejections without a reason;
+  // and the advertiser's campaign stats failed once on purpose (the "Try again" check).
+  const expected = ['advertiser 400', 'advertiser 400', 'advertiser 400', 'advertiser 500',
+                    'operator 400', 'operator 400', 'operator 400',
                     'publisher 400', 'publisher 400', 'publisher 403', 'publisher 404', 'publisher 404',
                     'publisher 404', 'publisher 404'];
   check(JSON.stringify(http.sort()) === JSON.stringify(expected),

@@ -256,12 +256,16 @@
       ], ads));
   }
 
+  // Issue 38 item 6: newest block first (the API lists by id, which a late import or a reorg's
+  // replay puts out of block order), each hash shortened with the whole in its title and a link
+  // to the chain's explorer where one is known.
   function conversionsTable(conversions) {
-    return table('Conversions (newest first)', [
+    const sorted = [...conversions].sort((a, b) => String(b.blockTime).localeCompare(String(a.blockTime)) || b.id - a.id);
+    return table('Conversions (newest block first)', [
       { label: 'Block time', value: (v) => String(v.blockTime).replace('T', ' ').replace('Z', '') },
       { label: 'Status', key: 'status' },
-      { label: 'Chain', key: 'chainId', numeric: true },
-      { label: 'Tx hash', value: (v) => el('code', { class: 'hash', text: v.txHash }) },
+      { label: 'Chain', value: (v) => C.chainName(v.chainId) },
+      { label: 'Tx hash', value: (v) => C.txLink(v.chainId, v.txHash) },
       { label: 'Touch', key: 'touch' },
       // Issue 37: a conversion past the total budget (over_budget) or reorged is not billed.
       { label: 'Price', value: (v) => v.billed ? money(v.price) : money(0) + ' (not billed)', numeric: true },
@@ -278,11 +282,13 @@
                                                            { day: b.replace('T', ' ') + (b.length > 10 ? ':00' : '') }));
     const pick = (k) => series.map((s) => s[k] || 0);
     report(root, period.title,
-           { labels: period.buckets.map(period.label), yTitle: 'Impressions', y1Title: 'Clicks, conversions, spend',
+           { labels: period.buckets.map(period.label), yTitle: 'Impressions', y1Title: 'Clicks, conversions',
+             // Spend on an axis of its own (issue 38 item 6: it shared the clicks' axis).
+             y2Title: 'Spend (' + C.state.currency + ')',
              datasets: [{ label: 'Impressions', data: pick('impressions') },
                         { label: 'Clicks', data: pick('clicks'), axis: 'y1' },
                         { label: 'Conversions', data: pick('conversions'), axis: 'y1' },
-                        { label: 'Spend', data: pick('spend'), axis: 'y1' }] },
+                        { label: 'Spend', data: pick('spend'), axis: 'y2' }] },
            table((period.granularity === 'hour' ? 'Per hour' : 'Per day') + ' (UTC)', [
              { label: period.bucketName, key: 'day' },
              { label: 'Impressions', value: (s) => fmt(s.impressions), numeric: true },

@@ -169,12 +169,18 @@
     $('report-period').replaceChildren(C.periodControl(period),
                                        C.csvLink('/admin/v1/reports', params, 'report-' + period.from + '-' + period.last));
     $('daily-caption').textContent = (period.granularity === 'hour' ? 'Per hour' : 'Per day') + ' (UTC)';
-    const res = await api('GET', '/admin/v1/reports?' + C.query(params));
+    let res;
+    try {
+      res = await api('GET', '/admin/v1/reports?' + C.query(params));
+    } catch (e) {
+      res = { status: 0, json: { error: 'the server could not be reached' } };
+    }
     if (res.status === 401) return signedOut();
     const rows = res.status === 200 && res.json ? res.json.rows : [];
     if (res.status !== 200) {
-      $('report-error').textContent = 'Could not load the report: ' +
-          ((res.json && res.json.error) || 'HTTP ' + res.status);
+      $('report-error').replaceChildren('Could not load the report: ' +
+          ((res.json && res.json.error) || 'HTTP ' + res.status),
+          C.el('button', { type: 'button', class: 'retry', text: 'Try again', onclick: () => render() }));
     }
     const series = perBucket(rows, period);
     renderTable(series, state.user.role);
@@ -271,7 +277,9 @@
     } catch (e) {
       if (e instanceof C.SignedOut) return signedOut();
       if (e instanceof C.NotFound) notFound(root);
-      else root.replaceChildren(C.heading('Something went wrong'), C.notice(e.message, 'error'));
+      // Issue 38 item 6: a failed fetch (the network, a busy server) can be tried again.
+      else root.replaceChildren(C.heading('Something went wrong'), C.notice(e.message, 'error'),
+                                C.el('button', { type: 'button', class: 'retry', text: 'Try again', onclick: () => render() }));
     }
     if (id !== renderId) return;  // a newer navigation replaced this page
     loading.remove();

@@ -191,6 +191,27 @@ window.AdConsole = (function () {
                      download: name + '.csv', text: 'Download CSV' });
   }
 
+  // Chains by id (issue 38 item 6): their names, and the block explorer a transaction links to.
+  const CHAINS = {
+    1: ['Ethereum', 'https://etherscan.io'], 10: ['Optimism', 'https://optimistic.etherscan.io'],
+    56: ['BNB Chain', 'https://bscscan.com'], 100: ['Gnosis', 'https://gnosisscan.io'],
+    137: ['Polygon', 'https://polygonscan.com'], 324: ['zkSync', 'https://explorer.zksync.io'],
+    8453: ['Base', 'https://basescan.org'], 42161: ['Arbitrum One', 'https://arbiscan.io'],
+    43114: ['Avalanche', 'https://snowtrace.io'], 59144: ['Linea', 'https://lineascan.build'],
+    534352: ['Scroll', 'https://scrollscan.com'], 11155111: ['Sepolia', 'https://sepolia.etherscan.io'],
+  };
+  const chainName = (id) => (CHAINS[id] ? CHAINS[id][0] + ' (' + id + ')' : String(id));
+  // A transaction hash shortened to its ends (the whole in the title), linked to the chain's
+  // explorer when it has a known one.
+  function txLink(chainId, hash) {
+    const text = String(hash || '');
+    const short = text.length > 14 ? text.slice(0, 8) + '…' + text.slice(-6) : text;
+    const code = el('code', { class: 'hash', title: text, text: short });
+    if (!CHAINS[chainId] || !/^0x[0-9a-fA-F]{64}$/.test(text)) return code;
+    return el('a', { href: CHAINS[chainId][1] + '/tx/' + text, target: '_blank', rel: 'noopener noreferrer',
+                     'aria-label': 'Transaction ' + text + ' on ' + CHAINS[chainId][0] }, code);
+  }
+
   function query(params) {
     const q = new URLSearchParams();
     for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== '') q.set(k, v);
@@ -344,12 +365,18 @@ window.AdConsole = (function () {
     parent.append(section);
     if (typeof Chart === 'undefined') return section;
     const scales = { y: { beginAtZero: true, position: 'left', title: { display: !!chart.yTitle, text: chart.yTitle || '' } } };
-    if (chart.datasets.some((d) => d.axis === 'y1')) {
-      scales.y1 = { beginAtZero: true, position: 'right', grid: { drawOnChartArea: false },
-                    title: { display: !!chart.y1Title, text: chart.y1Title || '' } };
+    for (const axis of ['y1', 'y2']) {
+      if (!chart.datasets.some((d) => d.axis === axis)) continue;
+      scales[axis] = { beginAtZero: true, position: 'right', grid: { drawOnChartArea: false },
+                       title: { display: !!chart[axis + 'Title'], text: chart[axis + 'Title'] || '' } };
     }
+    // Issue 38 item 6: lines that overlap (fill rates of several adUnitIds at 100 %) stay apart
+    // by their dash and point style, not only their colour.
+    const DASHES = [[], [6, 4], [2, 3], [10, 3, 2, 3]];
+    const POINTS = ['circle', 'rect', 'triangle', 'rectRot', 'crossRot', 'star'];
     const datasets = chart.datasets.map((d, i) => ({
-      label: d.label, data: d.data, yAxisID: d.axis || 'y', tension: 0.2, pointRadius: 3,
+      label: d.label, data: d.data, yAxisID: d.axis || 'y', tension: 0.2,
+      pointRadius: 3 + (i % 3), pointStyle: POINTS[i % POINTS.length], borderDash: DASHES[i % DASHES.length],
       borderColor: PALETTE[i % PALETTE.length], backgroundColor: PALETTE[i % PALETTE.length],
       spanGaps: true,
     }));
@@ -393,7 +420,7 @@ window.AdConsole = (function () {
 
   return {
     state, api, load, errorText, NotFound, SignedOut, el, fmt, money, setCurrency, percent, utcDay, lastDays,
-    period, setPeriod, periodControl, csvLink, query, field, input, select, clearErrors, showErrors, formError, busy, table, report,
+    period, setPeriod, periodControl, csvLink, chainName, txLink, query, field, input, select, clearErrors, showErrors, formError, busy, table, report,
     destroyCharts, route, match, heading, notice, isOperator,
   };
 })();

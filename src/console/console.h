@@ -18,7 +18,10 @@ void RegisterRoutes(http::Router& router);
 
 // The Content-Security-Policy of every console answer.
 inline constexpr char kContentSecurityPolicy[] =
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    // img-src https: (issue 38 item 4): ads' images (https URLs, the API's rule) are shown in the
+    // previews and the review queue; every answer's Referrer-Policy is no-referrer, so an image
+    // host learns nothing of the console's pages.
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: https:; "
     "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
 
 }  // namespace adserver::console

@@ -22,6 +22,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import zlib from 'node:zlib';
 
 const binary = path.resolve(process.argv[2] || process.env.ADSERVER_BINARY || 'build/adserver');
 const chromiumPath = process.env.CHROMIUM || '/usr/bin/chromium';
@@ -107,6 +108,37 @@ async function seed(base) {
 // Chromium logs every 4xx answer of fetch() as a console error; the scenario provokes some on
 // purpose (validation errors, another tenant's pages, the CSRF attempt). Those are collected
 // apart (`http`, by status) and compared with the expected ones; anything else is an error.
+// A PNG of w × h pixels (grey; a stored deflate stream of its rows).
+function crc32(buf) {
+  let crc = 0xffffffff;
+  for (const b of buf) {
+    crc ^= b;
+    for (let k = 0; k < 8; k++) crc = crc & 1 ? (crc >>> 1) ^ 0xedb88320 : crc >>> 1;
+  }
+  return (crc ^ 0xffffffff) >>> 0;
+}
+function png(w, h) {
+  const chunk = (type, data) => {
+    const length = Buffer.alloc(4);
+    length.writeUInt32BE(data.length);
+    const body = Buffer.concat([Buffer.from(type, 'ascii'), data]);
+    const crc = Buffer.alloc(4);
+    crc.writeUInt32BE(crc32(body));
+    return Buffer.concat([length, body, crc]);
+  };
+  const header = Buffer.alloc(13);
+  header.writeUInt32BE(w, 0);
+  header.writeUInt32BE(h, 4);
+  header[8] = 8;  // bit depth
+  header[9] = 2;  // RGB
+  const row = Buffer.alloc(1 + w * 3, 0x99);
+  row[0] = 0;  // no filter
+  return Buffer.concat([Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]), chunk('IHDR', header),
+                        chunk('IDAT', zlib.deflateSync(Buffer.concat(Array(h).fill(row)))), chunk('IEND', Buffer.alloc(0))]);
+}
+const IMAGES = { 'aave-landscape.png': png(640, 360), 'aave-long.png': png(300, 250), 'aave-short.png': png(640, 200) };
+const imageFor = (url) => IMAGES[url.split('/').pop()] || png(16, 16);
+
 function watchErrors(page, errors, who, http) {
   page.on('console', (m) => {
     if (m.type() !== 'error' && m.type() !== 'warning') return;
@@ -295,6 +327,25 @@ async function advertiserCreatesAd(adv, campaignId) {
   await form.getByLabel('LANDSCAPE 640 × 360').fill('https://cdn.example/aave-landscape.png');
   await form.getByLabel('LONG_BANNER 1456 × 180').fill('https://cdn.example/aave-long.png');
   await form.getByLabel('SHORT_BANNER 640 × 200').fill('https://cdn.example/aave-short.png');
+  // Issue 38 item 4: the images themselves (served by the route in newPage), their size, and a
+  // warning for the one whose ratio does not fit its format.
+  const note = (format) => adv.locator(`#ad-preview [data-format="${format}"] .image-note`);
+  await note('LONG_BANNER').filter({ hasText: /Image/ }).waitFor({ timeout: 10000 });
+  check(await adv.locator('#ad-preview [data-format="LANDSCAPE"] img').evaluate((i) => i.naturalWidth) === 640 &&
+        (await note('LANDSCAPE').textContent()) === 'Image 640 × 360',
+        'the preview shows the LANDSCAPE image and its size', await note('LANDSCAPE').textContent());
+  check(/^Image 300 × 250: its ratio \(1\.20:1\) does not fit 1456 × 180/.test(await note('LONG_BANNER').textContent()) &&
+        await note('LONG_BANNER').getAttribute('class') === 'image-note warning',
+        'a warning for the LONG_BANNER image whose ratio does not fit', await note('LONG_BANNER').textContent());
+  // The A/B arm and weight reach the API (a bad arm's error is shown at its field); the ad
+  // stays without an arm here (this publisher runs no arms, and such an ad would not serve).
+  await form.getByLabel('A/B arm').fill('bad arm!');
+  await form.getByLabel('Weight').fill('3');
+  await form.getByRole('button', { name: 'Create ad' }).click();
+  await adv.locator('#f-abArm-error').filter({ hasText: /./ }).waitFor({ timeout: 10000 });
+  check(await adv.locator('#f-abArm').getAttribute('aria-invalid') === 'true',
+        "ad: the API's error for a bad A/B arm is shown at its field", await adv.locator('#f-abArm-error').textContent());
+  await form.getByLabel('A/B arm').fill('');
   for (const format of ['LANDSCAPE', 'LONG_BANNER', 'SHORT_BANNER', 'NO_IMAGE']) {
     const frame = adv.locator(`#ad-preview [data-format="${format}"]`);
     const ok = await frame.locator('strong', { hasText: 'Low fees' }).count() === 1 &&
@@ -311,6 +362,7 @@ async function advertiserCreatesAd(adv, campaignId) {
     await adv.locator('.ad-editor').screenshot({ path: path.join(screenshots, 'advertiser-ad-preview.png') });
   }
   await form.getByRole('button', { name: 'Create ad' }).click();
+
   await adv.locator('#f-ctaUrl-error').filter({ hasText: /./ }).waitFor({ timeout: 10000 });
   check(await adv.locator('#f-ctaUrl').getAttribute('aria-invalid') === 'true',
         "ad: the API's error for a bad URL is shown at the Click-through URL field",
@@ -319,8 +371,10 @@ async function advertiserCreatesAd(adv, campaignId) {
   await form.getByRole('button', { name: 'Create ad' }).click();
   await adv.waitForURL(new RegExp(`#/campaigns/${campaignId}$`), { timeout: 10000 });
   const ads = await tableRows(adv, 'Ads of this campaign');
-  check(ads.length === 1 && ads[0][0] === 'Earn on Aave' && ads[0][2] === 'pending',
-        "the new ad is listed with review status pending", JSON.stringify(ads));
+  check(ads.length === 1 && ads[0][0] === 'Earn on Aave' && ads[0][2] === 'pending' && ads[0][4] === '' &&
+        ads[0][5] === '3', 'the new ad is listed with review status pending, no A/B arm and its weight', JSON.stringify(ads));
+  check(await adv.locator('#no-approved-ad').isVisible(),
+        'the active campaign warns that it has no approved ad (it is not served)');
 }
 
 async function operatorApproves(op, base) {
@@ -424,6 +478,7 @@ async function advertiserSeesTraffic(adv, base, campaignId) {
   const today = new Date().toISOString().slice(0, 10);
   const rows = await pollTable(adv, base, `#/campaigns/${campaignId}`, 'Aave for swappers', 'Per day (UTC)',
                                (r) => r.length === 14 && Number(r[13][1]) >= 2 && Number(r[13][2]) >= 1);
+  check(await adv.locator('#no-approved-ad').count() === 0, 'with its ad approved, the campaign no longer warns');
   const last = rows[13] || [];
   check(last[0] === today && Number(last[1]) === 2 && Number(last[2]) === 1,
         "the advertiser's table shows today's impressions and click", JSON.stringify(last));
@@ -658,6 +713,9 @@ async function main() {
   const http = [];
   const newPage = async (who) => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    // Ads' images (https://cdn.example/...) from generated PNGs: no network here.
+    await context.route('https://cdn.example/**', (route) => route.fulfill({
+      contentType: 'image/png', body: imageFor(route.request().url()) }));
     const page = await context.newPage();
     watchErrors(page, errors, who, http);
     return page;
@@ -720,8 +778,8 @@ async function main() {
   // replayed answer with two unknown projects, the publisher's two Not found pages and two API
   // probes, the write without the CSRF header.
   // Then the bad origin, the wrong current password and the two rejections without a reason;
-  // and the advertiser's campaign stats failed once on purpose (the "Try again" check).
-  const expected = ['advertiser 400', 'advertiser 400', 'advertiser 400', 'advertiser 500',
+  // the bad A/B arm; and the advertiser's campaign stats failed once on purpose ("Try again").
+  const expected = ['advertiser 400', 'advertiser 400', 'advertiser 400', 'advertiser 400', 'advertiser 500',
                     'operator 400', 'operator 400', 'operator 400',
                     'publisher 400', 'publisher 400', 'publisher 403', 'publisher 404', 'publisher 404',
                     'publisher 404', 'publisher 404'];

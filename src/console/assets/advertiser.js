@@ -253,6 +253,8 @@
         { label: 'Status', key: 'status' },
         { label: 'Review', value: (a) => el('span', { class: 'review review-' + a.reviewStatus, text: a.reviewStatus }) },
         { label: 'Reason', value: (a) => a.reviewReason || '' },
+        { label: 'A/B arm', value: (a) => a.abArm || '' },
+        { label: 'Weight', key: 'weight', numeric: true },
       ], ads));
   }
 
@@ -310,11 +312,11 @@
   // Open to every role: the API decides (another tenant's campaign → 404 → "Not found").
   C.route('/campaigns/:id', ['operator', 'advertiser', 'publisher'], async (root, { id }) => {
     const campaign = await load('/admin/v1/campaigns/' + id);
-    const today = C.lastDays(1);
+    const todayRange = C.lastDays(1);
     const [stats, { ads }, { conversions }, all, spentToday] = await Promise.all([
       load('/admin/v1/campaigns/' + id + '/stats'), load('/admin/v1/ads?campaignId=' + id),
       load('/admin/v1/conversions?' + C.query({ campaignId: id, limit: 50 })), communities(),
-      load('/admin/v1/reports?' + C.query({ campaignId: id, granularity: 'total', from: today.from, to: today.to }))]);
+      load('/admin/v1/reports?' + C.query({ campaignId: id, granularity: 'total', from: todayRange.from, to: todayRange.to }))]);
     const community = all.find((x) => x.id === campaign.communityId);
     const status = el('p', { class: 'error', role: 'alert' });
     const paused = campaign.status === 'paused';
@@ -329,6 +331,11 @@
                 stats.estimate ? el('p', { id: 'rate-estimate', class: 'muted', text: estimateText(stats.estimate) }) : null,
                 el('div', { class: 'actions' }, el('span', { class: 'status-' + campaign.status, text: 'Status: ' + campaign.status }),
                    campaign.status === 'active' || paused ? toggle : null),
+                // Issue 38 item 4: an active campaign without an approved, active ad serves nothing.
+                campaign.status === 'active' && !ads.some((a) => a.reviewStatus === 'approved' && a.status === 'active')
+                  ? el('p', { class: 'warning', id: 'no-approved-ad', role: 'status',
+                              text: 'This campaign is active but has no approved, active ad: it is not served until one is approved.' })
+                  : null,
                 status);
     const period = C.period('14');
     root.append(C.periodControl(period));
@@ -344,7 +351,7 @@
 
   // The ad form with its live preview; `ad` null creates one in `campaign`.
   function adForm(ad, campaign, communityName) {
-    const a = ad || { headline: '', content: '', ctaUrl: '', ctaLabel: '', images: {}, status: 'active' };
+    const a = ad || { headline: '', content: '', ctaUrl: '', ctaLabel: '', images: {}, status: 'active', weight: 1, abArm: null };
     const img = a.images || {};
     const f = {
       headline: input({ value: a.headline, maxlength: '100' }),
@@ -355,6 +362,9 @@
       LONG_BANNER: input({ type: 'url', value: img.LONG_BANNER || '' }),
       SHORT_BANNER: input({ type: 'url', value: img.SHORT_BANNER || '' }),
       status: select(['active', 'paused'], a.status),
+      // Issue 38 item 4: the A/B arm the ad belongs to and its share of the campaign's serves.
+      abArm: input({ value: a.abArm || '', maxlength: '32', placeholder: 'e.g. A' }),
+      weight: input({ type: 'number', min: '1', max: '10000', step: '1', value: String(a.weight || 1) }),
     };
     // Issue 38 bug 2: a line break typed in the textarea (Enter) is the spec's two characters
     // \n (section 2.5), so the preview and the API see the same markup (the API refuses raw ones).
@@ -362,6 +372,8 @@
       headline: f.headline.value, content: f.content.value.replace(/\r\n|\r|\n/g, '\\n'), ctaUrl: f.ctaUrl.value.trim(), ctaLabel: f.ctaLabel.value,
       images: { LANDSCAPE: orNull(f.LANDSCAPE.value), LONG_BANNER: orNull(f.LONG_BANNER.value), SHORT_BANNER: orNull(f.SHORT_BANNER.value) },
       status: f.status.value,
+      abArm: orNull(f.abArm.value.trim()),
+      weight: Number(f.weight.value),
     });
     const previewSlot = el('div', { id: 'ad-preview' });
     const drawPreview = () => previewSlot.replaceChildren(C.preview(current(), communityName));
@@ -380,6 +392,9 @@
          field('images.LONG_BANNER', 'LONG_BANNER 1456 × 180', f.LONG_BANNER),
          field('images.SHORT_BANNER', 'SHORT_BANNER 640 × 200', f.SHORT_BANNER)),
       field('status', 'Status', f.status),
+      el('fieldset', {}, el('legend', { text: 'A/B test' }),
+         field('abArm', 'A/B arm', f.abArm, 'Ads of one arm are compared with the other arms\' in the campaign\'s A/B report; empty = no arm.'),
+         field('weight', 'Weight', f.weight, 'The ad\'s share of the campaign\'s serves against its other ads\' weights (1 to 10000).')),
       C.formError(),
       el('button', { type: 'submit', text: ad ? 'Save ad' : 'Create ad' }));
     form.addEventListener('input', drawPreview);

@@ -57,7 +57,9 @@ class ActivityImportTest : public ::testing::Test {
     ASSERT_EQ(p.status, 201) << p.body;
   }
 
-  HttpClient client() { return HttpClient("127.0.0.1", server_.port()); }
+  // A minute: the large imports take seconds, many more under the sanitizers on a loaded
+  // machine (8,000 projects passed the default 10 s there once); the timeout only bounds a hang.
+  HttpClient client() { return HttpClient("127.0.0.1", server_.port(), std::chrono::seconds(60)); }
   HttpHeaders Headers(const std::string& type, const std::string& encoding = "") {
     HttpHeaders h = {{"Authorization", "Bearer " + server_.admin_token()}, {"Content-Type", type}};
     if (!encoding.empty()) h.emplace_back("Content-Encoding", encoding);

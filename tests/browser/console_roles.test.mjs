@@ -573,6 +573,68 @@ async function overviewsShowMoney(adv, pub, base) {
         'the publisher is pointed to the fill rate per placement');
 }
 
+// Issue 38 item 3: the operator's inventory from the console: a new publisher with its payout,
+// floor CPM, rate limit and A/B arms; a new community; a user's password reset (shown once);
+// and deleting a campaign, which asks first.
+async function operatorManagesInventory(op, adv, base, seeded) {
+  await open(op, base, '#/publishers', 'Publishers');
+  const form = op.locator('#page-view form', { hasText: 'New publisher' });
+  await form.getByLabel('Name').fill('Wallet app');
+  await form.getByLabel('Payout').selectOption('cpm');
+  await form.getByLabel('Guaranteed CPM').fill('2');
+  await form.getByLabel('Floor CPM').fill('1.5');
+  await form.getByLabel('Rate limit').fill('50');
+  await form.getByLabel('A/B arms').fill('A, B');
+  await form.getByRole('button', { name: 'Create publisher' }).click();
+  await op.locator('#page-view .page-title', { hasText: 'Wallet app' }).waitFor({ timeout: 10000 });
+  const id = Number(op.url().split('/').pop());
+  const created = await admin(base, 'GET', `/admin/v1/publishers/${id}`);
+  check(created.payout.model === 'cpm' && created.payout.cpm === 2 && created.floorCpm === 1.5 &&
+        created.rateLimit.perSecond === 50 && created.abArms.join() === 'A,B',
+        'the operator creates a publisher with its payout, floor CPM, rate limit and A/B arms', JSON.stringify(created));
+  const settings = op.locator('#page-view form', { hasText: 'Operator settings' });
+  await settings.getByLabel('Payout').selectOption('revshare');
+  await settings.getByLabel('Revenue share %').fill('150');
+  await settings.getByRole('button', { name: 'Save operator settings' }).click();
+  await op.locator('#f-payout-percent-error').filter({ hasText: /./ }).waitFor({ timeout: 10000 });
+  check(true, "operator settings: the API's error for a share over 100 % is shown at its field");
+  await settings.getByLabel('Revenue share %').fill('60');
+  await settings.getByRole('button', { name: 'Save operator settings' }).click();
+  await op.getByText('Operator settings saved.').waitFor({ timeout: 10000 });
+  const edited = await admin(base, 'GET', `/admin/v1/publishers/${id}`);
+  check(edited.payout.model === 'revshare' && edited.payout.percent === 60, 'the operator edits the payout rule', JSON.stringify(edited.payout));
+
+  await open(op, base, '#/communities', 'Communities');
+  const community = op.locator('#page-view form', { hasText: 'New community' });
+  await community.getByLabel('Name').fill('Lido DAO');
+  await community.getByLabel('Logo URL').fill('https://cdn.example/lido.png');
+  await community.getByRole('button', { name: 'Create community' }).click();
+  const listed = await pollTable(op, base, '#/communities', 'Communities', 'Communities', (r) => r.some((x) => x[0] === 'Lido DAO'));
+  check(listed.some((x) => x[0] === 'Lido DAO'), 'the operator creates a community; #/communities lists it', JSON.stringify(listed));
+
+  const user = await admin(base, 'POST', '/admin/v1/users',
+                           { email: 'temp@console.example', password: 'temporary-password-1', role: 'operator' });
+  await open(op, base, '#/users', 'Users');
+  await op.getByRole('button', { name: 'Reset the password of temp@console.example' }).click();
+  await op.getByRole('button', { name: 'Confirm: Reset the password of temp@console.example' }).click();
+  const password = await op.locator('#reset-password').textContent({ timeout: 10000 });
+  const signIn = await fetch(base + '/console/api/session', { method: 'POST', headers: { 'Content-Type': 'application/json' },
+                                                              body: JSON.stringify({ email: user.email, password }) });
+  check(/^[A-Za-z0-9]{20}$/.test(password) && signIn.status === 201,
+        'a password reset shows a generated password once, which signs in', String(signIn.status));
+
+  const doomed = await admin(base, 'POST', '/admin/v1/campaigns',
+                             { communityId: seeded.community.id, name: 'Short-lived', status: 'paused',
+                               pricing: { model: 'CPM', bid: 1 }, targeting: { projects: ['uniswap'] } });
+  await open(adv, base, `#/campaigns/${doomed.id}`, 'Short-lived');
+  await adv.getByRole('button', { name: 'Delete campaign Short-lived' }).click();
+  check(await adv.getByText('its billed events and the reports stay').isVisible(), 'deleting a campaign asks first and says what stays');
+  await adv.getByRole('button', { name: 'Confirm: Delete campaign Short-lived' }).click();
+  await adv.waitForURL(/#\/campaigns$/, { timeout: 10000 });
+  const gone = await fetch(base + `/admin/v1/campaigns/${doomed.id}`, { headers: { Authorization: 'Bearer ' + ADMIN_TOKEN } });
+  check(gone.status === 404, 'the advertiser deletes a campaign', String(gone.status));
+}
+
 // The remaining writes of each role, after the traffic checks (they stop the ad serving).
 async function moreWrites(op, adv, pub, base, seeded, campaignId) {
   await open(adv, base, `#/campaigns/${campaignId}`, 'Aave for swappers');
@@ -625,7 +687,14 @@ async function moreWrites(op, adv, pub, base, seeded, campaignId) {
         'the publisher saves its origins and allowed communities', JSON.stringify(saved));
   check(!(await pub.locator('#origins-warning').isVisible()), 'settings: the warning goes once origins are listed');
   const keyRows = await tableRows(pub, 'Keys');
+  // Issue 38 item 3: revoking asks first and says what it does; Cancel keeps the key.
   await pub.getByRole('button', { name: /^Revoke key / }).first().click();
+  check(await pub.getByText('Every site using it stops getting ads at once.').isVisible(),
+        'revoking a live key asks first and says what it does');
+  await pub.getByRole('button', { name: 'Cancel' }).click();
+  check(await pub.locator('#page-view td', { hasText: /^revoked / }).count() === 0, 'Cancel keeps the key');
+  await pub.getByRole('button', { name: /^Revoke key / }).first().click();
+  await pub.getByRole('button', { name: /^Confirm: Revoke key / }).click();
   await pub.locator('#page-view td', { hasText: /^revoked / }).first().waitFor({ timeout: 10000 });
   check(keyRows.length === 2, 'the publisher revokes a key', JSON.stringify(keyRows));
 
@@ -741,6 +810,7 @@ async function main() {
   await publisherSeesReport(pub, base, seeded);
   await scopeAndCsrf(pub, base, seeded, campaignId);
   await moreWrites(op, adv, pub, base, seeded, campaignId);
+  await operatorManagesInventory(op, adv, base, seeded);
   await overviewsShowMoney(adv, pub, base);
   await operatorHealth(op, base);
   await open(op, base, '#/campaigns', 'Campaigns');
@@ -751,7 +821,8 @@ async function main() {
   check(listed.length === 1 && listed[0][0] === 'Aave for swappers' && listed[0][1] === 'Aave Co',
         "the operator's community picker lists that community's campaigns", JSON.stringify(listed));
   await open(op, base, '#/campaigns/new', 'New campaign');
-  check(await op.locator('#f-communityId option').allTextContents().then((t) => t.join()) === 'Aave Co',
+  // Aave Co, and Lido DAO the operator created (operatorManagesInventory).
+  check(await op.locator('#f-communityId option').allTextContents().then((t) => t.join()) === 'Aave Co,Lido DAO',
         'the operator picks the community of a new campaign');
   await open(op, base, `#/campaigns/${campaignId}`, 'Aave for swappers');
   check(true, "the operator opens the advertiser's campaign");
@@ -778,9 +849,10 @@ async function main() {
   // replayed answer with two unknown projects, the publisher's two Not found pages and two API
   // probes, the write without the CSRF header.
   // Then the bad origin, the wrong current password and the two rejections without a reason;
-  // the bad A/B arm; and the advertiser's campaign stats failed once on purpose ("Try again").
+  // the bad A/B arm, the operator's revenue share over 100 %; and the advertiser's campaign
+  // stats failed once on purpose ("Try again").
   const expected = ['advertiser 400', 'advertiser 400', 'advertiser 400', 'advertiser 400', 'advertiser 500',
-                    'operator 400', 'operator 400', 'operator 400',
+                    'operator 400', 'operator 400', 'operator 400', 'operator 400',
                     'publisher 400', 'publisher 400', 'publisher 403', 'publisher 404', 'publisher 404',
                     'publisher 404', 'publisher 404'];
   check(JSON.stringify(http.sort()) === JSON.stringify(expected),

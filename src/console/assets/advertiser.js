@@ -212,6 +212,34 @@
     return form;
   }
 
+  // Issue 38 item 3: the operator's communities (advertisers): the list and a new one.
+  C.route('/communities', ['operator'], async (root) => {
+    const all = await communities();
+    const f = { name: input({}), logoUrl: input({ type: 'url', placeholder: 'https://' }) };
+    const form = el('form', { class: 'card form', novalidate: true, 'aria-labelledby': 'community-form-title' },
+      el('h3', { id: 'community-form-title', text: 'New community' }),
+      field('name', 'Name', f.name, 'The advertiser\'s name, shown with its ads.'),
+      field('logoUrl', 'Logo URL', f.logoUrl, 'https; shown with its ads.'),
+      C.formError(), el('button', { type: 'submit', text: 'Create community' }));
+    form.addEventListener('submit', (event) => {
+      event.preventDefault();
+      C.busy(form, async () => {
+        const res = await api('POST', '/admin/v1/communities', { name: f.name.value.trim(), logoUrl: f.logoUrl.value.trim() });
+        if (res.status !== 201) return C.showErrors(form, res);
+        C.rerender();
+      });
+    });
+    root.append(C.heading('Communities'),
+                table('Communities', [
+                  { label: 'Name', key: 'name' },
+                  { label: 'Id', key: 'id', numeric: true },
+                  { label: 'Logo', value: (c) => el('code', { class: 'hash', title: c.logoUrl, text: c.logoUrl }) },
+                  { label: 'Campaigns', value: (c) => el('a', { href: '#/campaigns?community=' + c.id, text: 'Campaigns', 'aria-label': 'Campaigns of ' + c.name }) },
+                  { label: 'Keys', value: (c) => el('a', { href: '#/communities/' + c.id + '/keys', text: 'Advertiser keys', 'aria-label': 'Advertiser keys of ' + c.name }) },
+                ], all),
+                form);
+  });
+
   // Advertiser keys (POST /v1/events) of a community.
   C.route('/communities/:id/keys', ['operator', 'advertiser'], async (root, { id }) => {
     const community = await load('/admin/v1/communities/' + id);
@@ -343,10 +371,14 @@
     const ab = await load('/admin/v1/reports/ab?' + C.query({ campaignId: id, from: period.from, to: period.to }));
     root.append(el('section', { class: 'report-block' }, el('h3', { text: 'A/B comparison of arms, ' + period.title.toLowerCase() }),
                    C.abTable(ab, 'Arm', 'A/B comparison of the ads\' arms')));
+    const deleteError = el('p', { class: 'error', role: 'alert' });
     root.append(budgetStatus(campaign, stats, (spentToday.totals && spentToday.totals.spend) || 0), adsCard(id, ads),
                 el('section', { class: 'card', 'aria-labelledby': 'conv-title' },
                    el('h3', { id: 'conv-title', text: 'Conversions' }), conversionsTable(conversions)),
-                campaignForm(campaign, all, () => C.rerender()));
+                campaignForm(campaign, all, () => C.rerender()),
+                el('div', { class: 'actions' }, deleteButton('campaign', id, campaign.name,
+                  'Delete this campaign and its ads? It stops serving at once; its billed events and the reports stay.',
+                  '#/campaigns', deleteError)), deleteError);
   });
 
   // The ad form with its live preview; `ad` null creates one in `campaign`.
@@ -428,8 +460,38 @@
   C.route('/ads/:id', ['operator', 'advertiser', 'publisher'], async (root, { id }) => {
     const ad = await load('/admin/v1/ads/' + id);
     const campaign = await load('/admin/v1/campaigns/' + ad.campaignId);
+    const error = el('p', { class: 'error', role: 'alert' });
     root.append(C.heading(ad.headline),
                 el('p', {}, el('a', { href: '#/campaigns/' + campaign.id, text: 'Back to ' + campaign.name })),
-                adForm(ad, campaign, await communityName(campaign)));
+                adForm(ad, campaign, await communityName(campaign)),
+                el('div', { class: 'actions' }, deleteButton('ad', ad.id, ad.headline,
+                  'Delete this ad? It stops serving at once; its billed clicks and conversions and the reports stay.',
+                  '#/campaigns/' + campaign.id, error)), error);
+  });
+
+  // Issue 38 item 3: deleting a campaign or an ad asks first and says what it does; the API
+  // deletes the record, never the events already billed or their reports.
+  function deleteButton(kind, id, name, question, then, error) {
+    return C.confirmButton('Delete ' + kind, 'Delete ' + kind + ' ' + name, question, async () => {
+      const res = await api('DELETE', '/admin/v1/' + kind + 's/' + id);
+      if (res.status !== 200 && res.status !== 204) { error.textContent = C.errorText(res); return; }
+      location.hash = then;
+    });
+  }
+
+  // Every ad the caller may see (an advertiser's own; the operator's, of every community), the
+  // review queue's ads among them.
+  C.route('/ads', ['operator', 'advertiser'], async (root) => {
+    const [{ ads }, { campaigns }] = await Promise.all([load('/admin/v1/ads'), load('/admin/v1/campaigns')]);
+    const names = new Map(campaigns.map((c) => [c.id, c.name]));
+    root.append(C.heading('Ads'),
+                table('Ads', [
+                  { label: 'Headline', value: (a) => el('a', { href: '#/ads/' + a.id, text: a.headline }) },
+                  { label: 'Campaign', value: (a) => el('a', { href: '#/campaigns/' + a.campaignId, text: names.get(a.campaignId) || '#' + a.campaignId }) },
+                  { label: 'Status', key: 'status' },
+                  { label: 'Review', value: (a) => el('span', { class: 'review review-' + a.reviewStatus, text: a.reviewStatus }) },
+                  { label: 'A/B arm', value: (a) => a.abArm || '' },
+                  { label: 'Weight', key: 'weight', numeric: true },
+                ], ads));
   });
 })(window.AdConsole);

@@ -199,7 +199,7 @@
       links.push(['#/campaigns', 'Campaigns'], ['#/communities/' + user.communityId + '/keys', 'Keys']);
     }
     if (user.role === 'operator') {
-      links.push(['#/publishers', 'Publishers'], ['#/campaigns', 'Campaigns'], ['#/review', 'Review'],
+      links.push(['#/publishers', 'Publishers'], ['#/communities', 'Communities'], ['#/campaigns', 'Campaigns'], ['#/review', 'Review'],
                  ['#/users', 'Users'], ['#/health', 'Health']);
     }
     links.push(['#/account', 'Account']);

@@ -411,6 +411,25 @@ window.AdConsole = (function () {
     return null;
   }
 
+  // A destructive action asks first (issue 38 item 3): the button opens, in its place, what the
+  // action does and Confirm / Cancel; Confirm runs `action` (which reports its own errors).
+  function confirmButton(text, label, question, action) {
+    const box = el('span', { class: 'confirm-box' });
+    const trigger = el('button', { type: 'button', class: 'secondary', text, 'aria-label': label });
+    const ask = () => {
+      const yes = el('button', { type: 'button', class: 'danger', text: 'Confirm: ' + text.toLowerCase(),
+                                 'aria-label': 'Confirm: ' + label });
+      const no = el('button', { type: 'button', class: 'secondary', text: 'Cancel' });
+      yes.addEventListener('click', async () => { yes.disabled = true; no.disabled = true; await action(); });
+      no.addEventListener('click', () => { box.replaceChildren(trigger); trigger.focus(); });
+      box.replaceChildren(el('span', { class: 'confirm-question', role: 'alert', text: question + ' ' }), yes, ' ', no);
+      yes.focus();
+    };
+    trigger.addEventListener('click', ask);
+    box.append(trigger);
+    return box;
+  }
+
   // A page heading the router focuses after navigation.
   function heading(text) { return el('h2', { class: 'page-title', tabindex: '-1', text }); }
 
@@ -421,6 +440,6 @@ window.AdConsole = (function () {
   return {
     state, api, load, errorText, NotFound, SignedOut, el, fmt, money, setCurrency, percent, utcDay, lastDays,
     period, setPeriod, periodControl, csvLink, chainName, txLink, query, field, input, select, clearErrors, showErrors, formError, busy, table, report,
-    destroyCharts, route, match, heading, notice, isOperator,
+    destroyCharts, route, match, heading, notice, isOperator, confirmButton,
   };
 })();

@@ -44,23 +44,50 @@
     return form;
   }
 
+  // 20 characters from a 62-letter alphabet (119 bits), from the browser's CSPRNG.
+  function generatedPassword() {
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+    const out = [];
+    const bytes = new Uint8Array(64);
+    while (out.length < 20) {
+      crypto.getRandomValues(bytes);
+      for (const b of bytes) if (b < 248 && out.length < 20) out.push(alphabet[b % 62]);
+    }
+    return out.join('');
+  }
+
   C.route('/users', ['operator'], async (root) => {
     const [{ users }, { publishers }, { communities }] = await Promise.all([
       load('/admin/v1/users'), load('/admin/v1/publishers'), load('/admin/v1/communities')]);
     const error = el('p', { class: 'error', role: 'alert' });
     const tenant = (u) => (u.role === 'publisher' ? 'publisher #' + u.publisherId
       : u.role === 'advertiser' ? 'community #' + u.communityId : 'all tenants');
-    const remove = (u) => (u.id === C.state.user.id ? el('span', { class: 'muted', text: 'you' }) : el('button', {
-      type: 'button', class: 'secondary', text: 'Delete', 'aria-label': 'Delete ' + u.email,
-      onclick: async () => {
-        const res = await api('DELETE', '/admin/v1/users/' + u.id);
-        if (res.status !== 204) { error.textContent = C.errorText(res); return; }
-        C.rerender();
-      } }));
-    root.append(C.heading('Users'), error,
+    const shown = el('div', { id: 'reset-slot', 'aria-live': 'polite' });
+    // Issue 38 item 3: a password reset generates a password (shown once) and ends the user's
+    // sessions and bearer tokens; deleting asks first.
+    const reset = (u) => C.confirmButton('Reset password', 'Reset the password of ' + u.email,
+      'Give ' + u.email + ' a new password? Their sessions and API tokens end.', async () => {
+        const password = generatedPassword();
+        const res = await api('PATCH', '/admin/v1/users/' + u.id, { password });
+        if (res.status !== 200) { error.textContent = C.errorText(res); return; }
+        await C.rerender();
+        const value = el('code', { class: 'secret', id: 'reset-password', tabindex: '0', text: password });
+        document.getElementById('reset-slot').replaceChildren(
+          el('p', { text: 'New password of ' + u.email + ' (shown once; give it to them over a safe channel): ' }), value);
+        value.focus();
+      });
+    const remove = (u) => (u.id === C.state.user.id ? el('span', { class: 'muted', text: 'you' })
+      : C.confirmButton('Delete', 'Delete ' + u.email, 'Delete ' + u.email + '? They can no longer sign in; this cannot be undone.',
+        async () => {
+          const res = await api('DELETE', '/admin/v1/users/' + u.id);
+          if (res.status !== 204) { error.textContent = C.errorText(res); return; }
+          C.rerender();
+        }));
+    root.append(C.heading('Users'), error, shown,
                 table('Users', [{ label: 'Email', key: 'email' }, { label: 'Role', key: 'role' },
                                 { label: 'Tenant', value: tenant },
                                 { label: 'Created', value: (u) => u.createdAt.slice(0, 10) },
+                                { label: 'Password', value: (u) => (u.id === C.state.user.id ? el('a', { href: '#/account', text: 'Account' }) : reset(u)) },
                                 { label: '', value: remove }], users),
                 userForm(publishers, communities));
   });

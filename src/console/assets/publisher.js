@@ -5,7 +5,7 @@
 'use strict';
 
 (function (C) {
-  const { el, api, load, field, input, fmt, money, percent, table, report } = C;
+  const { el, api, load, field, input, select, fmt, money, percent, table, report } = C;
 
   C.route('/publishers', ['operator'], async (root) => {
     const { publishers } = await load('/admin/v1/publishers');
@@ -16,8 +16,62 @@
                   { label: 'Id', key: 'id', numeric: true },
                   { label: 'Reports', value: (p) => el('a', { href: '#/publishers/' + p.id + '/reports', text: 'Reports', 'aria-label': 'Reports of ' + p.name }) },
                   { label: 'Payout', value: (p) => payoutText(p.payout) },
-                ], publishers));
+                  { label: 'Floor CPM', value: (p) => (p.floorCpm === null || p.floorCpm === undefined ? '–' : money(p.floorCpm)), numeric: true },
+                ], publishers),
+                operatorForm(null, (created) => { location.hash = '#/publishers/' + created.id; }));
   });
+
+  // Issue 38 item 3: what only an operator sets on a publisher (a new one's name too): the
+  // payout rule, the floor CPM, the rate limit of its keys and its A/B arms.
+  function operatorForm(publisher, onSaved) {
+    const p = publisher || { payout: { model: 'revshare', percent: 70 }, floorCpm: null, rateLimit: null, abArms: [] };
+    const payout = p.payout || { model: 'revshare', percent: 70 };
+    const f = {
+      name: input({ value: publisher ? publisher.name : '' }),
+      model: select([['revshare', 'Revenue share'], ['cpm', 'Guaranteed CPM']], payout.model),
+      percent: input({ type: 'number', min: '0', max: '100', step: 'any', value: String(payout.percent ?? 70) }),
+      cpm: input({ type: 'number', min: '0', step: 'any', value: payout.cpm === undefined ? '' : String(payout.cpm) }),
+      floorCpm: input({ type: 'number', min: '0', step: 'any', value: p.floorCpm === null || p.floorCpm === undefined ? '' : String(p.floorCpm) }),
+      rate: input({ type: 'number', min: '0', step: 'any', value: p.rateLimit ? String(p.rateLimit.perSecond) : '' }),
+      arms: input({ value: (p.abArms || []).join(', ') }),
+    };
+    const percentField = field('payout.percent', 'Revenue share %', f.percent, 'The publisher\'s share of what advertisers spend on it.');
+    const cpmField = field('payout.cpm', 'Guaranteed CPM', f.cpm, 'In ' + C.state.currency + ' per 1000 impressions, whatever advertisers paid.');
+    const sync = () => { percentField.hidden = f.model.value !== 'revshare'; cpmField.hidden = f.model.value !== 'cpm'; };
+    f.model.addEventListener('change', sync);
+    sync();
+    const done = el('p', { class: 'ok', role: 'status' });
+    const form = el('form', { class: 'card form', novalidate: true, 'aria-labelledby': 'operator-form-title' },
+      el('h3', { id: 'operator-form-title', text: publisher ? 'Operator settings' : 'New publisher' }),
+      publisher ? null : field('name', 'Name', f.name),
+      field('payout.model', 'Payout', f.model), percentField, cpmField,
+      field('floorCpm', 'Floor CPM', f.floorCpm, 'In ' + C.state.currency + '; campaigns worth less per 1000 impressions are not served here. Empty = none.'),
+      field('rateLimit.perSecond', 'Rate limit (requests per second)', f.rate, 'Per key; empty = the server\'s default.'),
+      field('abArms', 'A/B arms', f.arms, 'Comma-separated arm names its ads are split between, e.g. A, B; empty = none.'),
+      C.formError(), done,
+      el('button', { type: 'submit', text: publisher ? 'Save operator settings' : 'Create publisher' }));
+    form.addEventListener('submit', (event) => {
+      event.preventDefault();
+      done.textContent = '';
+      C.busy(form, async () => {
+        const number = (input) => (input.value.trim() === '' ? null : Number(input.value));
+        const body = {
+          payout: f.model.value === 'cpm' ? { model: 'cpm', cpm: number(f.cpm) } : { model: 'revshare', percent: number(f.percent) },
+          floorCpm: number(f.floorCpm),
+          rateLimit: number(f.rate) === null ? null : { perSecond: number(f.rate) },
+          abArms: lines(f.arms.value),
+        };
+        if (!publisher) body.name = f.name.value.trim();
+        const res = publisher ? await api('PATCH', '/admin/v1/publishers/' + publisher.id, body)
+                              : await api('POST', '/admin/v1/publishers', body);
+        if (res.status !== 200 && res.status !== 201) return C.showErrors(form, res);
+        C.clearErrors(form);
+        done.textContent = publisher ? 'Operator settings saved.' : '';
+        onSaved(res.json);
+      });
+    });
+    return form;
+  }
 
   function payoutText(payout) {
     if (!payout) return '–';
@@ -98,14 +152,14 @@
         keyNode.focus();
       });
     });
-    const revoke = (key) => el('button', {
-      type: 'button', class: 'secondary', text: 'Revoke', 'aria-label': 'Revoke key ' + key.prefix,
-      onclick: async () => {
+    const revoke = (key) => C.confirmButton('Revoke', 'Revoke key ' + key.prefix,
+      (key.test ? 'Revoke this test key?' : 'Revoke this live key? Every site using it stops getting ads at once.') +
+      ' This cannot be undone.',
+      async () => {
         const res = await api('DELETE', keysPath + '/' + key.id);
         if (res.status !== 200) { form.querySelector('.form-error').textContent = C.errorText(res); return; }
         await onChange();
-      },
-    });
+      });
     return el('section', { class: 'card', 'aria-labelledby': 'keys-title' },
       el('h3', { id: 'keys-title', text: 'API keys' }), hint ? C.notice(hint) : null, form, shown,
       table('Keys', [
@@ -139,7 +193,8 @@
     root.append(C.heading(publisher.name),
                 el('p', {}, el('a', { href: '#/publishers/' + id + '/reports', text: 'Reports: fill rate, earnings, A/B' })),
                 status, keysBox,
-                settingsForm(publisher, communities, (text) => { status.textContent = text; }));
+                settingsForm(publisher, communities, (text) => { status.textContent = text; }),
+                C.isOperator() ? operatorForm(publisher, () => {}) : null);
   });
 
   // Report rows → one series per adUnitId over the period's buckets (days or hours).

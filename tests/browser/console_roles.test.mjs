@@ -766,6 +766,10 @@ async function operatorHealth(op, base) {
   check(rows.some((r) => r[0] === 'Indexer' && r[1].startsWith('off')),
         'the health page says the indexer is off (no [indexer] here)', JSON.stringify(rows));
   check(await op.locator('#page-view canvas').count() === 1, 'requests per second as a chart');
+  const stamp = await op.locator('#updated-at').textContent();
+  check(/^Updated at \d\d:\d\d:\d\d UTC/.test(stamp), 'the live health page says when it was read', stamp);
+  await op.getByRole('button', { name: 'Refresh' }).click();
+  await op.locator('#updated-at').waitFor({ timeout: 10000 });
   await atBothWidths(op, 'operator-health');
 }
 

@@ -152,9 +152,9 @@
         responsive: true, maintainAspectRatio: false, animation: false,
         interaction: { mode: 'index', intersect: false },
         scales: {
-          y: { beginAtZero: true, position: 'left', title: { display: true, text: 'Impressions' } },
+          y: { beginAtZero: true, position: 'left', title: { display: true, text: 'Impressions (count)' } },
           y1: { beginAtZero: true, position: 'right', grid: { drawOnChartArea: false },
-                title: { display: true, text: 'Clicks, conversions' } },
+                title: { display: true, text: 'Clicks, conversions (count)' } },
         },
       },
     });

@@ -364,7 +364,10 @@ window.AdConsole = (function () {
                           tableNode));
     parent.append(section);
     if (typeof Chart === 'undefined') return section;
-    const scales = { y: { beginAtZero: true, position: 'left', title: { display: !!chart.yTitle, text: chart.yTitle || '' } } };
+    // `yFromData`: the left axis starts near the data's low instead of 0 (issue 38 item 6: fill
+    // rates between 96 and 100 % were flat lines on a 0-100 scale).
+    const scales = { y: { beginAtZero: !chart.yFromData, grace: chart.yFromData ? '5%' : 0, position: 'left',
+                          title: { display: !!chart.yTitle, text: chart.yTitle || '' } } };
     for (const axis of ['y1', 'y2']) {
       if (!chart.datasets.some((d) => d.axis === axis)) continue;
       scales[axis] = { beginAtZero: true, position: 'right', grid: { drawOnChartArea: false },

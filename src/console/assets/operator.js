@@ -187,7 +187,11 @@
       facts.push(['Indexer, chain ' + chain.chainId, 'head ' + fmt(chain.head) + ', next block ' +
                   fmt(chain.nextBlock) + ', lag ' + fmt(chain.lag) + ' blocks']);
     }
+    // Issue 38 item 6: a live page says when it was read, and reads again on request.
+    const updated = new Date();
     root.append(C.heading('Health'),
+                el('p', { class: 'muted', id: 'updated-at' }, 'Updated at ' + updated.toISOString().slice(11, 19) + ' UTC ',
+                   el('button', { type: 'button', class: 'secondary', text: 'Refresh', onclick: () => C.rerender() })),
                 el('div', { class: 'table-box', tabindex: '0', role: 'region', 'aria-labelledby': 'health-caption' },
                    el('table', { id: 'health-table' }, el('caption', { id: 'health-caption', text: 'Server state' }),
                       el('tbody', {}, facts.map(([k, v]) => el('tr', {}, el('th', { scope: 'row', text: k }), el('td', { text: v })))))));

@@ -250,7 +250,8 @@
     const unit = { label: 'adUnitId', value: (r) => r.adUnitId ?? '(none)' };
     const bucket = { label: period.bucketName, value: (r) => String(r.time).slice(0, period.granularity === 'hour' ? 16 : 10).replace('T', ' ') };
     report(root, 'Fill rate per adUnitId',
-           { labels, datasets: perUnit(rows, period, (r) => (r.requests ? 100 * r.fills / r.requests : null)), yTitle: 'Fill rate %' },
+           { labels, datasets: perUnit(rows, period, (r) => (r.requests ? 100 * r.fills / r.requests : null)), yTitle: 'Fill rate %',
+             yFromData: true },
            table('Fill rate per ' + period.bucketName.toLowerCase() + ' and adUnitId', [bucket, unit,
              { label: 'Requests', value: (r) => fmt(r.requests), numeric: true },
              { label: 'Fills', value: (r) => fmt(r.fills), numeric: true },

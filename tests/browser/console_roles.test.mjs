@@ -622,6 +622,15 @@ async function operatorManagesInventory(op, adv, base, seeded) {
                                                               body: JSON.stringify({ email: user.email, password }) });
   check(/^[A-Za-z0-9]{20}$/.test(password) && signIn.status === 201,
         'a password reset shows a generated password once, which signs in', String(signIn.status));
+  const roleForm = op.locator('#page-view form', { hasText: 'Change a role' });
+  await roleForm.getByLabel('User').selectOption(String(user.id));
+  await roleForm.getByLabel('New role').selectOption('advertiser');
+  await roleForm.getByLabel('Community').selectOption(String(seeded.community.id));
+  await roleForm.getByRole('button', { name: 'Change role' }).click();
+  await op.locator('#page-view td', { hasText: 'community #' + seeded.community.id }).nth(1).waitFor({ timeout: 10000 });
+  const changed = await admin(base, 'GET', `/admin/v1/users/${user.id}`);
+  check(changed.role === 'advertiser' && changed.communityId === seeded.community.id,
+        "the operator changes a user's role and tenant", JSON.stringify(changed));
 
   const doomed = await admin(base, 'POST', '/admin/v1/campaigns',
                              { communityId: seeded.community.id, name: 'Short-lived', status: 'paused',

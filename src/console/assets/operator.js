@@ -56,6 +56,43 @@
     return out.join('');
   }
 
+  // Issue 38 item 3: a user's role and tenant changed (PATCH /users/{id}); the API drops the
+  // other role's tenant.
+  function roleForm(users, publishers, communities) {
+    const others = users.filter((u) => u.id !== C.state.user.id);
+    const f = {
+      user: select(others.map((u) => [u.id, u.email + ' (' + u.role + ')'])),
+      role: select([['advertiser', 'advertiser (one community)'], ['publisher', 'publisher (one publisher)'],
+                    ['operator', 'operator (everything)']], 'advertiser'),
+      publisherId: select(publishers.map((p) => [p.id, p.name + ' (#' + p.id + ')'])),
+      communityId: select(communities.map((c) => [c.id, c.name + ' (#' + c.id + ')'])),
+    };
+    const publisherField = field('publisherId', 'Publisher', f.publisherId, null, 'role-');
+    const communityField = field('communityId', 'Community', f.communityId, null, 'role-');
+    const sync = () => {
+      publisherField.hidden = f.role.value !== 'publisher';
+      communityField.hidden = f.role.value !== 'advertiser';
+    };
+    f.role.addEventListener('change', sync);
+    sync();
+    const form = el('form', { class: 'card form', novalidate: true, 'aria-labelledby': 'role-form-title' },
+      el('h3', { id: 'role-form-title', text: 'Change a role' }),
+      field('user', 'User', f.user, null, 'role-'), field('role', 'New role', f.role, 'Takes effect on their next request.', 'role-'),
+      publisherField, communityField, C.formError(), el('button', { type: 'submit', text: 'Change role' }));
+    form.addEventListener('submit', (event) => {
+      event.preventDefault();
+      C.busy(form, async () => {
+        const body = { role: f.role.value, publisherId: null, communityId: null };
+        if (body.role === 'publisher') body.publisherId = Number(f.publisherId.value);
+        if (body.role === 'advertiser') body.communityId = Number(f.communityId.value);
+        const res = await api('PATCH', '/admin/v1/users/' + f.user.value, body);
+        if (res.status !== 200) return C.showErrors(form, res);
+        C.rerender();
+      });
+    });
+    return others.length ? form : null;
+  }
+
   C.route('/users', ['operator'], async (root) => {
     const [{ users }, { publishers }, { communities }] = await Promise.all([
       load('/admin/v1/users'), load('/admin/v1/publishers'), load('/admin/v1/communities')]);
@@ -89,7 +126,7 @@
                                 { label: 'Created', value: (u) => u.createdAt.slice(0, 10) },
                                 { label: 'Password', value: (u) => (u.id === C.state.user.id ? el('a', { href: '#/account', text: 'Account' }) : reset(u)) },
                                 { label: '', value: remove }], users),
-                userForm(publishers, communities));
+                userForm(publishers, communities), roleForm(users, publishers, communities));
   });
 
   // Approve, or reject with a reason, one item of the queue: PATCH `path`. Each card's reason

@@ -8,34 +8,51 @@
 (function (C) {
   const { el, api, load, field, input, select, fmt, table, report } = C;
 
+  // A role with its tenant (a publisher's or a community's), shared by the new-user and the
+  // change-role forms: the fields (`label` names the role's), the tenant field shown for the
+  // chosen role only, and what the API takes (`tenant()`: publisherId / communityId, the other
+  // null so that a role change drops it).
+  function roleFields(publishers, communities, label, idPrefix) {
+    const role = select([['advertiser', 'advertiser (one community)'], ['publisher', 'publisher (one publisher)'],
+                         ['operator', 'operator (everything)']], 'advertiser');
+    const publisherId = select(publishers.map((p) => [p.id, p.name + ' (#' + p.id + ')']));
+    const communityId = select(communities.map((c) => [c.id, c.name + ' (#' + c.id + ')']));
+    const publisherField = field('publisherId', 'Publisher', publisherId, null, idPrefix);
+    const communityField = field('communityId', 'Community', communityId, null, idPrefix);
+    const sync = () => {
+      publisherField.hidden = role.value !== 'publisher';
+      communityField.hidden = role.value !== 'advertiser';
+    };
+    role.addEventListener('change', sync);
+    sync();
+    return {
+      nodes: [field('role', label, role, label === 'Role' ? null : 'Takes effect on their next request.', idPrefix),
+              publisherField, communityField],
+      value: () => ({
+        role: role.value,
+        publisherId: role.value === 'publisher' ? Number(publisherId.value) : null,
+        communityId: role.value === 'advertiser' ? Number(communityId.value) : null,
+      }),
+    };
+  }
+
   function userForm(publishers, communities) {
     const f = {
       email: input({ type: 'email', autocomplete: 'off' }),
       password: input({ type: 'password', autocomplete: 'new-password' }),
-      role: select([['advertiser', 'advertiser (one community)'], ['publisher', 'publisher (one publisher)'],
-                    ['operator', 'operator (everything)']], 'advertiser'),
-      publisherId: select(publishers.map((p) => [p.id, p.name + ' (#' + p.id + ')'])),
-      communityId: select(communities.map((c) => [c.id, c.name + ' (#' + c.id + ')'])),
     };
-    const publisherField = field('publisherId', 'Publisher', f.publisherId);
-    const communityField = field('communityId', 'Community', f.communityId);
-    const sync = () => {
-      publisherField.hidden = f.role.value !== 'publisher';
-      communityField.hidden = f.role.value !== 'advertiser';
-    };
-    f.role.addEventListener('change', sync);
-    sync();
+    const role = roleFields(publishers, communities, 'Role');
     const form = el('form', { class: 'card form', novalidate: true, 'aria-labelledby': 'user-form-title' },
       el('h3', { id: 'user-form-title', text: 'New user' }),
       field('email', 'Email', f.email), field('password', 'Password', f.password, 'At least 10 characters.'),
-      field('role', 'Role', f.role), publisherField, communityField,
-      C.formError(), el('button', { type: 'submit', text: 'Create user' }));
+      role.nodes, C.formError(), el('button', { type: 'submit', text: 'Create user' }));
     form.addEventListener('submit', (event) => {
       event.preventDefault();
       C.busy(form, async () => {
-        const body = { email: f.email.value.trim(), password: f.password.value, role: f.role.value };
-        if (body.role === 'publisher') body.publisherId = Number(f.publisherId.value);
-        if (body.role === 'advertiser') body.communityId = Number(f.communityId.value);
+        const tenant = role.value();
+        const body = { email: f.email.value.trim(), password: f.password.value, role: tenant.role };
+        if (tenant.publisherId) body.publisherId = tenant.publisherId;
+        if (tenant.communityId) body.communityId = tenant.communityId;
         const res = await api('POST', '/admin/v1/users', body);
         if (res.status !== 201) return C.showErrors(form, res);
         C.rerender();
@@ -60,37 +77,22 @@
   // other role's tenant.
   function roleForm(users, publishers, communities) {
     const others = users.filter((u) => u.id !== C.state.user.id);
-    const f = {
-      user: select(others.map((u) => [u.id, u.email + ' (' + u.role + ')'])),
-      role: select([['advertiser', 'advertiser (one community)'], ['publisher', 'publisher (one publisher)'],
-                    ['operator', 'operator (everything)']], 'advertiser'),
-      publisherId: select(publishers.map((p) => [p.id, p.name + ' (#' + p.id + ')'])),
-      communityId: select(communities.map((c) => [c.id, c.name + ' (#' + c.id + ')'])),
-    };
-    const publisherField = field('publisherId', 'Publisher', f.publisherId, null, 'role-');
-    const communityField = field('communityId', 'Community', f.communityId, null, 'role-');
-    const sync = () => {
-      publisherField.hidden = f.role.value !== 'publisher';
-      communityField.hidden = f.role.value !== 'advertiser';
-    };
-    f.role.addEventListener('change', sync);
-    sync();
+    if (!others.length) return null;
+    const user = select(others.map((u) => [u.id, u.email + ' (' + u.role + ')']));
+    const role = roleFields(publishers, communities, 'New role', 'role-');
     const form = el('form', { class: 'card form', novalidate: true, 'aria-labelledby': 'role-form-title' },
       el('h3', { id: 'role-form-title', text: 'Change a role' }),
-      field('user', 'User', f.user, null, 'role-'), field('role', 'New role', f.role, 'Takes effect on their next request.', 'role-'),
-      publisherField, communityField, C.formError(), el('button', { type: 'submit', text: 'Change role' }));
+      field('user', 'User', user, null, 'role-'), role.nodes,
+      C.formError(), el('button', { type: 'submit', text: 'Change role' }));
     form.addEventListener('submit', (event) => {
       event.preventDefault();
       C.busy(form, async () => {
-        const body = { role: f.role.value, publisherId: null, communityId: null };
-        if (body.role === 'publisher') body.publisherId = Number(f.publisherId.value);
-        if (body.role === 'advertiser') body.communityId = Number(f.communityId.value);
-        const res = await api('PATCH', '/admin/v1/users/' + f.user.value, body);
+        const res = await api('PATCH', '/admin/v1/users/' + user.value, role.value());
         if (res.status !== 200) return C.showErrors(form, res);
         C.rerender();
       });
     });
-    return others.length ? form : null;
+    return form;
   }
 
   C.route('/users', ['operator'], async (root) => {

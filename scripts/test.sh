@@ -104,6 +104,11 @@ choose_launcher() {
     # (ccache manual, "Precompiled headers"): CMake includes it with -include, and nothing in
     # the tree uses __DATE__/__TIME__. A changed header still changes the hash (its content).
     export CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime
+    # A clone at another path hits the entries this one leaves (the landing CI clones elsewhere
+    # than a developer's clean-clone run): paths under the clone are hashed relative to it, the
+    # build directory is not hashed with the sanitizer tree's debug information, and the unity
+    # batches include their sources by relative paths (cmake/AdserverHelpers.cmake).
+    export CCACHE_BASEDIR=$PWD CCACHE_NOHASHDIR=1
   else
     launcher=(-UCMAKE_CXX_COMPILER_LAUNCHER)
   fi

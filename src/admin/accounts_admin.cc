@@ -53,6 +53,17 @@ std::optional<store::Id> ParseId(std::string_view text) {
 
 Json OptionalId(const std::optional<store::Id>& id) { return id ? Json(*id) : Json(nullptr); }
 
+// The chains the console names (issue 38): id, name and explorer (null when none).
+Json ChainsToJson(const std::vector<ChainInfo>& chains) {
+  Json out = Json::array();
+  for (const ChainInfo& c : chains) {
+    out.push_back(Json{{"id", c.id},
+                       {"name", c.name},
+                       {"explorer", c.explorer.empty() ? Json(nullptr) : Json(c.explorer)}});
+  }
+  return out;
+}
+
 Json UserToJson(const store::UserRecord& u) {
   return Json{{"id", u.id},
               {"email", u.email},
@@ -445,7 +456,8 @@ http::Response AccountsAdminApi::SignIn(const http::Request& request) {
       JsonResponse(201, Json{{"user", UserToJson(*user)},
                              {"csrfToken", session->record.csrf_token},
                              {"expiresAt", detail::TimeToJson(session->record.expires_at)},
-                             {"currency", auth_.options().currency}});
+                             {"currency", auth_.options().currency},
+                             {"chains", ChainsToJson(auth_.options().chains)}});
   response.SetHeader("Set-Cookie", auth_.SessionCookie(session->cookie_secret));
   return response;
 }
@@ -461,7 +473,8 @@ http::Response AccountsAdminApi::Who(const http::Request& request) {
   return JsonResponse(200, Json{{"user", UserToJson(*user)},
                                 {"csrfToken", session->csrf_token},
                                 {"expiresAt", detail::TimeToJson(session->expires_at)},
-                                {"currency", auth_.options().currency}});
+                                {"currency", auth_.options().currency},
+                                {"chains", ChainsToJson(auth_.options().chains)}});
 }
 
 http::Response AccountsAdminApi::SignOut(const http::Request& request) {

@@ -142,6 +142,19 @@ Result<std::optional<store::ReviewStatus>> ReviewFilter(const http::Request& req
   return review;
 }
 
+// The ?archived= filter of the campaign and ad lists (issue 38 item 3): false (the default)
+// leaves archived records out, true lists only them, any lists both.
+Status DropByArchived(const http::Request& request, auto& records) {
+  std::optional<std::string_view> text = QueryParam(request.query, "archived");
+  if (text && *text != "false" && *text != "true" && *text != "any") {
+    return InvalidFieldError("archived", "must be one of false, true, any");
+  }
+  if (text && *text == "any") return OkStatus();
+  const bool archived = text && *text == "true";
+  std::erase_if(records, [&](const auto& r) { return r.archived != archived; });
+  return OkStatus();
+}
+
 // The review fields of a write (issues 16 and 39; ads and communities): only operators set
 // reviewStatus/reviewReason (a rejection needs a reason); an advertiser's write of any of
 // `reviewed` fields makes the record pending, an operator's approves it, and a write that
@@ -338,8 +351,10 @@ struct CampaignApi {
   static Result<Record> Find(store::Store& s, std::string_view param) {
     return FindById<Record>(param, kName, [&](store::Id id) { return s.GetCampaign(id); });
   }
-  static Result<std::vector<Record>> List(store::Store& s, const http::Request&) {
-    return s.ListCampaigns();
+  static Result<std::vector<Record>> List(store::Store& s, const http::Request& request) {
+    ADS_ASSIGN_OR_RETURN(std::vector<Record> campaigns, s.ListCampaigns());
+    ADS_RETURN_IF_ERROR(DropByArchived(request, campaigns));
+    return campaigns;
   }
   static void Apply(ObjectReader& r, bool creating, const Aux& names, Record& rec) {
     std::vector<store::Id> before;
@@ -414,6 +429,7 @@ struct AdApi {
     }
     ADS_ASSIGN_OR_RETURN(std::vector<Record> ads, s.ListAds(campaign_id));
     if (review) std::erase_if(ads, [&](const Record& a) { return a.review_status != *review; });
+    ADS_RETURN_IF_ERROR(DropByArchived(request, ads));
     return ads;
   }
   // A campaignId filter names one of the caller's campaigns: another community's → 404

@@ -3,7 +3,9 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "admin/chains.h"
 #include "admin/sign_in_limiter.h"
 #include "common/clock.h"
 #include "common/password.h"
@@ -25,6 +27,9 @@ struct AdminOptions {
   // of the API (bids, budgets, spend, earnings) is in its units. Named in the console session's
   // and the reports' answers, and used by the console to format money.
   std::string currency = "USD";
+  // The chains the console names, with their block explorers ([[network.chains]] merged into
+  // DefaultChains(); issue 38): in the console session's answers.
+  std::vector<ChainInfo> chains = DefaultChains();
   // Largest admin request body, except the bulk imports' (issue 39: a JSON object for one
   // record is a few KB; 64 MiB of it only ever cost the server time and memory).
   size_t max_body_bytes = 1024 * 1024;

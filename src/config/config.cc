@@ -153,6 +153,56 @@ void ReadBool(const toml::table& t, const char* section, const char* key, bool& 
   }
 }
 
+// [[network.chains]]: id, name and (optional) explorer of a chain the console names, merged
+// by id into the defaults (admin::DefaultChains). An explorer is http(s)://host[/path] without
+// a trailing slash, or "" for none.
+void ReadChains(const toml::table& network, std::vector<admin::ChainInfo>& out,
+                std::vector<FieldError>& errors) {
+  const toml::node* n = network.get("chains");
+  if (!n) return;
+  const toml::array* array = n->as_array();
+  if (array == nullptr) {
+    errors.push_back({"network.chains", "must be an array of tables ([[network.chains]])"});
+    return;
+  }
+  std::vector<admin::ChainInfo> changes;
+  for (size_t i = 0; i < array->size(); ++i) {
+    const std::string field = "network.chains[" + std::to_string(i) + "]";
+    const toml::table* t = array->get(i)->as_table();
+    if (t == nullptr) {
+      errors.push_back({field, "must be a table with id, name and explorer"});
+      continue;
+    }
+    CheckKnownKeys(*t, field, {"id", "name", "explorer"}, errors);
+    admin::ChainInfo chain;
+    const size_t before = errors.size();
+    ReadInt(*t, field.c_str(), "id", chain.id, errors);
+    ReadString(*t, field.c_str(), "name", chain.name, errors);
+    ReadString(*t, field.c_str(), "explorer", chain.explorer, errors);
+    if (errors.size() != before) continue;
+    if (chain.id < 1 || chain.id > int64_t{UINT32_MAX}) {
+      errors.push_back({field + ".id", "must be a chain id from 1 to 4294967295"});
+    }
+    if (chain.name.empty() || chain.name.size() > 64) {
+      errors.push_back({field + ".name", "must be 1 to 64 characters"});
+    }
+    const std::string& url = chain.explorer;
+    const bool scheme = url.starts_with("https://") || url.starts_with("http://");
+    const size_t host = url.find("://") + 3;
+    if (!url.empty() && (!scheme || url.size() > 200 || url.size() == host || url.ends_with("/") ||
+                         url.find_first_of(" \t\"'<>?#") != std::string::npos)) {
+      errors.push_back({field + ".explorer",
+                        "must be http(s)://host[/path] without a trailing slash, query or fragment "
+                        "(at most 200 characters), or \"\" for none"});
+    }
+    for (const admin::ChainInfo& earlier : changes) {
+      if (earlier.id == chain.id) errors.push_back({field + ".id", "names a chain named above"});
+    }
+    changes.push_back(std::move(chain));
+  }
+  out = admin::MergeChains(std::move(out), changes);
+}
+
 void ApplyTrafficFile(const toml::table& root, Config& c, std::vector<FieldError>& errors) {
   const toml::table* t = Section(root, "traffic", errors);
   if (!t) return;
@@ -430,8 +480,9 @@ void ApplyFile(const toml::table& root, Config& c, std::vector<FieldError>& erro
     ReadDouble(*d, "decision", "cvr_prior_weight", c.decision.cvr_prior_weight, errors);
   }
   if (const toml::table* n = Section(root, "network", errors)) {
-    CheckKnownKeys(*n, "network", {"currency"}, errors);
+    CheckKnownKeys(*n, "network", {"currency", "chains"}, errors);
     ReadString(*n, "network", "currency", c.admin.currency, errors);
+    ReadChains(*n, c.admin.chains, errors);
   }
   if (const toml::table* a = Section(root, "admin", errors)) {
     CheckKnownKeys(*a, "admin",

@@ -257,7 +257,8 @@ void AddStoppedConversionCampaign(Build& b, const store::CampaignRecord& c) {
 Status AddCampaigns(Build& b) {
   for (const store::CampaignRecord& c : b.data.campaigns) {
     b.all_campaigns.insert(c.id);
-    if (c.status == CampaignStatus::kActive) ADS_RETURN_IF_ERROR(AddCampaign(b, c));
+    // An archived campaign (issue 38) serves nothing whatever its status.
+    if (c.status == CampaignStatus::kActive && !c.archived) ADS_RETURN_IF_ERROR(AddCampaign(b, c));
     AddStoppedConversionCampaign(b, c);
   }
   return OkStatus();
@@ -270,7 +271,7 @@ Status AddAds(Build& b) {
                            std::to_string(a.campaign_id));
     }
     auto campaign = b.campaigns.find(a.campaign_id);
-    if (a.status != AdStatus::kActive || campaign == b.campaigns.end()) continue;
+    if (a.status != AdStatus::kActive || a.archived || campaign == b.campaigns.end()) continue;
     // Creative review (issues 16, 39): an ad serves its last approved creative, also while
     // an edit waits for review or after the edit was rejected; one never approved never serves.
     // A record the store has not settled yet (store::SettleApproval) serves as written when

@@ -120,13 +120,13 @@ void PutCampaignsAndAds(std::string& out, const store::CatalogData& data) {
            c.exclude_projects, c.chains, c.recency_days, c.frequency_cap, c.created_at,
            c.updated_at);
     PutAll(out, c.category, c.allowed_publishers, c.pacing, c.advertiser_project,
-           c.exclude_existing_users, c.conversion, c.explore);
+           c.exclude_existing_users, c.conversion, c.explore, c.archived);
   }
   Put(out, data.ads.size());
   for (const auto& a : data.ads) {
     PutAll(out, a.id, a.campaign_id, a.headline, a.content, a.cta_url, a.cta_label, a.images,
            a.weight, a.status, a.created_at, a.updated_at);
-    Put(out, a.ab_arm);
+    PutAll(out, a.ab_arm, a.archived);
     Put(out, a.review_status);  // a review within the ad's second must rebuild too
     Put(out, a.approved.has_value());
     if (a.approved) {

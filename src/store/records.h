@@ -205,6 +205,10 @@ struct CampaignRecord {
   // before exploration) even when the server explores (decision.explore).
   bool explore = true;
   std::optional<ConversionRule> conversion;  // required for CPA
+  // Issue 38 item 3: never served, left out of lists unless asked for; billed history stays.
+  // A write with `archived` set and no time stamps the write's time.
+  bool archived = false;
+  std::optional<int64_t> archived_at;
   int64_t created_at = 0;
   int64_t updated_at = 0;
 };
@@ -239,6 +243,9 @@ struct AdRecord {
   // token of the ad redirects, while a later edit waits for review or after it was rejected.
   // nullopt: no version was ever approved, so the ad neither serves nor redirects.
   std::optional<AdCreative> approved;
+  // Issue 38 item 3, as a campaign's: never served, left out of lists unless asked for.
+  bool archived = false;
+  std::optional<int64_t> archived_at;
   int64_t created_at = 0;
   int64_t updated_at = 0;
 };

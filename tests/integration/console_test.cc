@@ -6,11 +6,13 @@
 
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "integration/server_process.h"
 #include "support/http_client.h"
+#include "support/temp_dir.h"
 
 namespace adserver::testing {
 namespace {
@@ -20,21 +22,33 @@ using nlohmann::json;
 class ConsoleTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    server_ = new ServerProcess();
+    // Chains named by the configuration (issue 38): one renamed, one added.
+    config_dir_ = new TempDir();
+    const std::string config = config_dir_->File("adserver.toml");
+    std::ofstream(config) << "[[network.chains]]\nid = 1\nname = \"Ethereum mainnet\"\n"
+                             "explorer = \"https://eth.blockscout.com\"\n"
+                             "[[network.chains]]\nid = 31337\nname = \"Local anvil\"\n";
+    ServerProcess::Options options;
+    options.extra_args = {"--config", config};
+    server_ = new ServerProcess(options);
     started_ = server_->Start();
   }
   static void TearDownTestSuite() {
     delete server_;
     server_ = nullptr;
+    delete config_dir_;
+    config_dir_ = nullptr;
   }
   void SetUp() override { ASSERT_TRUE(started_) << server_->error(); }
 
   static HttpClient Client() { return HttpClient("127.0.0.1", server_->port()); }
 
   static ServerProcess* server_;
+  static TempDir* config_dir_;
   static bool started_;
 };
 ServerProcess* ConsoleTest::server_ = nullptr;
+TempDir* ConsoleTest::config_dir_ = nullptr;
 bool ConsoleTest::started_ = false;
 
 void ExpectStrictHeaders(const HttpResult& r) {
@@ -95,7 +109,7 @@ TEST_F(ConsoleTest, ServesTheBuiltInAssets) {
   HttpResult page = client.Get("/console/");
   size_t previous = 0;
   for (const char* name :
-       {"core.js", "markup.js", "publisher.js", "advertiser.js", "operator.js"}) {
+       {"core.js", "markup.js", "publisher.js", "advertiser.js", "operator.js", "registry.js"}) {
     SCOPED_TRACE(name);
     size_t at = page.body.find(std::string(R"(<script src=")") + name + R"(" defer>)");
     ASSERT_NE(at, std::string::npos);
@@ -154,8 +168,8 @@ TEST_F(ConsoleTest, AssetsAreGzippedForClientsThatTakeIt) {
   size_t gzip_total = 0;
   for (const char* path :
        {"/console/", "/console/core.js", "/console/markup.js", "/console/publisher.js",
-        "/console/advertiser.js", "/console/operator.js", "/console/app.js", "/console/app.css",
-        "/console/chart.js"}) {
+        "/console/advertiser.js", "/console/operator.js", "/console/registry.js", "/console/app.js",
+        "/console/app.css", "/console/chart.js"}) {
     SCOPED_TRACE(path);
     HttpResult plain = client.Get(path);
     ASSERT_EQ(plain.status, 200);
@@ -242,6 +256,15 @@ TEST_F(ConsoleTest, SignedInUserReadsTheLastFourteenDaysWithTheCookie) {
   cookie = cookie.substr(0, cookie.find(';'));
   json session = json::parse(signed_in.body);
   EXPECT_EQ(session["user"]["role"], "operator");
+  // The chains the console names (issue 38): the defaults with the configuration's changes.
+  const json& chains = session["chains"];
+  ASSERT_TRUE(chains.is_array()) << signed_in.body;
+  EXPECT_EQ(
+      chains[0],
+      json({{"id", 1}, {"name", "Ethereum mainnet"}, {"explorer", "https://eth.blockscout.com"}}));
+  EXPECT_EQ(chains.back(), json({{"id", 31337}, {"name", "Local anvil"}, {"explorer", nullptr}}));
+  EXPECT_EQ(json::parse(client.Get("/console/api/session", {{"Cookie", cookie}}).body)["chains"],
+            chains);
 
   auto tomorrow = std::chrono::floor<std::chrono::days>(std::chrono::system_clock::now()) +
                   std::chrono::days(1);

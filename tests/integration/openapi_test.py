@@ -301,6 +301,8 @@ def communities_projects_campaigns_ads(c):
     c.call("PATCH", "/admin/v1/projects/{id}", pid, body={"ownerCommunityId": 0}, headers=h, expect=400)
 
     c.call("GET", "/admin/v1/campaigns", headers=h, expect=200)
+    c.call("GET", "/admin/v1/campaigns", headers=h, query="archived=any", expect=200)
+    c.call("GET", "/admin/v1/campaigns", headers=h, query="archived=maybe", expect=400)
     camp = c.json("POST", "/admin/v1/campaigns", body={
         "communityId": com["id"], "name": "OpenAPI launch", "status": "active",
         "pricing": {"model": "CPA", "bid": "2.50"}, "budget": {"total": 100, "daily": 10},

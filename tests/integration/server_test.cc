@@ -1,6 +1,7 @@
 // Process-level behaviour of `adserver serve`: health, readiness, graceful SIGTERM, admin API
 // authentication, changes visible to serving within a second, CLI and demo.
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -210,6 +211,67 @@ TEST_F(ServingTest, PausingACampaignIsVisibleWithinOneSecond) {
   EXPECT_TRUE(WaitFor([&] { return PostAd(client, f_.keys.open_live, req).status == 204; },
                       milliseconds(1000)));
   EXPECT_LT(steady_clock::now() - start, milliseconds(1000));
+}
+
+// Issue 38 item 3: an archived ad or campaign stops serving within the catalog's refresh, is
+// left out of the lists unless ?archived=true|any asks for it, keeps its time, and serves
+// again once restored.
+TEST_F(ServingTest, ArchivingStopsServingAndHidesFromListsUntilRestored) {
+  HttpClient client = f_.Client();
+  json req = {{"walletAddresses", {f_.wallets.uniswap}}, {"imageFormat", "LANDSCAPE"}};
+  ASSERT_EQ(PostAd(client, f_.keys.open_live, req).status, 200);
+  const std::string campaign = "/admin/v1/campaigns/" + std::to_string(f_.aave_campaign);
+  const std::string ad = "/admin/v1/ads/" + std::to_string(f_.aave_ad);
+
+  HttpResult archived = f_.Admin("PATCH", ad, {{"archived", true}});
+  ASSERT_EQ(archived.status, 200) << archived.body;
+  json a = json::parse(archived.body);
+  EXPECT_EQ(a["archived"], true);
+  ASSERT_TRUE(a["archivedAt"].is_string()) << archived.body;
+  EXPECT_TRUE(WaitFor([&] { return PostAd(client, f_.keys.open_live, req).status == 204; },
+                      milliseconds(3000)));
+  auto ids = [&](const std::string& target, const char* plural) {
+    HttpResult r = f_.Admin("GET", target);
+    std::vector<int64_t> out;
+    if (r.status != 200) return std::vector<int64_t>{-r.status};
+    const json body = json::parse(r.body);
+    for (const json& x : body[plural]) out.push_back(x["id"].get<int64_t>());
+    return out;
+  };
+  const std::string by_campaign = "/admin/v1/ads?campaignId=" + std::to_string(f_.aave_campaign);
+  EXPECT_THAT(ids(by_campaign, "ads"), ::testing::IsEmpty());
+  EXPECT_THAT(ids(by_campaign + "&archived=true", "ads"), ::testing::ElementsAre(f_.aave_ad));
+  EXPECT_THAT(ids(by_campaign + "&archived=any", "ads"), ::testing::ElementsAre(f_.aave_ad));
+  EXPECT_EQ(f_.Admin("GET", "/admin/v1/ads?archived=maybe").status, 400);
+  // Archiving again keeps the first time; a GET result sent back is accepted as it is.
+  HttpResult again = f_.Admin("PATCH", ad, {{"archived", true}, {"archivedAt", a["archivedAt"]}});
+  ASSERT_EQ(again.status, 200) << again.body;
+  EXPECT_EQ(json::parse(again.body)["archivedAt"], a["archivedAt"]);
+
+  HttpResult restored = f_.Admin("PATCH", ad, {{"archived", false}});
+  ASSERT_EQ(restored.status, 200) << restored.body;
+  EXPECT_TRUE(json::parse(restored.body)["archivedAt"].is_null());
+  EXPECT_TRUE(WaitFor([&] { return PostAd(client, f_.keys.open_live, req).status == 200; },
+                      milliseconds(3000)));
+
+  // The campaign: the same, whatever its status (it stays active while archived).
+  ASSERT_EQ(f_.Admin("PATCH", campaign, {{"archived", true}}).status, 200);
+  EXPECT_TRUE(WaitFor([&] { return PostAd(client, f_.keys.open_live, req).status == 204; },
+                      milliseconds(3000)));
+  json got = json::parse(f_.Admin("GET", campaign).body);
+  EXPECT_EQ(got["status"], "active");
+  EXPECT_EQ(got["archived"], true);
+  std::vector<int64_t> listed = ids("/admin/v1/campaigns", "campaigns");
+  EXPECT_THAT(listed, ::testing::Not(::testing::Contains(f_.aave_campaign)));
+  EXPECT_THAT(ids("/admin/v1/campaigns?archived=true", "campaigns"),
+              ::testing::ElementsAre(f_.aave_campaign));
+  EXPECT_EQ(ids("/admin/v1/campaigns?archived=any", "campaigns").size(), listed.size() + 1);
+  ASSERT_EQ(f_.Admin("PATCH", campaign, {{"archived", false}}).status, 200);
+  EXPECT_TRUE(WaitFor([&] { return PostAd(client, f_.keys.open_live, req).status == 200; },
+                      milliseconds(3000)));
+  HttpResult wrong = f_.Admin("PATCH", campaign, {{"archived", "yes"}});
+  EXPECT_EQ(wrong.status, 400);
+  EXPECT_NE(wrong.body.find("\"archived\""), std::string::npos) << wrong.body;
 }
 
 TEST_F(ServingTest, RevokingAKeyTakesEffectAtOnce) {

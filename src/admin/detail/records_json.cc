@@ -447,6 +447,21 @@ Json ProjectSummaryToJson(const store::ProjectRecord& p) {
   return out;
 }
 
+namespace {
+
+// `archived` (issue 38 item 3): true archives (the store stamps the time of the first write
+// that does), false restores; `archivedAt` is read-only, so a GET result sent back is accepted.
+template <typename Record>
+void ReadArchived(ObjectReader& r, Record& rec) {
+  const bool was = rec.archived;
+  r.ReadBool("archived", rec.archived);
+  if (!rec.archived) rec.archived_at.reset();
+  if (rec.archived && !was) rec.archived_at.reset();
+  r.Find("archivedAt");
+}
+
+}  // namespace
+
 void ApplyCampaign(ObjectReader& r, bool creating, const ProjectNames& names,
                    store::CampaignRecord& c) {
   if (creating) r.Require({"communityId", "name", "status", "pricing", "targeting"});
@@ -470,6 +485,7 @@ void ApplyCampaign(ObjectReader& r, bool creating, const ProjectNames& names,
   r.ReadObject(
       "conversion", [&](ObjectReader& o) { ReadConversion(o, names, c); },
       [&] { c.conversion.reset(); });
+  ReadArchived(r, c);
   r.RejectUnknown();
 }
 
@@ -517,6 +533,8 @@ Json CampaignToJson(const store::CampaignRecord& c, const ProjectNames& names) {
               {"excludeExistingUsers", c.exclude_existing_users},
               {"explore", c.explore},
               {"conversion", std::move(conversion)},
+              {"archived", c.archived},
+              {"archivedAt", OptionalTimeToJson(c.archived_at)},
               {"createdAt", TimeToJson(c.created_at)},
               {"updatedAt", TimeToJson(c.updated_at)}};
 }
@@ -538,6 +556,7 @@ void ApplyAd(ObjectReader& r, bool creating, store::AdRecord& a) {
   ReadEnum(r, "status", ParseAdStatus, "active, paused", a.status);
   ReadOptionalName(r, "abArm", 32, true, a.ab_arm);
   r.Find("approved");  // read-only (issue 39): a GET result sent back changes nothing with it
+  ReadArchived(r, a);
   r.RejectUnknown();
 }
 
@@ -576,6 +595,8 @@ Json AdToJson(const store::AdRecord& a) {
               {"reviewStatus", store::ReviewStatusName(a.review_status)},
               {"reviewReason", OptionalStringToJson(a.review_reason)},
               {"approved", std::move(approved)},
+              {"archived", a.archived},
+              {"archivedAt", OptionalTimeToJson(a.archived_at)},
               {"createdAt", TimeToJson(a.created_at)},
               {"updatedAt", TimeToJson(a.updated_at)}};
 }

@@ -196,10 +196,11 @@
                  ['#/publishers/' + user.publisherId + '/reports', 'Reports']);
     }
     if (user.role === 'advertiser') {
-      links.push(['#/campaigns', 'Campaigns'], ['#/communities/' + user.communityId + '/keys', 'Keys']);
+      links.push(['#/campaigns', 'Campaigns'], ['#/ads', 'Ads'], ['#/communities/' + user.communityId + '/keys', 'Keys']);
     }
     if (user.role === 'operator') {
-      links.push(['#/publishers', 'Publishers'], ['#/communities', 'Communities'], ['#/campaigns', 'Campaigns'], ['#/review', 'Review'],
+      links.push(['#/publishers', 'Publishers'], ['#/communities', 'Communities'], ['#/campaigns', 'Campaigns'], ['#/ads', 'Ads'],
+                 ['#/projects', 'Projects'], ['#/review', 'Review'],
                  ['#/users', 'Users'], ['#/health', 'Health']);
     }
     links.push(['#/account', 'Account']);
@@ -292,6 +293,7 @@
     state.csrfToken = session.csrfToken;
     state.user = session.user;
     C.setCurrency(session.currency);
+    C.setChains(session.chains);
     localStorage.setItem(SIGNED_IN_HINT, '1');
     $('who-text').textContent = describeUser(session.user);
     return render();

@@ -191,25 +191,37 @@ window.AdConsole = (function () {
                      download: name + '.csv', text: 'Download CSV' });
   }
 
-  // Chains by id (issue 38 item 6): their names, and the block explorer a transaction links to.
-  const CHAINS = {
-    1: ['Ethereum', 'https://etherscan.io'], 10: ['Optimism', 'https://optimistic.etherscan.io'],
-    56: ['BNB Chain', 'https://bscscan.com'], 100: ['Gnosis', 'https://gnosisscan.io'],
-    137: ['Polygon', 'https://polygonscan.com'], 324: ['zkSync', 'https://explorer.zksync.io'],
-    8453: ['Base', 'https://basescan.org'], 42161: ['Arbitrum One', 'https://arbiscan.io'],
-    43114: ['Avalanche', 'https://snowtrace.io'], 59144: ['Linea', 'https://lineascan.build'],
-    534352: ['Scroll', 'https://scrollscan.com'], 11155111: ['Sepolia', 'https://sepolia.etherscan.io'],
-  };
-  const chainName = (id) => (CHAINS[id] ? CHAINS[id][0] + ' (' + id + ')' : String(id));
+  // Chains by id (issue 38 items 3 and 6): their names in pickers and tables, and the block
+  // explorer a transaction links to: the server's list (admin::DefaultChains and
+  // [[network.chains]]), from the session's answer (setChains).
+  const chains = new Map();
+  function setChains(list) {
+    if (!Array.isArray(list)) return;
+    chains.clear();
+    for (const c of list) chains.set(Number(c.id), [c.name, c.explorer || '']);
+  }
+  // [[id, name]] of the named chains, by name (a chain picker's options).
+  const chainOptions = () => [...chains.entries()].map(([id, c]) => [id, c[0] + ' (' + id + ')'])
+    .sort((a, b) => a[1].localeCompare(b[1]));
+  const chainName = (id) => (chains.has(Number(id)) ? chains.get(Number(id))[0] + ' (' + id + ')' : String(id));
   // A transaction hash shortened to its ends (the whole in the title), linked to the chain's
-  // explorer when it has a known one.
+  // explorer when it has one.
   function txLink(chainId, hash) {
     const text = String(hash || '');
     const short = text.length > 14 ? text.slice(0, 8) + '…' + text.slice(-6) : text;
     const code = el('code', { class: 'hash', title: text, text: short });
-    if (!CHAINS[chainId] || !/^0x[0-9a-fA-F]{64}$/.test(text)) return code;
-    return el('a', { href: CHAINS[chainId][1] + '/tx/' + text, target: '_blank', rel: 'noopener noreferrer',
-                     'aria-label': 'Transaction ' + text + ' on ' + CHAINS[chainId][0] }, code);
+    const chain = chains.get(Number(chainId));
+    if (!chain || !chain[1] || !/^0x[0-9a-fA-F]{64}$/.test(text)) return code;
+    return el('a', { href: chain[1] + '/tx/' + text, target: '_blank', rel: 'noopener noreferrer',
+                     'aria-label': 'Transaction ' + text + ' on ' + chain[0] }, code);
+  }
+  // An address linked to the chain's explorer when it has one.
+  function addressLink(chainId, address) {
+    const code = el('code', { class: 'hash', text: String(address || '') });
+    const chain = chains.get(Number(chainId));
+    if (!chain || !chain[1] || !/^0x[0-9a-fA-F]{40}$/.test(String(address))) return code;
+    return el('a', { href: chain[1] + '/address/' + address, target: '_blank', rel: 'noopener noreferrer',
+                     'aria-label': 'Address ' + address + ' on ' + chain[0] }, code);
   }
 
   function query(params) {
@@ -442,7 +454,7 @@ window.AdConsole = (function () {
 
   return {
     state, api, load, errorText, NotFound, SignedOut, el, fmt, money, setCurrency, percent, utcDay, lastDays,
-    period, setPeriod, periodControl, csvLink, chainName, txLink, query, field, input, select, clearErrors, showErrors, formError, busy, table, report,
+    period, setPeriod, periodControl, csvLink, chainName, chainOptions, setChains, txLink, addressLink, query, field, input, select, clearErrors, showErrors, formError, busy, table, report,
     destroyCharts, route, match, heading, notice, isOperator, confirmButton,
   };
 })();

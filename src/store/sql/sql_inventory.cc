@@ -377,7 +377,8 @@ Result<std::vector<CampaignRecord>> LoadCampaignRows(Connection& c, std::optiona
       Query(c,
             Sql("SELECT id, community_id, name, status, starts_at, ends_at, pricing_model, "
                 "bid_micros, total_budget_micros, daily_budget_micros, chains, recency_days, "
-                "frequency_cap_count, frequency_cap_hours, created_at, updated_at FROM campaigns",
+                "frequency_cap_count, frequency_cap_hours, created_at, updated_at, archived_at "
+                "FROM campaigns",
                 id, "WHERE id = ?1", "ORDER BY id"),
             id));
   ADS_RETURN_IF_ERROR(ForEachRow(s, [&]() -> Status {
@@ -404,6 +405,8 @@ Result<std::vector<CampaignRecord>> LoadCampaignRows(Connection& c, std::optiona
     }
     r.created_at = s.Int(14);
     r.updated_at = s.Int(15);
+    r.archived_at = s.OptInt(16);
+    r.archived = r.archived_at.has_value();
     return OkStatus();
   }));
   return out;
@@ -430,6 +433,14 @@ Result<std::vector<CampaignRecord>> LoadCampaigns(Connection& c, std::optional<I
   return out;
 }
 
+// When a campaign or ad written now was archived: kept once set, the write's time when it is
+// archived by this write, NULL when it is not archived.
+template <typename Record>
+std::optional<int64_t> ArchivedAt(const Record& r, int64_t now) {
+  if (!r.archived) return std::nullopt;
+  return r.archived_at.value_or(now);
+}
+
 // Binds ?2.. with every mutable campaign column (?1 is the id for UPDATE, unused by INSERT).
 void BindCampaign(Statement& s, const CampaignRecord& r, int64_t now) {
   s.Bind(2, r.community_id)
@@ -448,7 +459,7 @@ void BindCampaign(Statement& s, const CampaignRecord& r, int64_t now) {
   } else {
     s.BindNull(13).BindNull(14);
   }
-  s.Bind(15, now);
+  s.Bind(15, now).Bind(16, ArchivedAt(r, now));
 }
 
 Status InsertCampaignProjects(Connection& c, Statement& ins, Id campaign_id,
@@ -481,7 +492,8 @@ constexpr const char* kAdColumns =
     "SELECT id, campaign_id, headline, content, cta_url, cta_label, image_landscape, "
     "image_long_banner, image_short_banner, weight, status, created_at, updated_at, review_status, "
     "review_reason, approved_headline, approved_content, approved_cta_url, approved_cta_label, "
-    "approved_image_landscape, approved_image_long_banner, approved_image_short_banner FROM ads";
+    "approved_image_landscape, approved_image_long_banner, approved_image_short_banner, "
+    "archived_at FROM ads";
 
 Result<std::vector<AdRecord>> LoadAds(Connection& c, std::string_view filter,
                                       std::optional<Id> id) {
@@ -515,6 +527,8 @@ Result<std::vector<AdRecord>> LoadAds(Connection& c, std::string_view filter,
       approved.cta_label = s.Text(18);
       for (int f = 0; f < kImageFormatsWithImage; ++f) approved.images[f] = s.Text(19 + f);
     }
+    a.archived_at = s.OptInt(22);
+    a.archived = a.archived_at.has_value();
     return OkStatus();
   }));
   ADS_RETURN_IF_ERROR(LoadAdControls(c, out));
@@ -531,6 +545,7 @@ void BindAd(Statement& s, const AdRecord& a, int64_t now) {
   for (int f = 0; f < kImageFormatsWithImage; ++f) s.Bind(7 + f, a.images[f]);
   s.Bind(10, int64_t{a.weight}).Bind(11, AdStatusName(a.status)).Bind(12, now);
   s.Bind(13, ReviewStatusName(a.review_status)).Bind(14, a.review_reason);
+  s.Bind(22, ArchivedAt(a, now));
   if (!a.approved) {
     for (int i = 15; i <= 21; ++i) s.BindNull(i);
     return;
@@ -951,8 +966,8 @@ Result<CampaignRecord> SqlInventory::CreateCampaign(const CampaignRecord& r, int
           c.Prepare("INSERT INTO campaigns (community_id, name, status, starts_at, ends_at, "
                     "pricing_model, bid_micros, total_budget_micros, daily_budget_micros, "
                     "chains, recency_days, frequency_cap_count, frequency_cap_hours, "
-                    "created_at, updated_at) VALUES (?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
-                    "?11, ?12, ?13, ?14, ?15, ?15) RETURNING id"));
+                    "created_at, updated_at, archived_at) VALUES (?2, ?3, ?4, ?5, ?6, ?7, ?8, "
+                    "?9, ?10, ?11, ?12, ?13, ?14, ?15, ?15, ?16) RETURNING id"));
       BindCampaign(s, r, now);
       Result<Id> inserted = InsertedId(s);
       ADS_RETURN_IF_ERROR(
@@ -995,7 +1010,7 @@ Result<CampaignRecord> SqlInventory::UpdateCampaign(const CampaignRecord& r, int
                     "starts_at = ?5, ends_at = ?6, pricing_model = ?7, bid_micros = ?8, "
                     "total_budget_micros = ?9, daily_budget_micros = ?10, chains = ?11, "
                     "recency_days = ?12, frequency_cap_count = ?13, frequency_cap_hours = ?14, "
-                    "updated_at = ?15 WHERE id = ?1"));
+                    "updated_at = ?15, archived_at = ?16 WHERE id = ?1"));
       s.Bind(1, r.id);
       BindCampaign(s, r, now);
       ADS_RETURN_IF_ERROR(MissingReference(c, RunOnRow(c, s, "campaign", r.id), "communities",
@@ -1033,8 +1048,9 @@ Result<AdRecord> SqlInventory::CreateAd(const AdRecord& written, int64_t now) {
                     "created_at, updated_at, review_status, review_reason, approved_headline, "
                     "approved_content, approved_cta_url, approved_cta_label, "
                     "approved_image_landscape, approved_image_long_banner, "
-                    "approved_image_short_banner) VALUES (?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
-                    "?11, ?12, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21) RETURNING id"));
+                    "approved_image_short_banner, archived_at) VALUES (?2, ?3, ?4, ?5, ?6, ?7, "
+                    "?8, ?9, ?10, ?11, ?12, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, "
+                    "?22) RETURNING id"));
       BindAd(s, a, now);
       Result<Id> inserted = InsertedId(s);
       ADS_RETURN_IF_ERROR(
@@ -1081,7 +1097,8 @@ Result<AdRecord> SqlInventory::UpdateAd(const AdRecord& written, int64_t now) {
                                  "approved_content = ?16, approved_cta_url = ?17, "
                                  "approved_cta_label = ?18, approved_image_landscape = ?19, "
                                  "approved_image_long_banner = ?20, "
-                                 "approved_image_short_banner = ?21 WHERE id = ?1"));
+                                 "approved_image_short_banner = ?21, archived_at = ?22 "
+                                 "WHERE id = ?1"));
       s.Bind(1, a.id);
       BindAd(s, a, now);
       ADS_RETURN_IF_ERROR(

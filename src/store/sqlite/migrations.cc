@@ -658,6 +658,12 @@ ALTER TABLE conversions ADD COLUMN reverted_by TEXT;
 ALTER TABLE projects ADD COLUMN symbol TEXT NOT NULL DEFAULT '';
 ALTER TABLE projects ADD COLUMN sources TEXT NOT NULL DEFAULT '';
 )sql"},
+    // Issue 38 item 3: an archived campaign or ad (archived_at: when) is never served and is
+    // left out of lists unless asked for; its billed events and reports stay.
+    {21, R"sql(
+ALTER TABLE campaigns ADD COLUMN archived_at INTEGER;
+ALTER TABLE ads ADD COLUMN archived_at INTEGER;
+)sql"},
 };
 
 Result<int> CurrentVersion(Connection& conn) {

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 
 #include "support/temp_dir.h"
@@ -356,6 +357,66 @@ TEST(ConfigTest, TheNetworkCurrencyIsAnIso4217Code) {
   Result<Config> unknown = LoadConfig(WriteFile(dir, "[network]\nmoney = \"EUR\"\n"), {});
   ASSERT_FALSE(unknown.ok());
   EXPECT_EQ(FieldsOf(unknown.status()), "network.money;");
+}
+
+// Issue 38: the chains the console names, with their explorers: the defaults, renamed,
+// changed, removed (explorer = "") or added by [[network.chains]]; every mistake named.
+TEST(ConfigTest, NetworkChainsMergeIntoTheDefaultsById) {
+  Result<Config> defaults = LoadConfig(std::nullopt, {});
+  ASSERT_TRUE(defaults.ok());
+  ASSERT_EQ(defaults->admin.chains.size(), admin::DefaultChains().size());
+  EXPECT_EQ(defaults->admin.chains[0].name, "Ethereum");
+  EXPECT_EQ(defaults->admin.chains[0].explorer, "https://etherscan.io");
+  testing::TempDir dir;
+  Result<Config> merged = LoadConfig(WriteFile(dir, R"(
+[[network.chains]]
+id = 1
+name = "Ethereum mainnet"
+explorer = "https://eth.blockscout.com"
+[[network.chains]]
+id = 8453
+name = "Base"
+explorer = ""
+[[network.chains]]
+id = 31337
+name = "Local anvil"
+explorer = "http://127.0.0.1:5100/explorer"
+)"),
+                                     {});
+  ASSERT_TRUE(merged.ok()) << merged.status().ToString();
+  const std::vector<admin::ChainInfo>& chains = merged->admin.chains;
+  ASSERT_EQ(chains.size(), admin::DefaultChains().size() + 1);
+  EXPECT_EQ(chains[0].name, "Ethereum mainnet");
+  EXPECT_EQ(chains[0].explorer, "https://eth.blockscout.com");
+  auto base =
+      std::find_if(chains.begin(), chains.end(), [](const auto& c) { return c.id == 8453; });
+  ASSERT_NE(base, chains.end());
+  EXPECT_EQ(base->explorer, "");
+  EXPECT_EQ(chains.back().id, 31337);
+  EXPECT_EQ(chains.back().name, "Local anvil");
+
+  Result<Config> bad = LoadConfig(WriteFile(dir, R"(
+[[network.chains]]
+id = 0
+name = ""
+explorer = "https://etherscan.io/"
+[[network.chains]]
+id = 10
+name = "Optimism"
+explorer = "ftp://example.com"
+[[network.chains]]
+id = 10
+name = "OP"
+colour = "red"
+)"),
+                                  {});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(FieldsOf(bad.status()),
+            "network.chains[0].id;network.chains[0].name;network.chains[0].explorer;"
+            "network.chains[1].explorer;network.chains[2].colour;network.chains[2].id;");
+  Result<Config> not_tables = LoadConfig(WriteFile(dir, "[network]\nchains = [1, 2]\n"), {});
+  ASSERT_FALSE(not_tables.ok());
+  EXPECT_EQ(FieldsOf(not_tables.status()), "network.chains[0];network.chains[1];");
 }
 
 TEST(ConfigTest, ClusterModeNeedsBothUrlsAndNamesTheMissingOne) {

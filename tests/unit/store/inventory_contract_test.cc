@@ -402,6 +402,27 @@ TYPED_TEST(InventoryContractTest, CampaignsAndAdsKeepEveryField) {
   AdRecord stray_ad = ad;
   stray_ad.campaign_id = 8888;
   EXPECT_EQ(s.CreateAd(stray_ad, kNow).status().message(), "campaign 8888 does not exist");
+  EXPECT_FALSE(read.archived);
+  EXPECT_FALSE(got.archived_at.has_value());
+
+  // Archiving (issue 38): stamped with the first archiving write's time, kept by later writes,
+  // cleared by restoring.
+  read.archived = true;
+  AdRecord archived_ad = *s.UpdateAd(read, kNow + 5);
+  EXPECT_TRUE(archived_ad.archived);
+  EXPECT_EQ(archived_ad.archived_at, kNow + 5);
+  archived_ad.weight = 4;
+  EXPECT_EQ(s.UpdateAd(archived_ad, kNow + 9)->archived_at, kNow + 5);
+  got.archived = true;
+  EXPECT_EQ(s.UpdateCampaign(got, kNow + 7)->archived_at, kNow + 7);
+  CampaignRecord archived_campaign = *s.GetCampaign(got.id);
+  EXPECT_TRUE(archived_campaign.archived);
+  EXPECT_EQ(archived_campaign.archived_at, kNow + 7);
+  archived_campaign.archived = false;
+  archived_campaign.archived_at.reset();
+  CampaignRecord restored = *s.UpdateCampaign(archived_campaign, kNow + 8);
+  EXPECT_FALSE(restored.archived);
+  EXPECT_FALSE(restored.archived_at.has_value());
   // Deleting the campaign deletes its ads.
   ASSERT_TRUE(s.DeleteCampaign(got.id).ok());
   EXPECT_EQ(s.GetAd(made->id).status().code(), Code::kNotFound);

@@ -53,6 +53,7 @@ TEST(SqliteIdentityStoreTest, UpgradingDropsTheIdentityGraphTablesAndTheirRows) 
         "CREATE TABLE publishers (id INTEGER PRIMARY KEY);"
         "CREATE TABLE communities (id INTEGER PRIMARY KEY, name TEXT, logo_url TEXT);"
         "CREATE TABLE projects (id INTEGER PRIMARY KEY);"
+        "CREATE TABLE campaigns (id INTEGER PRIMARY KEY);"
         "CREATE TABLE ads (id INTEGER PRIMARY KEY, headline TEXT, content TEXT, cta_url TEXT, "
         "cta_label TEXT, image_landscape TEXT, image_long_banner TEXT, image_short_banner "
         "TEXT);";

@@ -674,6 +674,12 @@ CREATE TABLE node_counter_marks (
 ALTER TABLE projects ADD COLUMN symbol text NOT NULL DEFAULT '';
 ALTER TABLE projects ADD COLUMN sources text NOT NULL DEFAULT '';
 )sql"},
+    {18, R"sql(
+-- Issue 38 item 3, as in SQLite: an archived campaign or ad (archived_at: when) is never
+-- served and is left out of lists unless asked for; its billed events and reports stay.
+ALTER TABLE campaigns ADD COLUMN archived_at bigint;
+ALTER TABLE ads ADD COLUMN archived_at bigint;
+)sql"},
 };
 
 // ApplyMigrations skips versions up to the database's: an entry out of order would never run.

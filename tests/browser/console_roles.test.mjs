@@ -58,7 +58,9 @@ async function startAdserver() {
   // this test clicks at once after the serve, from node's fetch (tests/integration covers them).
   fs.writeFileSync(config, '[events]\nflush_interval_ms = 200\n[traffic]\n' +
                    'require_user_agent = false\nblock_crawlers = false\nmin_click_delay_ms = 0\n' +
-                   'require_same_user_agent = false\nclick_limits = []\nevent_limits = []\n');
+                   'require_same_user_agent = false\nclick_limits = []\nevent_limits = []\n' +
+                   // A chain of the operator's own, with its explorer (issue 38 items 3 and 6).
+                   '[[network.chains]]\nid = 31337\nname = "Local anvil"\nexplorer = "http://127.0.0.1:9/explorer"\n');
   const env = { ...process.env, ADSERVER_ADMIN_TOKEN: ADMIN_TOKEN };
   const child = spawn(binary, ['serve', '--data', data, '--listen', '127.0.0.1:0', '--ready-file',
                                ready, '--log-level', 'warn', '--config', config],
@@ -644,6 +646,104 @@ async function operatorManagesInventory(op, adv, base, seeded) {
   check(gone.status === 404, 'the advertiser deletes a campaign', String(gone.status));
 }
 
+// Issue 38 item 3: the operator's project registry: searched on the server, a project created
+// with contracts on chains picked by name (one the configuration names), a bad address shown at
+// its row, edited, linked to the explorers, deleted after a confirmation. Archiving (issue 38
+// item 3) and the campaign's charts with one series per axis (item 6).
+async function operatorManagesRegistry(op, adv, base, seeded, campaignId) {
+  await open(op, base, '#/projects?q=unis', 'Projects');
+  let rows = await tableRows(op, 'Projects');
+  check(rows.length === 1 && rows[0][0] === 'Uniswap' && rows[0][1] === 'uniswap' && rows[0][3] === '1',
+        '#/projects searches the registry on the server (name, slug, contracts)', JSON.stringify(rows));
+  check(await op.locator('.pager [role=status]').textContent() === '1–1 of 1', 'the search says how many it found');
+  const chains = await op.locator('#f-chainId option').allTextContents();
+  check(chains.includes('Local anvil (31337)') && chains.includes('Ethereum (1)'),
+        "the chain filter names the server's chains, the configured one too", chains.join());
+  const form = op.locator('#page-view form', { hasText: 'New project' });
+  await form.getByLabel('Name').fill('Blur');
+  await form.getByLabel('Slug').fill('blur');
+  await form.getByLabel('Category').fill('nft');
+  await form.getByRole('button', { name: 'Add a contract' }).click();
+  await form.getByRole('button', { name: 'Add a contract' }).click();
+  const contractRows = form.locator('.contract-row');
+  await contractRows.nth(0).getByLabel('Chain', { exact: true }).selectOption({ label: 'Base (8453)' });
+  await contractRows.nth(0).getByLabel('Address').fill('0x0000000000A39bb272e79075ade125fd351887Ac');
+  await contractRows.nth(1).getByLabel('Chain', { exact: true }).selectOption({ label: 'Local anvil (31337)' });
+  await contractRows.nth(1).getByLabel('Address').fill('0x12');
+  await form.getByRole('button', { name: 'Create project' }).click();
+  await op.locator('#page-view .field-error', { hasText: '0x followed by 40 hex digits' }).waitFor({ timeout: 10000 });
+  check(await contractRows.nth(1).getByLabel('Address').getAttribute('aria-invalid') === 'true' &&
+        await contractRows.nth(0).getByLabel('Address').getAttribute('aria-invalid') === null,
+        "a bad contract address shows the API's error at its own row");
+  await contractRows.nth(1).getByLabel('Address').fill('0x29469395eAf6f95920E59F858042f0e28D98a20B');
+  await form.getByRole('button', { name: 'Create project' }).click();
+  await op.locator('#page-view .page-title', { hasText: 'Blur' }).waitFor({ timeout: 10000 });
+  const id = Number(op.url().split('/').pop());
+  let project = await admin(base, 'GET', `/admin/v1/projects/${id}`);
+  check(project.slug === 'blur' && project.category === 'nft' && project.contracts.length === 2 &&
+        project.contracts[0].chainId === 8453 && project.contracts[1].chainId === 31337,
+        'the operator creates a project with contracts on chains picked by name', JSON.stringify(project));
+  const base8453 = op.locator('#page-view a[href="https://basescan.org/address/0x0000000000a39bb272e79075ade125fd351887ac"]');
+  const anvil = op.locator('#page-view a[href="http://127.0.0.1:9/explorer/address/0x29469395eaf6f95920e59f858042f0e28d98a20b"]');
+  check(await base8453.count() === 1 && await anvil.count() === 1,
+        "each contract links to its chain's explorer, the configured one too");
+  const edit = op.locator('#page-view form', { hasText: 'Edit project' });
+  await edit.getByLabel('Category').fill('marketplace');
+  await edit.locator('.contract-row').nth(1).getByRole('button', { name: 'Remove this contract' }).click();
+  await edit.getByLabel('Owner community').selectOption(String(seeded.community.id));
+  await edit.getByRole('button', { name: 'Save project' }).click();
+  await op.locator('#page-view td', { hasText: 'Base (8453)' }).waitFor({ timeout: 10000 });
+  await op.waitForFunction(() => document.querySelectorAll('#page-view .contract-row').length === 1);
+  project = await admin(base, 'GET', `/admin/v1/projects/${id}`);
+  check(project.category === 'marketplace' && project.contracts.length === 1 &&
+        project.ownerCommunityId === seeded.community.id,
+        "the operator edits a project's category, contracts and owner", JSON.stringify(project));
+  await narrow(op, 'project page');
+  await op.getByRole('button', { name: 'Delete Blur' }).click();
+  check(await op.getByText('its contracts no longer count').isVisible(), 'deleting a project asks first and says what it does');
+  await op.getByRole('button', { name: 'Confirm: Delete Blur' }).click();
+  await op.waitForURL(/#\/projects$/, { timeout: 10000 });
+  const gone = await fetch(base + `/admin/v1/projects/${id}`, { headers: { Authorization: 'Bearer ' + ADMIN_TOKEN } });
+  check(gone.status === 404, 'the operator deletes the project', String(gone.status));
+
+  // Archiving: the campaign leaves the list (Show archived finds it), its page says so, and
+  // restoring brings it back.
+  const shelved = await admin(base, 'POST', '/admin/v1/campaigns',
+                              { communityId: seeded.community.id, name: 'Autumn sale', status: 'active',
+                                pricing: { model: 'CPM', bid: 1 }, targeting: { projects: ['uniswap'] } });
+  await open(adv, base, `#/campaigns/${shelved.id}`, 'Autumn sale');
+  await adv.getByRole('button', { name: 'Archive campaign Autumn sale' }).click();
+  check(await adv.getByText('restoring brings it back as it was').isVisible(), 'archiving asks first and says what it does');
+  await adv.getByRole('button', { name: 'Confirm: Archive campaign Autumn sale' }).click();
+  await adv.locator('#archived-notice').waitFor({ timeout: 10000 });
+  check((await admin(base, 'GET', `/admin/v1/campaigns/${shelved.id}`)).archived === true, 'the advertiser archives a campaign');
+  await open(adv, base, '#/campaigns', 'Campaigns');
+  rows = await tableRows(adv, 'Campaigns');
+  check(!rows.some((r) => r[0] === 'Autumn sale'), 'an archived campaign leaves the list', JSON.stringify(rows));
+  await adv.locator('#archived-toggle').click();
+  await adv.locator('#page-view .page-title', { hasText: 'Archived campaigns' }).waitFor({ timeout: 10000 });
+  rows = await tableRows(adv, 'Campaigns');
+  check(rows.length === 1 && rows[0][0] === 'Autumn sale', '"Show archived campaigns" lists it', JSON.stringify(rows));
+  await adv.getByRole('link', { name: 'Autumn sale' }).click();
+  await adv.getByRole('button', { name: 'Restore campaign Autumn sale' }).click();
+  await adv.waitForFunction(() => !document.querySelector('#archived-notice') &&
+                                  !!document.querySelector('[aria-label="Archive campaign Autumn sale"]'));
+  check((await admin(base, 'GET', `/admin/v1/campaigns/${shelved.id}`)).archived === false, 'restoring brings it back');
+  await admin(base, 'DELETE', `/admin/v1/campaigns/${shelved.id}`).catch(() => {});
+
+  // Issue 38 item 6: the campaign's report draws one series per axis, each axis titled with its unit.
+  await open(adv, base, `#/campaigns/${campaignId}`, 'Aave for swappers');
+  const axes = await adv.evaluate(() => [...document.querySelectorAll('#page-view .report canvas')].map((canvas) => {
+    const chart = Chart.getChart(canvas);
+    return chart ? chart.data.datasets.map((d) => d.yAxisID + ':' + d.label + ':' + chart.options.scales[d.yAxisID].title.text) : [];
+  }));
+  const flat = axes.flat();
+  check(axes.length === 2 && axes.every((c) => new Set(c.map((x) => x.split(':')[0])).size === c.length) &&
+        flat.includes('y:Impressions:Impressions (count)') && flat.includes('y1:Spend:Spend (USD)') &&
+        flat.includes('y:Clicks:Clicks (count)') && flat.includes('y1:Conversions:Conversions (count)'),
+        "the campaign's charts: one series per axis, each with its unit", JSON.stringify(axes));
+}
+
 // The remaining writes of each role, after the traffic checks (they stop the ad serving).
 async function moreWrites(op, adv, pub, base, seeded, campaignId) {
   await open(adv, base, `#/campaigns/${campaignId}`, 'Aave for swappers');
@@ -809,8 +909,10 @@ async function main() {
   await signIn(op, base, OPERATOR);
   await operatorCreatesUsers(op, base, seeded);
   await signIn(adv, base, ADVERTISER);
-  check(await adv.locator('#nav-list a').allTextContents().then((t) => t.join()) === 'Overview,Campaigns,Keys,Account',
+  check(await adv.locator('#nav-list a').allTextContents().then((t) => t.join()) === 'Overview,Campaigns,Ads,Keys,Account',
         "the advertiser's navigation");
+  check(await op.locator('#nav-list a').allTextContents().then((t) => t.join()) ===
+        'Overview,Publishers,Communities,Campaigns,Ads,Projects,Review,Users,Health,Account', "the operator's navigation");
   const campaignId = await advertiserCreatesCampaign(adv, base);
   await advertiserCreatesAd(adv, campaignId);
   await operatorApproves(op, base);
@@ -824,6 +926,7 @@ async function main() {
   await scopeAndCsrf(pub, base, seeded, campaignId);
   await moreWrites(op, adv, pub, base, seeded, campaignId);
   await operatorManagesInventory(op, adv, base, seeded);
+  await operatorManagesRegistry(op, adv, base, seeded, campaignId);
   await overviewsShowMoney(adv, pub, base);
   await operatorHealth(op, base);
   await open(op, base, '#/campaigns', 'Campaigns');
@@ -862,10 +965,11 @@ async function main() {
   // replayed answer with two unknown projects, the publisher's two Not found pages and two API
   // probes, the write without the CSRF header.
   // Then the bad origin, the wrong current password and the two rejections without a reason;
-  // the bad A/B arm, the operator's revenue share over 100 %; and the advertiser's campaign
+  // the bad A/B arm, the operator's revenue share over 100 %, the project's bad contract
+  // address; and the advertiser's campaign
   // stats failed once on purpose ("Try again").
   const expected = ['advertiser 400', 'advertiser 400', 'advertiser 400', 'advertiser 400', 'advertiser 500',
-                    'operator 400', 'operator 400', 'operator 400', 'operator 400',
+                    'operator 400', 'operator 400', 'operator 400', 'operator 400', 'operator 400',
                     'publisher 400', 'publisher 400', 'publisher 403', 'publisher 404', 'publisher 404',
                     'publisher 404', 'publisher 404'];
   check(JSON.stringify(http.sort()) === JSON.stringify(expected),

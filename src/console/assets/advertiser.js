@@ -13,19 +13,29 @@
     return (await load('/admin/v1/communities')).communities;
   }
 
+  // `?archived=true`: the archived campaigns instead of the current ones (issue 38 item 3).
   C.route('/campaigns', ['operator', 'advertiser'], async (root) => {
-    const [{ campaigns }, all] = await Promise.all([load('/admin/v1/campaigns'), communities()]);
+    const params = new URLSearchParams(location.hash.split('?')[1] || '');
+    const archived = params.get('archived') === 'true';
+    const [{ campaigns }, all] = await Promise.all([load('/admin/v1/campaigns' + (archived ? '?archived=true' : '')), communities()]);
     const names = new Map(all.map((c) => [c.id, c.name]));
-    const chosen = Number(new URLSearchParams(location.hash.split('?')[1] || '').get('community')) || 0;
+    const chosen = Number(params.get('community')) || 0;
     const shown = chosen ? campaigns.filter((c) => c.communityId === chosen) : campaigns;
-    root.append(C.heading('Campaigns'),
-                el('p', {}, el('a', { class: 'button', href: '#/campaigns/new', text: 'New campaign' })));
+    const listOf = (community, archivedToo) => {
+      const q = new URLSearchParams();
+      if (community) q.set('community', community);
+      if (archivedToo) q.set('archived', 'true');
+      return '#/campaigns' + (q.toString() ? '?' + q : '');
+    };
+    root.append(C.heading(archived ? 'Archived campaigns' : 'Campaigns'),
+                el('p', { class: 'actions' },
+                   archived ? null : el('a', { class: 'button', href: '#/campaigns/new', text: 'New campaign' }),
+                   el('a', { id: 'archived-toggle', href: listOf(chosen, !archived),
+                             text: archived ? 'Back to the current campaigns' : 'Show archived campaigns' })));
     if (C.isOperator()) {
       const picker = select([[0, 'All communities'], ...all.map((c) => [c.id, c.name])], chosen,
                             { id: 'tenant-picker' });
-      picker.addEventListener('change', () => {
-        location.hash = '#/campaigns' + (Number(picker.value) ? '?community=' + picker.value : '');
-      });
+      picker.addEventListener('change', () => { location.hash = listOf(Number(picker.value), archived); });
       root.append(el('div', { class: 'field inline' }, el('label', { for: 'tenant-picker', text: 'Community' }), picker));
       if (chosen) root.append(el('p', {}, el('a', { href: '#/communities/' + chosen + '/keys', text: 'Advertiser keys of this community' })));
     }
@@ -278,7 +288,7 @@
       el('p', {}, el('a', { class: 'button', href: '#/campaigns/' + campaignId + '/ads/new', text: 'New ad' })),
       table('Ads of this campaign', [
         { label: 'Headline', value: (a) => el('a', { href: '#/ads/' + a.id, text: a.headline }) },
-        { label: 'Status', key: 'status' },
+        { label: 'Status', value: (a) => (a.archived ? 'archived (' + a.status + ')' : a.status) },
         { label: 'Review', value: (a) => el('span', { class: 'review review-' + a.reviewStatus, text: a.reviewStatus }) },
         { label: 'Reason', value: (a) => a.reviewReason || '' },
         { label: 'A/B arm', value: (a) => a.abArm || '' },
@@ -312,13 +322,16 @@
                                                            { day: b.replace('T', ' ') + (b.length > 10 ? ':00' : '') }));
     const pick = (k) => series.map((s) => s[k] || 0);
     report(root, period.title,
-           { labels: period.buckets.map(period.label), yTitle: 'Impressions', y1Title: 'Clicks, conversions',
-             // Spend on an axis of its own (issue 38 item 6: it shared the clicks' axis).
-             y2Title: 'Spend (' + C.state.currency + ')',
-             datasets: [{ label: 'Impressions', data: pick('impressions') },
-                        { label: 'Clicks', data: pick('clicks'), axis: 'y1' },
-                        { label: 'Conversions', data: pick('conversions'), axis: 'y1' },
-                        { label: 'Spend', data: pick('spend'), axis: 'y2' }] },
+           // Issue 38 item 6: one series per axis, each with its unit: reach and its cost in one
+           // chart, what it earned the advertiser in the other.
+           [{ labels: period.buckets.map(period.label), title: 'Impressions and spend',
+              yTitle: 'Impressions (count)', y1Title: 'Spend (' + C.state.currency + ')',
+              datasets: [{ label: 'Impressions', data: pick('impressions') },
+                         { label: 'Spend', data: pick('spend'), axis: 'y1' }] },
+            { labels: period.buckets.map(period.label), title: 'Clicks and conversions', colorOffset: 2,
+              yTitle: 'Clicks (count)', y1Title: 'Conversions (count)',
+              datasets: [{ label: 'Clicks', data: pick('clicks') },
+                         { label: 'Conversions', data: pick('conversions'), axis: 'y1' }] }],
            table((period.granularity === 'hour' ? 'Per hour' : 'Per day') + ' (UTC)', [
              { label: period.bucketName, key: 'day' },
              { label: 'Impressions', value: (s) => fmt(s.impressions), numeric: true },
@@ -342,7 +355,7 @@
     const campaign = await load('/admin/v1/campaigns/' + id);
     const todayRange = C.lastDays(1);
     const [stats, { ads }, { conversions }, all, spentToday] = await Promise.all([
-      load('/admin/v1/campaigns/' + id + '/stats'), load('/admin/v1/ads?campaignId=' + id),
+      load('/admin/v1/campaigns/' + id + '/stats'), load('/admin/v1/ads?archived=any&campaignId=' + id),
       load('/admin/v1/conversions?' + C.query({ campaignId: id, limit: 50 })), communities(),
       load('/admin/v1/reports?' + C.query({ campaignId: id, granularity: 'total', from: todayRange.from, to: todayRange.to }))]);
     const community = all.find((x) => x.id === campaign.communityId);
@@ -360,7 +373,9 @@
                 el('div', { class: 'actions' }, el('span', { class: 'status-' + campaign.status, text: 'Status: ' + campaign.status }),
                    campaign.status === 'active' || paused ? toggle : null),
                 // Issue 38 item 4: an active campaign without an approved, active ad serves nothing.
-                campaign.status === 'active' && !ads.some((a) => a.reviewStatus === 'approved' && a.status === 'active')
+                archivedNotice(campaign, 'campaign'),
+                campaign.status === 'active' && !campaign.archived &&
+                !ads.some((a) => a.reviewStatus === 'approved' && a.status === 'active' && !a.archived)
                   ? el('p', { class: 'warning', id: 'no-approved-ad', role: 'status',
                               text: 'This campaign is active but has no approved, active ad: it is not served until one is approved.' })
                   : null,
@@ -376,7 +391,8 @@
                 el('section', { class: 'card', 'aria-labelledby': 'conv-title' },
                    el('h3', { id: 'conv-title', text: 'Conversions' }), conversionsTable(conversions)),
                 campaignForm(campaign, all, () => C.rerender()),
-                el('div', { class: 'actions' }, deleteButton('campaign', id, campaign.name,
+                el('div', { class: 'actions' }, archiveButton('campaign', campaign, campaign.name, deleteError),
+                   deleteButton('campaign', id, campaign.name,
                   'Delete this campaign and its ads? It stops serving at once; its billed events and the reports stay.',
                   '#/campaigns', deleteError)), deleteError);
   });
@@ -463,11 +479,37 @@
     const error = el('p', { class: 'error', role: 'alert' });
     root.append(C.heading(ad.headline),
                 el('p', {}, el('a', { href: '#/campaigns/' + campaign.id, text: 'Back to ' + campaign.name })),
+                archivedNotice(ad, 'ad'),
                 adForm(ad, campaign, await communityName(campaign)),
-                el('div', { class: 'actions' }, deleteButton('ad', ad.id, ad.headline,
+                el('div', { class: 'actions' }, archiveButton('ad', ad, ad.headline, error), deleteButton('ad', ad.id, ad.headline,
                   'Delete this ad? It stops serving at once; its billed clicks and conversions and the reports stay.',
                   '#/campaigns/' + campaign.id, error)), error);
   });
+
+  // Issue 38 item 3: archiving a campaign or an ad stops it serving and takes it out of the
+  // lists, keeping everything (restoring brings it back as it was); it asks first.
+  function archiveButton(kind, record, name, error) {
+    const write = async (archived) => {
+      const res = await api('PATCH', '/admin/v1/' + kind + 's/' + record.id, { archived });
+      if (res.status !== 200) { error.textContent = C.errorText(res); return; }
+      C.rerender();
+    };
+    if (record.archived) {
+      return el('button', { type: 'button', class: 'secondary', text: 'Restore ' + kind,
+                            'aria-label': 'Restore ' + kind + ' ' + name, onclick: () => write(false) });
+    }
+    return C.confirmButton('Archive ' + kind, 'Archive ' + kind + ' ' + name,
+      'Archive this ' + kind + '? It stops serving at once and leaves the ' + kind + ' list ("Show archived" finds it); ' +
+      (kind === 'campaign' ? 'its ads, ' : 'its ') + 'billed events and reports stay, and restoring brings it back as it was.',
+      () => write(true));
+  }
+
+  function archivedNotice(record, kind) {
+    if (!record.archived) return null;
+    return el('p', { class: 'warning', id: 'archived-notice', role: 'status',
+                     text: 'Archived ' + String(record.archivedAt).replace('T', ' ').replace('Z', ' UTC') +
+                           ': this ' + kind + ' is not served.' });
+  }
 
   // Issue 38 item 3: deleting a campaign or an ad asks first and says what it does; the API
   // deletes the record, never the events already billed or their reports.
@@ -481,11 +523,16 @@
 
   // Every ad the caller may see (an advertiser's own; the operator's, of every community), the
   // review queue's ads among them.
+  // `?archived=true`: the archived ads instead.
   C.route('/ads', ['operator', 'advertiser'], async (root) => {
-    const [{ ads }, { campaigns }] = await Promise.all([load('/admin/v1/ads'), load('/admin/v1/campaigns')]);
+    const archived = new URLSearchParams(location.hash.split('?')[1] || '').get('archived') === 'true';
+    const [{ ads }, { campaigns }] = await Promise.all([load('/admin/v1/ads' + (archived ? '?archived=true' : '')),
+                                                       load('/admin/v1/campaigns?archived=any')]);
     const names = new Map(campaigns.map((c) => [c.id, c.name]));
-    root.append(C.heading('Ads'),
-                table('Ads', [
+    root.append(C.heading(archived ? 'Archived ads' : 'Ads'),
+                el('p', {}, el('a', { id: 'archived-toggle', href: archived ? '#/ads' : '#/ads?archived=true',
+                                      text: archived ? 'Back to the current ads' : 'Show archived ads' })),
+                table(archived ? 'Archived ads' : 'Ads', [
                   { label: 'Headline', value: (a) => el('a', { href: '#/ads/' + a.id, text: a.headline }) },
                   { label: 'Campaign', value: (a) => el('a', { href: '#/campaigns/' + a.campaignId, text: names.get(a.campaignId) || '#' + a.campaignId }) },
                   { label: 'Status', key: 'status' },

@@ -137,9 +137,10 @@
     });
     const data = {
       labels,
+      // Issue 38 item 6: one series per axis (clicks and conversions shared one).
       datasets: [dataset('Impressions', 'impressions', '#2563eb', 'y'),
                  dataset('Clicks', 'clicks', '#16a34a', 'y1'),
-                 dataset('Conversions', 'conversions', '#c2410c', 'y1')],
+                 dataset('Conversions', 'conversions', '#c2410c', 'y2')],
     };
     if (state.chart) {
       state.chart.data = data;
@@ -154,7 +155,9 @@
         scales: {
           y: { beginAtZero: true, position: 'left', title: { display: true, text: 'Impressions (count)' } },
           y1: { beginAtZero: true, position: 'right', grid: { drawOnChartArea: false },
-                title: { display: true, text: 'Clicks, conversions (count)' } },
+                title: { display: true, text: 'Clicks (count)' } },
+          y2: { beginAtZero: true, position: 'right', grid: { drawOnChartArea: false },
+                title: { display: true, text: 'Conversions (count)' } },
         },
       },
     });

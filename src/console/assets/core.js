@@ -364,18 +364,30 @@ window.AdConsole = (function () {
     return el('div', { class: 'table-box', tabindex: '0', role: 'region', 'aria-labelledby': id }, tableNode);
   }
 
-  // A chart next to a table of the same numbers. `chart`: {labels, datasets: [{label, data,
-  // axis?}], type?, yTitle?, y1Title?}. Appended to `parent`, then drawn (Chart.js sizes the
-  // canvas from its box). Charts are destroyed on the next route change.
+  // Charts next to a table of the same numbers. `chart`: {labels, datasets: [{label, data,
+  // axis?}], type?, yTitle?, y1Title?, y2Title?, title?}, or an array of them drawn one under
+  // the other (issue 38 item 6: one series per axis, so several measures take several charts).
+  // Appended to `parent`, then drawn (Chart.js sizes the canvas from its box). Charts are
+  // destroyed on the next route change.
   function report(parent, title, chart, tableNode, csv) {
-    const canvas = el('canvas', { role: 'img', 'aria-label': title + '; the same numbers are in the table' });
+    const specs = Array.isArray(chart) ? chart : [chart];
+    const canvases = specs.map((spec) => el('canvas', {
+      role: 'img', 'aria-label': (spec.title ? title + ': ' + spec.title : title) + '; the same numbers are in the table' }));
     const section = el('section', { class: 'report-block' },
                        el('div', { class: 'report-head' }, el('h3', { text: title }), csv || null),
                        el('div', { class: 'report' },
-                          el('figure', { class: 'chart' }, el('div', { class: 'chart-box' }, canvas)),
+                          el('div', { class: 'charts' }, specs.map((spec, i) =>
+                            el('figure', { class: 'chart' },
+                               spec.title && specs.length > 1 ? el('figcaption', { text: spec.title }) : null,
+                               el('div', { class: 'chart-box' }, canvases[i])))),
                           tableNode));
     parent.append(section);
     if (typeof Chart === 'undefined') return section;
+    specs.forEach((spec, i) => drawChart(canvases[i], spec));
+    return section;
+  }
+
+  function drawChart(canvas, chart) {
     // `yFromData`: the left axis starts near the data's low instead of 0 (issue 38 item 6: fill
     // rates between 96 and 100 % were flat lines on a 0-100 scale).
     const scales = { y: { beginAtZero: !chart.yFromData, grace: chart.yFromData ? '5%' : 0, position: 'left',
@@ -389,18 +401,21 @@ window.AdConsole = (function () {
     // by their dash and point style, not only their colour.
     const DASHES = [[], [6, 4], [2, 3], [10, 3, 2, 3]];
     const POINTS = ['circle', 'rect', 'triangle', 'rectRot', 'crossRot', 'star'];
-    const datasets = chart.datasets.map((d, i) => ({
-      label: d.label, data: d.data, yAxisID: d.axis || 'y', tension: 0.2,
-      pointRadius: 3 + (i % 3), pointStyle: POINTS[i % POINTS.length], borderDash: DASHES[i % DASHES.length],
-      borderColor: PALETTE[i % PALETTE.length], backgroundColor: PALETTE[i % PALETTE.length],
-      spanGaps: true,
-    }));
+    const offset = chart.colorOffset || 0;
+    const datasets = chart.datasets.map((d, j) => {
+      const i = j + offset;
+      return {
+        label: d.label, data: d.data, yAxisID: d.axis || 'y', tension: 0.2,
+        pointRadius: 3 + (i % 3), pointStyle: POINTS[i % POINTS.length], borderDash: DASHES[i % DASHES.length],
+        borderColor: PALETTE[i % PALETTE.length], backgroundColor: PALETTE[i % PALETTE.length],
+        spanGaps: true,
+      };
+    });
     state.charts.push(new Chart(canvas, {
       type: chart.type || 'line', data: { labels: chart.labels, datasets },
       options: { responsive: true, maintainAspectRatio: false, animation: false,
                  interaction: { mode: 'index', intersect: false }, scales },
     }));
-    return section;
   }
 
   function destroyCharts() {

@@ -180,7 +180,7 @@
 
   C.route('/review', ['operator'], async (root) => {
     const [{ ads }, { campaigns }, { communities }] = await Promise.all([
-      load('/admin/v1/ads?reviewStatus=pending'), load('/admin/v1/campaigns'), load('/admin/v1/communities')]);
+      load('/admin/v1/ads?reviewStatus=pending'), load('/admin/v1/campaigns?archived=any'), load('/admin/v1/communities')]);
     const campaignsById = new Map(campaigns.map((c) => [c.id, c]));
     // Ads are previewed with the brand they are served with: the community's approved one.
     const names = new Map(communities.map((c) => [c.id, c.approved ? c.approved.name : c.name]));

@@ -181,8 +181,22 @@ async function tableRows(page, caption) {
     (trs) => trs.map((tr) => [...tr.cells].map((td) => td.textContent.trim())));
 }
 
+// No text of the page reads "null" or "undefined" (an optional part appended as such).
+async function noStrayText(page, name) {
+  const stray = await page.evaluate(() => {
+    const walker = document.createTreeWalker(document.getElementById('page-view'), NodeFilter.SHOW_TEXT);
+    const found = [];
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      if (/^(null|undefined)$/.test(n.textContent.trim())) found.push(n.parentElement.tagName + ': ' + n.textContent);
+    }
+    return found;
+  });
+  check(stray.length === 0, `${name}: no "null" or "undefined" on the page`, JSON.stringify(stray));
+}
+
 // Both widths: no sideways scrolling at 360 px, and the screenshots for docs/console.md.
 async function atBothWidths(page, name) {
+  await noStrayText(page, name);
   if (screenshots) await page.screenshot({ path: path.join(screenshots, `${name}-desktop.png`) });
   await page.setViewportSize({ width: 360, height: 740 });
   await page.waitForTimeout(150);  // Chart.js resizes on the next frame
@@ -613,6 +627,16 @@ async function operatorManagesInventory(op, adv, base, seeded) {
   await community.getByRole('button', { name: 'Create community' }).click();
   const listed = await pollTable(op, base, '#/communities', 'Communities', 'Communities', (r) => r.some((x) => x[0] === 'Lido DAO'));
   check(listed.some((x) => x[0] === 'Lido DAO'), 'the operator creates a community; #/communities lists it', JSON.stringify(listed));
+  const lido = (await admin(base, 'GET', '/admin/v1/communities')).communities.find((c) => c.name === 'Lido DAO');
+  const editCommunity = op.locator('#page-view form', { hasText: 'Edit a community' });
+  await editCommunity.getByLabel('Community').selectOption(String(lido.id));
+  check(await editCommunity.getByLabel('Logo URL').inputValue() === 'https://cdn.example/lido.png', 'the edit form shows the chosen community');
+  await editCommunity.getByLabel('Logo URL').fill('https://cdn.example/lido-2.png');
+  await editCommunity.getByRole('button', { name: 'Save community' }).click();
+  await op.locator('#page-view form[aria-labelledby="community-edit-title"] .ok', { hasText: 'Saved.' }).waitFor({ timeout: 10000 });
+  const renamed = await admin(base, 'GET', `/admin/v1/communities/${lido.id}`);
+  check(renamed.logoUrl === 'https://cdn.example/lido-2.png' && renamed.approved.logoUrl === 'https://cdn.example/lido-2.png',
+        "the operator edits a community's logo (approved at once)", JSON.stringify(renamed));
 
   const user = await admin(base, 'POST', '/admin/v1/users',
                            { email: 'temp@console.example', password: 'temporary-password-1', role: 'operator' });
@@ -656,6 +680,7 @@ async function operatorManagesRegistry(op, adv, base, seeded, campaignId) {
   check(rows.length === 1 && rows[0][0] === 'Uniswap' && rows[0][1] === 'uniswap' && rows[0][3] === '1',
         '#/projects searches the registry on the server (name, slug, contracts)', JSON.stringify(rows));
   check(await op.locator('.pager [role=status]').textContent() === '1–1 of 1', 'the search says how many it found');
+  await atBothWidths(op, 'operator-projects');
   const chains = await op.locator('#f-chainId option').allTextContents();
   check(chains.includes('Local anvil (31337)') && chains.includes('Ethereum (1)'),
         "the chain filter names the server's chains, the configured one too", chains.join());
@@ -698,7 +723,7 @@ async function operatorManagesRegistry(op, adv, base, seeded, campaignId) {
   check(project.category === 'marketplace' && project.contracts.length === 1 &&
         project.ownerCommunityId === seeded.community.id,
         "the operator edits a project's category, contracts and owner", JSON.stringify(project));
-  await narrow(op, 'project page');
+  await atBothWidths(op, 'operator-project');
   await op.getByRole('button', { name: 'Delete Blur' }).click();
   check(await op.getByText('its contracts no longer count').isVisible(), 'deleting a project asks first and says what it does');
   await op.getByRole('button', { name: 'Confirm: Delete Blur' }).click();

@@ -239,6 +239,35 @@
         C.rerender();
       });
     });
+    // Edit one (the operator's writes approve the brand at once, issue 39).
+    const chosen = select(all.map((c) => [c.id, c.name + ' (#' + c.id + ')']));
+    const e = { name: input({}), logoUrl: input({ type: 'url', placeholder: 'https://' }) };
+    const fill = () => {
+      const c = all.find((x) => String(x.id) === chosen.value);
+      e.name.value = c ? c.name : '';
+      e.logoUrl.value = c ? c.logoUrl : '';
+    };
+    chosen.addEventListener('change', fill);
+    fill();
+    const saved = el('p', { class: 'ok', role: 'status' });
+    const edit = el('form', { class: 'card form', novalidate: true, 'aria-labelledby': 'community-edit-title' },
+      el('h3', { id: 'community-edit-title', text: 'Edit a community' }),
+      field('community', 'Community', chosen, null, 'edit-'),
+      field('name', 'Name', e.name, null, 'edit-'), field('logoUrl', 'Logo URL', e.logoUrl, 'https; shown with its ads.', 'edit-'),
+      C.formError(), saved, el('button', { type: 'submit', text: 'Save community' }));
+    edit.addEventListener('submit', (event) => {
+      event.preventDefault();
+      saved.textContent = '';
+      C.busy(edit, async () => {
+        const res = await api('PATCH', '/admin/v1/communities/' + chosen.value, { name: e.name.value.trim(), logoUrl: e.logoUrl.value.trim() });
+        if (res.status !== 200) return C.showErrors(edit, res);
+        await C.rerender();
+        const again = document.querySelector('#f-edit-community');
+        if (again) { again.value = String(res.json.id); again.dispatchEvent(new Event('change')); }
+        const status = document.querySelector('#page-view form[aria-labelledby="community-edit-title"] .ok');
+        if (status) status.textContent = 'Saved.';
+      });
+    });
     root.append(C.heading('Communities'),
                 table('Communities', [
                   { label: 'Name', key: 'name' },
@@ -247,7 +276,7 @@
                   { label: 'Campaigns', value: (c) => el('a', { href: '#/campaigns?community=' + c.id, text: 'Campaigns', 'aria-label': 'Campaigns of ' + c.name }) },
                   { label: 'Keys', value: (c) => el('a', { href: '#/communities/' + c.id + '/keys', text: 'Advertiser keys', 'aria-label': 'Advertiser keys of ' + c.name }) },
                 ], all),
-                form);
+                form, all.length ? edit : null);
   });
 
   // Advertiser keys (POST /v1/events) of a community.

@@ -271,6 +271,8 @@
     }
     // The page renders into its box in the document (Chart.js sizes a canvas from its box).
     const root = C.el('div', { class: 'page' });
+    // Pages append optional parts as `cond ? node : null`; the DOM's append would write "null".
+    root.append = (...nodes) => Element.prototype.append.apply(root, nodes.flat().filter((n) => n !== null && n !== undefined && n !== false));
     const loading = C.notice('Loading…');
     $('page-view').replaceChildren(loading, root);
     show('page');

@@ -546,6 +546,19 @@ Environment ProcessEnvironment() {
   return env;
 }
 
+CommandDefaults CommandDefaultsFrom(const Environment& env) {
+  CommandDefaults d;
+  auto set = [&](const char* name, std::string& out) {
+    auto it = env.find(name);
+    if (it != env.end() && !it->second.empty()) out = it->second;
+  };
+  set("ADSERVER_DATA", d.data_dir);
+  set("ADSERVER_DATABASE_URL", d.cluster.database_url);
+  set("ADSERVER_REDIS_URL", d.cluster.redis_url);
+  set("ADSERVER_REDIS_KEY_PREFIX", d.cluster.redis_key_prefix);
+  return d;
+}
+
 Result<Config> LoadConfig(const std::optional<std::string>& path, const Environment& env) {
   Config c;
   if (path) {

@@ -76,6 +76,17 @@ Environment ProcessEnvironment();
 // bad key for unknown keys or wrong types in the file, Unavailable if the file can't be read.
 Result<Config> LoadConfig(const std::optional<std::string>& path, const Environment& env);
 
+// What the one-shot subcommands (`adserver publishers list`, `activity import`, ...) work on
+// before their flags: the data directory ($ADSERVER_DATA, else ./data) and the cluster
+// ($ADSERVER_DATABASE_URL, $ADSERVER_REDIS_URL, $ADSERVER_REDIS_KEY_PREFIX). An empty variable
+// counts as unset; nothing else of the environment is read (the subcommands have no other use
+// for it, and a missing key file named there must not stop a `users list`).
+struct CommandDefaults {
+  std::string data_dir = "./data";
+  store::ClusterOptions cluster;
+};
+CommandDefaults CommandDefaultsFrom(const Environment& env);
+
 // Checks ranges and relations; InvalidArgument names the bad field ("http.io_threads").
 Status Validate(const Config& config);
 

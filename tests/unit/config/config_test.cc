@@ -419,6 +419,26 @@ colour = "red"
   EXPECT_EQ(FieldsOf(not_tables.status()), "network.chains[0];network.chains[1];");
 }
 
+// Issue 41 item 3: what the one-shot subcommands take from the environment before their flags.
+TEST(ConfigTest, CommandDefaultsComeFromTheEnvironmentAndEmptyMeansUnset) {
+  CommandDefaults none = CommandDefaultsFrom({});
+  EXPECT_EQ(none.data_dir, "./data");
+  EXPECT_FALSE(none.cluster.enabled());
+  EXPECT_EQ(none.cluster.redis_key_prefix, "adserver:");
+  CommandDefaults set = CommandDefaultsFrom({{"ADSERVER_DATA", "/var/lib/adserver"},
+                                             {"ADSERVER_DATABASE_URL", "postgresql://db/ads"},
+                                             {"ADSERVER_REDIS_URL", "redis://cache:6379"},
+                                             {"ADSERVER_REDIS_KEY_PREFIX", "staging:"},
+                                             {"ADSERVER_IDENTITY_KEYS_FILE", "/missing/file"}});
+  EXPECT_EQ(set.data_dir, "/var/lib/adserver");
+  EXPECT_TRUE(set.cluster.enabled());
+  EXPECT_EQ(set.cluster.redis_key_prefix, "staging:");
+  CommandDefaults empty =
+      CommandDefaultsFrom({{"ADSERVER_DATA", ""}, {"ADSERVER_REDIS_KEY_PREFIX", ""}});
+  EXPECT_EQ(empty.data_dir, "./data");
+  EXPECT_EQ(empty.cluster.redis_key_prefix, "adserver:");
+}
+
 TEST(ConfigTest, ClusterModeNeedsBothUrlsAndNamesTheMissingOne) {
   Result<Config> both = LoadConfig(std::nullopt, {{"ADSERVER_DATABASE_URL", "postgresql://db/ads"},
                                                   {"ADSERVER_REDIS_URL", "redis://cache:6379"}});

@@ -462,6 +462,12 @@ async function conversionArrives(adv, base, campaignId) {
   check(await link.getAttribute('href') === 'https://etherscan.io/tx/' + tx &&
         await link.locator('code').getAttribute('title') === tx,
         'the hash links to the chain\'s explorer and keeps the whole hash in its title');
+  // Issue 38 item 1: the conversions list covers the URL's period like the reports.
+  await open(adv, base, `#/campaigns/${campaignId}?range=custom&from=2026-01-01&to=2026-01-02`, 'Aave for swappers');
+  const past = await tableRows(adv, 'Conversions (newest block first)');
+  check(past.length === 1 && past[0][0] === 'No data.' &&
+        await adv.locator('#conv-title').textContent() === 'Conversions, 2026-01-01 to 2026-01-02 (UTC, the latest 50)',
+        'the conversions list follows the period in the URL', JSON.stringify(past));
   // Issue 38 item 6: a page whose fetch failed offers to try again.
   let failOnce = true;
   await adv.route(`**/admin/v1/campaigns/${campaignId}/stats`, (route) => {

@@ -383,9 +383,11 @@
   C.route('/campaigns/:id', ['operator', 'advertiser', 'publisher'], async (root, { id }) => {
     const campaign = await load('/admin/v1/campaigns/' + id);
     const todayRange = C.lastDays(1);
+    // The URL's period covers the reports and the conversions list alike (issue 38 item 1).
+    const period = C.period('14');
     const [stats, { ads }, { conversions }, all, spentToday] = await Promise.all([
       load('/admin/v1/campaigns/' + id + '/stats'), load('/admin/v1/ads?archived=any&campaignId=' + id),
-      load('/admin/v1/conversions?' + C.query({ campaignId: id, limit: 50 })), communities(),
+      load('/admin/v1/conversions?' + C.query({ campaignId: id, from: period.from, to: period.to, limit: 50 })), communities(),
       load('/admin/v1/reports?' + C.query({ campaignId: id, granularity: 'total', from: todayRange.from, to: todayRange.to }))]);
     const community = all.find((x) => x.id === campaign.communityId);
     const status = el('p', { class: 'error', role: 'alert' });
@@ -409,7 +411,6 @@
                               text: 'This campaign is active but has no approved, active ad: it is not served until one is approved.' })
                   : null,
                 status);
-    const period = C.period('14');
     root.append(C.periodControl(period));
     await campaignReport(root, id, period);
     const ab = await load('/admin/v1/reports/ab?' + C.query({ campaignId: id, from: period.from, to: period.to }));
@@ -418,7 +419,8 @@
     const deleteError = el('p', { class: 'error', role: 'alert' });
     root.append(budgetStatus(campaign, stats, (spentToday.totals && spentToday.totals.spend) || 0), adsCard(id, ads),
                 el('section', { class: 'card', 'aria-labelledby': 'conv-title' },
-                   el('h3', { id: 'conv-title', text: 'Conversions' }), conversionsTable(conversions)),
+                   el('h3', { id: 'conv-title', text: 'Conversions, ' + period.title.toLowerCase() + ' (UTC, the latest 50)' }),
+                   conversionsTable(conversions)),
                 campaignForm(campaign, all, () => C.rerender()),
                 el('div', { class: 'actions' }, archiveButton('campaign', campaign, campaign.name, deleteError),
                    deleteButton('campaign', id, campaign.name,

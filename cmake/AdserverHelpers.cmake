@@ -41,19 +41,18 @@ set(ADSERVER_UNITY_BATCH_SIZE 10 CACHE STRING "Sources per unity batch")
 # while everything else hit through CCACHE_BASEDIR (scripts/test.sh). These include each source
 # by its path relative to the batch file, the same in every clone. Called at the end of the
 # library's directory (cmake_language(DEFER)), after its CMakeLists.txt has marked the sources
-# that SKIP_UNITY_BUILD_INCLUSION; generated sources compile alone, as with CMake's batches.
+# that SKIP_UNITY_BUILD_INCLUSION. The batches hold the same sources in the same order as
+# CMake's did (generated ones too), so the objects are the same. The batched sources stay in
+# the target as HEADER_FILE_ONLY: their custom commands (a generated source) still run first.
 function(adserver_unity_batches target)
   get_target_property(sources ${target} SOURCES)
   set(batched "")
-  set(alone "")
   foreach(src IN LISTS sources)
     get_source_file_property(skip ${src} SKIP_UNITY_BUILD_INCLUSION)
-    get_source_file_property(generated ${src} GENERATED)
-    if(skip OR generated OR NOT src MATCHES "\\.cc$")
-      list(APPEND alone ${src})
-    else()
+    if(NOT skip AND src MATCHES "\\.cc$")
       get_filename_component(path ${src} ABSOLUTE BASE_DIR ${CMAKE_CURRENT_SOURCE_DIR})
       list(APPEND batched ${path})
+      set_source_files_properties(${src} PROPERTIES HEADER_FILE_ONLY ON)
     endif()
   endforeach()
   set(dir ${CMAKE_CURRENT_BINARY_DIR}/${target}.unity)
@@ -76,7 +75,7 @@ function(adserver_unity_batches target)
       set(content "")
     endif()
   endforeach()
-  set_property(TARGET ${target} PROPERTY SOURCES ${alone} ${batches})
+  target_sources(${target} PRIVATE ${batches})
 endfunction()
 
 function(adserver_add_library name)

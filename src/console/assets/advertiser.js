@@ -15,7 +15,7 @@
 
   // `?archived=true`: the archived campaigns instead of the current ones (issue 38 item 3).
   C.route('/campaigns', ['operator', 'advertiser'], async (root) => {
-    const params = new URLSearchParams(location.hash.split('?')[1] || '');
+    const params = C.hashParams();
     const archived = params.get('archived') === 'true';
     const [{ campaigns }, all] = await Promise.all([load('/admin/v1/campaigns' + (archived ? '?archived=true' : '')), communities()]);
     const names = new Map(all.map((c) => [c.id, c.name]));
@@ -556,7 +556,7 @@
   // review queue's ads among them.
   // `?archived=true`: the archived ads instead.
   C.route('/ads', ['operator', 'advertiser'], async (root) => {
-    const archived = new URLSearchParams(location.hash.split('?')[1] || '').get('archived') === 'true';
+    const archived = C.hashParams().get('archived') === 'true';
     const [{ ads }, { campaigns }] = await Promise.all([load('/admin/v1/ads' + (archived ? '?archived=true' : '')),
                                                        load('/admin/v1/campaigns?archived=any')]);
     const names = new Map(campaigns.map((c) => [c.id, c.name]));

@@ -469,7 +469,7 @@ window.AdConsole = (function () {
 
   return {
     state, api, load, errorText, NotFound, SignedOut, el, fmt, money, setCurrency, percent, utcDay, lastDays,
-    period, setPeriod, periodControl, csvLink, chainName, chainOptions, setChains, txLink, addressLink, query, field, input, select, clearErrors, showErrors, formError, busy, table, report,
+    hashParams, period, setPeriod, periodControl, csvLink, chainName, chainOptions, setChains, txLink, addressLink, query, field, input, select, clearErrors, showErrors, formError, busy, table, report,
     destroyCharts, route, match, heading, notice, isOperator, confirmButton,
   };
 })();

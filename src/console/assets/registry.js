@@ -101,7 +101,7 @@
 
   // `#/projects?q=&chain=&offset=`: the search and its page in the URL (a view can be shared).
   C.route('/projects', ['operator'], async (root) => {
-    const params = new URLSearchParams(location.hash.split('?')[1] || '');
+    const params = C.hashParams();
     const q = params.get('q') || '';
     const chain = params.get('chain') || '';
     const offset = Math.max(0, Number(params.get('offset')) || 0);
@@ -113,7 +113,7 @@
     const go = (changes) => {
       const next = new URLSearchParams({ q, chain, offset: String(offset) });
       for (const [k, v] of Object.entries(changes)) next.set(k, v);
-      for (const [k, v] of [...next.entries()]) if (v === '' || v === '0') next.delete(k);
+      for (const [k, v] of [...next.entries()]) if (v === '' || (k === 'offset' && v === '0')) next.delete(k);
       location.hash = '#/projects' + (next.toString() ? '?' + next : '');
     };
     const f = { q: input({ type: 'search', value: q }), chain: select([['', 'Any chain'], ...C.chainOptions()], chain) };

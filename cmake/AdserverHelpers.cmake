@@ -6,6 +6,10 @@ function(adserver_set_warnings target)
   target_compile_features(${target} PUBLIC cxx_std_20)
   # Designated initializers that omit fields with defaults are intended (STYLE.md).
   target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wno-missing-field-initializers)
+  # Locks say what they guard (common/mutex.h): clang checks every annotated access.
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    target_compile_options(${target} PRIVATE -Wthread-safety)
+  endif()
   if(ADSERVER_WERROR)
     target_compile_options(${target} PRIVATE -Werror)
   endif()

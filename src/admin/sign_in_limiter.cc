@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "common/mutex.h"
+
 namespace adserver::admin {
 
 SignInLimiter::SignInLimiter(const Clock& clock, SignInLimiterOptions options)
@@ -9,7 +11,7 @@ SignInLimiter::SignInLimiter(const Clock& clock, SignInLimiterOptions options)
 
 int64_t SignInLimiter::RetryAfter(std::string_view key) const {
   int64_t now = clock_.NowSeconds();
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = entries_.find(std::string(key));
   if (it == entries_.end()) return 0;
   return std::max<int64_t>(0, it->second.blocked_until - now);
@@ -17,7 +19,7 @@ int64_t SignInLimiter::RetryAfter(std::string_view key) const {
 
 void SignInLimiter::RecordFailure(std::string_view key) {
   int64_t now = clock_.NowSeconds();
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = entries_.find(std::string(key));
   if (it != entries_.end() && now - it->second.last_failure >= options_.forget_after_seconds) {
     it->second = Entry{};
@@ -37,12 +39,12 @@ void SignInLimiter::RecordFailure(std::string_view key) {
 }
 
 void SignInLimiter::Reset(std::string_view key) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   entries_.erase(std::string(key));
 }
 
 size_t SignInLimiter::SizeForTest() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return entries_.size();
 }
 

@@ -2,12 +2,12 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 
 #include "common/clock.h"
+#include "common/mutex.h"
 
 namespace adserver::admin {
 
@@ -47,13 +47,13 @@ class SignInLimiter {
     int64_t last_failure = 0;
     int64_t blocked_until = 0;
   };
-  // REQUIRES: mu_ held. Makes room for one more entry.
-  void EvictOne(int64_t now);
+  // Makes room for one more entry.
+  void EvictOne(int64_t now) ADS_REQUIRES(mu_);
 
   const Clock& clock_;
   const SignInLimiterOptions options_;
-  mutable std::mutex mu_;
-  std::unordered_map<std::string, Entry> entries_;  // guarded by mu_
+  mutable Mutex mu_;
+  std::unordered_map<std::string, Entry> entries_ ADS_GUARDED_BY(mu_);
 };
 
 }  // namespace adserver::admin

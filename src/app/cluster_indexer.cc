@@ -2,6 +2,7 @@
 
 #include "common/check.h"
 #include "common/log.h"
+#include "common/mutex.h"
 #include "common/thread_setup.h"
 #include "ingest/chain/json_rpc_chain_source.h"
 
@@ -66,17 +67,17 @@ Status ClusterIndexer::Start() {
 
 void ClusterIndexer::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     stop_ = true;
   }
-  stop_cv_.notify_all();
+  stop_cv_.NotifyAll();
   if (contender_.joinable()) contender_.join();
 }
 
 std::optional<ingest::chain::ChainIndexer::Progress> ClusterIndexer::progress() const {
   std::shared_ptr<LiveIndexer> indexer;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     indexer = indexer_;
   }
   if (!indexer) return std::nullopt;
@@ -84,8 +85,8 @@ std::optional<ingest::chain::ChainIndexer::Progress> ClusterIndexer::progress() 
 }
 
 bool ClusterIndexer::WaitUnlessStopped(std::chrono::milliseconds duration) {
-  std::unique_lock<std::mutex> lock(mu_);
-  return stop_cv_.wait_for(lock, duration, [this] { return stop_; });
+  MutexLock lock(mu_);
+  return stop_cv_.WaitFor(mu_, duration, [this]() ADS_REQUIRES(mu_) { return stop_; });
 }
 
 void ClusterIndexer::Contend() {
@@ -132,7 +133,7 @@ void ClusterIndexer::StartIndexer() {
                           << created.status().message();
   std::shared_ptr<LiveIndexer> indexer = std::move(*created);
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     indexer_ = indexer;
   }
   worker_ = std::thread([this, indexer] {
@@ -155,7 +156,7 @@ void ClusterIndexer::StopIndexer() {
   leading_.store(false, std::memory_order_release);
   std::shared_ptr<LiveIndexer> indexer;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     indexer = std::move(indexer_);
   }
   if (indexer) indexer->Stop();

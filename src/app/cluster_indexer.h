@@ -14,16 +14,15 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
 #include <thread>
 
 #include "app/indexer.h"
+#include "common/mutex.h"
 #include "common/status.h"
 #include "ingest/chain/block_sink.h"
 #include "ingest/chain/chain_indexer.h"
@@ -106,10 +105,10 @@ class ClusterIndexer {
   std::atomic<uint64_t> terms_{0};
   FencedLedger ledger_;
 
-  mutable std::mutex mu_;
-  std::condition_variable stop_cv_;
-  bool stop_ = false;                     // guarded by mu_
-  std::shared_ptr<LiveIndexer> indexer_;  // guarded by mu_; this term's, null when not leading
+  mutable Mutex mu_;
+  CondVar stop_cv_;
+  bool stop_ ADS_GUARDED_BY(mu_) = false;
+  std::shared_ptr<LiveIndexer> indexer_ ADS_GUARDED_BY(mu_);  // this term's, null when not leading
   // The indexer's Run on its thread (contender thread only); ended_ set when Run returned, and
   // fatal_ when it returned a Conflict (a reorg deeper than the journal: a human must act).
   std::thread worker_;

@@ -8,6 +8,7 @@
 
 #include "app/budget_takes.h"
 #include "common/log.h"
+#include "common/mutex.h"
 #include "common/thread_setup.h"
 
 namespace adserver::app {
@@ -149,11 +150,11 @@ void ClusterNode::RunSync() {
   using Steady = std::chrono::steady_clock;
   const auto interval = std::min(options_.lease_refill_interval, options_.caps_sync_interval);
   Steady::time_point last_leases = Steady::now(), last_caps = Steady::now();
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   while (!stopping_) {
-    wake_.wait_for(lock, interval, [this] { return stopping_; });
+    wake_.WaitFor(mu_, interval, [this]() ADS_REQUIRES(mu_) { return stopping_; });
     if (stopping_) break;
-    lock.unlock();
+    lock.Unlock();
     const int64_t now = clock_.NowSeconds();
     const Steady::time_point tick = Steady::now();
     ReadOtherNodes(now);
@@ -177,7 +178,7 @@ void ClusterNode::RunSync() {
         ADS_LOG(info, "activity change log pruned", "entries", *pruned);
       }
     }
-    lock.lock();
+    lock.Lock();
   }
 }
 
@@ -211,8 +212,9 @@ void ClusterNode::RunFollower() {
           store::PgChangeFeed::Open(options_.database_url, "inventory");
       Note(postgres_ok_, "postgresql", "change feed", opened.status());
       if (!opened.ok()) {
-        std::unique_lock<std::mutex> lock(mu_);
-        wake_.wait_for(lock, options_.change_poll_interval, [this] { return stopping_; });
+        MutexLock lock(mu_);
+        wake_.WaitFor(mu_, options_.change_poll_interval,
+                      [this]() ADS_REQUIRES(mu_) { return stopping_; });
         continue;
       }
       feed = std::move(*opened);
@@ -222,8 +224,9 @@ void ClusterNode::RunFollower() {
                                                   options_.change_poll_interval);
     Note(postgres_ok_, "postgresql", "change feed", version.status());
     if (!version.ok()) {
-      std::unique_lock<std::mutex> lock(mu_);
-      wake_.wait_for(lock, options_.change_poll_interval, [this] { return stopping_; });
+      MutexLock lock(mu_);
+      wake_.WaitFor(mu_, options_.change_poll_interval,
+                    [this]() ADS_REQUIRES(mu_) { return stopping_; });
       continue;
     }
     if (*version != seen) {
@@ -267,8 +270,8 @@ void ClusterNode::RunReplica() {
     if (version.ok()) {
       seen = *version;
     } else {
-      std::unique_lock<std::mutex> lock(mu_);
-      wake_.wait_for(lock, activity_interval_, [this] { return stopping_; });
+      MutexLock lock(mu_);
+      wake_.WaitFor(mu_, activity_interval_, [this]() ADS_REQUIRES(mu_) { return stopping_; });
     }
   }
 }
@@ -281,12 +284,12 @@ void ClusterNode::Start() {
 
 void ClusterNode::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (stopping_) return;
     stopping_ = true;
   }
   follower_stop_.store(true, std::memory_order_relaxed);
-  wake_.notify_all();
+  wake_.NotifyAll();
   if (sync_.joinable()) sync_.join();
   if (follower_.joinable()) follower_.join();
   if (replica_.joinable()) replica_.join();

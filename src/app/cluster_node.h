@@ -14,15 +14,14 @@
 // reported by Health() for /readyz; serving never waits on either.
 
 #include <atomic>
-#include <condition_variable>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <unordered_map>
 
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "common/published.h"
 #include "common/status.h"
 #include "decision/budget_leases.h"
@@ -127,9 +126,9 @@ class ClusterNode {
 
   std::atomic<bool> postgres_ok_{true};
   std::atomic<bool> redis_ok_{true};
-  std::mutex mu_;
-  std::condition_variable wake_;
-  bool stopping_ = false;  // guarded by mu_
+  Mutex mu_;
+  CondVar wake_;
+  bool stopping_ ADS_GUARDED_BY(mu_) = false;
   std::atomic<bool> follower_stop_{false};
   std::thread follower_;
   std::thread sync_;

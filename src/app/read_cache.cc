@@ -1,6 +1,7 @@
 #include "app/read_cache.h"
 
 #include "common/log.h"
+#include "common/mutex.h"
 #include "common/thread_setup.h"
 
 namespace adserver::app {
@@ -21,10 +22,10 @@ void ReadCacheThread::Start() {
 
 void ReadCacheThread::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     stop_ = true;
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -52,8 +53,8 @@ void ReadCacheThread::Run() {
       ADS_LOG(warn, "wallet table not copied into memory; lookups use its file mapping", "status",
               loaded);
     }
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait_for(lock, poll_interval_, [this] { return stop_.load(); });
+    MutexLock lock(mu_);
+    cv_.WaitFor(mu_, poll_interval_, [this]() ADS_REQUIRES(mu_) { return stop_.load(); });
   }
 }
 

@@ -6,10 +6,9 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
-#include <mutex>
 #include <thread>
 
+#include "common/mutex.h"
 #include "store/lmdb/lmdb_activity_index.h"
 
 namespace adserver::app {
@@ -35,8 +34,8 @@ class ReadCacheThread {
 
   store::LmdbActivityIndex& index_;
   const std::chrono::milliseconds poll_interval_;
-  std::mutex mu_;
-  std::condition_variable cv_;
+  Mutex mu_;
+  CondVar cv_;
   std::atomic<bool> stop_{false};
   std::atomic<int64_t> table_since_{0};
   std::atomic<uint64_t> rebuilds_{0};

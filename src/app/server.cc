@@ -12,6 +12,7 @@
 #include "app/metrics_endpoint.h"
 #include "common/json_writer.h"
 #include "common/log.h"
+#include "common/mutex.h"
 #include "console/console.h"
 #include "store/lmdb/lmdb_activity_store.h"
 #include "store/lmdb/lmdb_exposure_store.h"
@@ -624,7 +625,7 @@ Status Server::InitClusterStore() {
 }
 
 Status Server::StepReplica() {
-  std::lock_guard<std::mutex> lock(replica_mu_);
+  MutexLock lock(replica_mu_);
   return replica_->Step();
 }
 

@@ -15,6 +15,7 @@
 #include "app/indexer.h"
 #include "app/read_cache.h"
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "common/published.h"
 #include "common/status.h"
 #include "config/config.h"
@@ -38,10 +39,10 @@
 #include "serve/events_handler.h"
 #include "store/account_store.h"
 #include "store/advertiser_events_store.h"
+#include "store/composed_store.h"
 #include "store/events_store.h"
 #include "store/exposure_store.h"
 #include "store/identity_store.h"
-#include "store/composed_store.h"
 #include "store/lmdb/lmdb_activity_store.h"
 #include "store/postgres/postgres_activity_store.h"
 #include "store/postgres/postgres_store.h"
@@ -132,8 +133,8 @@ class Server {
   std::unique_ptr<store::Store> store_;
   // Cluster mode: the node's LMDB replica of PostgreSQL's activity (activity_index_), stepped by
   // the cluster node's replica thread and by admin writes (read-your-writes), one at a time.
-  std::unique_ptr<ActivityReplica> replica_;
-  std::mutex replica_mu_;
+  std::unique_ptr<ActivityReplica> replica_ ADS_PT_GUARDED_BY(replica_mu_);
+  Mutex replica_mu_;
   Status StepReplica();
   Published<decision::Catalog> catalogs_;
   Published<decision::ActivityIndex> activity_;

@@ -4,8 +4,9 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <thread>
+
+#include "common/mutex.h"
 
 namespace adserver {
 
@@ -32,7 +33,7 @@ class Published {
   // Publish that hands back the version it replaced (null if none), so that a background
   // publisher can let it go on its own thread (ReleaseWhenUnused below).
   std::shared_ptr<const T> Exchange(std::shared_ptr<const T> value) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     std::shared_ptr<const T> old = std::move(value_);
     value_ = std::move(value);
     version_.fetch_add(1, std::memory_order_release);
@@ -48,7 +49,7 @@ class Published {
       // The current version cannot have expired (value_ holds it) unless it is null.
       if (std::shared_ptr<const T> value = cache.value.lock()) return value;
     }
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     cache.owner = id_;
     cache.version = version_.load(std::memory_order_relaxed);
     cache.value = value_;
@@ -70,8 +71,8 @@ class Published {
   }
   // Unique per instance (never reused, unlike an address), keys the thread-local cache.
   const uint64_t id_ = NextId();
-  mutable std::mutex mu_;
-  std::shared_ptr<const T> value_;
+  mutable Mutex mu_;
+  std::shared_ptr<const T> value_ ADS_GUARDED_BY(mu_);
   std::atomic<uint64_t> version_{0};
 };
 

@@ -9,9 +9,10 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <utility>
 #include <vector>
+
+#include "common/mutex.h"
 
 namespace adserver {
 
@@ -28,7 +29,7 @@ class ThreadShards {
     for (const auto& [instance, shard] : cache) {
       if (instance == instance_) return *shard;
     }
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     shards_.push_back(std::make_unique<Shard>());
     cache.emplace_back(instance_, shards_.back().get());
     return *shards_.back();
@@ -36,7 +37,7 @@ class ThreadShards {
 
   // Every shard made so far (a snapshot; shards made later are not included).
   std::vector<Shard*> All() {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     std::vector<Shard*> out;
     out.reserve(shards_.size());
     for (auto& shard : shards_) out.push_back(shard.get());
@@ -50,8 +51,8 @@ class ThreadShards {
   }
 
   const uint64_t instance_;
-  std::mutex mu_;
-  std::vector<std::unique_ptr<Shard>> shards_;  // guarded by mu_
+  Mutex mu_;
+  std::vector<std::unique_ptr<Shard>> shards_ ADS_GUARDED_BY(mu_);
 };
 
 }  // namespace adserver

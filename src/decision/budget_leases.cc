@@ -4,12 +4,14 @@
 #include <bit>
 #include <cmath>
 
+#include "common/mutex.h"
+
 namespace adserver::decision {
 
 // ---- LocalBudgetAuthority
 
 Result<Micros> LocalBudgetAuthority::Take(int64_t campaign_id, Micros want) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = remaining_.find(campaign_id);
   if (it == remaining_.end()) {
     return NotFoundError("no remaining budget for campaign " + std::to_string(campaign_id));
@@ -20,19 +22,19 @@ Result<Micros> LocalBudgetAuthority::Take(int64_t campaign_id, Micros want) {
 }
 
 Status LocalBudgetAuthority::Give(int64_t campaign_id, Micros amount) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = remaining_.find(campaign_id);
   if (it != remaining_.end()) it->second += amount;
   return OkStatus();
 }
 
 Result<bool> LocalBudgetAuthority::Seed(int64_t campaign_id, Micros remaining) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return remaining_.emplace(campaign_id, remaining).second;
 }
 
 Status LocalBudgetAuthority::Forget(int64_t campaign_id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   remaining_.erase(campaign_id);
   return OkStatus();
 }

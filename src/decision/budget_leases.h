@@ -16,10 +16,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <unordered_map>
 
+#include "common/mutex.h"
 #include "common/status.h"
 #include "common/types.h"
 
@@ -54,8 +54,8 @@ class LocalBudgetAuthority final : public BudgetAuthority {
   Status Forget(int64_t campaign_id) override;
 
  private:
-  std::mutex mu_;
-  std::unordered_map<int64_t, Micros> remaining_;  // guarded by mu_
+  Mutex mu_;
+  std::unordered_map<int64_t, Micros> remaining_ ADS_GUARDED_BY(mu_);
 };
 
 struct LeaseOptions {

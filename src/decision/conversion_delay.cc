@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <vector>
 
+#include "common/mutex.h"
+
 namespace adserver::decision {
 
 void DelayFeed::Add(int64_t campaign_id, double delay_seconds) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = pending_.find(campaign_id);
   if (it == pending_.end()) {
     if (pending_.size() >= max_campaigns_) {
@@ -22,7 +24,7 @@ void DelayFeed::Add(int64_t campaign_id, double delay_seconds) {
 std::vector<DelayFeed::Delta> DelayFeed::Take() {
   std::unordered_map<int64_t, Delta> taken;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     taken.swap(pending_);
   }
   std::vector<Delta> out;
@@ -32,7 +34,7 @@ std::vector<DelayFeed::Delta> DelayFeed::Take() {
 }
 
 int64_t DelayFeed::dropped() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return dropped_;
 }
 

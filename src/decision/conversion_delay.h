@@ -24,10 +24,11 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
-#include <mutex>
 #include <span>
 #include <unordered_map>
 #include <vector>
+
+#include "common/mutex.h"
 
 namespace adserver::decision {
 
@@ -47,9 +48,9 @@ class DelayFeed {
 
  private:
   const size_t max_campaigns_;
-  mutable std::mutex mu_;
-  std::unordered_map<int64_t, Delta> pending_;  // guarded by mu_
-  int64_t dropped_ = 0;                         // guarded by mu_
+  mutable Mutex mu_;
+  std::unordered_map<int64_t, Delta> pending_ ADS_GUARDED_BY(mu_);
+  int64_t dropped_ ADS_GUARDED_BY(mu_) = 0;
 };
 
 // A CPA campaign's (forgotten) impressions by age within its conversion window: kBuckets slots of

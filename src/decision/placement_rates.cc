@@ -5,6 +5,7 @@
 #include <cmath>
 #include <numbers>
 
+#include "common/mutex.h"
 #include "common/splitmix64.h"
 
 namespace adserver::decision {
@@ -27,7 +28,7 @@ size_t PlacementKeyHash::operator()(const PlacementKey& k) const noexcept {
 PlacementFeed::PlacementFeed(size_t max_keys) : max_keys_(max_keys) {}
 
 void PlacementFeed::Add(const PlacementKey& key, int64_t impressions, int64_t events) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = pending_.find(key);
   if (it == pending_.end()) {
     if (pending_.size() >= max_keys_) {
@@ -43,7 +44,7 @@ void PlacementFeed::Add(const PlacementKey& key, int64_t impressions, int64_t ev
 std::vector<PlacementDelta> PlacementFeed::Take() {
   std::unordered_map<PlacementKey, PlacementDelta, PlacementKeyHash> taken;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     taken.swap(pending_);
   }
   std::vector<PlacementDelta> out;
@@ -53,7 +54,7 @@ std::vector<PlacementDelta> PlacementFeed::Take() {
 }
 
 int64_t PlacementFeed::dropped() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return dropped_;
 }
 

@@ -27,11 +27,11 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <unordered_map>
 #include <vector>
 
+#include "common/mutex.h"
 #include "decision/catalog.h"
 #include "decision/options.h"
 
@@ -67,9 +67,9 @@ class PlacementFeed {
 
  private:
   const size_t max_keys_;
-  mutable std::mutex mu_;
-  std::unordered_map<PlacementKey, PlacementDelta, PlacementKeyHash> pending_;  // guarded by mu_
-  int64_t dropped_ = 0;                                                         // guarded by mu_
+  mutable Mutex mu_;
+  std::unordered_map<PlacementKey, PlacementDelta, PlacementKeyHash> pending_ ADS_GUARDED_BY(mu_);
+  int64_t dropped_ ADS_GUARDED_BY(mu_) = 0;
 };
 
 // The factors requests read: immutable once built. Lookups are two probes of flat tables.

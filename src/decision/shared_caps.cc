@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "common/mutex.h"
+
 namespace adserver::decision {
 
 SharedFrequencyCaps::SharedFrequencyCaps(FrequencyCaps& local, CapCounterStore& store,
@@ -15,7 +17,7 @@ SharedFrequencyCaps::SharedFrequencyCaps(FrequencyCaps& local, CapCounterStore& 
 void SharedFrequencyCaps::Queue(std::span<const Address> wallets, int64_t campaign_id,
                                 int32_t hours) {
   Shard& shard = shards_.Local();
-  std::lock_guard<std::mutex> lock(shard.mu);
+  MutexLock lock(shard.mu);
   for (const Address& w : wallets) {
     if (shard.pending.size() >= max_pending_) {
       ++shard.dropped;
@@ -29,21 +31,21 @@ void SharedFrequencyCaps::Queue(std::span<const Address> wallets, int64_t campai
 uint64_t SharedFrequencyCaps::dropped() const {
   uint64_t n = 0;
   for (Shard* shard : shards_.All()) {
-    std::lock_guard<std::mutex> lock(shard->mu);
+    MutexLock lock(shard->mu);
     n += shard->dropped;
   }
   return n;
 }
 
 Status SharedFrequencyCaps::Sync(int64_t now) {
-  std::lock_guard<std::mutex> sync_lock(sync_mu_);
+  MutexLock sync_lock(sync_mu_);
   // Sum this interval's impressions per pair.
   std::unordered_map<PairKey, size_t, PairHash> index;
   std::vector<CapIncrement> batch;
   for (Shard* shard : shards_.All()) {
     std::vector<CapIncrement> taken;
     {
-      std::lock_guard<std::mutex> lock(shard->mu);
+      MutexLock lock(shard->mu);
       taken.swap(shard->pending);
     }
     for (const CapIncrement& inc : taken) {
@@ -83,7 +85,7 @@ Status SharedFrequencyCaps::Sync(int64_t now) {
   if (!totals.ok() || totals->size() != batch.size()) {
     // Put the increments back for the next sync (what does not fit is dropped and counted).
     Shard& shard = shards_.Local();
-    std::lock_guard<std::mutex> lock(shard.mu);
+    MutexLock lock(shard.mu);
     for (const CapIncrement& inc : batch) {
       if (inc.add == 0) continue;
       if (shard.pending.size() >= max_pending_) {

@@ -17,12 +17,12 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <mutex>
 #include <span>
 #include <unordered_map>
 #include <vector>
 
 #include "common/address.h"
+#include "common/mutex.h"
 #include "common/status.h"
 #include "common/thread_shards.h"
 #include "decision/frequency_caps.h"
@@ -67,9 +67,9 @@ class SharedFrequencyCaps {
 
  private:
   struct Shard {
-    std::mutex mu;
-    std::vector<CapIncrement> pending;  // guarded by mu
-    uint64_t dropped = 0;               // guarded by mu
+    Mutex mu;
+    std::vector<CapIncrement> pending ADS_GUARDED_BY(mu);
+    uint64_t dropped ADS_GUARDED_BY(mu) = 0;
   };
   struct PairKey {
     Address wallet;
@@ -88,13 +88,13 @@ class SharedFrequencyCaps {
   const size_t recent_max_;
   const int64_t recent_seconds_;
   mutable ThreadShards<Shard> shards_;
-  std::mutex sync_mu_;  // one Sync at a time
+  Mutex sync_mu_;  // one Sync at a time
   struct Recent {
     int32_t hours = 0;        // the cap's window
     int64_t last_served = 0;  // Unix seconds
   };
-  // Pairs to read again at every sync (guarded by sync_mu_).
-  std::unordered_map<PairKey, Recent, PairHash> recent_;
+  // Pairs to read again at every sync.
+  std::unordered_map<PairKey, Recent, PairHash> recent_ ADS_GUARDED_BY(sync_mu_);
 };
 
 }  // namespace adserver::decision

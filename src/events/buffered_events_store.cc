@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "common/log.h"
+#include "common/mutex.h"
 
 namespace adserver::events {
 namespace {
@@ -43,7 +44,7 @@ Status BufferedEventsStore::InsertClicks(std::span<store::ClickRecord> rows) {
 }
 
 Result<int64_t> BufferedEventsStore::Deliver(size_t max_rows) {
-  std::lock_guard<std::mutex> lock(deliver_mu_);
+  MutexLock lock(deliver_mu_);
   int64_t delivered = 0;
   while (buffered() > 0 && static_cast<size_t>(delivered) < max_rows) {
     ADS_ASSIGN_OR_RETURN(std::vector<store::ClickRecord> rows,
@@ -101,7 +102,7 @@ Status BufferedAdvertiserEventsStore::Insert(store::AdvertiserEventRecord& event
 }
 
 Result<int64_t> BufferedAdvertiserEventsStore::Deliver(size_t max_events) {
-  std::lock_guard<std::mutex> lock(deliver_mu_);
+  MutexLock lock(deliver_mu_);
   int64_t delivered = 0;
   while (buffered() > 0 && static_cast<size_t>(delivered) < max_events) {
     ADS_ASSIGN_OR_RETURN(std::vector<store::AdvertiserEventRecord> events,

@@ -16,8 +16,8 @@
 
 #include <atomic>
 #include <cstdint>
-#include <mutex>
 
+#include "common/mutex.h"
 #include "store/advertiser_events_store.h"
 #include "store/event_outbox.h"
 #include "store/events_store.h"
@@ -110,7 +110,7 @@ class BufferedEventsStore final : public store::EventsStore {
   store::EventsStore& primary_;
   store::ClickOutbox& outbox_;
   const int64_t max_buffered_;
-  std::mutex deliver_mu_;  // one delivery at a time
+  Mutex deliver_mu_;  // one delivery at a time
   std::atomic<int64_t> buffered_{0};
 };
 
@@ -148,7 +148,7 @@ class BufferedAdvertiserEventsStore final : public store::AdvertiserEventsStore 
   store::AdvertiserEventsStore& primary_;
   store::AdvertiserEventOutbox& outbox_;
   const int64_t max_buffered_;
-  std::mutex deliver_mu_;  // one delivery at a time
+  Mutex deliver_mu_;  // one delivery at a time
   std::atomic<int64_t> buffered_{0};
 };
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "common/log.h"
+#include "common/mutex.h"
 #include "events/attribution.h"
 
 namespace adserver::events {
@@ -100,7 +101,7 @@ void ConversionAttributor::Collect(const decision::Catalog& catalog,
 
 Status ConversionAttributor::OnApplied(int64_t chain_id,
                                        std::span<const ingest::chain::AppliedBlock> blocks) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   ADS_RETURN_IF_ERROR(RevertReplaced(chain_id, blocks));
   std::shared_ptr<const decision::Catalog> catalog = catalogs_.Current();
   bool any_interaction = false;
@@ -152,7 +153,7 @@ bool ConversionAttributor::Wants(int64_t project_id, int64_t unix_seconds) const
 
 Status ConversionAttributor::OnImported(
     std::span<const ingest::chain::ChainInteraction> interactions) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   std::shared_ptr<const decision::Catalog> catalog = catalogs_.Current();
   if (!catalog || catalog->max_conversion_window_days() == 0 || interactions.empty()) {
     return OkStatus();
@@ -209,7 +210,7 @@ Status ConversionAttributor::Insert(std::span<store::ConversionCandidate> candid
 }
 
 Status ConversionAttributor::StartFollowing(const std::optional<store::CounterMarks>& from) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   own_ids_.clear();
   reverts_seen_.clear();
   if (from) {
@@ -232,12 +233,12 @@ Status ConversionAttributor::StartFollowing(const std::optional<store::CounterMa
 }
 
 Status ConversionAttributor::FollowOthers() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return FollowOthersLocked();
 }
 
 Status ConversionAttributor::Snapshot(const std::function<void(const store::CounterMarks&)>& take) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (!following_) return InternalError("conversions are not followed");
   ADS_RETURN_IF_ERROR(FollowOthersLocked());
   take(store::CounterMarks{.conversion_id = followed_up_to_, .revert_seq = revert_seq_});
@@ -246,12 +247,12 @@ Status ConversionAttributor::Snapshot(const std::function<void(const store::Coun
 
 void ConversionAttributor::SnapshotOwn(
     const std::function<void(const store::CounterMarks&)>& take) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   take(store::CounterMarks{.conversion_id = own_last_id_, .revert_seq = own_last_revert_seq_});
 }
 
 void ConversionAttributor::SetOwnMarks(store::Id conversion_id, int64_t revert_seq) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   own_last_id_ = conversion_id;
   own_last_revert_seq_ = revert_seq;
 }
@@ -299,7 +300,8 @@ Status ConversionAttributor::FollowReverts() {
     if (rows.size() < size_t{kBatch}) break;
   }
   // What the next read cannot return any more is forgotten.
-  std::erase_if(reverts_seen_, [&](const auto& entry) { return entry.second <= revert_seq_; });
+  std::erase_if(reverts_seen_,
+                [&](const auto& entry) ADS_REQUIRES(mu_) { return entry.second <= revert_seq_; });
   return OkStatus();
 }
 
@@ -311,7 +313,7 @@ void ConversionAttributor::Reverted(const store::ConversionRecord& c) {
 
 void ConversionAttributor::OnReverted(int64_t chain_id,
                                       std::span<const ingest::chain::RevertedBlock> blocks) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   for (const ingest::chain::RevertedBlock& block : blocks) {
     Result<std::vector<store::ConversionRecord>> reverted = events_.RevertConversions(
         chain_id, static_cast<int64_t>(block.number), block.hash.bytes, clock_.NowSeconds());

@@ -18,12 +18,12 @@
 
 #include <atomic>
 #include <functional>
-#include <mutex>
 #include <span>
 #include <unordered_map>
 #include <vector>
 
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "common/published.h"
 #include "decision/catalog.h"
 #include "events/attribution.h"
@@ -110,16 +110,17 @@ class ConversionAttributor final : public ingest::chain::BlockSink,
                const ingest::chain::ChainInteraction& interaction, const BlockRef& block,
                std::vector<store::ConversionCandidate>& out);
   // Records `candidates` and bills the ones that were new and fit their campaign's budget.
-  Status Insert(std::span<store::ConversionCandidate> candidates);
+  Status Insert(std::span<store::ConversionCandidate> candidates) ADS_REQUIRES(mu_);
   // Sets each budgeted candidate's budget_left (from spent_totals_).
   Status FillBudgetsLeft(std::span<store::ConversionCandidate> candidates);
   // Reverts (and unbills) what was recorded for other blocks at the heights of `blocks`.
-  Status RevertReplaced(int64_t chain_id, std::span<const ingest::chain::AppliedBlock> blocks);
+  Status RevertReplaced(int64_t chain_id, std::span<const ingest::chain::AppliedBlock> blocks)
+      ADS_REQUIRES(mu_);
   // A conversion this attributor reverted: unbilled, and not followed again.
-  void Reverted(const store::ConversionRecord& c);
-  Status FollowOthersLocked();
+  void Reverted(const store::ConversionRecord& c) ADS_REQUIRES(mu_);
+  Status FollowOthersLocked() ADS_REQUIRES(mu_);
   // FollowOthers' second half: the reverts other processes made.
-  Status FollowReverts();
+  Status FollowReverts() ADS_REQUIRES(mu_);
 
   store::ExposureStore& exposures_;
   store::EventsStore& events_;
@@ -132,16 +133,16 @@ class ConversionAttributor final : public ingest::chain::BlockSink,
   std::atomic<uint64_t> over_budget_{0};
   // Serialises the indexer's thread, admin imports and FollowOthers: no own insert is in
   // flight while FollowOthers reads.
-  std::mutex mu_;
-  bool following_ = false;             // guarded by mu_
-  store::Id followed_up_to_ = 0;       // guarded by mu_: every conversion id up to it is known
-  std::vector<store::Id> own_ids_;     // guarded by mu_: own ids above followed_up_to_, sorted
-  // guarded by mu_: reverted conversions not to undo (again), with their revert_seq; those
-  // at or below revert_seq_ are forgotten once the reverts are read past them.
-  std::unordered_map<store::Id, int64_t> reverts_seen_;
-  int64_t revert_seq_ = 0;  // guarded by mu_: every revert up to it is followed
-  store::Id own_last_id_ = 0;        // guarded by mu_ (SnapshotOwn)
-  int64_t own_last_revert_seq_ = 0;  // guarded by mu_ (SnapshotOwn)
+  Mutex mu_;
+  bool following_ ADS_GUARDED_BY(mu_) = false;
+  store::Id followed_up_to_ ADS_GUARDED_BY(mu_) = 0;    // every conversion id up to it is known
+  std::vector<store::Id> own_ids_ ADS_GUARDED_BY(mu_);  // own ids above followed_up_to_, sorted
+  // Reverted conversions not to undo (again), with their revert_seq; those at or below
+  // revert_seq_ are forgotten once the reverts are read past them.
+  std::unordered_map<store::Id, int64_t> reverts_seen_ ADS_GUARDED_BY(mu_);
+  int64_t revert_seq_ ADS_GUARDED_BY(mu_) = 0;           // every revert up to it is followed
+  store::Id own_last_id_ ADS_GUARDED_BY(mu_) = 0;        // SnapshotOwn
+  int64_t own_last_revert_seq_ ADS_GUARDED_BY(mu_) = 0;  // SnapshotOwn
 };
 
 }  // namespace adserver::events

@@ -8,6 +8,7 @@
 #include "common/check.h"
 #include "common/crypto.h"
 #include "common/log.h"
+#include "common/mutex.h"
 #include "common/thread_setup.h"
 
 namespace adserver::events {
@@ -98,7 +99,7 @@ void EventsService::AppendMetrics(MetricsText& m) const {
 }
 
 void EventsService::ReplaceClickKeys(identity::KeyRing ring) {
-  std::lock_guard<std::mutex> lock(rings_mu_);
+  MutexLock lock(rings_mu_);
   rings_.push_back(std::make_unique<const identity::KeyRing>(std::move(ring)));
   click_keys_.store(rings_.back().get(), std::memory_order_release);
 }
@@ -119,10 +120,10 @@ uint64_t EventsService::PersonDigest(std::span<const Address> wallets) const {
 void EventsService::RecordClickAsync(store::ClickRecord click, ClickDone done) {
   Status refused;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (accepting_ && queue_.size() < options_.max_pending_clicks) {
       queue_.push_back(PendingClick{.row = std::move(click), .done = std::move(done)});
-      work_cv_.notify_one();
+      work_cv_.NotifyOne();
       return;
     }
     refused = UnavailableError(accepting_ ? "too many clicks waiting to be written"
@@ -132,16 +133,16 @@ void EventsService::RecordClickAsync(store::ClickRecord click, ClickDone done) {
 }
 
 Result<store::ClickRecord> EventsService::RecordClick(store::ClickRecord click) {
-  std::mutex mu;
-  std::condition_variable cv;
+  Mutex mu;
+  CondVar cv;
   std::optional<Result<store::ClickRecord>> result;  // guarded by mu
   RecordClickAsync(std::move(click), [&](Result<store::ClickRecord> r) {
-    std::lock_guard<std::mutex> lock(mu);  // held while notifying: this frame may then end
+    MutexLock lock(mu);  // held while notifying: this frame may then end
     result.emplace(std::move(r));
-    cv.notify_one();
+    cv.NotifyOne();
   });
-  std::unique_lock<std::mutex> lock(mu);
-  cv.wait(lock, [&] { return result.has_value(); });
+  MutexLock lock(mu);
+  cv.Wait(mu, [&]() ADS_REQUIRES(mu) { return result.has_value(); });
   return std::move(*result);
 }
 
@@ -150,8 +151,8 @@ void EventsService::RunWriter() {
   std::vector<store::ClickRecord> rows;
   for (;;) {
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      work_cv_.wait(lock, [&] { return !queue_.empty() || stopping_; });
+      MutexLock lock(mu_);
+      work_cv_.Wait(mu_, [&]() ADS_REQUIRES(mu_) { return !queue_.empty() || stopping_; });
       if (queue_.empty()) return;  // stopping with nothing left
       while (!queue_.empty() && batch.size() < options_.max_click_batch) {
         batch.push_back(std::move(queue_.front()));
@@ -170,7 +171,7 @@ void EventsService::RunWriter() {
     if (status.ok()) {
       // The billed clicks reach the counters and the mark moves past the batch together: a
       // counter flush (SnapshotClicks) sees both or neither.
-      std::lock_guard<std::mutex> billed(billed_mu_);
+      MutexLock billed(billed_mu_);
       for (const store::ClickRecord& r : rows) {
         if (r.status == store::ClickStatus::kBilled && on_billed_) on_billed_(r);
         if (!r.buffered) applied_click_id_ = std::max(applied_click_id_, r.id);
@@ -198,17 +199,17 @@ void EventsService::RunWriter() {
 }
 
 void EventsService::SnapshotClicks(const std::function<void(store::Id)>& take) {
-  std::lock_guard<std::mutex> billed(billed_mu_);
+  MutexLock billed(billed_mu_);
   take(applied_click_id_);
 }
 
 void EventsService::SetAppliedClickId(store::Id id) {
-  std::lock_guard<std::mutex> billed(billed_mu_);
+  MutexLock billed(billed_mu_);
   applied_click_id_ = id;
 }
 
 Status EventsService::FlushNow() {
-  std::lock_guard<std::mutex> lock(flush_mu_);
+  MutexLock lock(flush_mu_);
   std::vector<store::RollupRow> rows = served_.Take();
   if (on_served_ && !rows.empty()) on_served_(rows);
   unflushed_.insert(unflushed_.end(), std::make_move_iterator(rows.begin()),
@@ -226,11 +227,12 @@ Status EventsService::FlushNow() {
 
 void EventsService::RunFlusher() {
   auto next_prune = std::chrono::steady_clock::now();
-  std::unique_lock<std::mutex> lock(flusher_mu_);
+  MutexLock lock(flusher_mu_);
   while (!flusher_stop_) {
-    flusher_cv_.wait_for(lock, options_.flush_interval, [&] { return flusher_stop_; });
+    flusher_cv_.WaitFor(flusher_mu_, options_.flush_interval,
+                        [&]() ADS_REQUIRES(flusher_mu_) { return flusher_stop_; });
     if (flusher_stop_) break;
-    lock.unlock();
+    lock.Unlock();
     Status flushed = FlushNow();
     if (!flushed.ok())
       ADS_LOG(warn, "serving counters not written; retrying", "error", flushed.message());
@@ -247,13 +249,13 @@ void EventsService::RunFlusher() {
       Result<int64_t> pruned = store_.Prune(retention, clock_.NowSeconds());
       if (!pruned.ok()) ADS_LOG(warn, "event prune failed", "error", pruned.status().message());
     }
-    lock.lock();
+    lock.Lock();
   }
 }
 
 void EventsService::Start() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (accepting_ || stopped_) return;
     accepting_ = true;
   }
@@ -273,19 +275,19 @@ void EventsService::Start() {
 
 void EventsService::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (stopped_) return;
     stopped_ = true;
     accepting_ = false;
     stopping_ = true;
   }
-  work_cv_.notify_all();
+  work_cv_.NotifyAll();
   if (writer_.joinable()) writer_.join();  // commits every click still queued
   {
-    std::lock_guard<std::mutex> lock(flusher_mu_);
+    MutexLock lock(flusher_mu_);
     flusher_stop_ = true;
   }
-  flusher_cv_.notify_all();
+  flusher_cv_.NotifyAll();
   if (flusher_.joinable()) flusher_.join();
   Status flushed = FlushNow();
   if (!flushed.ok())

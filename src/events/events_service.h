@@ -16,12 +16,10 @@
 
 #include <array>
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <span>
 #include <thread>
@@ -30,6 +28,7 @@
 #include "common/address.h"
 #include "common/clock.h"
 #include "common/metrics_text.h"
+#include "common/mutex.h"
 #include "common/status.h"
 #include "events/options.h"
 #include "events/served_counters.h"
@@ -118,27 +117,27 @@ class EventsService {
   // then clicks whose batch the store refused.
   static constexpr size_t kClickStatuses = 4;
   std::array<std::atomic<uint64_t>, kClickStatuses + kInvalidReasons + 1> click_counts_{};
-  std::mutex rings_mu_;
-  std::vector<std::unique_ptr<const identity::KeyRing>> rings_;  // guarded by rings_mu_
+  Mutex rings_mu_;
+  std::vector<std::unique_ptr<const identity::KeyRing>> rings_ ADS_GUARDED_BY(rings_mu_);
   const std::array<uint8_t, 16> person_key_;
   ServedCounters served_;
   std::function<void(const store::ClickRecord&)> on_billed_;
   std::function<void(std::span<const store::RollupRow>)> on_served_;
-  std::mutex billed_mu_;            // the click writer's billing vs SnapshotClicks
-  store::Id applied_click_id_ = 0;  // guarded by billed_mu_
+  Mutex billed_mu_;  // the click writer's billing vs SnapshotClicks
+  store::Id applied_click_id_ ADS_GUARDED_BY(billed_mu_) = 0;
 
-  std::mutex mu_;
-  std::condition_variable work_cv_;  // writer: queue non-empty or stopping
-  std::deque<PendingClick> queue_;   // guarded by mu_
-  bool accepting_ = false;           // guarded by mu_
-  bool stopping_ = false;            // guarded by mu_
+  Mutex mu_;
+  CondVar work_cv_;  // writer: queue non-empty or stopping
+  std::deque<PendingClick> queue_ ADS_GUARDED_BY(mu_);
+  bool accepting_ ADS_GUARDED_BY(mu_) = false;
+  bool stopping_ ADS_GUARDED_BY(mu_) = false;
   std::thread writer_;
 
-  std::mutex flush_mu_;                      // serialises counter flushes
-  std::vector<store::RollupRow> unflushed_;  // guarded by flush_mu_: retried by the next flush
-  std::mutex flusher_mu_;
-  std::condition_variable flusher_cv_;
-  bool flusher_stop_ = false;  // guarded by flusher_mu_
+  Mutex flush_mu_;                                                     // serialises counter flushes
+  std::vector<store::RollupRow> unflushed_ ADS_GUARDED_BY(flush_mu_);  // retried by the next flush
+  Mutex flusher_mu_;
+  CondVar flusher_cv_;
+  bool flusher_stop_ ADS_GUARDED_BY(flusher_mu_) = false;
   std::thread flusher_;
   bool stopped_ = false;
 };

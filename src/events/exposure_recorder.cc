@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "common/log.h"
+#include "common/mutex.h"
 #include "common/thread_setup.h"
 
 namespace adserver::events {
@@ -55,7 +56,7 @@ void ExposureRecorder::Record(int64_t campaign_id, const store::ExposureEntry& e
                               std::span<const Address> wallets) {
   if (wallets.empty()) return;
   Shard& shard = shards_.Local();
-  std::lock_guard<std::mutex> lock(shard.mu);
+  MutexLock lock(shard.mu);
   Buffer& b = shard.buffer;
   if (b.exposures.size() >= options_.max_pending_per_thread ||
       b.wallets.size() + wallets.size() > options_.max_pending_wallets_per_thread) {
@@ -70,7 +71,7 @@ void ExposureRecorder::Record(int64_t campaign_id, const store::ExposureEntry& e
 }
 
 Status ExposureRecorder::FlushNow() {
-  std::lock_guard<std::mutex> flush_lock(flush_mu_);
+  MutexLock flush_lock(flush_mu_);
   std::vector<Shard*> shards = shards_.All();
   std::shared_ptr<const decision::Catalog> catalog = catalogs_.Current();
   std::shared_ptr<const decision::ActivityIndex> activity = activity_.Current();
@@ -81,7 +82,7 @@ Status ExposureRecorder::FlushNow() {
   for (Shard* shard : shards) {
     spare.clear();
     {
-      std::lock_guard<std::mutex> lock(shard->mu);
+      MutexLock lock(shard->mu);
       std::swap(spare, shard->buffer);
     }
     for (const Pending& p : spare.exposures) {
@@ -153,20 +154,20 @@ void ExposureRecorder::ExpireStep(std::chrono::steady_clock::time_point now) {
 
 void ExposureRecorder::Run() {
   next_sweep_ = std::chrono::steady_clock::now() + options_.first_expiry_after;
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   while (!stop_) {
-    cv_.wait_for(lock, options_.flush_interval, [&] { return stop_; });
+    cv_.WaitFor(mu_, options_.flush_interval, [&]() ADS_REQUIRES(mu_) { return stop_; });
     if (stop_) break;
-    lock.unlock();
+    lock.Unlock();
     Status flushed = FlushNow();
     if (!flushed.ok()) ADS_LOG(warn, "exposures not written", "error", flushed.message());
     ExpireStep(std::chrono::steady_clock::now());
-    lock.lock();
+    lock.Lock();
   }
 }
 
 void ExposureRecorder::Start() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (started_ || stop_) return;
   started_ = true;
   thread_ = std::thread([this] {
@@ -178,11 +179,11 @@ void ExposureRecorder::Start() {
 
 void ExposureRecorder::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (stop_) return;
     stop_ = true;
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
   if (thread_.joinable()) thread_.join();
   Status flushed = FlushNow();
   if (!flushed.ok()) ADS_LOG(error, "last exposures not written", "error", flushed.message());

@@ -14,10 +14,8 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <string>
 #include <thread>
@@ -25,6 +23,7 @@
 
 #include "common/address.h"
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "common/published.h"
 #include "common/thread_shards.h"
 #include "decision/activity_index.h"
@@ -102,8 +101,8 @@ class ExposureRecorder {
     }
   };
   struct Shard {
-    std::mutex mu;
-    Buffer buffer;  // guarded by mu
+    Mutex mu;
+    Buffer buffer ADS_GUARDED_BY(mu);
   };
   void Run();
   // Advances the expiry sweep by one step, starting a new one when due. Background thread.
@@ -118,19 +117,19 @@ class ExposureRecorder {
   std::atomic<int64_t> coalesced_{0};
   std::atomic<int64_t> expired_{0};
   // One slot of the coalescing table: a pair's 64-bit fingerprint (0: empty) and when it was
-  // last written (guarded by flush_mu_).
+  // last written.
   struct RecentSlot {
     uint64_t pair = 0;
     int64_t written_at = 0;
   };
-  std::vector<RecentSlot> recent_;
-  // Writes a failed flush left for the next one (guarded by flush_mu_).
-  std::vector<store::ExposureWrite> retry_;
+  std::vector<RecentSlot> recent_ ADS_GUARDED_BY(flush_mu_);
+  // Writes a failed flush left for the next one.
+  std::vector<store::ExposureWrite> retry_ ADS_GUARDED_BY(flush_mu_);
   ThreadShards<Shard> shards_;
-  std::mutex flush_mu_;  // serialises flushes
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;  // guarded by mu_
+  Mutex flush_mu_;  // serialises flushes
+  Mutex mu_;
+  CondVar cv_;
+  bool stop_ ADS_GUARDED_BY(mu_) = false;
   bool started_ = false;
   std::thread thread_;
   // The expiry sweep (background thread only).

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "common/log.h"
+#include "common/mutex.h"
 #include "common/thread_setup.h"
 
 namespace adserver::events {
@@ -62,7 +63,7 @@ IpBlocklist::~IpBlocklist() { Stop(); }
 
 Result<std::unique_ptr<IpBlocklist>> IpBlocklist::Load(std::vector<std::string> paths) {
   std::unique_ptr<IpBlocklist> list(new IpBlocklist(std::move(paths)));
-  std::lock_guard<std::mutex> lock(list->reload_mu_);
+  MutexLock lock(list->reload_mu_);
   ADS_RETURN_IF_ERROR(list->Read());
   return list;
 }
@@ -101,7 +102,7 @@ bool IpBlocklist::Contains(const IpAddress& ip) const {
 }
 
 bool IpBlocklist::ReloadIfChanged() {
-  std::lock_guard<std::mutex> lock(reload_mu_);
+  MutexLock lock(reload_mu_);
   if (Stamps() == stamps_) return false;
   Status read = Read();
   if (!read.ok()) {
@@ -115,7 +116,7 @@ bool IpBlocklist::ReloadIfChanged() {
 }
 
 Status IpBlocklist::ReloadNow() {
-  std::lock_guard<std::mutex> lock(reload_mu_);
+  MutexLock lock(reload_mu_);
   stamps_ = Stamps();  // a failed read is not retried until the files change again
   return Read();
 }
@@ -125,21 +126,21 @@ void IpBlocklist::Start(std::chrono::milliseconds every) {
   thread_ = std::thread([this, every] {
     NameThisThread("blocklists");
     LowerThisThreadPriority();
-    std::unique_lock<std::mutex> lock(mu_);
-    while (!cv_.wait_for(lock, every, [&] { return stop_; })) {
-      lock.unlock();
+    MutexLock lock(mu_);
+    while (!cv_.WaitFor(mu_, every, [&]() ADS_REQUIRES(mu_) { return stop_; })) {
+      lock.Unlock();
       ReloadIfChanged();
-      lock.lock();
+      lock.Lock();
     }
   });
 }
 
 void IpBlocklist::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     stop_ = true;
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
   if (thread_.joinable()) thread_.join();
 }
 

@@ -9,14 +9,13 @@
 #include <sys/types.h>
 
 #include <chrono>
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "common/ip_address.h"
+#include "common/mutex.h"
 #include "common/published.h"
 #include "common/status.h"
 
@@ -53,16 +52,17 @@ class IpBlocklist {
     bool operator==(const FileStamp&) const = default;
   };
   explicit IpBlocklist(std::vector<std::string> paths);
-  Status Read();  // reads every file and publishes the set; stamps_ updated on success
+  // Reads every file and publishes the set; stamps_ updated on success.
+  Status Read() ADS_REQUIRES(reload_mu_);
   std::vector<FileStamp> Stamps() const;
 
   const std::vector<std::string> paths_;
   Published<IpSet> set_;
-  std::mutex reload_mu_;           // serialises Read
-  std::vector<FileStamp> stamps_;  // guarded by reload_mu_
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;  // guarded by mu_
+  Mutex reload_mu_;  // serialises Read
+  std::vector<FileStamp> stamps_ ADS_GUARDED_BY(reload_mu_);
+  Mutex mu_;
+  CondVar cv_;
+  bool stop_ ADS_GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 

@@ -4,6 +4,8 @@
 #include <string>
 #include <utility>
 
+#include "common/mutex.h"
+
 namespace adserver::events {
 namespace {
 
@@ -43,7 +45,7 @@ void ServedCounters::Count(const ServedKey& key, ServeOutcome outcome, Micros sp
                   .ad_id = key.ad_id,
                   .arm = key.arm.substr(0, kMaxArmBytes),
                   .ad_unit_id = key.ad_unit_id};
-  std::lock_guard<std::mutex> lock(shard.mu);
+  MutexLock lock(shard.mu);
   auto it = shard.rows.find(view);
   if (it == shard.rows.end()) {
     if (shard.rows.size() >= max_keys_) {
@@ -88,7 +90,7 @@ std::vector<store::RollupRow> ServedCounters::Take() {
   for (Shard* shard : shards_.All()) {
     Rows taken;
     {
-      std::lock_guard<std::mutex> lock(shard->mu);
+      MutexLock lock(shard->mu);
       taken.swap(shard->rows);
     }
     for (const auto& [key, c] : taken) {

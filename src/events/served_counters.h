@@ -7,12 +7,12 @@
 #include <array>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
+#include "common/mutex.h"
 #include "common/thread_shards.h"
 #include "common/types.h"
 #include "events/traffic_checks.h"
@@ -98,8 +98,8 @@ class ServedCounters {
   };
   using Rows = std::unordered_map<RowKey, Counts, RowKeyHash, RowKeyEqual>;
   struct Shard {
-    std::mutex mu;
-    Rows rows;  // guarded by mu
+    Mutex mu;
+    Rows rows ADS_GUARDED_BY(mu);
   };
   const size_t max_keys_;
   ThreadShards<Shard> shards_;

@@ -3,19 +3,20 @@
 #include <bit>
 
 #include "common/check.h"
+#include "common/mutex.h"
 
 namespace adserver::events {
 
 TrafficLimiter::TrafficLimiter(size_t entries)
     : entries_(std::bit_ceil(std::max<size_t>(entries, 2))),
-      stripes_(std::make_unique<std::mutex[]>(kStripes)) {}
+      stripes_(std::make_unique<Mutex[]>(kStripes)) {}
 
 bool TrafficLimiter::Hit(uint64_t key, std::span<const RateWindow> windows, int64_t now) {
   ADS_CHECK(windows.size() <= kMaxWindows) << "at most " << kMaxWindows << " rate windows";
   if (key == 0) key = 1;  // 0 marks a free entry
   // The pair (2i, 2i + 1) shares a stripe.
   const size_t pair = (key % entries_.size()) & ~size_t{1};
-  std::lock_guard<std::mutex> lock(stripes_[(pair / 2) % kStripes]);
+  MutexLock lock(stripes_[(pair / 2) % kStripes]);
   Entry* entry = nullptr;
   for (size_t i = pair; i < pair + 2; ++i) {
     if (entries_[i].key == key) entry = &entries_[i];

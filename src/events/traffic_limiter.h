@@ -9,10 +9,10 @@
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <vector>
 
+#include "common/mutex.h"
 #include "events/traffic_options.h"
 
 namespace adserver::events {
@@ -41,7 +41,7 @@ class TrafficLimiter {
   static constexpr size_t kStripes = 256;
 
   std::vector<Entry> entries_;  // guarded by stripes_[(index / 2) % kStripes]
-  std::unique_ptr<std::mutex[]> stripes_;
+  std::unique_ptr<Mutex[]> stripes_;
 };
 
 }  // namespace adserver::events

@@ -15,12 +15,10 @@
 #include <boost/beast/http/status.hpp>
 #include <cerrno>
 #include <chrono>
-#include <condition_variable>
 #include <cstring>
 #include <exception>
 #include <future>
 #include <limits>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -33,6 +31,7 @@
 #include "common/ip_address.h"
 #include "common/log.h"
 #include "common/metrics_text.h"
+#include "common/mutex.h"
 #include "common/thread_setup.h"
 #include "http/detail/admission.h"
 #include "http/detail/ascii.h"
@@ -269,11 +268,11 @@ class ServerImpl final : public Server {
   ServerStats stats_;
   std::atomic<int> worker_jobs_{0};  // kWorker requests queued or running
   std::atomic<bool> stopping_{false};
-  std::mutex drain_mu_;
-  std::condition_variable drained_;
-  std::mutex stop_mu_;
-  bool started_ = false;  // guarded by stop_mu_
-  bool stopped_ = false;  // guarded by stop_mu_
+  Mutex drain_mu_;
+  CondVar drained_;
+  Mutex stop_mu_;
+  bool started_ ADS_GUARDED_BY(stop_mu_) = false;
+  bool stopped_ ADS_GUARDED_BY(stop_mu_) = false;
   uint16_t port_ = 0;
   std::optional<asio::thread_pool> workers_;
   // With shedding on: receive timestamps stay on between connections (detail::TimestampKeeper).
@@ -1091,7 +1090,7 @@ void ServerImpl::AppendMetrics(std::string& out) const {
 }
 
 Status ServerImpl::Start() {
-  std::lock_guard<std::mutex> lock(stop_mu_);
+  MutexLock lock(stop_mu_);
   if (started_ || stopped_) return InvalidArgumentError("http server already started");
   ADS_ASSIGN_OR_RETURN(detail::ListenAddress listen, detail::ParseListenAddress(options_.listen));
   tcp::endpoint endpoint(asio::ip::make_address(listen.host), listen.port);
@@ -1263,8 +1262,8 @@ void ServerImpl::OnSessionClosed() {
   // seq_cst pairs with Stop(): either it sees the decrement or we see stopping_.
   stats_.connections_open.fetch_sub(1);
   if (stopping_.load()) {
-    std::lock_guard<std::mutex> lock(drain_mu_);
-    drained_.notify_all();
+    MutexLock lock(drain_mu_);
+    drained_.NotifyAll();
   }
 }
 
@@ -1285,9 +1284,10 @@ void ServerImpl::CloseAll(Loop& loop) {
 
 void ServerImpl::WaitForDrain() {
   auto deadline = std::chrono::steady_clock::now() + options_.drain_timeout;
-  std::unique_lock<std::mutex> lock(drain_mu_);
-  bool drained =
-      drained_.wait_until(lock, deadline, [this] { return stats_.connections_open.load() == 0; });
+  MutexLock lock(drain_mu_);
+  bool drained = drained_.WaitUntil(drain_mu_, deadline, [this]() ADS_REQUIRES(drain_mu_) {
+    return stats_.connections_open.load() == 0;
+  });
   if (!drained) {
     ADS_LOG(warn, "http drain timed out; closing connections", "open",
             stats_.connections_open.load());
@@ -1307,7 +1307,7 @@ void ServerImpl::StopLoops() {
 }
 
 void ServerImpl::Stop() {
-  std::lock_guard<std::mutex> lock(stop_mu_);
+  MutexLock lock(stop_mu_);
   if (stopped_) return;
   stopped_ = true;
   if (!started_) return;

@@ -7,6 +7,7 @@
 #include "common/check.h"
 #include "common/crypto.h"
 #include "common/log.h"
+#include "common/mutex.h"
 #include "common/thread_setup.h"
 
 namespace adserver::identity {
@@ -68,7 +69,7 @@ IdentityId IdentityService::NewId() {
 
 Status IdentityService::Load() {
   if (store_ == nullptr) return OkStatus();
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   ADS_ASSIGN_OR_RETURN(store::ErasureDigestKey key, store_->DigestKey(RandomDigestKey()));
   PublishErasures(
       std::make_shared<const ErasureList>(key, std::unordered_map<uint64_t, int64_t>{}, 0));
@@ -78,7 +79,7 @@ Status IdentityService::Load() {
 }
 
 void IdentityService::Start() {
-  std::lock_guard<std::mutex> lock(thread_mu_);
+  MutexLock lock(thread_mu_);
   if (thread_.joinable() || stopping_) return;
   thread_ = std::thread([this] {
     NameThisThread("identity");
@@ -89,20 +90,21 @@ void IdentityService::Start() {
 
 void IdentityService::Stop() {
   {
-    std::lock_guard<std::mutex> lock(thread_mu_);
+    MutexLock lock(thread_mu_);
     stopping_ = true;
   }
-  wake_.notify_all();
+  wake_.NotifyAll();
   if (thread_.joinable()) thread_.join();
 }
 
 void IdentityService::Run() {
   auto next_prune = std::chrono::steady_clock::now();  // once soon after start
-  std::unique_lock<std::mutex> lock(thread_mu_);
+  MutexLock lock(thread_mu_);
   while (!stopping_) {
-    wake_.wait_for(lock, options_.flush_interval, [this] { return stopping_; });
+    wake_.WaitFor(thread_mu_, options_.flush_interval,
+                  [this]() ADS_REQUIRES(thread_mu_) { return stopping_; });
     if (stopping_) break;
-    lock.unlock();
+    lock.Unlock();
     Status st = Sync();
     if (!st.ok()) ADS_LOG(warn, "identity erasure sync failed; will retry", "status", st);
     if (std::chrono::steady_clock::now() >= next_prune) {
@@ -110,13 +112,13 @@ void IdentityService::Run() {
       if (!pruned.ok()) ADS_LOG(warn, "identity erasure prune failed", "status", pruned.status());
       next_prune = std::chrono::steady_clock::now() + options_.sweep_interval;
     }
-    lock.lock();
+    lock.Lock();
   }
 }
 
 Status IdentityService::Sync() {
   if (store_ == nullptr) return OkStatus();
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return SyncLocked();
 }
 
@@ -137,7 +139,7 @@ Status IdentityService::SyncLocked() {
 }
 
 Result<int64_t> IdentityService::Prune() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   int64_t cutoff = clock_.NowSeconds() - options_.retention_seconds - kEraseMarginSeconds;
   int64_t deleted = 0;
   if (store_ != nullptr) {
@@ -187,7 +189,7 @@ void IdentityService::ReplaceKeys(KeyRing keys) {
 }
 
 Result<store::ErasureRecord> IdentityService::EraseWallet(const Address& wallet) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   int64_t now = clock_.NowSeconds();
   std::shared_ptr<const ErasureList> current = erasures_.Current();
   uint64_t digest = current->Digest(wallet);

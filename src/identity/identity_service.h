@@ -1,15 +1,14 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
 
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "common/published.h"
 #include "common/status.h"
 #include "identity/erasure_list.h"
@@ -88,9 +87,9 @@ class IdentityService {
  private:
   IdentityService(store::IdentityStore* store, const Clock& clock, const IdentityOptions& options,
                   KeyRing keys);
-  Status SyncLocked();  // REQUIRES: mu_ held.
-  // Publishes `list` as the erasure list. REQUIRES: mu_ held (or the constructor).
-  void PublishErasures(std::shared_ptr<const ErasureList> list);
+  Status SyncLocked() ADS_REQUIRES(mu_);
+  // Publishes `list` as the erasure list (or the constructor does).
+  void PublishErasures(std::shared_ptr<const ErasureList> list) ADS_REQUIRES(mu_);
   void Run();
 
   store::IdentityStore* const store_;
@@ -104,11 +103,11 @@ class IdentityService {
   std::atomic<size_t> erasure_count_{0};
 
   // Serialises the writers of erasures_ (load, sync, erase, prune).
-  std::mutex mu_;
+  Mutex mu_;
 
-  std::mutex thread_mu_;
-  std::condition_variable wake_;
-  bool stopping_ = false;  // guarded by thread_mu_
+  Mutex thread_mu_;
+  CondVar wake_;
+  bool stopping_ ADS_GUARDED_BY(thread_mu_) = false;
   std::thread thread_;
 };
 

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "common/log.h"
+#include "common/mutex.h"
 #include "common/thread_setup.h"
 
 namespace adserver::ingest {
@@ -84,7 +85,7 @@ Result<size_t> CounterFlusher::Reconcile(
     // Saved with everything else the ledger holds and its marks (a save of these rows alone
     // would pair them with older marks).
     {
-      std::lock_guard<std::mutex> lock(flush_mu_);
+      MutexLock lock(flush_mu_);
       pending_.insert(pending_.end(), raised.begin(), raised.end());
     }
     ADS_RETURN_IF_ERROR(FlushNow());
@@ -101,7 +102,7 @@ Result<size_t> CounterFlusher::Reconcile(
 }
 
 void CounterFlusher::Start() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (thread_.joinable() || stop_) return;
   thread_ = std::thread([this] {
     NameThisThread("counters");
@@ -110,7 +111,7 @@ void CounterFlusher::Start() {
 }
 
 Status CounterFlusher::FlushNow() {
-  std::lock_guard<std::mutex> lock(flush_mu_);
+  MutexLock lock(flush_mu_);
   std::vector<decision::CampaignCounters> changed;
   std::optional<store::CounterMarks> marks;
   bool taken = false;
@@ -154,11 +155,11 @@ Status CounterFlusher::FlushNow() {
 
 Status CounterFlusher::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (stop_) return OkStatus();
     stop_ = true;
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
   if (thread_.joinable()) thread_.join();
   Status flushed = FlushNow();
   if (!flushed.ok()) ADS_LOG(error, "final counter flush failed", "status", flushed);
@@ -166,15 +167,15 @@ Status CounterFlusher::Stop() {
 }
 
 void CounterFlusher::Run() {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   while (!stop_) {
-    cv_.wait_for(lock, interval_, [this] { return stop_; });
+    cv_.WaitFor(mu_, interval_, [this]() ADS_REQUIRES(mu_) { return stop_; });
     if (stop_) break;
-    lock.unlock();
+    lock.Unlock();
     Status flushed = FlushNow();
     if (!flushed.ok()) ADS_LOG(warn, "counter flush failed; retrying", "status", flushed);
     if (tick_) tick_();
-    lock.lock();
+    lock.Lock();
   }
 }
 

@@ -6,14 +6,13 @@
 // a crash loses at most one interval. Thread-safe.
 
 #include <chrono>
-#include <condition_variable>
 #include <functional>
-#include <mutex>
 #include <optional>
 #include <span>
 #include <thread>
 #include <vector>
 
+#include "common/mutex.h"
 #include "common/status.h"
 #include "decision/budget_ledger.h"
 #include "store/campaign_counter_store.h"
@@ -64,14 +63,14 @@ class CounterFlusher {
   const std::chrono::milliseconds interval_;
   std::function<void()> tick_;
   MarksSnapshot marks_;
-  std::optional<store::CounterMarks> saved_marks_;      // guarded by flush_mu_
+  std::optional<store::CounterMarks> saved_marks_ ADS_GUARDED_BY(flush_mu_);
   static constexpr int kMarksHeartbeat = 5;             // flushes without a save, at most
-  int idle_flushes_ = 0;                                // guarded by flush_mu_
-  std::mutex flush_mu_;                                 // serialises flushes
-  std::vector<store::CampaignCountersRecord> pending_;  // guarded by flush_mu_
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;  // guarded by mu_
+  int idle_flushes_ ADS_GUARDED_BY(flush_mu_) = 0;
+  Mutex flush_mu_;  // serialises flushes
+  std::vector<store::CampaignCountersRecord> pending_ ADS_GUARDED_BY(flush_mu_);
+  Mutex mu_;
+  CondVar cv_;
+  bool stop_ ADS_GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 

@@ -9,6 +9,7 @@
 
 #include "common/check.h"
 #include "common/log.h"
+#include "common/mutex.h"
 #include "common/thread_setup.h"
 #include "ingest/catalog_builder.h"
 
@@ -161,7 +162,7 @@ SnapshotPublisher::SnapshotPublisher(store::Store& store, Published<decision::Ca
 SnapshotPublisher::~SnapshotPublisher() { Stop(); }
 
 Status SnapshotPublisher::LoadNow() {
-  std::lock_guard<std::mutex> lock(refresh_mu_);
+  MutexLock lock(refresh_mu_);
   // Counters are read before the data, so a write racing with the build is seen next time.
   ADS_ASSIGN_OR_RETURN(uint64_t catalog_counter, store_.ChangeCounter());
   ADS_ASSIGN_OR_RETURN(uint64_t activity_counter, store_.ActivityChangeCounter());
@@ -172,7 +173,7 @@ Status SnapshotPublisher::LoadNow() {
 void SnapshotPublisher::Start() {
   ADS_CHECK(!thread_.joinable()) << "SnapshotPublisher started twice";
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     running_ = true;
   }
   thread_ = std::thread([this] {
@@ -184,68 +185,68 @@ void SnapshotPublisher::Start() {
 
 void SnapshotPublisher::NotifyChanged() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     wake_ = true;
   }
-  cv_.notify_one();
+  cv_.NotifyOne();
 }
 
 Status SnapshotPublisher::RefreshNow() {
   {
-    std::unique_lock<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (running_ && std::this_thread::get_id() != thread_id_) {
       // The publisher's thread builds (background priority, one thread's memory) and this
       // caller waits for a refresh that began after its request; concurrent callers share one.
       const uint64_t ticket = ++requested_;
       wake_ = true;
-      cv_.notify_all();
-      done_cv_.wait(lock, [&] { return completed_ >= ticket || !running_; });
+      cv_.NotifyAll();
+      done_cv_.Wait(mu_, [&]() ADS_REQUIRES(mu_) { return completed_ >= ticket || !running_; });
       if (completed_ >= ticket) return last_status_;
       // Stopped meanwhile: build here.
     }
   }
-  std::lock_guard<std::mutex> lock(refresh_mu_);
+  MutexLock lock(refresh_mu_);
   return RefreshLocked();
 }
 
 void SnapshotPublisher::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     stop_ = true;
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
   if (thread_.joinable()) thread_.join();
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     running_ = false;
   }
-  done_cv_.notify_all();
+  done_cv_.NotifyAll();
 }
 
 void SnapshotPublisher::Run() {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   thread_id_ = std::this_thread::get_id();
   while (true) {
-    cv_.wait_for(lock, options_.poll_interval, [this] { return stop_ || wake_; });
+    cv_.WaitFor(mu_, options_.poll_interval, [this]() ADS_REQUIRES(mu_) { return stop_ || wake_; });
     if (stop_) {
       // Callers still waiting build for themselves (RefreshNow) once Stop clears running_.
       return;
     }
     wake_ = false;
     const uint64_t covers = requested_;  // requests made before this refresh began
-    lock.unlock();
+    lock.Unlock();
     Status refreshed;
     {
-      std::lock_guard<std::mutex> refresh(refresh_mu_);
+      MutexLock refresh(refresh_mu_);
       refreshed = RefreshLocked();
     }
     if (!refreshed.ok()) {
       ADS_LOG(warn, "snapshot refresh failed; previous snapshot stays", "status", refreshed);
     }
-    lock.lock();
+    lock.Lock();
     completed_ = covers;
     last_status_ = refreshed;
-    done_cv_.notify_all();
+    done_cv_.NotifyAll();
   }
 }
 

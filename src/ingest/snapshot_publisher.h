@@ -2,14 +2,13 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <optional>
 #include <thread>
 
 #include "common/crypto.h"
+#include "common/mutex.h"
 #include "common/published.h"
 #include "common/status.h"
 #include "decision/activity_index.h"
@@ -77,12 +76,11 @@ class SnapshotPublisher {
 
  private:
   void Run();
-  Status RefreshLocked();  // REQUIRES: refresh_mu_ held.
+  Status RefreshLocked() ADS_REQUIRES(refresh_mu_);
   // Loads catalog data and publishes a new catalog if the data differs from the last one
-  // published (or `force`). REQUIRES: refresh_mu_ held.
-  Status RebuildCatalogLocked(uint64_t counter, bool force);
-  // REQUIRES: refresh_mu_ held.
-  Status RebuildActivityLocked(uint64_t counter);
+  // published (or `force`).
+  Status RebuildCatalogLocked(uint64_t counter, bool force) ADS_REQUIRES(refresh_mu_);
+  Status RebuildActivityLocked(uint64_t counter) ADS_REQUIRES(refresh_mu_);
 
   store::Store& store_;
   Published<decision::Catalog>& catalogs_;
@@ -92,23 +90,23 @@ class SnapshotPublisher {
   std::atomic<int64_t> catalog_build_ms_{0};
   std::atomic<int64_t> activity_build_ms_{0};
   std::atomic<int64_t> catalog_published_at_{0};
-  std::mutex refresh_mu_;                   // serialises rebuilds
-  uint64_t catalog_counter_ = UINT64_MAX;   // guarded by refresh_mu_
-  uint64_t activity_counter_ = UINT64_MAX;  // guarded by refresh_mu_
+  Mutex refresh_mu_;  // serialises rebuilds
+  uint64_t catalog_counter_ ADS_GUARDED_BY(refresh_mu_) = UINT64_MAX;
+  uint64_t activity_counter_ ADS_GUARDED_BY(refresh_mu_) = UINT64_MAX;
   // Digest of the CatalogData behind the published catalog. The Store contract lets
   // ChangeCounter move on any commit, activity included; when the data hashes the same, no new
   // catalog is published.
-  std::optional<Sha256Digest> catalog_digest_;  // guarded by refresh_mu_
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;  // guarded by mu_
-  bool wake_ = false;  // guarded by mu_
-  bool running_ = false;          // guarded by mu_: Start ran, Stop has not finished
-  std::thread::id thread_id_;     // guarded by mu_: the publisher's thread
-  uint64_t requested_ = 0;        // guarded by mu_: RefreshNow requests so far
-  uint64_t completed_ = 0;        // guarded by mu_: requests covered by a finished refresh
-  Status last_status_;            // guarded by mu_: that refresh's result
-  std::condition_variable done_cv_;
+  std::optional<Sha256Digest> catalog_digest_ ADS_GUARDED_BY(refresh_mu_);
+  Mutex mu_;
+  CondVar cv_;
+  bool stop_ ADS_GUARDED_BY(mu_) = false;
+  bool wake_ ADS_GUARDED_BY(mu_) = false;
+  bool running_ ADS_GUARDED_BY(mu_) = false;       // Start ran, Stop has not finished
+  std::thread::id thread_id_ ADS_GUARDED_BY(mu_);  // the publisher's thread
+  uint64_t requested_ ADS_GUARDED_BY(mu_) = 0;     // RefreshNow requests so far
+  uint64_t completed_ ADS_GUARDED_BY(mu_) = 0;     // requests covered by a finished refresh
+  Status last_status_ ADS_GUARDED_BY(mu_);         // that refresh's result
+  CondVar done_cv_;
   std::thread thread_;
 };
 

@@ -243,6 +243,10 @@ def main():
         assert_truth(url, start, "blocks through the leader")
         assert len(leaders(nodes)) == 1
 
+        def exposed(wallet):
+            return int(psql(DB, f"SELECT count(*) FROM exposures WHERE campaign_id = {cpa} AND "
+                                f"wallet = decode('{wallet[2:].lower()}', 'hex')")) > 0
+
         # (a') A conversion across nodes: the exposure is served by a node that does not lead,
         # the transaction attributed by the leader, the conversion billed by the leader alone.
         server = next(n for n in nodes if n is not leader)
@@ -250,7 +254,8 @@ def main():
         send_block(url, [(converter, DEX)])  # a DEX user: the CPA campaign's target
         ad = wait_for(lambda: server.serve(key, converter), 10, f"{server.name} serves the DEX user")
         assert ad["headline"] == "Swap now", ad
-        time.sleep(1.0)  # the serving node writes its exposures every 500 ms
+        # The serving node writes its exposures to PostgreSQL every 500 ms (later on a loaded machine).
+        wait_for(lambda: exposed(converter), 10, "the exposure in PostgreSQL")
         send_block(url, [(converter, DEX)])
         def billed():
             rows = server.admin(f"/admin/v1/conversions?campaignId={cpa}&limit=100")["conversions"]
@@ -357,7 +362,7 @@ def main():
         send_block(url, [(converter2, DEX)])
         ad = wait_for(lambda: n4.serve(key, converter2), 10, "node4 serves the second DEX user")
         assert ad["headline"] == "Swap now", ad
-        time.sleep(1.0)  # exposures reach PostgreSQL every 500 ms
+        wait_for(lambda: exposed(converter2), 10, "node4's exposure in PostgreSQL")
         before = remaining_budget()
         send_block(url, [(converter2, DEX)])
         def billed_to(wallet):
@@ -375,7 +380,8 @@ def main():
         converter3 = new_wallets(1)[0]
         send_block(url, [(converter3, DEX)])
         wait_for(lambda: n4.serve(key, converter3), 10, "node4 serves the third DEX user")
-        time.sleep(1.1)  # exposures written; the row's time (whole seconds) after the serve
+        wait_for(lambda: exposed(converter3), 10, "node4's exposure in PostgreSQL")
+        time.sleep(1.1)  # the row's time (whole seconds) after the serve's
         upload = os.path.join(tmp, "swaps.ndjson")
         tx = "0x" + "ab" * 32
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

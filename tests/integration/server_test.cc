@@ -16,6 +16,7 @@
 
 #include "integration/fixture.h"
 #include "support/temp_dir.h"
+#include "support/wait.h"
 
 namespace adserver::testing {
 namespace {
@@ -34,14 +35,9 @@ HttpResult PostAd(HttpClient& client, const std::string& key, const json& body,
                      body.dump());
 }
 
-// Polls `cond` until it is true or `deadline` passes; returns whether it became true.
+// Polls `cond` every 10 ms until it is true or `deadline` passes.
 bool WaitFor(const std::function<bool()>& cond, milliseconds deadline) {
-  auto until = steady_clock::now() + deadline;
-  while (steady_clock::now() < until) {
-    if (cond()) return true;
-    std::this_thread::sleep_for(milliseconds(10));
-  }
-  return cond();
+  return WaitUntil(cond, deadline, milliseconds(10));
 }
 
 TEST(ServerTest, HealthAndReadiness) {

@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "common/address.h"
+#include "common/mutex.h"
 
 namespace adserver::admin::detail {
 namespace {
@@ -91,7 +92,7 @@ Result<RegistryCache::Projects> RegistryCache::Get(store::InventoryStore& store)
   // The counter first: a write landing during the read makes the next call read again, never
   // leaves an older registry cached under a newer counter.
   ADS_ASSIGN_OR_RETURN(uint64_t counter, store.ChangeCounter());
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (projects_ && counter_ == counter) return projects_;
   ADS_ASSIGN_OR_RETURN(std::vector<store::ProjectRecord> projects, store.ListProjects());
   projects_ = std::make_shared<const std::vector<store::ProjectRecord>>(std::move(projects));

@@ -6,12 +6,12 @@
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "common/mutex.h"
 #include "common/status.h"
 #include "store/inventory_store.h"
 #include "store/records.h"
@@ -52,9 +52,9 @@ class RegistryCache {
   Result<Projects> Get(store::InventoryStore& store);
 
  private:
-  std::mutex mu_;
-  std::optional<uint64_t> counter_;  // of `projects_`
-  Projects projects_;
+  Mutex mu_;
+  std::optional<uint64_t> counter_ ADS_GUARDED_BY(mu_);  // of `projects_`
+  Projects projects_ ADS_GUARDED_BY(mu_);
 };
 
 }  // namespace adserver::admin::detail

@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "common/log.h"
+#include "common/mutex.h"
 #include "store/chain_ledger.h"
 #include "store/inventory_store.h"
 
@@ -95,29 +96,29 @@ Status ChainIndexer::Run() {
 
 void ChainIndexer::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     stop_ = true;
   }
-  stop_cv_.notify_all();
+  stop_cv_.NotifyAll();
 }
 
 bool ChainIndexer::stopped() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return stop_;
 }
 
 bool ChainIndexer::WaitUnlessStopped(std::chrono::milliseconds duration) {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   waiting_ = true;
-  stop_cv_.notify_all();  // for WaitUntilWaitingForTest
-  bool stopped = stop_cv_.wait_for(lock, duration, [this] { return stop_; });
+  stop_cv_.NotifyAll();  // for WaitUntilWaitingForTest
+  bool stopped = stop_cv_.WaitFor(mu_, duration, [this]() ADS_REQUIRES(mu_) { return stop_; });
   waiting_ = false;
   return stopped;
 }
 
 bool ChainIndexer::WaitUntilWaitingForTest(std::chrono::seconds deadline) {
-  std::unique_lock<std::mutex> lock(mu_);
-  return stop_cv_.wait_for(lock, deadline, [this] { return waiting_; });
+  MutexLock lock(mu_);
+  return stop_cv_.WaitFor(mu_, deadline, [this]() ADS_REQUIRES(mu_) { return waiting_; });
 }
 
 Status ChainIndexer::LoadRegistry() {

@@ -7,15 +7,14 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
-#include <mutex>
 #include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "common/address.h"
+#include "common/mutex.h"
 #include "common/status.h"
 #include "ingest/chain/block_sink.h"
 #include "ingest/chain/chain_source.h"
@@ -117,10 +116,10 @@ class ChainIndexer {
   std::atomic<uint64_t> head_{0};        // progress(): written by Step
   std::atomic<uint64_t> next_block_{0};  // progress(): written by Step
 
-  std::mutex mu_;
-  std::condition_variable stop_cv_;
-  bool stop_ = false;     // guarded by mu_
-  bool waiting_ = false;  // guarded by mu_; Run is in WaitUnlessStopped
+  Mutex mu_;
+  CondVar stop_cv_;
+  bool stop_ ADS_GUARDED_BY(mu_) = false;
+  bool waiting_ ADS_GUARDED_BY(mu_) = false;  // Run is in WaitUnlessStopped
 };
 
 }  // namespace adserver::ingest::chain

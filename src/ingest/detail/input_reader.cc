@@ -11,6 +11,7 @@
 #include <filesystem>
 
 #include "common/address.h"
+#include "common/mutex.h"
 
 namespace adserver::ingest::detail {
 namespace {
@@ -209,10 +210,10 @@ LineReader::LineReader(std::unique_ptr<ByteSource> source, const Options& option
 LineReader::~LineReader() {
   if (producer_.joinable()) {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       stop_ = true;
     }
-    free_cv_.notify_all();
+    free_cv_.NotifyAll();
     producer_.join();
   }
 }
@@ -264,8 +265,9 @@ void LineReader::ProducerLoop() {
   while (true) {
     std::unique_ptr<char[]> buffer;
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      free_cv_.wait(lock, [&] { return stop_ || filled_.size() < options_.queue_chunks; });
+      MutexLock lock(mu_);
+      free_cv_.Wait(
+          mu_, [&]() ADS_REQUIRES(mu_) { return stop_ || filled_.size() < options_.queue_chunks; });
       if (stop_) return;
       if (!free_.empty()) {
         buffer = std::move(free_.back());
@@ -275,11 +277,11 @@ void LineReader::ProducerLoop() {
     Chunk chunk = Produce(std::move(buffer));
     bool last = chunk.last;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       consumed_ = source_->consumed();
       filled_.push_back(std::move(chunk));
     }
-    filled_cv_.notify_one();
+    filled_cv_.NotifyOne();
     if (last) return;
   }
 }
@@ -288,15 +290,17 @@ Result<bool> LineReader::NextChunk() {
   if (current_.last) return false;
   if (!options_.read_ahead) {
     current_ = Produce(std::move(current_.bytes));
-    consumed_ = source_->consumed();
+    const uint64_t consumed = source_->consumed();
+    MutexLock lock(mu_);  // uncontended: no reader thread without read-ahead
+    consumed_ = consumed;
   } else {
-    std::unique_lock<std::mutex> lock(mu_);
-    filled_cv_.wait(lock, [&] { return !filled_.empty(); });
+    MutexLock lock(mu_);
+    filled_cv_.Wait(mu_, [&]() ADS_REQUIRES(mu_) { return !filled_.empty(); });
     if (current_.bytes) free_.push_back(std::move(current_.bytes));
     current_ = std::move(filled_.front());
     filled_.pop_front();
-    lock.unlock();
-    free_cv_.notify_one();
+    lock.Unlock();
+    free_cv_.NotifyOne();
   }
   pos_ = 0;
   if (!current_.status.ok()) return current_.status;
@@ -346,7 +350,7 @@ Result<bool> LineReader::Next(std::string_view& line) {
 }
 
 uint64_t LineReader::bytes_read() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return consumed_;
 }
 

@@ -6,17 +6,16 @@
 
 #include <sodium.h>
 
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <vector>
 
+#include "common/mutex.h"
 #include "common/status.h"
 
 namespace adserver::ingest::detail {
@@ -107,13 +106,13 @@ class LineReader {
   uint64_t produced_bytes_ = 0;    // producer side
   bool source_done_ = false;       // producer side
 
-  mutable std::mutex mu_;
-  std::condition_variable filled_cv_;
-  std::condition_variable free_cv_;
-  std::deque<Chunk> filled_;                   // guarded by mu_
-  std::vector<std::unique_ptr<char[]>> free_;  // guarded by mu_
-  bool stop_ = false;                          // guarded by mu_
-  uint64_t consumed_ = 0;                      // guarded by mu_
+  mutable Mutex mu_;
+  CondVar filled_cv_;
+  CondVar free_cv_;
+  std::deque<Chunk> filled_ ADS_GUARDED_BY(mu_);
+  std::vector<std::unique_ptr<char[]>> free_ ADS_GUARDED_BY(mu_);
+  bool stop_ ADS_GUARDED_BY(mu_) = false;
+  uint64_t consumed_ ADS_GUARDED_BY(mu_) = 0;
   std::thread producer_;
 
   Chunk current_;

@@ -13,6 +13,7 @@
 
 #include "common/check.h"
 #include "common/log.h"
+#include "common/mutex.h"
 #include "store/lmdb/detail/activity_codec.h"
 #include "store/lmdb/detail/block_journal.h"
 
@@ -176,7 +177,7 @@ LmdbActivityIndex::LmdbActivityIndex(MDB_env* env, MDB_dbi dbi, const LmdbOption
 
 LmdbActivityIndex::~LmdbActivityIndex() {
   {
-    std::lock_guard<std::mutex> lock(readers_mu_);
+    MutexLock lock(readers_mu_);
     for (auto& r : readers_) mdb_txn_abort(r->txn);
     readers_.clear();
   }
@@ -193,7 +194,7 @@ LmdbActivityIndex::ThreadReader& LmdbActivityIndex::Reader() const {
   mdb_txn_reset(reader->txn);
   ThreadReader* raw = reader.get();
   {
-    std::lock_guard<std::mutex> lock(readers_mu_);
+    MutexLock lock(readers_mu_);
     readers_.push_back(std::move(reader));
   }
   tl_readers.push_back({id_, raw});
@@ -472,7 +473,7 @@ MDB_val ReplicaPositionKey() {
 
 Result<bool> LmdbActivityIndex::OpenReplica(bool create) {
   if (replica_open_.load(std::memory_order_acquire)) return true;
-  std::lock_guard<std::mutex> lock(journal_mu_);  // one mdb_dbi_open at a time in this process
+  MutexLock lock(journal_mu_);  // one mdb_dbi_open at a time in this process
   if (replica_open_.load()) return true;
   // Either kind of transaction keeps the handle for the environment once committed.
   MDB_txn* txn = nullptr;
@@ -745,7 +746,7 @@ uint64_t LmdbActivityIndex::NamedDatabaseCount(MDB_txn* txn) const {
 }
 
 Status LmdbActivityIndex::OpenJournal() {
-  std::lock_guard<std::mutex> lock(journal_mu_);
+  MutexLock lock(journal_mu_);
   if (journal_open_) return OkStatus();
   // Opened in a write transaction of their own: LMDB wants a transaction opening databases
   // to finish before any other transaction opens one.
@@ -1014,7 +1015,7 @@ int64_t SteadyMillis() {
 
 Status LmdbActivityIndex::OpenChangeLog() {
   if (changes_open_.load(std::memory_order_acquire)) return OkStatus();
-  std::lock_guard<std::mutex> lock(journal_mu_);  // one mdb_dbi_open at a time in this process
+  MutexLock lock(journal_mu_);  // one mdb_dbi_open at a time in this process
   if (changes_open_.load()) return OkStatus();
   WriteTxn txn(env_);
   if (txn.rc() != 0) return LmdbError("begin write", txn.rc());
@@ -1079,7 +1080,7 @@ std::string LmdbActivityIndex::TablePath() const { return path_ + "/" + kTableFi
 Result<LmdbActivityIndex::CatchUpResult> LmdbActivityIndex::CatchUp(ReadView& view) {
   if (!changes_open_.load(std::memory_order_acquire)) {
     // Another process may have created the log: open it read-only (the handle then stays).
-    std::lock_guard<std::mutex> lock(journal_mu_);
+    MutexLock lock(journal_mu_);
     if (!changes_open_.load()) {
       ReadTxn txn(env_);
       if (txn.rc() != 0) return LmdbError("begin read", txn.rc());
@@ -1140,7 +1141,7 @@ void LmdbActivityIndex::NoteBulkChange(uint64_t counter) {
 
 Status LmdbActivityIndex::EnableReadCache(const ReadCacheOptions& options) {
   {
-    std::lock_guard<std::mutex> lock(cache_mu_);
+    MutexLock lock(cache_mu_);
     cache_options_ = options;
     cache_enabled_ = true;
     Result<std::shared_ptr<const WalletTable>> table = WalletTable::Open(TablePath());
@@ -1177,7 +1178,7 @@ void LmdbActivityIndex::PublishView(std::shared_ptr<const ReadView> view) {
 }
 
 Status LmdbActivityIndex::RefreshReadCache() {
-  std::lock_guard<std::mutex> lock(cache_mu_);
+  MutexLock lock(cache_mu_);
   std::shared_ptr<const ReadView> current = view_.Current();
   const uint64_t counter = ChangeCounter();
   if (current == nullptr || current->table == nullptr) {
@@ -1229,7 +1230,7 @@ Status LmdbActivityIndex::LoadReadCacheIntoMemory() {
     return copy.status();
   }
   std::shared_ptr<const WalletTable> loaded = *std::move(copy);
-  std::lock_guard<std::mutex> lock(cache_mu_);
+  MutexLock lock(cache_mu_);
   std::shared_ptr<const ReadView> now = view_.Current();
   // Refreshed meanwhile: the same table with more recent wallets, taken over as it is.
   // Replaced or dropped meanwhile: the copy is of no use.
@@ -1258,7 +1259,7 @@ bool LmdbActivityIndex::ReadCacheNeedsRebuild() const {
 }
 
 Status LmdbActivityIndex::RebuildReadCache(const std::atomic<bool>* cancel) {
-  std::lock_guard<std::mutex> rebuild(rebuild_mu_);
+  MutexLock rebuild(rebuild_mu_);
   const auto start = std::chrono::steady_clock::now();
   // Counted from the attempt: a build that keeps failing (a full disk, a read-only directory)
   // is retried every min_rebuild_interval, not at every poll.
@@ -1292,7 +1293,7 @@ Status LmdbActivityIndex::RebuildReadCache(const std::atomic<bool>* cancel) {
   }
   last_rebuild_ms_ = SteadyMillis();  // the interval starts when the table is there
   ADS_ASSIGN_OR_RETURN(std::shared_ptr<const WalletTable> table, WalletTable::Open(TablePath()));
-  std::lock_guard<std::mutex> lock(cache_mu_);
+  MutexLock lock(cache_mu_);
   auto view = std::make_shared<ReadView>();
   view->table = table;
   view->covered_txn = txn_id;

@@ -12,7 +12,6 @@
 #include <functional>
 #include <limits>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -20,6 +19,7 @@
 #include <vector>
 
 #include "common/address.h"
+#include "common/mutex.h"
 #include "common/published.h"
 #include "common/status.h"
 #include "decision/activity_index.h"
@@ -259,8 +259,8 @@ class LmdbActivityIndex final : public decision::ActivityIndex, public ChainLedg
   // Reads the change log after `view.covered_txn` into `view` (a copy of the current one);
   // unless kLost, `view.covered_txn` is then the newest transaction.
   Result<CatchUpResult> CatchUp(ReadView& view);
-  // Notes a bulk change the published view does not reflect (REQUIRES: cache_mu_ held).
-  void NoteBulkChange(uint64_t counter);
+  // Notes a bulk change the published view does not reflect.
+  void NoteBulkChange(uint64_t counter) ADS_REQUIRES(cache_mu_);
   // Publishes `view`; the one it replaces is freed on this thread (ReleaseWhenUnused).
   void PublishView(std::shared_ptr<const ReadView> view);
   IndexIdentity Identity() const;
@@ -273,10 +273,10 @@ class LmdbActivityIndex final : public decision::ActivityIndex, public ChainLedg
   LmdbOptions options_;
   uint64_t id_;  // distinguishes instances in the per-thread reader cache
   std::string path_;
-  mutable std::mutex readers_mu_;
-  mutable std::vector<std::unique_ptr<ThreadReader>> readers_;  // guarded by readers_mu_
-  std::mutex journal_mu_;
-  bool journal_open_ = false;   // guarded by journal_mu_
+  mutable Mutex readers_mu_;
+  mutable std::vector<std::unique_ptr<ThreadReader>> readers_ ADS_GUARDED_BY(readers_mu_);
+  Mutex journal_mu_;
+  bool journal_open_ ADS_GUARDED_BY(journal_mu_) = false;
   MDB_dbi journal_dbi_ = 0;     // set once journal_open_
   MDB_dbi checkpoint_dbi_ = 0;  // set once journal_open_
   std::atomic<bool> changes_open_{false};  // set once, under journal_mu_
@@ -290,8 +290,8 @@ class LmdbActivityIndex final : public decision::ActivityIndex, public ChainLedg
   ReadCacheOptions cache_options_;
   // The mapped table whose in-memory copy failed (used by the maintenance thread only).
   std::weak_ptr<const WalletTable> load_failed_;
-  mutable std::mutex cache_mu_;  // serialises RefreshReadCache and publishing
-  std::mutex rebuild_mu_;        // one RebuildReadCache at a time
+  mutable Mutex cache_mu_;  // serialises RefreshReadCache and publishing
+  Mutex rebuild_mu_;        // one RebuildReadCache at a time
   // Rebuild policy (ReadCacheNeedsRebuild); times are steady-clock milliseconds.
   std::atomic<bool> table_stale_{true};
   std::atomic<bool> table_in_view_{false};   // lookups are answered from a table
@@ -301,7 +301,7 @@ class LmdbActivityIndex final : public decision::ActivityIndex, public ChainLedg
   std::atomic<int64_t> stale_since_ms_{kLongAgo};   // first bulk change the view lacks
   std::atomic<bool> bulk_pending_{false};  // the view lacks a bulk change (rebuild when quiet)
   std::atomic<int64_t> last_change_ms_{kLongAgo};   // when the change counter last moved
-  uint64_t last_counter_ = 0;                // guarded by cache_mu_
+  uint64_t last_counter_ ADS_GUARDED_BY(cache_mu_) = 0;
 };
 
 }  // namespace adserver::store

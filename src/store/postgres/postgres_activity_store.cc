@@ -7,6 +7,7 @@
 #include <tuple>
 #include <utility>
 
+#include "common/mutex.h"
 #include "store/postgres/detail/pg_connection.h"
 #include "store/postgres/detail/pg_migrations.h"
 
@@ -205,7 +206,7 @@ Status PostgresActivityStore::RecordActivity(const std::vector<ActivityRecord>& 
   std::vector<ActivityRecord> batch;
   batch.reserve(merged.size());
   for (auto& [key, r] : merged) batch.push_back(r);
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   ADS_ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(*conn_));
   ADS_RETURN_IF_ERROR(NameMissingProject(RunBatches(*conn_, kAddSql, batch, false)));
   return txn.Commit();
@@ -220,7 +221,7 @@ Status PostgresActivityStore::PutActivityValues(const std::vector<ActivityValue>
   }
   std::vector<ActivityRecord> present, removed;
   for (const auto& [key, v] : last) (v->removed ? removed : present).push_back(v->row);
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   ADS_ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(*conn_));
   ADS_RETURN_IF_ERROR(RunBatches(*conn_, kDeleteSql, removed, true));
   ADS_RETURN_IF_ERROR(NameMissingProject(RunBatches(*conn_, kPutSql, present, false)));
@@ -229,7 +230,7 @@ Status PostgresActivityStore::PutActivityValues(const std::vector<ActivityValue>
 
 Result<std::vector<ActivityRecord>> PostgresActivityStore::ActivityForWallet(
     const Address& wallet) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   ADS_ASSIGN_OR_RETURN(
       PgResult r,
       conn_->Exec("SELECT " + std::string(kColumns) +
@@ -251,13 +252,13 @@ Status PostgresActivityStore::ScanActivity(const std::function<void(const Activi
 }
 
 Result<uint64_t> PostgresActivityStore::ActivityChangeCounter() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   ADS_ASSIGN_OR_RETURN(int64_t position, Position(*conn_));
   return static_cast<uint64_t>(position);
 }
 
 Result<ActivityChanges> PostgresActivityStore::ChangesAfter(int64_t after, size_t limit) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   ADS_ASSIGN_OR_RETURN(PgResult r, conn_->Exec("SELECT seq, " + std::string(kColumns) +
                                                    " FROM activity_changes WHERE seq > $1 "
                                                    "ORDER BY seq LIMIT $2",
@@ -364,7 +365,7 @@ Result<std::optional<uint64_t>> PostgresActivityStore::LockCheckpoint(int64_t ch
 }
 
 Result<ChainCheckpoint> PostgresActivityStore::LoadCheckpoint(int64_t chain_id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   // One snapshot: the checkpoint and its journal agree.
   ADS_ASSIGN_OR_RETURN(
       PgTransaction txn,
@@ -399,7 +400,7 @@ Status PostgresActivityStore::ResetCheckpoint(int64_t chain_id, const ChainCheck
       return InvalidArgumentError("checkpoint blocks must be consecutive up to the next block");
     }
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   ADS_ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(*conn_));
   ADS_RETURN_IF_ERROR(Run(*conn_,
                           "INSERT INTO chain_checkpoints (chain_id, next_block) "
@@ -424,7 +425,7 @@ Status PostgresActivityStore::ApplyBlocks(int64_t chain_id, std::span<const Inde
   if (blocks.empty()) return OkStatus();
   const IndexedBlock& first = blocks.front();
   const uint64_t last = blocks.back().number;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   ADS_ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(*conn_));
   // Locked to commit: a second indexer of the chain (two nodes both believing they lead for a
   // moment) waits here, then finds the checkpoint moved and writes nothing.
@@ -482,7 +483,7 @@ Status PostgresActivityStore::ApplyBlock(int64_t chain_id, const IndexedBlock& b
 }
 
 Status PostgresActivityStore::UndoBlocksAfter(int64_t chain_id, uint64_t ancestor) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   ADS_ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(*conn_));
   ADS_ASSIGN_OR_RETURN(std::optional<uint64_t> next, LockCheckpoint(chain_id));
   if (!next || *next == 0 || ancestor >= *next - 1) return OkStatus();  // nothing to undo
@@ -521,7 +522,7 @@ Status PostgresActivityStore::UndoBlocksAfter(int64_t chain_id, uint64_t ancesto
 }
 
 Result<int64_t> PostgresActivityStore::PruneChangesBefore(int64_t cutoff) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   ADS_ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(*conn_));
   // Under the writers' lock: pruned_through and the deleted entries move together.
   ADS_RETURN_IF_ERROR(conn_->Exec("SELECT pg_advisory_xact_lock($1)", {Param(kLock)}).status());

@@ -14,13 +14,13 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "common/address.h"
+#include "common/mutex.h"
 #include "common/status.h"
 #include "store/activity_store.h"
 #include "store/chain_ledger.h"
@@ -129,15 +129,15 @@ class PostgresActivityStore final : public ActivityStore, public ChainLedger {
 
  private:
   PostgresActivityStore(std::unique_ptr<pg_detail::PgConnection> conn, std::string url);
-  // REQUIRES: mu_ held, inside a transaction. The block's row, its undo values, its upsert.
-  Status ApplyBlock(int64_t chain_id, const IndexedBlock& block);
-  // REQUIRES: mu_ held, inside a transaction. The chain's next block, locked until commit;
-  // nullopt if the chain has no checkpoint.
-  Result<std::optional<uint64_t>> LockCheckpoint(int64_t chain_id);
+  // Inside a transaction: the block's row, its undo values, its upsert.
+  Status ApplyBlock(int64_t chain_id, const IndexedBlock& block) ADS_REQUIRES(mu_);
+  // Inside a transaction: the chain's next block, locked until commit; nullopt if the chain
+  // has no checkpoint.
+  Result<std::optional<uint64_t>> LockCheckpoint(int64_t chain_id) ADS_REQUIRES(mu_);
 
   const std::string url_;
-  std::mutex mu_;
-  std::unique_ptr<pg_detail::PgConnection> conn_;  // guarded by mu_
+  Mutex mu_;
+  std::unique_ptr<pg_detail::PgConnection> conn_ ADS_GUARDED_BY(mu_);
 };
 
 }  // namespace adserver::store

@@ -9,9 +9,9 @@
 // answers Unavailable and is re-established by the next call.
 
 #include <memory>
-#include <mutex>
 #include <string>
 
+#include "common/mutex.h"
 #include "common/status.h"
 #include "store/advertiser_events_store.h"
 #include "store/sql/sql.h"
@@ -50,8 +50,8 @@ class PostgresAdvertiserEventsStore final : public AdvertiserEventsStore {
  private:
   explicit PostgresAdvertiserEventsStore(std::unique_ptr<pg_detail::PgConnection> conn);
 
-  std::mutex mu_;
-  std::unique_ptr<pg_detail::PgConnection> conn_;  // guarded by mu_
+  Mutex mu_;
+  std::unique_ptr<pg_detail::PgConnection> conn_ ADS_GUARDED_BY(mu_);
   std::unique_ptr<sql::Runner> runner_;            // transactions on conn_ under mu_
   sql::SqlAdvertiserEvents events_;
 };

@@ -31,10 +31,10 @@ void PostgresEventsStore::BillConversionsTo(std::string node_id,
                                             std::function<bool(Id campaign)> budgeted) {
   // The hook runs inside the runner's transaction on conn_, under mu_: it writes on conn_
   // directly.
-  events_.SetConversionBilling([this, node_id = std::move(node_id),
-                                budgeted = std::move(budgeted)](
+  events_.SetConversionBilling([this, node_id = std::move(node_id), budgeted = std::move(budgeted)](
                                    sql::Connection&, std::span<const ConversionRecord> rows,
                                    int sign) -> Status {
+    mu_.AssertHeld();  // the runner's transaction holds it
     std::map<Id, CampaignCountersRecord> deltas;
     for (const ConversionRecord& c : rows) pg_detail::AddConversionDelta(deltas, c, sign);
     std::vector<CampaignCountersRecord> counters;

@@ -13,9 +13,9 @@
 
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 
+#include "common/mutex.h"
 #include "common/status.h"
 #include "store/events_store.h"
 #include "store/sql/sql.h"
@@ -113,8 +113,8 @@ class PostgresEventsStore final : public EventsStore {
  private:
   explicit PostgresEventsStore(std::unique_ptr<pg_detail::PgConnection> conn);
 
-  std::mutex mu_;
-  std::unique_ptr<pg_detail::PgConnection> conn_;  // guarded by mu_
+  Mutex mu_;
+  std::unique_ptr<pg_detail::PgConnection> conn_ ADS_GUARDED_BY(mu_);
   std::unique_ptr<sql::Runner> runner_;            // transactions on conn_ under mu_
   sql::SqlEvents events_;
 };

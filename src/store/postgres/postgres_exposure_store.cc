@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/mutex.h"
 #include "store/postgres/detail/pg_connection.h"
 #include "store/postgres/detail/pg_migrations.h"
 
@@ -134,7 +135,7 @@ Result<std::unique_ptr<PostgresExposureStore>> PostgresExposureStore::Open(
 
 Status PostgresExposureStore::AddExposures(std::span<const ExposureWrite> writes) {
   if (writes.empty()) return OkStatus();
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   ADS_ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(*conn_));
   for (size_t begin = 0; begin < writes.size(); begin += kExposureRowsPerStatement) {
     ExposureArrayParams params;
@@ -149,7 +150,7 @@ Result<std::optional<ExposureRecord>> PostgresExposureStore::Get(const Address& 
                                                                   Id campaign_id) {
   const std::vector<PgParam> key = {
       pg_detail::BytesParam(wallet.bytes.data(), wallet.bytes.size()), Param(campaign_id)};
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   ADS_ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(
                                               *conn_, "BEGIN ISOLATION LEVEL REPEATABLE READ"));
   ADS_ASSIGN_OR_RETURN(PgResult r, conn_->Exec(kGetSql, key));
@@ -199,7 +200,7 @@ Result<ExpiryStep> PostgresExposureStore::ExpireStep(int64_t cutoff, std::string
   } else {
     campaign = INT64_MIN, at = INT64_MIN;
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (after.empty()) {
     ADS_ASSIGN_OR_RETURN(PgResult claimed,
                          conn_->Exec(kClaimSweepSql, {Param(options_.min_sweep_interval_seconds)}));
@@ -217,7 +218,7 @@ Result<ExpiryStep> PostgresExposureStore::ExpireStep(int64_t cutoff, std::string
 }
 
 Result<ExposureStats> PostgresExposureStore::Stats() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   ADS_ASSIGN_OR_RETURN(PgResult r,
                        conn_->Exec("SELECT (SELECT count(*) FROM (SELECT DISTINCT wallet, "
                                    "campaign_id FROM exposures) p), "

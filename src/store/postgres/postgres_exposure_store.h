@@ -17,9 +17,9 @@
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 
+#include "common/mutex.h"
 #include "store/exposure_store.h"
 
 namespace adserver::store {
@@ -53,8 +53,8 @@ class PostgresExposureStore final : public ExposureStore {
  private:
   PostgresExposureStore(std::unique_ptr<pg_detail::PgConnection> conn,
                         const PostgresExposureOptions& options);
-  std::mutex mu_;
-  std::unique_ptr<pg_detail::PgConnection> conn_;  // guarded by mu_
+  Mutex mu_;
+  std::unique_ptr<pg_detail::PgConnection> conn_ ADS_GUARDED_BY(mu_);
   const PostgresExposureOptions options_;
 };
 

@@ -8,9 +8,9 @@
 // next call.
 
 #include <memory>
-#include <mutex>
 #include <string>
 
+#include "common/mutex.h"
 #include "common/status.h"
 #include "store/report_store.h"
 #include "store/sql/sql.h"
@@ -39,8 +39,8 @@ class PostgresReportStore final : public ReportStore {
  private:
   explicit PostgresReportStore(std::unique_ptr<pg_detail::PgConnection> conn);
 
-  std::mutex mu_;
-  std::unique_ptr<pg_detail::PgConnection> conn_;  // guarded by mu_
+  Mutex mu_;
+  std::unique_ptr<pg_detail::PgConnection> conn_ ADS_GUARDED_BY(mu_);
   std::unique_ptr<sql::Runner> runner_;            // transactions on conn_ under mu_
   sql::SqlReports reports_;
 };

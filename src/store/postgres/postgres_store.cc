@@ -5,6 +5,7 @@
 #include <map>
 #include <utility>
 
+#include "common/mutex.h"
 #include "store/postgres/detail/pg_connection.h"
 #include "store/postgres/detail/pg_migrations.h"
 #include "store/postgres/detail/pg_node_counters.h"
@@ -35,7 +36,7 @@ PostgresStore::PostgresStore(std::unique_ptr<PgConnection> conn)
 
 Status PostgresStore::SqlRunner::Write(unsigned bump,
                                        const std::function<Status(sql::Connection&)>& fn) {
-  std::lock_guard<std::mutex> lock(store_.mu_);
+  MutexLock lock(store_.mu_);
   PgConnection& c = *store_.conn_;
   ADS_ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(c));
   pg_detail::PgSqlConnection conn(c);
@@ -46,7 +47,7 @@ Status PostgresStore::SqlRunner::Write(unsigned bump,
 }
 
 Status PostgresStore::SqlRunner::Read(const std::function<Status(sql::Connection&)>& fn) {
-  std::lock_guard<std::mutex> lock(store_.mu_);
+  MutexLock lock(store_.mu_);
   PgConnection& c = *store_.conn_;
   // One snapshot for every statement of the read (LoadCatalogData reads many tables).
   ADS_ASSIGN_OR_RETURN(PgTransaction txn,
@@ -57,7 +58,7 @@ Status PostgresStore::SqlRunner::Read(const std::function<Status(sql::Connection
 }
 
 Result<uint64_t> PostgresStore::ChangeCounter() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   ADS_ASSIGN_OR_RETURN(
       PgResult r,
       conn_->Exec(
@@ -96,7 +97,7 @@ Result<std::vector<CampaignCountersRecord>> CounterRows(const PgResult& r) {
 
 Status PostgresStore::UpsertNodeCounters(const std::vector<CampaignCountersRecord>& rows,
                                          pg_detail::CountersWrite how) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   PgConnection& c = *conn_;
   ADS_ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(c));
   ADS_RETURN_IF_ERROR(pg_detail::UpsertNodeCounters(c, node_id_, rows, how));
@@ -113,7 +114,7 @@ Status PostgresStore::SaveCampaignCounters(const std::vector<CampaignCountersRec
 Status PostgresStore::SaveCampaignCountersAt(const std::vector<CampaignCountersRecord>& rows,
                                              const std::optional<CounterMarks>& marks) {
   if (node_id_.empty()) return InternalError("counter marks need a node id");
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   PgConnection& c = *conn_;
   ADS_ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(c));
   // The marks row first: a dead-node reconcile (ReconcileDeadNodes) locks it before the
@@ -140,7 +141,7 @@ Status PostgresStore::SaveCampaignCountersAt(const std::vector<CampaignCountersR
 
 Result<DeadNodesReconciled> PostgresStore::ReconcileDeadNodes(int64_t dead_seconds) {
   if (node_id_.empty()) return InternalError("a dead-node reconcile needs a node id");
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   PgConnection& c = *conn_;
   DeadNodesReconciled out;
   ADS_ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(c));
@@ -235,7 +236,7 @@ Result<DeadNodesReconciled> PostgresStore::ReconcileDeadNodes(int64_t dead_secon
 
 Result<std::optional<CounterMarks>> PostgresStore::LoadCounterMarks() {
   if (node_id_.empty()) return InternalError("counter marks need a node id");
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   ADS_ASSIGN_OR_RETURN(PgResult r, conn_->Exec("SELECT click_id, conversion_id, revert_seq FROM "
                                                "node_counter_marks WHERE node_id = $1",
                                                {Param(std::string_view(node_id_))}));
@@ -254,7 +255,7 @@ Status PostgresStore::AddCampaignCounters(const std::vector<CampaignCountersReco
 
 Result<size_t> PostgresStore::DrainBudgetTakes(
     const std::function<Status(Id campaign, Micros micros)>& apply, int limit) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   PgConnection& c = *conn_;
   ADS_ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(c));
   ADS_ASSIGN_OR_RETURN(PgResult r, c.Exec("SELECT id, campaign_id, micros FROM budget_takes "
@@ -306,7 +307,7 @@ Result<std::vector<CampaignCountersRecord>> PostgresStore::LoadCampaignCounters(
     }));
     return out;
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   ADS_ASSIGN_OR_RETURN(PgResult r, conn_->Exec(std::string("SELECT ") + kCounterColumns +
                                                    " FROM node_campaign_counters WHERE node_id = "
                                                    "$1 ORDER BY campaign_id",
@@ -317,7 +318,7 @@ Result<std::vector<CampaignCountersRecord>> PostgresStore::LoadCampaignCounters(
 Result<std::vector<CampaignCountersRecord>> PostgresStore::LoadOtherNodesCounters(int64_t day,
                                                                                   int64_t hour) {
   if (node_id_.empty()) return std::vector<CampaignCountersRecord>{};
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   ADS_ASSIGN_OR_RETURN(
       PgResult r,
       conn_->Exec("SELECT campaign_id, sum(total_spend_micros)::bigint, sum(impressions)::bigint, "
@@ -331,7 +332,7 @@ Result<std::vector<CampaignCountersRecord>> PostgresStore::LoadOtherNodesCounter
 }
 
 Result<ErasureDigestKey> PostgresStore::DigestKey(const ErasureDigestKey& candidate) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   PgConnection& c = *conn_;
   ADS_ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(c));
   ADS_RETURN_IF_ERROR(c.Exec("INSERT INTO identity_meta (name, value) VALUES ('digest_key', $1) "
@@ -350,7 +351,7 @@ Result<ErasureDigestKey> PostgresStore::DigestKey(const ErasureDigestKey& candid
 }
 
 Result<ErasureRecord> PostgresStore::PutErasure(uint64_t digest, int64_t erased_at) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   PgConnection& c = *conn_;
   ADS_ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(c));
   ADS_RETURN_IF_ERROR(c.Exec("SELECT pg_advisory_xact_lock($1)", {Param(kErasureLock)}).status());
@@ -368,7 +369,7 @@ Result<ErasureRecord> PostgresStore::PutErasure(uint64_t digest, int64_t erased_
 
 Status PostgresStore::ScanErasures(int64_t after_seq,
                                    const std::function<void(const ErasureRecord&)>& fn) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   ADS_ASSIGN_OR_RETURN(PgResult result,
                        conn_->Exec("SELECT seq, digest, erased_at FROM identity_erasures "
                                    "WHERE seq > $1 ORDER BY seq",
@@ -383,7 +384,7 @@ Status PostgresStore::ScanErasures(int64_t after_seq,
 }
 
 Result<int64_t> PostgresStore::DeleteErasuresBefore(int64_t cutoff) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   ADS_ASSIGN_OR_RETURN(
       PgResult result,
       conn_->Exec("DELETE FROM identity_erasures WHERE erased_at < $1", {Param(cutoff)}));

@@ -12,11 +12,11 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "common/mutex.h"
 #include "store/account_store.h"
 #include "store/campaign_counter_store.h"
 #include "store/identity_store.h"
@@ -256,8 +256,8 @@ class PostgresStore final : public InventoryStore,
   Status UpsertNodeCounters(const std::vector<CampaignCountersRecord>& rows,
                             pg_detail::CountersWrite how);
 
-  std::mutex mu_;
-  std::unique_ptr<pg_detail::PgConnection> conn_;  // guarded by mu_
+  Mutex mu_;
+  std::unique_ptr<pg_detail::PgConnection> conn_ ADS_GUARDED_BY(mu_);
   SqlRunner runner_;
   sql::SqlInventory inventory_;
   sql::SqlAccounts accounts_;

@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "common/mutex.h"
+
 namespace adserver::store {
 namespace {
 
@@ -50,7 +52,7 @@ std::string RedisBudgetAuthority::Key(int64_t campaign_id) const {
 }
 
 Result<Micros> RedisBudgetAuthority::Take(int64_t campaign_id, Micros want) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   ADS_ASSIGN_OR_RETURN(RedisReply r,
                        conn_->Eval(take_, {Key(campaign_id)}, {std::to_string(want)}));
   if (r.type != RedisReply::Type::kInteger) return InternalError("budget take: not an integer");
@@ -62,19 +64,19 @@ Result<Micros> RedisBudgetAuthority::Take(int64_t campaign_id, Micros want) {
 }
 
 Status RedisBudgetAuthority::Give(int64_t campaign_id, Micros amount) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return conn_->Eval(give_, {Key(campaign_id)}, {std::to_string(amount)}).status();
 }
 
 Result<bool> RedisBudgetAuthority::Seed(int64_t campaign_id, Micros remaining) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   ADS_ASSIGN_OR_RETURN(RedisReply r,
                        conn_->Command({"SET", Key(campaign_id), std::to_string(remaining), "NX"}));
   return r.type == RedisReply::Type::kStatus;  // OK; nil when another node seeded it first
 }
 
 Status RedisBudgetAuthority::Forget(int64_t campaign_id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return conn_->Command({"DEL", Key(campaign_id)}).status();
 }
 

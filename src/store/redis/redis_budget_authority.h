@@ -8,10 +8,10 @@
 // behind a mutex (called from the lease refill thread, never from an event loop).
 
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 
+#include "common/mutex.h"
 #include "decision/budget_leases.h"
 #include "store/redis/detail/redis_connection.h"
 
@@ -32,10 +32,10 @@ class RedisBudgetAuthority final : public decision::BudgetAuthority {
   RedisBudgetAuthority(std::unique_ptr<redis_detail::RedisConnection> conn, std::string prefix);
   std::string Key(int64_t campaign_id) const;
 
-  std::mutex mu_;
-  std::unique_ptr<redis_detail::RedisConnection> conn_;  // guarded by mu_
-  redis_detail::RedisScript take_;                       // guarded by mu_
-  redis_detail::RedisScript give_;                       // guarded by mu_
+  Mutex mu_;
+  std::unique_ptr<redis_detail::RedisConnection> conn_ ADS_GUARDED_BY(mu_);
+  redis_detail::RedisScript take_ ADS_GUARDED_BY(mu_);
+  redis_detail::RedisScript give_ ADS_GUARDED_BY(mu_);
   const std::string prefix_;
 };
 

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "common/address.h"
+#include "common/mutex.h"
 
 namespace adserver::store {
 namespace {
@@ -58,7 +59,7 @@ std::string RedisCapCounters::Key(const decision::CapIncrement& inc) const {
 // recently, read again for what other nodes served).
 Result<std::vector<uint32_t>> RedisCapCounters::AddAndRead(
     std::span<const decision::CapIncrement> increments) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   for (int attempt = 0; attempt < 2; ++attempt) {
     ADS_ASSIGN_OR_RETURN(std::string sha, conn_->ScriptSha(add_, attempt > 0));
     std::vector<std::vector<std::string>> commands;

@@ -6,10 +6,10 @@
 // (one round trip). Thread-safe: one connection behind a mutex (called by the sync thread).
 
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 
+#include "common/mutex.h"
 #include "decision/shared_caps.h"
 #include "store/redis/detail/redis_connection.h"
 
@@ -27,9 +27,9 @@ class RedisCapCounters final : public decision::CapCounterStore {
   RedisCapCounters(std::unique_ptr<redis_detail::RedisConnection> conn, std::string prefix);
   std::string Key(const decision::CapIncrement& inc) const;
 
-  std::mutex mu_;
-  std::unique_ptr<redis_detail::RedisConnection> conn_;  // guarded by mu_
-  redis_detail::RedisScript add_;                        // guarded by mu_
+  Mutex mu_;
+  std::unique_ptr<redis_detail::RedisConnection> conn_ ADS_GUARDED_BY(mu_);
+  redis_detail::RedisScript add_ ADS_GUARDED_BY(mu_);
   const std::string prefix_;
 };
 

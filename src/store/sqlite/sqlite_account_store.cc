@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "common/mutex.h"
 #include "store/sqlite/detail/migrations.h"
 #include "store/sqlite/detail/sqlite_sql.h"
 #include "store/sqlite/detail/sqlite_util.h"
@@ -27,7 +28,7 @@ Result<std::unique_ptr<SqliteAccountStore>> SqliteAccountStore::Open(const std::
 
 Status SqliteAccountStore::SqlRunner::Write(unsigned /*bump*/,
                                             const std::function<Status(sql::Connection&)>& fn) {
-  std::lock_guard<std::mutex> lock(store_.mu_);
+  MutexLock lock(store_.mu_);
   Connection& c = *store_.conn_;
   ADS_ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(c, Transaction::Kind::kWrite));
   sqlite_detail::SqlConnection conn(c);
@@ -36,7 +37,7 @@ Status SqliteAccountStore::SqlRunner::Write(unsigned /*bump*/,
 }
 
 Status SqliteAccountStore::SqlRunner::Read(const std::function<Status(sql::Connection&)>& fn) {
-  std::lock_guard<std::mutex> lock(store_.mu_);
+  MutexLock lock(store_.mu_);
   Connection& c = *store_.conn_;
   ADS_ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(c, Transaction::Kind::kRead));
   sqlite_detail::SqlConnection conn(c);

@@ -1,10 +1,10 @@
 #pragma once
 
 #include <memory>
-#include <mutex>
 #include <string>
 #include <utility>
 
+#include "common/mutex.h"
 #include "common/status.h"
 #include "store/account_store.h"
 #include "store/sql/sql.h"
@@ -91,8 +91,8 @@ class SqliteAccountStore final : public AccountStore {
 
   explicit SqliteAccountStore(std::unique_ptr<sqlite_detail::Connection> conn);
 
-  std::mutex mu_;
-  std::unique_ptr<sqlite_detail::Connection> conn_;  // guarded by mu_
+  Mutex mu_;
+  std::unique_ptr<sqlite_detail::Connection> conn_ ADS_GUARDED_BY(mu_);
   SqlRunner runner_;
   sql::SqlAccounts accounts_;
 };

@@ -1,9 +1,9 @@
 #pragma once
 
 #include <memory>
-#include <mutex>
 #include <string>
 
+#include "common/mutex.h"
 #include "common/status.h"
 #include "store/advertiser_events_store.h"
 #include "store/sql/sql.h"
@@ -49,8 +49,8 @@ class SqliteAdvertiserEventsStore final : public AdvertiserEventsStore {
  private:
   explicit SqliteAdvertiserEventsStore(std::unique_ptr<sqlite_detail::Connection> conn);
 
-  std::mutex mu_;
-  std::unique_ptr<sqlite_detail::Connection> conn_;  // guarded by mu_
+  Mutex mu_;
+  std::unique_ptr<sqlite_detail::Connection> conn_ ADS_GUARDED_BY(mu_);
   std::unique_ptr<sql::Runner> runner_;              // transactions on conn_ under mu_
   sql::SqlAdvertiserEvents events_;
 };

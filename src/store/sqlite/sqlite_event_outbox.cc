@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "common/mutex.h"
 #include "store/sqlite/detail/sqlite_util.h"
 
 namespace adserver::store {
@@ -58,7 +59,7 @@ Result<std::unique_ptr<SqliteEventOutbox>> SqliteEventOutbox::Open(const std::st
 }
 
 Status SqliteEventOutbox::Append(std::span<ClickRecord> rows) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   ADS_ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(*conn_, Transaction::Kind::kWrite));
   for (ClickRecord& r : rows) {
     if (r.status == ClickStatus::kBilled || r.status == ClickStatus::kInvalid) {
@@ -101,7 +102,7 @@ Status SqliteEventOutbox::Append(std::span<ClickRecord> rows) {
 }
 
 Result<std::vector<ClickRecord>> SqliteEventOutbox::Oldest(size_t limit) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   ADS_ASSIGN_OR_RETURN(
       Statement s,
       conn_->Prepare("SELECT id, decision_id, publisher_id, ad_unit_id, campaign_id, ad_id, arm, "
@@ -139,20 +140,20 @@ Result<std::vector<ClickRecord>> SqliteEventOutbox::Oldest(size_t limit) {
 }
 
 Status SqliteEventOutbox::Remove(Id through) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   ADS_ASSIGN_OR_RETURN(Statement s, conn_->Prepare("DELETE FROM click_outbox WHERE id <= ?1"));
   return s.Bind(1, through).Run();
 }
 
 Result<int64_t> SqliteEventOutbox::Count() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   ADS_ASSIGN_OR_RETURN(Statement s, conn_->Prepare("SELECT count(*) FROM click_outbox"));
   ADS_ASSIGN_OR_RETURN(bool row, s.Step());
   return row ? s.Int(0) : 0;
 }
 
 Status SqliteEventOutbox::AppendEvent(AdvertiserEventRecord& e) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   ADS_ASSIGN_OR_RETURN(
       Statement s,
       conn_->Prepare("INSERT INTO advertiser_event_outbox (community_id, key_id, name, url, "
@@ -177,7 +178,7 @@ Status SqliteEventOutbox::AppendEvent(AdvertiserEventRecord& e) {
 }
 
 Result<std::vector<AdvertiserEventRecord>> SqliteEventOutbox::OldestEvents(size_t limit) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   ADS_ASSIGN_OR_RETURN(
       Statement s,
       conn_->Prepare("SELECT id, community_id, key_id, name, url, decision_id, person, created_at, "
@@ -209,14 +210,14 @@ Result<std::vector<AdvertiserEventRecord>> SqliteEventOutbox::OldestEvents(size_
 }
 
 Status SqliteEventOutbox::RemoveEvent(Id id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   ADS_ASSIGN_OR_RETURN(Statement s,
                        conn_->Prepare("DELETE FROM advertiser_event_outbox WHERE id = ?1"));
   return s.Bind(1, id).Run();
 }
 
 Result<int64_t> SqliteEventOutbox::EventCount() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   ADS_ASSIGN_OR_RETURN(Statement s,
                        conn_->Prepare("SELECT count(*) FROM advertiser_event_outbox"));
   ADS_ASSIGN_OR_RETURN(bool row, s.Step());

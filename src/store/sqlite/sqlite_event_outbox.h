@@ -5,9 +5,9 @@
 // appended event survives a power loss, not only a process crash).
 
 #include <memory>
-#include <mutex>
 #include <string>
 
+#include "common/mutex.h"
 #include "store/event_outbox.h"
 
 namespace adserver::store {
@@ -34,8 +34,8 @@ class SqliteEventOutbox final : public ClickOutbox, public AdvertiserEventOutbox
  private:
   explicit SqliteEventOutbox(std::unique_ptr<sqlite_detail::Connection> conn);
 
-  std::mutex mu_;
-  std::unique_ptr<sqlite_detail::Connection> conn_;  // guarded by mu_
+  Mutex mu_;
+  std::unique_ptr<sqlite_detail::Connection> conn_ ADS_GUARDED_BY(mu_);
 };
 
 }  // namespace adserver::store

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "common/mutex.h"
 #include "store/sqlite/detail/migrations.h"
 #include "store/sqlite/detail/sqlite_runner.h"
 #include "store/sqlite/detail/sqlite_util.h"
@@ -52,7 +53,7 @@ Result<std::unique_ptr<SqliteEventsStore>> SqliteEventsStore::Open(const std::st
 }
 
 Status SqliteEventsStore::Checkpoint() {
-  std::lock_guard<std::mutex> lock(checkpoint_mu_);
+  MutexLock lock(checkpoint_mu_);
   // PASSIVE: copies what no reader still needs, never waits for the writer or blocks it.
   int log = 0, done = 0;
   int rc = sqlite3_wal_checkpoint_v2(checkpoint_conn_->db(), nullptr, SQLITE_CHECKPOINT_PASSIVE,

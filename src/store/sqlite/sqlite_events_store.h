@@ -1,9 +1,9 @@
 #pragma once
 
 #include <memory>
-#include <mutex>
 #include <string>
 
+#include "common/mutex.h"
 #include "common/status.h"
 #include "store/events_store.h"
 #include "store/sql/sql.h"
@@ -97,12 +97,12 @@ class SqliteEventsStore final : public EventsStore {
   SqliteEventsStore(std::unique_ptr<sqlite_detail::Connection> conn,
                     std::unique_ptr<sqlite_detail::Connection> checkpoint_conn);
 
-  std::mutex mu_;
-  std::unique_ptr<sqlite_detail::Connection> conn_;  // guarded by mu_
+  Mutex mu_;
+  std::unique_ptr<sqlite_detail::Connection> conn_ ADS_GUARDED_BY(mu_);
   std::unique_ptr<sql::Runner> runner_;              // transactions on conn_ under mu_
   sql::SqlEvents events_;
-  std::mutex checkpoint_mu_;
-  std::unique_ptr<sqlite_detail::Connection> checkpoint_conn_;  // guarded by checkpoint_mu_
+  Mutex checkpoint_mu_;
+  std::unique_ptr<sqlite_detail::Connection> checkpoint_conn_ ADS_GUARDED_BY(checkpoint_mu_);
 };
 
 }  // namespace adserver::store

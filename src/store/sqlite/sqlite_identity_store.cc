@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "common/mutex.h"
 #include "store/sqlite/detail/migrations.h"
 #include "store/sqlite/detail/sqlite_util.h"
 
@@ -31,7 +32,7 @@ Result<std::unique_ptr<SqliteIdentityStore>> SqliteIdentityStore::Open(
 }
 
 Result<ErasureDigestKey> SqliteIdentityStore::DigestKey(const ErasureDigestKey& candidate) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   Connection& c = *conn_;
   ADS_ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(c, Transaction::Kind::kWrite));
   {
@@ -56,7 +57,7 @@ Result<ErasureDigestKey> SqliteIdentityStore::DigestKey(const ErasureDigestKey& 
 }
 
 Result<ErasureRecord> SqliteIdentityStore::PutErasure(uint64_t digest, int64_t erased_at) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   Connection& c = *conn_;
   // REPLACE deletes the older row of the digest and inserts a new one, so a repeated erasure
   // gets a new (larger) seq that every syncing process sees.
@@ -69,7 +70,7 @@ Result<ErasureRecord> SqliteIdentityStore::PutErasure(uint64_t digest, int64_t e
 
 Status SqliteIdentityStore::ScanErasures(int64_t after_seq,
                                          const std::function<void(const ErasureRecord&)>& fn) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   Connection& c = *conn_;
   ADS_ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(c, Transaction::Kind::kRead));
   {
@@ -89,7 +90,7 @@ Status SqliteIdentityStore::ScanErasures(int64_t after_seq,
 }
 
 Result<int64_t> SqliteIdentityStore::DeleteErasuresBefore(int64_t cutoff) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   Connection& c = *conn_;
   ADS_ASSIGN_OR_RETURN(Statement del,
                        c.Prepare("DELETE FROM identity_erasures WHERE erased_at < ?1"));

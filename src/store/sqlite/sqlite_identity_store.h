@@ -1,9 +1,9 @@
 #pragma once
 
 #include <memory>
-#include <mutex>
 #include <string>
 
+#include "common/mutex.h"
 #include "common/status.h"
 #include "store/identity_store.h"
 #include "store/sqlite/options.h"
@@ -36,8 +36,8 @@ class SqliteIdentityStore final : public IdentityStore {
  private:
   explicit SqliteIdentityStore(std::unique_ptr<sqlite_detail::Connection> conn);
 
-  std::mutex mu_;
-  std::unique_ptr<sqlite_detail::Connection> conn_;  // guarded by mu_
+  Mutex mu_;
+  std::unique_ptr<sqlite_detail::Connection> conn_ ADS_GUARDED_BY(mu_);
 };
 
 }  // namespace adserver::store

@@ -1,9 +1,9 @@
 #pragma once
 
 #include <memory>
-#include <mutex>
 #include <string>
 
+#include "common/mutex.h"
 #include "common/status.h"
 #include "store/report_store.h"
 #include "store/sql/sql.h"
@@ -37,8 +37,8 @@ class SqliteReportStore final : public ReportStore {
  private:
   explicit SqliteReportStore(std::unique_ptr<sqlite_detail::Connection> conn);
 
-  std::mutex mu_;
-  std::unique_ptr<sqlite_detail::Connection> conn_;  // guarded by mu_
+  Mutex mu_;
+  std::unique_ptr<sqlite_detail::Connection> conn_ ADS_GUARDED_BY(mu_);
   std::unique_ptr<sql::Runner> runner_;              // transactions on conn_ under mu_
   sql::SqlReports reports_;
 };

@@ -5,6 +5,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "common/mutex.h"
 #include "store/sql/detail/counters.h"
 #include "store/sql/detail/row_helpers.h"
 #include "store/sqlite/detail/migrations.h"
@@ -79,7 +80,7 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path,
 }
 
 Status SqliteStore::Write(unsigned bump, const std::function<Status(Connection&)>& fn) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   Connection& c = *writer_;
   ADS_ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(c, Transaction::Kind::kWrite));
   ADS_RETURN_IF_ERROR(fn(c));
@@ -113,7 +114,7 @@ Status RunInReadTransaction(Connection& c, const std::function<Status(Connection
 
 Status SqliteStore::Read(const std::function<Status(Connection&)>& fn) {
   if (shared_connection_) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     return RunInReadTransaction(*writer_, fn);
   }
   ADS_ASSIGN_OR_RETURN(std::unique_ptr<Connection> reader, AcquireReader());
@@ -125,7 +126,7 @@ Status SqliteStore::Read(const std::function<Status(Connection&)>& fn) {
 
 Result<std::unique_ptr<Connection>> SqliteStore::AcquireReader() {
   {
-    std::lock_guard<std::mutex> lock(readers_mu_);
+    MutexLock lock(readers_mu_);
     if (!idle_readers_.empty()) {
       std::unique_ptr<Connection> conn = std::move(idle_readers_.back());
       idle_readers_.pop_back();
@@ -140,7 +141,7 @@ Result<std::unique_ptr<Connection>> SqliteStore::AcquireReader() {
 }
 
 void SqliteStore::ReleaseReader(std::unique_ptr<Connection> conn) {
-  std::lock_guard<std::mutex> lock(readers_mu_);
+  MutexLock lock(readers_mu_);
   if (static_cast<int>(idle_readers_.size()) < options_.max_idle_read_connections) {
     idle_readers_.push_back(std::move(conn));
   }

@@ -3,11 +3,11 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "common/mutex.h"
 #include "common/status.h"
 #include "store/records.h"
 #include "store/sql/sql.h"
@@ -190,11 +190,11 @@ class SqliteStore final : public Store {
   // True for ":memory:": every call uses the writer connection.
   const bool shared_connection_;
 
-  std::mutex mu_;
-  std::unique_ptr<Connection> writer_;  // guarded by mu_
+  Mutex mu_;
+  std::unique_ptr<Connection> writer_ ADS_GUARDED_BY(mu_);
 
-  std::mutex readers_mu_;
-  std::vector<std::unique_ptr<Connection>> idle_readers_;  // guarded by readers_mu_
+  Mutex readers_mu_;
+  std::vector<std::unique_ptr<Connection>> idle_readers_ ADS_GUARDED_BY(readers_mu_);
 
   SqlRunner runner_;
   sql::SqlInventory inventory_;

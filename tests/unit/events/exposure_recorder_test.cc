@@ -8,6 +8,7 @@
 #include "store/lmdb/lmdb_exposure_store.h"
 #include "support/faulty_stores.h"
 #include "support/temp_dir.h"
+#include "support/wait.h"
 
 namespace adserver::events {
 namespace {
@@ -144,9 +145,7 @@ TEST_F(ExposureRecorderTest, TheBackgroundSweepExpiresTheWholeStoreInBoundedStep
                              .first_expiry_after = std::chrono::milliseconds(0),
                              .expire_step_records = 3});
   recorder.Start();
-  for (int i = 0; i < 2000 && recorder.expired() < 10; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  adserver::testing::WaitUntil([&] { return recorder.expired() >= 10; });
   recorder.Stop();
   EXPECT_EQ(recorder.expired(), 10);
   for (int i = 0; i < 20; ++i) {

@@ -17,6 +17,7 @@
 
 #include "support/http_client.h"
 #include "support/temp_dir.h"
+#include "support/wait.h"
 
 namespace adserver::http {
 namespace {
@@ -29,12 +30,7 @@ constexpr milliseconds kDeadline{5000};
 
 // Polls `condition` until it holds or the deadline passes.
 bool WaitUntil(const std::function<bool()>& condition, milliseconds deadline = kDeadline) {
-  auto end = std::chrono::steady_clock::now() + deadline;
-  while (!condition()) {
-    if (std::chrono::steady_clock::now() > end) return false;
-    std::this_thread::sleep_for(milliseconds(1));
-  }
-  return true;
+  return adserver::testing::WaitUntil(condition, deadline);
 }
 
 Response Text(std::string body, int status = 200) {
@@ -673,8 +669,10 @@ TEST_F(ServerTest, LaggingLoopShedsRoutesThatHaveAnOverloadAnswer) {
 // wait, 7x shed_after and grown from nothing, sets the shed share near its maximum, so the
 // request is shed when its turn comes; once quiet, one that finds the loop free is served.
 TEST_F(ServerTest, RequestThatWaitedInTheKernelBehindABusyLoopIsShed) {
-  router_.Add(Method::kGet, "/hold", [](const Request&) {
-    std::this_thread::sleep_for(milliseconds(100));
+  std::atomic<bool> holding{false};
+  router_.Add(Method::kGet, "/hold", [&holding](const Request&) {
+    holding.store(true);
+    std::this_thread::sleep_for(milliseconds(100));  // the busy loop this test is about
     return Text("held");
   });
   router_.Add(
@@ -688,7 +686,7 @@ TEST_F(ServerTest, RequestThatWaitedInTheKernelBehindABusyLoopIsShed) {
   ASSERT_EQ(fast.Get("/fast").status, 200);  // connected, and the loop is free
 
   std::thread holder([&] { EXPECT_EQ(Client().Get("/hold").status, 200); });
-  std::this_thread::sleep_for(milliseconds(30));  // the loop now sleeps in /hold
+  EXPECT_TRUE(WaitUntil([&] { return holding.load(); }));  // the loop now sleeps in /hold
   HttpResult shed = fast.Get("/fast");
   holder.join();
   EXPECT_EQ(shed.status, 503);
@@ -989,14 +987,8 @@ TEST_F(ServerTest, StopDrainsInFlightWorkerRequestAndClosesIdleConnections) {
   // may come a moment after the idle connection's (a loaded sanitizer run connected in
   // between), so a new connection is tried until one is refused.
   EXPECT_TRUE(idle.WaitForClose(kDeadline));
-  bool refused = false;
-  for (auto until = std::chrono::steady_clock::now() + kDeadline;
-       !refused && std::chrono::steady_clock::now() < until;) {
-    HttpClient late = Client();
-    refused = !late.Get("/hello").ok();
-    if (!refused) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  EXPECT_TRUE(refused);
+  EXPECT_TRUE(adserver::testing::WaitUntil([&] { return !Client().Get("/hello").ok(); }, kDeadline,
+                                           milliseconds(10)));
   release.set_value();
   requester.join();
   stopper.join();

@@ -15,6 +15,7 @@
 #include "common/published.h"
 #include "store/sqlite/sqlite_store.h"
 #include "support/temp_dir.h"
+#include "support/wait.h"
 
 namespace adserver::ingest {
 namespace {
@@ -29,15 +30,7 @@ Address Wallet(uint8_t b) {
   return a;
 }
 
-// Polls `condition` until it holds or `timeout` passes; returns whether it held.
-bool WaitUntil(const std::function<bool()>& condition, std::chrono::seconds timeout = 10s) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!condition()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(1ms);
-  }
-  return true;
-}
+using adserver::testing::WaitUntil;
 
 // Forwards to another store; fails the catalog and activity reads while `fail` is set. With
 // `counter_counts_activity`, ChangeCounter also moves on activity writes (the Store contract

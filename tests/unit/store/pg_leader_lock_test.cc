@@ -14,6 +14,7 @@
 
 #include "store/postgres/detail/pg_connection.h"
 #include "support/postgres/test_database.h"
+#include "support/wait.h"
 
 namespace adserver::store {
 namespace {
@@ -64,12 +65,9 @@ TEST_F(PgLeaderLockTest, ALeaderWhoseSessionEndsLearnsItNoLongerLeads) {
   ASSERT_TRUE(killed.ok()) << killed.status().message();
   ASSERT_EQ(*killed->Int(0, 0), 1);
   // pg_terminate_backend signals the session; it ends (and drops the lock) a moment later.
-  bool b_leads = false;
-  for (int i = 0; i < 100 && !b_leads; ++i) {
-    b_leads = *b->TryLead();
-    if (!b_leads) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  EXPECT_TRUE(b_leads) << "the lock went with the session";
+  EXPECT_TRUE(adserver::testing::WaitUntil([&] { return *b->TryLead(); }, std::chrono::seconds(2),
+                                           std::chrono::milliseconds(20)))
+      << "the lock went with the session";
   EXPECT_FALSE(*a->TryLead()) << "the old leader notices at its next check";
   EXPECT_FALSE(a->leading());
   EXPECT_FALSE(*a->TryLead()) << "and does not take it back while b leads";
@@ -98,13 +96,12 @@ TEST_F(PgLeaderLockTest, ANodeTakesOverWithinTenSecondsOfTheLeadersSigkill) {
   EXPECT_FALSE(*b->TryLead());
   kill(leader, SIGKILL);
   waitpid(leader, nullptr, 0);
-  auto start = std::chrono::steady_clock::now();
-  bool led = false;
-  while (!led && std::chrono::steady_clock::now() - start < std::chrono::seconds(10)) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the nodes' retry interval
-    Result<bool> r = b->TryLead();
-    led = r.ok() && *r;
-  }
+  const bool led = adserver::testing::WaitUntil(
+      [&] {
+        Result<bool> r = b->TryLead();
+        return r.ok() && *r;
+      },
+      std::chrono::seconds(10), std::chrono::milliseconds(100));  // the nodes' retry interval
   EXPECT_TRUE(led) << "no takeover within 10 s";
 }
 

@@ -1,5 +1,6 @@
 #include "store/postgres/detail/pg_runner.h"
 
+#include "common/mutex.h"
 #include "store/postgres/detail/pg_sql.h"
 
 namespace adserver::store::pg_detail {
@@ -13,7 +14,7 @@ Status PgRunner::Read(const std::function<Status(sql::Connection&)>& fn) {
 }
 
 Status PgRunner::Run(std::string_view begin, const std::function<Status(sql::Connection&)>& fn) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   ADS_ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(conn_, begin));
   PgSqlConnection conn(conn_);
   ADS_RETURN_IF_ERROR(fn(conn));

@@ -7,8 +7,8 @@
 // of store/sql through. A lost connection answers Unavailable; the next call reconnects.
 
 #include <functional>
-#include <mutex>
 
+#include "common/mutex.h"
 #include "store/postgres/detail/pg_connection.h"
 #include "store/sql/sql.h"
 
@@ -17,7 +17,7 @@ namespace adserver::store::pg_detail {
 class PgRunner final : public sql::Runner {
  public:
   // `mu` guards `conn`; both must outlive this.
-  PgRunner(std::mutex& mu, PgConnection& conn) : mu_(mu), conn_(conn) {}
+  PgRunner(Mutex& mu, PgConnection& conn) : mu_(mu), conn_(conn) {}
 
   Status Write(unsigned bump, const std::function<Status(sql::Connection&)>& fn) override;
   Status Read(const std::function<Status(sql::Connection&)>& fn) override;
@@ -25,8 +25,8 @@ class PgRunner final : public sql::Runner {
  private:
   Status Run(std::string_view begin, const std::function<Status(sql::Connection&)>& fn);
 
-  std::mutex& mu_;
-  PgConnection& conn_;  // guarded by mu_
+  Mutex& mu_;
+  PgConnection& conn_ ADS_GUARDED_BY(mu_);
 };
 
 }  // namespace adserver::store::pg_detail

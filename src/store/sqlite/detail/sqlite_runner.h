@@ -6,8 +6,8 @@
 // the shared SQL of store/sql through.
 
 #include <functional>
-#include <mutex>
 
+#include "common/mutex.h"
 #include "store/sql/sql.h"
 #include "store/sqlite/detail/sqlite_sql.h"
 #include "store/sqlite/detail/sqlite_util.h"
@@ -17,7 +17,7 @@ namespace adserver::store::sqlite_detail {
 class SqliteRunner final : public sql::Runner {
  public:
   // `mu` guards `conn`; both must outlive this.
-  SqliteRunner(std::mutex& mu, Connection& conn) : mu_(mu), conn_(conn) {}
+  SqliteRunner(Mutex& mu, Connection& conn) : mu_(mu), conn_(conn) {}
 
   Status Write(unsigned /*bump*/, const std::function<Status(sql::Connection&)>& fn) override {
     return Run(Transaction::Kind::kWrite, fn);
@@ -28,15 +28,15 @@ class SqliteRunner final : public sql::Runner {
 
  private:
   Status Run(Transaction::Kind kind, const std::function<Status(sql::Connection&)>& fn) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     ADS_ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(conn_, kind));
     SqlConnection conn(conn_);
     ADS_RETURN_IF_ERROR(fn(conn));
     return txn.Commit();
   }
 
-  std::mutex& mu_;
-  Connection& conn_;  // guarded by mu_
+  Mutex& mu_;
+  Connection& conn_ ADS_GUARDED_BY(mu_);
 };
 
 }  // namespace adserver::store::sqlite_detail

@@ -122,6 +122,21 @@ void ClusterNode::ReadOtherNodes(int64_t now) {
   }
 }
 
+Status ClusterNode::SharePlacements(size_t max_pairs) {
+  ADS_ASSIGN_OR_RETURN(placement_store_,
+                       store::PostgresPlacementCounters::Open(options_.database_url, node_id_));
+  auto placements = std::make_unique<ClusterPlacements>(*placement_store_, max_pairs);
+  ADS_RETURN_IF_ERROR(placements->Start());
+  placements_ = std::move(placements);
+  return OkStatus();
+}
+
+void ClusterNode::SyncPlacements(int64_t now) {
+  if (!placements_ || now - placements_synced_at_ < kOthersEverySeconds) return;
+  placements_synced_at_ = now;
+  Note(postgres_ok_, "postgresql", "placement counters", placements_->Sync(live_->placement_feed));
+}
+
 void ClusterNode::DeliverQueuedTakes(int64_t now) {
   if (now - takes_delivered_at_ < kTakesEverySeconds) return;
   takes_delivered_at_ = now;
@@ -158,6 +173,7 @@ void ClusterNode::RunSync() {
     const int64_t now = clock_.NowSeconds();
     const Steady::time_point tick = Steady::now();
     ReadOtherNodes(now);
+    SyncPlacements(now);
     if (tick - last_caps >= options_.caps_sync_interval) {
       SyncCaps(now);
       last_caps = tick;
@@ -296,6 +312,10 @@ void ClusterNode::Stop() {
   if (caps_) {
     Status synced = caps_->Sync(clock_.NowSeconds());
     if (!synced.ok()) ADS_LOG(warn, "frequency caps not sent at shutdown", "status", synced);
+  }
+  if (placements_ && live_ != nullptr) {
+    Status saved = placements_->Sync(live_->placement_feed);
+    if (!saved.ok()) ADS_LOG(warn, "placement counts not saved at shutdown", "status", saved);
   }
   Status returned = leases_->ReturnAll();
   if (!returned.ok()) {

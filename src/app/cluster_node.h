@@ -20,6 +20,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "app/cluster_placements.h"
 #include "common/clock.h"
 #include "common/mutex.h"
 #include "common/published.h"
@@ -32,6 +33,7 @@
 #include "ingest/snapshot_publisher.h"
 #include "store/cluster_options.h"
 #include "store/postgres/pg_change_feed.h"
+#include "store/postgres/postgres_placement_counters.h"
 #include "store/postgres/postgres_store.h"
 #include "store/redis/redis_budget_authority.h"
 #include "store/redis/redis_cap_counters.h"
@@ -62,6 +64,13 @@ class ClusterNode {
               ingest::SnapshotPublisher& snapshots);
   // One sync round now (start-up: leases are held before the first request).
   void SyncNow();
+  // Issue 36 item 6: shares this node's per-placement counts with the other nodes (PostgreSQL,
+  // node_placement_counters) and feeds theirs into the attached LiveState's placement feed every
+  // second (app/cluster_placements.h). After Attach and the start-up's seeding from the
+  // rollups, before Start. `max_pairs`: the pairs this node shares.
+  Status SharePlacements(size_t max_pairs);
+  // Null unless SharePlacements succeeded.
+  ClusterPlacements* placements() { return placements_.get(); }
   // The replica of wallet activity: `step` brings it up to PostgreSQL (app/activity_replica.h),
   // called on a thread of its own once started: at once when an activity change is notified,
   // and at least every `interval`. Set before Start().
@@ -97,6 +106,8 @@ class ClusterNode {
   void RefillLeases(int64_t now);
   void SyncCaps(int64_t now);
   void ReadOtherNodes(int64_t now);
+  // Every second: saves this node's per-placement counts, feeds the other nodes' gains.
+  void SyncPlacements(int64_t now);
   // Delivers the CLI's queued budget takes (app/budget_takes.h) every few seconds.
   void DeliverQueuedTakes(int64_t now);
   // Issue 37 item 3: every few seconds, the counters of nodes that stopped saving them for
@@ -113,6 +124,8 @@ class ClusterNode {
   std::unique_ptr<store::RedisCapCounters> cap_store_;
   std::unique_ptr<decision::BudgetLeases> leases_;
   std::unique_ptr<decision::SharedFrequencyCaps> caps_;
+  std::unique_ptr<store::PostgresPlacementCounters> placement_store_;
+  std::unique_ptr<ClusterPlacements> placements_;
   decision::BudgetLedger others_;
   decision::LiveState* live_ = nullptr;
   const Published<decision::Catalog>* catalogs_ = nullptr;
@@ -120,6 +133,7 @@ class ClusterNode {
   // Total budget each campaign was leased under: a changed budget is seeded again.
   std::unordered_map<int64_t, Micros> leased_budgets_;  // sync thread only
   int64_t others_read_at_ = 0;                          // sync thread only
+  int64_t placements_synced_at_ = 0;                    // sync thread only
   int64_t takes_delivered_at_ = 0;                      // sync thread only
   int64_t dead_checked_at_ = 0;                         // sync thread only
   bool takes_ok_ = true;                                // sync thread only

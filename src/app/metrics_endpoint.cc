@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "app/cluster_placements.h"
 #include "app/indexer.h"
 #include "app/read_cache.h"
 #include "common/metrics_text.h"
@@ -103,6 +104,19 @@ std::string RenderMetrics(const MetricsSources& s) {
              "Impressions and events dropped because the limit's worth of pairs was waiting for "
              "the next recompute.");
     m.Sample("adserver_placement_feed_dropped_total", {}, s.live->placement_feed.dropped());
+    if (const ClusterPlacements* shared = s.shared_placements) {
+      m.Family(
+          "adserver_placement_shared_pairs", "gauge",
+          "Cluster mode: this node's (campaign, publisher) pairs shared with the other nodes.");
+      m.Sample("adserver_placement_shared_pairs", {}, static_cast<int64_t>(shared->own_pairs()));
+      m.Family("adserver_placement_followed_rows", "gauge",
+               "Cluster mode: the other nodes' (node, campaign, publisher) rows followed.");
+      m.Sample("adserver_placement_followed_rows", {},
+               static_cast<int64_t>(shared->followed_rows()));
+      m.Family("adserver_placement_shared_dropped_total", "counter",
+               "Cluster mode: counts not shared or not followed because a bound was reached.");
+      m.Sample("adserver_placement_shared_dropped_total", {}, shared->dropped());
+    }
     m.Family("adserver_conversion_delay_fitted_seconds", "gauge",
              "Mean conversion delay fitted to the network's CPA conversions, which their "
              "impressions mature with (0: not fitted yet, or [decision] conversion_delay_days).");

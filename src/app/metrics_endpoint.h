@@ -23,6 +23,7 @@
 
 namespace adserver::app {
 
+class ClusterPlacements;
 class IndexerThread;
 class ReadCacheThread;
 
@@ -47,6 +48,8 @@ struct MetricsSources {
   const decision::BudgetLedger* ledger = nullptr;
   // The decision engine's learned state (per-placement learning's pairs against their limit).
   const decision::LiveState* live = nullptr;
+  // Cluster mode: the per-placement counts shared with the other nodes (null = not shared).
+  const ClusterPlacements* shared_placements = nullptr;
 };
 
 // The whole exposition (text format 0.0.4).

@@ -186,7 +186,7 @@ Status Server::InitEvents() {
   events_->SetOnServed([this](std::span<const store::RollupRow> rows) {
     for (const store::RollupRow& row : rows) {
       if (row.campaign_id == 0 || row.fills <= 0) continue;
-      live_->placement_feed.Add({row.campaign_id, row.publisher_id}, row.fills, 0);
+      NotePlacement({row.campaign_id, row.publisher_id}, row.fills, 0);
     }
   });
   // Exposures: every node's in PostgreSQL in cluster mode, so that a conversion is attributed
@@ -303,6 +303,10 @@ Status Server::InitEvents() {
                          store::SqliteReportStore::Open(DatabasePath(config_.data_dir)));
   }
   SeedPlacements();
+  // Cluster mode: the other nodes' per-placement counts from now on (issue 36 item 6).
+  if (cluster_ && live_->options.explore && live_->options.placement_prior_events > 0) {
+    ADS_RETURN_IF_ERROR(cluster_->SharePlacements(config_.live.placement_pairs));
+  }
   SeedConversionDelays();
   reports_admin_ = std::make_unique<admin::ReportsAdminApi>(
       *report_store_, *store_, clock_, *authenticator_,
@@ -439,13 +443,25 @@ void Server::SeedConversionDelays() {
   ADS_LOG(info, "conversion delays restored", "conversions", seeded);
 }
 
+void Server::NotePlacement(const decision::PlacementKey& key, int64_t impressions, int64_t events) {
+  live_->placement_feed.Add(key, impressions, events);
+  ClusterPlacements* shared = cluster_ ? cluster_->placements() : nullptr;
+  if (shared == nullptr) return;
+  // Only CPC and CPA campaigns are learned per placement: CPM rows would be written for nothing.
+  std::shared_ptr<const decision::Catalog> catalog = catalogs_.Current();
+  const decision::Campaign* campaign = catalog ? catalog->FindCampaign(key.campaign_id) : nullptr;
+  if (campaign != nullptr && campaign->pricing_model != PricingModel::kCpm) {
+    shared->Note(key, impressions, events);
+  }
+}
+
 void Server::CountClick(const store::ClickRecord& click) {
   std::shared_ptr<const decision::Catalog> catalog = catalogs_.Current();
   const decision::Campaign* campaign = catalog ? catalog->FindCampaign(click.campaign_id) : nullptr;
   if (campaign != nullptr) {
     decision::RecordClick(*live_, *campaign, click.price, click.clicked_at);
     if (campaign->pricing_model == PricingModel::kCpc) {
-      live_->placement_feed.Add({click.campaign_id, click.publisher_id}, 0, 1);
+      NotePlacement({click.campaign_id, click.publisher_id}, 0, 1);
     }
   } else {
     live_->ledger.RecordClick(click.campaign_id, click.price, click.clicked_at);
@@ -458,7 +474,7 @@ void Server::CountConversion(const store::ConversionRecord& c) {
   if (campaign != nullptr) {
     decision::RecordConversion(*live_, *campaign, c.price, c.recorded_at);
     if (campaign->pricing_model == PricingModel::kCpa) {
-      live_->placement_feed.Add({c.campaign_id, c.publisher_id}, 0, 1);
+      NotePlacement({c.campaign_id, c.publisher_id}, 0, 1);
       if (c.touched_at >= delays_from_ && delays_from_ > 0) {
         const int64_t at = c.block_time > 0 ? c.block_time : c.recorded_at;
         live_->delay_feed.Add(c.campaign_id,
@@ -475,7 +491,7 @@ void Server::UncountConversion(const store::ConversionRecord& c) {
   const decision::Campaign* campaign = catalog ? catalog->FindCampaign(c.campaign_id) : nullptr;
   decision::UndoConversion(*live_, c.campaign_id, campaign, c.price, c.recorded_at);
   if (campaign != nullptr && campaign->pricing_model == PricingModel::kCpa) {
-    live_->placement_feed.Add({c.campaign_id, c.publisher_id}, 0, -1);
+    NotePlacement({c.campaign_id, c.publisher_id}, 0, -1);
   }
 }
 
@@ -804,6 +820,7 @@ std::string Server::RenderMetricsNow() const {
   sources.conversions_reverted = &conversions_reverted_;
   if (config_.metrics.campaign_spend && live_) sources.ledger = &live_->ledger;
   sources.live = live_.get();
+  if (cluster_) sources.shared_placements = cluster_->placements();
   return RenderMetrics(sources);
 }
 

@@ -105,13 +105,17 @@ class Server {
   // Cluster mode (issue 37 item 3): adds to this node's counters what it billed and undid
   // after they were last saved, then saves them with their marks at every flush.
   Status ReconcileNodeCounters();
-  // A billed click, a billed conversion and a reverted one reaching the live counters.
+  // Per-placement learning: each pair's last 30 days of the hour rollups (every node's).
   void SeedPlacements();
   // Late conversions (issue 36 item 4): the delays of recent conversions whose window has passed
   // seed the fitted conversion delay; later ones are fed as they are billed if their serve or
   // click is from this process's life (delays_from_), whose impressions the fit knows.
   void SeedConversionDelays();
   int64_t delays_from_ = 0;
+  // Counts of one (campaign, publisher) pair reaching the placement feed (and, in cluster mode,
+  // the other nodes through PostgreSQL).
+  void NotePlacement(const decision::PlacementKey& key, int64_t impressions, int64_t events);
+  // A billed click, a billed conversion and a reverted one reaching the live counters.
   void CountClick(const store::ClickRecord& click);
   void CountConversion(const store::ConversionRecord& c);
   void UncountConversion(const store::ConversionRecord& c);

@@ -336,6 +336,58 @@ TEST_F(ClusterTest, AClickServedByOneNodeAndClickedThroughTwoOthersCountsOnce) {
   EXPECT_EQ(duplicate, 1) << listed.body;
 }
 
+// Issue 36 item 6: a campaign's factor on a publisher is learned from the cluster's traffic,
+// not only the node's: what one node serves of a CPC campaign reaches another node's
+// per-placement learning through PostgreSQL, though that node never served it.
+TEST_F(ClusterTest, PerPlacementCountsOfOneNodeReachTheOthersLearning) {
+  StartCluster(1);
+  HttpResult aave =
+      first_->Admin("GET", "/admin/v1/campaigns/" + std::to_string(first_->aave_campaign));
+  ASSERT_EQ(aave.status, 200) << aave.body;
+  HttpResult created = first_->Admin("POST", "/admin/v1/campaigns",
+                                     {{"communityId", Body(aave)["communityId"]},
+                                      {"name", "Clicks from swappers"},
+                                      {"status", "active"},
+                                      {"pricing", {{"model", "CPC"}, {"bid", 50}}},
+                                      {"targeting", {{"projects", {"uniswap"}}}}});
+  ASSERT_EQ(created.status, 201) << created.body;
+  const int64_t cpc = Body(created)["id"].get<int64_t>();
+  HttpResult ad = first_->Admin("POST", "/admin/v1/ads",
+                                {{"campaignId", cpc},
+                                 {"headline", "Swap and earn"},
+                                 {"content", "Clicks pay."},
+                                 {"ctaUrl", "https://cpc.example"},
+                                 {"ctaLabel", "Go"},
+                                 {"images", {{"LANDSCAPE", "https://cdn.example/cpc.png"}}}});
+  ASSERT_EQ(ad.status, 201) << ad.body;
+  auto metric = [](ServerProcess& node, const std::string& name) -> int64_t {
+    HttpResult r =
+        HttpClient("127.0.0.1", node.port())
+            .Send("GET", "/metrics", {{"Authorization", "Bearer " + node.admin_token()}}, "");
+    size_t at = r.body.find("\n" + name + " ");
+    return at == std::string::npos ? -1 : std::stoll(r.body.substr(at + name.size() + 2));
+  };
+  EXPECT_EQ(metric(*others_[0], "adserver_placement_pairs"), 0);
+  EXPECT_EQ(metric(*others_[0], "adserver_placement_followed_rows"), 0);
+  // Node 1 serves the CPC campaign (its bid times the prior rate outbids the CPM ones).
+  ASSERT_TRUE(Within(std::chrono::seconds(10), [&] {
+    return CampaignOf(AdRequest(first_->server().port(), first_->keys.open_live,
+                                {first_->wallets.uniswap})) == std::to_string(cpc);
+  }));
+  for (int i = 0; i < 5; ++i) {
+    AdRequest(first_->server().port(), first_->keys.open_live, {first_->wallets.uniswap});
+  }
+  EXPECT_TRUE(Within(std::chrono::seconds(10), [&] {
+    return metric(first_->server(), "adserver_placement_shared_pairs") >= 1;
+  }));
+  // Node 2 follows node 1's row and learns the pair from it.
+  EXPECT_TRUE(Within(std::chrono::seconds(10),
+                     [&] { return metric(*others_[0], "adserver_placement_followed_rows") >= 1; }));
+  EXPECT_TRUE(Within(std::chrono::seconds(10),
+                     [&] { return metric(*others_[0], "adserver_placement_pairs") >= 1; }));
+  EXPECT_EQ(metric(*others_[0], "adserver_placement_shared_pairs"), 0) << "node 2 served nothing";
+}
+
 // Engines of the test's own, so that their outages disturb no other test.
 class ClusterOutageTest : public ::testing::Test {
  protected:

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <map>
 #include <set>
@@ -14,10 +15,12 @@
 #include <vector>
 
 #include "app/budget_takes.h"
+#include "app/cluster_placements.h"
 #include "common/clock.h"
 #include "store/postgres/detail/pg_connection.h"
 #include "store/postgres/detail/pg_migrations.h"
 #include "store/postgres/postgres_events_store.h"
+#include "store/postgres/postgres_placement_counters.h"
 #include "store/redis/redis_budget_authority.h"
 #include "support/postgres/test_database.h"
 #include "support/redis/test_redis.h"
@@ -468,6 +471,66 @@ TEST(PostgresStoreOpenTest, AnUnreachableServerIsUnavailableAndABadUrlInvalid) {
   EXPECT_EQ(down.status().code(), Code::kUnavailable) << down.status().message();
   auto bad = PostgresStore::Open("postgresql://[not a url");
   EXPECT_EQ(bad.status().code(), Code::kInvalidArgument) << bad.status().message();
+}
+
+// Issue 36 item 6: each node's per-placement counts, and the others' read by seq.
+TEST_F(PostgresStoreTest, PlacementCountersAreEachNodesOwnAndReadBySeq) {
+  auto a = PostgresPlacementCounters::Open(db_.url(), "a");
+  auto b = PostgresPlacementCounters::Open(db_.url(), "b");
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  EXPECT_FALSE(PostgresPlacementCounters::Open(db_.url(), "").ok());
+  std::vector<PlacementCountersRow> rows = {
+      {.campaign_id = 7, .publisher_id = 1, .impressions = 100, .events = 3},
+      {.campaign_id = 7, .publisher_id = 2, .impressions = 50, .events = 0}};
+  ASSERT_TRUE((*a)->SaveOwn(rows).ok());
+  auto others = (*b)->LoadOthersAfter(0, 100);
+  ASSERT_TRUE(others.ok()) << others.status().message();
+  ASSERT_EQ(others->size(), 2u);
+  EXPECT_EQ((*others)[0].node_id, "a");
+  EXPECT_LT((*others)[0].seq, (*others)[1].seq);
+  EXPECT_TRUE((*a)->LoadOthersAfter(0, 100)->empty()) << "a node's own rows are not the others'";
+
+  // A save replaces the node's row of its pair (absolute values) with a newer seq.
+  const int64_t seen = (*others)[1].seq;
+  ASSERT_TRUE(
+      (*a)->SaveOwn(std::vector<PlacementCountersRow>{
+                        {.campaign_id = 7, .publisher_id = 1, .impressions = 120, .events = 2}})
+          .ok());
+  auto changed = (*b)->LoadOthersAfter(seen, 100);
+  ASSERT_TRUE(changed.ok());
+  ASSERT_EQ(changed->size(), 1u);
+  EXPECT_EQ((*changed)[0].impressions, 120);
+  EXPECT_EQ((*changed)[0].events, 2);
+  EXPECT_GT((*changed)[0].seq, seen);
+  EXPECT_EQ((*b)->LoadOthersAfter(0, 1)->size(), 1u) << "the limit";
+  auto own = (*a)->LoadOwn();
+  ASSERT_TRUE(own.ok());
+  EXPECT_EQ(own->size(), 2u);
+  EXPECT_TRUE((*b)->LoadOwn()->empty());
+
+  // End to end: what node a counts reaches node b's placement feed.
+  app::ClusterPlacements node_a(**a, 100), node_b(**b, 100);
+  ASSERT_TRUE(node_a.Start().ok());
+  ASSERT_TRUE(node_b.Start().ok());
+  decision::PlacementFeed feed_a(100), feed_b(100);
+  node_a.Note({7, 1}, 30, 1);
+  ASSERT_TRUE(node_a.Sync(feed_a).ok());
+  ASSERT_TRUE(node_b.Sync(feed_b).ok());
+  std::vector<decision::PlacementDelta> fed = feed_b.Take();
+  ASSERT_EQ(fed.size(), 1u);
+  EXPECT_EQ(fed[0].key.campaign_id, 7);
+  EXPECT_EQ(fed[0].key.publisher_id, 1);
+  EXPECT_EQ(fed[0].impressions, 30);
+  EXPECT_EQ(fed[0].events, 1);
+  // Node a continued from its saved row: 120 + 30.
+  auto saved = (*a)->LoadOwn();
+  ASSERT_TRUE(saved.ok());
+  auto row = std::find_if(saved->begin(), saved->end(),
+                          [](const PlacementCountersRow& r) { return r.publisher_id == 1; });
+  ASSERT_NE(row, saved->end());
+  EXPECT_EQ(row->impressions, 150);
+  EXPECT_EQ(row->events, 3);
 }
 
 }  // namespace

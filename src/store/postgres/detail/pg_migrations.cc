@@ -680,6 +680,23 @@ ALTER TABLE projects ADD COLUMN sources text NOT NULL DEFAULT '';
 ALTER TABLE campaigns ADD COLUMN archived_at bigint;
 ALTER TABLE ads ADD COLUMN archived_at bigint;
 )sql"},
+    {19, R"sql(
+-- Issue 36 item 6: each node's per-placement counts (absolute impressions and clicks or
+-- conversions per campaign and publisher), so that every node learns a campaign's factor on a
+-- publisher from the cluster's traffic. seq (one sequence) orders the writes: a node reads the
+-- others' rows written since its last read by an index range.
+CREATE SEQUENCE node_placement_seq;
+CREATE TABLE node_placement_counters (
+  node_id      text NOT NULL,
+  campaign_id  bigint NOT NULL,
+  publisher_id bigint NOT NULL,
+  impressions  bigint NOT NULL,
+  events       bigint NOT NULL,
+  seq          bigint NOT NULL,
+  PRIMARY KEY (node_id, campaign_id, publisher_id)
+);
+CREATE INDEX node_placement_counters_by_seq ON node_placement_counters (seq);
+)sql"},
 };
 
 // ApplyMigrations skips versions up to the database's: an entry out of order would never run.

@@ -241,6 +241,7 @@ class ServerImpl final : public Server {
   uint16_t port() const override { return port_; }
   void Stop() override;
   const ServerStats& stats() const override { return stats_; }
+  uint64_t requests_answered() const override;
   void AppendMetrics(std::string& out) const override;
 
   // For sessions.
@@ -754,7 +755,6 @@ void Session::BuildRequest() {
 }
 
 void Session::Dispatch() {
-  server_.mutable_stats().requests.fetch_add(1, std::memory_order_relaxed);
   started_ = std::chrono::steady_clock::now();
   state_ = State::kHandling;
   deadline_ms_ = 0;
@@ -888,7 +888,6 @@ void Session::Respond(Response&& response) {
 }
 
 void Session::Reject(int status, std::string_view message, std::vector<FieldError> details) {
-  server_.mutable_stats().requests.fetch_add(1, std::memory_order_relaxed);
   // Answered before routing (bad framing, limits): the no-route entry, no latency.
   Bump(loop_.route_stats[server_.router().route_count()].status[StatusSlot(status)]);
   unsigned version = parser_->is_header_done() ? storage_.version : 11;
@@ -900,7 +899,6 @@ void Session::Reject(int status, std::string_view message, std::vector<FieldErro
 // An answer the route decided from the header alone (RouteOptions::admit): sent at once, then
 // the connection closes, the body (if any) never read.
 void Session::Refuse(Response&& response) {
-  server_.mutable_stats().requests.fetch_add(1, std::memory_order_relaxed);
   Bump(loop_.route_stats[match_.route].status[StatusSlot(response.status)]);
   PrepareResponse(std::move(response), storage_.version, /*keep_alive=*/false,
                   request_.method == Method::kHead);
@@ -1016,6 +1014,18 @@ void Session::Close() {
   deadline_ms_ = 0;
   socket_.shutdown(Socket::shutdown_both, ec);
   socket_.close(ec);
+}
+
+uint64_t ServerImpl::requests_answered() const {
+  uint64_t n = 0;
+  for (const auto& loop : loops_) {
+    for (size_t r = 0; r <= router_.route_count(); ++r) {
+      for (const std::atomic<uint64_t>& c : loop->route_stats[r].status) {
+        n += c.load(std::memory_order_relaxed);
+      }
+    }
+  }
+  return n;
 }
 
 void ServerImpl::AppendMetrics(std::string& out) const {

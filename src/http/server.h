@@ -15,7 +15,6 @@ struct ServerStats {
   std::atomic<uint64_t> connections_accepted{0};  // served (excludes rejected)
   std::atomic<uint64_t> connections_rejected{0};  // over max_connections
   std::atomic<int64_t> connections_open{0};
-  std::atomic<uint64_t> requests{0};  // answered, including 4xx from the server itself
   std::atomic<uint64_t> requests_shed{0};            // answered with the route's overload answer
   std::atomic<uint64_t> connections_rejected_ip{0};  // over max_connections_per_ip
   std::atomic<uint64_t> loop_stalls{0};              // timeout sweeps >= 50 ms late
@@ -46,6 +45,9 @@ class Server {
   // (it cannot be interrupted); its response is discarded. The server cannot be restarted.
   virtual void Stop() = 0;
   virtual const ServerStats& stats() const = 0;
+  // Requests answered, including 4xx from the server itself: the sum of the event loops' own
+  // counters (no counter is shared between loops on the request path). Any thread.
+  virtual uint64_t requests_answered() const = 0;
   // Appends the server's metrics in the Prometheus text format: answers by route, method and
   // status, latency histograms per route, connections. Counters are per event loop, summed here;
   // any thread, while the server runs or after Stop.

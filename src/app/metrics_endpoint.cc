@@ -77,16 +77,9 @@ void AppendProcess(MetricsText& m) {
   }
 }
 
-}  // namespace
-
-std::string RenderMetrics(const MetricsSources& s) {
-  std::string out;
-  out.reserve(32 * 1024);
-  MetricsText m(out);
-  if (s.http != nullptr) s.http->AppendMetrics(out);
-  if (s.ads != nullptr) s.ads->AppendMetrics(m);
-  if (s.events != nullptr) s.events->AppendMetrics(m);
-  if (s.advertiser_events != nullptr) s.advertiser_events->AppendMetrics(m);
+// The decision engine's learned state: per-placement learning's bounded state (issue 36
+// items 5-6) and the fitted conversion delay.
+void AppendLearning(const MetricsSources& s, MetricsText& m) {
   if (s.live != nullptr) {
     // Per-placement learning's bounded state (issue 36 item 5): what is tracked, its limit, and
     // what the limit turned away (valued at the campaign's own rate instead).
@@ -122,6 +115,10 @@ std::string RenderMetrics(const MetricsSources& s) {
              "impressions mature with (0: not fitted yet, or [decision] conversion_delay_days).");
     m.Sample("adserver_conversion_delay_fitted_seconds", {}, s.live->rates.fitted_delay_seconds());
   }
+}
+
+// Conversions billed, reverted and over budget.
+void AppendConversions(const MetricsSources& s, MetricsText& m) {
   if (s.conversions_billed != nullptr && s.conversions_reverted != nullptr) {
     m.Family("adserver_conversions_total", "counter",
              "Onchain conversions billed (recorded by this process or seen from others), "
@@ -135,6 +132,10 @@ std::string RenderMetrics(const MetricsSources& s) {
                s.conversions_over_budget->load(std::memory_order_relaxed));
     }
   }
+}
+
+// Spend per campaign ([metrics] campaign_spend).
+void AppendCampaignSpend(const MetricsSources& s, MetricsText& m) {
   if (s.ledger != nullptr) {
     m.Family("adserver_campaign_spend_total", "counter",
              "Spend per campaign since it was created, in the campaigns' currency units.");
@@ -148,6 +149,10 @@ std::string RenderMetrics(const MetricsSources& s) {
                c.day == today ? static_cast<double>(c.day_spend) / 1e6 : 0.0);
     }
   }
+}
+
+// Catalog and activity snapshots.
+void AppendSnapshots(const MetricsSources& s, MetricsText& m) {
   if (s.catalogs != nullptr && s.activity != nullptr) {
     m.Family("adserver_snapshot_version", "gauge",
              "Snapshots published since start (a new one per change), by snapshot.");
@@ -164,6 +169,10 @@ std::string RenderMetrics(const MetricsSources& s) {
              "When the catalog in use was published.");
     m.Sample("adserver_catalog_published_timestamp_seconds", {}, s.snapshots->catalog_published_at());
   }
+}
+
+// The wallet table that answers lookups.
+void AppendWalletTable(const MetricsSources& s, MetricsText& m) {
   m.Family("adserver_wallet_table_state", "gauge",
            "Wallet lookups: 1 for the current state (off, building: from LMDB, ready: from the "
            "table), 0 for the others.");
@@ -194,6 +203,10 @@ std::string RenderMetrics(const MetricsSources& s) {
     m.Family("adserver_wallet_table_rebuilds_total", "counter", "Wallet table rebuilds.");
     m.Sample("adserver_wallet_table_rebuilds_total", {}, s.read_cache->rebuilds());
   }
+}
+
+// The live indexer's progress.
+void AppendIndexer(const MetricsSources& s, MetricsText& m) {
   if (s.indexer != nullptr) {
     if (std::optional<ingest::chain::ChainIndexer::Progress> p = s.indexer->progress()) {
       const std::string chain = std::to_string(s.chain_id);
@@ -208,12 +221,35 @@ std::string RenderMetrics(const MetricsSources& s) {
       m.Sample("adserver_indexer_lag_blocks", {{"chain", chain}}, lag);
     }
   }
+}
+
+// The identity state the server keeps.
+void AppendIdentity(const MetricsSources& s, MetricsText& m) {
   if (s.identity != nullptr) {
     m.Family("adserver_identity_erasures", "gauge",
              "Wallets erased within the retention period (the identity state the server keeps: "
              "identities themselves live in sealed cookies and localIds).");
     m.Sample("adserver_identity_erasures", {}, static_cast<uint64_t>(s.identity->erasure_count()));
   }
+}
+
+}  // namespace
+
+std::string RenderMetrics(const MetricsSources& s) {
+  std::string out;
+  out.reserve(32 * 1024);
+  MetricsText m(out);
+  if (s.http != nullptr) s.http->AppendMetrics(out);
+  if (s.ads != nullptr) s.ads->AppendMetrics(m);
+  if (s.events != nullptr) s.events->AppendMetrics(m);
+  if (s.advertiser_events != nullptr) s.advertiser_events->AppendMetrics(m);
+  AppendLearning(s, m);
+  AppendConversions(s, m);
+  AppendCampaignSpend(s, m);
+  AppendSnapshots(s, m);
+  AppendWalletTable(s, m);
+  AppendIndexer(s, m);
+  AppendIdentity(s, m);
   AppendProcess(m);
   return out;
 }

@@ -160,6 +160,13 @@ store::SqliteOptions EventsConnectionOptions() {
 // Clicks, serving counters and the click redirect (issue 15). After InitDecisionState: billed
 // clicks feed the live counters.
 Status Server::InitEvents() {
+  ADS_RETURN_IF_ERROR(OpenEventsStores());
+  ADS_RETURN_IF_ERROR(InitConversions());
+  ADS_RETURN_IF_ERROR(InitClicks());
+  return InitReports();
+}
+
+Status Server::OpenEventsStores() {
   if (cluster_) {
     ADS_ASSIGN_OR_RETURN(std::unique_ptr<store::PostgresEventsStore> pg_events,
                          store::PostgresEventsStore::Open(config_.cluster.database_url));
@@ -189,6 +196,10 @@ Status Server::InitEvents() {
       NotePlacement({row.campaign_id, row.publisher_id}, row.fills, 0);
     }
   });
+  return OkStatus();
+}
+
+Status Server::InitConversions() {
   // Exposures: every node's in PostgreSQL in cluster mode, so that a conversion is attributed
   // to an ad whichever node served it; the data directory's LMDB file embedded.
   if (cluster_) {
@@ -248,6 +259,10 @@ Status Server::InitEvents() {
                          events_store_->CountersFromEvents(clock_.NowSeconds()));
     ADS_RETURN_IF_ERROR(flusher_->Reconcile(from_events).status());
   }
+  return OkStatus();
+}
+
+Status Server::InitClicks() {
   ADS_RETURN_IF_ERROR(InitTraffic());
   ads_->SetTraffic(serve::TrafficGuard{.checks = traffic_.get(), .proxies = &trusted_proxies_});
   clicks_ = std::make_unique<serve::ClickHandler>(
@@ -271,29 +286,35 @@ Status Server::InitEvents() {
   // A port chosen at start (":0") is known only after Start(), which sets the URL then.
   if (!public_url.ends_with(":0")) ads_->SetEvents(events_.get(), public_url, exposures_.get());
   events_admin_ = std::make_unique<admin::EventsAdminApi>(*events_store_, *store_, *authenticator_);
-  // The engine's belief about a campaign's rate: the counts its current draw came from while
-  // exploring, else its counters (issue 36).
-  events_admin_->SetRateEstimator([this](int64_t id) -> std::optional<admin::RateEstimate> {
-    std::shared_ptr<const decision::Catalog> catalog = catalogs_.Current();
-    const decision::Campaign* c = catalog ? catalog->FindCampaign(id) : nullptr;
-    if (c == nullptr || c->pricing_model == PricingModel::kCpm || c->bid_micros <= 0) {
-      return std::nullopt;
-    }
-    const std::optional<decision::RateCounts> effective =
-        live_->options.explore && c->explore ? live_->rates.Published(id) : std::nullopt;
-    const decision::RatePosterior p = decision::CurrentPosterior(
-        *c, effective, live_->Read(id, clock_.NowSeconds()), live_->options);
-    const decision::RateInterval interval = decision::IntervalOf(p, 0.95);
-    return admin::RateEstimate{.rate = c->pricing_model == PricingModel::kCpc ? "ctr" : "cvr",
-                               .mean = p.mean,
-                               .low = interval.low,
-                               .high = interval.high,
-                               .events = p.successes,
-                               .impressions = p.trials,
-                               .prior_mean = p.prior_mean,
-                               .prior_weight = p.prior_weight};
-  });
+  events_admin_->SetRateEstimator([this](int64_t id) { return RateEstimateOf(id); });
   events_admin_->RegisterRoutes(router_);
+  return OkStatus();
+}
+
+// The engine's belief about a campaign's rate: the counts its current draw came from while
+// exploring, else its counters (issue 36).
+std::optional<admin::RateEstimate> Server::RateEstimateOf(int64_t id) const {
+  std::shared_ptr<const decision::Catalog> catalog = catalogs_.Current();
+  const decision::Campaign* c = catalog ? catalog->FindCampaign(id) : nullptr;
+  if (c == nullptr || c->pricing_model == PricingModel::kCpm || c->bid_micros <= 0) {
+    return std::nullopt;
+  }
+  const std::optional<decision::RateCounts> effective =
+      live_->options.explore && c->explore ? live_->rates.Published(id) : std::nullopt;
+  const decision::RatePosterior p = decision::CurrentPosterior(
+      *c, effective, live_->Read(id, clock_.NowSeconds()), live_->options);
+  const decision::RateInterval interval = decision::IntervalOf(p, 0.95);
+  return admin::RateEstimate{.rate = c->pricing_model == PricingModel::kCpc ? "ctr" : "cvr",
+                             .mean = p.mean,
+                             .low = interval.low,
+                             .high = interval.high,
+                             .events = p.successes,
+                             .impressions = p.trials,
+                             .prior_mean = p.prior_mean,
+                             .prior_weight = p.prior_weight};
+}
+
+Status Server::InitReports() {
   // Reports (issue 16) read the rollups on a connection of their own.
   if (cluster_) {
     ADS_ASSIGN_OR_RETURN(report_store_,
@@ -701,6 +722,12 @@ Status Server::Init() {
   identity_admin_->RegisterRoutes(router_);
   ADS_RETURN_IF_ERROR(InitAdvertiserEvents());
   console::RegisterRoutes(router_);  // the web console's built-in assets (issue 16)
+  RegisterServiceRoutes();
+  return OkStatus();
+}
+
+// /healthz, /metrics (also on metrics.listen) and /readyz.
+void Server::RegisterServiceRoutes() {
   router_.Add(http::Method::kGet, "/healthz", [](const http::Request&) {
     http::Response r;
     r.SetHeader("Content-Type", "application/json");
@@ -730,32 +757,32 @@ Status Server::Init() {
       {.dispatch = http::Dispatch::kWorker});
   metrics_router_.Add(http::Method::kGet, "/metrics", metrics,
                       {.dispatch = http::Dispatch::kWorker});
-  router_.Add(http::Method::kGet, "/readyz", [this](const http::Request&) {
-    if (!ready_.load(std::memory_order_acquire)) {
-      return http::ErrorResponse(503, "not ready");
-    }
-    http::Response r;
-    r.SetHeader("Content-Type", "application/json");
-    r.SetHeader("Cache-Control", "no-store");
-    // Start has returned (ready_), so indexer_ is set.
-    r.body = ReadyBody(read_cache_ ? activity_index_.get() : nullptr, indexer_.get(),
-                       config_.indexer ? config_.indexer->chain_id : 0);
-    // Cluster mode: the engines as this node last found them; a degraded node keeps serving
-    // (docs/deploy.md, "Failure behaviour").
-    if (cluster_) {
-      ClusterNode::Health health = cluster_->health();
-      r.body.pop_back();
-      r.body += R"(,"cluster":{"node":)";
-      AppendJsonString(r.body, cluster_->node_id());
-      r.body += std::string(R"(,"postgres":")") + (health.postgres ? "ok" : "unavailable") +
-                R"(","redis":")" + (health.redis ? "ok" : "unavailable") +
-                R"(","clicksBuffered":)" + std::to_string(buffered_events_->buffered()) +
-                R"(,"advertiserEventsBuffered":)" +
-                std::to_string(buffered_advertiser_events_->buffered()) + "}}";
-    }
-    return r;
-  });
-  return OkStatus();
+  router_.Add(http::Method::kGet, "/readyz", [this](const http::Request&) { return Readyz(); });
+}
+
+http::Response Server::Readyz() const {
+  if (!ready_.load(std::memory_order_acquire)) {
+    return http::ErrorResponse(503, "not ready");
+  }
+  http::Response r;
+  r.SetHeader("Content-Type", "application/json");
+  r.SetHeader("Cache-Control", "no-store");
+  // Start has returned (ready_), so indexer_ is set.
+  r.body = ReadyBody(read_cache_ ? activity_index_.get() : nullptr, indexer_.get(),
+                     config_.indexer ? config_.indexer->chain_id : 0);
+  // Cluster mode: the engines as this node last found them; a degraded node keeps serving
+  // (docs/deploy.md, "Failure behaviour").
+  if (cluster_) {
+    ClusterNode::Health health = cluster_->health();
+    r.body.pop_back();
+    r.body += R"(,"cluster":{"node":)";
+    AppendJsonString(r.body, cluster_->node_id());
+    r.body += std::string(R"(,"postgres":")") + (health.postgres ? "ok" : "unavailable") +
+              R"(","redis":")" + (health.redis ? "ok" : "unavailable") + R"(","clicksBuffered":)" +
+              std::to_string(buffered_events_->buffered()) + R"(,"advertiserEventsBuffered":)" +
+              std::to_string(buffered_advertiser_events_->buffered()) + "}}";
+  }
+  return r;
 }
 
 Status Server::Start() {

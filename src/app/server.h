@@ -99,9 +99,20 @@ class Server {
  private:
   explicit Server(const config::Config& config) : config_(config) {}
   Status Init();
+  // /healthz, /metrics (also on metrics.listen) and /readyz.
+  void RegisterServiceRoutes();
+  http::Response Readyz() const;
   Status InitDecisionState();
   Status InitTraffic();
+  // The events stores and services, in four steps: the click log and its service; exposures
+  // and conversion attribution (with the counters reconciled); invalid-traffic checks, clicks
+  // and the events admin API; reports, with the learned state seeded from them.
   Status InitEvents();
+  Status OpenEventsStores();
+  Status InitConversions();
+  Status InitClicks();
+  Status InitReports();
+  std::optional<admin::RateEstimate> RateEstimateOf(int64_t id) const;
   // Cluster mode (issue 37 item 3): adds to this node's counters what it billed and undid
   // after they were last saved, then saves them with their marks at every flush.
   Status ReconcileNodeCounters();

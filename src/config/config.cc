@@ -365,15 +365,8 @@ void ApplyEventsFile(const toml::table& root, Config& c, std::vector<FieldError>
   }
 }
 
-void ApplyFile(const toml::table& root, Config& c, std::vector<FieldError>& errors) {
-  CheckKnownKeys(
-      root, "",
-      {"data_dir", "log_level", "log_format", "http", "serve", "snapshots", "decision", "admin",
-       "identity", "indexer", "events", "traffic", "metrics", "cluster", "network"},
-      errors);
-  ReadString(root, "", "data_dir", c.data_dir, errors);
-  ReadString(root, "", "log_level", c.log_level, errors);
-  ReadString(root, "", "log_format", c.log_format, errors);
+// [http]
+void ApplyHttpFile(const toml::table& root, Config& c, std::vector<FieldError>& errors) {
   if (const toml::table* h = Section(root, "http", errors)) {
     CheckKnownKeys(
         *h, "http",
@@ -400,6 +393,10 @@ void ApplyFile(const toml::table& root, Config& c, std::vector<FieldError>& erro
     ReadInt(*h, "http", "access_log_one_in", c.http.access_log_one_in, errors);
     ReadString(*h, "http", "spool_dir", c.http.spool_dir, errors);
   }
+}
+
+// [cluster]
+void ApplyClusterFile(const toml::table& root, Config& c, std::vector<FieldError>& errors) {
   if (const toml::table* k = Section(root, "cluster", errors)) {
     CheckKnownKeys(*k, "cluster",
                    {"database_url", "redis_url", "node_id", "redis_key_prefix", "lease_slice_share",
@@ -419,11 +416,19 @@ void ApplyFile(const toml::table& root, Config& c, std::vector<FieldError>& erro
     ReadInt(*k, "cluster", "activity_log_retention_hours", c.cluster.activity_log_retention_hours,
             errors);
   }
+}
+
+// [metrics]
+void ApplyMetricsFile(const toml::table& root, Config& c, std::vector<FieldError>& errors) {
   if (const toml::table* m = Section(root, "metrics", errors)) {
     CheckKnownKeys(*m, "metrics", {"listen", "campaign_spend"}, errors);
     ReadString(*m, "metrics", "listen", c.metrics.listen, errors);
     ReadBool(*m, "metrics", "campaign_spend", c.metrics.campaign_spend, errors);
   }
+}
+
+// [serve]
+void ApplyServeFile(const toml::table& root, Config& c, std::vector<FieldError>& errors) {
   if (const toml::table* s = Section(root, "serve", errors)) {
     CheckKnownKeys(*s, "serve",
                    {"max_ad_unit_id_bytes", "max_local_id_bytes", "rng_seed", "cors_max_age_seconds"},
@@ -433,6 +438,10 @@ void ApplyFile(const toml::table& root, Config& c, std::vector<FieldError>& erro
     ReadInt(*s, "serve", "rng_seed", c.serve.rng_seed, errors);
     ReadInt(*s, "serve", "cors_max_age_seconds", c.serve.cors_max_age_seconds, errors);
   }
+}
+
+// [snapshots]
+void ApplySnapshotsFile(const toml::table& root, Config& c, std::vector<FieldError>& errors) {
   if (const toml::table* s = Section(root, "snapshots", errors)) {
     CheckKnownKeys(*s, "snapshots",
                    {"poll_interval_ms", "default_ctr", "default_cvr", "wallet_table",
@@ -454,6 +463,10 @@ void ApplyFile(const toml::table& root, Config& c, std::vector<FieldError>& erro
     ReadDouble(*s, "snapshots", "default_ctr", c.snapshots.catalog.default_ctr, errors);
     ReadDouble(*s, "snapshots", "default_cvr", c.snapshots.catalog.default_cvr, errors);
   }
+}
+
+// [decision]
+void ApplyDecisionFile(const toml::table& root, Config& c, std::vector<FieldError>& errors) {
   if (const toml::table* d = Section(root, "decision", errors)) {
     CheckKnownKeys(*d, "decision",
                    {"explore", "ctr_prior_weight", "cvr_prior_weight", "half_life_impressions",
@@ -479,11 +492,19 @@ void ApplyFile(const toml::table& root, Config& c, std::vector<FieldError>& erro
     ReadDouble(*d, "decision", "ctr_prior_weight", c.decision.ctr_prior_weight, errors);
     ReadDouble(*d, "decision", "cvr_prior_weight", c.decision.cvr_prior_weight, errors);
   }
+}
+
+// [network]
+void ApplyNetworkFile(const toml::table& root, Config& c, std::vector<FieldError>& errors) {
   if (const toml::table* n = Section(root, "network", errors)) {
     CheckKnownKeys(*n, "network", {"currency", "chains"}, errors);
     ReadString(*n, "network", "currency", c.admin.currency, errors);
     ReadChains(*n, c.admin.chains, errors);
   }
+}
+
+// [admin]
+void ApplyAdminFile(const toml::table& root, Config& c, std::vector<FieldError>& errors) {
   if (const toml::table* a = Section(root, "admin", errors)) {
     CheckKnownKeys(*a, "admin",
                    {"token", "max_body_bytes", "max_import_body_bytes", "rate_limit_per_second",
@@ -495,6 +516,25 @@ void ApplyFile(const toml::table& root, Config& c, std::vector<FieldError>& erro
     ReadInt(*a, "admin", "rate_limit_burst", c.admin.rate_limit_burst, errors);
     ReadDouble(*a, "admin", "rate_limit_per_second", c.admin.rate_limit_per_second, errors);
   }
+}
+
+void ApplyFile(const toml::table& root, Config& c, std::vector<FieldError>& errors) {
+  CheckKnownKeys(
+      root, "",
+      {"data_dir", "log_level", "log_format", "http", "serve", "snapshots", "decision", "admin",
+       "identity", "indexer", "events", "traffic", "metrics", "cluster", "network"},
+      errors);
+  ReadString(root, "", "data_dir", c.data_dir, errors);
+  ReadString(root, "", "log_level", c.log_level, errors);
+  ReadString(root, "", "log_format", c.log_format, errors);
+  ApplyHttpFile(root, c, errors);
+  ApplyClusterFile(root, c, errors);
+  ApplyMetricsFile(root, c, errors);
+  ApplyServeFile(root, c, errors);
+  ApplySnapshotsFile(root, c, errors);
+  ApplyDecisionFile(root, c, errors);
+  ApplyNetworkFile(root, c, errors);
+  ApplyAdminFile(root, c, errors);
   ApplyIdentityFile(root, c, errors);
   ApplyIndexerFile(root, c, errors);
   ApplyEventsFile(root, c, errors);
@@ -712,18 +752,9 @@ void ValidateIndexer(const std::optional<ingest::IndexerOptions>& indexer,
     errors.push_back({"indexer.batch_blocks", "must be 1 to 1000"});
   }
 }
-}  // namespace
 
-Status Validate(const Config& c) {
-  std::vector<FieldError> errors;
-  if (c.data_dir.empty()) errors.push_back({"data_dir", "must not be empty"});
-  static constexpr std::string_view kLevels[] = {"trace", "debug", "info", "warn", "error", "off"};
-  bool level_ok = false;
-  for (auto l : kLevels) level_ok = level_ok || c.log_level == l;
-  if (!level_ok) errors.push_back({"log_level", "must be one of trace, debug, info, warn, error, off"});
-  if (!c.metrics.listen.empty() && c.metrics.listen.find(':') == std::string::npos) {
-    errors.push_back({"metrics.listen", "must be HOST:PORT"});
-  }
+// [cluster]: both engines or neither, and the sync intervals.
+void ValidateCluster(const Config& c, std::vector<FieldError>& errors) {
   // Cluster mode needs both engines; one alone is a mistake worth refusing to start on.
   if (!c.cluster.database_url.empty() && c.cluster.redis_url.empty()) {
     errors.push_back({"cluster.redis_url",
@@ -769,11 +800,12 @@ Status Validate(const Config& c) {
   if (c.cluster.max_buffered_clicks < 0) {
     errors.push_back({"cluster.max_buffered_clicks", "must be 0 (no buffering) or more"});
   }
+}
+
+// [http].
+void ValidateHttp(const Config& c, std::vector<FieldError>& errors) {
   if (c.http.access_log_one_in < 0) {
     errors.push_back({"http.access_log_one_in", "must be 0 (off) or more (1 = every request)"});
-  }
-  if (c.log_format != "json" && c.log_format != "text") {
-    errors.push_back({"log_format", "must be json or text"});
   }
   if (c.http.listen.find(':') == std::string::npos) {
     errors.push_back({"http.listen", "must be HOST:PORT"});
@@ -796,6 +828,10 @@ Status Validate(const Config& c) {
   if (c.http.body_timeout.count() <= 0) errors.push_back({"http.body_timeout_ms", "must be > 0"});
   if (c.http.idle_timeout.count() <= 0) errors.push_back({"http.idle_timeout_ms", "must be > 0"});
   if (c.http.max_header_bytes < 1024) errors.push_back({"http.max_header_bytes", "must be >= 1024"});
+}
+
+// [snapshots] and [decision]: the polling interval and what the engine learns with.
+void ValidateLearning(const Config& c, std::vector<FieldError>& errors) {
   if (c.snapshots.poll_interval.count() <= 0 || c.snapshots.poll_interval.count() > 1000) {
     errors.push_back({"snapshots.poll_interval_ms", "must be 1 to 1000 (changes must show within 1 s)"});
   }
@@ -822,12 +858,6 @@ Status Validate(const Config& c) {
   if (!(c.live.placement_pairs >= 16 && c.live.placement_pairs <= (size_t{1} << 24))) {
     errors.push_back({"decision.placement_pairs", "must be 16 to 16777216"});
   }
-  if (c.admin.currency.size() != 3 ||
-      !std::all_of(c.admin.currency.begin(), c.admin.currency.end(),
-                   [](char ch) { return ch >= 'A' && ch <= 'Z'; })) {
-    errors.push_back(
-        {"network.currency", "must be an ISO 4217 code: three capital letters, e.g. USD"});
-  }
   if (!(c.decision.conversion_delay_days >= 0 && c.decision.conversion_delay_days <= 365)) {
     errors.push_back({"decision.conversion_delay_days", "must be 0 (fitted) to 365"});
   }
@@ -838,6 +868,16 @@ Status Validate(const Config& c) {
       errors.push_back({name, "must be 0 (the rule's default) or 1 to 1000000000"});
     }
   }
+}
+
+// [admin] and [network]'s currency.
+void ValidateAdmin(const Config& c, std::vector<FieldError>& errors) {
+  if (c.admin.currency.size() != 3 ||
+      !std::all_of(c.admin.currency.begin(), c.admin.currency.end(),
+                   [](char ch) { return ch >= 'A' && ch <= 'Z'; })) {
+    errors.push_back(
+        {"network.currency", "must be an ISO 4217 code: three capital letters, e.g. USD"});
+  }
   if (!c.admin.token.empty() && c.admin.token.size() < 16) {
     errors.push_back({"admin.token", "must be at least 16 characters"});
   }
@@ -847,6 +887,28 @@ Status Validate(const Config& c) {
   if (c.admin.rate_limit_burst < 1 || c.admin.rate_limit_burst > 1'000'000) {
     errors.push_back({"admin.rate_limit_burst", "must be 1 to 1000000"});
   }
+}
+
+}  // namespace
+
+Status Validate(const Config& c) {
+  std::vector<FieldError> errors;
+  if (c.data_dir.empty()) errors.push_back({"data_dir", "must not be empty"});
+  static constexpr std::string_view kLevels[] = {"trace", "debug", "info", "warn", "error", "off"};
+  bool level_ok = false;
+  for (auto l : kLevels) level_ok = level_ok || c.log_level == l;
+  if (!level_ok)
+    errors.push_back({"log_level", "must be one of trace, debug, info, warn, error, off"});
+  if (c.log_format != "json" && c.log_format != "text") {
+    errors.push_back({"log_format", "must be json or text"});
+  }
+  if (!c.metrics.listen.empty() && c.metrics.listen.find(':') == std::string::npos) {
+    errors.push_back({"metrics.listen", "must be HOST:PORT"});
+  }
+  ValidateCluster(c, errors);
+  ValidateHttp(c, errors);
+  ValidateLearning(c, errors);
+  ValidateAdmin(c, errors);
   ValidateIdentity(c.identity, errors);
   // Every localId the server issues must be accepted back.
   if (c.serve.max_local_id_bytes < identity::MaxTokenChars(c.identity.max_wallets)) {

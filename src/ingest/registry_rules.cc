@@ -199,11 +199,10 @@ TokenIdentity CanonicalToken(std::string_view name, std::string_view symbol) {
   return out;
 }
 
-std::optional<ProtocolRef> DerivativeProtocol(std::string_view raw_name,
-                                              std::string_view raw_symbol) {
-  const std::string name = RuleCollapse(raw_name);
-  const std::string symbol = RuleCollapse(raw_symbol);
-  const std::string sym = RuleLower(symbol);
+namespace {
+
+// DerivativeProtocol's first rules, in order: lending markets' receipt tokens and AMM pool shares.
+std::optional<ProtocolRef> LendingOrPoolShare(const std::string& name, const std::string& sym) {
   // Aave: "Aave Ethereum USDC" aEthUSDC, "Aave v3 WETH" AWETH, "Static Aave Arbitrum DAI"
   // STATAARBDAI, "Wrapped Aave Ethereum USDC" WAETHUSDC, "Aave Polygon Variable Debt USDC"
   // variableDebtPolUSDC; not "Aave Token" AAVE nor "Aavegotchi" (no space).
@@ -243,6 +242,11 @@ std::optional<ProtocolRef> DerivativeProtocol(std::string_view raw_name,
        sym.starts_with("bb-") || sym.ends_with("-bpt") || IContains(name, "Pool Token"))) {
     return ProtocolRef{"balancer", "Balancer", "dex"};
   }
+  return std::nullopt;
+}
+
+// The rest, in order: deposits, vaults, yield tokens, bridges' pools, synths.
+std::optional<ProtocolRef> VaultOrSynth(const std::string& name, const std::string& sym) {
   // Convex deposits: "Convex CRV" cvxCRV; not "Convex Token" CVX.
   if (IStartsWith(name, "Convex ") && sym.starts_with("cvx") && sym != "cvx") {
     return ProtocolRef{"convex", "Convex Finance", "defi"};
@@ -293,6 +297,17 @@ std::optional<ProtocolRef> DerivativeProtocol(std::string_view raw_name,
   // bZx (Fulcrum) iTokens and perpetuals: "bZx ETH iToken" iETH, "bZx Perpetual Long WBTC 2x".
   if (name.starts_with("bZx ")) return ProtocolRef{"bzx", "bZx", "lending"};
   return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<ProtocolRef> DerivativeProtocol(std::string_view raw_name,
+                                              std::string_view raw_symbol) {
+  const std::string name = RuleCollapse(raw_name);
+  const std::string symbol = RuleCollapse(raw_symbol);
+  const std::string sym = RuleLower(symbol);
+  if (std::optional<ProtocolRef> p = LendingOrPoolShare(name, sym)) return p;
+  return VaultOrSynth(name, sym);
 }
 
 }  // namespace adserver::ingest

@@ -392,6 +392,41 @@ Outcome Serve(const Context& ctx) {
   return outcome;
 }
 
+// A live key's served ad: its decision id, the click URL sealed with it (the ad links through
+// the click redirect), what `served` counts, and the exposure a CPA campaign remembers.
+std::string SealServed(const Context& ctx, const decision::ApiKey& key, const AdRequest& parsed,
+                       const decision::Decision& chosen, events::InvalidReason invalid,
+                       ServedInfo& served) {
+  const decision::Publisher& publisher = ctx.catalog->publishers[key.publisher];
+  events::DecisionId id = events::NewDecisionId(ctx.now_micros / 1000);
+  uint64_t person = ctx.events->service->PersonDigest(parsed.wallets);
+  std::string_view arm = decision::ArmFor(publisher, AdUnitOf(parsed));
+  served = {.campaign_id = chosen.campaign->id,
+            .ad_id = chosen.ad->id,
+            .spend = decision::ImpressionPrice(*chosen.campaign),
+            .invalid = invalid};
+  std::string click_url = ClickUrl(ctx, publisher, parsed, chosen, id, person, arm, served.invalid);
+  // An invalid impression is answered like any other but bills nothing, counts toward no
+  // cap or learned rate, and exposes no one (so no conversion is attributed to it).
+  if (served.invalid != events::InvalidReason::kNone) served.spend = 0;
+  // Campaigns billed on onchain conversions remember whom they were shown to.
+  if (chosen.campaign->conversion && ctx.events->exposures != nullptr &&
+      served.invalid == events::InvalidReason::kNone) {
+    store::ExposureEntry exposure{
+        .decision_id = id.bytes,
+        .exposed_at = ctx.now_seconds,
+        .ad_id = chosen.ad->id,
+        .publisher_id = publisher.id,
+        .person = person,
+        .arm = std::string(arm.substr(0, store::kMaxExposureArmBytes)),
+        .ad_unit_id = std::string(AdUnitOf(parsed)
+                                      .value_or(std::string_view())
+                                      .substr(0, store::kMaxExposureAdUnitBytes))};
+    ctx.events->exposures->Record(chosen.campaign->id, exposure, parsed.wallets);
+  }
+  return click_url;
+}
+
 Outcome ServeForKey(const Context& ctx, const decision::ApiKey& key, AdRequest& parsed, bool json,
                     bool early, Status body, ServedInfo& served) {
   if (!json) {
@@ -443,33 +478,7 @@ Outcome ServeForKey(const Context& ctx, const decision::ApiKey& key, AdRequest& 
     // Live keys' ads link through the click redirect; test keys keep the ad's own URL.
     std::string click_url;
     if (ctx.events != nullptr && !key.test) {
-      const decision::Publisher& publisher = ctx.catalog->publishers[key.publisher];
-      events::DecisionId id = events::NewDecisionId(ctx.now_micros / 1000);
-      uint64_t person = ctx.events->service->PersonDigest(parsed.wallets);
-      std::string_view arm = decision::ArmFor(publisher, AdUnitOf(parsed));
-      served = {.campaign_id = decision->campaign->id,
-                .ad_id = decision->ad->id,
-                .spend = decision::ImpressionPrice(*decision->campaign),
-                .invalid = invalid};
-      click_url = ClickUrl(ctx, publisher, parsed, *decision, id, person, arm, served.invalid);
-      // An invalid impression is answered like any other but bills nothing, counts toward no
-      // cap or learned rate, and exposes no one (so no conversion is attributed to it).
-      if (served.invalid != events::InvalidReason::kNone) served.spend = 0;
-      // Campaigns billed on onchain conversions remember whom they were shown to.
-      if (decision->campaign->conversion && ctx.events->exposures != nullptr &&
-          served.invalid == events::InvalidReason::kNone) {
-        store::ExposureEntry exposure{
-            .decision_id = id.bytes,
-            .exposed_at = ctx.now_seconds,
-            .ad_id = decision->ad->id,
-            .publisher_id = publisher.id,
-            .person = person,
-            .arm = std::string(arm.substr(0, store::kMaxExposureArmBytes)),
-            .ad_unit_id = std::string(AdUnitOf(parsed)
-                                          .value_or(std::string_view())
-                                          .substr(0, store::kMaxExposureAdUnitBytes))};
-        ctx.events->exposures->Record(decision->campaign->id, exposure, parsed.wallets);
-      }
+      click_url = SealServed(ctx, key, parsed, *decision, invalid, served);
     }
     outcome = {JsonResponse(200, AdResponseBody(parsed, *decision, click_url))};
     // Billable: a valid 200 served by a live key (test keys never touch budgets).

@@ -139,6 +139,81 @@ Status PostgresStore::SaveCampaignCountersAt(const std::vector<CampaignCountersR
   return txn.Commit();
 }
 
+namespace {
+
+// ReconcileDeadNodes' reads of one dead node's events past its marks: each adds what it billed
+// (or a reorg undid) to `deltas` and `out`, and moves its mark past what it read.
+Status AddDeadNodeClicks(PgConnection& c, const std::string& node, Id& click_id,
+                         std::map<Id, CampaignCountersRecord>& deltas, DeadNodesReconciled& out) {
+  const Id clicks_from = click_id;
+  ADS_ASSIGN_OR_RETURN(
+      PgResult clicks,
+      c.Exec("SELECT id, campaign_id, price_micros, clicked_at, (status = 'billed')::int "
+             "FROM clicks WHERE node_id = $1 AND id > $2 ORDER BY id",
+             {Param(std::string_view(node)), Param(clicks_from)}));
+  for (int r = 0; r < clicks.rows(); ++r) {
+    ADS_ASSIGN_OR_RETURN(Id id, clicks.Int(r, 0));
+    ADS_ASSIGN_OR_RETURN(Id campaign, clicks.Int(r, 1));
+    ADS_ASSIGN_OR_RETURN(Micros price, clicks.Int(r, 2));
+    ADS_ASSIGN_OR_RETURN(int64_t at, clicks.Int(r, 3));
+    ADS_ASSIGN_OR_RETURN(int64_t billed, clicks.Int(r, 4));
+    click_id = std::max(click_id, id);
+    if (billed == 0) continue;
+    pg_detail::AddClickDelta(deltas, campaign, price, at);
+    ++out.clicks;
+  }
+  return OkStatus();
+}
+
+Status AddDeadNodeConversions(PgConnection& c, const std::string& node, Id& conversion_id,
+                              std::map<Id, CampaignCountersRecord>& deltas,
+                              DeadNodesReconciled& out) {
+  const Id conversions_from = conversion_id;
+  // Billed when recorded: still billed, or reorged since (over-budget rows never were).
+  ADS_ASSIGN_OR_RETURN(
+      PgResult conversions,
+      c.Exec("SELECT id, campaign_id, price_micros, recorded_at, "
+             "(status <> 'over_budget')::int FROM conversions WHERE node_id = $1 AND id > $2 "
+             "ORDER BY id",
+             {Param(std::string_view(node)), Param(conversions_from)}));
+  for (int r = 0; r < conversions.rows(); ++r) {
+    ConversionRecord conv;
+    ADS_ASSIGN_OR_RETURN(conv.id, conversions.Int(r, 0));
+    ADS_ASSIGN_OR_RETURN(conv.campaign_id, conversions.Int(r, 1));
+    ADS_ASSIGN_OR_RETURN(conv.price, conversions.Int(r, 2));
+    ADS_ASSIGN_OR_RETURN(conv.recorded_at, conversions.Int(r, 3));
+    ADS_ASSIGN_OR_RETURN(int64_t billed, conversions.Int(r, 4));
+    conversion_id = std::max(conversion_id, conv.id);
+    if (billed == 0) continue;
+    pg_detail::AddConversionDelta(deltas, conv, 1);
+    ++out.conversions;
+  }
+  return OkStatus();
+}
+
+Status AddDeadNodeReverts(PgConnection& c, const std::string& node, int64_t& revert_seq,
+                          std::map<Id, CampaignCountersRecord>& deltas, DeadNodesReconciled& out) {
+  const int64_t reverts_from = revert_seq;
+  ADS_ASSIGN_OR_RETURN(
+      PgResult reverts,
+      c.Exec("SELECT reverted_seq, campaign_id, price_micros, recorded_at FROM conversions "
+             "WHERE reverted_by = $1 AND reverted_seq > $2 ORDER BY reverted_seq",
+             {Param(std::string_view(node)), Param(reverts_from)}));
+  for (int r = 0; r < reverts.rows(); ++r) {
+    ConversionRecord conv;
+    ADS_ASSIGN_OR_RETURN(int64_t seq, reverts.Int(r, 0));
+    ADS_ASSIGN_OR_RETURN(conv.campaign_id, reverts.Int(r, 1));
+    ADS_ASSIGN_OR_RETURN(conv.price, reverts.Int(r, 2));
+    ADS_ASSIGN_OR_RETURN(conv.recorded_at, reverts.Int(r, 3));
+    revert_seq = std::max(revert_seq, seq);
+    pg_detail::AddConversionDelta(deltas, conv, -1);
+    ++out.reverts;
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
 Result<DeadNodesReconciled> PostgresStore::ReconcileDeadNodes(int64_t dead_seconds) {
   if (node_id_.empty()) return InternalError("a dead-node reconcile needs a node id");
   MutexLock lock(mu_);
@@ -164,56 +239,9 @@ Result<DeadNodesReconciled> PostgresStore::ReconcileDeadNodes(int64_t dead_secon
     const Id clicks_from = click_id, conversions_from = conversion_id;
     const int64_t reverts_from = revert_seq;
     std::map<Id, CampaignCountersRecord> deltas;
-    ADS_ASSIGN_OR_RETURN(
-        PgResult clicks,
-        c.Exec("SELECT id, campaign_id, price_micros, clicked_at, (status = 'billed')::int "
-               "FROM clicks WHERE node_id = $1 AND id > $2 ORDER BY id",
-               {Param(std::string_view(node)), Param(clicks_from)}));
-    for (int r = 0; r < clicks.rows(); ++r) {
-      ADS_ASSIGN_OR_RETURN(Id id, clicks.Int(r, 0));
-      ADS_ASSIGN_OR_RETURN(Id campaign, clicks.Int(r, 1));
-      ADS_ASSIGN_OR_RETURN(Micros price, clicks.Int(r, 2));
-      ADS_ASSIGN_OR_RETURN(int64_t at, clicks.Int(r, 3));
-      ADS_ASSIGN_OR_RETURN(int64_t billed, clicks.Int(r, 4));
-      click_id = std::max(click_id, id);
-      if (billed == 0) continue;
-      pg_detail::AddClickDelta(deltas, campaign, price, at);
-      ++out.clicks;
-    }
-    // Billed when recorded: still billed, or reorged since (over-budget rows never were).
-    ADS_ASSIGN_OR_RETURN(
-        PgResult conversions,
-        c.Exec("SELECT id, campaign_id, price_micros, recorded_at, "
-               "(status <> 'over_budget')::int FROM conversions WHERE node_id = $1 AND id > $2 "
-               "ORDER BY id",
-               {Param(std::string_view(node)), Param(conversions_from)}));
-    for (int r = 0; r < conversions.rows(); ++r) {
-      ConversionRecord conv;
-      ADS_ASSIGN_OR_RETURN(conv.id, conversions.Int(r, 0));
-      ADS_ASSIGN_OR_RETURN(conv.campaign_id, conversions.Int(r, 1));
-      ADS_ASSIGN_OR_RETURN(conv.price, conversions.Int(r, 2));
-      ADS_ASSIGN_OR_RETURN(conv.recorded_at, conversions.Int(r, 3));
-      ADS_ASSIGN_OR_RETURN(int64_t billed, conversions.Int(r, 4));
-      conversion_id = std::max(conversion_id, conv.id);
-      if (billed == 0) continue;
-      pg_detail::AddConversionDelta(deltas, conv, 1);
-      ++out.conversions;
-    }
-    ADS_ASSIGN_OR_RETURN(
-        PgResult reverts,
-        c.Exec("SELECT reverted_seq, campaign_id, price_micros, recorded_at FROM conversions "
-               "WHERE reverted_by = $1 AND reverted_seq > $2 ORDER BY reverted_seq",
-               {Param(std::string_view(node)), Param(reverts_from)}));
-    for (int r = 0; r < reverts.rows(); ++r) {
-      ConversionRecord conv;
-      ADS_ASSIGN_OR_RETURN(int64_t seq, reverts.Int(r, 0));
-      ADS_ASSIGN_OR_RETURN(conv.campaign_id, reverts.Int(r, 1));
-      ADS_ASSIGN_OR_RETURN(conv.price, reverts.Int(r, 2));
-      ADS_ASSIGN_OR_RETURN(conv.recorded_at, reverts.Int(r, 3));
-      revert_seq = std::max(revert_seq, seq);
-      pg_detail::AddConversionDelta(deltas, conv, -1);
-      ++out.reverts;
-    }
+    ADS_RETURN_IF_ERROR(AddDeadNodeClicks(c, node, click_id, deltas, out));
+    ADS_RETURN_IF_ERROR(AddDeadNodeConversions(c, node, conversion_id, deltas, out));
+    ADS_RETURN_IF_ERROR(AddDeadNodeReverts(c, node, revert_seq, deltas, out));
     if (click_id == clicks_from && conversion_id == conversions_from &&
         revert_seq == reverts_from) {
       continue;

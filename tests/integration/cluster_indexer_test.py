@@ -80,6 +80,14 @@ def send_block(url, txs):
         calls.append(("anvil_setBalance", [frm, "0x56bc75e2d63100000"]))
     rpc_batch(url, calls)
     rpc_batch(url, [("eth_sendTransaction", [{"from": f, "to": t, "gas": "0x10000"}]) for f, t in txs])
+    mine(url)
+
+def mine(url):
+    """Mines a block stamped no earlier than the wall clock: after evm_revert anvil's clock is
+    back where the snapshot left it, and a block stamped before an ad was served (by this
+    machine's clock) rightly converts nothing for it."""
+    latest = int(rpc(url, "eth_getBlockByNumber", "latest", False)["timestamp"], 16)
+    rpc(url, "evm_setNextBlockTimestamp", max(latest + 1, int(time.time()) + 1))
     rpc(url, "evm_mine")
 
 def head(url):
@@ -97,7 +105,7 @@ def mine_branch(url, blocks):
     """One block per list of senders; returns the senders mined in the last block."""
     for senders in blocks:
         if senders: send_block(url, [(w, USDC) for w in senders])
-        else: rpc(url, "evm_mine")
+        else: mine(url)
     last = rpc(url, "eth_getBlockByNumber", hex(head(url)), True)["transactions"]
     return [tx["from"] for tx in last if tx["to"] == USDC]
 

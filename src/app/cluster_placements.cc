@@ -83,14 +83,18 @@ Result<std::pair<int64_t, bool>> ClusterPlacements::ReadOthers(int64_t after,
   int64_t highest = after;
   for (const store::PlacementCountersRow& row : rows) {
     highest = std::max(highest, row.seq);
-    auto [node, added] = nodes_.try_emplace(row.node_id, static_cast<uint32_t>(nodes_.size()));
-    const SeenKey key{.node = node->second, .key = {row.campaign_id, row.publisher_id}};
+    // A node's number is kept only with a row of it followed, so both maps stay bounded.
+    auto node = nodes_.find(row.node_id);
+    const uint32_t number =
+        node != nodes_.end() ? node->second : static_cast<uint32_t>(nodes_.size());
+    const SeenKey key{.node = number, .key = {row.campaign_id, row.publisher_id}};
     auto it = seen_.find(key);
     if (it == seen_.end()) {
       if (seen_.size() >= 4 * max_pairs_) {
         dropped_seen_.fetch_add(1, std::memory_order_relaxed);
         continue;
       }
+      if (node == nodes_.end()) nodes_.emplace(row.node_id, number);
       it = seen_.emplace(key, Count{}).first;
       followed_.store(seen_.size(), std::memory_order_relaxed);
     }

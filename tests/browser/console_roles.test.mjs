@@ -764,6 +764,9 @@ async function operatorManagesRegistry(op, adv, base, seeded, campaignId) {
 
   // Issue 38 item 6: the campaign's report draws one series per axis, each axis titled with its unit.
   await open(adv, base, `#/campaigns/${campaignId}`, 'Aave for swappers');
+  // The report is fetched after the page's heading is drawn: wait for its two charts.
+  await adv.waitForFunction(() => [...document.querySelectorAll('#page-view .report canvas')]
+    .filter((canvas) => Chart.getChart(canvas)).length === 2, null, { timeout: 10000 }).catch(() => {});
   const axes = await adv.evaluate(() => [...document.querySelectorAll('#page-view .report canvas')].map((canvas) => {
     const chart = Chart.getChart(canvas);
     return chart ? chart.data.datasets.map((d) => d.yAxisID + ':' + d.label + ':' + chart.options.scales[d.yAxisID].title.text) : [];

@@ -6,6 +6,7 @@
 //   adserver-simulate --min-share 0.9 FILE                     # exit 1 below 0.9
 //   adserver-simulate --peer-priors on FILE                    # priors fitted from peers
 //   adserver-simulate --placement-events 0 FILE                # one rate per campaign
+//   adserver-simulate --placement-units off FILE               # per publisher, not adUnitId
 //
 // For each scenario and policy: the median, worst and best share of the oracle's revenue over
 // the seeds, the median share in each tenth of the run (regret over time), each campaign's share
@@ -74,6 +75,7 @@ int main(int argc, char** argv) {
   bool check = false;
   std::string peer_priors = "off";
   double placement_events = -1;
+  std::string placement_units;
   app.add_option("scenarios", files, "Scenario files (JSON)")->required()->check(CLI::ExistingFile);
   app.add_option("--seeds", seeds, "Seeds per scenario and policy")->check(CLI::Range(1, 1000));
   app.add_option("--policy", policy, "explore, greedy or both")
@@ -91,7 +93,13 @@ int main(int argc, char** argv) {
                  "Per-placement learning's pseudo-events (decision.placement_prior_events; 0 = "
                  "off; default: the server's)")
       ->check(CLI::Range(0.0, 1e6));
+  app.add_option("--placement-units", placement_units,
+                 "Per-placement learning within a publisher, per adUnitId "
+                 "(decision.placement_ad_units; default: the server's)")
+      ->check(CLI::IsMember({"on", "off"}));
   CLI11_PARSE(app, argc, argv);
+  std::optional<bool> units;
+  if (!placement_units.empty()) units = placement_units == "on";
   std::optional<double> placement;
   if (placement_events >= 0) placement = placement_events;
 
@@ -115,7 +123,8 @@ int main(int argc, char** argv) {
                                    {.name = peers ? "explore+peers" : "explore",
                                     .explore = true,
                                     .peer_priors = peers,
-                                    .placement_prior_events = placement},
+                                    .placement_prior_events = placement,
+                                    .placement_ad_units = units},
                                    seeds);
       const double floor = std::max(min_share, check ? scenario->guard : 0.0);
       if (median < floor) {

@@ -82,6 +82,20 @@ Result<SimCampaign> ParseCampaign(const Json& j, const std::string& at) {
       c.publisher_factors.emplace_back(id, value.get<double>());
     }
   }
+  if (auto factors = j.find("formatFactors"); factors != j.end()) {
+    if (!factors->is_object()) {
+      return Field(at + ".formatFactors", "must be an object of image format: factor");
+    }
+    for (const auto& [key, value] : factors->items()) {
+      const std::string where = at + ".formatFactors." + key;
+      const std::optional<ImageFormat> format = ParseImageFormat(key);
+      if (!format) return Field(where, "must be LANDSCAPE, LONG_BANNER, SHORT_BANNER or NO_IMAGE");
+      if (!value.is_number() || !(value.get<double>() >= 0 && value.get<double>() <= 1e3)) {
+        return Field(where, "must be a number between 0 and 1000");
+      }
+      c.format_factors.emplace_back(*format, value.get<double>());
+    }
+  }
   const std::string rate_key = c.model == Model::kCpc ? "ctr" : "cvr";
   ADS_ASSIGN_OR_RETURN(c.rate, NumberAt(j, rate_key, at + "." + rate_key, 0, 1, std::nullopt));
   if (auto changes = j.find("changes"); changes != j.end()) {
@@ -112,23 +126,41 @@ Result<SimCampaign> ParseCampaign(const Json& j, const std::string& at) {
   return c;
 }
 
-// The true rate of `c` on publisher `publisher` after `progress` (fraction of the run's
-// requests).
-double TrueRate(const SimCampaign& c, double progress, int64_t publisher) {
+Result<SimUnit> ParseUnit(const Json& j, const std::string& at) {
+  if (!j.is_object()) return Field(at, "must be an object");
+  SimUnit u;
+  u.id = j.value("id", "");
+  if (u.id.empty()) return Field(at + ".id", "is required");
+  const std::optional<ImageFormat> format = ParseImageFormat(j.value("format", "LANDSCAPE"));
+  if (!format)
+    return Field(at + ".format", "must be LANDSCAPE, LONG_BANNER, SHORT_BANNER or NO_IMAGE");
+  u.format = *format;
+  ADS_ASSIGN_OR_RETURN(u.share, NumberAt(j, "share", at + ".share", 1e-9, 1e9, 1.0));
+  return u;
+}
+
+// The true rate of `c` on publisher `publisher`, in a placement of `format`, after `progress`
+// (fraction of the run's requests).
+double TrueRate(const SimCampaign& c, double progress, int64_t publisher, ImageFormat format) {
   double rate = c.rate;
   for (const RateChange& change : c.changes) {
     if (progress >= change.at) rate = change.rate;
   }
   for (const auto& [id, factor] : c.publisher_factors) {
-    if (id == publisher) return std::min(1.0, rate * factor);
+    if (id == publisher) rate *= factor;
   }
-  return rate;
+  for (const auto& [f, factor] : c.format_factors) {
+    if (f == format) rate *= factor;
+  }
+  return std::min(1.0, rate);
 }
 
 // What one impression of `c` earns in expectation, in micro-units.
-double TrueValueMicros(const SimCampaign& c, double progress, int64_t publisher) {
+double TrueValueMicros(const SimCampaign& c, double progress, int64_t publisher,
+                       ImageFormat format) {
   const double bid_micros = c.bid * 1e6;
-  return c.model == Model::kCpm ? bid_micros / 1000 : bid_micros * TrueRate(c, progress, publisher);
+  return c.model == Model::kCpm ? bid_micros / 1000
+                                : bid_micros * TrueRate(c, progress, publisher, format);
 }
 
 // Unix seconds of the request at `progress` (a fraction of the run).
@@ -233,6 +265,19 @@ Result<Scenario> ParseScenario(const std::string& text) {
       ADS_ASSIGN_OR_RETURN(double id, NumberAt(p, "id", at + ".id", 1, 1e9, std::nullopt));
       sp.id = static_cast<int64_t>(id);
       ADS_ASSIGN_OR_RETURN(sp.share, NumberAt(p, "share", at + ".share", 1e-9, 1e9, 1.0));
+      if (auto units = p.find("units"); units != p.end()) {
+        if (!units->is_array() || units->empty()) {
+          return Field(at + ".units", "must be a non-empty array");
+        }
+        for (size_t u = 0; u < units->size(); ++u) {
+          const std::string where = at + ".units[" + std::to_string(u) + "]";
+          ADS_ASSIGN_OR_RETURN(SimUnit unit, ParseUnit((*units)[u], where));
+          for (const SimUnit& other : sp.units) {
+            if (other.id == unit.id) return Field(where + ".id", "is repeated");
+          }
+          sp.units.push_back(std::move(unit));
+        }
+      }
       for (const SimPublisher& other : s.publishers) {
         if (other.id == sp.id) return Field(at + ".id", "is repeated");
       }
@@ -278,6 +323,7 @@ RunResult Run(const Scenario& s, const Policy& policy, uint64_t seed) {
   if (policy.placement_prior_events) {
     options.placement_prior_events = *policy.placement_prior_events;
   }
+  if (policy.placement_ad_units) options.placement_ad_units = *policy.placement_ad_units;
   if (s.ctr_prior_weight) options.ctr_prior_weight = *s.ctr_prior_weight;
   if (s.cvr_prior_weight) options.cvr_prior_weight = *s.cvr_prior_weight;
   if (s.half_life_impressions) options.half_life_impressions = *s.half_life_impressions;
@@ -293,8 +339,8 @@ RunResult Run(const Scenario& s, const Policy& policy, uint64_t seed) {
   r.impressions.assign(s.campaigns.size(), 0);
   std::vector<double> decile_revenue(10, 0), decile_oracle(10, 0);
   // Conversions waiting for their time: (due second, campaign index, publisher index, the
-  // impression's second).
-  using Due = std::tuple<int64_t, size_t, size_t, int64_t>;
+  // AdUnitKey of its placement, the impression's second).
+  using Due = std::tuple<int64_t, size_t, size_t, uint64_t, int64_t>;
   std::priority_queue<Due, std::vector<Due>, std::greater<>> pending;
   int64_t recomputed_at = -1;
   std::vector<double> true_value(s.campaigns.size());
@@ -303,15 +349,27 @@ RunResult Run(const Scenario& s, const Policy& policy, uint64_t seed) {
   std::vector<double> shares;
   for (const SimPublisher& p : s.publishers) shares.push_back(p.share);
   std::discrete_distribution<size_t> site(shares.begin(), shares.end());
+  // And which of its placements (drawn only for publishers that have some).
+  std::vector<std::discrete_distribution<size_t>> unit_of;
+  std::vector<std::vector<uint64_t>> unit_keys;
+  for (const SimPublisher& p : s.publishers) {
+    std::vector<double> unit_shares;
+    unit_keys.emplace_back();
+    for (const SimUnit& u : p.units) {
+      unit_shares.push_back(u.share);
+      unit_keys.back().push_back(decision::AdUnitKey(u.id));
+    }
+    unit_of.emplace_back(unit_shares.begin(), unit_shares.end());
+  }
 
   for (int64_t k = 0; k < s.requests; ++k) {
     const double progress = static_cast<double>(k) / static_cast<double>(s.requests);
     const int64_t now = TimeAt(s, progress);
     while (!pending.empty() && std::get<0>(pending.top()) <= now) {
-      const auto [due, c, p, touched] = pending.top();
+      const auto [due, c, p, unit, touched] = pending.top();
       pending.pop();
       decision::RecordConversion(live, catalog.campaigns[c], due);
-      live.placement_feed.Add({catalog.campaigns[c].id, catalog.publishers[p].id}, 0, 1);
+      live.placement_feed.Add({catalog.campaigns[c].id, catalog.publishers[p].id, unit}, 0, 1);
       live.delay_feed.Add(catalog.campaigns[c].id, static_cast<double>(due - touched));
     }
     // `serve` recomputes the lift ceilings after every counter flush (each second).
@@ -321,20 +379,26 @@ RunResult Run(const Scenario& s, const Policy& policy, uint64_t seed) {
     }
     const size_t pub = site(sites);
     const int64_t publisher_id = catalog.publishers[pub].id;
+    const std::vector<SimUnit>& units = s.publishers[pub].units;
+    const std::optional<size_t> unit =
+        units.empty() ? std::nullopt : std::optional<size_t>(unit_of[pub](sites));
+    const ImageFormat format = unit ? units[*unit].format : ImageFormat::kLandscape;
+    const uint64_t unit_key = unit ? unit_keys[pub][*unit] : 0;
     double best = 0;
     for (size_t c = 0; c < s.campaigns.size(); ++c) {
-      true_value[c] = TrueValueMicros(s.campaigns[c], progress, publisher_id);
+      true_value[c] = TrueValueMicros(s.campaigns[c], progress, publisher_id, format);
       // A campaign not started yet is not available to the oracle either.
       const auto& starts = catalog.campaigns[c].starts_at;
       if (!starts || now >= *starts) best = std::max(best, true_value[c]);
     }
     const Address wallet = WalletAt(static_cast<int>(k % kWallets));
     decision::DecisionRequest request{.wallets = std::span<const Address>(&wallet, 1),
-                                      .format = ImageFormat::kLandscape,
+                                      .format = format,
                                       .variant = decision::Variant::kCurrent,
                                       .publisher = &catalog.publishers[pub],
                                       .now_seconds = now,
                                       .live = &live};
+    if (unit) request.ad_unit_id = units[*unit].id;
     const std::optional<decision::Decision> d =
         decision::Decide(request, catalog, activity, engine_rng);
     ++r.decisions;
@@ -351,19 +415,20 @@ RunResult Run(const Scenario& s, const Policy& policy, uint64_t seed) {
     decile_revenue[decile] += true_value[c];
     decision::RecordImpression(live, *d->campaign, request.wallets, now);
     // As `serve` feeds the serving counters' flush, the click and conversion handlers.
-    live.placement_feed.Add({d->campaign->id, publisher_id}, 1, 0);
+    live.placement_feed.Add({d->campaign->id, publisher_id, unit_key}, 1, 0);
     const SimCampaign& sc = s.campaigns[c];
-    if (sc.model == Model::kCpm || !(uniform(world) < TrueRate(sc, progress, publisher_id))) {
+    if (sc.model == Model::kCpm ||
+        !(uniform(world) < TrueRate(sc, progress, publisher_id, format))) {
       continue;
     }
     if (sc.model == Model::kCpc) {
       decision::RecordClick(live, *d->campaign, now);
-      live.placement_feed.Add({d->campaign->id, publisher_id}, 0, 1);
+      live.placement_feed.Add({d->campaign->id, publisher_id, unit_key}, 0, 1);
       continue;
     }
     const double delay =
         (sc.delay_min_days + (sc.delay_max_days - sc.delay_min_days) * uniform(world)) * 86400;
-    pending.emplace(now + static_cast<int64_t>(delay), c, pub, now);
+    pending.emplace(now + static_cast<int64_t>(delay), c, pub, unit_key, now);
   }
   r.revenue /= 1e6;
   r.oracle /= 1e6;

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "common/types.h"
 
 namespace adserver::sim {
 
@@ -45,12 +46,25 @@ struct SimCampaign {
   // Its true rate on each publisher is `rate` x this factor (by publisher id; 1 when not
   // listed): readers of one site click a campaign more than another's. CPM: unused.
   std::vector<std::pair<int64_t, double>> publisher_factors;
+  // And x this factor in a placement of each image format (1 when not listed): a campaign's
+  // creative does better as a hero image than as a banner. CPM: unused.
+  std::vector<std::pair<ImageFormat, double>> format_factors;
+};
+
+// A placement of a publisher: its adUnitId, the image format it asks for, and `share` of the
+// publisher's requests (normalized).
+struct SimUnit {
+  std::string id;
+  ImageFormat format = ImageFormat::kLandscape;
+  double share = 1;
 };
 
 // A site the requests come from: `share` of them (the shares are normalized).
 struct SimPublisher {
   int64_t id = 1;
   double share = 1;
+  // Its placements; none = requests without an adUnitId, in LANDSCAPE.
+  std::vector<SimUnit> units;
 };
 
 struct Scenario {
@@ -88,6 +102,9 @@ struct Policy {
   // Per-placement learning's pseudo-events (DecisionOptions::placement_prior_events; 0 = off);
   // unset = the server's default.
   std::optional<double> placement_prior_events;
+  // Per-placement learning within a publisher (DecisionOptions::placement_ad_units); unset =
+  // the server's default.
+  std::optional<bool> placement_ad_units;
 };
 
 struct RunResult {

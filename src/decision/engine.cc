@@ -161,6 +161,8 @@ struct Context {
   // per-placement factors (null: none).
   const WalkOrder* order = nullptr;
   const PlacementFactors* placements = nullptr;
+  // AdUnitKey of the request's adUnitId (0: none sent), set with `placements`.
+  uint64_t unit = 0;
 };
 
 const std::vector<Index>& AdList(const Campaign& c, const Context& ctx) {
@@ -345,9 +347,9 @@ bool ValueOf(const Campaign& c, const BudgetLedger::View& counters, const Contex
   }
   if (drawn > 0) {
     e.sampled = true;
-    // With per-placement factors the ceiling is the draw on the campaign's best publisher.
+    // With per-placement factors the ceiling is the draw on the campaign's best placement.
     if (ctx.placements != nullptr) {
-      e.placement_factor = ctx.placements->Factor(c.id, ctx.request.publisher->id);
+      e.placement_factor = ctx.placements->Factor(c.id, ctx.request.publisher->id, ctx.unit);
       drawn *= e.placement_factor / ctx.placements->Ceiling(c.id);
     }
     e.value_micros = c.value_micros * drawn;
@@ -680,6 +682,9 @@ std::optional<Decision> Decide(const DecisionRequest& request, const Catalog& ca
   std::shared_ptr<const WalkOrder> order;
   if (request.live != nullptr) order = request.live->CurrentWalkOrder();
   if (order && ctx.explore) ctx.placements = order->placements();
+  if (ctx.placements != nullptr && request.ad_unit_id && ctx.options.placement_ad_units) {
+    ctx.unit = AdUnitKey(*request.ad_unit_id);
+  }
   if (order && order->catalog_generation() == catalog.generation()) ctx.order = order.get();
   PersonProjects& person = ThreadPersonProjects();
   person.Build(wallets, catalog.project_id_limit);

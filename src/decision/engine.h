@@ -54,8 +54,8 @@ struct CandidateExplanation {
   double value_micros = 0;
   double mean_value_micros = 0;  // the posterior mean's value (= value_micros unless sampled)
   bool sampled = false;
-  // Per-placement learning: the factor of the campaign on this publisher its draw was
-  // multiplied by (1 = none; decision/placement_rates.h).
+  // Per-placement learning: the factor of the campaign on this publisher and adUnitId its draw
+  // was multiplied by (1 = none; decision/placement_rates.h).
   double placement_factor = 1;
   // CPC/CPA: the posterior behind the value (prior, counts, mean, cap); filled for explain only.
   RatePosterior rate;

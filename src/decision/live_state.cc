@@ -146,7 +146,7 @@ std::shared_ptr<const PlacementFactors> RecomputePlacements(
     const auto i = static_cast<Index>(c - catalog.campaigns.data());
     return counts[i] ? &rates[i] : nullptr;
   };
-  state.placements.Add(deltas, rate_of);
+  state.placements.Add(deltas, rate_of, state.options);
   std::vector<PlacementFactors::Entry> factors = state.placements.Factors(rate_of, state.options);
   if (factors.empty()) return nullptr;
   return std::make_shared<const PlacementFactors>(factors);

@@ -69,6 +69,10 @@ struct DecisionOptions {
   // pseudo-events (decision/placement_rates.h). 0 = off: one rate per campaign everywhere.
   // 3 earned the most of 1, 2, 3, 5, 10, 20 and 40 in bench/scenarios (docs/BENCHMARKS.md).
   double placement_prior_events = 3;
+  // Per-placement learning within a publisher: each adUnitId (a placement, with one image
+  // format) gets a factor relative to the campaign's on its publisher, the same way
+  // (decision/placement_rates.h). false = per publisher only.
+  bool placement_ad_units = true;
   // Relevance multiplier = 1 + recency_weight * recency + projects_weight * (matched - 1);
   // both 0 (default) = neutral.
   double recency_weight = 0;

@@ -18,6 +18,13 @@
 // relative to the campaign's. A publisher the campaign has little record on is valued at the
 // campaign's own rate; exploration stays the campaign's (one draw per campaign).
 //
+// Within a publisher, each of its placements (adUnitId; a publisher's ad unit has one image
+// format, so formats and positions on the page are learned here) has a factor of its own
+// relative to the campaign's on that publisher, the same way: its events against what the
+// campaign's rate times its publisher factor would have given its impressions there, shrunk
+// toward 1 by E. The campaign is valued on a placement at draw x publisher factor x unit
+// factor; requests without an adUnitId at draw x publisher factor.
+//
 // Counts come in through PlacementFeed (the serving counters' flush, the click and conversion
 // handlers; thread-safe, off the request path); the recompute folds them in (PlacementTracker,
 // one thread) and publishes the factors (PlacementFactors, immutable; a request looks one up).
@@ -28,6 +35,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -40,8 +48,14 @@ namespace adserver::decision {
 struct PlacementKey {
   int64_t campaign_id = 0;
   int64_t publisher_id = 0;
+  // The placement within the publisher (AdUnitKey of its adUnitId); 0 = the publisher as a
+  // whole (no adUnitId sent).
+  uint64_t unit = 0;
   bool operator==(const PlacementKey&) const = default;
 };
+// The key of an adUnitId: a stable 64-bit hash (the same on every node and build; written to
+// PostgreSQL in cluster mode), never 0; 0 for "" (none sent).
+uint64_t AdUnitKey(std::string_view ad_unit_id);
 struct PlacementKeyHash {
   size_t operator()(const PlacementKey& k) const noexcept;
 };
@@ -72,19 +86,21 @@ class PlacementFeed {
   int64_t dropped_ ADS_GUARDED_BY(mu_) = 0;
 };
 
-// The factors requests read: immutable once built. Lookups are two probes of flat tables.
+// The factors requests read: immutable once built. Lookups are probes of flat tables (one per
+// level: the publisher, the ad unit).
 class PlacementFactors {
  public:
   struct Entry {
     PlacementKey key;
     double factor = 1;
   };
-  // Builds the tables from `entries` (one per pair; factors > 0).
+  // Builds the tables from `entries` (one per key, publisher and unit levels; factors > 0).
   explicit PlacementFactors(std::span<const Entry> entries);
 
-  // The factor of the campaign on the publisher: 1 when the pair is not tracked.
-  double Factor(int64_t campaign_id, int64_t publisher_id) const;
-  // The campaign's largest factor on any publisher, at least 1 (a publisher without a factor
+  // The factor of the campaign on the publisher's placement `unit` (AdUnitKey; 0 = none):
+  // its publisher factor times its unit factor, each 1 when not tracked.
+  double Factor(int64_t campaign_id, int64_t publisher_id, uint64_t unit = 0) const;
+  // The campaign's largest factor on any placement, at least 1 (a placement without a factor
   // gets 1): what its ceiling in the auction's walk is multiplied by.
   double Ceiling(int64_t campaign_id) const;
   size_t size() const { return pairs_; }
@@ -94,8 +110,11 @@ class PlacementFactors {
   struct PairSlot {
     int64_t campaign_id = 0;  // 0 = empty (campaign ids are positive)
     int64_t publisher_id = 0;
+    uint64_t unit = 0;
     double factor = 1;
   };
+  // The factor stored for exactly this key; 1 when none.
+  double Lookup(int64_t campaign_id, int64_t publisher_id, uint64_t unit) const;
   struct CampaignSlot {
     int64_t campaign_id = 0;  // 0 = empty
     double ceiling = 1;
@@ -123,12 +142,21 @@ class PlacementTracker {
   // Folds `deltas` in: each pair's counts decay by 2^(-impressions / half_life) of its new
   // impressions, then take the new events, and expected events of the new impressions at the
   // campaign's rate now. A pair's first counts are scaled down to what forgetting keeps
-  // (half_life / ln 2 impressions' worth): a record restored at start-up. `rate_of` returns null for a campaign that is not learned here
-  // (CPM, greedy, not in the catalog): its deltas are ignored.
+  // (half_life / ln 2 impressions' worth): a record restored at start-up. A delta of an ad unit
+  // counts for its publisher, and then for the unit, with expected events at the campaign's
+  // rate times its publisher factor after the publishers' folds (E =
+  // options.placement_prior_events; a batch's order does not matter); with
+  // options.placement_ad_units off for the publisher only. `rate_of` returns null for a
+  // campaign that is not learned here (CPM, greedy, not in the catalog): its deltas are ignored.
   template <typename RateOf>
-  void Add(std::span<const PlacementDelta> deltas, RateOf rate_of) {
+  void Add(std::span<const PlacementDelta> deltas, RateOf rate_of, const DecisionOptions& options) {
     for (const PlacementDelta& d : deltas) {
-      if (const CampaignRate* r = rate_of(d.key.campaign_id)) Fold(d, *r);
+      if (const CampaignRate* r = rate_of(d.key.campaign_id)) FoldPublisher(d, *r);
+    }
+    if (!options.placement_ad_units) return;
+    for (const PlacementDelta& d : deltas) {
+      if (d.key.unit == 0) continue;
+      if (const CampaignRate* r = rate_of(d.key.campaign_id)) FoldUnit(d, *r, options);
     }
   }
 
@@ -170,7 +198,12 @@ class PlacementTracker {
     double events = 0;       // forgotten
     double expected = 0;     // forgotten: events the campaign's rate gave these impressions
   };
-  void Fold(const PlacementDelta& d, const CampaignRate& r);
+  void FoldPublisher(const PlacementDelta& d, const CampaignRate& r);
+  void FoldUnit(const PlacementDelta& d, const CampaignRate& r, const DecisionOptions& options);
+  // Folds `impressions` and `events` into `c` with expected events at `rate`.
+  static void FoldInto(Counts& c, double impressions, double events, double rate, double half_life);
+  // The counts of `key`, created when there is room; null when max_pairs are tracked.
+  Counts* Find(const PlacementKey& key);
   double FactorOf(const Counts& c, const CampaignRate& r, const DecisionOptions& o) const {
     return FactorOf(c.events, c.expected, r.maturity, o.placement_prior_events);
   }

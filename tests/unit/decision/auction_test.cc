@@ -23,6 +23,8 @@ using testing::TestCatalog;
 
 constexpr int64_t kNow = 1'767'225'600 + 12 * 3600;  // 2026-01-01 12:00 UTC
 const uint32_t kToday = static_cast<uint32_t>(DayOf(kNow));
+// The placements (adUnitIds) the randomized auction tests decide for; the third is never learned.
+constexpr const char* kUnits[] = {"hero", "sidebar", "footer"};
 
 Address Wallet(uint8_t b) {
   Address a;
@@ -93,9 +95,13 @@ class AuctionTest : public ::testing::Test {
       }
       const int64_t now = kNow + round * time_step;
       publisher_ = static_cast<size_t>(uniform(0, int(t_.catalog.publishers.size()) - 1));
+      // No adUnitId, or one of the placements CheckCeilingsAgainstTheExhaustivePass learns.
+      const int unit = uniform(0, 3);
+      const std::optional<std::string_view> ad_unit =
+          unit == 0 ? std::nullopt : std::optional<std::string_view>(kUnits[unit - 1]);
       Explanation e;
-      auto exhaustive = DecideFor(wallets, now, std::nullopt, &e);
-      auto pruned = DecideFor(wallets, now);
+      auto exhaustive = DecideFor(wallets, now, ad_unit, &e);
+      auto pruned = DecideFor(wallets, now, ad_unit);
       EXPECT_EQ(exhaustive.has_value(), pruned.has_value()) << "round " << round;
       if (!pruned || !exhaustive) continue;
       EXPECT_DOUBLE_EQ(pruned->score, exhaustive->score) << "round " << round;
@@ -695,6 +701,10 @@ void AuctionTest::CheckCeilingsAgainstTheExhaustivePass(bool placements) {
       if (c.pricing_model == PricingModel::kCpm) continue;
       for (int64_t p = 1; p <= 3; ++p) {
         live_.placement_feed.Add({c.id, p}, uniform(0, 5000), uniform(0, 100));
+        // And on two of each publisher's three placements, rates of their own.
+        for (const char* unit : {kUnits[0], kUnits[1]}) {
+          live_.placement_feed.Add({c.id, p, AdUnitKey(unit)}, uniform(0, 3000), uniform(0, 100));
+        }
       }
     }
   }
@@ -733,7 +743,50 @@ TEST_F(AuctionTest, PlacementFactorsNeverPassOverACampaignThatCouldWin) {
   CheckCeilingsAgainstTheExhaustivePass(/*placements=*/true);
   const auto order = live_.CurrentWalkOrder();
   ASSERT_NE(order->placements(), nullptr);
-  EXPECT_GT(order->placements()->size(), 300u);  // 160 learned campaigns x 3 publishers
+  // 160 learned campaigns x 3 publishers, each with two of its three placements.
+  EXPECT_GT(order->placements()->size(), 900u);
+}
+
+// Per placement within a publisher: a CPC campaign at 5 % overall and on its publisher does
+// 10 % in the "hero" placement and 0.5 % in the "footer". Valued there at draw x publisher x
+// unit factor, it wins the hero placement from the CPM campaign (3000 against ~10,000), loses
+// the footer to it (~500), and a request without an adUnitId sees its publisher's value.
+TEST_F(AuctionTest, ACampaignIsValuedOnEachPlacementOfAPublisherAtItsRateThere) {
+  AddCpmAboveCpc();  // CPM 3000; CPC 0.1 a click at a 1 % prior
+  Finish();
+  const Campaign& cpc = CampaignById(2);
+  live_.ledger.RecordImpression(2, 0, kNow);
+  for (int i = 1; i < 200'000; ++i) live_.ledger.RecordImpression(2, 0, kNow);
+  for (int i = 0; i < 10'000; ++i) live_.ledger.RecordClick(2, 100'000, kNow);
+  live_.placement_feed.Add({2, 1, AdUnitKey("hero")}, 20'000, 2'000);
+  live_.placement_feed.Add({2, 1, AdUnitKey("footer")}, 20'000, 100);
+  std::map<std::string, int> wins;
+  for (int tick = 0; tick < 200; ++tick) {
+    RecomputeRateLift(live_, t_.catalog, kNow);
+    for (const char* unit : {"hero", "footer", ""}) {
+      const std::optional<std::string_view> ad_unit =
+          *unit ? std::optional<std::string_view>(unit) : std::nullopt;
+      wins[unit] += DecideFor({Wallet(1)}, kNow, ad_unit)->campaign->id == cpc.id;
+    }
+  }
+  EXPECT_GT(wins["hero"], 190);
+  EXPECT_LT(wins["footer"], 10);
+  EXPECT_GT(wins[""], 150);  // 5.25 % on the publisher: ~5,200 against 3,000
+  Explanation e;
+  DecideFor({Wallet(1)}, kNow, "hero", &e);
+  for (const CandidateExplanation& c : e.candidates) {
+    if (c.campaign_id == cpc.id) {
+      EXPECT_NEAR(c.placement_factor, 2, 0.1);
+    }
+  }
+  // Off: the publisher's factor only, whatever the adUnitId.
+  LiveState off(LiveStateOptions{.ledger_capacity = 64, .frequency_capacity = 64},
+                DecisionOptions{.placement_ad_units = false});
+  off.placement_feed.Add({2, 1, AdUnitKey("hero")}, 20'000, 2'000);
+  off.placement_feed.Add({2, 1, AdUnitKey("footer")}, 20'000, 100);
+  RecomputeRateLift(off, t_.catalog, kNow);
+  ASSERT_NE(off.CurrentWalkOrder()->placements(), nullptr);
+  EXPECT_EQ(off.CurrentWalkOrder()->placements()->size(), 1u);
 }
 
 // Issue 36 item 5: a CPC campaign whose readers on publisher 2 click four times as often as

@@ -68,6 +68,30 @@ TEST(PlacementFactorsTest, LooksUpPairsAndEachCampaignsLargestFactor) {
   EXPECT_DOUBLE_EQ(none.Ceiling(1), 1);
 }
 
+TEST(PlacementFactorsTest, AnAdUnitsFactorMultipliesItsPublishersAndTheCeilingCoversIt) {
+  const uint64_t hero = AdUnitKey("hero");
+  const uint64_t footer = AdUnitKey("footer");
+  const std::vector<PlacementFactors::Entry> entries{
+      {{1, 1}, 1.5},       {{1, 1, hero}, 2},  {{1, 1, footer}, 0.2},  // campaign 1 on publisher 1
+      {{1, 2, hero}, 1.2},                        // a unit without its publisher's
+      {{2, 1}, 0.5},       {{2, 1, hero}, 0.5}};  // campaign 2: everything below 1
+  const PlacementFactors factors(entries);
+  EXPECT_EQ(factors.size(), entries.size());
+  EXPECT_DOUBLE_EQ(factors.Factor(1, 1), 1.5);                     // no adUnitId: the publisher's
+  EXPECT_DOUBLE_EQ(factors.Factor(1, 1, hero), 3);                 // 1.5 x 2
+  EXPECT_DOUBLE_EQ(factors.Factor(1, 1, footer), 0.3);             // 1.5 x 0.2
+  EXPECT_DOUBLE_EQ(factors.Factor(1, 1, AdUnitKey("side")), 1.5);  // a unit not tracked
+  EXPECT_DOUBLE_EQ(factors.Factor(1, 2, hero), 1.2);               // its publisher at 1
+  EXPECT_DOUBLE_EQ(factors.Factor(1, 2), 1);
+  EXPECT_DOUBLE_EQ(factors.Ceiling(1), 3);  // the best placement: publisher 1's hero
+  EXPECT_DOUBLE_EQ(factors.Ceiling(2), 1);  // 0.25 at best: an untracked publisher's 1
+  // The key of an adUnitId is fixed (it is written to PostgreSQL and read by other builds).
+  EXPECT_EQ(AdUnitKey(""), 0u);
+  EXPECT_EQ(AdUnitKey("hero"), AdUnitKey(std::string("he") + "ro"));
+  EXPECT_NE(AdUnitKey("hero"), AdUnitKey("Hero"));
+  EXPECT_EQ(AdUnitKey("hero"), 0xf7e1cfb74dfef33bULL);
+}
+
 TEST(PlacementTrackerTest, TheFactorIsObservedOverExpectedEventsShrunkByThePrior) {
   // (events + E) / (expected + E): no record gives 1; 30 clicks where the campaign's rate
   // expected 10 give (30 + 10) / (10 + 10) = 2.
@@ -94,7 +118,7 @@ TEST(PlacementTrackerTest, LearnsEachPublishersRateAgainstTheCampaigns) {
       deltas[0].events += click1(gen);
       deltas[1].events += click2(gen);
     }
-    tracker.Add(deltas, rate_of);
+    tracker.Add(deltas, rate_of, Options());
   }
   std::map<int64_t, double> factor;
   for (const auto& e : tracker.Factors(rate_of, Options())) {
@@ -107,6 +131,69 @@ TEST(PlacementTrackerTest, LearnsEachPublishersRateAgainstTheCampaigns) {
   EXPECT_EQ(tracker.pairs(), 2u);
 }
 
+// Issue 36 item 5, per placement: a campaign at 1 % overall does 2.5 % on publisher 1, 4 % in
+// its "hero" placement and 1 % in its "footer" (equal traffic). The publisher's factor is
+// learned from both units, each unit's relative to its publisher: hero 1.6, footer 0.4, so the
+// campaign is valued at 4 % and 1 % there. Off, only the publisher is tracked.
+TEST(PlacementTrackerTest, LearnsEachAdUnitsRateAgainstItsPublishers) {
+  const uint64_t hero = AdUnitKey("hero");
+  const uint64_t footer = AdUnitKey("footer");
+  const PlacementTracker::CampaignRate rate{.rate = 0.01, .maturity = 1, .half_life = 0};
+  const auto rate_of = [&](int64_t id) { return id == 1 ? &rate : nullptr; };
+  for (bool units : {true, false}) {
+    DecisionOptions options = Options();
+    options.placement_ad_units = units;
+    PlacementTracker tracker(64);
+    std::mt19937_64 gen(7);
+    std::bernoulli_distribution click_hero(0.04), click_footer(0.01);
+    for (int tick = 0; tick < 1000; ++tick) {  // 200,000 impressions in each unit
+      std::vector<PlacementDelta> deltas{{.key = {1, 1, footer}, .impressions = 200},
+                                         {.key = {1, 1, hero}, .impressions = 200}};
+      for (int i = 0; i < 200; ++i) {
+        deltas[0].events += click_footer(gen);
+        deltas[1].events += click_hero(gen);
+      }
+      tracker.Add(deltas, rate_of, options);
+    }
+    const std::vector<PlacementFactors::Entry> entries = tracker.Factors(rate_of, options);
+    const PlacementFactors factors(entries);
+    EXPECT_NEAR(factors.Factor(1, 1), 2.5, 0.1);
+    if (!units) {
+      EXPECT_EQ(entries.size(), 1u);
+      EXPECT_DOUBLE_EQ(factors.Factor(1, 1, hero), factors.Factor(1, 1));
+      continue;
+    }
+    EXPECT_EQ(entries.size(), 3u);
+    // About 8,000 and 2,000 clicks: within 3 standard deviations.
+    EXPECT_NEAR(factors.Factor(1, 1, hero) / factors.Factor(1, 1), 1.6, 0.06);
+    EXPECT_NEAR(factors.Factor(1, 1, footer) / factors.Factor(1, 1), 0.4, 0.03);
+    EXPECT_NEAR(factors.Factor(1, 1, hero), 4.0, 0.15);
+    EXPECT_NEAR(factors.Factor(1, 1, footer), 1.0, 0.07);
+  }
+}
+
+// One batch holding a long record of both units (start-up's restore) gives the same factors
+// whichever unit comes first: units are measured against their publisher after the batch.
+TEST(PlacementTrackerTest, AUnitsFactorDoesNotDependOnTheOrderOfABatch) {
+  const uint64_t hero = AdUnitKey("hero");
+  const uint64_t footer = AdUnitKey("footer");
+  const PlacementTracker::CampaignRate rate{.rate = 0.05, .maturity = 1, .half_life = 0};
+  const auto rate_of = [&](int64_t) { return &rate; };
+  std::vector<PlacementDelta> batch{{.key = {2, 1, hero}, .impressions = 20'000, .events = 2'000},
+                                    {.key = {2, 1, footer}, .impressions = 20'000, .events = 100}};
+  std::vector<double> hero_factor;
+  for (int order = 0; order < 2; ++order) {
+    PlacementTracker tracker(64);
+    tracker.Add(batch, rate_of, Options(3));
+    const std::vector<PlacementFactors::Entry> entries = tracker.Factors(rate_of, Options(3));
+    hero_factor.push_back(PlacementFactors(entries).Factor(2, 1, hero));
+    std::swap(batch[0], batch[1]);
+  }
+  EXPECT_DOUBLE_EQ(hero_factor[0], hero_factor[1]);
+  // 10 % in the hero placement against 5 % overall: about 2.
+  EXPECT_NEAR(hero_factor[0], 2, 0.01);
+}
+
 TEST(PlacementTrackerTest, ForgetsAsTheCampaignDoesAndDropsPairsOfCampaignsThatLeft) {
   PlacementTracker tracker(64);
   PlacementTracker::CampaignRate rate{.rate = 0.01, .maturity = 1, .half_life = 1000};
@@ -115,7 +202,7 @@ TEST(PlacementTrackerTest, ForgetsAsTheCampaignDoesAndDropsPairsOfCampaignsThatL
   // A record restored at start-up: 100 clicks in 5,000 impressions (2 %), scaled to what
   // forgetting keeps (1,000 / ln 2 = 1,443 impressions' worth).
   tracker.Add(std::vector<PlacementDelta>{{.key = {1, 1}, .impressions = 5000, .events = 100}},
-              rate_of);
+              rate_of, Options());
   const double scale = 1000 / std::numbers::ln2 / 5000;
   const double clicks = 100 * scale;
   const double expected = 5000 * scale * 0.01;
@@ -124,7 +211,8 @@ TEST(PlacementTrackerTest, ForgetsAsTheCampaignDoesAndDropsPairsOfCampaignsThatL
   EXPECT_NEAR(tracker.Factors(rate_of, Options())[0].factor, 1.59, 0.01);
   // Then the publisher's readers stop clicking.
   for (int i = 0; i < 10; ++i) {
-    tracker.Add(std::vector<PlacementDelta>{{.key = {1, 1}, .impressions = 500}}, rate_of);
+    tracker.Add(std::vector<PlacementDelta>{{.key = {1, 1}, .impressions = 500}}, rate_of,
+                Options());
   }
   // Five half-lives later the old clicks weigh 1/32: the factor is below 1.
   const double after = tracker.Factors(rate_of, Options())[0].factor;
@@ -146,7 +234,7 @@ TEST(PlacementTrackerTest, HoldsAtMostItsCapacityOfPairs) {
   const auto rate_of = [&](int64_t) { return &rate; };
   std::vector<PlacementDelta> deltas;
   for (int64_t p = 1; p <= 5; ++p) deltas.push_back({.key = {1, p}, .impressions = 10});
-  tracker.Add(deltas, rate_of);
+  tracker.Add(deltas, rate_of, Options());
   EXPECT_EQ(tracker.pairs(), 3u);
   EXPECT_EQ(tracker.dropped(), 2);
 }
@@ -173,7 +261,7 @@ TEST(PlacementTrackerTest, SoakedWithAMillionPairsNeitherFeedNorTrackerPassesIts
     ASSERT_EQ(taken.size(), kLimit);
     fed_dropped += 2000 - static_cast<int64_t>(kLimit);
     ASSERT_EQ(feed.dropped(), fed_dropped);
-    tracker.Add(taken, rate_of);
+    tracker.Add(taken, rate_of, Options());
     factors = tracker.Factors(rate_of, Options());
     ASSERT_EQ(tracker.pairs(), kLimit);
     ASSERT_EQ(factors.size(), kLimit);

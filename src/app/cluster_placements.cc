@@ -17,8 +17,9 @@ Status ClusterPlacements::Start() {
     MutexLock lock(mu_);
     for (const store::PlacementCountersRow& row : own) {
       if (own_.size() >= max_pairs_) break;
-      own_[{row.campaign_id, row.publisher_id}] = {.impressions = row.impressions,
-                                                   .events = row.events};
+      own_[{row.campaign_id, row.publisher_id, row.ad_unit}] = {.impressions = row.impressions,
+                                                                .events = row.events};
+      own_units_ += row.ad_unit != 0;
     }
   }
   for (bool more = true; more;) {
@@ -36,11 +37,20 @@ void ClusterPlacements::Note(const decision::PlacementKey& key, int64_t impressi
   MutexLock lock(mu_);
   auto it = own_.find(key);
   if (it == own_.end()) {
-    if (own_.size() >= max_pairs_) {
-      ++dropped_own_;
-      return;
+    // adUnitIds are the client's strings: units take at most half the pairs, further units'
+    // counts are shared under their publisher.
+    const bool unit = key.unit != 0 && own_units_ < max_pairs_ / 2;
+    const decision::PlacementKey shared =
+        unit || key.unit == 0 ? key : decision::PlacementKey{key.campaign_id, key.publisher_id, 0};
+    it = own_.find(shared);
+    if (it == own_.end()) {
+      if (own_.size() >= max_pairs_) {
+        ++dropped_own_;
+        return;
+      }
+      it = own_.emplace(shared, Count{}).first;
+      own_units_ += unit;
     }
-    it = own_.emplace(key, Count{}).first;
   }
   it->second.impressions += impressions;
   it->second.events += events;
@@ -55,6 +65,7 @@ Status ClusterPlacements::Sync(decision::PlacementFeed& feed) {
       if (!count.dirty) continue;
       changed.push_back({.campaign_id = key.campaign_id,
                          .publisher_id = key.publisher_id,
+                         .ad_unit = key.unit,
                          .impressions = count.impressions,
                          .events = count.events});
       count.dirty = false;
@@ -64,7 +75,7 @@ Status ClusterPlacements::Sync(decision::PlacementFeed& feed) {
   if (!saved.ok()) {
     MutexLock lock(mu_);  // saved with the next sync (the values are absolute)
     for (const store::PlacementCountersRow& row : changed) {
-      own_[{row.campaign_id, row.publisher_id}].dirty = true;
+      own_[{row.campaign_id, row.publisher_id, row.ad_unit}].dirty = true;
     }
   }
   ADS_ASSIGN_OR_RETURN(auto read, ReadOthers(read_from_, &feed));
@@ -87,7 +98,7 @@ Result<std::pair<int64_t, bool>> ClusterPlacements::ReadOthers(int64_t after,
     auto node = nodes_.find(row.node_id);
     const uint32_t number =
         node != nodes_.end() ? node->second : static_cast<uint32_t>(nodes_.size());
-    const SeenKey key{.node = number, .key = {row.campaign_id, row.publisher_id}};
+    const SeenKey key{.node = number, .key = {row.campaign_id, row.publisher_id, row.ad_unit}};
     auto it = seen_.find(key);
     if (it == seen_.end()) {
       if (seen_.size() >= 4 * max_pairs_) {

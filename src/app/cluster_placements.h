@@ -13,8 +13,9 @@
 // the sync before the previous one (not only since the previous one), so that a
 // write whose seq was drawn before another's but committed after it is still read (a row is
 // absolute: reading it twice feeds nothing twice, and a row missed for longer is caught up by
-// its next write). Memory is bounded: at most `max_pairs` own pairs are shared, and 4 x that
-// of the other nodes' rows followed; the rest is counted as dropped.
+// its next write). Memory is bounded: at most `max_pairs` own pairs are shared (ad units at most
+// half of them: further units' counts are shared under their publisher), and 4 x that of the
+// other nodes' rows followed; the rest is counted as dropped.
 
 #include <atomic>
 #include <cstdint>
@@ -74,6 +75,7 @@ class ClusterPlacements {
   mutable Mutex mu_;
   std::unordered_map<decision::PlacementKey, Count, decision::PlacementKeyHash> own_
       ADS_GUARDED_BY(mu_);
+  size_t own_units_ ADS_GUARDED_BY(mu_) = 0;  // keys of own_ with an ad unit
   int64_t dropped_own_ ADS_GUARDED_BY(mu_) = 0;
   // Sync thread only.
   std::unordered_map<std::string, uint32_t> nodes_;

@@ -14,6 +14,7 @@
 #include "common/log.h"
 #include "common/mutex.h"
 #include "console/console.h"
+#include "events/served_counters.h"
 #include "store/lmdb/lmdb_activity_store.h"
 #include "store/lmdb/lmdb_exposure_store.h"
 #include "store/postgres/postgres_advertiser_events_store.h"
@@ -87,6 +88,14 @@ Result<std::unique_ptr<store::LmdbActivityStore>> OpenActivityStore(const std::s
 }
 
 namespace {
+// The per-placement learning key of a served impression, click or conversion: rows counted
+// under events::kOtherAdUnit (adUnitIds past the serving counters' limit) are the publisher's.
+decision::PlacementKey PlacementOf(int64_t campaign_id, int64_t publisher_id,
+                                   std::string_view ad_unit_id) {
+  return {campaign_id, publisher_id,
+          ad_unit_id == events::kOtherAdUnit ? 0 : decision::AdUnitKey(ad_unit_id)};
+}
+
 // "https://ads.example:8443/x" -> "https://ads.example:8443"; "" for anything else.
 std::string PublicOrigin(const std::string& public_url) {
   size_t scheme = public_url.find("://");
@@ -193,7 +202,7 @@ Status Server::OpenEventsStores() {
   events_->SetOnServed([this](std::span<const store::RollupRow> rows) {
     for (const store::RollupRow& row : rows) {
       if (row.campaign_id == 0 || row.fills <= 0) continue;
-      NotePlacement({row.campaign_id, row.publisher_id}, row.fills, 0);
+      NotePlacement(PlacementOf(row.campaign_id, row.publisher_id, row.ad_unit_id), row.fills, 0);
     }
   });
   return OkStatus();
@@ -411,6 +420,7 @@ void Server::SeedPlacements() {
   store::RollupQuery query{.table = store::RollupTable::kHour,
                            .from = now - kPlacementSeedDays * 86400,
                            .to = now + 3600,
+                           .by_ad_unit = live_->options.placement_ad_units,
                            .by_campaign = true,
                            .limit = 1'000'000};
   Result<std::vector<store::RollupGroup>> rows = report_store_->QueryRollups(query);
@@ -424,7 +434,8 @@ void Server::SeedPlacements() {
     const decision::Campaign* c = catalog->FindCampaign(row.campaign_id);
     if (c == nullptr || row.fills <= 0 || c->pricing_model == PricingModel::kCpm) continue;
     const int64_t events = c->pricing_model == PricingModel::kCpc ? row.clicks : row.conversions;
-    live_->placement_feed.Add({row.campaign_id, row.publisher_id}, row.fills, events);
+    live_->placement_feed.Add(PlacementOf(row.campaign_id, row.publisher_id, row.ad_unit_id),
+                              row.fills, events);
     ++pairs;
   }
   ADS_LOG(info, "per-placement counts restored", "pairs", pairs, "days", kPlacementSeedDays);
@@ -482,7 +493,7 @@ void Server::CountClick(const store::ClickRecord& click) {
   if (campaign != nullptr) {
     decision::RecordClick(*live_, *campaign, click.price, click.clicked_at);
     if (campaign->pricing_model == PricingModel::kCpc) {
-      NotePlacement({click.campaign_id, click.publisher_id}, 0, 1);
+      NotePlacement(PlacementOf(click.campaign_id, click.publisher_id, click.ad_unit_id), 0, 1);
     }
   } else {
     live_->ledger.RecordClick(click.campaign_id, click.price, click.clicked_at);
@@ -495,7 +506,7 @@ void Server::CountConversion(const store::ConversionRecord& c) {
   if (campaign != nullptr) {
     decision::RecordConversion(*live_, *campaign, c.price, c.recorded_at);
     if (campaign->pricing_model == PricingModel::kCpa) {
-      NotePlacement({c.campaign_id, c.publisher_id}, 0, 1);
+      NotePlacement(PlacementOf(c.campaign_id, c.publisher_id, c.ad_unit_id), 0, 1);
       if (c.touched_at >= delays_from_ && delays_from_ > 0) {
         const int64_t at = c.block_time > 0 ? c.block_time : c.recorded_at;
         live_->delay_feed.Add(c.campaign_id,
@@ -512,7 +523,7 @@ void Server::UncountConversion(const store::ConversionRecord& c) {
   const decision::Campaign* campaign = catalog ? catalog->FindCampaign(c.campaign_id) : nullptr;
   decision::UndoConversion(*live_, c.campaign_id, campaign, c.price, c.recorded_at);
   if (campaign != nullptr && campaign->pricing_model == PricingModel::kCpa) {
-    NotePlacement({c.campaign_id, c.publisher_id}, 0, -1);
+    NotePlacement(PlacementOf(c.campaign_id, c.publisher_id, c.ad_unit_id), 0, -1);
   }
 }
 

@@ -471,10 +471,11 @@ void ApplyDecisionFile(const toml::table& root, Config& c, std::vector<FieldErro
     CheckKnownKeys(*d, "decision",
                    {"explore", "ctr_prior_weight", "cvr_prior_weight", "half_life_impressions",
                     "conversion_delay_days", "peer_priors", "half_life_events", "change_threshold",
-                    "placement_prior_events", "placement_pairs"},
+                    "placement_prior_events", "placement_pairs", "placement_ad_units"},
                    errors);
     for (auto [key, out] : {std::pair{"explore", &c.decision.explore},
-                            std::pair{"peer_priors", &c.decision.peer_priors}}) {
+                            std::pair{"peer_priors", &c.decision.peer_priors},
+                            std::pair{"placement_ad_units", &c.decision.placement_ad_units}}) {
       const toml::node* n = d->get(key);
       if (n == nullptr) continue;
       if (const toml::value<bool>* v = n->as_boolean()) {

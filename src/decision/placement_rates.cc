@@ -39,12 +39,24 @@ PlacementFeed::PlacementFeed(size_t max_keys) : max_keys_(max_keys) {}
 void PlacementFeed::Add(const PlacementKey& key, int64_t impressions, int64_t events) {
   MutexLock lock(mu_);
   auto it = pending_.find(key);
-  if (it == pending_.end()) {
+  if (it == pending_.end() && key.unit != 0 && units_ >= max_keys_ / 2) {
+    // Units full: the counts teach the unit's publisher.
+    const PlacementKey publisher{key.campaign_id, key.publisher_id, 0};
+    it = pending_.find(publisher);
+    if (it == pending_.end()) {
+      if (pending_.size() >= max_keys_) {
+        dropped_ += impressions + events;
+        return;
+      }
+      it = pending_.emplace(publisher, PlacementDelta{.key = publisher}).first;
+    }
+  } else if (it == pending_.end()) {
     if (pending_.size() >= max_keys_) {
       dropped_ += impressions + events;
       return;
     }
     it = pending_.emplace(key, PlacementDelta{.key = key}).first;
+    units_ += key.unit != 0;
   }
   it->second.impressions += impressions;
   it->second.events += events;
@@ -55,6 +67,7 @@ std::vector<PlacementDelta> PlacementFeed::Take() {
   {
     MutexLock lock(mu_);
     taken.swap(pending_);
+    units_ = 0;
   }
   std::vector<PlacementDelta> out;
   out.reserve(taken.size());
@@ -161,10 +174,20 @@ void PlacementTracker::FoldUnit(const PlacementDelta& d, const CampaignRate& r,
   if (publisher == pairs_.end()) return;  // not tracked (the limit): neither is the unit
   // The unit's expectation: the campaign's rate on its publisher.
   const double unit_rate = r.rate * FactorOf(publisher->second, r, options);
-  if (Counts* unit = Find(d.key)) {
-    FoldInto(*unit, static_cast<double>(std::max<int64_t>(d.impressions, 0)),
-             static_cast<double>(d.events), unit_rate, r.half_life);
+  auto unit = pairs_.find(d.key);
+  if (unit == pairs_.end()) {
+    // A client's free-form string: units take at most half the keys, a few per publisher.
+    if (units_ >= max_pairs_ / 2 || publisher->second.units >= kMaxUnitsPerPublisher ||
+        pairs_.size() >= max_pairs_) {
+      ++dropped_;
+      return;
+    }
+    ++publisher->second.units;
+    ++units_;
+    unit = pairs_.emplace(d.key, Counts{}).first;
   }
+  FoldInto(unit->second, static_cast<double>(std::max<int64_t>(d.impressions, 0)),
+           static_cast<double>(d.events), unit_rate, r.half_life);
 }
 
 void PlacementTracker::FoldInto(Counts& c, double impressions, double events, double rate,

@@ -28,8 +28,11 @@
 // Counts come in through PlacementFeed (the serving counters' flush, the click and conversion
 // handlers; thread-safe, off the request path); the recompute folds them in (PlacementTracker,
 // one thread) and publishes the factors (PlacementFactors, immutable; a request looks one up).
-// Memory is bounded: at most `max_pairs` pairs are tracked, further ones are valued at the
-// campaign's own rate and counted as dropped.
+// Memory is bounded: at most `max_pairs` keys are tracked, further ones are valued at the
+// campaign's own rate and counted as dropped. adUnitIds are the client's free-form strings, so
+// units take at most half of the keys (kMaxUnitsPerPublisher per (campaign, publisher)); a
+// unit beyond that is valued at its publisher's factor, and its counts still teach the
+// publisher's.
 
 #include <atomic>
 #include <cstdint>
@@ -68,10 +71,14 @@ struct PlacementDelta {
   int64_t events = 0;
 };
 
+// Units a (campaign, publisher) pair tracks at most (PlacementTracker).
+inline constexpr int kMaxUnitsPerPublisher = 32;
+
 // Counts as they happen. Thread-safe (a mutex; never taken on the ad request path).
 class PlacementFeed {
  public:
-  // `max_keys`: distinct pairs held between two Take()s; counts of further pairs are dropped.
+  // `max_keys`: distinct keys held between two Take()s; counts of further keys are dropped.
+  // Unit keys take at most half of them: further units' counts go to their publisher's key.
   explicit PlacementFeed(size_t max_keys);
   void Add(const PlacementKey& key, int64_t impressions, int64_t events);
   // Everything added since the previous call.
@@ -83,6 +90,7 @@ class PlacementFeed {
   const size_t max_keys_;
   mutable Mutex mu_;
   std::unordered_map<PlacementKey, PlacementDelta, PlacementKeyHash> pending_ ADS_GUARDED_BY(mu_);
+  size_t units_ ADS_GUARDED_BY(mu_) = 0;  // keys of pending_ with a unit
   int64_t dropped_ ADS_GUARDED_BY(mu_) = 0;
 };
 
@@ -169,7 +177,8 @@ class PlacementTracker {
     out.reserve(pairs_.size());
     for (auto it = pairs_.begin(); it != pairs_.end();) {
       const CampaignRate* r = rate_of(it->first.campaign_id);
-      if (r == nullptr) {
+      if (r == nullptr) {  // its publishers and their units go together
+        units_ -= it->first.unit != 0;
         it = pairs_.erase(it);
         continue;
       }
@@ -197,6 +206,7 @@ class PlacementTracker {
     double impressions = 0;  // forgotten
     double events = 0;       // forgotten
     double expected = 0;     // forgotten: events the campaign's rate gave these impressions
+    int units = 0;           // a publisher's: its units tracked
   };
   void FoldPublisher(const PlacementDelta& d, const CampaignRate& r);
   void FoldUnit(const PlacementDelta& d, const CampaignRate& r, const DecisionOptions& options);
@@ -210,6 +220,7 @@ class PlacementTracker {
 
   const size_t max_pairs_;
   std::unordered_map<PlacementKey, Counts, PlacementKeyHash> pairs_;
+  size_t units_ = 0;  // keys of pairs_ with a unit
   int64_t dropped_ = 0;
   std::atomic<int64_t> published_pairs_{0};
   std::atomic<int64_t> published_dropped_{0};

@@ -9,7 +9,6 @@
 namespace adserver::events {
 namespace {
 
-constexpr std::string_view kOtherAdUnit = "~other";
 constexpr size_t kMaxArmBytes = 255;
 
 // splitmix64's finaliser: every input bit reaches every output bit.

@@ -32,10 +32,13 @@ struct ServedKey {
   std::string_view arm;
 };
 
+// The adUnitId rows of adUnitIds beyond a shard's limit are counted under.
+inline constexpr std::string_view kOtherAdUnit = "~other";
+
 class ServedCounters {
  public:
   // `max_keys_per_thread`: distinct rows a thread's shard holds between Take()s; further
-  // adUnitIds are counted under "~other".
+  // adUnitIds are counted under kOtherAdUnit.
   explicit ServedCounters(size_t max_keys_per_thread = 65536);
   ~ServedCounters();
   ServedCounters(const ServedCounters&) = delete;

@@ -20,6 +20,9 @@ struct PlacementCountersRow {
   std::string node_id;
   Id campaign_id = 0;
   Id publisher_id = 0;
+  // The placement within the publisher (decision::AdUnitKey of its adUnitId, as a bigint's
+  // bits); 0 = the publisher as a whole.
+  uint64_t ad_unit = 0;
   int64_t impressions = 0;  // absolute, since the node's rows began
   int64_t events = 0;       // absolute; a reverted conversion takes one back
   // Increases with every row written, across the cluster (set by the store).

@@ -18,10 +18,11 @@ namespace {
 using nlohmann::json;
 
 HttpResult PostAd(HttpClient& client, const std::string& key, const std::string& wallet,
-                  HttpHeaders extra = {}) {
+                  HttpHeaders extra = {}, const std::string& ad_unit = "") {
   HttpHeaders headers = {{"x-api-key", key}, {"Content-Type", "application/json"}};
   for (auto& h : extra) headers.push_back(std::move(h));
   json body = {{"walletAddresses", {wallet}}, {"imageFormat", "LANDSCAPE"}};
+  if (!ad_unit.empty()) body["adUnitId"] = ad_unit;
   return client.Send("POST", "/v1/ads", headers, body.dump());
 }
 
@@ -293,6 +294,91 @@ TEST(PlacementLearningTest, ClicksOnOnePublisherRaiseTheCampaignsValueThereOnly)
   learned(again, restarted.admin_token(), restored, last);
   EXPECT_GT(restored[0], 1) << last[0];
   EXPECT_LT(restored[1], 1) << last[1];
+  EXPECT_EQ(restarted.Stop(), 0);
+}
+
+// Issue 36 item 5 within a publisher, end to end: readers click the campaign's ad in one
+// placement ("hero") every time and never in another ("footer"). The serving counters' rows,
+// the click tokens and the hour rollups carry the adUnitId, so the campaign is valued above its
+// publisher's value in the hero placement and below it in the footer (explain's
+// placementFactor is the publisher's factor times the unit's), and again after a restart.
+TEST(PlacementLearningTest, ClicksInOnePlacementRaiseTheCampaignsValueThereOnly) {
+  TempDir config_dir;
+  const std::string config = config_dir.File("adserver.toml");
+  std::ofstream(config) << "[events]\nflush_interval_ms = 200\n" << kTrafficChecksOff;
+  ServerProcess::Options options;
+  options.env["ADSERVER_PUBLIC_URL"] = "https://clicks.example.test";
+  options.extra_args = {"--config", config};
+  ServingFixture f(options);
+  ASSERT_TRUE(f.ok()) << f.error();
+  json aave =
+      json::parse(f.Admin("GET", "/admin/v1/campaigns/" + std::to_string(f.aave_campaign)).body);
+  const CampaignAndAd created = CreateCampaignWithAd(f,
+                                                     {{"communityId", aave["communityId"]},
+                                                      {"name", "Clicked in one placement"},
+                                                      {"pricing", {{"model", "CPC"}, {"bid", 5}}},
+                                                      {"targeting", {{"projects", {"uniswap"}}}}},
+                                                     "Swap");
+  ASSERT_NE(created.ad, 0);
+  const std::string cpc = std::to_string(created.campaign);
+  const std::string units[2] = {"hero", "footer"};
+  HttpClient client = f.Client();
+  int served[2] = {0, 0};
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while ((served[0] < 30 || served[1] < 30) && std::chrono::steady_clock::now() < deadline) {
+    for (int u = 0; u < 2; ++u) {
+      if (served[u] >= 30) continue;
+      HttpResult r = PostAd(client, f.keys.open_live, f.wallets.uniswap, {}, units[u]);
+      ASSERT_EQ(r.status, 200) << r.body;
+      const json ad = json::parse(r.body);
+      if (ad.value("campaignId", "") != cpc) continue;
+      ++served[u];
+      if (u == 1) continue;
+      const std::string url = ad["ctaUrl"];
+      const std::string path = url.substr(std::string("https://clicks.example.test").size());
+      EXPECT_EQ(f.Client().Send("GET", path).status, 302) << path;
+    }
+  }
+  ASSERT_EQ(served[0], 30);
+  ASSERT_EQ(served[1], 30);
+  // factor[0]: hero, [1]: footer, [2]: no adUnitId (the publisher's factor).
+  const auto learned = [&](HttpClient& http, const std::string& token, double(&factor)[3],
+                           std::string& last) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+    while (!(factor[0] > factor[2] && factor[2] > factor[1]) &&
+           std::chrono::steady_clock::now() < until) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(250));
+      for (int u = 0; u < 3; ++u) {
+        HttpResult r = PostAd(http, f.keys.open_live, f.wallets.uniswap,
+                              {{"X-Adserver-Explain", "1"}, {"Authorization", "Bearer " + token}},
+                              u < 2 ? units[u] : "");
+        ASSERT_EQ(r.status, 200) << r.body;
+        const json explained = json::parse(*HeaderOf(r, "X-Adserver-Explain"));
+        last = explained.dump();
+        for (const json& c : explained["candidates"]) {
+          if (c["campaignId"] == cpc && c.value("sampled", false)) {
+            factor[u] = c["placementFactor"].get<double>();
+          }
+        }
+      }
+    }
+  };
+  double factor[3] = {1, 1, 1};
+  std::string last;
+  learned(client, f.server().admin_token(), factor, last);
+  EXPECT_GT(factor[0], factor[2]) << last;
+  EXPECT_LT(factor[1], factor[2]) << last;
+
+  // After a restart each unit's counts come back from the hour rollups (split by adUnitId).
+  options.data_dir = f.server().data_dir();
+  ASSERT_EQ(f.server().Stop(), 0);
+  ServerProcess restarted(options);
+  ASSERT_TRUE(restarted.Start()) << restarted.error();
+  HttpClient again("127.0.0.1", restarted.port());
+  double restored[3] = {1, 1, 1};
+  learned(again, restarted.admin_token(), restored, last);
+  EXPECT_GT(restored[0], restored[2]) << last;
+  EXPECT_LT(restored[1], restored[2]) << last;
   EXPECT_EQ(restarted.Stop(), 0);
 }
 

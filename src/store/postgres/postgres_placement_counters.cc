@@ -18,16 +18,17 @@ using pg_detail::PgTransaction;
 // Rows per statement of a save (one transaction however many statements).
 constexpr size_t kPlacementRowsPerStatement = 5'000;
 
-// Upserts the node's ($1) rows given as arrays ($2..$5), each with a new seq.
+// Upserts the node's ($1) rows given as arrays ($2..$6), each with a new seq.
 constexpr std::string_view kSaveSql =
-    "INSERT INTO node_placement_counters (node_id, campaign_id, publisher_id, impressions, "
-    "events, seq) SELECT $1, c, p, i, e, nextval('node_placement_seq') FROM "
-    "unnest($2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[]) AS t (c, p, i, e) "
-    "ON CONFLICT (node_id, campaign_id, publisher_id) DO UPDATE SET "
+    "INSERT INTO node_placement_counters (node_id, campaign_id, publisher_id, ad_unit, "
+    "impressions, events, seq) SELECT $1, c, p, u, i, e, nextval('node_placement_seq') FROM "
+    "unnest($2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[]) "
+    "AS t (c, p, u, i, e) "
+    "ON CONFLICT (node_id, campaign_id, publisher_id, ad_unit) DO UPDATE SET "
     "impressions = EXCLUDED.impressions, events = EXCLUDED.events, seq = EXCLUDED.seq";
 
 constexpr std::string_view kPlacementColumns =
-    "node_id, campaign_id, publisher_id, impressions, events, seq";
+    "node_id, campaign_id, publisher_id, ad_unit, impressions, events, seq";
 
 void AppendElement(std::string& array, int64_t v) {
   array += array.size() == 1 ? "" : ",";
@@ -41,9 +42,11 @@ Result<std::vector<PlacementCountersRow>> PlacementRows(const PgResult& r) {
     PlacementCountersRow row{.node_id = std::string(r.Text(i, 0))};
     ADS_ASSIGN_OR_RETURN(row.campaign_id, r.Int(i, 1));
     ADS_ASSIGN_OR_RETURN(row.publisher_id, r.Int(i, 2));
-    ADS_ASSIGN_OR_RETURN(row.impressions, r.Int(i, 3));
-    ADS_ASSIGN_OR_RETURN(row.events, r.Int(i, 4));
-    ADS_ASSIGN_OR_RETURN(row.seq, r.Int(i, 5));
+    ADS_ASSIGN_OR_RETURN(const int64_t ad_unit, r.Int(i, 3));
+    row.ad_unit = static_cast<uint64_t>(ad_unit);
+    ADS_ASSIGN_OR_RETURN(row.impressions, r.Int(i, 4));
+    ADS_ASSIGN_OR_RETURN(row.events, r.Int(i, 5));
+    ADS_ASSIGN_OR_RETURN(row.seq, r.Int(i, 6));
     out.push_back(std::move(row));
   }
   return out;
@@ -71,17 +74,20 @@ Status PostgresPlacementCounters::SaveOwn(std::span<const PlacementCountersRow> 
   MutexLock lock(mu_);
   ADS_ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(*conn_));
   for (size_t begin = 0; begin < rows.size(); begin += kPlacementRowsPerStatement) {
-    std::string campaigns = "{", publishers = "{", impressions = "{", events = "{";
+    std::string campaigns = "{", publishers = "{", units = "{", impressions = "{", events = "{";
     for (size_t i = begin; i < std::min(rows.size(), begin + kPlacementRowsPerStatement); ++i) {
       AppendElement(campaigns, rows[i].campaign_id);
       AppendElement(publishers, rows[i].publisher_id);
+      AppendElement(units, static_cast<int64_t>(rows[i].ad_unit));  // a bigint's bits
       AppendElement(impressions, rows[i].impressions);
       AppendElement(events, rows[i].events);
     }
-    for (std::string* array : {&campaigns, &publishers, &impressions, &events}) *array += "}";
+    for (std::string* array : {&campaigns, &publishers, &units, &impressions, &events}) {
+      *array += "}";
+    }
     ADS_RETURN_IF_ERROR(conn_
                             ->Exec(kSaveSql, {Param(std::string_view(node_id_)), campaigns,
-                                              publishers, impressions, events})
+                                              publishers, units, impressions, events})
                             .status());
   }
   return txn.Commit();

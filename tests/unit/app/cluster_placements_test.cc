@@ -20,11 +20,11 @@ using store::PlacementCountersRow;
 
 // One PostgreSQL table seen by several nodes: each node's view knows its own id.
 struct Table {
-  std::map<std::tuple<std::string, int64_t, int64_t>, PlacementCountersRow> rows;
+  std::map<std::tuple<std::string, int64_t, int64_t, uint64_t>, PlacementCountersRow> rows;
   int64_t next_seq = 1;
   void Put(PlacementCountersRow row, int64_t seq = 0) {
     row.seq = seq > 0 ? seq : next_seq++;
-    rows[{row.node_id, row.campaign_id, row.publisher_id}] = row;
+    rows[{row.node_id, row.campaign_id, row.publisher_id, row.ad_unit}] = row;
   }
 };
 
@@ -106,8 +106,8 @@ TEST(ClusterPlacementsTest, WhatOneNodeCountsIsFedToTheOtherOnce) {
   ASSERT_TRUE(a.Sync(a_feed).ok());
   ASSERT_TRUE(b.Sync(b_feed).ok());
   EXPECT_EQ(Fed(b_feed), (Fed_{{{7, 1}, {50, 1}}}));
-  EXPECT_EQ(table.rows.at({"a", 7, 1}).impressions, 250);
-  EXPECT_EQ(table.rows.at({"a", 7, 1}).events, 10);
+  EXPECT_EQ(table.rows.at({"a", 7, 1, 0}).impressions, 250);
+  EXPECT_EQ(table.rows.at({"a", 7, 1, 0}).events, 10);
 }
 
 TEST(ClusterPlacementsTest, RowsPresentAtStartAreNotFedAgain) {
@@ -167,8 +167,8 @@ TEST(ClusterPlacementsTest, ARestartedNodeContinuesItsCountsAndAFailedSaveIsRetr
   ASSERT_TRUE(b.Sync(b_feed).ok());
   EXPECT_TRUE(Fed(b_feed).empty()) << "nothing saved yet";
   ASSERT_TRUE(a.Sync(a_feed).ok());  // saved now
-  EXPECT_EQ(table.rows.at({"a", 7, 1}).impressions, 110);
-  EXPECT_EQ(table.rows.at({"a", 7, 1}).events, 5);
+  EXPECT_EQ(table.rows.at({"a", 7, 1, 0}).impressions, 110);
+  EXPECT_EQ(table.rows.at({"a", 7, 1, 0}).events, 5);
   ASSERT_TRUE(b.Sync(b_feed).ok());
   EXPECT_EQ(Fed(b_feed), (Fed_{{{7, 1}, {10, 1}}}));
 }
@@ -193,6 +193,38 @@ TEST(ClusterPlacementsTest, PairsBeyondTheBoundsAreCountedNotKept) {
   // Another sync reads the same rows again; the dropped ones are counted again, nothing more
   // is kept.
   EXPECT_EQ(b.followed_rows(), 4u);
+}
+
+// Per placement within a publisher (issue 36 item 5): a unit's counts are rows of their own,
+// fed to the other node under the same unit; adUnitIds beyond half the pairs are shared under
+// their publisher, so a client inventing ids cannot take the rows publishers need.
+TEST(ClusterPlacementsTest, AdUnitsAreRowsOfTheirOwnAndAtMostHalfThePairs) {
+  Table table;
+  NodeView a_store(table, "a"), b_store(table, "b");
+  ClusterPlacements a(a_store, 8), b(b_store, 8);
+  ASSERT_TRUE(a.Start().ok());
+  ASSERT_TRUE(b.Start().ok());
+  PlacementFeed a_feed(100), b_feed(100);
+  const uint64_t hero = decision::AdUnitKey("hero");
+  a.Note({7, 1, hero}, 40, 2);
+  a.Note({7, 1}, 10, 0);  // requests without an adUnitId
+  ASSERT_TRUE(a.Sync(a_feed).ok());
+  EXPECT_EQ(table.rows.at({"a", 7, 1, hero}).impressions, 40);
+  EXPECT_EQ(table.rows.at({"a", 7, 1, 0}).impressions, 10);
+  ASSERT_TRUE(b.Sync(b_feed).ok());
+  std::map<uint64_t, std::pair<int64_t, int64_t>> by_unit;
+  for (const PlacementDelta& d : b_feed.Take()) by_unit[d.key.unit] = {d.impressions, d.events};
+  EXPECT_EQ(by_unit,
+            (std::map<uint64_t, std::pair<int64_t, int64_t>>{{0, {10, 0}}, {hero, {40, 2}}}));
+  // Ten more adUnitIds: three more get rows (4 of 8 pairs are units), the rest count for the
+  // publisher.
+  for (int u = 0; u < 10; ++u) a.Note({7, 1, decision::AdUnitKey("u" + std::to_string(u))}, 1, 0);
+  ASSERT_TRUE(a.Sync(a_feed).ok());
+  size_t unit_rows = 0;
+  for (const auto& [key, row] : table.rows) unit_rows += row.ad_unit != 0;
+  EXPECT_EQ(unit_rows, 4u);
+  EXPECT_EQ(table.rows.at({"a", 7, 1, 0}).impressions, 10 + 7);
+  EXPECT_EQ(a.dropped(), 0);
 }
 
 }  // namespace

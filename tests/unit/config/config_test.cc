@@ -296,7 +296,8 @@ TEST(ConfigTest, DecisionSectionTurnsExplorationOffAndSetsPriors) {
                                           "conversion_delay_days = 2.5\npeer_priors = true\n"
                                           "half_life_events = 0\nchange_threshold = 0\n"
                                           "placement_prior_events = 0\n"
-                                          "placement_pairs = 100000\n"),
+                                          "placement_pairs = 100000\n"
+                                          "placement_ad_units = false\n"),
                                 {});
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_FALSE(c->decision.explore);
@@ -309,6 +310,8 @@ TEST(ConfigTest, DecisionSectionTurnsExplorationOffAndSetsPriors) {
   EXPECT_EQ(defaults->decision.placement_prior_events, 3);
   EXPECT_EQ(c->live.placement_pairs, 100000u);
   EXPECT_EQ(defaults->live.placement_pairs, 65536u);
+  EXPECT_FALSE(c->decision.placement_ad_units);
+  EXPECT_TRUE(defaults->decision.placement_ad_units);
   EXPECT_EQ(c->decision.half_life_impressions, 0);
   EXPECT_EQ(c->decision.conversion_delay_days, 2.5);
   EXPECT_EQ(decision::CtrPriorWeight(c->decision), 200);
@@ -316,10 +319,15 @@ TEST(ConfigTest, DecisionSectionTurnsExplorationOffAndSetsPriors) {
   EXPECT_EQ(decision::CvrPriorWeight(c->decision), decision::kGreedyCvrPriorWeight);
   EXPECT_TRUE(Validate(*c).ok());
 
-  Result<Config> types = LoadConfig(
-      WriteFile(dir, "[decision]\nexplore = 1\nhalf_life = 3\npeer_priors = \"yes\"\n"), {});
+  Result<Config> types =
+      LoadConfig(WriteFile(dir,
+                           "[decision]\nexplore = 1\nhalf_life = 3\npeer_priors = \"yes\"\n"
+                           "placement_ad_units = 0\n"),
+                 {});
   ASSERT_FALSE(types.ok());
-  EXPECT_EQ(FieldsOf(types.status()), "decision.half_life;decision.explore;decision.peer_priors;");
+  EXPECT_EQ(FieldsOf(types.status()),
+            "decision.half_life;decision.explore;decision.peer_priors;"
+            "decision.placement_ad_units;");
   Result<Config> ranges = LoadConfig(WriteFile(dir,
                                                "[decision]\nctr_prior_weight = 0.5\n"
                                                "cvr_prior_weight = -3\n"

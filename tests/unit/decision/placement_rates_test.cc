@@ -239,6 +239,66 @@ TEST(PlacementTrackerTest, HoldsAtMostItsCapacityOfPairs) {
   EXPECT_EQ(tracker.dropped(), 2);
 }
 
+// adUnitIds are the client's free-form strings. A flood of distinct ones (a client inventing a
+// new id per request) never takes the keys publishers need: the feed holds at most half its
+// keys as units and counts the rest under their publisher, the tracker at most
+// kMaxUnitsPerPublisher per pair and half its keys in all. Every impression still teaches the
+// publisher's factor, and a publisher arriving after the flood is tracked.
+TEST(PlacementTrackerTest, AFloodOfAdUnitIdsNeitherCrowdsOutPublishersNorLosesTheirCounts) {
+  constexpr size_t kLimit = 1024;
+  PlacementFeed feed(kLimit);
+  PlacementTracker tracker(kLimit);
+  const PlacementTracker::CampaignRate rate{.rate = 0.01};
+  const auto rate_of = [&](int64_t) { return &rate; };
+  const DecisionOptions options = Options(3);
+  int64_t next = 0;
+  for (int round = 0; round < 200; ++round) {
+    // 1,000 new adUnitIds a round on 8 publishers of campaign 1, one impression each.
+    for (int i = 0; i < 1000; ++i, ++next) {
+      feed.Add({1, 1 + next % 8, AdUnitKey("unit-" + std::to_string(next))}, 1, 0);
+    }
+    const std::vector<PlacementDelta> taken = feed.Take();
+    size_t units = 0;
+    int64_t impressions = 0;
+    for (const PlacementDelta& d : taken) {
+      units += d.key.unit != 0;
+      impressions += d.impressions;
+    }
+    ASSERT_LE(units, kLimit / 2);
+    ASSERT_EQ(impressions, 1000);  // nothing dropped: the rest went to the publishers' keys
+    ASSERT_EQ(feed.dropped(), 0);
+    tracker.Add(taken, rate_of, options);
+    tracker.Factors(rate_of, options);
+    ASSERT_LE(tracker.pairs(), 8 + 8 * static_cast<size_t>(kMaxUnitsPerPublisher));
+  }
+  // A second campaign's publishers and units after the flood: tracked.
+  tracker.Add(std::vector<PlacementDelta>{{.key = {2, 1}, .impressions = 100, .events = 5},
+                                          {.key = {2, 2, AdUnitKey("hero")}, .impressions = 100}},
+              rate_of, options);
+  std::map<std::pair<int64_t, int64_t>, int> units_of;
+  for (const PlacementFactors::Entry& e : tracker.Factors(rate_of, options)) {
+    if (e.key.unit != 0) ++units_of[{e.key.campaign_id, e.key.publisher_id}];
+  }
+  for (int64_t p = 1; p <= 8; ++p) EXPECT_EQ((units_of[{1, p}]), kMaxUnitsPerPublisher);
+  EXPECT_EQ((units_of[{2, 2}]), 1);
+  const PlacementFactors factors(tracker.Factors(rate_of, options));
+  EXPECT_GT(factors.Factor(2, 1), 1);  // 5 clicks where 1 was expected
+  // Many publishers: units never take more than half the keys.
+  PlacementTracker wide(kLimit);
+  std::vector<PlacementDelta> deltas;
+  for (int64_t p = 1; p <= 100; ++p) {
+    for (int u = 0; u < 20; ++u) {
+      deltas.push_back({.key = {3, p, AdUnitKey("u" + std::to_string(u))}, .impressions = 1});
+    }
+  }
+  wide.Add(deltas, rate_of, options);
+  size_t unit_keys = 0;
+  for (const PlacementFactors::Entry& e : wide.Factors(rate_of, options))
+    unit_keys += e.key.unit != 0;
+  EXPECT_EQ(unit_keys, kLimit / 2);
+  EXPECT_EQ(wide.pairs(), 100 + kLimit / 2);
+}
+
 // Bounded state, soaked (the guide's rule): a million distinct pairs go through the feed and the
 // tracker over 500 recomputes, as a network with many more (campaign, publisher) pairs than the
 // limit would send them. Neither ever holds more than its limit, what each turned away is

@@ -531,6 +531,26 @@ TEST_F(PostgresStoreTest, PlacementCountersAreEachNodesOwnAndReadBySeq) {
   ASSERT_NE(row, saved->end());
   EXPECT_EQ(row->impressions, 150);
   EXPECT_EQ(row->events, 3);
+
+  // Per placement (issue 36 item 5): a unit's row is its own beside its publisher's, and its
+  // key's 64 bits survive the bigint (this one's top bit is set).
+  const uint64_t hero = decision::AdUnitKey("hero");
+  ASSERT_GE(hero, uint64_t{1} << 63);
+  ASSERT_TRUE((*a)->SaveOwn(std::vector<PlacementCountersRow>{{.campaign_id = 7,
+                                                               .publisher_id = 1,
+                                                               .ad_unit = hero,
+                                                               .impressions = 20,
+                                                               .events = 1}})
+                  .ok());
+  auto units = (*b)->LoadOthersAfter(0, 100);
+  ASSERT_TRUE(units.ok()) << units.status().message();
+  ASSERT_EQ(units->size(), 3u);
+  const auto unit_row =
+      std::find_if(units->begin(), units->end(),
+                   [&](const PlacementCountersRow& r) { return r.ad_unit == hero; });
+  ASSERT_NE(unit_row, units->end());
+  EXPECT_EQ(unit_row->impressions, 20);
+  EXPECT_EQ((*a)->LoadOwn()->size(), 3u);
 }
 
 }  // namespace

@@ -697,6 +697,14 @@ CREATE TABLE node_placement_counters (
 );
 CREATE INDEX node_placement_counters_by_seq ON node_placement_counters (seq);
 )sql"},
+    // Issue 36 item 5: per placement within a publisher. ad_unit is decision::AdUnitKey of the
+    // adUnitId (a 64-bit hash, its bits as a bigint); 0 = the publisher as a whole (the rows
+    // written before).
+    {20, R"sql(
+ALTER TABLE node_placement_counters ADD COLUMN ad_unit bigint NOT NULL DEFAULT 0;
+ALTER TABLE node_placement_counters DROP CONSTRAINT node_placement_counters_pkey;
+ALTER TABLE node_placement_counters ADD PRIMARY KEY (node_id, campaign_id, publisher_id, ad_unit);
+)sql"},
 };
 
 // ApplyMigrations skips versions up to the database's: an entry out of order would never run.

@@ -1,7 +1,7 @@
 // Times a cluster node's first start (issue 17 item 4: a new node with 10 M wallets in the
 // cluster is ready in <= 2 minutes): loads N wallets of 1-3 activity rows each into
 // PostgreSQL's wallet_activity, then bootstraps an empty LMDB index from it with
-// app::ActivityReplica (a snapshot through a server-side cursor, appended with LoadSorted).
+// cluster::ActivityReplica (a snapshot through a server-side cursor, appended with LoadSorted).
 //
 //   tests/support/postgres.sh start /tmp/pg-bench
 //   build/adserver-activity-replica-bench --url "$(cat /tmp/pg-bench/url)/postgres"
@@ -17,7 +17,7 @@
 #include <filesystem>
 #include <string>
 
-#include "app/activity_replica.h"
+#include "cluster/activity_replica.h"
 #include "store/postgres/detail/pg_connection.h"
 #include "store/postgres/postgres_store.h"
 
@@ -86,7 +86,7 @@ Status Bootstrap(const std::string& url, const std::string& dir) {
   std::filesystem::remove_all(dir);
   ADS_ASSIGN_OR_RETURN(auto source, store::PostgresActivityStore::Open(url));
   ADS_ASSIGN_OR_RETURN(auto index, store::LmdbActivityIndex::Open(dir));
-  app::ActivityReplica replica(*source, *index);
+  cluster::ActivityReplica replica(*source, *index);
   const auto start = std::chrono::steady_clock::now();
   ADS_RETURN_IF_ERROR(replica.Step());
   const double seconds = SecondsSince(start);

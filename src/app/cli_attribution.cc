@@ -2,8 +2,8 @@
 
 #include <thread>
 
-#include "app/budget_takes.h"
 #include "app/server.h"
+#include "cluster/budget_takes.h"
 #include "common/clock.h"
 #include "common/log.h"
 #include "ingest/catalog_builder.h"
@@ -110,7 +110,7 @@ bool CliAttribution::Budgeted(store::Id id) const {
 }
 
 Status CliAttribution::DeliverBudgetTakes() {
-  return app::DeliverBudgetTakes(*counters_, *budgets_);
+  return cluster::DeliverBudgetTakes(*counters_, *budgets_);
 }
 
 Status CliAttribution::Finish() {

@@ -19,7 +19,7 @@
 // from (a revert's given back to) its remaining budget in Redis, as a node's lease would. The
 // queue is delivered to Redis when this opens (what a killed run left), after each attributed
 // batch and at Finish(); what Redis refuses stays queued for the next run or for the nodes,
-// which deliver the queue too (app/budget_takes.h). The counters are the
+// which deliver the queue too (cluster/budget_takes.h). The counters are the
 // record of spend and are never behind the conversions; Redis only mirrors it for the leases.
 
 #include <chrono>

@@ -8,9 +8,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "app/cluster_placements.h"
 #include "app/indexer.h"
 #include "app/read_cache.h"
+#include "cluster/placements.h"
 #include "common/metrics_text.h"
 
 namespace adserver::app {
@@ -97,7 +97,7 @@ void AppendLearning(const MetricsSources& s, MetricsText& m) {
              "Impressions and events dropped because the limit's worth of pairs was waiting for "
              "the next recompute.");
     m.Sample("adserver_placement_feed_dropped_total", {}, s.live->placement_feed.dropped());
-    if (const ClusterPlacements* shared = s.shared_placements) {
+    if (const cluster::ClusterPlacements* shared = s.shared_placements) {
       m.Family(
           "adserver_placement_shared_pairs", "gauge",
           "Cluster mode: this node's (campaign, publisher) pairs shared with the other nodes.");

@@ -21,9 +21,12 @@
 #include "serve/events_handler.h"
 #include "store/lmdb/lmdb_activity_index.h"
 
+namespace adserver::cluster {
+class ClusterPlacements;
+}
+
 namespace adserver::app {
 
-class ClusterPlacements;
 class IndexerThread;
 class ReadCacheThread;
 
@@ -49,7 +52,7 @@ struct MetricsSources {
   // The decision engine's learned state (per-placement learning's pairs against their limit).
   const decision::LiveState* live = nullptr;
   // Cluster mode: the per-placement counts shared with the other nodes (null = not shared).
-  const ClusterPlacements* shared_placements = nullptr;
+  const cluster::ClusterPlacements* shared_placements = nullptr;
 };
 
 // The whole exposition (text format 0.0.4).

@@ -148,7 +148,7 @@ Status Server::InitDecisionState() {
     decision::RecomputeRateLift(*live_, *catalog, clock_.NowSeconds());
   }
   if (cluster_) {
-    cluster_->Attach(*live_, catalogs_, *snapshots_);
+    cluster_->Attach(*live_, catalogs_, [this] { snapshots_->NotifyChanged(); });
     cluster_->SyncNow();  // leases held before the first request
   }
   decision_hooks_.live = live_.get();
@@ -477,7 +477,7 @@ void Server::SeedConversionDelays() {
 
 void Server::NotePlacement(const decision::PlacementKey& key, int64_t impressions, int64_t events) {
   live_->placement_feed.Add(key, impressions, events);
-  ClusterPlacements* shared = cluster_ ? cluster_->placements() : nullptr;
+  cluster::ClusterPlacements* shared = cluster_ ? cluster_->placements() : nullptr;
   if (shared == nullptr) return;
   // Only CPC and CPA campaigns are learned per placement: CPM rows would be written for nothing.
   std::shared_ptr<const decision::Catalog> catalog = catalogs_.Current();
@@ -645,10 +645,10 @@ Status Server::InitEmbeddedStore() {
 Status Server::InitClusterStore() {
   const store::ClusterOptions& cluster = config_.cluster;
   std::string node_id =
-      cluster.node_id.empty() ? DefaultNodeId(config_.http.listen) : cluster.node_id;
+      cluster.node_id.empty() ? cluster::DefaultNodeId(config_.http.listen) : cluster.node_id;
   ADS_ASSIGN_OR_RETURN(pg_inventory_, store::PostgresStore::Open(cluster.database_url));
   ADS_ASSIGN_OR_RETURN(pg_activity_, store::PostgresActivityStore::Open(cluster.database_url));
-  ADS_ASSIGN_OR_RETURN(cluster_, ClusterNode::Open(cluster, node_id, clock_));
+  ADS_ASSIGN_OR_RETURN(cluster_, cluster::ClusterNode::Open(cluster, node_id, clock_));
   store_ = std::make_unique<store::ComposedStore>(*pg_inventory_, *pg_activity_,
                                                   cluster_->counters());
   // The node's replica of wallet activity: serving reads it, never PostgreSQL.
@@ -663,7 +663,7 @@ Status Server::InitClusterStore() {
   cluster_->PruneActivityLog(
       [this](int64_t cutoff) { return pg_activity_->PruneChangesBefore(cutoff); });
   // Bootstrapped (or caught up) before serving: a new node answers from the cluster's data.
-  replica_ = std::make_unique<ActivityReplica>(*pg_activity_, *activity_index_);
+  replica_ = std::make_unique<cluster::ActivityReplica>(*pg_activity_, *activity_index_);
   ADS_RETURN_IF_ERROR(StepReplica());
   cluster_->FollowActivity([this] { return StepReplica(); }, std::chrono::milliseconds(250));
   ADS_ASSIGN_OR_RETURN(auto identity, store::PostgresStore::Open(cluster.database_url));
@@ -784,7 +784,7 @@ http::Response Server::Readyz() const {
   // Cluster mode: the engines as this node last found them; a degraded node keeps serving
   // (docs/deploy.md, "Failure behaviour").
   if (cluster_) {
-    ClusterNode::Health health = cluster_->health();
+    cluster::ClusterNode::Health health = cluster_->health();
     r.body.pop_back();
     r.body += R"(,"cluster":{"node":)";
     AppendJsonString(r.body, cluster_->node_id());

@@ -10,10 +10,10 @@
 #include "admin/events_admin.h"
 #include "admin/identity_admin.h"
 #include "admin/reports_admin.h"
-#include "app/activity_replica.h"
-#include "app/cluster_node.h"
 #include "app/indexer.h"
 #include "app/read_cache.h"
+#include "cluster/activity_replica.h"
+#include "cluster/node.h"
 #include "common/clock.h"
 #include "common/mutex.h"
 #include "common/published.h"
@@ -144,11 +144,11 @@ class Server {
   // store_, which refers to them.
   std::unique_ptr<store::PostgresStore> pg_inventory_;
   std::unique_ptr<store::PostgresActivityStore> pg_activity_;
-  std::unique_ptr<ClusterNode> cluster_;
+  std::unique_ptr<cluster::ClusterNode> cluster_;
   std::unique_ptr<store::Store> store_;
   // Cluster mode: the node's LMDB replica of PostgreSQL's activity (activity_index_), stepped by
   // the cluster node's replica thread and by admin writes (read-your-writes), one at a time.
-  std::unique_ptr<ActivityReplica> replica_ ADS_PT_GUARDED_BY(replica_mu_);
+  std::unique_ptr<cluster::ActivityReplica> replica_ ADS_PT_GUARDED_BY(replica_mu_);
   Mutex replica_mu_;
   Status StepReplica();
   Published<decision::Catalog> catalogs_;

@@ -11,7 +11,7 @@
 namespace adserver::store {
 
 // The absolute value of one (wallet, project_id, chain_id) activity entry, as replicas apply it
-// (cluster mode: store/postgres/postgres_activity_store.h, app/activity_replica.h). Applying
+// (cluster mode: store/postgres/postgres_activity_store.h, cluster/activity_replica.h). Applying
 // one twice changes nothing, and an undo is the value restored.
 struct ActivityValue {
   ActivityRecord row;    // the entry's key and, unless removed, its last_seen and count

@@ -101,7 +101,7 @@ class LmdbActivityIndex final : public decision::ActivityIndex, public ChainLedg
   // (fully packed pages). Conflict if the index is not empty or the order is violated.
   Status LoadSorted(const SortedSource& next);
 
-  // Replica of PostgreSQL's activity (cluster mode, app/activity_replica.h): the index follows
+  // Replica of PostgreSQL's activity (cluster mode, cluster/activity_replica.h): the index follows
   // a change log and remembers the log position it reflects, written in the same transaction
   // as the changes it covers.
 

@@ -16,6 +16,7 @@
 #include <string_view>
 
 #include "common/status.h"
+#include "store/change_feed.h"
 
 namespace adserver::store {
 
@@ -27,11 +28,11 @@ class PgConnection;
 // every follower once the transaction commits (none if it rolls back).
 Status BumpChangeVersion(pg_detail::PgConnection& conn, std::string_view name);
 
-class PgChangeFeed {
+class PgChangeFeed final : public ChangeFeed {
  public:
   // A session of its own that LISTENs; `name` is what this feed follows.
   static Result<std::unique_ptr<PgChangeFeed>> Open(const std::string& url, std::string name);
-  ~PgChangeFeed();
+  ~PgChangeFeed() override;
   PgChangeFeed(const PgChangeFeed&) = delete;
   PgChangeFeed& operator=(const PgChangeFeed&) = delete;
 
@@ -41,8 +42,9 @@ class PgChangeFeed {
   // version then (equal to `seen` after a quiet timeout). Wakes on a notification at once;
   // reads the version at least every `poll`. A lost session is opened again (and the version
   // read) before waiting on. Unavailable while PostgreSQL cannot be reached. Not thread-safe.
-  Result<int64_t> WaitForChange(int64_t seen, std::chrono::milliseconds timeout,
-                                std::chrono::milliseconds poll = std::chrono::milliseconds(500));
+  Result<int64_t> WaitForChange(
+      int64_t seen, std::chrono::milliseconds timeout,
+      std::chrono::milliseconds poll = std::chrono::milliseconds(500)) override;
 
  private:
   PgChangeFeed(std::string url, std::string name);

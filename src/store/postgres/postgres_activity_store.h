@@ -1,7 +1,7 @@
 #pragma once
 
 // Wallet activity in PostgreSQL (cluster mode, issue 17 item 4): the source of truth that every
-// node's local LMDB index replicates (app/activity_replica.h). Besides the ActivityStore
+// node's local LMDB index replicates (cluster/activity_replica.h). Besides the ActivityStore
 // contract it serves what a replica needs: an ordered change log (ChangesAfter), a consistent
 // snapshot to bootstrap from (OpenSnapshot), absolute writes (PutActivityValues) and log
 // pruning (PruneChangesBefore).

@@ -21,6 +21,7 @@
 #include "store/campaign_counter_store.h"
 #include "store/identity_store.h"
 #include "store/inventory_store.h"
+#include "store/node_counters_store.h"
 #include "store/sql/sql.h"
 #include "store/sql/sql_accounts.h"
 #include "store/sql/sql_inventory.h"
@@ -32,17 +33,10 @@ class PgConnection;
 enum class CountersWrite : uint8_t;
 }
 
-// What one ReconcileDeadNodes round added: the nodes it reconciled and their events.
-struct DeadNodesReconciled {
-  std::vector<std::string> nodes;
-  int64_t clicks = 0;
-  int64_t conversions = 0;
-  int64_t reverts = 0;
-};
-
 class PostgresStore final : public InventoryStore,
                             public AccountStore,
                             public CampaignCounterStore,
+                            public NodeCountersStore,
                             public IdentityStore {
  public:
   // Connects to `url` (postgresql://user@host:port/db or libpq's key=value form) and applies
@@ -207,14 +201,15 @@ class PostgresStore final : public InventoryStore,
   // to its rows and moves its marks past them, in one transaction; one node of the cluster at
   // a time (an advisory lock), the others skip. A node that was not dead after all overwrites
   // its rows and marks with its own at its next flush, which hold the same events.
-  Result<DeadNodesReconciled> ReconcileDeadNodes(int64_t dead_seconds);
+  Result<DeadNodesReconciled> ReconcileDeadNodes(int64_t dead_seconds) override;
   // Cluster mode: Save/LoadCampaignCounters read and write the rows of `node_id` only. Call
   // before any other use.
   void SetNodeId(std::string node_id) { node_id_ = std::move(node_id); }
   // Every other node's counters summed per campaign; their day and hour spend only where a
   // node's row is of day `day` and hour `hour` (an older row's spend is of a period that is
   // over). Empty without SetNodeId.
-  Result<std::vector<CampaignCountersRecord>> LoadOtherNodesCounters(int64_t day, int64_t hour);
+  Result<std::vector<CampaignCountersRecord>> LoadOtherNodesCounters(int64_t day,
+                                                                     int64_t hour) override;
   // Adds `deltas` to this node's rows (after SetNodeId) in one transaction, for writers that
   // share one node id and so cannot overwrite it (the CLI's conversions): counts and total spend
   // add; day and hour spend add within the row's period, start over in a newer one, and leave
@@ -229,7 +224,7 @@ class PostgresStore final : public InventoryStore,
   // crash after `apply` and before the commit delivers the rows again: a budget may then look
   // more spent than it is, never less. Returns the rows delivered.
   Result<size_t> DrainBudgetTakes(const std::function<Status(Id campaign, Micros micros)>& apply,
-                                  int limit = 1000);
+                                  int limit = 1000) override;
 
   // IdentityStore. Erasures are written under a transaction-scoped advisory lock, so sequence
   // numbers commit in order and a node following the list (ScanErasures after the last seq it

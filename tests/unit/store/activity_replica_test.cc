@@ -2,7 +2,7 @@
 // the test cluster CTest starts). Equality is checked against PostgreSQL as the index stores
 // rows (last_seen as its day).
 
-#include "app/activity_replica.h"
+#include "cluster/activity_replica.h"
 
 #include <gtest/gtest.h>
 
@@ -16,6 +16,8 @@
 namespace adserver::app {
 namespace {
 
+using cluster::ActivityReplica;
+using cluster::ActivityReplicaOptions;
 using store::ActivityChanges;
 using store::ActivityRecord;
 using store::ActivityValue;

@@ -14,8 +14,8 @@
 #include <thread>
 #include <vector>
 
-#include "app/budget_takes.h"
-#include "app/cluster_placements.h"
+#include "cluster/budget_takes.h"
+#include "cluster/placements.h"
 #include "common/clock.h"
 #include "store/postgres/detail/pg_connection.h"
 #include "store/postgres/detail/pg_migrations.h"
@@ -408,7 +408,7 @@ TEST_F(PostgresStoreTest, ANodesBacklogIsWhatItBilledPastItsMarksAndADeadNodeIsR
   EXPECT_TRUE(round->nodes.empty());
 }
 
-// app::DeliverBudgetTakes over a real PostgreSQL queue and a real Redis: takes and gives summed
+// cluster::DeliverBudgetTakes over a real PostgreSQL queue and a real Redis: takes and gives summed
 // per campaign, a campaign Redis does not know left to its seed, and a Redis that cannot be
 // reached keeping the queue and naming the amount.
 TEST_F(PostgresStoreTest, QueuedBudgetTakesReachRedisOnce) {
@@ -440,10 +440,10 @@ TEST_F(PostgresStoreTest, QueuedBudgetTakesReachRedisOnce) {
   hash[0] = 2;
   ASSERT_EQ((*events)->RevertConversions(1, 102, hash, kNow + 1)->size(), 1u);
   ASSERT_EQ(queued(), 4);
-  ASSERT_TRUE(app::DeliverBudgetTakes(**queue, **budgets).ok());
+  ASSERT_TRUE(cluster::DeliverBudgetTakes(**queue, **budgets).ok());
   EXPECT_EQ(queued(), 0);
   // Delivered once: a second delivery finds nothing.
-  ASSERT_TRUE(app::DeliverBudgetTakes(**queue, **budgets).ok());
+  ASSERT_TRUE(cluster::DeliverBudgetTakes(**queue, **budgets).ok());
   // A later revert gives the price back.
   hash[0] = 1;
   ASSERT_EQ((*events)->RevertConversions(1, 101, hash, kNow + 2)->size(), 1u);
@@ -452,13 +452,13 @@ TEST_F(PostgresStoreTest, QueuedBudgetTakesReachRedisOnce) {
   auto away = RedisBudgetAuthority::Open("redis://127.0.0.1:1", redis.prefix(),
                                          /*wait_for_redis=*/true);
   ASSERT_TRUE(away.ok()) << away.status().message();
-  Status refused = app::DeliverBudgetTakes(**queue, **away);
+  Status refused = cluster::DeliverBudgetTakes(**queue, **away);
   EXPECT_FALSE(refused.ok());
   EXPECT_NE(refused.message().find("campaign 10: -3000000 micros not delivered"),
             std::string::npos)
       << refused.message();
   EXPECT_EQ(queued(), 1);
-  ASSERT_TRUE(app::DeliverBudgetTakes(**queue, **budgets).ok());
+  ASSERT_TRUE(cluster::DeliverBudgetTakes(**queue, **budgets).ok());
   EXPECT_EQ(queued(), 0);
   // 10 M seeded, 3 M taken for the conversion that stayed, then given back when it was reverted.
   EXPECT_EQ(*(*budgets)->Take(10, 100'000'000), 10'000'000);
@@ -510,7 +510,7 @@ TEST_F(PostgresStoreTest, PlacementCountersAreEachNodesOwnAndReadBySeq) {
   EXPECT_TRUE((*b)->LoadOwn()->empty());
 
   // End to end: what node a counts reaches node b's placement feed.
-  app::ClusterPlacements node_a(**a, 100), node_b(**b, 100);
+  cluster::ClusterPlacements node_a(**a, 100), node_b(**b, 100);
   ASSERT_TRUE(node_a.Start().ok());
   ASSERT_TRUE(node_b.Start().ok());
   decision::PlacementFeed feed_a(100), feed_b(100);

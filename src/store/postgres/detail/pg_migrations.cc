@@ -387,7 +387,7 @@ CREATE TABLE advertiser_event_invalid_counts (
 )sql"},
     {6, R"sql(
 -- Wallet activity (issue 17 item 4), as the SQLite adapter's activity table: the source of truth
--- of every node's LMDB replica (app/activity_replica.h). Ids are positive, as the LMDB index
+-- of every node's LMDB replica (cluster/activity_replica.h). Ids are positive, as the LMDB index
 -- needs them.
 CREATE TABLE wallet_activity (
   wallet     bytea NOT NULL CHECK (length(wallet) = 20),

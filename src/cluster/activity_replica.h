@@ -19,7 +19,7 @@
 #include "store/lmdb/lmdb_activity_index.h"
 #include "store/postgres/postgres_activity_store.h"
 
-namespace adserver::app {
+namespace adserver::cluster {
 
 struct ActivityReplicaOptions {
   // Log entries read per ChangesAfter and applied per LMDB write transaction.
@@ -63,4 +63,4 @@ class ActivityReplica {
   std::atomic<uint64_t> changes_applied_{0};
 };
 
-}  // namespace adserver::app
+}  // namespace adserver::cluster

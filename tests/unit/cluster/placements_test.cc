@@ -2,7 +2,7 @@
 // that behaves as node_placement_counters does (one seq for every write); the PostgreSQL store
 // itself is tested in tests/unit/store/postgres_store_test.cc.
 
-#include "app/cluster_placements.h"
+#include "cluster/placements.h"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include <map>
 #include <tuple>
 
-namespace adserver::app {
+namespace adserver::cluster {
 namespace {
 
 using decision::PlacementDelta;
@@ -228,4 +228,4 @@ TEST(ClusterPlacementsTest, AdUnitsAreRowsOfTheirOwnAndAtMostHalfThePairs) {
 }
 
 }  // namespace
-}  // namespace adserver::app
+}  // namespace adserver::cluster

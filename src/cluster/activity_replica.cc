@@ -1,4 +1,4 @@
-#include "app/activity_replica.h"
+#include "cluster/activity_replica.h"
 
 #include <chrono>
 #include <memory>
@@ -7,7 +7,7 @@
 
 #include "common/log.h"
 
-namespace adserver::app {
+namespace adserver::cluster {
 namespace {
 
 // Feeds a snapshot's rows (in wallet order) to the index one wallet at a time.
@@ -91,8 +91,7 @@ Status ActivityReplica::FollowLog() {
     if (batch.changes.empty()) return OkStatus();
     values.clear();
     for (const store::ActivityChange& change : batch.changes) values.push_back(change.value);
-    ADS_RETURN_IF_ERROR(
-        index_.PutReplicaValues(values, static_cast<uint64_t>(batch.position)));
+    ADS_RETURN_IF_ERROR(index_.PutReplicaValues(values, static_cast<uint64_t>(batch.position)));
     position_ = batch.position;
     changes_applied_ += batch.changes.size();
     if (batch.changes.size() < options_.changes_per_batch) return OkStatus();
@@ -112,10 +111,9 @@ Status ActivityReplica::Bootstrap() {
                             : index_.ReplaceSorted(next, static_cast<uint64_t>(position)));
   position_ = position;
   ++bootstraps_;
-  ADS_LOG(info, "activity replica bootstrapped", "position", position, "rows",
-          wallets.rows_read(), "wallets", index_.wallet_count(), "into_empty", empty, "ms",
-          MillisSince(start));
+  ADS_LOG(info, "activity replica bootstrapped", "position", position, "rows", wallets.rows_read(),
+          "wallets", index_.wallet_count(), "into_empty", empty, "ms", MillisSince(start));
   return OkStatus();
 }
 
-}  // namespace adserver::app
+}  // namespace adserver::cluster

@@ -1,14 +1,14 @@
-#include "app/budget_takes.h"
+#include "cluster/budget_takes.h"
 
 #include <string>
 
-namespace adserver::app {
+namespace adserver::cluster {
 
 namespace {
 constexpr int kBatch = 1000;  // rows per DrainBudgetTakes
 }  // namespace
 
-Status DeliverBudgetTakes(store::PostgresStore& queue, decision::BudgetAuthority& budgets) {
+Status DeliverBudgetTakes(store::NodeCountersStore& queue, decision::BudgetAuthority& budgets) {
   const auto apply = [&budgets](store::Id campaign, Micros micros) -> Status {
     Status st;
     if (micros < 0) {
@@ -19,8 +19,7 @@ Status DeliverBudgetTakes(store::PostgresStore& queue, decision::BudgetAuthority
     }
     if (st.ok()) return st;
     return Status(st.code(), "campaign " + std::to_string(campaign) + ": " +
-                                 std::to_string(micros) + " micros not delivered: " +
-                                 st.message());
+                                 std::to_string(micros) + " micros not delivered: " + st.message());
   };
   for (;;) {
     ADS_ASSIGN_OR_RETURN(size_t delivered, queue.DrainBudgetTakes(apply, kBatch));
@@ -28,4 +27,4 @@ Status DeliverBudgetTakes(store::PostgresStore& queue, decision::BudgetAuthority
   }
 }
 
-}  // namespace adserver::app
+}  // namespace adserver::cluster

@@ -28,7 +28,7 @@
 #include "decision/placement_rates.h"
 #include "store/placement_counters_store.h"
 
-namespace adserver::app {
+namespace adserver::cluster {
 
 class ClusterPlacements {
  public:
@@ -86,4 +86,4 @@ class ClusterPlacements {
   int64_t read_from_ = 0;  // the next read starts after it (the sync before's watermark)
 };
 
-}  // namespace adserver::app
+}  // namespace adserver::cluster

@@ -9,15 +9,15 @@
 
 #include "common/status.h"
 #include "decision/budget_leases.h"
-#include "store/postgres/postgres_store.h"
+#include "store/node_counters_store.h"
 
-namespace adserver::app {
+namespace adserver::cluster {
 
 // Delivers queued takes until the queue is empty or Redis (or PostgreSQL) refuses: a positive
 // amount is taken from the campaign's remaining budget (less than asked, when it ran out
 // meanwhile, is overspend of conversions already made; a campaign Redis does not know is left to
 // its next seed, which reads the counters that already hold the conversion), a negative one
 // given back. The error names the campaign and the amount not delivered.
-Status DeliverBudgetTakes(store::PostgresStore& queue, decision::BudgetAuthority& budgets);
+Status DeliverBudgetTakes(store::NodeCountersStore& queue, decision::BudgetAuthority& budgets);
 
-}  // namespace adserver::app
+}  // namespace adserver::cluster

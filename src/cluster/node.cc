@@ -1,4 +1,4 @@
-#include "app/cluster_node.h"
+#include "cluster/node.h"
 
 #include <unistd.h>
 
@@ -6,16 +6,22 @@
 #include <cstdio>
 #include <vector>
 
-#include "app/budget_takes.h"
+#include "cluster/budget_takes.h"
+#include "common/check.h"
 #include "common/log.h"
 #include "common/mutex.h"
 #include "common/thread_setup.h"
+#include "store/postgres/pg_change_feed.h"
+#include "store/postgres/postgres_placement_counters.h"
+#include "store/postgres/postgres_store.h"
+#include "store/redis/redis_budget_authority.h"
+#include "store/redis/redis_cap_counters.h"
 
-namespace adserver::app {
+namespace adserver::cluster {
 namespace {
 // The other nodes' counters are read this often (they flush theirs every second).
 constexpr int64_t kOthersEverySeconds = 1;
-// The CLI's queued budget takes (app/budget_takes.h) are delivered this often: one indexed read
+// The CLI's queued budget takes (cluster/budget_takes.h) are delivered this often: one indexed read
 // of an (almost always) empty table per node.
 constexpr int64_t kTakesEverySeconds = 5;
 }  // namespace
@@ -29,32 +35,67 @@ std::string DefaultNodeId(const std::string& listen) {
   return std::string(host) + ":" + (colon == std::string::npos ? listen : listen.substr(colon + 1));
 }
 
+struct ClusterNode::Engines {
+  std::unique_ptr<store::PostgresStore> counters;
+  std::unique_ptr<store::RedisBudgetAuthority> authority;
+  std::unique_ptr<store::RedisCapCounters> caps;
+};
+
 Result<std::unique_ptr<ClusterNode>> ClusterNode::Open(const store::ClusterOptions& options,
-                                                       std::string node_id,
-                                                       const Clock& clock) {
-  std::unique_ptr<ClusterNode> node(new ClusterNode(options, std::move(node_id), clock));
-  ADS_ASSIGN_OR_RETURN(node->counters_, store::PostgresStore::Open(options.database_url));
-  node->counters_->SetNodeId(node->node_id_);
+                                                       std::string node_id, const Clock& clock) {
+  auto engines = std::make_unique<Engines>();
+  ADS_ASSIGN_OR_RETURN(engines->counters, store::PostgresStore::Open(options.database_url));
+  engines->counters->SetNodeId(node_id);
   // A node may start while Redis is away: it serves, budgeted campaigns wait for their leases.
-  ADS_ASSIGN_OR_RETURN(node->authority_,
-                       store::RedisBudgetAuthority::Open(options.redis_url, options.redis_key_prefix,
-                                                         /*wait_for_redis=*/true));
-  ADS_ASSIGN_OR_RETURN(node->cap_store_,
+  ADS_ASSIGN_OR_RETURN(engines->authority, store::RedisBudgetAuthority::Open(
+                                               options.redis_url, options.redis_key_prefix,
+                                               /*wait_for_redis=*/true));
+  ADS_ASSIGN_OR_RETURN(engines->caps,
                        store::RedisCapCounters::Open(options.redis_url, options.redis_key_prefix,
                                                      /*wait_for_redis=*/true));
-  node->leases_ = std::make_unique<decision::BudgetLeases>(
-      *node->authority_, decision::LeaseOptions{.slice_share = options.lease_slice_share});
+  const std::string url = options.database_url;
+  ClusterPorts ports{
+      .counters = engines->counters.get(),
+      .authority = engines->authority.get(),
+      .caps = engines->caps.get(),
+      .open_feed = [url](const std::string& name) -> Result<std::unique_ptr<store::ChangeFeed>> {
+        ADS_ASSIGN_OR_RETURN(std::unique_ptr<store::PgChangeFeed> feed,
+                             store::PgChangeFeed::Open(url, name));
+        return std::unique_ptr<store::ChangeFeed>(std::move(feed));
+      },
+      .open_placements = [url,
+                          node_id]() -> Result<std::unique_ptr<store::PlacementCountersStore>> {
+        ADS_ASSIGN_OR_RETURN(std::unique_ptr<store::PostgresPlacementCounters> rows,
+                             store::PostgresPlacementCounters::Open(url, node_id));
+        return std::unique_ptr<store::PlacementCountersStore>(std::move(rows));
+      }};
+  auto node = std::make_unique<ClusterNode>(std::move(ports), options, std::move(node_id), clock);
+  node->engines_ = std::move(engines);
   return node;
+}
+
+ClusterNode::ClusterNode(ClusterPorts ports, const store::ClusterOptions& options,
+                         std::string node_id, const Clock& clock)
+    : ports_(std::move(ports)), options_(options), node_id_(std::move(node_id)), clock_(clock) {
+  ADS_CHECK(ports_.counters != nullptr && ports_.authority != nullptr && ports_.caps != nullptr &&
+            ports_.open_feed && ports_.open_placements);
+  leases_ = std::make_unique<decision::BudgetLeases>(
+      *ports_.authority, decision::LeaseOptions{.slice_share = options.lease_slice_share});
 }
 
 ClusterNode::~ClusterNode() { Stop(); }
 
+store::PostgresStore& ClusterNode::counters() {
+  ADS_CHECK(engines_ != nullptr);
+  return *engines_->counters;
+}
+
 void ClusterNode::Attach(decision::LiveState& live, const Published<decision::Catalog>& catalogs,
-                         ingest::SnapshotPublisher& snapshots) {
+                         std::function<void()> inventory_changed) {
   live_ = &live;
   catalogs_ = &catalogs;
-  snapshots_ = &snapshots;
-  caps_ = std::make_unique<decision::SharedFrequencyCaps>(live.caps, *cap_store_);
+  inventory_changed_ = std::move(inventory_changed);
+  caps_ = std::make_unique<decision::SharedFrequencyCaps>(live.caps, *ports_.caps);
   live.leases = leases_.get();
   live.shared_caps = caps_.get();
   live.others = &others_;
@@ -81,7 +122,7 @@ void ClusterNode::RefillLeases(int64_t now) {
     // every node has seen the change, one slice per node may be leased twice.)
     auto [it, inserted] = leased_budgets_.try_emplace(c.id, *c.total_budget_micros);
     if (!inserted && it->second != *c.total_budget_micros) {
-      Status forgot = authority_->Forget(c.id);
+      Status forgot = ports_.authority->Forget(c.id);
       if (!forgot.ok()) {
         status = forgot;
         continue;
@@ -105,7 +146,7 @@ void ClusterNode::SyncCaps(int64_t now) {
 void ClusterNode::ReadOtherNodes(int64_t now) {
   if (now - others_read_at_ < kOthersEverySeconds) return;
   Result<std::vector<store::CampaignCountersRecord>> rows =
-      counters_->LoadOtherNodesCounters(now / 86400, now / 3600);
+      ports_.counters->LoadOtherNodesCounters(now / 86400, now / 3600);
   Note(postgres_ok_, "postgresql", "other nodes' counters", rows.status());
   if (!rows.ok()) return;
   others_read_at_ = now;
@@ -123,8 +164,7 @@ void ClusterNode::ReadOtherNodes(int64_t now) {
 }
 
 Status ClusterNode::SharePlacements(size_t max_pairs) {
-  ADS_ASSIGN_OR_RETURN(placement_store_,
-                       store::PostgresPlacementCounters::Open(options_.database_url, node_id_));
+  ADS_ASSIGN_OR_RETURN(placement_store_, ports_.open_placements());
   auto placements = std::make_unique<ClusterPlacements>(*placement_store_, max_pairs);
   ADS_RETURN_IF_ERROR(placements->Start());
   placements_ = std::move(placements);
@@ -140,7 +180,7 @@ void ClusterNode::SyncPlacements(int64_t now) {
 void ClusterNode::DeliverQueuedTakes(int64_t now) {
   if (now - takes_delivered_at_ < kTakesEverySeconds) return;
   takes_delivered_at_ = now;
-  Status delivered = DeliverBudgetTakes(*counters_, *authority_);
+  Status delivered = DeliverBudgetTakes(*ports_.counters, *ports_.authority);
   if (delivered.ok() != takes_ok_) {
     takes_ok_ = delivered.ok();
     if (takes_ok_) {
@@ -204,7 +244,7 @@ void ClusterNode::ReconcileDeadNodes(int64_t now) {
   if (now - dead_checked_at_ < kEvery) return;
   dead_checked_at_ = now;
   Result<store::DeadNodesReconciled> done =
-      counters_->ReconcileDeadNodes(options_.dead_node_seconds);
+      ports_.counters->ReconcileDeadNodes(options_.dead_node_seconds);
   if (!done.ok()) {
     ADS_LOG(warn, "dead nodes' counters not reconciled; next round", "status", done.status());
     return;
@@ -220,12 +260,11 @@ void ClusterNode::ReconcileDeadNodes(int64_t now) {
 
 void ClusterNode::RunFollower() {
   NameThisThread("cluster-feed");
-  std::unique_ptr<store::PgChangeFeed> feed;
+  std::unique_ptr<store::ChangeFeed> feed;
   int64_t seen = -1;
   while (!follower_stop_.load(std::memory_order_relaxed)) {
     if (!feed) {
-      Result<std::unique_ptr<store::PgChangeFeed>> opened =
-          store::PgChangeFeed::Open(options_.database_url, "inventory");
+      Result<std::unique_ptr<store::ChangeFeed>> opened = ports_.open_feed("inventory");
       Note(postgres_ok_, "postgresql", "change feed", opened.status());
       if (!opened.ok()) {
         MutexLock lock(mu_);
@@ -236,8 +275,8 @@ void ClusterNode::RunFollower() {
       feed = std::move(*opened);
     }
     // Short waits, so Stop is noticed within a quarter second.
-    Result<int64_t> version = feed->WaitForChange(seen, std::chrono::milliseconds(250),
-                                                  options_.change_poll_interval);
+    Result<int64_t> version =
+        feed->WaitForChange(seen, std::chrono::milliseconds(250), options_.change_poll_interval);
     Note(postgres_ok_, "postgresql", "change feed", version.status());
     if (!version.ok()) {
       MutexLock lock(mu_);
@@ -246,14 +285,13 @@ void ClusterNode::RunFollower() {
       continue;
     }
     if (*version != seen) {
-      if (seen != -1) snapshots_->NotifyChanged();
+      if (seen != -1 && inventory_changed_) inventory_changed_();
       seen = *version;
     }
   }
 }
 
-void ClusterNode::FollowActivity(std::function<Status()> step,
-                                 std::chrono::milliseconds interval) {
+void ClusterNode::FollowActivity(std::function<Status()> step, std::chrono::milliseconds interval) {
   activity_step_ = std::move(step);
   activity_interval_ = interval;
 }
@@ -271,18 +309,17 @@ void ClusterNode::RunReplica() {
   LowerThisThreadPriority();  // a bootstrap or a large import yields to the event loops
   // Woken by the activity change version's NOTIFY (every logged change bumps it), with a poll
   // behind it; a step also runs every activity_interval_ whatever the feed says.
-  std::unique_ptr<store::PgChangeFeed> feed;
+  std::unique_ptr<store::ChangeFeed> feed;
   int64_t seen = -1;
   while (!follower_stop_.load(std::memory_order_relaxed)) {
     Note(postgres_ok_, "postgresql", "activity replica", activity_step_());
     if (!feed) {
-      Result<std::unique_ptr<store::PgChangeFeed>> opened =
-          store::PgChangeFeed::Open(options_.database_url, "activity");
+      Result<std::unique_ptr<store::ChangeFeed>> opened = ports_.open_feed("activity");
       if (opened.ok()) feed = std::move(*opened);
     }
-    Result<int64_t> version = feed ? feed->WaitForChange(seen, activity_interval_,
-                                                         options_.change_poll_interval)
-                                   : Result<int64_t>(UnavailableError("no activity feed"));
+    Result<int64_t> version =
+        feed ? feed->WaitForChange(seen, activity_interval_, options_.change_poll_interval)
+             : Result<int64_t>(UnavailableError("no activity feed"));
     if (version.ok()) {
       seen = *version;
     } else {
@@ -319,9 +356,9 @@ void ClusterNode::Stop() {
   }
   Status returned = leases_->ReturnAll();
   if (!returned.ok()) {
-    ADS_LOG(warn, "budget leases not given back (lost to their campaigns until reseeded)",
-            "status", returned);
+    ADS_LOG(warn, "budget leases not given back (lost to their campaigns until reseeded)", "status",
+            returned);
   }
 }
 
-}  // namespace adserver::app
+}  // namespace adserver::cluster

@@ -1,8 +1,8 @@
-#include "app/cluster_placements.h"
+#include "cluster/placements.h"
 
 #include <algorithm>
 
-namespace adserver::app {
+namespace adserver::cluster {
 namespace {
 // Rows per read of the other nodes' (a sync that reads this many reads the rest next time).
 constexpr size_t kReadLimit = 10'000;
@@ -131,4 +131,4 @@ size_t ClusterPlacements::own_pairs() const {
   return own_.size();
 }
 
-}  // namespace adserver::app
+}  // namespace adserver::cluster

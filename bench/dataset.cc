@@ -7,12 +7,12 @@
 #include <filesystem>
 #include <memory>
 
-#include "app/demo.h"
 #include "app/server.h"
 #include "common/check.h"
 #include "common/clock.h"
 #include "common/crypto.h"
 #include "common/splitmix64.h"
+#include "demo/demo.h"
 #include "store/sqlite/sqlite_events_store.h"
 
 namespace adserver::bench {
@@ -71,7 +71,7 @@ const std::vector<store::ProjectRecord>& RealProjects() {
       ADS_ASSIGN_OR_RETURN(auto events, store::SqliteEventsStore::Open(app::DatabasePath(dir)));
       FakeClock clock;
       ADS_RETURN_IF_ERROR(
-          app::SeedDemo(*store, *events, clock, "http://127.0.0.1", /*wallets=*/0).status());
+          demo::SeedDemo(*store, *events, clock, "http://127.0.0.1", /*wallets=*/0).status());
       ADS_ASSIGN_OR_RETURN(list, store->ListProjects());
       return OkStatus();
     }();

@@ -14,11 +14,11 @@
 #include "app/activity_commands.h"
 #include "app/cli_attribution.h"
 #include "app/cluster_indexer.h"
-#include "app/demo.h"
 #include "app/indexer.h"
 #include "app/server.h"
 #include "cli/commands.h"
 #include "common/log.h"
+#include "demo/demo.h"
 #include "store/composed_store.h"
 #include "store/postgres/postgres_activity_store.h"
 #include "store/postgres/postgres_store.h"
@@ -95,15 +95,15 @@ int WaitForStop(const sigset_t& signals) {
 // The demo's dataset, operator and banner (`serve --demo`).
 Status StartDemo(app::Server& server, const config::Config& config, int wallets) {
   std::string base = BaseUrl(config.http.listen, server.port());
-  ADS_ASSIGN_OR_RETURN(app::DemoKeys keys, app::SeedDemo(server.store(), server.events(),
-                                                         SystemClock::Get(), base, wallets));
+  ADS_ASSIGN_OR_RETURN(demo::DemoKeys keys, demo::SeedDemo(server.store(), server.events(),
+                                                           SystemClock::Get(), base, wallets));
   ADS_RETURN_IF_ERROR(server.RefreshSnapshots());
   ADS_ASSIGN_OR_RETURN(std::string operator_password,
-                       app::SeedDemoOperator(server.accounts(), SystemClock::Get()));
-  app::PrintDemoBanner(std::cout, keys, base, operator_password);
+                       demo::SeedDemoOperator(server.accounts(), SystemClock::Get()));
+  demo::PrintDemoBanner(std::cout, keys, base, operator_password);
   // The registry's 20,000 projects after the banner: the ads above do not need them.
   if (keys.registry_pending) {
-    ADS_RETURN_IF_ERROR(app::SeedDemoRegistry(server.store(), SystemClock::Get()));
+    ADS_RETURN_IF_ERROR(demo::SeedDemoRegistry(server.store(), SystemClock::Get()));
     ADS_RETURN_IF_ERROR(server.RefreshSnapshots());
   }
   return OkStatus();
@@ -115,7 +115,7 @@ Status RunServe(const ServeFlags& flags) {
   log::SetFormat(config.log_format);
   log::SetLevel(config.log_level);
   ADS_ASSIGN_OR_RETURN(auto server, app::Server::Create(config));
-  if (flags.demo) app::RegisterDemoCreatives(server->router());
+  if (flags.demo) demo::RegisterDemoCreatives(server->router());
   ADS_RETURN_IF_ERROR(server->Start());
   if (flags.demo) ADS_RETURN_IF_ERROR(StartDemo(*server, config, flags.demo_wallets));
   if (!flags.ready_file.empty()) ADS_RETURN_IF_ERROR(WriteReadyFile(flags.ready_file, server->port()));

@@ -12,9 +12,9 @@
 #include <set>
 #include <string>
 
-#include "app/demo.h"
 #include "app/server.h"
 #include "config/config.h"
+#include "demo/demo.h"
 #include "http/router.h"
 #include "support/temp_dir.h"
 
@@ -69,7 +69,7 @@ TEST(OpenApiRoutesTest, DocumentListsEveryRegisteredRouteAndNoOther) {
   config.log_level = "warn";
   Result<std::unique_ptr<app::Server>> server = app::Server::Create(config);
   ASSERT_TRUE(server.ok()) << server.status().ToString();
-  app::RegisterDemoCreatives((*server)->router());  // as `serve --demo` does
+  demo::RegisterDemoCreatives((*server)->router());  // as `serve --demo` does
 
   std::set<Operation> registered;
   for (const http::Router::RouteInfo& route : (*server)->router().Routes()) {

@@ -14,7 +14,7 @@
 #include "store/events_store.h"
 #include "store/store.h"
 
-namespace adserver::app {
+namespace adserver::demo {
 
 struct DemoKeys {
   std::string live_key;
@@ -63,4 +63,4 @@ Result<std::string> SeedDemoOperator(store::AccountStore& accounts, const Clock&
 void PrintDemoBanner(std::ostream& out, const DemoKeys& keys, const std::string& base_url,
                      const std::string& operator_password = "");
 
-}  // namespace adserver::app
+}  // namespace adserver::demo

@@ -13,7 +13,7 @@
 #include "common/types.h"
 #include "store/events_store.h"
 
-namespace adserver::app {
+namespace adserver::demo {
 
 // One demo campaign (with its one ad) and how its audience behaves.
 struct DemoTrafficCampaign {
@@ -70,4 +70,4 @@ DemoTraffic GenerateDemoTraffic(std::span<const DemoTrafficCampaign> campaigns,
 // InsertConversions), so reports and campaign stats read it like served traffic.
 Status WriteDemoTraffic(store::EventsStore& events, DemoTraffic& traffic, int64_t now);
 
-}  // namespace adserver::app
+}  // namespace adserver::demo

@@ -1,4 +1,4 @@
-#include "app/demo.h"
+#include "demo/demo.h"
 
 #include <sodium.h>
 
@@ -14,16 +14,16 @@
 #include <thread>
 #include <vector>
 
-#include "app/demo_creatives.h"
-#include "app/demo_traffic.h"
 #include "common/address.h"
 #include "common/crypto.h"
 #include "common/log.h"
 #include "common/password.h"
+#include "demo/creatives.h"
+#include "demo/traffic.h"
 #include "ingest/registry_import.h"
 #include "ingest/validation.h"
 
-namespace adserver::app {
+namespace adserver::demo {
 namespace {
 
 constexpr char kDemoPublisher[] = "Demo Publisher";
@@ -43,39 +43,57 @@ struct DemoProject {
 // Real mainnet (and L2) contracts of well-known projects.
 const std::vector<DemoProject>& DemoProjects() {
   static const std::vector<DemoProject> kProjects = {
-      {"uniswap", "Uniswap", "dex",
+      {"uniswap",
+       "Uniswap",
+       "dex",
        {{1, "0x3fC91A3afd70395Cd496C647d5a6CC9D4B2b7FAD"},
         {1, "0x68b3465833fb72A70ecDF485E0e4C7bD8665Fc45"},
         {1, "0x7a250d5630B4cF539739dF2C5dAcb4c659F2488D"},
         {1, "0x1f9840a85d5aF5bf1D1762F925BDADdC4201F984"}}},
-      {"aave", "Aave", "lending",
+      {"aave",
+       "Aave",
+       "lending",
        {{1, "0x87870Bca3F3fD6335C3F4ce8392D69350B4fA4E2"},
         {1, "0x7d2768dE32b0b80b7a3454c06BdAc94A69DDc7A9"},
         {1, "0x7Fc66500c84A76Ad7e9c93437bFc5Ac33E2DDaE9"}}},
-      {"lido", "Lido", "staking",
+      {"lido",
+       "Lido",
+       "staking",
        {{1, "0xae7ab96520DE3A18E5e111B5EaAb095312D7fE84"},
         {1, "0x7f39C581F595B53c5cb19bD0b3f8dA6c935E2Ca0"},
         {1, "0x5A98FcBEA516Cf06857215779Fd812CA3beF1B32"}}},
-      {"usdc", "USD Coin", "stablecoin",
+      {"usdc",
+       "USD Coin",
+       "stablecoin",
        {{1, "0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48"},
         {8453, "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"}}},
       {"tether", "Tether USD", "stablecoin", {{1, "0xdAC17F958D2ee523a2206206994597C13D831ec7"}}},
-      {"makerdao", "MakerDAO (DAI)", "stablecoin",
+      {"makerdao",
+       "MakerDAO (DAI)",
+       "stablecoin",
        {{1, "0x6B175474E89094C44Da98b954EedeAC495271d0F"}}},
       {"weth", "Wrapped Ether", "token", {{1, "0xC02aaA39b223FE8D0A0e5C4F27eAD9083C756Cc2"}}},
       {"chainlink", "Chainlink", "oracle", {{1, "0x514910771AF9Ca656af840dff83E8264EcF986CA"}}},
-      {"ens", "Ethereum Name Service", "identity",
+      {"ens",
+       "Ethereum Name Service",
+       "identity",
        {{1, "0x253553366Da8546fC250F225fe3d25d0C782303b"},
         {1, "0x00000000000C2E074eC69A0dFb2997BA6C7d2e1e"},
         {1, "0xC18360217D8F7Ab5e7c516566761Ea12Ce7F9D72"}}},
-      {"opensea", "OpenSea (Seaport)", "nft",
+      {"opensea",
+       "OpenSea (Seaport)",
+       "nft",
        {{1, "0x00000000000000ADc04C56Bf30aC9d3c0aAF14dC"},
         {1, "0x0000000000000068F116a894984e2DB1123eB395"}}},
-      {"curve", "Curve Finance", "dex",
+      {"curve",
+       "Curve Finance",
+       "dex",
        {{1, "0xD533a949740bb3306d119CC777fa900bA034cd52"},
         {1, "0xbEbc44782C7dB0a1A60Cb6fe97d0b483032FF1C7"}}},
       {"1inch", "1inch", "dex", {{1, "0x1111111254EEB25477B68fb85Ed929f73A960582"}}},
-      {"compound", "Compound", "lending",
+      {"compound",
+       "Compound",
+       "lending",
        {{1, "0xc3d688B66703497DAA19211EEdff47f25384cdc3"},
         {1, "0xc00e94Cb662C3520282E6f5717214004A7f26888"}}},
       {"arbitrum", "Arbitrum", "l2", {{42161, "0x912CE59144191C1204E64559FE8253a0e49E6548"}}},
@@ -109,31 +127,96 @@ struct DemoCampaign {
 
 const std::vector<DemoCampaign>& DemoCampaigns() {
   static const std::vector<DemoCampaign> kCampaigns = {
-      {"Aave", "Aave: lend what you swap", PricingModel::kCpm, 9.0, {"uniswap", "curve", "1inch"},
-       {"aave"}, 90, "Put your idle tokens to work",
+      {"Aave",
+       "Aave: lend what you swap",
+       PricingModel::kCpm,
+       9.0,
+       {"uniswap", "curve", "1inch"},
+       {"aave"},
+       90,
+       "Put your idle tokens to work",
        "Supply assets on **Aave** and earn *variable* yield.\\n* No lockups\\n* Withdraw any time",
-       "Open Aave", "https://app.aave.com", "A", "#b6509e", "#2ebac6",
-       "Earn yield on idle tokens", 9000, 0.012, 0.06},
-      {"Lido", "Lido: stake your ETH", PricingModel::kCpm, 7.5, {"weth", "uniswap", "aave"},
-       {"lido"}, 120, "Liquid staking for ETH",
+       "Open Aave",
+       "https://app.aave.com",
+       "A",
+       "#b6509e",
+       "#2ebac6",
+       "Earn yield on idle tokens",
+       9000,
+       0.012,
+       0.06},
+      {"Lido",
+       "Lido: stake your ETH",
+       PricingModel::kCpm,
+       7.5,
+       {"weth", "uniswap", "aave"},
+       {"lido"},
+       120,
+       "Liquid staking for ETH",
        "Stake ETH with **Lido**, keep it liquid as stETH.\\nUse it across __DeFi__.",
-       "Stake now", "https://stake.lido.fi", "L", "#00a3ff", "#0a2540",
-       "Stake ETH, stay liquid", 7000, 0.009, 0.05},
-      {"Uniswap", "Uniswap: swap on L2", PricingModel::kCpc, 0.40, {"usdc", "tether", "makerdao"},
-       {}, 60, "Swap with lower fees",
-       "Trade tokens on **Uniswap** on Arbitrum, Optimism and Base.", "Swap",
-       "https://app.uniswap.org", "U", "#ff007a", "#7a1cac", "Swap on L2 for less", 6000, 0.021,
+       "Stake now",
+       "https://stake.lido.fi",
+       "L",
+       "#00a3ff",
+       "#0a2540",
+       "Stake ETH, stay liquid",
+       7000,
+       0.009,
+       0.05},
+      {"Uniswap",
+       "Uniswap: swap on L2",
+       PricingModel::kCpc,
+       0.40,
+       {"usdc", "tether", "makerdao"},
+       {},
+       60,
+       "Swap with lower fees",
+       "Trade tokens on **Uniswap** on Arbitrum, Optimism and Base.",
+       "Swap",
+       "https://app.uniswap.org",
+       "U",
+       "#ff007a",
+       "#7a1cac",
+       "Swap on L2 for less",
+       6000,
+       0.021,
        0.08},
-      {"ENS", "ENS: your web3 name", PricingModel::kCpm, 5.0, {"opensea", "uniswap"}, {"ens"},
-       180, "Claim your .eth name",
-       "One name for all your wallets.\\n* Readable\\n* Portable\\n* *Yours*", "Find a name",
-       "https://app.ens.domains", "E", "#5298ff", "#1b3a8c", "Claim your .eth name", 4000, 0.015,
+      {"ENS",
+       "ENS: your web3 name",
+       PricingModel::kCpm,
+       5.0,
+       {"opensea", "uniswap"},
+       {"ens"},
+       180,
+       "Claim your .eth name",
+       "One name for all your wallets.\\n* Readable\\n* Portable\\n* *Yours*",
+       "Find a name",
+       "https://app.ens.domains",
+       "E",
+       "#5298ff",
+       "#1b3a8c",
+       "Claim your .eth name",
+       4000,
+       0.015,
        0.04},
-      {"Chainlink", "Chainlink: build with oracles", PricingModel::kCpm, 4.0,
-       {"aave", "compound", "chainlink"}, {}, 365, "Build on reliable data",
-       "**Chainlink** data feeds power most of DeFi.", "Read the docs",
-       "https://docs.chain.link", "C", "#375bd2", "#0b1a4a", "Build on reliable data", 3000,
-       0.007, 0.03},
+      {"Chainlink",
+       "Chainlink: build with oracles",
+       PricingModel::kCpm,
+       4.0,
+       {"aave", "compound", "chainlink"},
+       {},
+       365,
+       "Build on reliable data",
+       "**Chainlink** data feeds power most of DeFi.",
+       "Read the docs",
+       "https://docs.chain.link",
+       "C",
+       "#375bd2",
+       "#0b1a4a",
+       "Build on reliable data",
+       3000,
+       0.007,
+       0.03},
   };
   return kCampaigns;
 }
@@ -172,8 +255,9 @@ Address SyntheticWallet(uint64_t seed, int i) {
   return a;
 }
 
-Status SeedActivity(store::Store& store, const std::map<std::string, store::ProjectRecord>& projects,
-                    int64_t now, int wallets, uint64_t seed) {
+Status SeedActivity(store::Store& store,
+                    const std::map<std::string, store::ProjectRecord>& projects, int64_t now,
+                    int wallets, uint64_t seed) {
   std::vector<const store::ProjectRecord*> list;
   for (const auto& p : DemoProjects()) list.push_back(&projects.at(p.slug));
   std::mt19937_64 rng(seed);
@@ -468,4 +552,4 @@ void PrintDemoBanner(std::ostream& out, const DemoKeys& keys, const std::string&
   out << std::endl;
 }
 
-}  // namespace adserver::app
+}  // namespace adserver::demo

@@ -1,11 +1,11 @@
-#include "app/demo_creatives.h"
+#include "demo/creatives.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <vector>
 
-namespace adserver::app {
+namespace adserver::demo {
 namespace {
 
 // Width in em of one character: at least DejaVu Sans Bold's advance, rounded up.
@@ -239,4 +239,4 @@ std::string RenderCreativeSvg(const CreativeBrand& brand, CreativeKind kind) {
   return svg;
 }
 
-}  // namespace adserver::app
+}  // namespace adserver::demo

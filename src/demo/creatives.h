@@ -14,7 +14,7 @@
 #include <string>
 #include <string_view>
 
-namespace adserver::app {
+namespace adserver::demo {
 
 struct CreativeBrand {
   std::string_view name;    // "Aave"
@@ -43,4 +43,4 @@ double EstimatedTextWidth(std::string_view text, double font_size);
 // Smallest font size the layouts use; a line that would need less is a bug in the demo data.
 inline constexpr double kMinCreativeFontSize = 12;
 
-}  // namespace adserver::app
+}  // namespace adserver::demo

@@ -1,11 +1,11 @@
-#include "app/demo_traffic.h"
+#include "demo/traffic.h"
 
 #include <algorithm>
 #include <cmath>
 #include <numbers>
 #include <random>
 
-namespace adserver::app {
+namespace adserver::demo {
 namespace {
 
 constexpr int64_t kHour = 3600;
@@ -210,4 +210,4 @@ Status WriteDemoTraffic(store::EventsStore& events, DemoTraffic& traffic, int64_
   return events.InsertConversions(traffic.conversions, now).status();
 }
 
-}  // namespace adserver::app
+}  // namespace adserver::demo

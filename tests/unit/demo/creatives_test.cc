@@ -1,4 +1,4 @@
-#include "app/demo_creatives.h"
+#include "demo/creatives.h"
 
 #include <gtest/gtest.h>
 
@@ -6,9 +6,9 @@
 #include <set>
 #include <string>
 
-#include "app/demo.h"
+#include "demo/demo.h"
 
-namespace adserver::app {
+namespace adserver::demo {
 namespace {
 
 struct SvgText {
@@ -160,4 +160,4 @@ TEST(DemoCreativesTest, TextWidthEstimateIsConservative) {
 }
 
 }  // namespace
-}  // namespace adserver::app
+}  // namespace adserver::demo

@@ -1,4 +1,4 @@
-#include "app/demo_traffic.h"
+#include "demo/traffic.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include "store/sqlite/sqlite_events_store.h"
 #include "support/temp_dir.h"
 
-namespace adserver::app {
+namespace adserver::demo {
 namespace {
 
 constexpr int64_t kNow = 1'795'000'000 + 13 * 3600 + 17;  // an afternoon
@@ -203,4 +203,4 @@ TEST(DemoTrafficTest, WritesThroughTheEventsStore) {
 }
 
 }  // namespace
-}  // namespace adserver::app
+}  // namespace adserver::demo

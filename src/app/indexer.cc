@@ -2,10 +2,10 @@
 
 #include <filesystem>
 
-#include "app/cluster_indexer.h"
 #include "common/check.h"
 #include "common/log.h"
 #include "common/thread_setup.h"
+#include "store/postgres/pg_leader_lock.h"
 
 namespace adserver::app {
 namespace {
@@ -45,22 +45,20 @@ IndexerThread::IndexerThread(store::LmdbActivityStore& store, std::string data_d
                              IndexerOptions options, ingest::chain::BlockSink* sink)
     : store_(&store), data_dir_(std::move(data_dir)), options_(std::move(options)), sink_(sink) {}
 
-IndexerThread::IndexerThread(std::unique_ptr<ClusterIndexer> cluster)
-    : sink_(nullptr), cluster_(std::move(cluster)) {}
+IndexerThread::IndexerThread(std::unique_ptr<cluster::ClusterIndexer> cluster)
+    : sink_(nullptr), cluster_mode_(true), cluster_(std::move(cluster)) {}
 
 IndexerThread::~IndexerThread() { Stop(); }
 
 std::optional<ingest::chain::ChainIndexer::Progress> IndexerThread::progress() const {
-  if (cluster_) return cluster_->progress();
+  if (cluster_mode_) return cluster_ ? cluster_->progress() : std::nullopt;
   if (!indexer_) return std::nullopt;
   return indexer_->progress();
 }
 
 void IndexerThread::Start() {
-  if (cluster_) {
-    if (Status st = cluster_->Start(); !st.ok()) {
-      ADS_LOG(error, "indexer not started; serving goes on", "status", st);
-    }
+  if (cluster_mode_) {
+    if (cluster_) cluster_->Start();
     return;
   }
   ADS_CHECK(!thread_.joinable()) << "IndexerThread started twice";
@@ -84,6 +82,28 @@ void IndexerThread::Stop() {
   if (cluster_) cluster_->Stop();
   if (indexer_) indexer_->Stop();
   if (thread_.joinable()) thread_.join();
+}
+
+Result<std::unique_ptr<cluster::ClusterIndexer>> OpenClusterIndexer(
+    store::InventoryStore& registry, store::ChainLedger& ledger, const std::string& database_url,
+    const IndexerOptions& options, ingest::chain::BlockSink* sink,
+    cluster::ClusterIndexerOptions cluster) {
+  // A bad URL fails here, not at every term.
+  ADS_RETURN_IF_ERROR(ingest::chain::JsonRpcChainSource::Create(options.rpc_url).status());
+  cluster::IndexerPorts ports{
+      .open_lock = [database_url](int64_t key) -> Result<std::unique_ptr<store::LeaderLock>> {
+        ADS_ASSIGN_OR_RETURN(std::unique_ptr<store::PgLeaderLock> lock,
+                             store::PgLeaderLock::Open(database_url, key));
+        return std::unique_ptr<store::LeaderLock>(std::move(lock));
+      },
+      .make_indexer = [&registry, options, sink](store::ChainLedger& fenced)
+          -> Result<std::unique_ptr<cluster::TermIndexer>> {
+        ADS_ASSIGN_OR_RETURN(std::unique_ptr<LiveIndexer> indexer,
+                             LiveIndexer::Create(registry, fenced, options, sink));
+        return std::unique_ptr<cluster::TermIndexer>(std::move(indexer));
+      }};
+  return std::make_unique<cluster::ClusterIndexer>(ledger, options.chain_id, std::move(ports),
+                                                   cluster);
 }
 
 }  // namespace adserver::app

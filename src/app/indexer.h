@@ -3,13 +3,14 @@
 // The live EVM indexer (ingest/chain/chain_indexer.h) over a node's JSON-RPC, as `adserver
 // index` runs it, or on its own thread inside `adserver serve` when the configuration has an
 // [indexer] section. In cluster mode it runs on the node leading the chain
-// (app/cluster_indexer.h).
+// (cluster/indexer.h; OpenClusterIndexer below connects it).
 
 #include <memory>
 #include <optional>
 #include <string>
 #include <thread>
 
+#include "cluster/indexer.h"
 #include "common/status.h"
 #include "ingest/chain/block_sink.h"
 #include "ingest/chain/chain_indexer.h"
@@ -21,14 +22,12 @@
 
 namespace adserver::app {
 
-class ClusterIndexer;
-
 using IndexerOptions = ingest::chain::IndexerOptions;
 
 // A ChainIndexer reading the node at options.rpc_url into the data directory's activity index,
 // migrating the checkpoint file of earlier versions (DATA_DIR/indexer-<chainId>.json) once.
 // Run and Stop as ChainIndexer's: Run on one thread, Stop from any.
-class LiveIndexer {
+class LiveIndexer final : public cluster::TermIndexer {
  public:
   // InvalidArgument if options.rpc_url is not http://host[:port][/path]. `store` (an already
   // open data directory: LMDB must not be opened twice in one process) and `sink` (optional)
@@ -47,10 +46,10 @@ class LiveIndexer {
               store::InventoryStore& registry, store::ChainLedger& ledger,
               const IndexerOptions& options, ingest::chain::BlockSink* sink);
 
-  Status Run() { return indexer_.Run(); }
-  void Stop() { indexer_.Stop(); }
+  Status Run() override { return indexer_.Run(); }
+  void Stop() override { indexer_.Stop(); }
   // Thread-safe.
-  ingest::chain::ChainIndexer::Progress progress() const { return indexer_.progress(); }
+  ingest::chain::ChainIndexer::Progress progress() const override { return indexer_.progress(); }
 
  private:
   std::unique_ptr<ingest::chain::JsonRpcChainSource> source_;
@@ -65,8 +64,9 @@ class IndexerThread {
   IndexerThread(store::LmdbActivityStore& store, std::string data_dir, IndexerOptions options,
                 ingest::chain::BlockSink* sink = nullptr);
   // Cluster mode: the node contends for the chain's leadership and indexes while it leads
-  // (ClusterIndexer); progress() is nullopt while another node leads.
-  explicit IndexerThread(std::unique_ptr<ClusterIndexer> cluster);
+  // (cluster::ClusterIndexer; null: none could be made, nothing runs); progress() is nullopt
+  // while another node leads.
+  explicit IndexerThread(std::unique_ptr<cluster::ClusterIndexer> cluster);
   ~IndexerThread();
   IndexerThread(const IndexerThread&) = delete;
   IndexerThread& operator=(const IndexerThread&) = delete;
@@ -86,7 +86,17 @@ class IndexerThread {
   ingest::chain::BlockSink* sink_;
   std::unique_ptr<LiveIndexer> indexer_;
   std::thread thread_;
-  std::unique_ptr<ClusterIndexer> cluster_;  // cluster mode: runs instead of the above
+  const bool cluster_mode_ = false;
+  std::unique_ptr<cluster::ClusterIndexer> cluster_;  // cluster mode: runs instead of the above
 };
+
+// Cluster mode: a contender for the chain's leadership over PostgreSQL's advisory lock at
+// `database_url`, each term indexing the chain's JSON-RPC into `ledger` (PostgreSQL's) with
+// `registry` (the cluster's inventory) and `sink` (optional), which must outlive it.
+// InvalidArgument for a bad options.rpc_url.
+Result<std::unique_ptr<cluster::ClusterIndexer>> OpenClusterIndexer(
+    store::InventoryStore& registry, store::ChainLedger& ledger, const std::string& database_url,
+    const IndexerOptions& options, ingest::chain::BlockSink* sink = nullptr,
+    cluster::ClusterIndexerOptions cluster = {});
 
 }  // namespace adserver::app

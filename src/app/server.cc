@@ -8,7 +8,6 @@
 #include <string>
 #include <system_error>
 
-#include "app/cluster_indexer.h"
 #include "app/metrics_endpoint.h"
 #include "common/json_writer.h"
 #include "common/log.h"
@@ -714,10 +713,14 @@ Status Server::Init() {
   ADS_RETURN_IF_ERROR(InitEvents());
   // The live indexer attributes onchain conversions as it applies blocks (issue 15).
   if (config_.indexer && cluster_) {
-    // Cluster mode: the node leading the chain indexes into PostgreSQL (cluster_indexer.h).
-    indexer_ = std::make_unique<IndexerThread>(std::make_unique<ClusterIndexer>(
-        *pg_inventory_, *pg_activity_, config_.cluster.database_url, *config_.indexer,
-        conversions_.get()));
+    // Cluster mode: the node leading the chain indexes into PostgreSQL (cluster/indexer.h).
+    Result<std::unique_ptr<cluster::ClusterIndexer>> leader =
+        OpenClusterIndexer(*pg_inventory_, *pg_activity_, config_.cluster.database_url,
+                           *config_.indexer, conversions_.get());
+    if (!leader.ok()) {
+      ADS_LOG(error, "indexer not started; serving goes on", "status", leader.status());
+    }
+    indexer_ = std::make_unique<IndexerThread>(leader.ok() ? std::move(*leader) : nullptr);
   } else if (config_.indexer) {
     indexer_ = std::make_unique<IndexerThread>(*activity_store_, config_.data_dir, *config_.indexer,
                                                conversions_.get());

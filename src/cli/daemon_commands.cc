@@ -13,7 +13,6 @@
 
 #include "app/activity_commands.h"
 #include "app/cli_attribution.h"
-#include "app/cluster_indexer.h"
 #include "app/indexer.h"
 #include "app/server.h"
 #include "cli/commands.h"
@@ -153,7 +152,7 @@ Status RunIndex(const std::string& data_dir, const app::IndexerOptions& options)
 }
 
 // `adserver index` in cluster mode: one more contender for the chain's leadership, indexing
-// into PostgreSQL while it leads (app/cluster_indexer.h). Blocks' transactions are attributed
+// into PostgreSQL while it leads (cluster/indexer.h). Blocks' transactions are attributed
 // against the cluster's exposures and billed by this process, as a `serve` leader's are
 // (app/cli_attribution.h).
 Status RunClusterIndex(const store::ClusterOptions& cluster, const app::IndexerOptions& options) {
@@ -162,11 +161,12 @@ Status RunClusterIndex(const store::ClusterOptions& cluster, const app::IndexerO
   ADS_ASSIGN_OR_RETURN(auto activity, store::PostgresActivityStore::Open(cluster.database_url));
   store::ComposedStore store(*inventory, *activity, *inventory);
   ADS_ASSIGN_OR_RETURN(auto attribution, app::CliAttribution::OpenCluster(cluster, store));
-  app::ClusterIndexer indexer(*inventory, *activity, cluster.database_url, options,
-                              attribution.get());
-  ADS_RETURN_IF_ERROR(indexer.Start());
+  ADS_ASSIGN_OR_RETURN(std::unique_ptr<cluster::ClusterIndexer> indexer,
+                       app::OpenClusterIndexer(*inventory, *activity, cluster.database_url, options,
+                                               attribution.get()));
+  indexer->Start();
   WaitForStop(signals);
-  indexer.Stop();
+  indexer->Stop();
   return attribution->Finish();
 }
 

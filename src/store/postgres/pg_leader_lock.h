@@ -16,6 +16,7 @@
 #include <string>
 
 #include "common/status.h"
+#include "store/leader_lock.h"
 
 namespace adserver::store {
 
@@ -23,21 +24,21 @@ namespace pg_detail {
 class PgConnection;
 }
 
-class PgLeaderLock {
+class PgLeaderLock final : public LeaderLock {
  public:
   // `key`: the job's advisory lock key (e.g. a fixed prefix and the chain id).
   static Result<std::unique_ptr<PgLeaderLock>> Open(const std::string& url, int64_t key);
-  ~PgLeaderLock();
+  ~PgLeaderLock() override;
   PgLeaderLock(const PgLeaderLock&) = delete;
   PgLeaderLock& operator=(const PgLeaderLock&) = delete;
 
   // True while this node leads: takes the lock when free, or confirms the session holding it is
   // alive. False when another node leads or leadership was just lost. Unavailable when
   // PostgreSQL cannot be reached (then this node does not lead). Not thread-safe.
-  Result<bool> TryLead();
+  Result<bool> TryLead() override;
   bool leading() const { return leading_; }
   // Gives leadership up (graceful shutdown: another node takes over at its next TryLead).
-  void Release();
+  void Release() override;
 
  private:
   PgLeaderLock(std::string url, int64_t key);

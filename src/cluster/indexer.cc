@@ -1,12 +1,11 @@
-#include "app/cluster_indexer.h"
+#include "cluster/indexer.h"
 
 #include "common/check.h"
 #include "common/log.h"
 #include "common/mutex.h"
 #include "common/thread_setup.h"
-#include "ingest/chain/json_rpc_chain_source.h"
 
-namespace adserver::app {
+namespace adserver::cluster {
 namespace {
 
 // "adsx": the prefix of the indexer leadership keys (other advisory locks use "adsr...").
@@ -42,27 +41,23 @@ Status ClusterIndexer::FencedLedger::UndoBlocksAfter(int64_t chain_id, uint64_t 
   return ledger_.UndoBlocksAfter(chain_id, ancestor);
 }
 
-ClusterIndexer::ClusterIndexer(store::InventoryStore& registry, store::ChainLedger& ledger,
-                               std::string database_url, IndexerOptions options,
-                               ingest::chain::BlockSink* sink, ClusterIndexerOptions cluster)
-    : registry_(registry),
-      database_url_(std::move(database_url)),
-      options_(std::move(options)),
-      sink_(sink),
+ClusterIndexer::ClusterIndexer(store::ChainLedger& ledger, int64_t chain_id, IndexerPorts ports,
+                               ClusterIndexerOptions cluster)
+    : chain_id_(chain_id),
+      ports_(std::move(ports)),
       cluster_(cluster),
-      ledger_(ledger, leading_, options_.chain_id) {}
+      ledger_(ledger, leading_, chain_id) {
+  ADS_CHECK(ports_.open_lock && ports_.make_indexer);
+}
 
 ClusterIndexer::~ClusterIndexer() { Stop(); }
 
-Status ClusterIndexer::Start() {
+void ClusterIndexer::Start() {
   ADS_CHECK(!contender_.joinable()) << "ClusterIndexer started twice";
-  // A bad URL fails here, not at every term.
-  ADS_RETURN_IF_ERROR(ingest::chain::JsonRpcChainSource::Create(options_.rpc_url).status());
   contender_ = std::thread([this] {
     NameThisThread("indexer-lead");
     Contend();
   });
-  return OkStatus();
 }
 
 void ClusterIndexer::Stop() {
@@ -75,7 +70,7 @@ void ClusterIndexer::Stop() {
 }
 
 std::optional<ingest::chain::ChainIndexer::Progress> ClusterIndexer::progress() const {
-  std::shared_ptr<LiveIndexer> indexer;
+  std::shared_ptr<TermIndexer> indexer;
   {
     MutexLock lock(mu_);
     indexer = indexer_;
@@ -90,17 +85,16 @@ bool ClusterIndexer::WaitUnlessStopped(std::chrono::milliseconds duration) {
 }
 
 void ClusterIndexer::Contend() {
-  std::unique_ptr<store::PgLeaderLock> lock;
+  std::unique_ptr<store::LeaderLock> lock;
   for (bool stopped = false; !stopped; stopped = WaitUnlessStopped(cluster_.lead_check)) {
     bool lead = CheckLeadership(lock);
     if (lead && !leading()) {
-      ADS_LOG(info, "indexer leadership taken: this node indexes the chain", "chain",
-              options_.chain_id);
+      ADS_LOG(info, "indexer leadership taken: this node indexes the chain", "chain", chain_id_);
       terms_.fetch_add(1, std::memory_order_relaxed);
       StartIndexer();
     } else if (!lead && leading()) {
       StopIndexer();
-      ADS_LOG(warn, "indexer leadership lost: indexer stopped", "chain", options_.chain_id);
+      ADS_LOG(warn, "indexer leadership lost: indexer stopped", "chain", chain_id_);
     } else if (lead && ended_.load() && !fatal_.load()) {
       StopIndexer();  // joins the ended run
       StartIndexer();
@@ -111,10 +105,9 @@ void ClusterIndexer::Contend() {
   if (lock) lock->Release();
 }
 
-bool ClusterIndexer::CheckLeadership(std::unique_ptr<store::PgLeaderLock>& lock) {
+bool ClusterIndexer::CheckLeadership(std::unique_ptr<store::LeaderLock>& lock) {
   if (!lock) {
-    Result<std::unique_ptr<store::PgLeaderLock>> opened =
-        store::PgLeaderLock::Open(database_url_, LeaderKey(options_.chain_id));
+    Result<std::unique_ptr<store::LeaderLock>> opened = ports_.open_lock(LeaderKey(chain_id_));
     if (!opened.ok()) return false;  // PostgreSQL unreachable: nobody can lead through it
     lock = std::move(*opened);
   }
@@ -127,11 +120,15 @@ void ClusterIndexer::StartIndexer() {
   leading_.store(true, std::memory_order_release);
   ended_ = false;
   fatal_ = false;
-  Result<std::unique_ptr<LiveIndexer>> created =
-      LiveIndexer::Create(registry_, ledger_, options_, sink_);
-  ADS_CHECK(created.ok()) << "the indexer's URL was accepted by Start: "
-                          << created.status().message();
-  std::shared_ptr<LiveIndexer> indexer = std::move(*created);
+  Result<std::unique_ptr<TermIndexer>> created = ports_.make_indexer(ledger_);
+  if (!created.ok()) {
+    // Retried at the next leadership check (as a run that ended).
+    ADS_LOG(warn, "indexer not started; retried at the next leadership check", "chain", chain_id_,
+            "status", created.status());
+    ended_ = true;
+    return;
+  }
+  std::shared_ptr<TermIndexer> indexer = std::move(*created);
   {
     MutexLock lock(mu_);
     indexer_ = indexer;
@@ -142,8 +139,7 @@ void ClusterIndexer::StartIndexer() {
     Status status = indexer->Run();
     if (status.code() == Code::kConflict) {
       fatal_ = true;
-      ADS_LOG(error, "indexer stopped; serving goes on", "chain", options_.chain_id, "status",
-              status);
+      ADS_LOG(error, "indexer stopped; serving goes on", "chain", chain_id_, "status", status);
     } else if (!status.ok()) {
       ADS_LOG(warn, "indexer ended; restarted at the next leadership check", "status", status);
     }
@@ -154,7 +150,7 @@ void ClusterIndexer::StartIndexer() {
 void ClusterIndexer::StopIndexer() {
   // The ledger refuses writes from here on, whatever step the indexer is in.
   leading_.store(false, std::memory_order_release);
-  std::shared_ptr<LiveIndexer> indexer;
+  std::shared_ptr<TermIndexer> indexer;
   {
     MutexLock lock(mu_);
     indexer = std::move(indexer_);
@@ -163,4 +159,4 @@ void ClusterIndexer::StopIndexer() {
   if (worker_.joinable()) worker_.join();
 }
 
-}  // namespace adserver::app
+}  // namespace adserver::cluster

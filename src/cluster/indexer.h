@@ -11,30 +11,50 @@
 // When the leader dies, another node takes the lock within a check interval of PostgreSQL ending
 // the dead session (at once for a killed process, ~5 s for a vanished machine) and continues
 // from PostgreSQL's checkpoint, reorg undo included (the journal is PostgreSQL's).
+//
+// The lock and each term's indexer come through ports (IndexerPorts; issue 41 item 2):
+// app::OpenClusterIndexer connects PostgreSQL's lock and the JSON-RPC indexer, tests fakes.
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <thread>
 
-#include "app/indexer.h"
 #include "common/mutex.h"
 #include "common/status.h"
-#include "ingest/chain/block_sink.h"
 #include "ingest/chain/chain_indexer.h"
 #include "store/chain_ledger.h"
-#include "store/inventory_store.h"
-#include "store/postgres/pg_leader_lock.h"
+#include "store/leader_lock.h"
 
-namespace adserver::app {
+namespace adserver::cluster {
 
 struct ClusterIndexerOptions {
   // How often a node checks (or, leading, confirms) the chain's leadership.
   std::chrono::milliseconds lead_check{1000};
+};
+
+// One term's indexer (app::LiveIndexer: a ChainIndexer over the chain's JSON-RPC). Run on one
+// thread, Stop and progress from any.
+class TermIndexer {
+ public:
+  virtual ~TermIndexer() = default;
+  // Indexes until stopped or an error (Conflict: a reorg deeper than the journal, fatal).
+  virtual Status Run() = 0;
+  virtual void Stop() = 0;
+  virtual ingest::chain::ChainIndexer::Progress progress() const = 0;
+};
+
+struct IndexerPorts {
+  // Opens the leadership lock of `key` (ClusterIndexer::LeaderKey) on a session of its own.
+  std::function<Result<std::unique_ptr<store::LeaderLock>>(int64_t key)> open_lock;
+  // A term's indexer writing through `ledger` (which refuses writes once this node no longer
+  // leads).
+  std::function<Result<std::unique_ptr<TermIndexer>>(store::ChainLedger& ledger)> make_indexer;
 };
 
 // A contender for one chain's indexer. Start and Stop from one thread; leading() and
@@ -45,18 +65,15 @@ class ClusterIndexer {
   // the chain id's low 32 bits (the activity index keeps chain ids in 32 bits).
   static int64_t LeaderKey(int64_t chain_id);
 
-  // `registry` (the cluster's inventory), `ledger` (PostgreSQL's, the cluster's) and `sink`
-  // (optional) must outlive this object. `database_url` is the leader lock's connection.
-  ClusterIndexer(store::InventoryStore& registry, store::ChainLedger& ledger,
-                 std::string database_url, IndexerOptions options,
-                 ingest::chain::BlockSink* sink = nullptr, ClusterIndexerOptions cluster = {});
+  // `ledger` (PostgreSQL's, the cluster's) must outlive this object.
+  ClusterIndexer(store::ChainLedger& ledger, int64_t chain_id, IndexerPorts ports,
+                 ClusterIndexerOptions cluster = {});
   ~ClusterIndexer();
   ClusterIndexer(const ClusterIndexer&) = delete;
   ClusterIndexer& operator=(const ClusterIndexer&) = delete;
 
-  // Starts contending on a thread of its own. InvalidArgument (nothing started) for a bad
-  // options.rpc_url.
-  Status Start();
+  // Starts contending on a thread of its own.
+  void Start();
   // Stops the indexer if leading (after its current step; its ledger refuses writes at once),
   // then gives leadership up so another node takes over at its next check. Idempotent.
   void Stop();
@@ -90,16 +107,14 @@ class ClusterIndexer {
   // The contender thread: checks leadership every lead_check, starting and stopping the indexer.
   void Contend();
   // One check; `lock` is (re)opened when missing.
-  bool CheckLeadership(std::unique_ptr<store::PgLeaderLock>& lock);
+  bool CheckLeadership(std::unique_ptr<store::LeaderLock>& lock);
   void StartIndexer();
   void StopIndexer();
   // Waits `duration` unless stopped first; returns true if stopped.
   bool WaitUnlessStopped(std::chrono::milliseconds duration);
 
-  store::InventoryStore& registry_;
-  const std::string database_url_;
-  const IndexerOptions options_;
-  ingest::chain::BlockSink* const sink_;
+  const int64_t chain_id_;
+  const IndexerPorts ports_;
   const ClusterIndexerOptions cluster_;
   std::atomic<bool> leading_{false};
   std::atomic<uint64_t> terms_{0};
@@ -108,7 +123,7 @@ class ClusterIndexer {
   mutable Mutex mu_;
   CondVar stop_cv_;
   bool stop_ ADS_GUARDED_BY(mu_) = false;
-  std::shared_ptr<LiveIndexer> indexer_ ADS_GUARDED_BY(mu_);  // this term's, null when not leading
+  std::shared_ptr<TermIndexer> indexer_ ADS_GUARDED_BY(mu_);  // this term's, null when not leading
   // The indexer's Run on its thread (contender thread only); ended_ set when Run returned, and
   // fatal_ when it returned a Conflict (a reorg deeper than the journal: a human must act).
   std::thread worker_;
@@ -117,4 +132,4 @@ class ClusterIndexer {
   std::thread contender_;
 };
 
-}  // namespace adserver::app
+}  // namespace adserver::cluster

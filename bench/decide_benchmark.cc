@@ -30,6 +30,8 @@ namespace adserver::bench {
 namespace {
 
 constexpr int kRequests = 1024;
+// The placement every benchmarked request names (its factor is learned, as the load mix's are).
+constexpr const char* kAdUnit = "top";
 
 struct World {
   DatasetOptions options;
@@ -79,6 +81,12 @@ const World& GetWorld() {
       for (int64_t p : {publisher, publisher + 1, publisher + 2, publisher + 3}) {
         w->live->placement_feed.Add({c.id, p}, 5, c.id % 4 == 0 && p == publisher ? 1 : 0);
       }
+      // ... and per placement of the request's publisher: the request's adUnitId and another,
+      // so each candidate looks its unit factor up too.
+      for (const char* unit : {kAdUnit, "sidebar"}) {
+        w->live->placement_feed.Add({c.id, publisher, decision::AdUnitKey(unit)}, 5,
+                                    c.id % 8 == 0 && unit == kAdUnit ? 1 : 0);
+      }
     }
     // Lift ceilings and the walk order, as `serve` computes them after restoring counters.
     decision::RecomputeRateLift(*w->live, *w->catalog, now);
@@ -114,6 +122,7 @@ void BM_DecideLive(benchmark::State& state) {
                                       .variant = decision::Variant::kCurrent,
                                       .publisher = &w.catalog->publishers[0],
                                       .now_seconds = w.options.now + 12 * 3600,
+                                      .ad_unit_id = kAdUnit,
                                       .live = w.live.get(),
                                       .options = &w.decision_options};
     auto decision = decision::Decide(request, *w.catalog, *w.activity, rng);

@@ -3,6 +3,8 @@
 #include <string>
 #include <utility>
 
+#include "store/sql/detail/transact.h"
+
 namespace adserver::store::sql {
 namespace {
 
@@ -92,23 +94,10 @@ void BindUser(Statement& s, const UserRecord& u, int64_t now) {
       .Bind(8, now);
 }
 
-// Runs `fn` (returning Result<T>) in a `write` or read transaction of `runner`.
-template <typename T, typename Fn>
-Result<T> In(Runner& runner, bool write, Fn&& fn) {
-  std::optional<Result<T>> out;
-  auto body = [&](Connection& c) -> Status {
-    out = fn(c);
-    return out->status();
-  };
-  Status s = write ? runner.Write(0, body) : runner.Read(body);
-  if (!s.ok()) return s;
-  return std::move(*out);
-}
-
 }  // namespace
 
 Result<UserRecord> SqlAccounts::CreateUser(const UserRecord& user, int64_t now) {
-  return In<UserRecord>(runner_, true, [&](Connection& c) -> Result<UserRecord> {
+  return Transact<UserRecord>(runner_, true, [&](Connection& c) -> Result<UserRecord> {
     Result<Id> id = InternalError("not inserted");
     {
       ADS_ASSIGN_OR_RETURN(
@@ -132,11 +121,11 @@ Result<UserRecord> SqlAccounts::CreateUser(const UserRecord& user, int64_t now) 
 }
 
 Result<UserRecord> SqlAccounts::GetUser(Id id) {
-  return In<UserRecord>(runner_, false, [&](Connection& c) { return LoadUser(c, id); });
+  return Transact<UserRecord>(runner_, false, [&](Connection& c) { return LoadUser(c, id); });
 }
 
 Result<UserRecord> SqlAccounts::GetUserByEmail(std::string_view email) {
-  return In<UserRecord>(runner_, false, [&](Connection& c) -> Result<UserRecord> {
+  return Transact<UserRecord>(runner_, false, [&](Connection& c) -> Result<UserRecord> {
     ADS_ASSIGN_OR_RETURN(Statement s,
                          c.Prepare(std::string(kUserColumns) + " WHERE email_key = ?1"));
     s.Bind(1, EmailKey(email));
@@ -145,7 +134,7 @@ Result<UserRecord> SqlAccounts::GetUserByEmail(std::string_view email) {
 }
 
 Result<std::vector<UserRecord>> SqlAccounts::ListUsers() {
-  return In<std::vector<UserRecord>>(
+  return Transact<std::vector<UserRecord>>(
       runner_, false, [&](Connection& c) -> Result<std::vector<UserRecord>> {
         ADS_ASSIGN_OR_RETURN(Statement s, c.Prepare(std::string(kUserColumns) + " ORDER BY id"));
         return ReadAll<UserRecord>(s, ReadUser);
@@ -153,7 +142,7 @@ Result<std::vector<UserRecord>> SqlAccounts::ListUsers() {
 }
 
 Result<UserRecord> SqlAccounts::UpdateUser(const UserRecord& user, int64_t now) {
-  return In<UserRecord>(runner_, true, [&](Connection& c) -> Result<UserRecord> {
+  return Transact<UserRecord>(runner_, true, [&](Connection& c) -> Result<UserRecord> {
     {
       ADS_ASSIGN_OR_RETURN(
           Statement s,
@@ -178,7 +167,7 @@ Status SqlAccounts::DeleteUser(Id id) {
 }
 
 Result<bool> SqlAccounts::HasUsers() {
-  return In<bool>(runner_, false, [&](Connection& c) -> Result<bool> {
+  return Transact<bool>(runner_, false, [&](Connection& c) -> Result<bool> {
     ADS_ASSIGN_OR_RETURN(Statement s, c.Prepare("SELECT 1 FROM users LIMIT 1"));
     return s.Step();
   });
@@ -186,7 +175,7 @@ Result<bool> SqlAccounts::HasUsers() {
 
 Result<UserTokenRecord> SqlAccounts::CreateToken(const UserTokenRecord& token, int64_t now,
                                                  int max_active) {
-  return In<UserTokenRecord>(runner_, true, [&](Connection& c) -> Result<UserTokenRecord> {
+  return Transact<UserTokenRecord>(runner_, true, [&](Connection& c) -> Result<UserTokenRecord> {
     {
       ADS_ASSIGN_OR_RETURN(
           Statement s,
@@ -218,7 +207,7 @@ Result<UserTokenRecord> SqlAccounts::CreateToken(const UserTokenRecord& token, i
 }
 
 Result<std::vector<UserTokenRecord>> SqlAccounts::FindTokensByPrefix(std::string_view prefix) {
-  return In<std::vector<UserTokenRecord>>(
+  return Transact<std::vector<UserTokenRecord>>(
       runner_, false, [&](Connection& c) -> Result<std::vector<UserTokenRecord>> {
         ADS_ASSIGN_OR_RETURN(Statement s, c.Prepare(std::string(kTokenColumns) +
                                                     " WHERE prefix = ?1 AND revoked_at IS NULL"));
@@ -228,7 +217,7 @@ Result<std::vector<UserTokenRecord>> SqlAccounts::FindTokensByPrefix(std::string
 }
 
 Result<std::vector<UserTokenRecord>> SqlAccounts::ListTokens(std::optional<Id> user_id) {
-  return In<std::vector<UserTokenRecord>>(
+  return Transact<std::vector<UserTokenRecord>>(
       runner_, false, [&](Connection& c) -> Result<std::vector<UserTokenRecord>> {
         ADS_ASSIGN_OR_RETURN(
             Statement s,
@@ -240,11 +229,11 @@ Result<std::vector<UserTokenRecord>> SqlAccounts::ListTokens(std::optional<Id> u
 }
 
 Result<UserTokenRecord> SqlAccounts::GetToken(Id id) {
-  return In<UserTokenRecord>(runner_, false, [&](Connection& c) { return LoadToken(c, id); });
+  return Transact<UserTokenRecord>(runner_, false, [&](Connection& c) { return LoadToken(c, id); });
 }
 
 Result<UserTokenRecord> SqlAccounts::RevokeToken(Id id, int64_t now) {
-  return In<UserTokenRecord>(runner_, true, [&](Connection& c) -> Result<UserTokenRecord> {
+  return Transact<UserTokenRecord>(runner_, true, [&](Connection& c) -> Result<UserTokenRecord> {
     {
       ADS_ASSIGN_OR_RETURN(Statement s, c.Prepare("UPDATE user_tokens SET revoked_at = ?2 "
                                                   "WHERE id = ?1 AND revoked_at IS NULL"));
@@ -255,7 +244,7 @@ Result<UserTokenRecord> SqlAccounts::RevokeToken(Id id, int64_t now) {
 }
 
 Result<int64_t> SqlAccounts::RevokeUserTokens(Id user_id, int64_t now) {
-  return In<int64_t>(runner_, true, [&](Connection& c) -> Result<int64_t> {
+  return Transact<int64_t>(runner_, true, [&](Connection& c) -> Result<int64_t> {
     ADS_ASSIGN_OR_RETURN(Statement s,
                          c.Prepare("UPDATE user_tokens SET revoked_at = ?2 WHERE user_id = ?1 AND "
                                    "revoked_at IS NULL RETURNING id"));
@@ -293,7 +282,7 @@ Status SqlAccounts::CreateSession(const SessionRecord& session, int max_per_user
 }
 
 Result<SessionRecord> SqlAccounts::GetSession(const Sha256Digest& id_hash) {
-  return In<SessionRecord>(runner_, false, [&](Connection& c) -> Result<SessionRecord> {
+  return Transact<SessionRecord>(runner_, false, [&](Connection& c) -> Result<SessionRecord> {
     ADS_ASSIGN_OR_RETURN(Statement s,
                          c.Prepare("SELECT user_id, csrf_token, created_at, last_seen_at, "
                                    "expires_at FROM console_sessions WHERE id_hash = ?1"));
@@ -325,7 +314,7 @@ Status SqlAccounts::DeleteSession(const Sha256Digest& id_hash) {
 }
 
 Result<int64_t> SqlAccounts::DeleteUserSessions(Id user_id, std::optional<Sha256Digest> keep) {
-  return In<int64_t>(runner_, true, [&](Connection& c) -> Result<int64_t> {
+  return Transact<int64_t>(runner_, true, [&](Connection& c) -> Result<int64_t> {
     ADS_ASSIGN_OR_RETURN(Statement s,
                          c.Prepare(keep ? "DELETE FROM console_sessions WHERE user_id = ?1 AND "
                                           "id_hash <> ?2"
@@ -338,7 +327,7 @@ Result<int64_t> SqlAccounts::DeleteUserSessions(Id user_id, std::optional<Sha256
 }
 
 Result<int64_t> SqlAccounts::DeleteExpiredSessions(int64_t now, int64_t idle_before) {
-  return In<int64_t>(runner_, true, [&](Connection& c) -> Result<int64_t> {
+  return Transact<int64_t>(runner_, true, [&](Connection& c) -> Result<int64_t> {
     ADS_ASSIGN_OR_RETURN(Statement s,
                          c.Prepare("DELETE FROM console_sessions WHERE expires_at <= ?1 OR "
                                    "last_seen_at < ?2"));

@@ -9,6 +9,7 @@
 #include "store/sql/detail/advertiser_keys.h"
 #include "store/sql/detail/controls.h"
 #include "store/sql/detail/row_helpers.h"
+#include "store/sql/detail/transact.h"
 
 namespace adserver::store::sql {
 namespace {
@@ -564,8 +565,8 @@ SqlInventory::SqlInventory(Runner& runner) : runner_(runner) {}
 // ---- Publishers and keys.
 
 Result<PublisherRecord> SqlInventory::CreatePublisher(const PublisherRecord& p, int64_t now) {
-  std::optional<Result<PublisherRecord>> out;
-  ADS_RETURN_IF_ERROR(runner_.Write(Runner::kCatalog, [&](Connection& c) -> Status {
+  return TransactWrite<
+      PublisherRecord>(runner_, Runner::kCatalog, [&](Connection& c) -> Result<PublisherRecord> {
     Id id = 0;
     {
       ADS_ASSIGN_OR_RETURN(
@@ -583,33 +584,24 @@ Result<PublisherRecord> SqlInventory::CreatePublisher(const PublisherRecord& p, 
     }
     ADS_RETURN_IF_ERROR(WriteBlockedCommunities(c, id, p.blocked_communities));
     ADS_RETURN_IF_ERROR(WritePublisherControls(c, id, p));
-    out = Single(LoadPublishers(c, id), "publisher", id);
-    return out->status();
-  }));
-  return std::move(*out);
+    return Single(LoadPublishers(c, id), "publisher", id);
+  });
 }
 
 Result<PublisherRecord> SqlInventory::GetPublisher(Id id) {
-  std::optional<Result<PublisherRecord>> out;
-  ADS_RETURN_IF_ERROR(runner_.Read([&](Connection& c) {
-    out = Single(LoadPublishers(c, id), "publisher", id);
-    return out->status();
-  }));
-  return std::move(*out);
+  return TransactRead<PublisherRecord>(runner_, [&](Connection& c) -> Result<PublisherRecord> {
+    return Single(LoadPublishers(c, id), "publisher", id);
+  });
 }
 
 Result<std::vector<PublisherRecord>> SqlInventory::ListPublishers() {
-  std::vector<PublisherRecord> out;
-  ADS_RETURN_IF_ERROR(runner_.Read([&](Connection& c) -> Status {
-    ADS_ASSIGN_OR_RETURN(out, LoadPublishers(c, std::nullopt));
-    return OkStatus();
-  }));
-  return out;
+  return TransactRead<std::vector<PublisherRecord>>(
+      runner_, [&](Connection& c) { return LoadPublishers(c, std::nullopt); });
 }
 
 Result<PublisherRecord> SqlInventory::UpdatePublisher(const PublisherRecord& p, int64_t now) {
-  std::optional<Result<PublisherRecord>> out;
-  ADS_RETURN_IF_ERROR(runner_.Write(Runner::kCatalog, [&](Connection& c) -> Status {
+  return TransactWrite<
+      PublisherRecord>(runner_, Runner::kCatalog, [&](Connection& c) -> Result<PublisherRecord> {
     {
       ADS_ASSIGN_OR_RETURN(Statement s,
                            c.Prepare("UPDATE publishers SET name = ?2, allowed_origins = ?3, "
@@ -623,10 +615,8 @@ Result<PublisherRecord> SqlInventory::UpdatePublisher(const PublisherRecord& p, 
     }
     ADS_RETURN_IF_ERROR(WriteBlockedCommunities(c, p.id, p.blocked_communities));
     ADS_RETURN_IF_ERROR(WritePublisherControls(c, p.id, p));
-    out = Single(LoadPublishers(c, p.id), "publisher", p.id);
-    return out->status();
-  }));
-  return std::move(*out);
+    return Single(LoadPublishers(c, p.id), "publisher", p.id);
+  });
 }
 
 Status SqlInventory::DeletePublisher(Id id) {
@@ -638,8 +628,8 @@ Status SqlInventory::DeletePublisher(Id id) {
 }
 
 Result<ApiKeyRecord> SqlInventory::CreateApiKey(const ApiKeyRecord& k, int64_t now) {
-  std::optional<Result<ApiKeyRecord>> out;
-  ADS_RETURN_IF_ERROR(runner_.Write(Runner::kCatalog, [&](Connection& c) -> Status {
+  return TransactWrite<
+      ApiKeyRecord>(runner_, Runner::kCatalog, [&](Connection& c) -> Result<ApiKeyRecord> {
     Id id = 0;
     {
       ADS_ASSIGN_OR_RETURN(
@@ -656,132 +646,107 @@ Result<ApiKeyRecord> SqlInventory::CreateApiKey(const ApiKeyRecord& k, int64_t n
       ADS_RETURN_IF_ERROR(ApiKeyConflict(c, inserted.status(), k.publisher_id));
       id = *inserted;
     }
-    out = Single(LoadApiKeys(c, "WHERE id = ?1", id), "api key", id);
-    return out->status();
-  }));
-  return std::move(*out);
+    return Single(LoadApiKeys(c, "WHERE id = ?1", id), "api key", id);
+  });
 }
 
 Result<std::vector<ApiKeyRecord>> SqlInventory::ListApiKeys(Id publisher_id) {
-  std::vector<ApiKeyRecord> out;
-  ADS_RETURN_IF_ERROR(runner_.Read([&](Connection& c) -> Status {
-    ADS_ASSIGN_OR_RETURN(out, LoadApiKeys(c, "WHERE publisher_id = ?1", publisher_id));
-    return OkStatus();
-  }));
-  return out;
+  return TransactRead<std::vector<ApiKeyRecord>>(runner_, [&](Connection& c) {
+    return LoadApiKeys(c, "WHERE publisher_id = ?1", publisher_id);
+  });
 }
 
 Result<ApiKeyRecord> SqlInventory::RevokeApiKey(Id publisher_id, Id key_id, int64_t now) {
-  std::optional<Result<ApiKeyRecord>> out;
-  ADS_RETURN_IF_ERROR(runner_.Write(Runner::kCatalog, [&](Connection& c) -> Status {
-    {
-      ADS_ASSIGN_OR_RETURN(Statement s,
-                           c.Prepare("UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?3) "
+  return TransactWrite<ApiKeyRecord>(
+      runner_, Runner::kCatalog, [&](Connection& c) -> Result<ApiKeyRecord> {
+        {
+          ADS_ASSIGN_OR_RETURN(
+              Statement s, c.Prepare("UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?3) "
                                      "WHERE id = ?1 AND publisher_id = ?2"));
-      ADS_RETURN_IF_ERROR(s.Bind(1, key_id).Bind(2, publisher_id).Bind(3, now).Run());
-      if (c.Changes() == 0) {
-        return NotFoundError("api key " + std::to_string(key_id) + " of publisher " +
-                             std::to_string(publisher_id) + " not found");
-      }
-    }
-    out = Single(LoadApiKeys(c, "WHERE id = ?1", key_id), "api key", key_id);
-    return out->status();
-  }));
-  return std::move(*out);
+          ADS_RETURN_IF_ERROR(s.Bind(1, key_id).Bind(2, publisher_id).Bind(3, now).Run());
+          if (c.Changes() == 0) {
+            return NotFoundError("api key " + std::to_string(key_id) + " of publisher " +
+                                 std::to_string(publisher_id) + " not found");
+          }
+        }
+        return Single(LoadApiKeys(c, "WHERE id = ?1", key_id), "api key", key_id);
+      });
 }
 
 // ---- Advertiser keys (issue 15; SQL in advertiser_keys.cc).
 
 Result<AdvertiserKeyRecord> SqlInventory::CreateAdvertiserKey(const AdvertiserKeyRecord& k,
                                                               int64_t now) {
-  std::optional<Result<AdvertiserKeyRecord>> out;
-  ADS_RETURN_IF_ERROR(runner_.Write(Runner::kCatalog, [&](Connection& c) -> Status {
-    ADS_ASSIGN_OR_RETURN(Id id, InsertAdvertiserKey(c, k, now));
-    out = Single(LoadAdvertiserKeys(c, std::nullopt, id), "advertiser key", id);
-    return out->status();
-  }));
-  return std::move(*out);
+  return TransactWrite<AdvertiserKeyRecord>(
+      runner_, Runner::kCatalog, [&](Connection& c) -> Result<AdvertiserKeyRecord> {
+        ADS_ASSIGN_OR_RETURN(Id id, InsertAdvertiserKey(c, k, now));
+        return Single(LoadAdvertiserKeys(c, std::nullopt, id), "advertiser key", id);
+      });
 }
 
 Result<std::vector<AdvertiserKeyRecord>> SqlInventory::ListAdvertiserKeys(Id community_id) {
-  std::vector<AdvertiserKeyRecord> out;
-  ADS_RETURN_IF_ERROR(runner_.Read([&](Connection& c) -> Status {
-    ADS_ASSIGN_OR_RETURN(out, LoadAdvertiserKeys(c, community_id, std::nullopt));
-    return OkStatus();
-  }));
-  return out;
+  return TransactRead<std::vector<AdvertiserKeyRecord>>(
+      runner_, [&](Connection& c) { return LoadAdvertiserKeys(c, community_id, std::nullopt); });
 }
 
 Result<AdvertiserKeyRecord> SqlInventory::RevokeAdvertiserKey(Id community_id, Id key_id,
                                                               int64_t now) {
-  std::optional<Result<AdvertiserKeyRecord>> out;
-  ADS_RETURN_IF_ERROR(runner_.Write(Runner::kCatalog, [&](Connection& c) -> Status {
-    ADS_RETURN_IF_ERROR(sql::RevokeAdvertiserKey(c, community_id, key_id, now));
-    out = Single(LoadAdvertiserKeys(c, std::nullopt, key_id), "advertiser key", key_id);
-    return out->status();
-  }));
-  return std::move(*out);
+  return TransactWrite<AdvertiserKeyRecord>(
+      runner_, Runner::kCatalog, [&](Connection& c) -> Result<AdvertiserKeyRecord> {
+        ADS_RETURN_IF_ERROR(sql::RevokeAdvertiserKey(c, community_id, key_id, now));
+        return Single(LoadAdvertiserKeys(c, std::nullopt, key_id), "advertiser key", key_id);
+      });
 }
 
 // ---- Communities.
 
 Result<CommunityRecord> SqlInventory::CreateCommunity(const CommunityRecord& r, int64_t now) {
-  std::optional<Result<CommunityRecord>> out;
-  ADS_RETURN_IF_ERROR(runner_.Write(Runner::kCatalog, [&](Connection& c) -> Status {
-    Id id = 0;
-    {
-      CommunityRecord stored = r;
-      SettleApproval(stored);
-      ADS_ASSIGN_OR_RETURN(
-          Statement s, c.Prepare("INSERT INTO communities (name, logo_url, created_at, updated_at, "
-                                 "review_status, review_reason, approved_name, approved_logo_url) "
-                                 "VALUES (?2, ?3, ?4, ?4, ?5, ?6, ?7, ?8) RETURNING id"));
-      BindCommunity(s, stored, now);
-      ADS_ASSIGN_OR_RETURN(id, InsertedId(s));
-    }
-    out = Single(LoadCommunities(c, id), "community", id);
-    return out->status();
-  }));
-  return std::move(*out);
+  return TransactWrite<CommunityRecord>(
+      runner_, Runner::kCatalog, [&](Connection& c) -> Result<CommunityRecord> {
+        Id id = 0;
+        {
+          CommunityRecord stored = r;
+          SettleApproval(stored);
+          ADS_ASSIGN_OR_RETURN(
+              Statement s,
+              c.Prepare("INSERT INTO communities (name, logo_url, created_at, updated_at, "
+                        "review_status, review_reason, approved_name, approved_logo_url) "
+                        "VALUES (?2, ?3, ?4, ?4, ?5, ?6, ?7, ?8) RETURNING id"));
+          BindCommunity(s, stored, now);
+          ADS_ASSIGN_OR_RETURN(id, InsertedId(s));
+        }
+        return Single(LoadCommunities(c, id), "community", id);
+      });
 }
 
 Result<CommunityRecord> SqlInventory::GetCommunity(Id id) {
-  std::optional<Result<CommunityRecord>> out;
-  ADS_RETURN_IF_ERROR(runner_.Read([&](Connection& c) {
-    out = Single(LoadCommunities(c, id), "community", id);
-    return out->status();
-  }));
-  return std::move(*out);
+  return TransactRead<CommunityRecord>(runner_, [&](Connection& c) -> Result<CommunityRecord> {
+    return Single(LoadCommunities(c, id), "community", id);
+  });
 }
 
 Result<std::vector<CommunityRecord>> SqlInventory::ListCommunities() {
-  std::vector<CommunityRecord> out;
-  ADS_RETURN_IF_ERROR(runner_.Read([&](Connection& c) -> Status {
-    ADS_ASSIGN_OR_RETURN(out, LoadCommunities(c, std::nullopt));
-    return OkStatus();
-  }));
-  return out;
+  return TransactRead<std::vector<CommunityRecord>>(
+      runner_, [&](Connection& c) { return LoadCommunities(c, std::nullopt); });
 }
 
 Result<CommunityRecord> SqlInventory::UpdateCommunity(const CommunityRecord& r, int64_t now) {
-  std::optional<Result<CommunityRecord>> out;
-  ADS_RETURN_IF_ERROR(runner_.Write(Runner::kCatalog, [&](Connection& c) -> Status {
-    {
-      CommunityRecord stored = r;
-      SettleApproval(stored);
-      ADS_ASSIGN_OR_RETURN(
-          Statement s,
-          c.Prepare("UPDATE communities SET name = ?2, logo_url = ?3, updated_at = ?4, "
-                    "review_status = ?5, review_reason = ?6, approved_name = ?7, "
-                    "approved_logo_url = ?8 WHERE id = ?1"));
-      s.Bind(1, r.id);
-      BindCommunity(s, stored, now);
-      ADS_RETURN_IF_ERROR(RunOnRow(c, s, "community", r.id));
-    }
-    out = Single(LoadCommunities(c, r.id), "community", r.id);
-    return out->status();
-  }));
-  return std::move(*out);
+  return TransactWrite<CommunityRecord>(
+      runner_, Runner::kCatalog, [&](Connection& c) -> Result<CommunityRecord> {
+        {
+          CommunityRecord stored = r;
+          SettleApproval(stored);
+          ADS_ASSIGN_OR_RETURN(
+              Statement s,
+              c.Prepare("UPDATE communities SET name = ?2, logo_url = ?3, updated_at = ?4, "
+                        "review_status = ?5, review_reason = ?6, approved_name = ?7, "
+                        "approved_logo_url = ?8 WHERE id = ?1"));
+          s.Bind(1, r.id);
+          BindCommunity(s, stored, now);
+          ADS_RETURN_IF_ERROR(RunOnRow(c, s, "community", r.id));
+        }
+        return Single(LoadCommunities(c, r.id), "community", r.id);
+      });
 }
 
 Status SqlInventory::DeleteCommunity(Id id) {
@@ -799,88 +764,74 @@ Status SqlInventory::DeleteCommunity(Id id) {
 // ---- Projects.
 
 Result<ProjectRecord> SqlInventory::CreateProject(const ProjectRecord& p, int64_t now) {
-  std::optional<Result<ProjectRecord>> out;
-  ADS_RETURN_IF_ERROR(runner_.Write(Runner::kCatalog, [&](Connection& c) -> Status {
-    Id id = 0;
-    {
-      ADS_ASSIGN_OR_RETURN(Statement s,
-                           c.Prepare("INSERT INTO projects (slug, name, logo_url, category, "
-                                     "created_at, updated_at, owner_community_id, symbol, "
-                                     "sources) VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7, ?8) "
-                                     "RETURNING id"));
-      s.Bind(1, p.slug).Bind(2, p.name).Bind(3, p.logo_url).Bind(4, p.category).Bind(5, now);
-      s.Bind(6, p.owner_community_id).Bind(7, p.symbol).Bind(8, JoinSources(p.sources));
-      Result<Id> inserted = InsertedId(s);
-      ADS_RETURN_IF_ERROR(OwnerReference(c, inserted.status(), p));
-      ADS_RETURN_IF_ERROR(SlugConflict(inserted.status(), p.slug));
-      id = *inserted;
-    }
-    ADS_RETURN_IF_ERROR(WriteContracts(c, id, p.contracts));
-    out = Single(LoadProjects(c, id), "project", id);
-    return out->status();
-  }));
-  return std::move(*out);
+  return TransactWrite<ProjectRecord>(
+      runner_, Runner::kCatalog, [&](Connection& c) -> Result<ProjectRecord> {
+        Id id = 0;
+        {
+          ADS_ASSIGN_OR_RETURN(Statement s,
+                               c.Prepare("INSERT INTO projects (slug, name, logo_url, category, "
+                                         "created_at, updated_at, owner_community_id, symbol, "
+                                         "sources) VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7, ?8) "
+                                         "RETURNING id"));
+          s.Bind(1, p.slug).Bind(2, p.name).Bind(3, p.logo_url).Bind(4, p.category).Bind(5, now);
+          s.Bind(6, p.owner_community_id).Bind(7, p.symbol).Bind(8, JoinSources(p.sources));
+          Result<Id> inserted = InsertedId(s);
+          ADS_RETURN_IF_ERROR(OwnerReference(c, inserted.status(), p));
+          ADS_RETURN_IF_ERROR(SlugConflict(inserted.status(), p.slug));
+          id = *inserted;
+        }
+        ADS_RETURN_IF_ERROR(WriteContracts(c, id, p.contracts));
+        return Single(LoadProjects(c, id), "project", id);
+      });
 }
 
 Result<ProjectRecord> SqlInventory::GetProject(Id id) {
-  std::optional<Result<ProjectRecord>> out;
-  ADS_RETURN_IF_ERROR(runner_.Read([&](Connection& c) {
-    out = Single(LoadProjects(c, id), "project", id);
-    return out->status();
-  }));
-  return std::move(*out);
+  return TransactRead<ProjectRecord>(runner_, [&](Connection& c) -> Result<ProjectRecord> {
+    return Single(LoadProjects(c, id), "project", id);
+  });
 }
 
 Result<ProjectRecord> SqlInventory::GetProjectBySlug(const std::string& slug) {
-  std::optional<Result<ProjectRecord>> out;
-  ADS_RETURN_IF_ERROR(runner_.Read([&](Connection& c) -> Status {
+  return TransactRead<ProjectRecord>(runner_, [&](Connection& c) -> Result<ProjectRecord> {
     ADS_ASSIGN_OR_RETURN(Statement s, c.Prepare("SELECT id FROM projects WHERE slug = ?1"));
     ADS_ASSIGN_OR_RETURN(bool row, s.Bind(1, slug).Step());
     if (!row) return NotFoundError("project '" + slug + "' not found");
     Id id = s.Int(0);
-    out = Single(LoadProjects(c, id), "project", id);
-    return out->status();
-  }));
-  return std::move(*out);
+    return Single(LoadProjects(c, id), "project", id);
+  });
 }
 
 Result<std::vector<ProjectRecord>> SqlInventory::ListProjects() {
-  std::vector<ProjectRecord> out;
-  ADS_RETURN_IF_ERROR(runner_.Read([&](Connection& c) -> Status {
-    ADS_ASSIGN_OR_RETURN(out, LoadProjects(c, std::nullopt));
-    return OkStatus();
-  }));
-  return out;
+  return TransactRead<std::vector<ProjectRecord>>(
+      runner_, [&](Connection& c) { return LoadProjects(c, std::nullopt); });
 }
 
 Result<ProjectRecord> SqlInventory::UpdateProject(const ProjectRecord& p, int64_t now) {
-  std::optional<Result<ProjectRecord>> out;
-  ADS_RETURN_IF_ERROR(runner_.Write(Runner::kCatalog, [&](Connection& c) -> Status {
-    {
-      ADS_ASSIGN_OR_RETURN(Statement s,
-                           c.Prepare("UPDATE projects SET slug = ?2, name = ?3, logo_url = ?4, "
-                                     "category = ?5, updated_at = ?6, owner_community_id = ?7, "
-                                     "symbol = ?8, sources = ?9 WHERE id = ?1"));
-      s.Bind(1, p.id).Bind(2, p.slug).Bind(3, p.name).Bind(4, p.logo_url).Bind(5, p.category);
-      s.Bind(6, now);
-      s.Bind(7, p.owner_community_id).Bind(8, p.symbol).Bind(9, JoinSources(p.sources));
-      Status updated = RunOnRow(c, s, "project", p.id);
-      ADS_RETURN_IF_ERROR(OwnerReference(c, updated, p));
-      ADS_RETURN_IF_ERROR(SlugConflict(updated, p.slug));
-    }
-    // A project with an owner answers every request for it (the owner's is granted, the
-    // others declined).
-    if (p.owner_community_id) {
-      ADS_ASSIGN_OR_RETURN(
-          Statement done,
-          c.Prepare("DELETE FROM project_ownership_requests WHERE project_id = ?1"));
-      ADS_RETURN_IF_ERROR(done.Bind(1, p.id).Run());
-    }
-    ADS_RETURN_IF_ERROR(WriteContracts(c, p.id, p.contracts));
-    out = Single(LoadProjects(c, p.id), "project", p.id);
-    return out->status();
-  }));
-  return std::move(*out);
+  return TransactWrite<ProjectRecord>(
+      runner_, Runner::kCatalog, [&](Connection& c) -> Result<ProjectRecord> {
+        {
+          ADS_ASSIGN_OR_RETURN(Statement s,
+                               c.Prepare("UPDATE projects SET slug = ?2, name = ?3, logo_url = ?4, "
+                                         "category = ?5, updated_at = ?6, owner_community_id = ?7, "
+                                         "symbol = ?8, sources = ?9 WHERE id = ?1"));
+          s.Bind(1, p.id).Bind(2, p.slug).Bind(3, p.name).Bind(4, p.logo_url).Bind(5, p.category);
+          s.Bind(6, now);
+          s.Bind(7, p.owner_community_id).Bind(8, p.symbol).Bind(9, JoinSources(p.sources));
+          Status updated = RunOnRow(c, s, "project", p.id);
+          ADS_RETURN_IF_ERROR(OwnerReference(c, updated, p));
+          ADS_RETURN_IF_ERROR(SlugConflict(updated, p.slug));
+        }
+        // A project with an owner answers every request for it (the owner's is granted, the
+        // others declined).
+        if (p.owner_community_id) {
+          ADS_ASSIGN_OR_RETURN(
+              Statement done,
+              c.Prepare("DELETE FROM project_ownership_requests WHERE project_id = ?1"));
+          ADS_RETURN_IF_ERROR(done.Bind(1, p.id).Run());
+        }
+        ADS_RETURN_IF_ERROR(WriteContracts(c, p.id, p.contracts));
+        return Single(LoadProjects(c, p.id), "project", p.id);
+      });
 }
 
 Status SqlInventory::DeleteProject(Id id) {
@@ -957,8 +908,8 @@ Status SqlInventory::DeleteOwnershipRequest(Id project_id, Id community_id) {
 // ---- Campaigns.
 
 Result<CampaignRecord> SqlInventory::CreateCampaign(const CampaignRecord& r, int64_t now) {
-  std::optional<Result<CampaignRecord>> out;
-  ADS_RETURN_IF_ERROR(runner_.Write(Runner::kCatalog, [&](Connection& c) -> Status {
+  return TransactWrite<
+      CampaignRecord>(runner_, Runner::kCatalog, [&](Connection& c) -> Result<CampaignRecord> {
     CampaignRecord stored = r;
     {
       ADS_ASSIGN_OR_RETURN(
@@ -976,33 +927,24 @@ Result<CampaignRecord> SqlInventory::CreateCampaign(const CampaignRecord& r, int
     }
     ADS_RETURN_IF_ERROR(WriteCampaignProjects(c, stored));
     ADS_RETURN_IF_ERROR(WriteCampaignControls(c, stored.id, r));
-    out = Single(LoadCampaigns(c, stored.id), "campaign", stored.id);
-    return out->status();
-  }));
-  return std::move(*out);
+    return Single(LoadCampaigns(c, stored.id), "campaign", stored.id);
+  });
 }
 
 Result<CampaignRecord> SqlInventory::GetCampaign(Id id) {
-  std::optional<Result<CampaignRecord>> out;
-  ADS_RETURN_IF_ERROR(runner_.Read([&](Connection& c) {
-    out = Single(LoadCampaigns(c, id), "campaign", id);
-    return out->status();
-  }));
-  return std::move(*out);
+  return TransactRead<CampaignRecord>(runner_, [&](Connection& c) -> Result<CampaignRecord> {
+    return Single(LoadCampaigns(c, id), "campaign", id);
+  });
 }
 
 Result<std::vector<CampaignRecord>> SqlInventory::ListCampaigns() {
-  std::vector<CampaignRecord> out;
-  ADS_RETURN_IF_ERROR(runner_.Read([&](Connection& c) -> Status {
-    ADS_ASSIGN_OR_RETURN(out, LoadCampaigns(c, std::nullopt));
-    return OkStatus();
-  }));
-  return out;
+  return TransactRead<std::vector<CampaignRecord>>(
+      runner_, [&](Connection& c) { return LoadCampaigns(c, std::nullopt); });
 }
 
 Result<CampaignRecord> SqlInventory::UpdateCampaign(const CampaignRecord& r, int64_t now) {
-  std::optional<Result<CampaignRecord>> out;
-  ADS_RETURN_IF_ERROR(runner_.Write(Runner::kCatalog, [&](Connection& c) -> Status {
+  return TransactWrite<
+      CampaignRecord>(runner_, Runner::kCatalog, [&](Connection& c) -> Result<CampaignRecord> {
     {
       ADS_ASSIGN_OR_RETURN(
           Statement s,
@@ -1018,10 +960,8 @@ Result<CampaignRecord> SqlInventory::UpdateCampaign(const CampaignRecord& r, int
     }
     ADS_RETURN_IF_ERROR(WriteCampaignProjects(c, r));
     ADS_RETURN_IF_ERROR(WriteCampaignControls(c, r.id, r));
-    out = Single(LoadCampaigns(c, r.id), "campaign", r.id);
-    return out->status();
-  }));
-  return std::move(*out);
+    return Single(LoadCampaigns(c, r.id), "campaign", r.id);
+  });
 }
 
 Status SqlInventory::DeleteCampaign(Id id) {
@@ -1037,8 +977,7 @@ Status SqlInventory::DeleteCampaign(Id id) {
 Result<AdRecord> SqlInventory::CreateAd(const AdRecord& written, int64_t now) {
   AdRecord a = written;
   SettleApproval(a);
-  std::optional<Result<AdRecord>> out;
-  ADS_RETURN_IF_ERROR(runner_.Write(Runner::kCatalog, [&](Connection& c) -> Status {
+  return TransactWrite<AdRecord>(runner_, Runner::kCatalog, [&](Connection& c) -> Result<AdRecord> {
     Id id = 0;
     {
       ADS_ASSIGN_OR_RETURN(
@@ -1058,35 +997,25 @@ Result<AdRecord> SqlInventory::CreateAd(const AdRecord& written, int64_t now) {
       id = *inserted;
     }
     ADS_RETURN_IF_ERROR(WriteAdControls(c, id, a));
-    out = Single(LoadAds(c, "WHERE id = ?1", id), "ad", id);
-    return out->status();
-  }));
-  return std::move(*out);
+    return Single(LoadAds(c, "WHERE id = ?1", id), "ad", id);
+  });
 }
 
 Result<AdRecord> SqlInventory::GetAd(Id id) {
-  std::optional<Result<AdRecord>> out;
-  ADS_RETURN_IF_ERROR(runner_.Read([&](Connection& c) {
-    out = Single(LoadAds(c, "WHERE id = ?1", id), "ad", id);
-    return out->status();
-  }));
-  return std::move(*out);
+  return TransactRead<AdRecord>(runner_, [&](Connection& c) -> Result<AdRecord> {
+    return Single(LoadAds(c, "WHERE id = ?1", id), "ad", id);
+  });
 }
 
 Result<std::vector<AdRecord>> SqlInventory::ListAds(std::optional<Id> campaign_id) {
-  std::vector<AdRecord> out;
-  ADS_RETURN_IF_ERROR(runner_.Read([&](Connection& c) -> Status {
-    ADS_ASSIGN_OR_RETURN(out, LoadAds(c, "WHERE campaign_id = ?1", campaign_id));
-    return OkStatus();
-  }));
-  return out;
+  return TransactRead<std::vector<AdRecord>>(
+      runner_, [&](Connection& c) { return LoadAds(c, "WHERE campaign_id = ?1", campaign_id); });
 }
 
 Result<AdRecord> SqlInventory::UpdateAd(const AdRecord& written, int64_t now) {
   AdRecord a = written;
   SettleApproval(a);
-  std::optional<Result<AdRecord>> out;
-  ADS_RETURN_IF_ERROR(runner_.Write(Runner::kCatalog, [&](Connection& c) -> Status {
+  return TransactWrite<AdRecord>(runner_, Runner::kCatalog, [&](Connection& c) -> Result<AdRecord> {
     {
       ADS_ASSIGN_OR_RETURN(
           Statement s, c.Prepare("UPDATE ads SET campaign_id = ?2, headline = ?3, content = ?4, "
@@ -1105,10 +1034,8 @@ Result<AdRecord> SqlInventory::UpdateAd(const AdRecord& written, int64_t now) {
           MissingReference(c, RunOnRow(c, s, "ad", a.id), "campaigns", "campaign", a.campaign_id));
     }
     ADS_RETURN_IF_ERROR(WriteAdControls(c, a.id, a));
-    out = Single(LoadAds(c, "WHERE id = ?1", a.id), "ad", a.id);
-    return out->status();
-  }));
-  return std::move(*out);
+    return Single(LoadAds(c, "WHERE id = ?1", a.id), "ad", a.id);
+  });
 }
 
 Status SqlInventory::DeleteAd(Id id) {

@@ -1,8 +1,8 @@
 #pragma once
 
-// Runs a body returning Result<T> in a transaction of a sql::Runner, and serialises writers of
-// one kind across every process of a database: what the event stores (sql_events.h,
-// sql_advertiser_events.h, sql_reports.h) share.
+// Runs a body returning Result<T> in a transaction of a sql::Runner (what every SQL store of
+// store/sql shares: one shape of transaction, issue 41 item 1), and serialises writers of one
+// kind across every process of a database (the event stores).
 
 #include <optional>
 #include <utility>
@@ -12,18 +12,37 @@
 
 namespace adserver::store::sql {
 
-// Runs `fn(Connection&)` (returning Result<T>) in a write or a consistent read transaction of
-// `runner`; the transaction commits only when `fn` succeeded.
+// Runs `fn(Connection&)` (returning Result<T>) in a write transaction of `runner` that bumps
+// the change versions `bump` (Runner::kCatalog for inventory writes; 0 none) when it commits;
+// it commits only when `fn` succeeded.
 template <typename T, typename Fn>
-Result<T> Transact(Runner& runner, bool write, Fn&& fn) {
+Result<T> TransactWrite(Runner& runner, unsigned bump, Fn&& fn) {
   std::optional<Result<T>> out;
-  auto body = [&](Connection& c) -> Status {
+  Status s = runner.Write(bump, [&](Connection& c) -> Status {
     out = fn(c);
     return out->status();
-  };
-  Status s = write ? runner.Write(0, body) : runner.Read(body);
+  });
   if (!s.ok()) return s;
   return std::move(*out);
+}
+
+// Runs `fn(Connection&)` (returning Result<T>) in a consistent read transaction of `runner`.
+template <typename T, typename Fn>
+Result<T> TransactRead(Runner& runner, Fn&& fn) {
+  std::optional<Result<T>> out;
+  Status s = runner.Read([&](Connection& c) -> Status {
+    out = fn(c);
+    return out->status();
+  });
+  if (!s.ok()) return s;
+  return std::move(*out);
+}
+
+// A write (bumping nothing) or a read transaction.
+template <typename T, typename Fn>
+Result<T> Transact(Runner& runner, bool write, Fn&& fn) {
+  return write ? TransactWrite<T>(runner, 0, std::forward<Fn>(fn))
+               : TransactRead<T>(runner, std::forward<Fn>(fn));
 }
 
 // Keys of the writers serialised by WriterLock (any fixed 64-bit numbers, spelled in ASCII).

@@ -210,30 +210,51 @@ TEST_F(DecisionTest, ExplorationValuesACpcCampaignAtADrawAndExplainsIt) {
   EXPECT_TRUE(json::parse(cpm.body)["estimate"].is_null()) << cpm.body;
 }
 
+// Per-placement learning end to end: a server whose serving counters flush every 200 ms, with
+// the traffic checks off and click URLs under https://clicks.example.test.
+ServerProcess::Options LearningOptions(TempDir& config_dir) {
+  const std::string config = config_dir.File("adserver.toml");
+  std::ofstream(config) << "[events]\nflush_interval_ms = 200\n" << kTrafficChecksOff;
+  ServerProcess::Options options;
+  options.env["ADSERVER_PUBLIC_URL"] = "https://clicks.example.test";
+  options.extra_args = {"--config", config};
+  return options;
+}
+
+// A CPC campaign of the fixture's Aave community for uniswap's users, with one ad: CPC 5 at the
+// default 1 % CTR, 50,000 micros an impression, five times the CPM campaign. Its id; "" if it
+// could not be made.
+std::string CreateCpcCampaign(ServingFixture& f, const std::string& name) {
+  json aave =
+      json::parse(f.Admin("GET", "/admin/v1/campaigns/" + std::to_string(f.aave_campaign)).body);
+  const CampaignAndAd created = CreateCampaignWithAd(f,
+                                                     {{"communityId", aave["communityId"]},
+                                                      {"name", name},
+                                                      {"pricing", {{"model", "CPC"}, {"bid", 5}}},
+                                                      {"targeting", {{"projects", {"uniswap"}}}}},
+                                                     "Swap");
+  return created.ad == 0 ? "" : std::to_string(created.campaign);
+}
+
+// Follows a served ad's click URL (under https://clicks.example.test); the redirect's status.
+int Click(ServingFixture& f, const json& ad) {
+  const std::string url = ad["ctaUrl"];
+  return f.Client()
+      .Send("GET", url.substr(std::string("https://clicks.example.test").size()))
+      .status;
+}
+
 // Issue 36 item 5, end to end: readers of one publisher click a CPC campaign's ads, readers of
 // another never do. The serving counters' flush feeds the impressions per (campaign, publisher),
 // the click redirect the billed clicks; within a few recomputes the campaign is valued above
 // its own rate on the first publisher and below it on the second (explain's placementFactor).
 TEST(PlacementLearningTest, ClicksOnOnePublisherRaiseTheCampaignsValueThereOnly) {
   TempDir config_dir;
-  const std::string config = config_dir.File("adserver.toml");
-  std::ofstream(config) << "[events]\nflush_interval_ms = 200\n" << kTrafficChecksOff;
-  ServerProcess::Options options;
-  options.env["ADSERVER_PUBLIC_URL"] = "https://clicks.example.test";
-  options.extra_args = {"--config", config};
+  ServerProcess::Options options = LearningOptions(config_dir);
   ServingFixture f(options);
   ASSERT_TRUE(f.ok()) << f.error();
-  json aave =
-      json::parse(f.Admin("GET", "/admin/v1/campaigns/" + std::to_string(f.aave_campaign)).body);
-  // CPC 5 at the default 1 % CTR: 50,000 micros an impression, five times the CPM campaign.
-  const CampaignAndAd created = CreateCampaignWithAd(f,
-                                                     {{"communityId", aave["communityId"]},
-                                                      {"name", "Clicked on one site"},
-                                                      {"pricing", {{"model", "CPC"}, {"bid", 5}}},
-                                                      {"targeting", {{"projects", {"uniswap"}}}}},
-                                                     "Swap");
-  ASSERT_NE(created.ad, 0);
-  const std::string cpc = std::to_string(created.campaign);
+  const std::string cpc = CreateCpcCampaign(f, "Clicked on one site");
+  ASSERT_FALSE(cpc.empty());
   HttpClient client = f.Client();
   // 20 of its impressions on each publisher (the open one, and the one that blocks another
   // community); every one on the open publisher is clicked.
@@ -249,9 +270,7 @@ TEST(PlacementLearningTest, ClicksOnOnePublisherRaiseTheCampaignsValueThereOnly)
       if (ad.value("campaignId", "") != cpc) continue;  // not in the catalog yet, or explored
       ++served[p];
       if (p == 1) continue;
-      const std::string url = ad["ctaUrl"];
-      const std::string path = url.substr(std::string("https://clicks.example.test").size());
-      EXPECT_EQ(f.Client().Send("GET", path).status, 302) << path;
+      EXPECT_EQ(Click(f, ad), 302) << ad.dump();
     }
   }
   ASSERT_EQ(served[0], 20);
@@ -304,23 +323,11 @@ TEST(PlacementLearningTest, ClicksOnOnePublisherRaiseTheCampaignsValueThereOnly)
 // placementFactor is the publisher's factor times the unit's), and again after a restart.
 TEST(PlacementLearningTest, ClicksInOnePlacementRaiseTheCampaignsValueThereOnly) {
   TempDir config_dir;
-  const std::string config = config_dir.File("adserver.toml");
-  std::ofstream(config) << "[events]\nflush_interval_ms = 200\n" << kTrafficChecksOff;
-  ServerProcess::Options options;
-  options.env["ADSERVER_PUBLIC_URL"] = "https://clicks.example.test";
-  options.extra_args = {"--config", config};
+  ServerProcess::Options options = LearningOptions(config_dir);
   ServingFixture f(options);
   ASSERT_TRUE(f.ok()) << f.error();
-  json aave =
-      json::parse(f.Admin("GET", "/admin/v1/campaigns/" + std::to_string(f.aave_campaign)).body);
-  const CampaignAndAd created = CreateCampaignWithAd(f,
-                                                     {{"communityId", aave["communityId"]},
-                                                      {"name", "Clicked in one placement"},
-                                                      {"pricing", {{"model", "CPC"}, {"bid", 5}}},
-                                                      {"targeting", {{"projects", {"uniswap"}}}}},
-                                                     "Swap");
-  ASSERT_NE(created.ad, 0);
-  const std::string cpc = std::to_string(created.campaign);
+  const std::string cpc = CreateCpcCampaign(f, "Clicked in one placement");
+  ASSERT_FALSE(cpc.empty());
   const std::string units[2] = {"hero", "footer"};
   HttpClient client = f.Client();
   int served[2] = {0, 0};
@@ -334,9 +341,7 @@ TEST(PlacementLearningTest, ClicksInOnePlacementRaiseTheCampaignsValueThereOnly)
       if (ad.value("campaignId", "") != cpc) continue;
       ++served[u];
       if (u == 1) continue;
-      const std::string url = ad["ctaUrl"];
-      const std::string path = url.substr(std::string("https://clicks.example.test").size());
-      EXPECT_EQ(f.Client().Send("GET", path).status, 302) << path;
+      EXPECT_EQ(Click(f, ad), 302) << ad.dump();
     }
   }
   ASSERT_EQ(served[0], 30);

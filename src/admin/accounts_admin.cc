@@ -112,7 +112,7 @@ std::string RetryAfterMessage(int64_t seconds) {
 
 }  // namespace
 
-AccountsAdminApi::AccountsAdminApi(store::AccountStore& accounts, store::Store& inventory,
+AccountsAdminApi::AccountsAdminApi(store::AccountStore& accounts, store::InventoryStore& inventory,
                                    const Authenticator& auth)
     : accounts_(accounts), inventory_(inventory), auth_(auth) {
   Result<std::string> dummy = HashPassword(RandomAlphanumeric(24), auth_.options().password_hash);

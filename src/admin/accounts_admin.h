@@ -7,7 +7,7 @@
 #include "admin/authenticator.h"
 #include "http/router.h"
 #include "store/account_store.h"
-#include "store/store.h"
+#include "store/inventory_store.h"
 
 namespace adserver::admin {
 
@@ -24,7 +24,7 @@ class AccountsAdminApi {
  public:
   // accounts, inventory (publishers and communities users belong to) and auth must outlive
   // this object. Hashes a dummy password once (failed sign-ins of unknown emails verify it).
-  AccountsAdminApi(store::AccountStore& accounts, store::Store& inventory,
+  AccountsAdminApi(store::AccountStore& accounts, store::InventoryStore& inventory,
                    const Authenticator& auth);
   void RegisterRoutes(http::Router& router);
 
@@ -49,7 +49,7 @@ class AccountsAdminApi {
   Status DecodeUser(const nlohmann::json& body, bool creating, store::UserRecord& user);
 
   store::AccountStore& accounts_;
-  store::Store& inventory_;
+  store::InventoryStore& inventory_;
   const Authenticator& auth_;
   std::string dummy_hash_;
 };

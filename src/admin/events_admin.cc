@@ -100,7 +100,7 @@ struct EventView {
 };
 
 // The caller's view of events.
-Result<EventView> ViewOf(const Principal& caller, store::Store& inventory) {
+Result<EventView> ViewOf(const Principal& caller, store::InventoryStore& inventory) {
   EventView view;
   if (caller.IsOperator()) {
     ADS_ASSIGN_OR_RETURN(view.payouts, detail::LoadPayouts(inventory));
@@ -185,7 +185,7 @@ double Ratio(int64_t num, int64_t den) {
 
 }  // namespace
 
-EventsAdminApi::EventsAdminApi(store::EventsStore& events, store::Store& inventory,
+EventsAdminApi::EventsAdminApi(store::EventsStore& events, store::InventoryStore& inventory,
                                const Authenticator& auth)
     : events_(events), inventory_(inventory), auth_(auth) {}
 

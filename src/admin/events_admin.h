@@ -6,7 +6,7 @@
 #include "admin/authenticator.h"
 #include "http/router.h"
 #include "store/events_store.h"
-#include "store/store.h"
+#include "store/inventory_store.h"
 
 namespace adserver::admin {
 
@@ -41,7 +41,8 @@ using RateEstimator = std::function<std::optional<RateEstimate>(int64_t campaign
 class EventsAdminApi {
  public:
   // Both stores and auth must outlive this object.
-  EventsAdminApi(store::EventsStore& events, store::Store& inventory, const Authenticator& auth);
+  EventsAdminApi(store::EventsStore& events, store::InventoryStore& inventory,
+                 const Authenticator& auth);
   void RegisterRoutes(http::Router& router);
   // Where the stats' `estimate` comes from (app: the live decision state). Unset: null. Call
   // before serving.
@@ -57,7 +58,7 @@ class EventsAdminApi {
   Status Scope(const Principal& caller, store::EventQuery& query);
 
   store::EventsStore& events_;
-  store::Store& inventory_;
+  store::InventoryStore& inventory_;
   const Authenticator& auth_;
   RateEstimator estimator_;
 };

@@ -521,7 +521,7 @@ std::vector<Variant> CollectVariants(const std::vector<store::RollupGroup>& grou
 
 }  // namespace
 
-ReportsAdminApi::ReportsAdminApi(store::ReportStore& reports, store::Store& inventory,
+ReportsAdminApi::ReportsAdminApi(store::ReportStore& reports, store::InventoryStore& inventory,
                                  const Clock& clock, const Authenticator& auth,
                                  ReportsAdminOptions options)
     : reports_(reports), inventory_(inventory), clock_(clock), auth_(auth), options_(options) {}

@@ -7,8 +7,8 @@
 #include "common/clock.h"
 #include "http/message.h"
 #include "http/router.h"
+#include "store/inventory_store.h"
 #include "store/report_store.h"
-#include "store/store.h"
 
 namespace adserver::admin {
 
@@ -43,7 +43,7 @@ struct ReportScope {
 class ReportsAdminApi {
  public:
   // The stores, clock and auth must outlive this object.
-  ReportsAdminApi(store::ReportStore& reports, store::Store& inventory, const Clock& clock,
+  ReportsAdminApi(store::ReportStore& reports, store::InventoryStore& inventory, const Clock& clock,
                   const Authenticator& auth, ReportsAdminOptions options = {});
   void RegisterRoutes(http::Router& router);
 
@@ -53,7 +53,7 @@ class ReportsAdminApi {
 
  private:
   store::ReportStore& reports_;
-  store::Store& inventory_;
+  store::InventoryStore& inventory_;
   const Clock& clock_;
   const Authenticator& auth_;
   ReportsAdminOptions options_;

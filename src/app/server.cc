@@ -691,7 +691,7 @@ Status Server::Init() {
   }
   ingest::SnapshotOptions snapshot_options = config_.snapshots;
   snapshot_options.rebuild_activity = false;
-  snapshots_ = std::make_unique<ingest::SnapshotPublisher>(*store_, catalogs_, activity_,
+  snapshots_ = std::make_unique<ingest::SnapshotPublisher>(*store_, *store_, catalogs_, activity_,
                                                            snapshot_options);
   // An admin write is visible when its call returns: the read cache (and in cluster mode the
   // replica first) catch up in the refresh.
@@ -921,7 +921,7 @@ Result<AdminCallResult> RunAdminCall(const std::string& data_dir,
   Published<decision::ActivityIndex> activity;
   // Snapshots are rebuilt by the running server (it polls the store); here we only need the
   // publisher for the admin API's refresh calls, which are cheap on a small catalog.
-  ingest::SnapshotPublisher snapshots(*store, catalogs, activity,
+  ingest::SnapshotPublisher snapshots(*store, *store, catalogs, activity,
                                       ingest::SnapshotOptions{.rebuild_activity = false});
   // The CLI is trusted (it has the data directory); it authenticates with a one-off token.
   admin::AdminOptions options;

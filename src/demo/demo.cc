@@ -307,7 +307,7 @@ Result<std::map<std::string, store::ProjectRecord>> SeedProjects(store::Store& s
 
 // Merges the real project lists installed by scripts/install-deps.sh (tools/registry/out) into
 // the registry; without them the demo keeps its built-in projects only.
-Status SeedRegistryLists(store::Store& store, int64_t now) {
+Status SeedRegistryLists(store::InventoryStore& store, int64_t now) {
   std::error_code ec;
   std::filesystem::path dir(ADSERVER_REGISTRY_DIR);
   if (!std::filesystem::is_directory(dir, ec)) return OkStatus();
@@ -450,7 +450,7 @@ Result<DemoKeys> SeedDemo(store::Store& store, store::EventsStore& events, const
   return keys;
 }
 
-Status SeedDemoRegistry(store::Store& store, const Clock& clock) {
+Status SeedDemoRegistry(store::InventoryStore& store, const Clock& clock) {
   return SeedRegistryLists(store, clock.NowSeconds());
 }
 

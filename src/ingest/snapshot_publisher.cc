@@ -152,10 +152,16 @@ int64_t MillisSince(std::chrono::steady_clock::time_point start) {
 
 }  // namespace
 
-SnapshotPublisher::SnapshotPublisher(store::Store& store, Published<decision::Catalog>& catalogs,
+SnapshotPublisher::SnapshotPublisher(store::InventoryStore& inventory,
+                                     store::ActivityStore& wallets,
+                                     Published<decision::Catalog>& catalogs,
                                      Published<decision::ActivityIndex>& activity,
                                      const SnapshotOptions& options)
-    : store_(store), catalogs_(catalogs), activity_(activity), options_(options) {
+    : inventory_(inventory),
+      wallets_(wallets),
+      catalogs_(catalogs),
+      activity_(activity),
+      options_(options) {
   ADS_CHECK(InitCrypto()) << "libsodium cannot be initialised";
 }
 
@@ -164,8 +170,8 @@ SnapshotPublisher::~SnapshotPublisher() { Stop(); }
 Status SnapshotPublisher::LoadNow() {
   MutexLock lock(refresh_mu_);
   // Counters are read before the data, so a write racing with the build is seen next time.
-  ADS_ASSIGN_OR_RETURN(uint64_t catalog_counter, store_.ChangeCounter());
-  ADS_ASSIGN_OR_RETURN(uint64_t activity_counter, store_.ActivityChangeCounter());
+  ADS_ASSIGN_OR_RETURN(uint64_t catalog_counter, inventory_.ChangeCounter());
+  ADS_ASSIGN_OR_RETURN(uint64_t activity_counter, wallets_.ActivityChangeCounter());
   ADS_RETURN_IF_ERROR(RebuildCatalogLocked(catalog_counter, /*force=*/true));
   return RebuildActivityLocked(activity_counter);
 }
@@ -251,8 +257,8 @@ void SnapshotPublisher::Run() {
 }
 
 Status SnapshotPublisher::RefreshLocked() {
-  ADS_ASSIGN_OR_RETURN(uint64_t catalog_counter, store_.ChangeCounter());
-  ADS_ASSIGN_OR_RETURN(uint64_t activity_counter, store_.ActivityChangeCounter());
+  ADS_ASSIGN_OR_RETURN(uint64_t catalog_counter, inventory_.ChangeCounter());
+  ADS_ASSIGN_OR_RETURN(uint64_t activity_counter, wallets_.ActivityChangeCounter());
   Status catalog_status;
   if (catalog_counter != catalog_counter_) {
     catalog_status = RebuildCatalogLocked(catalog_counter, /*force=*/false);
@@ -266,7 +272,7 @@ Status SnapshotPublisher::RefreshLocked() {
 
 Status SnapshotPublisher::RebuildCatalogLocked(uint64_t counter, bool force) {
   auto start = std::chrono::steady_clock::now();
-  ADS_ASSIGN_OR_RETURN(store::CatalogData data, store_.LoadCatalogData());
+  ADS_ASSIGN_OR_RETURN(store::CatalogData data, inventory_.LoadCatalogData());
   Sha256Digest digest = DigestOf(data);
   if (!force && catalog_digest_ == digest) {
     catalog_counter_ = counter;  // only activity changed
@@ -298,7 +304,7 @@ Status SnapshotPublisher::RebuildActivityLocked(uint64_t counter) {
   }
   auto start = std::chrono::steady_clock::now();
   ADS_ASSIGN_OR_RETURN(std::shared_ptr<const decision::ActivityIndex> index,
-                       BuildActivityIndex(store_));
+                       BuildActivityIndex(wallets_));
   size_t wallets = index->wallet_count();
   ReleaseWhenUnused(activity_.Exchange(std::move(index)), kReleasePatience);
   activity_counter_ = counter;

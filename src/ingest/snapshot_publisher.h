@@ -13,7 +13,8 @@
 #include "common/status.h"
 #include "decision/activity_index.h"
 #include "decision/catalog.h"
-#include "store/store.h"
+#include "store/activity_store.h"
+#include "store/inventory_store.h"
 
 namespace adserver::ingest {
 
@@ -40,8 +41,10 @@ struct SnapshotOptions {
 // immediate check (the admin API calls it after each write). Thread-safe.
 class SnapshotPublisher {
  public:
-  // store, catalogs and activity must outlive this object.
-  SnapshotPublisher(store::Store& store, Published<decision::Catalog>& catalogs,
+  // The inventory (the catalog and its change counter) and the wallet activity (the index and
+  // its change counter) it reads, `catalogs` and `activity` must outlive this object.
+  SnapshotPublisher(store::InventoryStore& inventory, store::ActivityStore& wallets,
+                    Published<decision::Catalog>& catalogs,
                     Published<decision::ActivityIndex>& activity, const SnapshotOptions& options);
   ~SnapshotPublisher();
 
@@ -82,7 +85,8 @@ class SnapshotPublisher {
   Status RebuildCatalogLocked(uint64_t counter, bool force) ADS_REQUIRES(refresh_mu_);
   Status RebuildActivityLocked(uint64_t counter) ADS_REQUIRES(refresh_mu_);
 
-  store::Store& store_;
+  store::InventoryStore& inventory_;
+  store::ActivityStore& wallets_;
   Published<decision::Catalog>& catalogs_;
   Published<decision::ActivityIndex>& activity_;
   SnapshotOptions options_;

@@ -12,7 +12,8 @@ reports::Payout PayoutOf(const store::PublisherRecord& publisher) {
                          .cpm_micros = publisher.payout.cpm_micros};
 }
 
-Result<std::unordered_map<store::Id, reports::Payout>> LoadPayouts(store::Store& inventory) {
+Result<std::unordered_map<store::Id, reports::Payout>> LoadPayouts(
+    store::InventoryStore& inventory) {
   ADS_ASSIGN_OR_RETURN(std::vector<store::PublisherRecord> publishers, inventory.ListPublishers());
   std::unordered_map<store::Id, reports::Payout> payouts;
   for (const store::PublisherRecord& p : publishers) payouts[p.id] = PayoutOf(p);

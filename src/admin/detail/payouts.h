@@ -6,14 +6,15 @@
 
 #include "common/status.h"
 #include "reports/report.h"
+#include "store/inventory_store.h"
 #include "store/records.h"
-#include "store/store.h"
 
 namespace adserver::admin::detail {
 
 reports::Payout PayoutOf(const store::PublisherRecord& publisher);
 
 // Every publisher's payout by id.
-Result<std::unordered_map<store::Id, reports::Payout>> LoadPayouts(store::Store& inventory);
+Result<std::unordered_map<store::Id, reports::Payout>> LoadPayouts(
+    store::InventoryStore& inventory);
 
 }  // namespace adserver::admin::detail

@@ -48,8 +48,8 @@ class AccountsAdminTest : public ::testing::Test {
     auto accounts = store::SqliteAccountStore::Open(dir_.File("a.db"));
     ASSERT_TRUE(accounts.ok());
     accounts_ = std::move(*accounts);
-    snapshots_ = std::make_unique<ingest::SnapshotPublisher>(*inventory_, catalogs_, activity_,
-                                                             ingest::SnapshotOptions{});
+    snapshots_ = std::make_unique<ingest::SnapshotPublisher>(*inventory_, *inventory_, catalogs_,
+                                                             activity_, ingest::SnapshotOptions{});
     AdminOptions options{.token = kToken};
     options.password_hash = MinimalPasswordHashOptionsForTest();
     options.public_origin = "https://ads.example";

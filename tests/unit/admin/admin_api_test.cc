@@ -39,7 +39,7 @@ class AdminApiTest : public ::testing::Test {
     auto opened = store::SqliteStore::Open(dir_.File("ads.db"));
     ASSERT_TRUE(opened.ok()) << opened.status().ToString();
     store_ = std::move(opened).value();
-    snapshots_ = std::make_unique<ingest::SnapshotPublisher>(*store_, catalogs_, activity_,
+    snapshots_ = std::make_unique<ingest::SnapshotPublisher>(*store_, *store_, catalogs_, activity_,
                                                              ingest::SnapshotOptions{});
     ASSERT_TRUE(snapshots_->LoadNow().ok());
     auth_ = std::make_unique<Authenticator>(AdminOptions{.token = kToken}, nullptr, clock_);

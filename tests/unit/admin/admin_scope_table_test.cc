@@ -178,8 +178,8 @@ class World {
     identity_options.keys = "1:" + RandomHex(32);
     identities_ =
         Must(identity::IdentityService::Create(identity_store_.get(), clock_, identity_options));
-    snapshots_ = std::make_unique<ingest::SnapshotPublisher>(*inventory_, catalogs_, activity_,
-                                                             ingest::SnapshotOptions{});
+    snapshots_ = std::make_unique<ingest::SnapshotPublisher>(*inventory_, *inventory_, catalogs_,
+                                                             activity_, ingest::SnapshotOptions{});
     AdminOptions options{.token = kToken};
     options.password_hash = MinimalPasswordHashOptionsForTest();
     auth_ = std::make_unique<Authenticator>(options, accounts_.get(), clock_);

@@ -229,7 +229,7 @@ class SnapshotPublisherTest : public ::testing::Test {
 
 TEST_F(SnapshotPublisherTest, LoadNowPublishesCatalogAndActivity) {
   AddActivity(*store_, 1);
-  SnapshotPublisher publisher(*store_, catalogs_, activity_, Options(1h));
+  SnapshotPublisher publisher(*store_, *store_, catalogs_, activity_, Options(1h));
   ASSERT_TRUE(publisher.LoadNow().ok());
 
   EXPECT_EQ(catalogs_.version(), 1u);
@@ -240,7 +240,7 @@ TEST_F(SnapshotPublisherTest, LoadNowPublishesCatalogAndActivity) {
 }
 
 TEST_F(SnapshotPublisherTest, RefreshNowPublishesAWrite) {
-  SnapshotPublisher publisher(*store_, catalogs_, activity_, Options(1h));
+  SnapshotPublisher publisher(*store_, *store_, catalogs_, activity_, Options(1h));
   ASSERT_TRUE(publisher.LoadNow().ok());
   AddCampaign(*store_, "second");
 
@@ -251,7 +251,7 @@ TEST_F(SnapshotPublisherTest, RefreshNowPublishesAWrite) {
 }
 
 TEST_F(SnapshotPublisherTest, RefreshNowWithoutChangesPublishesNothing) {
-  SnapshotPublisher publisher(*store_, catalogs_, activity_, Options(1h));
+  SnapshotPublisher publisher(*store_, *store_, catalogs_, activity_, Options(1h));
   ASSERT_TRUE(publisher.LoadNow().ok());
 
   ASSERT_TRUE(publisher.RefreshNow().ok());
@@ -261,7 +261,7 @@ TEST_F(SnapshotPublisherTest, RefreshNowWithoutChangesPublishesNothing) {
 }
 
 TEST_F(SnapshotPublisherTest, ActivityOnlyChangeRebuildsOnlyTheActivityIndex) {
-  SnapshotPublisher publisher(*store_, catalogs_, activity_, Options(1h));
+  SnapshotPublisher publisher(*store_, *store_, catalogs_, activity_, Options(1h));
   ASSERT_TRUE(publisher.LoadNow().ok());
   auto catalog_before = catalogs_.Current();
   AddActivity(*store_, 7);
@@ -276,7 +276,7 @@ TEST_F(SnapshotPublisherTest, ActivityOnlyChangeRebuildsOnlyTheActivityIndex) {
 TEST_F(SnapshotPublisherTest, ActivityChangeMovingBothCountersKeepsTheCatalog) {
   FaultyStore store(*store_);
   store.counter_counts_activity = true;
-  SnapshotPublisher publisher(store, catalogs_, activity_, Options(1h));
+  SnapshotPublisher publisher(store, store, catalogs_, activity_, Options(1h));
   ASSERT_TRUE(publisher.LoadNow().ok());
   auto catalog_before = catalogs_.Current();
   AddActivity(*store_, 7);
@@ -292,7 +292,7 @@ TEST_F(SnapshotPublisherTest, ActivityChangeMovingBothCountersKeepsTheCatalog) {
 }
 
 TEST_F(SnapshotPublisherTest, PollingPicksUpAWriteFromAnotherStoreOnTheSameFile) {
-  SnapshotPublisher publisher(*store_, catalogs_, activity_, Options(10ms));
+  SnapshotPublisher publisher(*store_, *store_, catalogs_, activity_, Options(10ms));
   ASSERT_TRUE(publisher.LoadNow().ok());
   publisher.Start();
   auto other = store::SqliteStore::Open(dir_.File("ads.db"));
@@ -307,7 +307,7 @@ TEST_F(SnapshotPublisherTest, PollingPicksUpAWriteFromAnotherStoreOnTheSameFile)
 }
 
 TEST_F(SnapshotPublisherTest, NotifyChangedWakesThePollingThread) {
-  SnapshotPublisher publisher(*store_, catalogs_, activity_, Options(1h));
+  SnapshotPublisher publisher(*store_, *store_, catalogs_, activity_, Options(1h));
   ASSERT_TRUE(publisher.LoadNow().ok());
   publisher.Start();
   AddCampaign(*store_, "second");
@@ -318,7 +318,7 @@ TEST_F(SnapshotPublisherTest, NotifyChangedWakesThePollingThread) {
 
 TEST_F(SnapshotPublisherTest, FailedRefreshKeepsThePreviousSnapshot) {
   FaultyStore store(*store_);
-  SnapshotPublisher publisher(store, catalogs_, activity_, Options(1h));
+  SnapshotPublisher publisher(store, store, catalogs_, activity_, Options(1h));
   ASSERT_TRUE(publisher.LoadNow().ok());
   auto catalog_before = catalogs_.Current();
   AddCampaign(*store_, "second");
@@ -340,7 +340,7 @@ TEST_F(SnapshotPublisherTest, FailedRefreshKeepsThePreviousSnapshot) {
 // allocator arena) and waits for it: each caller's own write is published when it returns.
 TEST_F(SnapshotPublisherTest, RefreshNowBuildsOnThePublisherThreadAndWaits) {
   FaultyStore store(*store_);
-  SnapshotPublisher publisher(store, catalogs_, activity_, Options(1h));
+  SnapshotPublisher publisher(store, store, catalogs_, activity_, Options(1h));
   ASSERT_TRUE(publisher.LoadNow().ok());
   publisher.Start();
   {
@@ -393,19 +393,19 @@ TEST_F(SnapshotPublisherTest, RefreshNowBuildsOnThePublisherThreadAndWaits) {
 TEST_F(SnapshotPublisherTest, LoadNowReturnsTheStoreError) {
   FaultyStore store(*store_);
   store.fail = true;
-  SnapshotPublisher publisher(store, catalogs_, activity_, Options(1h));
+  SnapshotPublisher publisher(store, store, catalogs_, activity_, Options(1h));
   EXPECT_EQ(publisher.LoadNow().code(), Code::kUnavailable);
   EXPECT_EQ(catalogs_.version(), 0u);
 }
 
 TEST_F(SnapshotPublisherTest, StopIsIdempotentAndTheDestructorStops) {
-  SnapshotPublisher stopped(*store_, catalogs_, activity_, Options(10ms));
+  SnapshotPublisher stopped(*store_, *store_, catalogs_, activity_, Options(10ms));
   stopped.Stop();  // never started
   stopped.Start();
   stopped.Stop();
   stopped.Stop();
   {
-    SnapshotPublisher running(*store_, catalogs_, activity_, Options(1ms));
+    SnapshotPublisher running(*store_, *store_, catalogs_, activity_, Options(1ms));
     ASSERT_TRUE(running.LoadNow().ok());
     running.Start();
   }  // joins in the destructor

@@ -551,6 +551,28 @@ TEST_F(PostgresStoreTest, PlacementCountersAreEachNodesOwnAndReadBySeq) {
   ASSERT_NE(unit_row, units->end());
   EXPECT_EQ(unit_row->impressions, 20);
   EXPECT_EQ((*a)->LoadOwn()->size(), 3u);
+  // Read in seq order across both tables: the unit row was written last.
+  EXPECT_EQ(units->back().ad_unit, hero);
+
+  // A rolling upgrade: a node one release behind (before migration 20) still saves its publisher
+  // rows with its own statement, and the new nodes read them.
+  auto old_node = PgConnection::Open(db_.url());
+  ASSERT_TRUE(old_node.ok());
+  auto saved_old = (*old_node)->Exec(
+      "INSERT INTO node_placement_counters (node_id, campaign_id, publisher_id, impressions, "
+      "events, seq) SELECT $1, c, p, i, e, nextval('node_placement_seq') FROM "
+      "unnest($2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[]) AS t (c, p, i, e) "
+      "ON CONFLICT (node_id, campaign_id, publisher_id) DO UPDATE SET "
+      "impressions = EXCLUDED.impressions, events = EXCLUDED.events, seq = EXCLUDED.seq",
+      {pg_detail::Param(std::string_view("old")), std::string("{9}"), std::string("{4}"),
+       std::string("{77}"), std::string("{2}")});
+  ASSERT_TRUE(saved_old.ok()) << saved_old.status().message();
+  auto after_old = (*b)->LoadOthersAfter(units->back().seq, 100);
+  ASSERT_TRUE(after_old.ok());
+  ASSERT_EQ(after_old->size(), 1u);
+  EXPECT_EQ((*after_old)[0].node_id, "old");
+  EXPECT_EQ((*after_old)[0].ad_unit, 0u);
+  EXPECT_EQ((*after_old)[0].impressions, 77);
 }
 
 }  // namespace

@@ -697,13 +697,22 @@ CREATE TABLE node_placement_counters (
 );
 CREATE INDEX node_placement_counters_by_seq ON node_placement_counters (seq);
 )sql"},
-    // Issue 36 item 5: per placement within a publisher. ad_unit is decision::AdUnitKey of the
-    // adUnitId (a 64-bit hash, its bits as a bigint); 0 = the publisher as a whole (the rows
-    // written before).
+    // Issue 36 item 5: per placement within a publisher, one row per node, campaign, publisher
+    // and ad unit (decision::AdUnitKey of the adUnitId: a 64-bit hash, its bits as a bigint),
+    // seq from the same sequence. A table of its own, so that node_placement_counters keeps its
+    // key and nodes one release behind keep saving their rows during a rolling upgrade.
     {20, R"sql(
-ALTER TABLE node_placement_counters ADD COLUMN ad_unit bigint NOT NULL DEFAULT 0;
-ALTER TABLE node_placement_counters DROP CONSTRAINT node_placement_counters_pkey;
-ALTER TABLE node_placement_counters ADD PRIMARY KEY (node_id, campaign_id, publisher_id, ad_unit);
+CREATE TABLE node_unit_counters (
+  node_id      text NOT NULL,
+  campaign_id  bigint NOT NULL,
+  publisher_id bigint NOT NULL,
+  ad_unit      bigint NOT NULL,
+  impressions  bigint NOT NULL,
+  events       bigint NOT NULL,
+  seq          bigint NOT NULL,
+  PRIMARY KEY (node_id, campaign_id, publisher_id, ad_unit)
+);
+CREATE INDEX node_unit_counters_by_seq ON node_unit_counters (seq);
 )sql"},
 };
 

@@ -11,6 +11,7 @@
 #include "common/log.h"
 #include "common/mutex.h"
 #include "common/thread_setup.h"
+#include "ingest/counter_flusher.h"
 #include "store/postgres/pg_change_feed.h"
 #include "store/postgres/postgres_placement_counters.h"
 #include "store/postgres/postgres_store.h"
@@ -150,17 +151,7 @@ void ClusterNode::ReadOtherNodes(int64_t now) {
   Note(postgres_ok_, "postgresql", "other nodes' counters", rows.status());
   if (!rows.ok()) return;
   others_read_at_ = now;
-  for (const store::CampaignCountersRecord& r : *rows) {
-    others_.Restore({.campaign_id = r.campaign_id,
-                     .total_spend = r.total_spend,
-                     .impressions = r.impressions,
-                     .clicks = r.clicks,
-                     .conversions = r.conversions,
-                     .day = r.day,
-                     .day_spend = r.day_spend,
-                     .hour = r.hour,
-                     .hour_spend = r.hour_spend});
-  }
+  for (const store::CampaignCountersRecord& r : *rows) others_.Restore(ingest::FromRecord(r));
 }
 
 Status ClusterNode::SharePlacements(size_t max_pairs) {

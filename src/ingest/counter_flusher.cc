@@ -23,6 +23,8 @@ store::CampaignCountersRecord ToRecord(const decision::CampaignCounters& c) {
           .hour_spend = c.hour_spend};
 }
 
+}  // namespace
+
 decision::CampaignCounters FromRecord(const store::CampaignCountersRecord& r) {
   return {.campaign_id = r.campaign_id,
           .total_spend = r.total_spend,
@@ -34,8 +36,6 @@ decision::CampaignCounters FromRecord(const store::CampaignCountersRecord& r) {
           .hour = r.hour,
           .hour_spend = r.hour_spend};
 }
-
-}  // namespace
 
 CounterFlusher::CounterFlusher(store::CampaignCounterStore& store, decision::BudgetLedger& ledger,
                                std::chrono::milliseconds interval)

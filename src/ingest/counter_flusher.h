@@ -19,6 +19,9 @@
 
 namespace adserver::ingest {
 
+// A campaign's stored counters as the ledger restores them.
+decision::CampaignCounters FromRecord(const store::CampaignCountersRecord& r);
+
 class CounterFlusher {
  public:
   // store and ledger must outlive this object.

@@ -141,75 +141,47 @@ Status PostgresStore::SaveCampaignCountersAt(const std::vector<CampaignCountersR
 
 namespace {
 
-// ReconcileDeadNodes' reads of one dead node's events past its marks: each adds what it billed
-// (or a reorg undid) to `deltas` and `out`, and moves its mark past what it read.
-Status AddDeadNodeClicks(PgConnection& c, const std::string& node, Id& click_id,
-                         std::map<Id, CampaignCountersRecord>& deltas, DeadNodesReconciled& out) {
-  const Id clicks_from = click_id;
-  ADS_ASSIGN_OR_RETURN(
-      PgResult clicks,
-      c.Exec("SELECT id, campaign_id, price_micros, clicked_at, (status = 'billed')::int "
-             "FROM clicks WHERE node_id = $1 AND id > $2 ORDER BY id",
-             {Param(std::string_view(node)), Param(clicks_from)}));
-  for (int r = 0; r < clicks.rows(); ++r) {
-    ADS_ASSIGN_OR_RETURN(Id id, clicks.Int(r, 0));
-    ADS_ASSIGN_OR_RETURN(Id campaign, clicks.Int(r, 1));
-    ADS_ASSIGN_OR_RETURN(Micros price, clicks.Int(r, 2));
-    ADS_ASSIGN_OR_RETURN(int64_t at, clicks.Int(r, 3));
-    ADS_ASSIGN_OR_RETURN(int64_t billed, clicks.Int(r, 4));
-    click_id = std::max(click_id, id);
-    if (billed == 0) continue;
-    pg_detail::AddClickDelta(deltas, campaign, price, at);
-    ++out.clicks;
-  }
-  return OkStatus();
-}
+// ReconcileDeadNodes' reads of one dead node's events past its marks. Each query selects
+// (position, campaign, price, time, billed) of the node's rows after $2 in position order; the
+// mark moves past what was read and every billed row's delta (`sign`: +1 billed, -1 undone by a
+// reorg) is added to `deltas`. Returns the billed rows.
+constexpr std::string_view kDeadNodeClicksSql =
+    "SELECT id, campaign_id, price_micros, clicked_at, (status = 'billed')::int "
+    "FROM clicks WHERE node_id = $1 AND id > $2 ORDER BY id";
+// Billed when recorded: still billed, or reorged since (over-budget rows never were).
+constexpr std::string_view kDeadNodeConversionsSql =
+    "SELECT id, campaign_id, price_micros, recorded_at, (status <> 'over_budget')::int "
+    "FROM conversions WHERE node_id = $1 AND id > $2 ORDER BY id";
+constexpr std::string_view kDeadNodeRevertsSql =
+    "SELECT reverted_seq, campaign_id, price_micros, recorded_at, 1 FROM conversions "
+    "WHERE reverted_by = $1 AND reverted_seq > $2 ORDER BY reverted_seq";
 
-Status AddDeadNodeConversions(PgConnection& c, const std::string& node, Id& conversion_id,
-                              std::map<Id, CampaignCountersRecord>& deltas,
-                              DeadNodesReconciled& out) {
-  const Id conversions_from = conversion_id;
-  // Billed when recorded: still billed, or reorged since (over-budget rows never were).
-  ADS_ASSIGN_OR_RETURN(
-      PgResult conversions,
-      c.Exec("SELECT id, campaign_id, price_micros, recorded_at, "
-             "(status <> 'over_budget')::int FROM conversions WHERE node_id = $1 AND id > $2 "
-             "ORDER BY id",
-             {Param(std::string_view(node)), Param(conversions_from)}));
-  for (int r = 0; r < conversions.rows(); ++r) {
-    ConversionRecord conv;
-    ADS_ASSIGN_OR_RETURN(conv.id, conversions.Int(r, 0));
-    ADS_ASSIGN_OR_RETURN(conv.campaign_id, conversions.Int(r, 1));
-    ADS_ASSIGN_OR_RETURN(conv.price, conversions.Int(r, 2));
-    ADS_ASSIGN_OR_RETURN(conv.recorded_at, conversions.Int(r, 3));
-    ADS_ASSIGN_OR_RETURN(int64_t billed, conversions.Int(r, 4));
-    conversion_id = std::max(conversion_id, conv.id);
-    if (billed == 0) continue;
-    pg_detail::AddConversionDelta(deltas, conv, 1);
-    ++out.conversions;
-  }
-  return OkStatus();
-}
+enum class DeadNodeEvent { kClick, kConversion, kRevert };
 
-Status AddDeadNodeReverts(PgConnection& c, const std::string& node, int64_t& revert_seq,
-                          std::map<Id, CampaignCountersRecord>& deltas, DeadNodesReconciled& out) {
-  const int64_t reverts_from = revert_seq;
-  ADS_ASSIGN_OR_RETURN(
-      PgResult reverts,
-      c.Exec("SELECT reverted_seq, campaign_id, price_micros, recorded_at FROM conversions "
-             "WHERE reverted_by = $1 AND reverted_seq > $2 ORDER BY reverted_seq",
-             {Param(std::string_view(node)), Param(reverts_from)}));
-  for (int r = 0; r < reverts.rows(); ++r) {
-    ConversionRecord conv;
-    ADS_ASSIGN_OR_RETURN(int64_t seq, reverts.Int(r, 0));
-    ADS_ASSIGN_OR_RETURN(conv.campaign_id, reverts.Int(r, 1));
-    ADS_ASSIGN_OR_RETURN(conv.price, reverts.Int(r, 2));
-    ADS_ASSIGN_OR_RETURN(conv.recorded_at, reverts.Int(r, 3));
-    revert_seq = std::max(revert_seq, seq);
-    pg_detail::AddConversionDelta(deltas, conv, -1);
-    ++out.reverts;
+Result<int64_t> AddDeadNodeEvents(PgConnection& c, DeadNodeEvent kind, const std::string& node,
+                                  int64_t& mark, std::map<Id, CampaignCountersRecord>& deltas) {
+  const std::string_view sql = kind == DeadNodeEvent::kClick        ? kDeadNodeClicksSql
+                               : kind == DeadNodeEvent::kConversion ? kDeadNodeConversionsSql
+                                                                    : kDeadNodeRevertsSql;
+  ADS_ASSIGN_OR_RETURN(PgResult rows, c.Exec(sql, {Param(std::string_view(node)), Param(mark)}));
+  int64_t billed_rows = 0;
+  for (int r = 0; r < rows.rows(); ++r) {
+    ConversionRecord event;
+    ADS_ASSIGN_OR_RETURN(int64_t position, rows.Int(r, 0));
+    ADS_ASSIGN_OR_RETURN(event.campaign_id, rows.Int(r, 1));
+    ADS_ASSIGN_OR_RETURN(event.price, rows.Int(r, 2));
+    ADS_ASSIGN_OR_RETURN(event.recorded_at, rows.Int(r, 3));
+    ADS_ASSIGN_OR_RETURN(int64_t billed, rows.Int(r, 4));
+    mark = std::max(mark, position);
+    if (billed == 0) continue;
+    if (kind == DeadNodeEvent::kClick) {
+      pg_detail::AddClickDelta(deltas, event.campaign_id, event.price, event.recorded_at);
+    } else {
+      pg_detail::AddConversionDelta(deltas, event, kind == DeadNodeEvent::kRevert ? -1 : 1);
+    }
+    ++billed_rows;
   }
-  return OkStatus();
+  return billed_rows;
 }
 
 }  // namespace
@@ -239,9 +211,15 @@ Result<DeadNodesReconciled> PostgresStore::ReconcileDeadNodes(int64_t dead_secon
     const Id clicks_from = click_id, conversions_from = conversion_id;
     const int64_t reverts_from = revert_seq;
     std::map<Id, CampaignCountersRecord> deltas;
-    ADS_RETURN_IF_ERROR(AddDeadNodeClicks(c, node, click_id, deltas, out));
-    ADS_RETURN_IF_ERROR(AddDeadNodeConversions(c, node, conversion_id, deltas, out));
-    ADS_RETURN_IF_ERROR(AddDeadNodeReverts(c, node, revert_seq, deltas, out));
+    ADS_ASSIGN_OR_RETURN(int64_t clicks,
+                         AddDeadNodeEvents(c, DeadNodeEvent::kClick, node, click_id, deltas));
+    ADS_ASSIGN_OR_RETURN(int64_t conversions, AddDeadNodeEvents(c, DeadNodeEvent::kConversion, node,
+                                                                conversion_id, deltas));
+    ADS_ASSIGN_OR_RETURN(int64_t reverts,
+                         AddDeadNodeEvents(c, DeadNodeEvent::kRevert, node, revert_seq, deltas));
+    out.clicks += clicks;
+    out.conversions += conversions;
+    out.reverts += reverts;
     if (click_id == clicks_from && conversion_id == conversions_from &&
         revert_seq == reverts_from) {
       continue;

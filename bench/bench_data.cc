@@ -63,7 +63,7 @@ Status ExpectId(const Result<Record>& created, store::Id want, const char* what)
   return OkStatus();
 }
 
-template <class Inventory>  // store::Store (embedded) or PostgresStore (cluster)
+template <class Inventory>  // SqliteStore (embedded) or PostgresStore (cluster)
 Status WriteInventory(Inventory& store, const store::CatalogData& data, int64_t now) {
   for (const auto& r : data.publishers)
     ADS_RETURN_IF_ERROR(ExpectId(store.CreatePublisher(r, now), r.id, "publisher"));
@@ -201,17 +201,17 @@ Status Run(const Flags& flags) {
   if (std::filesystem::exists(dir / "adserver.db"))
     return InvalidArgumentError((dir / "adserver.db").string() + " exists; use an empty directory");
   // Opened as `adserver serve` opens it, so activity lands where the server reads it.
-  ADS_ASSIGN_OR_RETURN(auto store, app::OpenActivityStore(flags.data_dir));
+  ADS_ASSIGN_OR_RETURN(app::EmbeddedStore store, app::OpenEmbeddedStore(flags.data_dir));
   auto start = std::chrono::steady_clock::now();
   std::string live_key = "spk_" + RandomAlphanumeric(30);
   store::CatalogData data = MakeCatalogData(flags.dataset, live_key);
-  ADS_RETURN_IF_ERROR(WriteInventory(*store, data, flags.dataset.now));
+  ADS_RETURN_IF_ERROR(WriteInventory(*store.sqlite, data, flags.dataset.now));
   std::fprintf(stderr, "inventory: %zu projects (%d real, %zu synthetic), %zu campaigns, %zu ads, %.1f s\n",
                data.projects.size(), std::min<int>(RealProjectCount(), flags.dataset.projects),
                data.projects.size() - std::min<size_t>(RealProjectCount(), data.projects.size()),
                data.campaigns.size(), data.ads.size(), Seconds(start));
   int64_t rows = 0;
-  ADS_RETURN_IF_ERROR(WriteActivity(store->activity(), flags.dataset, &rows));
+  ADS_RETURN_IF_ERROR(WriteActivity(store.index(), flags.dataset, &rows));
   ADS_RETURN_IF_ERROR(WriteText(dir / "bench-key.txt", live_key + "\n"));
   ADS_RETURN_IF_ERROR(WriteWalletLists(flags));
   // Last: a directory with this stamp is complete.

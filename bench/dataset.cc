@@ -67,12 +67,13 @@ const std::vector<store::ProjectRecord>& RealProjects() {
     ADS_CHECK(mkdtemp(dir) != nullptr) << "mkdtemp failed";
     std::vector<store::ProjectRecord> list;
     Status st = [&]() -> Status {
-      ADS_ASSIGN_OR_RETURN(auto store, app::OpenStore(dir));
+      ADS_ASSIGN_OR_RETURN(store::Stores store, app::OpenStore(dir));
       ADS_ASSIGN_OR_RETURN(auto events, store::SqliteEventsStore::Open(app::DatabasePath(dir)));
       FakeClock clock;
-      ADS_RETURN_IF_ERROR(
-          demo::SeedDemo(*store, *events, clock, "http://127.0.0.1", /*wallets=*/0).status());
-      ADS_ASSIGN_OR_RETURN(list, store->ListProjects());
+      ADS_RETURN_IF_ERROR(demo::SeedDemo(*store.inventory, *store.activity, *events, clock,
+                                         "http://127.0.0.1", /*wallets=*/0)
+                              .status());
+      ADS_ASSIGN_OR_RETURN(list, store.inventory->ListProjects());
       return OkStatus();
     }();
     if (!st.ok()) {

@@ -60,8 +60,9 @@ void AppendDate(std::string& out, int64_t z) {
 }
 
 Result<std::vector<std::string>> RegistryTokens(const std::string& data_dir) {
-  ADS_ASSIGN_OR_RETURN(std::unique_ptr<store::Store> store, app::OpenStore(data_dir));
-  ADS_ASSIGN_OR_RETURN(std::vector<store::ProjectRecord> projects, store->ListProjects());
+  ADS_ASSIGN_OR_RETURN(store::Stores stores, app::OpenStore(data_dir));
+  ADS_ASSIGN_OR_RETURN(std::vector<store::ProjectRecord> projects,
+                       stores.inventory->ListProjects());
   std::vector<std::string> tokens;
   for (const store::ProjectRecord& p : projects) {
     for (const store::ContractRef& c : p.contracts) {

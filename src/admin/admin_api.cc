@@ -37,7 +37,8 @@ using detail::ProjectNames;
 
 // What every handler works with. References outlive the AdminApi (see its constructor).
 struct Ctx {
-  store::Store& store;
+  store::InventoryStore& store;
+  store::ActivityStore& activity;  // wallet activity: its import and reads
   ingest::SnapshotPublisher& snapshots;
   const Clock& clock;
   const AdminOptions& options;
@@ -207,11 +208,11 @@ struct PublisherApi {
   using Aux = NoAux;
   static constexpr std::string_view kName = "publisher";
   static constexpr std::string_view kPlural = "publishers";
-  static Result<Aux> LoadAux(store::Store&) { return Aux{}; }
-  static Result<Record> Find(store::Store& s, std::string_view param) {
+  static Result<Aux> LoadAux(store::InventoryStore&) { return Aux{}; }
+  static Result<Record> Find(store::InventoryStore& s, std::string_view param) {
     return FindById<Record>(param, kName, [&](store::Id id) { return s.GetPublisher(id); });
   }
-  static Result<std::vector<Record>> List(store::Store& s, const http::Request&) {
+  static Result<std::vector<Record>> List(store::InventoryStore& s, const http::Request&) {
     return s.ListPublishers();
   }
   static void Apply(ObjectReader& r, bool creating, const Aux&, Record& rec) {
@@ -246,13 +247,13 @@ struct PublisherApi {
     }
     return OkStatus();
   }
-  static Result<Record> Create(store::Store& s, const Record& r, int64_t now) {
+  static Result<Record> Create(store::InventoryStore& s, const Record& r, int64_t now) {
     return s.CreatePublisher(r, now);
   }
-  static Result<Record> Update(store::Store& s, const Record& r, int64_t now) {
+  static Result<Record> Update(store::InventoryStore& s, const Record& r, int64_t now) {
     return s.UpdatePublisher(r, now);
   }
-  static Status Delete(store::Store& s, store::Id id) { return s.DeletePublisher(id); }
+  static Status Delete(store::InventoryStore& s, store::Id id) { return s.DeletePublisher(id); }
   static Json ToJson(const Record& r, const Aux&) { return detail::PublisherToJson(r); }
 };
 
@@ -261,12 +262,12 @@ struct CommunityApi {
   using Aux = NoAux;
   static constexpr std::string_view kName = "community";
   static constexpr std::string_view kPlural = "communities";
-  static Result<Aux> LoadAux(store::Store&) { return Aux{}; }
-  static Result<Record> Find(store::Store& s, std::string_view param) {
+  static Result<Aux> LoadAux(store::InventoryStore&) { return Aux{}; }
+  static Result<Record> Find(store::InventoryStore& s, std::string_view param) {
     return FindById<Record>(param, kName, [&](store::Id id) { return s.GetCommunity(id); });
   }
   // ?reviewStatus=pending|approved|rejected filters by brand review (the review queue).
-  static Result<std::vector<Record>> List(store::Store& s, const http::Request& request) {
+  static Result<std::vector<Record>> List(store::InventoryStore& s, const http::Request& request) {
     ADS_ASSIGN_OR_RETURN(std::optional<store::ReviewStatus> review, ReviewFilter(request));
     ADS_ASSIGN_OR_RETURN(std::vector<Record> communities, s.ListCommunities());
     if (review) {
@@ -289,13 +290,13 @@ struct CommunityApi {
     return CheckCommunity(ctx.principal, rec.id, "community " + std::to_string(rec.id));
   }
   static Status CheckReferences(Ctx&, const Record&, FieldErrors&) { return OkStatus(); }
-  static Result<Record> Create(store::Store& s, const Record& r, int64_t now) {
+  static Result<Record> Create(store::InventoryStore& s, const Record& r, int64_t now) {
     return s.CreateCommunity(r, now);
   }
-  static Result<Record> Update(store::Store& s, const Record& r, int64_t now) {
+  static Result<Record> Update(store::InventoryStore& s, const Record& r, int64_t now) {
     return s.UpdateCommunity(r, now);
   }
-  static Status Delete(store::Store& s, store::Id id) { return s.DeleteCommunity(id); }
+  static Status Delete(store::InventoryStore& s, store::Id id) { return s.DeleteCommunity(id); }
   static Json ToJson(const Record& r, const Aux&) { return detail::CommunityToJson(r); }
 };
 
@@ -304,9 +305,9 @@ struct ProjectApi {
   using Aux = NoAux;
   static constexpr std::string_view kName = "project";
   static constexpr std::string_view kPlural = "projects";
-  static Result<Aux> LoadAux(store::Store&) { return Aux{}; }
+  static Result<Aux> LoadAux(store::InventoryStore&) { return Aux{}; }
   // A numeric id or a slug.
-  static Result<Record> Find(store::Store& s, std::string_view param) {
+  static Result<Record> Find(store::InventoryStore& s, std::string_view param) {
     if (ParseId(param)) {
       return FindById<Record>(param, kName, [&](store::Id id) { return s.GetProject(id); });
     }
@@ -315,7 +316,7 @@ struct ProjectApi {
     }
     return NameNotFound(s.GetProjectBySlug(std::string(param)), kName, param);
   }
-  static Result<std::vector<Record>> List(store::Store& s, const http::Request&) {
+  static Result<std::vector<Record>> List(store::InventoryStore& s, const http::Request&) {
     return s.ListProjects();
   }
   static void Apply(ObjectReader& r, bool creating, const Aux&, Record& rec) {
@@ -329,13 +330,13 @@ struct ProjectApi {
     return CheckExists(ctx.store.GetCommunity(*rec.owner_community_id).status(), errors,
                        "ownerCommunityId", "community");
   }
-  static Result<Record> Create(store::Store& s, const Record& r, int64_t now) {
+  static Result<Record> Create(store::InventoryStore& s, const Record& r, int64_t now) {
     return s.CreateProject(r, now);
   }
-  static Result<Record> Update(store::Store& s, const Record& r, int64_t now) {
+  static Result<Record> Update(store::InventoryStore& s, const Record& r, int64_t now) {
     return s.UpdateProject(r, now);
   }
-  static Status Delete(store::Store& s, store::Id id) { return s.DeleteProject(id); }
+  static Status Delete(store::InventoryStore& s, store::Id id) { return s.DeleteProject(id); }
   static Json ToJson(const Record& r, const Aux&) { return detail::ProjectToJson(r); }
 };
 
@@ -344,14 +345,14 @@ struct CampaignApi {
   using Aux = ProjectNames;
   static constexpr std::string_view kName = "campaign";
   static constexpr std::string_view kPlural = "campaigns";
-  static Result<Aux> LoadAux(store::Store& s) {
+  static Result<Aux> LoadAux(store::InventoryStore& s) {
     ADS_ASSIGN_OR_RETURN(std::vector<store::ProjectRecord> projects, s.ListProjects());
     return ProjectNames(projects);
   }
-  static Result<Record> Find(store::Store& s, std::string_view param) {
+  static Result<Record> Find(store::InventoryStore& s, std::string_view param) {
     return FindById<Record>(param, kName, [&](store::Id id) { return s.GetCampaign(id); });
   }
-  static Result<std::vector<Record>> List(store::Store& s, const http::Request& request) {
+  static Result<std::vector<Record>> List(store::InventoryStore& s, const http::Request& request) {
     ADS_ASSIGN_OR_RETURN(std::vector<Record> campaigns, s.ListCampaigns());
     ADS_RETURN_IF_ERROR(DropByArchived(request, campaigns));
     return campaigns;
@@ -395,13 +396,13 @@ struct CampaignApi {
     }
     return CheckExists(looked_up, errors, "communityId", "community");
   }
-  static Result<Record> Create(store::Store& s, const Record& r, int64_t now) {
+  static Result<Record> Create(store::InventoryStore& s, const Record& r, int64_t now) {
     return s.CreateCampaign(r, now);
   }
-  static Result<Record> Update(store::Store& s, const Record& r, int64_t now) {
+  static Result<Record> Update(store::InventoryStore& s, const Record& r, int64_t now) {
     return s.UpdateCampaign(r, now);
   }
-  static Status Delete(store::Store& s, store::Id id) { return s.DeleteCampaign(id); }
+  static Status Delete(store::InventoryStore& s, store::Id id) { return s.DeleteCampaign(id); }
   static Json ToJson(const Record& r, const Aux& names) {
     return detail::CampaignToJson(r, names);
   }
@@ -412,13 +413,13 @@ struct AdApi {
   using Aux = NoAux;
   static constexpr std::string_view kName = "ad";
   static constexpr std::string_view kPlural = "ads";
-  static Result<Aux> LoadAux(store::Store&) { return Aux{}; }
-  static Result<Record> Find(store::Store& s, std::string_view param) {
+  static Result<Aux> LoadAux(store::InventoryStore&) { return Aux{}; }
+  static Result<Record> Find(store::InventoryStore& s, std::string_view param) {
     return FindById<Record>(param, kName, [&](store::Id id) { return s.GetAd(id); });
   }
   // ?campaignId=N filters by campaign, ?reviewStatus=pending|approved|rejected by review
   // state (the operator's review queue).
-  static Result<std::vector<Record>> List(store::Store& s, const http::Request& request) {
+  static Result<std::vector<Record>> List(store::InventoryStore& s, const http::Request& request) {
     ADS_ASSIGN_OR_RETURN(std::optional<store::ReviewStatus> review, ReviewFilter(request));
     std::optional<store::Id> campaign_id;
     if (std::optional<std::string_view> filter = QueryParam(request.query, "campaignId")) {
@@ -468,13 +469,13 @@ struct AdApi {
     return ReadReview(ctx, body, "ads", {"headline", "content", "ctaUrl", "ctaLabel", "images"},
                       rec);
   }
-  static Result<Record> Create(store::Store& s, const Record& r, int64_t now) {
+  static Result<Record> Create(store::InventoryStore& s, const Record& r, int64_t now) {
     return s.CreateAd(r, now);
   }
-  static Result<Record> Update(store::Store& s, const Record& r, int64_t now) {
+  static Result<Record> Update(store::InventoryStore& s, const Record& r, int64_t now) {
     return s.UpdateAd(r, now);
   }
-  static Status Delete(store::Store& s, store::Id id) { return s.DeleteAd(id); }
+  static Status Delete(store::InventoryStore& s, store::Id id) { return s.DeleteAd(id); }
   static Json ToJson(const Record& r, const Aux&) { return detail::AdToJson(r); }
 };
 
@@ -1001,10 +1002,10 @@ http::Response ImportOwnNdjson(Ctx& ctx, const ActivityUpload& upload) {
       [&]() -> Result<uint64_t> {
         ADS_ASSIGN_OR_RETURN(
             summary, gzip ? ingest::ImportActivityNdjsonBuffer(
-                                upload.body, upload.options.max_input_bytes, ctx.store, ctx.clock,
-                                ctx.options.transactions)
-                          : ingest::ImportActivityNdjson(upload.body, ctx.store, ctx.clock,
-                                                         ctx.options.transactions));
+                                upload.body, upload.options.max_input_bytes, ctx.store,
+                                ctx.activity, ctx.clock, ctx.options.transactions)
+                          : ingest::ImportActivityNdjson(upload.body, ctx.store, ctx.activity,
+                                                         ctx.clock, ctx.options.transactions));
         return summary.imported + summary.rejected;
       });
   if (!wrote.ok()) return BodyFail(wrote.status());
@@ -1026,7 +1027,7 @@ http::Response ImportOwnNdjson(Ctx& ctx, const ActivityUpload& upload) {
 
 http::Response ImportBulk(Ctx& ctx, const ActivityUpload& upload) {
   Result<ingest::BulkImportSummary> summary = ingest::BulkImportBuffer(
-      upload.body, "POST /admin/v1/activity", ctx.store, upload.options, ctx.clock);
+      upload.body, "POST /admin/v1/activity", ctx.store, ctx.activity, upload.options, ctx.clock);
   if (!summary.ok()) return BodyFail(summary.status());
   const ingest::BulkImportSummary& s = *summary;
   if (s.interactions > 0 && !s.already_imported) Refresh(ctx);
@@ -1108,7 +1109,7 @@ http::Response WalletActivity(Ctx& ctx, const http::Request& request) {
   if (!wallet) {
     return Fail(InvalidFieldError("wallet", "must be 0x followed by 40 hex digits"));
   }
-  Result<std::vector<store::ActivityRecord>> rows = ctx.store.ActivityForWallet(*wallet);
+  Result<std::vector<store::ActivityRecord>> rows = ctx.activity.ActivityForWallet(*wallet);
   if (!rows.ok()) return Fail(rows.status());
   Result<ProjectNames> names = CampaignApi::LoadAux(ctx.store);
   if (!names.ok()) return Fail(names.status());
@@ -1187,9 +1188,11 @@ constexpr RouteSpec kRoutes[] = {
 
 }  // namespace
 
-AdminApi::AdminApi(store::Store& store, ingest::SnapshotPublisher& snapshots, const Clock& clock,
-                   AdminOptions options, const Authenticator& auth)
+AdminApi::AdminApi(store::InventoryStore& store, store::ActivityStore& activity,
+                   ingest::SnapshotPublisher& snapshots, const Clock& clock, AdminOptions options,
+                   const Authenticator& auth)
     : store_(store),
+      activity_(activity),
       snapshots_(snapshots),
       clock_(clock),
       options_(std::move(options)),
@@ -1208,7 +1211,7 @@ void AdminApi::RegisterRoutes(http::Router& router) {
         route.method, route.pattern,
         [this, handler, audience = route.audience](const http::Request& request) {
           return detail::Guarded(auth_, audience, request, [&](const Principal& principal) {
-            Ctx ctx{store_, snapshots_, clock_, options_, principal, *registry_};
+            Ctx ctx{store_, activity_, snapshots_, clock_, options_, principal, *registry_};
             return handler(ctx, request);
           });
         },

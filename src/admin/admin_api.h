@@ -13,7 +13,8 @@
 #include "http/router.h"
 #include "ingest/snapshot_publisher.h"
 #include "ingest/transaction_sink.h"
-#include "store/store.h"
+#include "store/activity_store.h"
+#include "store/inventory_store.h"
 
 namespace adserver::admin {
 
@@ -90,14 +91,16 @@ class RegistryCache;
 // Thread-safe.
 class AdminApi {
  public:
-  // store, snapshots, clock and auth must outlive this object.
-  AdminApi(store::Store& store, ingest::SnapshotPublisher& snapshots, const Clock& clock,
-           AdminOptions options, const Authenticator& auth);
+  // The stores, snapshots, clock and auth must outlive this object.
+  AdminApi(store::InventoryStore& store, store::ActivityStore& activity,
+           ingest::SnapshotPublisher& snapshots, const Clock& clock, AdminOptions options,
+           const Authenticator& auth);
 
   void RegisterRoutes(http::Router& router);
 
  private:
-  store::Store& store_;
+  store::InventoryStore& store_;
+  store::ActivityStore& activity_;
   ingest::SnapshotPublisher& snapshots_;
   const Clock& clock_;
   AdminOptions options_;

@@ -60,26 +60,22 @@ Status RunActivityImport(const std::string& data_dir, const std::vector<std::str
 Status RunActivityImport(const std::string& data_dir, const store::ClusterOptions& cluster,
                          const std::vector<std::string>& files, ingest::BulkImportOptions options,
                          std::ostream& out) {
-  std::unique_ptr<store::Store> store;
-  std::unique_ptr<store::PostgresStore> pg_inventory;
-  std::unique_ptr<store::PostgresActivityStore> pg_activity;
+  store::Stores stores;
   std::unique_ptr<CliAttribution> attribution;
   if (cluster.enabled()) {
     std::error_code ec;
     std::filesystem::create_directories(data_dir, ec);  // the import ledger's directory
-    ADS_ASSIGN_OR_RETURN(pg_inventory, store::PostgresStore::Open(cluster.database_url));
-    ADS_ASSIGN_OR_RETURN(pg_activity, store::PostgresActivityStore::Open(cluster.database_url));
-    store = std::make_unique<store::ComposedStore>(*pg_inventory, *pg_activity, *pg_inventory);
+    ADS_ASSIGN_OR_RETURN(ClusterStore opened, OpenClusterStore(cluster.database_url));
+    stores = opened.stores();
     // Attributed against the cluster's exposures and billed by this process (cli_attribution.h).
-    ADS_ASSIGN_OR_RETURN(attribution, CliAttribution::OpenCluster(cluster, *store));
+    ADS_ASSIGN_OR_RETURN(attribution, CliAttribution::OpenCluster(cluster, stores));
     options.transactions = attribution.get();
   } else {
-    ADS_ASSIGN_OR_RETURN(auto embedded, OpenActivityStore(data_dir));
+    ADS_ASSIGN_OR_RETURN(stores, OpenStore(data_dir));
     // Rows naming a transaction are attributed as onchain conversions, as the admin API's
     // imports are (issue 15).
-    ADS_ASSIGN_OR_RETURN(attribution, CliAttribution::Open(data_dir, *embedded));
+    ADS_ASSIGN_OR_RETURN(attribution, CliAttribution::Open(data_dir, stores));
     options.transactions = attribution.get();
-    store = std::move(embedded);
   }
   if (options.ledger_path.empty()) {
     options.ledger_path = ImportLedgerPath(data_dir);
@@ -93,8 +89,8 @@ Status RunActivityImport(const std::string& data_dir, const store::ClusterOption
       };
     }
     uint64_t conversions_before = attribution ? attribution->recorded() : 0;
-    Result<ingest::BulkImportSummary> summary =
-        ingest::BulkImportFile(file, *store, options, SystemClock::Get());
+    Result<ingest::BulkImportSummary> summary = ingest::BulkImportFile(
+        file, *stores.inventory, *stores.activity, options, SystemClock::Get());
     if (options.progress) std::fprintf(stderr, "\n");
     if (!summary.ok())
       return Status(summary.status().code(), file + ": " + summary.status().message());

@@ -16,8 +16,8 @@
 namespace adserver::app {
 
 Result<std::unique_ptr<CliAttribution>> CliAttribution::Open(const std::string& data_dir,
-                                                             store::Store& store) {
-  auto out = std::make_unique<CliAttribution>(store);
+                                                             const store::Stores& stores) {
+  auto out = std::make_unique<CliAttribution>(stores);
   ADS_ASSIGN_OR_RETURN(out->owned_events_, store::SqliteEventsStore::Open(DatabasePath(data_dir)));
   ADS_ASSIGN_OR_RETURN(out->owned_exposures_,
                        store::LmdbExposureStore::Open(ExposureIndexPath(data_dir)));
@@ -29,8 +29,8 @@ Result<std::unique_ptr<CliAttribution>> CliAttribution::Open(const std::string& 
 }
 
 Result<std::unique_ptr<CliAttribution>> CliAttribution::OpenCluster(
-    const store::ClusterOptions& cluster, store::Store& store) {
-  auto out = std::make_unique<CliAttribution>(store);
+    const store::ClusterOptions& cluster, const store::Stores& stores) {
+  auto out = std::make_unique<CliAttribution>(stores);
   ADS_ASSIGN_OR_RETURN(std::unique_ptr<store::PostgresEventsStore> events,
                        store::PostgresEventsStore::Open(cluster.database_url));
   CliAttribution* self = out.get();
@@ -85,7 +85,7 @@ Status CliAttribution::SpentTotals(std::unordered_map<int64_t, Micros>& spent) {
   raise(from_events);
   if (counters_ == nullptr) {
     ADS_ASSIGN_OR_RETURN(std::vector<store::CampaignCountersRecord> flushed,
-                         store_.LoadCampaignCounters());
+                         stored_counters_->LoadCampaignCounters());
     raise(flushed);
   }
   return OkStatus();
@@ -94,7 +94,7 @@ Status CliAttribution::SpentTotals(std::unordered_map<int64_t, Micros>& spent) {
 Status CliAttribution::Refresh() {
   auto now = std::chrono::steady_clock::now();
   if (catalogs_.Current() && now - built_ < kCatalogAge) return OkStatus();
-  ADS_ASSIGN_OR_RETURN(store::CatalogData data, store_.LoadCatalogData());
+  ADS_ASSIGN_OR_RETURN(store::CatalogData data, inventory_->LoadCatalogData());
   ADS_ASSIGN_OR_RETURN(std::shared_ptr<const decision::Catalog> catalog,
                        ingest::BuildCatalog(data, decision::CatalogOptions{}));
   catalogs_.Publish(std::move(catalog));

@@ -40,18 +40,18 @@
 #include "store/events_store.h"
 #include "store/exposure_store.h"
 #include "store/postgres/postgres_store.h"
-#include "store/store.h"
+#include "store/stores.h"
 
 namespace adserver::app {
 
 class CliAttribution final : public ingest::chain::BlockSink, public ingest::TransactionSink {
  public:
-  // Embedded. `store` (the data directory's) must outlive the result.
+  // Embedded. Reads the inventory and the counters of `stores` (the data directory's).
   static Result<std::unique_ptr<CliAttribution>> Open(const std::string& data_dir,
-                                                      store::Store& store);
-  // Cluster mode. `store` (the cluster's) must outlive the result.
+                                                      const store::Stores& stores);
+  // Cluster mode. Reads the inventory and the counters of `stores` (the cluster's).
   static Result<std::unique_ptr<CliAttribution>> OpenCluster(const store::ClusterOptions& cluster,
-                                                             store::Store& store);
+                                                             const store::Stores& stores);
   ~CliAttribution() override;
 
   Status OnApplied(int64_t chain_id,
@@ -69,7 +69,8 @@ class CliAttribution final : public ingest::chain::BlockSink, public ingest::Tra
   // Conversions recorded (newly billed) so far.
   uint64_t recorded() const { return recorded_; }
 
-  explicit CliAttribution(store::Store& store) : store_(store) {}
+  explicit CliAttribution(const store::Stores& stores)
+      : inventory_(stores.inventory), stored_counters_(stores.counters) {}
 
  private:
   // ConversionAttributor::SpentTotals: each campaign's spend from the events and counters.
@@ -85,7 +86,8 @@ class CliAttribution final : public ingest::chain::BlockSink, public ingest::Tra
 
   static constexpr std::chrono::seconds kCatalogAge{5};
 
-  store::Store& store_;
+  std::shared_ptr<store::InventoryStore> inventory_;
+  std::shared_ptr<store::CampaignCounterStore> stored_counters_;  // the counters to read
   // Owned in Open/OpenCluster; the references below point at them or at OpenWith's.
   std::unique_ptr<store::EventsStore> owned_events_;
   std::unique_ptr<store::ExposureStore> owned_exposures_;

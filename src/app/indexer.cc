@@ -17,13 +17,13 @@ std::string LegacyCheckpointPath(const std::string& data_dir, int64_t chain) {
 
 }  // namespace
 
-Result<std::unique_ptr<LiveIndexer>> LiveIndexer::Create(store::LmdbActivityStore& store,
+Result<std::unique_ptr<LiveIndexer>> LiveIndexer::Create(store::InventoryStore& registry,
+                                                         store::LmdbActivityIndex& index,
                                                          const std::string& data_dir,
                                                          const IndexerOptions& options,
                                                          ingest::chain::BlockSink* sink) {
   ADS_ASSIGN_OR_RETURN(auto source, ingest::chain::JsonRpcChainSource::Create(options.rpc_url));
-  auto indexer =
-      std::make_unique<LiveIndexer>(std::move(source), store, store.activity(), options, sink);
+  auto indexer = std::make_unique<LiveIndexer>(std::move(source), registry, index, options, sink);
   indexer->indexer_.set_legacy_checkpoint_file(LegacyCheckpointPath(data_dir, options.chain_id));
   return indexer;
 }
@@ -41,9 +41,14 @@ LiveIndexer::LiveIndexer(std::unique_ptr<ingest::chain::JsonRpcChainSource> sour
                          const IndexerOptions& options, ingest::chain::BlockSink* sink)
     : source_(std::move(source)), indexer_(*source_, registry, ledger, options, sink) {}
 
-IndexerThread::IndexerThread(store::LmdbActivityStore& store, std::string data_dir,
-                             IndexerOptions options, ingest::chain::BlockSink* sink)
-    : store_(&store), data_dir_(std::move(data_dir)), options_(std::move(options)), sink_(sink) {}
+IndexerThread::IndexerThread(store::InventoryStore& registry, store::LmdbActivityIndex& index,
+                             std::string data_dir, IndexerOptions options,
+                             ingest::chain::BlockSink* sink)
+    : registry_(&registry),
+      index_(&index),
+      data_dir_(std::move(data_dir)),
+      options_(std::move(options)),
+      sink_(sink) {}
 
 IndexerThread::IndexerThread(std::unique_ptr<cluster::ClusterIndexer> cluster)
     : sink_(nullptr), cluster_mode_(true), cluster_(std::move(cluster)) {}
@@ -63,7 +68,7 @@ void IndexerThread::Start() {
   }
   ADS_CHECK(!thread_.joinable()) << "IndexerThread started twice";
   Result<std::unique_ptr<LiveIndexer>> indexer =
-      LiveIndexer::Create(*store_, data_dir_, options_, sink_);
+      LiveIndexer::Create(*registry_, *index_, data_dir_, options_, sink_);
   if (!indexer.ok()) {
     ADS_LOG(error, "indexer not started; serving goes on", "status", indexer.status());
     return;

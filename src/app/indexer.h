@@ -18,7 +18,7 @@
 #include "ingest/chain/json_rpc_chain_source.h"
 #include "store/chain_ledger.h"
 #include "store/inventory_store.h"
-#include "store/lmdb/lmdb_activity_store.h"
+#include "store/lmdb/lmdb_activity_index.h"
 
 namespace adserver::app {
 
@@ -29,10 +29,11 @@ using IndexerOptions = ingest::chain::IndexerOptions;
 // Run and Stop as ChainIndexer's: Run on one thread, Stop from any.
 class LiveIndexer final : public cluster::TermIndexer {
  public:
-  // InvalidArgument if options.rpc_url is not http://host[:port][/path]. `store` (an already
-  // open data directory: LMDB must not be opened twice in one process) and `sink` (optional)
-  // must outlive the result.
-  static Result<std::unique_ptr<LiveIndexer>> Create(store::LmdbActivityStore& store,
+  // InvalidArgument if options.rpc_url is not http://host[:port][/path]. `registry`, `index`
+  // (of an already open data directory: LMDB must not be opened twice in one process) and
+  // `sink` (optional) must outlive the result.
+  static Result<std::unique_ptr<LiveIndexer>> Create(store::InventoryStore& registry,
+                                                     store::LmdbActivityIndex& index,
                                                      const std::string& data_dir,
                                                      const IndexerOptions& options,
                                                      ingest::chain::BlockSink* sink = nullptr);
@@ -60,8 +61,9 @@ class LiveIndexer final : public cluster::TermIndexer {
 // error is logged and ends the thread; serving goes on. Start and Stop from one thread.
 class IndexerThread {
  public:
-  // `store` and `sink` (optional) must outlive this object.
-  IndexerThread(store::LmdbActivityStore& store, std::string data_dir, IndexerOptions options,
+  // `registry`, `index` and `sink` (optional) must outlive this object.
+  IndexerThread(store::InventoryStore& registry, store::LmdbActivityIndex& index,
+                std::string data_dir, IndexerOptions options,
                 ingest::chain::BlockSink* sink = nullptr);
   // Cluster mode: the node contends for the chain's leadership and indexes while it leads
   // (cluster::ClusterIndexer; null: none could be made, nothing runs); progress() is nullopt
@@ -80,7 +82,8 @@ class IndexerThread {
   void Stop();
 
  private:
-  store::LmdbActivityStore* store_ = nullptr;  // embedded
+  store::InventoryStore* registry_ = nullptr;  // embedded
+  store::LmdbActivityIndex* index_ = nullptr;
   std::string data_dir_;
   IndexerOptions options_;
   ingest::chain::BlockSink* sink_;

@@ -70,20 +70,29 @@ std::string DatabasePath(const std::string& data_dir) {
   return (std::filesystem::path(data_dir) / "adserver.db").string();
 }
 
-Result<std::unique_ptr<store::Store>> OpenStore(const std::string& data_dir) {
-  ADS_ASSIGN_OR_RETURN(auto store, OpenActivityStore(data_dir));
-  return std::unique_ptr<store::Store>(std::move(store));
-}
-
-Result<std::unique_ptr<store::LmdbActivityStore>> OpenActivityStore(const std::string& data_dir) {
+Result<EmbeddedStore> OpenEmbeddedStore(const std::string& data_dir) {
   std::error_code ec;
   std::filesystem::create_directories(data_dir, ec);
   if (ec) return UnavailableError("cannot create data directory " + data_dir + ": " + ec.message());
-  ADS_ASSIGN_OR_RETURN(auto sqlite, store::SqliteStore::Open(DatabasePath(data_dir)));
+  EmbeddedStore out;
+  ADS_ASSIGN_OR_RETURN(out.sqlite, store::SqliteStore::Open(DatabasePath(data_dir)));
   // Wallet activity lives in the LMDB index (system of record; see docs/architecture.md).
-  ADS_ASSIGN_OR_RETURN(auto activity, store::LmdbActivityIndex::Open(ActivityIndexPath(data_dir)));
-  ADS_RETURN_IF_ERROR(store::MigrateActivity(*sqlite, *activity));
-  return std::make_unique<store::LmdbActivityStore>(std::move(sqlite), std::move(activity));
+  ADS_ASSIGN_OR_RETURN(auto index, store::LmdbActivityIndex::Open(ActivityIndexPath(data_dir)));
+  ADS_RETURN_IF_ERROR(store::MigrateActivity(*out.sqlite, *index));
+  out.activity = std::make_shared<store::LmdbActivityStore>(out.sqlite, std::move(index));
+  return out;
+}
+
+Result<store::Stores> OpenStore(const std::string& data_dir) {
+  ADS_ASSIGN_OR_RETURN(EmbeddedStore embedded, OpenEmbeddedStore(data_dir));
+  return embedded.stores();
+}
+
+Result<ClusterStore> OpenClusterStore(const std::string& database_url) {
+  ClusterStore out;
+  ADS_ASSIGN_OR_RETURN(out.postgres, store::PostgresStore::Open(database_url));
+  ADS_ASSIGN_OR_RETURN(out.activity, store::PostgresActivityStore::Open(database_url));
+  return out;
 }
 
 namespace {
@@ -132,7 +141,7 @@ Result<std::unique_ptr<Server>> Server::Create(const config::Config& config) {
 Status Server::InitDecisionState() {
   decision_hooks_.options = config_.decision;
   live_ = std::make_unique<decision::LiveState>(config_.live, decision_hooks_.options);
-  flusher_ = std::make_unique<ingest::CounterFlusher>(*store_, live_->ledger);
+  flusher_ = std::make_unique<ingest::CounterFlusher>(*stores_.counters, live_->ledger);
   ADS_RETURN_IF_ERROR(flusher_->Recover());
   // Impressions without clicks or conversions lower learned rates; only a recompute lowers the
   // per-campaign lift ceilings the auction prunes with (clicks raise them at once).
@@ -252,7 +261,8 @@ Status Server::InitConversions() {
   // Issue 37: from the marks the counters were saved at, so that what other processes billed
   // and reverted while no server ran (and what a kill -9 lost) reaches the counters exactly.
   if (!cluster_) {
-    ADS_ASSIGN_OR_RETURN(std::optional<store::CounterMarks> marks, store_->LoadCounterMarks());
+    ADS_ASSIGN_OR_RETURN(std::optional<store::CounterMarks> marks,
+                         stores_.counters->LoadCounterMarks());
     ADS_RETURN_IF_ERROR(conversions_->StartFollowing(marks));
     flusher_->SetMarks([this](const std::function<void(const store::CounterMarks&)>& take) {
       return conversions_->Snapshot(take);
@@ -277,7 +287,7 @@ Status Server::InitClicks() {
       catalogs_, *events_, clock_,
       [this](int64_t ad_id) -> std::optional<std::string> {
         // Only a destination an operator approved (issue 39), never an edit under review.
-        Result<store::AdRecord> ad = store_->GetAd(ad_id);
+        Result<store::AdRecord> ad = stores_.inventory->GetAd(ad_id);
         if (!ad.ok() || !ad->approved) return std::nullopt;
         return ad->approved->cta_url;
       },
@@ -293,7 +303,8 @@ Status Server::InitClicks() {
   }
   // A port chosen at start (":0") is known only after Start(), which sets the URL then.
   if (!public_url.ends_with(":0")) ads_->SetEvents(events_.get(), public_url, exposures_.get());
-  events_admin_ = std::make_unique<admin::EventsAdminApi>(*events_store_, *store_, *authenticator_);
+  events_admin_ =
+      std::make_unique<admin::EventsAdminApi>(*events_store_, *stores_.inventory, *authenticator_);
   events_admin_->SetRateEstimator([this](int64_t id) { return RateEstimateOf(id); });
   events_admin_->RegisterRoutes(router_);
   return OkStatus();
@@ -338,7 +349,7 @@ Status Server::InitReports() {
   }
   SeedConversionDelays();
   reports_admin_ = std::make_unique<admin::ReportsAdminApi>(
-      *report_store_, *store_, clock_, *authenticator_,
+      *report_store_, *stores_.inventory, clock_, *authenticator_,
       admin::ReportsAdminOptions{
           .minute_retention_seconds = config_.events.minute_rollup_retention_hours * 3600,
           .hour_retention_seconds = config_.events.hour_rollup_retention_days * 86400});
@@ -607,7 +618,7 @@ Status Server::InitAdvertiserEvents() {
       serve::TrafficGuard{.checks = traffic_.get(), .proxies = &trusted_proxies_});
   advertiser_events_->RegisterRoutes(router_);
   advertiser_events_admin_ = std::make_unique<admin::AdvertiserEventsAdminApi>(
-      *advertiser_events_store_, *store_, *authenticator_);
+      *advertiser_events_store_, *stores_.inventory, *authenticator_);
   advertiser_events_admin_->RegisterRoutes(router_);
   return OkStatus();
 }
@@ -626,17 +637,16 @@ Status Server::InitAccounts() {
   admin::AdminOptions options = config_.admin;
   options.public_origin = PublicOrigin(config_.serve.public_url);
   authenticator_ = std::make_unique<admin::Authenticator>(options, account_store_.get(), clock_);
-  accounts_admin_ =
-      std::make_unique<admin::AccountsAdminApi>(*account_store_, *store_, *authenticator_);
+  accounts_admin_ = std::make_unique<admin::AccountsAdminApi>(*account_store_, *stores_.inventory,
+                                                              *authenticator_);
   accounts_admin_->RegisterRoutes(router_);
   return OkStatus();
 }
 
 Status Server::InitEmbeddedStore() {
-  ADS_ASSIGN_OR_RETURN(auto store, OpenActivityStore(config_.data_dir));
-  activity_index_ = store->activity_index();
-  activity_store_ = store.get();
-  store_ = std::move(store);
+  ADS_ASSIGN_OR_RETURN(EmbeddedStore embedded, OpenEmbeddedStore(config_.data_dir));
+  activity_index_ = embedded.activity->activity_index();
+  stores_ = embedded.stores();
   ADS_ASSIGN_OR_RETURN(identity_store_, OpenIdentityStore(config_.data_dir));
   return OkStatus();
 }
@@ -648,8 +658,10 @@ Status Server::InitClusterStore() {
   ADS_ASSIGN_OR_RETURN(pg_inventory_, store::PostgresStore::Open(cluster.database_url));
   ADS_ASSIGN_OR_RETURN(pg_activity_, store::PostgresActivityStore::Open(cluster.database_url));
   ADS_ASSIGN_OR_RETURN(cluster_, cluster::ClusterNode::Open(cluster, node_id, clock_));
-  store_ = std::make_unique<store::ComposedStore>(*pg_inventory_, *pg_activity_,
-                                                  cluster_->counters());
+  // The node's counters belong to cluster_ (the aliasing constructor: no ownership).
+  stores_ = {
+      pg_inventory_, pg_activity_,
+      std::shared_ptr<store::CampaignCounterStore>(std::shared_ptr<void>(), &cluster_->counters())};
   // The node's replica of wallet activity: serving reads it, never PostgreSQL.
   std::error_code ec;
   std::filesystem::create_directories(config_.data_dir, ec);
@@ -691,8 +703,8 @@ Status Server::Init() {
   }
   ingest::SnapshotOptions snapshot_options = config_.snapshots;
   snapshot_options.rebuild_activity = false;
-  snapshots_ = std::make_unique<ingest::SnapshotPublisher>(*store_, *store_, catalogs_, activity_,
-                                                           snapshot_options);
+  snapshots_ = std::make_unique<ingest::SnapshotPublisher>(*stores_.inventory, *stores_.activity,
+                                                           catalogs_, activity_, snapshot_options);
   // An admin write is visible when its call returns: the read cache (and in cluster mode the
   // replica first) catch up in the refresh.
   if (read_cache_ || replica_) {
@@ -722,15 +734,16 @@ Status Server::Init() {
     }
     indexer_ = std::make_unique<IndexerThread>(leader.ok() ? std::move(*leader) : nullptr);
   } else if (config_.indexer) {
-    indexer_ = std::make_unique<IndexerThread>(*activity_store_, config_.data_dir, *config_.indexer,
-                                               conversions_.get());
+    indexer_ =
+        std::make_unique<IndexerThread>(*stores_.inventory, *activity_index_, config_.data_dir,
+                                        *config_.indexer, conversions_.get());
   }
   ads_->RegisterRoutes(router_);
   admin::AdminOptions admin_options = config_.admin;
   admin_options.import_ledger_path = ImportLedgerPath(config_.data_dir);
   admin_options.transactions = conversions_.get();  // uploads with tx hashes can convert
-  admin_ = std::make_unique<admin::AdminApi>(*store_, *snapshots_, clock_, admin_options,
-                                             *authenticator_);
+  admin_ = std::make_unique<admin::AdminApi>(*stores_.inventory, *stores_.activity, *snapshots_,
+                                             clock_, admin_options, *authenticator_);
   admin_->RegisterRoutes(router_);
   identity_admin_ = std::make_unique<admin::IdentityAdminApi>(*identity_, *authenticator_);
   identity_admin_->RegisterRoutes(router_);
@@ -895,24 +908,20 @@ Result<AdminCallResult> RunAdminCall(const std::string& data_dir,
                                      const std::string& target, const std::string& body,
                                      const std::string& content_type) {
   // The stores of the data directory, or of the cluster.
-  std::unique_ptr<store::Store> store;
+  store::Stores stores;
   std::unique_ptr<store::AccountStore> accounts;
   std::unique_ptr<store::IdentityStore> identity_store;
   std::unique_ptr<store::ReportStore> report_store;
-  std::unique_ptr<store::PostgresStore> pg_inventory;
-  std::unique_ptr<store::PostgresActivityStore> pg_activity;
   if (cluster.enabled()) {
     std::error_code ec;
     std::filesystem::create_directories(data_dir, ec);  // the import ledger's directory
-    ADS_ASSIGN_OR_RETURN(pg_inventory, store::PostgresStore::Open(cluster.database_url));
-    ADS_ASSIGN_OR_RETURN(pg_activity, store::PostgresActivityStore::Open(cluster.database_url));
-    // Counters are never written here (no serving): the inventory store's unscoped table.
-    store = std::make_unique<store::ComposedStore>(*pg_inventory, *pg_activity, *pg_inventory);
+    ADS_ASSIGN_OR_RETURN(ClusterStore opened, OpenClusterStore(cluster.database_url));
+    stores = opened.stores();
     ADS_ASSIGN_OR_RETURN(accounts, store::PostgresStore::Open(cluster.database_url));
     ADS_ASSIGN_OR_RETURN(identity_store, store::PostgresStore::Open(cluster.database_url));
     ADS_ASSIGN_OR_RETURN(report_store, store::PostgresReportStore::Open(cluster.database_url));
   } else {
-    ADS_ASSIGN_OR_RETURN(store, OpenStore(data_dir));
+    ADS_ASSIGN_OR_RETURN(stores, OpenStore(data_dir));
     ADS_ASSIGN_OR_RETURN(accounts, store::SqliteAccountStore::Open(DatabasePath(data_dir)));
     ADS_ASSIGN_OR_RETURN(identity_store, OpenIdentityStore(data_dir));
     ADS_ASSIGN_OR_RETURN(report_store, store::SqliteReportStore::Open(DatabasePath(data_dir)));
@@ -921,17 +930,18 @@ Result<AdminCallResult> RunAdminCall(const std::string& data_dir,
   Published<decision::ActivityIndex> activity;
   // Snapshots are rebuilt by the running server (it polls the store); here we only need the
   // publisher for the admin API's refresh calls, which are cheap on a small catalog.
-  ingest::SnapshotPublisher snapshots(*store, *store, catalogs, activity,
+  ingest::SnapshotPublisher snapshots(*stores.inventory, *stores.activity, catalogs, activity,
                                       ingest::SnapshotOptions{.rebuild_activity = false});
   // The CLI is trusted (it has the data directory); it authenticates with a one-off token.
   admin::AdminOptions options;
   options.token = "cli-" + RandomHex(16);
   options.import_ledger_path = ImportLedgerPath(data_dir);
   admin::Authenticator auth(options, accounts.get(), SystemClock::Get());
-  admin::AdminApi api(*store, snapshots, SystemClock::Get(), options, auth);
+  admin::AdminApi api(*stores.inventory, *stores.activity, snapshots, SystemClock::Get(), options,
+                      auth);
   http::Router router;
   api.RegisterRoutes(router);
-  admin::AccountsAdminApi accounts_api(*accounts, *store, auth);
+  admin::AccountsAdminApi accounts_api(*accounts, *stores.inventory, auth);
   accounts_api.RegisterRoutes(router);
   // Identity erasures go to the store's erasure list (under its digest key); a running server
   // picks them up within identity.flush_interval_ms.
@@ -943,7 +953,7 @@ Result<AdminCallResult> RunAdminCall(const std::string& data_dir,
   ADS_RETURN_IF_ERROR(identities->Load());
   admin::IdentityAdminApi identity_api(*identities, auth);
   identity_api.RegisterRoutes(router);
-  admin::ReportsAdminApi reports_api(*report_store, *store, SystemClock::Get(), auth);
+  admin::ReportsAdminApi reports_api(*report_store, *stores.inventory, SystemClock::Get(), auth);
   reports_api.RegisterRoutes(router);
 
   std::string authorization = "Bearer " + options.token;

@@ -39,7 +39,6 @@
 #include "serve/events_handler.h"
 #include "store/account_store.h"
 #include "store/advertiser_events_store.h"
-#include "store/composed_store.h"
 #include "store/events_store.h"
 #include "store/exposure_store.h"
 #include "store/identity_store.h"
@@ -47,18 +46,38 @@
 #include "store/postgres/postgres_activity_store.h"
 #include "store/postgres/postgres_store.h"
 #include "store/sqlite/sqlite_event_outbox.h"
-#include "store/store.h"
+#include "store/sqlite/sqlite_store.h"
+#include "store/stores.h"
 
 namespace adserver::app {
 
 // Path of the embedded SQLite database inside a data directory.
 std::string DatabasePath(const std::string& data_dir);
 
-// Opens (creating if missing) the embedded store of a data directory.
-Result<std::unique_ptr<store::Store>> OpenStore(const std::string& data_dir);
-// The same store as its concrete type: SQLite for inventory, the LMDB index
-// (DATA_DIR/activity.lmdb) for wallet activity.
-Result<std::unique_ptr<store::LmdbActivityStore>> OpenActivityStore(const std::string& data_dir);
+// The embedded system of record of a data directory: SQLite (DATA_DIR/adserver.db) for inventory
+// and counters, the LMDB index (DATA_DIR/activity.lmdb) for wallet activity.
+struct EmbeddedStore {
+  std::shared_ptr<store::SqliteStore> sqlite;
+  std::shared_ptr<store::LmdbActivityStore> activity;
+
+  store::Stores stores() const { return {sqlite, activity, sqlite}; }
+  store::LmdbActivityIndex& index() const { return activity->activity(); }
+};
+// Opens (creating if missing) the embedded store of a data directory; activity that an earlier
+// version kept in SQLite is copied into the LMDB index once.
+Result<EmbeddedStore> OpenEmbeddedStore(const std::string& data_dir);
+// The same as its three parts.
+Result<store::Stores> OpenStore(const std::string& data_dir);
+
+// Cluster mode's system of record as a tool opens it (the CLI: no node, so the counters are
+// PostgresStore's unscoped table; never written without serving).
+struct ClusterStore {
+  std::shared_ptr<store::PostgresStore> postgres;
+  std::shared_ptr<store::PostgresActivityStore> activity;
+
+  store::Stores stores() const { return {postgres, activity, postgres}; }
+};
+Result<ClusterStore> OpenClusterStore(const std::string& database_url);
 std::string ActivityIndexPath(const std::string& data_dir);
 // Exposures for conversion attribution (DATA_DIR/exposures.lmdb).
 std::string ExposureIndexPath(const std::string& data_dir);
@@ -81,7 +100,9 @@ class Server {
   // store.
   void Stop();
 
-  store::Store& store() { return *store_; }
+  // The system of record's parts (store/stores.h).
+  store::InventoryStore& inventory() { return *stores_.inventory; }
+  store::ActivityStore& activity_store() { return *stores_.activity; }
   store::AccountStore& accounts() { return *account_store_; }
   // Clicks, conversions and rollups (the demo writes its generated history here).
   store::EventsStore& events() { return *events_store_; }
@@ -141,11 +162,11 @@ class Server {
   const Clock& clock_ = SystemClock::Get();
   // Cluster mode (issue 17; null embedded): the inventory and the activity in PostgreSQL, and
   // the node's leases, shared caps, counters and change follower (cluster_node.h). Before
-  // store_, which refers to them.
-  std::unique_ptr<store::PostgresStore> pg_inventory_;
-  std::unique_ptr<store::PostgresActivityStore> pg_activity_;
+  // stores_, which refers to them.
+  std::shared_ptr<store::PostgresStore> pg_inventory_;
+  std::shared_ptr<store::PostgresActivityStore> pg_activity_;
   std::unique_ptr<cluster::ClusterNode> cluster_;
-  std::unique_ptr<store::Store> store_;
+  store::Stores stores_;
   // Cluster mode: the node's LMDB replica of PostgreSQL's activity (activity_index_), stepped by
   // the cluster node's replica thread and by admin writes (read-your-writes), one at a time.
   std::unique_ptr<cluster::ActivityReplica> replica_ ADS_PT_GUARDED_BY(replica_mu_);
@@ -154,9 +175,8 @@ class Server {
   Published<decision::Catalog> catalogs_;
   Published<decision::ActivityIndex> activity_;
   std::unique_ptr<ingest::SnapshotPublisher> snapshots_;
-  // The live EVM indexer when configured ([indexer]); writes activity through store_.
+  // The live EVM indexer when configured ([indexer]); writes activity to activity_index_.
   std::unique_ptr<IndexerThread> indexer_;
-  store::LmdbActivityStore* activity_store_ = nullptr;  // store_ as its concrete type
   // The serving read cache of the wallet index (store/lmdb/wallet_table.h), kept current by
   // read_cache_.
   std::shared_ptr<store::LmdbActivityIndex> activity_index_;

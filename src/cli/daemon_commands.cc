@@ -18,7 +18,6 @@
 #include "cli/commands.h"
 #include "common/log.h"
 #include "demo/demo.h"
-#include "store/composed_store.h"
 #include "store/postgres/postgres_activity_store.h"
 #include "store/postgres/postgres_store.h"
 
@@ -94,15 +93,16 @@ int WaitForStop(const sigset_t& signals) {
 // The demo's dataset, operator and banner (`serve --demo`).
 Status StartDemo(app::Server& server, const config::Config& config, int wallets) {
   std::string base = BaseUrl(config.http.listen, server.port());
-  ADS_ASSIGN_OR_RETURN(demo::DemoKeys keys, demo::SeedDemo(server.store(), server.events(),
-                                                           SystemClock::Get(), base, wallets));
+  ADS_ASSIGN_OR_RETURN(demo::DemoKeys keys,
+                       demo::SeedDemo(server.inventory(), server.activity_store(), server.events(),
+                                      SystemClock::Get(), base, wallets));
   ADS_RETURN_IF_ERROR(server.RefreshSnapshots());
   ADS_ASSIGN_OR_RETURN(std::string operator_password,
                        demo::SeedDemoOperator(server.accounts(), SystemClock::Get()));
   demo::PrintDemoBanner(std::cout, keys, base, operator_password);
   // The registry's 20,000 projects after the banner: the ads above do not need them.
   if (keys.registry_pending) {
-    ADS_RETURN_IF_ERROR(demo::SeedDemoRegistry(server.store(), SystemClock::Get()));
+    ADS_RETURN_IF_ERROR(demo::SeedDemoRegistry(server.inventory(), SystemClock::Get()));
     ADS_RETURN_IF_ERROR(server.RefreshSnapshots());
   }
   return OkStatus();
@@ -135,11 +135,12 @@ Status RunServe(const ServeFlags& flags) {
 // `adserver index`: the indexer loop on a thread; SIGTERM/SIGINT stop it after its batch.
 Status RunIndex(const std::string& data_dir, const app::IndexerOptions& options) {
   sigset_t signals = BlockShutdownSignals();
-  ADS_ASSIGN_OR_RETURN(auto store, app::OpenActivityStore(data_dir));
+  ADS_ASSIGN_OR_RETURN(app::EmbeddedStore store, app::OpenEmbeddedStore(data_dir));
   // Blocks' transactions are attributed as onchain conversions, as `serve`'s indexer does.
-  ADS_ASSIGN_OR_RETURN(auto attribution, app::CliAttribution::Open(data_dir, *store));
-  ADS_ASSIGN_OR_RETURN(auto indexer,
-                       app::LiveIndexer::Create(*store, data_dir, options, attribution.get()));
+  ADS_ASSIGN_OR_RETURN(auto attribution, app::CliAttribution::Open(data_dir, store.stores()));
+  ADS_ASSIGN_OR_RETURN(
+      auto indexer,
+      app::LiveIndexer::Create(*store.sqlite, store.index(), data_dir, options, attribution.get()));
   Status status;
   std::thread worker([&] {
     status = indexer->Run();
@@ -157,13 +158,11 @@ Status RunIndex(const std::string& data_dir, const app::IndexerOptions& options)
 // (app/cli_attribution.h).
 Status RunClusterIndex(const store::ClusterOptions& cluster, const app::IndexerOptions& options) {
   sigset_t signals = BlockShutdownSignals();
-  ADS_ASSIGN_OR_RETURN(auto inventory, store::PostgresStore::Open(cluster.database_url));
-  ADS_ASSIGN_OR_RETURN(auto activity, store::PostgresActivityStore::Open(cluster.database_url));
-  store::ComposedStore store(*inventory, *activity, *inventory);
-  ADS_ASSIGN_OR_RETURN(auto attribution, app::CliAttribution::OpenCluster(cluster, store));
+  ADS_ASSIGN_OR_RETURN(app::ClusterStore store, app::OpenClusterStore(cluster.database_url));
+  ADS_ASSIGN_OR_RETURN(auto attribution, app::CliAttribution::OpenCluster(cluster, store.stores()));
   ADS_ASSIGN_OR_RETURN(std::unique_ptr<cluster::ClusterIndexer> indexer,
-                       app::OpenClusterIndexer(*inventory, *activity, cluster.database_url, options,
-                                               attribution.get()));
+                       app::OpenClusterIndexer(*store.postgres, *store.activity,
+                                               cluster.database_url, options, attribution.get()));
   indexer->Start();
   WaitForStop(signals);
   indexer->Stop();

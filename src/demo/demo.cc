@@ -228,7 +228,7 @@ std::string CreativeUrl(const std::string& base_url, size_t campaign, int format
          ".svg";
 }
 
-Result<DemoKeys> MintKeys(store::Store& store, store::Id publisher_id, int64_t now) {
+Result<DemoKeys> MintKeys(store::InventoryStore& store, store::Id publisher_id, int64_t now) {
   DemoKeys keys;
   for (bool test : {false, true}) {
     std::string key = "spk_" + RandomAlphanumeric(30);
@@ -255,7 +255,7 @@ Address SyntheticWallet(uint64_t seed, int i) {
   return a;
 }
 
-Status SeedActivity(store::Store& store,
+Status SeedActivity(store::ActivityStore& store,
                     const std::map<std::string, store::ProjectRecord>& projects, int64_t now,
                     int wallets, uint64_t seed) {
   std::vector<const store::ProjectRecord*> list;
@@ -290,7 +290,8 @@ Status SeedActivity(store::Store& store,
   return store.RecordActivity(rows);
 }
 
-Result<std::map<std::string, store::ProjectRecord>> SeedProjects(store::Store& store, int64_t now) {
+Result<std::map<std::string, store::ProjectRecord>> SeedProjects(store::InventoryStore& store,
+                                                                 int64_t now) {
   std::map<std::string, store::ProjectRecord> out;
   for (const DemoProject& p : DemoProjects()) {
     store::ProjectRecord record;
@@ -352,7 +353,7 @@ Status SeedRegistryLists(store::InventoryStore& store, int64_t now) {
 
 // Creates the demo's communities, campaigns and ads; returns them for the generated history.
 Result<std::vector<DemoTrafficCampaign>> SeedCampaigns(
-    store::Store& store, const std::map<std::string, store::ProjectRecord>& projects,
+    store::InventoryStore& store, const std::map<std::string, store::ProjectRecord>& projects,
     const std::string& base_url, int64_t now) {
   std::vector<DemoTrafficCampaign> seeded;
   std::map<std::string, store::Id> communities;
@@ -418,7 +419,8 @@ std::optional<std::string> DemoOrigin(std::string_view base_url) {
 
 }  // namespace
 
-Result<DemoKeys> SeedDemo(store::Store& store, store::EventsStore& events, const Clock& clock,
+Result<DemoKeys> SeedDemo(store::InventoryStore& store, store::ActivityStore& activity,
+                          store::EventsStore& events, const Clock& clock,
                           const std::string& base_url, int wallets, uint64_t seed) {
   const int64_t now = clock.NowSeconds();
   DemoKeys keys;
@@ -438,7 +440,7 @@ Result<DemoKeys> SeedDemo(store::Store& store, store::EventsStore& events, const
     ADS_ASSIGN_OR_RETURN(publisher, store.CreatePublisher(publisher, now));
     ADS_ASSIGN_OR_RETURN(auto projects, SeedProjects(store, now));
     ADS_ASSIGN_OR_RETURN(auto campaigns, SeedCampaigns(store, projects, base_url, now));
-    ADS_RETURN_IF_ERROR(SeedActivity(store, projects, now, wallets, seed));
+    ADS_RETURN_IF_ERROR(SeedActivity(activity, projects, now, wallets, seed));
     // History only with a new dataset: a restart on it finds the publisher and writes none.
     DemoTraffic traffic =
         GenerateDemoTraffic(campaigns, publisher.id, now, DemoTrafficOptions{.seed = seed});

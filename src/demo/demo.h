@@ -11,8 +11,9 @@
 #include "common/status.h"
 #include "http/router.h"
 #include "store/account_store.h"
+#include "store/activity_store.h"
 #include "store/events_store.h"
-#include "store/store.h"
+#include "store/inventory_store.h"
 
 namespace adserver::demo {
 
@@ -35,7 +36,8 @@ struct DemoKeys {
 // A new dataset also gets `seed`-determined history in `events` (app/demo_traffic.h): the 7
 // UTC days before today of serving counts, clicks and conversions of every demo campaign; a
 // restart on an existing dataset writes none, so history is never doubled.
-Result<DemoKeys> SeedDemo(store::Store& store, store::EventsStore& events, const Clock& clock,
+Result<DemoKeys> SeedDemo(store::InventoryStore& store, store::ActivityStore& activity,
+                          store::EventsStore& events, const Clock& clock,
                           const std::string& base_url, int wallets = 3000, uint64_t seed = 7);
 // Imports the bundled project registry (tools/registry/out, when built; about 20,000 projects,
 // ~10 s) into a new demo dataset (DemoKeys::registry_pending). Lists that fail are logged and

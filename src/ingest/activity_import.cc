@@ -29,7 +29,7 @@ struct ProjectIndex {
   std::unordered_map<store::ContractRef, store::Id, ContractRefHash> by_contract;
 };
 
-Result<ProjectIndex> LoadProjectIndex(store::Store& store) {
+Result<ProjectIndex> LoadProjectIndex(store::InventoryStore& store) {
   ADS_ASSIGN_OR_RETURN(std::vector<store::ProjectRecord> projects, store.ListProjects());
   ProjectIndex index;
   for (const store::ProjectRecord& p : projects) {
@@ -309,8 +309,9 @@ std::string FormatRfc3339(int64_t unix_seconds) {
   return buf;
 }
 
-Result<ImportSummary> ImportActivityNdjson(std::string_view ndjson, store::Store& store,
-                                           const Clock& clock, TransactionSink* transactions) {
+Result<ImportSummary> ImportActivityNdjson(std::string_view ndjson, store::InventoryStore& store,
+                                           store::ActivityStore& activity, const Clock& clock,
+                                           TransactionSink* transactions) {
   size_t start = 0;
   return ImportActivityNdjsonLines(
       [&](std::string_view& line) -> Result<bool> {
@@ -320,11 +321,13 @@ Result<ImportSummary> ImportActivityNdjson(std::string_view ndjson, store::Store
         start = end + 1;
         return true;
       },
-      store, clock, transactions);
+      store, activity, clock, transactions);
 }
 
-Result<ImportSummary> ImportActivityNdjsonLines(const LineSource& next, store::Store& store,
-                                                const Clock& clock, TransactionSink* transactions) {
+Result<ImportSummary> ImportActivityNdjsonLines(const LineSource& next,
+                                                store::InventoryStore& store,
+                                                store::ActivityStore& activity, const Clock& clock,
+                                                TransactionSink* transactions) {
   ADS_ASSIGN_OR_RETURN(ProjectIndex projects, LoadProjectIndex(store));
   const int64_t max_timestamp = clock.NowSeconds() + kMaxFutureSkewSeconds;
   simdjson::dom::parser parser;
@@ -370,12 +373,13 @@ Result<ImportSummary> ImportActivityNdjsonLines(const LineSource& next, store::S
   for (auto& [key, row] : rows) batch.push_back(row);
   // Conversions first (see TransactionSink): a failure leaves nothing written.
   if (!collected.empty()) ADS_RETURN_IF_ERROR(transactions->OnImported(collected));
-  ADS_RETURN_IF_ERROR(store.RecordActivity(batch));
+  ADS_RETURN_IF_ERROR(activity.RecordActivity(batch));
   return summary;
 }
 
-Result<ImportSummary> ImportActivityNdjson(std::string_view ndjson, store::Store& store) {
-  return ImportActivityNdjson(ndjson, store, SystemClock::Get());
+Result<ImportSummary> ImportActivityNdjson(std::string_view ndjson, store::InventoryStore& store,
+                                           store::ActivityStore& activity) {
+  return ImportActivityNdjson(ndjson, store, activity, SystemClock::Get());
 }
 
 }  // namespace adserver::ingest

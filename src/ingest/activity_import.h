@@ -8,8 +8,9 @@
 #include "common/clock.h"
 #include "common/status.h"
 #include "ingest/transaction_sink.h"
+#include "store/activity_store.h"
+#include "store/inventory_store.h"
 #include "store/records.h"
-#include "store/store.h"
 
 namespace adserver::ingest {
 
@@ -39,17 +40,19 @@ inline constexpr size_t kMaxReportedErrors = 100;
 // Optional per line: "txHash" (0x + 64 hex digits), "logIndex" and "blockNumber" (non-negative
 // integers). Lines with a txHash that `transactions` wants are handed to it after the write
 // (conversion attribution; at most kMaxImportTransactions).
-Result<ImportSummary> ImportActivityNdjson(std::string_view ndjson, store::Store& store,
-                                           const Clock& clock,
+Result<ImportSummary> ImportActivityNdjson(std::string_view ndjson, store::InventoryStore& store,
+                                           store::ActivityStore& activity, const Clock& clock,
                                            TransactionSink* transactions = nullptr);
-Result<ImportSummary> ImportActivityNdjson(std::string_view ndjson, store::Store& store);
+Result<ImportSummary> ImportActivityNdjson(std::string_view ndjson, store::InventoryStore& store,
+                                           store::ActivityStore& activity);
 
 // The same over lines handed out one at a time: `next` sets `line` (without its newline) and
 // returns true, false at the end, or an error that ends the import with nothing written. Used
 // to import a gzip body while it is inflated (bulk_import.h, ImportActivityNdjsonBuffer).
 using LineSource = std::function<Result<bool>(std::string_view& line)>;
-Result<ImportSummary> ImportActivityNdjsonLines(const LineSource& next, store::Store& store,
-                                                const Clock& clock,
+Result<ImportSummary> ImportActivityNdjsonLines(const LineSource& next,
+                                                store::InventoryStore& store,
+                                                store::ActivityStore& activity, const Clock& clock,
                                                 TransactionSink* transactions = nullptr);
 
 inline constexpr int64_t kMaxFutureSkewSeconds = 86400;

@@ -425,8 +425,9 @@ std::vector<SortedEntry> SortedEntries(const AggMap& map) {
 // One import in progress.
 class Importer {
  public:
-  Importer(store::Store& store, const BulkImportOptions& options, uint32_t today)
-      : store_(store), options_(options), today_(today) {}
+  Importer(store::InventoryStore& store, store::ActivityStore& activity,
+           const BulkImportOptions& options, uint32_t today)
+      : store_(store), activity_(activity), options_(options), today_(today) {}
 
   Status LoadRegistry() {
     ADS_ASSIGN_OR_RETURN(std::vector<store::ProjectRecord> projects, store_.ListProjects());
@@ -518,11 +519,11 @@ class Importer {
                        .last_seen = int64_t{e.day} * 86400,
                        .count = e.count});
       if (batch.size() == options_.rows_per_batch) {
-        ADS_RETURN_IF_ERROR(store_.RecordActivity(batch));
+        ADS_RETURN_IF_ERROR(activity_.RecordActivity(batch));
         batch.clear();
       }
     }
-    if (!batch.empty()) ADS_RETURN_IF_ERROR(store_.RecordActivity(batch));
+    if (!batch.empty()) ADS_RETURN_IF_ERROR(activity_.RecordActivity(batch));
     return OkStatus();
   }
 
@@ -611,7 +612,8 @@ class Importer {
     return 1;
   }
 
-  store::Store& store_;
+  store::InventoryStore& store_;
+  store::ActivityStore& activity_;
   const BulkImportOptions& options_;
   uint32_t today_;
   std::vector<std::string> header_;
@@ -983,7 +985,8 @@ Result<std::string> DecompressedDigestHex(std::string_view content, uint64_t max
 }
 
 Result<ImportSummary> ImportActivityNdjsonBuffer(std::string_view content, uint64_t max_bytes,
-                                                 store::Store& store, const Clock& clock,
+                                                 store::InventoryStore& store,
+                                                 store::ActivityStore& activity, const Clock& clock,
                                                  TransactionSink* transactions) {
   detail::LineReader reader(detail::MemorySource(content),
                             {.chunk_bytes = 1 << 20, .read_ahead = false, .max_bytes = max_bytes});
@@ -996,18 +999,19 @@ Result<ImportSummary> ImportActivityNdjsonBuffer(std::string_view content, uint6
         }
         return more;
       },
-      store, clock, transactions);
+      store, activity, clock, transactions);
 }
 
 namespace {
 
 Result<BulkImportSummary> Import(std::unique_ptr<detail::ByteSource> source, std::string_view name,
-                                 bool read_ahead, store::Store& store,
-                                 const BulkImportOptions& options, const Clock& clock) {
+                                 bool read_ahead, store::InventoryStore& store,
+                                 store::ActivityStore& activity, const BulkImportOptions& options,
+                                 const Clock& clock) {
   auto start = std::chrono::steady_clock::now();
   detail::LineReader reader(std::move(source),
                             {.read_ahead = read_ahead, .max_bytes = options.max_input_bytes});
-  Importer importer(store, options, static_cast<uint32_t>(clock.NowSeconds() / 86400));
+  Importer importer(store, activity, options, static_cast<uint32_t>(clock.NowSeconds() / 86400));
   ADS_RETURN_IF_ERROR(importer.LoadRegistry());
   ADS_RETURN_IF_ERROR(ReadRows(reader, importer, options));
   std::string digest = reader.DigestHex();
@@ -1025,16 +1029,19 @@ Result<BulkImportSummary> Import(std::unique_ptr<detail::ByteSource> source, std
 
 }  // namespace
 
-Result<BulkImportSummary> BulkImportFile(const std::string& path, store::Store& store,
+Result<BulkImportSummary> BulkImportFile(const std::string& path, store::InventoryStore& store,
+                                         store::ActivityStore& activity,
                                          const BulkImportOptions& options, const Clock& clock) {
   ADS_ASSIGN_OR_RETURN(std::unique_ptr<detail::ByteSource> source, detail::OpenFileSource(path));
-  return Import(std::move(source), path, /*read_ahead=*/true, store, options, clock);
+  return Import(std::move(source), path, /*read_ahead=*/true, store, activity, options, clock);
 }
 
 Result<BulkImportSummary> BulkImportBuffer(std::string_view content, std::string_view name,
-                                           store::Store& store, const BulkImportOptions& options,
-                                           const Clock& clock) {
-  return Import(detail::MemorySource(content), name, /*read_ahead=*/false, store, options, clock);
+                                           store::InventoryStore& store,
+                                           store::ActivityStore& activity,
+                                           const BulkImportOptions& options, const Clock& clock) {
+  return Import(detail::MemorySource(content), name, /*read_ahead=*/false, store, activity, options,
+                clock);
 }
 
 }  // namespace adserver::ingest

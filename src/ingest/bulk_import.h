@@ -14,7 +14,8 @@
 #include "common/status.h"
 #include "ingest/activity_import.h"
 #include "ingest/transaction_sink.h"
-#include "store/store.h"
+#include "store/activity_store.h"
+#include "store/inventory_store.h"
 
 namespace adserver::ingest {
 
@@ -82,15 +83,17 @@ struct BulkImportSummary {
 // latest day and adds the counts, so a file must be imported once: the ledger makes a repeated
 // import of the same content a no-op. Returns Unavailable if the file cannot be read, or the
 // store's error.
-Result<BulkImportSummary> BulkImportFile(const std::string& path, store::Store& store,
+Result<BulkImportSummary> BulkImportFile(const std::string& path, store::InventoryStore& store,
+                                         store::ActivityStore& activity,
                                          const BulkImportOptions& options, const Clock& clock);
 
 // The same for in-memory content (an HTTP request body), plain or gzip (by the gzip magic).
 // `name` goes into the ledger. Corrupt gzip data is InvalidArgument. `content` is read on the
 // calling thread (no read-ahead thread).
 Result<BulkImportSummary> BulkImportBuffer(std::string_view content, std::string_view name,
-                                           store::Store& store, const BulkImportOptions& options,
-                                           const Clock& clock);
+                                           store::InventoryStore& store,
+                                           store::ActivityStore& activity,
+                                           const BulkImportOptions& options, const Clock& clock);
 
 // The import ledger, shared by `adserver activity import` and POST /admin/v1/activity: one line
 // "DIGEST ROWS NAME" per imported content. Runs `write` (which returns the rows to record)
@@ -123,7 +126,8 @@ Result<std::string> DecompressedDigestHex(std::string_view content, uint64_t max
 // ImportActivityNdjsonLines over `content` (gzip or plain), inflated while it is read: a gzip
 // body of adserver's NDJSON never exists inflated in memory. The errors of Decompress.
 Result<ImportSummary> ImportActivityNdjsonBuffer(std::string_view content, uint64_t max_bytes,
-                                                 store::Store& store, const Clock& clock,
+                                                 store::InventoryStore& store,
+                                                 store::ActivityStore& activity, const Clock& clock,
                                                  TransactionSink* transactions);
 
 // Parses a timestamp in any of the export formats to days since the epoch.

@@ -20,7 +20,7 @@ struct ActivityValue {
 };
 
 // Wallet activity: what each wallet did with each project, per chain. The error contract is
-// Store's (store.h). Thread-safe; every call may block on I/O.
+// in store/stores.h. Thread-safe; every call may block on I/O.
 class ActivityStore {
  public:
   virtual ~ActivityStore() = default;

@@ -21,7 +21,7 @@ struct CounterMarks {
 };
 
 // Decision counters per campaign (spend, events), saved by the serving process and read back
-// at start-up. The error contract is Store's (store.h). Thread-safe; calls may block on I/O.
+// at start-up. The error contract is in store/stores.h. Thread-safe; calls may block on I/O.
 class CampaignCounterStore {
  public:
   virtual ~CampaignCounterStore() = default;

@@ -12,7 +12,7 @@ namespace adserver::store {
 
 // Inventory: publishers and their keys, advertiser keys, communities, projects, campaigns and
 // ads, read whole for the serving catalog. The error contract and the rules for Create*/Update*
-// are Store's (store.h). Thread-safe; every call may block on I/O.
+// are in store/stores.h. Thread-safe; every call may block on I/O.
 class InventoryStore {
  public:
   virtual ~InventoryStore() = default;

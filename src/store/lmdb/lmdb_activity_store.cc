@@ -33,13 +33,13 @@ bool AppendableToEmptyIndex(const std::vector<ActivityRecord>& rows) {
 
 }  // namespace
 
-// Activity: LMDB. Project ids are checked against the inner store so the contract (Conflict on
+// Project ids are checked against the inventory so the contract (Conflict on
 // an unknown project, nothing written) holds.
 Status LmdbActivityStore::RecordActivity(const std::vector<ActivityRecord>& rows) {
   std::set<Id> projects;
   for (const ActivityRecord& row : rows) projects.insert(row.project_id);
   for (Id id : projects) {
-    Result<ProjectRecord> p = inner_->GetProject(id);
+    Result<ProjectRecord> p = projects_->GetProject(id);
     if (p.status().code() == Code::kNotFound) {
       return ConflictError("project " + std::to_string(id) + " does not exist");
     }
@@ -80,7 +80,7 @@ Status LmdbActivityStore::ScanActivity(const std::function<void(const ActivityRe
 
 Result<uint64_t> LmdbActivityStore::ActivityChangeCounter() { return activity_->ChangeCounter(); }
 
-Status MigrateActivity(Store& from, LmdbActivityIndex& to) {
+Status MigrateActivity(ActivityStore& from, LmdbActivityIndex& to) {
   if (to.wallet_count() != 0) return OkStatus();
   std::vector<ActivityRecord> rows;
   ADS_RETURN_IF_ERROR(from.ScanActivity([&rows](const ActivityRecord& r) { rows.push_back(r); }));

@@ -10,10 +10,9 @@ namespace adserver::store {
 
 using pg_detail::PgConnection;
 
-PostgresAdvertiserEventsStore::PostgresAdvertiserEventsStore(std::unique_ptr<PgConnection> conn)
-    : conn_(std::move(conn)),
-      runner_(std::make_unique<pg_detail::PgRunner>(mu_, *conn_)),
-      events_(*runner_) {}
+PostgresAdvertiserEventsStore::PostgresAdvertiserEventsStore(
+    std::unique_ptr<pg_detail::PgRunner> runner)
+    : SqlAdvertiserEvents(*runner), runner_(std::move(runner)) {}
 
 PostgresAdvertiserEventsStore::~PostgresAdvertiserEventsStore() = default;
 
@@ -22,7 +21,7 @@ Result<std::unique_ptr<PostgresAdvertiserEventsStore>> PostgresAdvertiserEventsS
   ADS_ASSIGN_OR_RETURN(std::unique_ptr<PgConnection> conn, PgConnection::Open(url));
   ADS_RETURN_IF_ERROR(pg_detail::ApplyMigrations(*conn).status());
   return std::unique_ptr<PostgresAdvertiserEventsStore>(
-      new PostgresAdvertiserEventsStore(std::move(conn)));
+      new PostgresAdvertiserEventsStore(std::make_unique<pg_detail::PgRunner>(std::move(conn))));
 }
 
 }  // namespace adserver::store

@@ -11,7 +11,6 @@
 #include <memory>
 #include <string>
 
-#include "common/mutex.h"
 #include "common/status.h"
 #include "store/advertiser_events_store.h"
 #include "store/sql/sql.h"
@@ -20,10 +19,10 @@
 namespace adserver::store {
 
 namespace pg_detail {
-class PgConnection;
+class PgRunner;
 }
 
-class PostgresAdvertiserEventsStore final : public AdvertiserEventsStore {
+class PostgresAdvertiserEventsStore final : public sql::SqlAdvertiserEvents {
  public:
   // Connects to `url` and applies the schema migrations. Unavailable if the server cannot be
   // reached.
@@ -32,28 +31,10 @@ class PostgresAdvertiserEventsStore final : public AdvertiserEventsStore {
   PostgresAdvertiserEventsStore(const PostgresAdvertiserEventsStore&) = delete;
   PostgresAdvertiserEventsStore& operator=(const PostgresAdvertiserEventsStore&) = delete;
 
-  // AdvertiserEventsStore (store/sql/sql_advertiser_events.h).
-  Status Insert(AdvertiserEventRecord& event) override { return events_.Insert(event); }
-  Result<std::vector<AdvertiserEventRecord>> List(const AdvertiserEventQuery& query) override {
-    return events_.List(query);
-  }
-  Result<std::vector<AdvertiserEventCount>> Counts(std::optional<Id> campaign_id,
-                                                   std::optional<Id> community_id) override {
-    return events_.Counts(campaign_id, community_id);
-  }
-  Result<std::vector<AdvertiserEventCount>> InvalidCounts(std::optional<Id> campaign_id,
-                                                          std::optional<Id> community_id) override {
-    return events_.InvalidCounts(campaign_id, community_id);
-  }
-  Result<int64_t> Prune(int64_t before) override { return events_.Prune(before); }
-
  private:
-  explicit PostgresAdvertiserEventsStore(std::unique_ptr<pg_detail::PgConnection> conn);
+  explicit PostgresAdvertiserEventsStore(std::unique_ptr<pg_detail::PgRunner> runner);
 
-  Mutex mu_;
-  std::unique_ptr<pg_detail::PgConnection> conn_ ADS_GUARDED_BY(mu_);
-  std::unique_ptr<sql::Runner> runner_;            // transactions on conn_ under mu_
-  sql::SqlAdvertiserEvents events_;
+  std::unique_ptr<pg_detail::PgRunner> runner_;  // the transactions of the SQL above
 };
 
 }  // namespace adserver::store

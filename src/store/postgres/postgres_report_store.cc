@@ -10,17 +10,16 @@ namespace adserver::store {
 
 using pg_detail::PgConnection;
 
-PostgresReportStore::PostgresReportStore(std::unique_ptr<PgConnection> conn)
-    : conn_(std::move(conn)),
-      runner_(std::make_unique<pg_detail::PgRunner>(mu_, *conn_)),
-      reports_(*runner_) {}
+PostgresReportStore::PostgresReportStore(std::unique_ptr<pg_detail::PgRunner> runner)
+    : SqlReports(*runner), runner_(std::move(runner)) {}
 
 PostgresReportStore::~PostgresReportStore() = default;
 
 Result<std::unique_ptr<PostgresReportStore>> PostgresReportStore::Open(const std::string& url) {
   ADS_ASSIGN_OR_RETURN(std::unique_ptr<PgConnection> conn, PgConnection::Open(url));
   ADS_RETURN_IF_ERROR(pg_detail::ApplyMigrations(*conn).status());
-  return std::unique_ptr<PostgresReportStore>(new PostgresReportStore(std::move(conn)));
+  return std::unique_ptr<PostgresReportStore>(
+      new PostgresReportStore(std::make_unique<pg_detail::PgRunner>(std::move(conn))));
 }
 
 }  // namespace adserver::store

@@ -10,7 +10,6 @@
 #include <memory>
 #include <string>
 
-#include "common/mutex.h"
 #include "common/status.h"
 #include "store/report_store.h"
 #include "store/sql/sql.h"
@@ -19,10 +18,10 @@
 namespace adserver::store {
 
 namespace pg_detail {
-class PgConnection;
+class PgRunner;
 }
 
-class PostgresReportStore final : public ReportStore {
+class PostgresReportStore final : public sql::SqlReports {
  public:
   // Connects to `url` and applies the schema migrations. Unavailable if the server cannot be
   // reached.
@@ -31,18 +30,10 @@ class PostgresReportStore final : public ReportStore {
   PostgresReportStore(const PostgresReportStore&) = delete;
   PostgresReportStore& operator=(const PostgresReportStore&) = delete;
 
-  // ReportStore (store/sql/sql_reports.h).
-  Result<std::vector<RollupGroup>> QueryRollups(const RollupQuery& query) override {
-    return reports_.QueryRollups(query);
-  }
-
  private:
-  explicit PostgresReportStore(std::unique_ptr<pg_detail::PgConnection> conn);
+  explicit PostgresReportStore(std::unique_ptr<pg_detail::PgRunner> runner);
 
-  Mutex mu_;
-  std::unique_ptr<pg_detail::PgConnection> conn_ ADS_GUARDED_BY(mu_);
-  std::unique_ptr<sql::Runner> runner_;            // transactions on conn_ under mu_
-  sql::SqlReports reports_;
+  std::unique_ptr<pg_detail::PgRunner> runner_;  // the transactions of the SQL above
 };
 
 }  // namespace adserver::store

@@ -9,6 +9,7 @@
 #include "store/postgres/detail/pg_connection.h"
 #include "store/postgres/detail/pg_migrations.h"
 #include "store/postgres/detail/pg_node_counters.h"
+#include "store/postgres/detail/pg_runner.h"
 #include "store/postgres/detail/pg_sql.h"
 #include "store/postgres/pg_change_feed.h"
 #include "store/sql/detail/counters.h"
@@ -31,48 +32,16 @@ PgParam Digest(uint64_t digest) { return Param(static_cast<int64_t>(digest)); }
 
 }  // namespace
 
-PostgresStore::PostgresStore(std::unique_ptr<PgConnection> conn)
-    : conn_(std::move(conn)), runner_(*this), inventory_(runner_), accounts_(runner_) {}
-
-Status PostgresStore::SqlRunner::Write(unsigned bump,
-                                       const std::function<Status(sql::Connection&)>& fn) {
-  MutexLock lock(store_.mu_);
-  PgConnection& c = *store_.conn_;
-  ADS_ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(c));
-  pg_detail::PgSqlConnection conn(c);
-  ADS_RETURN_IF_ERROR(fn(conn));
-  if (bump & kCatalog) ADS_RETURN_IF_ERROR(BumpChangeVersion(c, "inventory"));
-  if (bump & kActivity) ADS_RETURN_IF_ERROR(BumpChangeVersion(c, "activity"));
-  return txn.Commit();
-}
-
-Status PostgresStore::SqlRunner::Read(const std::function<Status(sql::Connection&)>& fn) {
-  MutexLock lock(store_.mu_);
-  PgConnection& c = *store_.conn_;
-  // One snapshot for every statement of the read (LoadCatalogData reads many tables).
-  ADS_ASSIGN_OR_RETURN(PgTransaction txn,
-                       PgTransaction::Begin(c, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"));
-  pg_detail::PgSqlConnection conn(c);
-  ADS_RETURN_IF_ERROR(fn(conn));
-  return txn.Commit();
-}
-
-Result<uint64_t> PostgresStore::ChangeCounter() {
-  MutexLock lock(mu_);
-  ADS_ASSIGN_OR_RETURN(
-      PgResult r,
-      conn_->Exec(
-          "SELECT coalesce((SELECT version FROM change_versions WHERE name = 'inventory'), 0)"));
-  ADS_ASSIGN_OR_RETURN(int64_t v, r.Int(0, 0));
-  return static_cast<uint64_t>(v);
-}
+PostgresStore::PostgresStore(std::unique_ptr<pg_detail::PgRunner> runner)
+    : SqlInventory(*runner), SqlAccounts(*runner), runner_(std::move(runner)) {}
 
 PostgresStore::~PostgresStore() = default;
 
 Result<std::unique_ptr<PostgresStore>> PostgresStore::Open(const std::string& url) {
   ADS_ASSIGN_OR_RETURN(std::unique_ptr<PgConnection> conn, PgConnection::Open(url));
   ADS_RETURN_IF_ERROR(pg_detail::ApplyMigrations(*conn).status());
-  return std::unique_ptr<PostgresStore>(new PostgresStore(std::move(conn)));
+  return std::unique_ptr<PostgresStore>(
+      new PostgresStore(std::make_unique<pg_detail::PgRunner>(std::move(conn))));
 }
 
 namespace {
@@ -97,8 +66,8 @@ Result<std::vector<CampaignCountersRecord>> CounterRows(const PgResult& r) {
 
 Status PostgresStore::UpsertNodeCounters(const std::vector<CampaignCountersRecord>& rows,
                                          pg_detail::CountersWrite how) {
-  MutexLock lock(mu_);
-  PgConnection& c = *conn_;
+  MutexLock lock(runner_->mu());
+  PgConnection& c = runner_->conn();
   ADS_ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(c));
   ADS_RETURN_IF_ERROR(pg_detail::UpsertNodeCounters(c, node_id_, rows, how));
   return txn.Commit();
@@ -106,7 +75,7 @@ Status PostgresStore::UpsertNodeCounters(const std::vector<CampaignCountersRecor
 
 Status PostgresStore::SaveCampaignCounters(const std::vector<CampaignCountersRecord>& rows) {
   if (node_id_.empty()) {
-    return runner_.Write(0, [&](sql::Connection& c) { return sql::SaveCounters(c, rows); });
+    return runner_->Write(0, [&](sql::Connection& c) { return sql::SaveCounters(c, rows); });
   }
   return UpsertNodeCounters(rows, pg_detail::CountersWrite::kReplace);
 }
@@ -114,8 +83,8 @@ Status PostgresStore::SaveCampaignCounters(const std::vector<CampaignCountersRec
 Status PostgresStore::SaveCampaignCountersAt(const std::vector<CampaignCountersRecord>& rows,
                                              const std::optional<CounterMarks>& marks) {
   if (node_id_.empty()) return InternalError("counter marks need a node id");
-  MutexLock lock(mu_);
-  PgConnection& c = *conn_;
+  MutexLock lock(runner_->mu());
+  PgConnection& c = runner_->conn();
   ADS_ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(c));
   // The marks row first: a dead-node reconcile (ReconcileDeadNodes) locks it before the
   // counters too, so the two take their locks in one order.
@@ -188,8 +157,8 @@ Result<int64_t> AddDeadNodeEvents(PgConnection& c, DeadNodeEvent kind, const std
 
 Result<DeadNodesReconciled> PostgresStore::ReconcileDeadNodes(int64_t dead_seconds) {
   if (node_id_.empty()) return InternalError("a dead-node reconcile needs a node id");
-  MutexLock lock(mu_);
-  PgConnection& c = *conn_;
+  MutexLock lock(runner_->mu());
+  PgConnection& c = runner_->conn();
   DeadNodesReconciled out;
   ADS_ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(c));
   // One live node at a time (the others find the lock taken and skip the round).
@@ -242,10 +211,11 @@ Result<DeadNodesReconciled> PostgresStore::ReconcileDeadNodes(int64_t dead_secon
 
 Result<std::optional<CounterMarks>> PostgresStore::LoadCounterMarks() {
   if (node_id_.empty()) return InternalError("counter marks need a node id");
-  MutexLock lock(mu_);
-  ADS_ASSIGN_OR_RETURN(PgResult r, conn_->Exec("SELECT click_id, conversion_id, revert_seq FROM "
-                                               "node_counter_marks WHERE node_id = $1",
-                                               {Param(std::string_view(node_id_))}));
+  MutexLock lock(runner_->mu());
+  ADS_ASSIGN_OR_RETURN(PgResult r,
+                       runner_->conn().Exec("SELECT click_id, conversion_id, revert_seq FROM "
+                                            "node_counter_marks WHERE node_id = $1",
+                                            {Param(std::string_view(node_id_))}));
   if (r.rows() == 0) return std::optional<CounterMarks>();
   CounterMarks m;
   ADS_ASSIGN_OR_RETURN(m.click_id, r.Int(0, 0));
@@ -261,8 +231,8 @@ Status PostgresStore::AddCampaignCounters(const std::vector<CampaignCountersReco
 
 Result<size_t> PostgresStore::DrainBudgetTakes(
     const std::function<Status(Id campaign, Micros micros)>& apply, int limit) {
-  MutexLock lock(mu_);
-  PgConnection& c = *conn_;
+  MutexLock lock(runner_->mu());
+  PgConnection& c = runner_->conn();
   ADS_ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(c));
   ADS_ASSIGN_OR_RETURN(PgResult r, c.Exec("SELECT id, campaign_id, micros FROM budget_takes "
                                           "ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED",
@@ -307,39 +277,41 @@ Result<size_t> PostgresStore::DrainBudgetTakes(
 Result<std::vector<CampaignCountersRecord>> PostgresStore::LoadCampaignCounters() {
   if (node_id_.empty()) {
     std::vector<CampaignCountersRecord> out;
-    ADS_RETURN_IF_ERROR(runner_.Read([&](sql::Connection& c) -> Status {
+    ADS_RETURN_IF_ERROR(runner_->Read([&](sql::Connection& c) -> Status {
       ADS_ASSIGN_OR_RETURN(out, sql::LoadCounters(c));
       return OkStatus();
     }));
     return out;
   }
-  MutexLock lock(mu_);
-  ADS_ASSIGN_OR_RETURN(PgResult r, conn_->Exec(std::string("SELECT ") + kCounterColumns +
-                                                   " FROM node_campaign_counters WHERE node_id = "
-                                                   "$1 ORDER BY campaign_id",
-                                               {Param(std::string_view(node_id_))}));
+  MutexLock lock(runner_->mu());
+  ADS_ASSIGN_OR_RETURN(PgResult r,
+                       runner_->conn().Exec(std::string("SELECT ") + kCounterColumns +
+                                                " FROM node_campaign_counters WHERE node_id = "
+                                                "$1 ORDER BY campaign_id",
+                                            {Param(std::string_view(node_id_))}));
   return CounterRows(r);
 }
 
 Result<std::vector<CampaignCountersRecord>> PostgresStore::LoadOtherNodesCounters(int64_t day,
                                                                                   int64_t hour) {
   if (node_id_.empty()) return std::vector<CampaignCountersRecord>{};
-  MutexLock lock(mu_);
+  MutexLock lock(runner_->mu());
   ADS_ASSIGN_OR_RETURN(
       PgResult r,
-      conn_->Exec("SELECT campaign_id, sum(total_spend_micros)::bigint, sum(impressions)::bigint, "
-                  "sum(clicks)::bigint, sum(conversions)::bigint, $2::bigint, "
-                  "sum(CASE WHEN day = $2 THEN day_spend_micros ELSE 0 END)::bigint, $3::bigint, "
-                  "sum(CASE WHEN hour = $3 THEN hour_spend_micros ELSE 0 END)::bigint "
-                  "FROM node_campaign_counters WHERE node_id <> $1 "
-                  "GROUP BY campaign_id ORDER BY campaign_id",
-                  {Param(std::string_view(node_id_)), Param(day), Param(hour)}));
+      runner_->conn().Exec(
+          "SELECT campaign_id, sum(total_spend_micros)::bigint, sum(impressions)::bigint, "
+          "sum(clicks)::bigint, sum(conversions)::bigint, $2::bigint, "
+          "sum(CASE WHEN day = $2 THEN day_spend_micros ELSE 0 END)::bigint, $3::bigint, "
+          "sum(CASE WHEN hour = $3 THEN hour_spend_micros ELSE 0 END)::bigint "
+          "FROM node_campaign_counters WHERE node_id <> $1 "
+          "GROUP BY campaign_id ORDER BY campaign_id",
+          {Param(std::string_view(node_id_)), Param(day), Param(hour)}));
   return CounterRows(r);
 }
 
 Result<ErasureDigestKey> PostgresStore::DigestKey(const ErasureDigestKey& candidate) {
-  MutexLock lock(mu_);
-  PgConnection& c = *conn_;
+  MutexLock lock(runner_->mu());
+  PgConnection& c = runner_->conn();
   ADS_ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(c));
   ADS_RETURN_IF_ERROR(c.Exec("INSERT INTO identity_meta (name, value) VALUES ('digest_key', $1) "
                              "ON CONFLICT (name) DO NOTHING",
@@ -357,8 +329,8 @@ Result<ErasureDigestKey> PostgresStore::DigestKey(const ErasureDigestKey& candid
 }
 
 Result<ErasureRecord> PostgresStore::PutErasure(uint64_t digest, int64_t erased_at) {
-  MutexLock lock(mu_);
-  PgConnection& c = *conn_;
+  MutexLock lock(runner_->mu());
+  PgConnection& c = runner_->conn();
   ADS_ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(c));
   ADS_RETURN_IF_ERROR(c.Exec("SELECT pg_advisory_xact_lock($1)", {Param(kErasureLock)}).status());
   // A repeat re-dates the row and gives it a new (larger) seq that every follower sees.
@@ -375,11 +347,11 @@ Result<ErasureRecord> PostgresStore::PutErasure(uint64_t digest, int64_t erased_
 
 Status PostgresStore::ScanErasures(int64_t after_seq,
                                    const std::function<void(const ErasureRecord&)>& fn) {
-  MutexLock lock(mu_);
+  MutexLock lock(runner_->mu());
   ADS_ASSIGN_OR_RETURN(PgResult result,
-                       conn_->Exec("SELECT seq, digest, erased_at FROM identity_erasures "
-                                   "WHERE seq > $1 ORDER BY seq",
-                                   {Param(after_seq)}));
+                       runner_->conn().Exec("SELECT seq, digest, erased_at FROM identity_erasures "
+                                            "WHERE seq > $1 ORDER BY seq",
+                                            {Param(after_seq)}));
   for (int i = 0; i < result.rows(); ++i) {
     ADS_ASSIGN_OR_RETURN(int64_t seq, result.Int(i, 0));
     ADS_ASSIGN_OR_RETURN(int64_t digest, result.Int(i, 1));
@@ -390,10 +362,10 @@ Status PostgresStore::ScanErasures(int64_t after_seq,
 }
 
 Result<int64_t> PostgresStore::DeleteErasuresBefore(int64_t cutoff) {
-  MutexLock lock(mu_);
+  MutexLock lock(runner_->mu());
   ADS_ASSIGN_OR_RETURN(
       PgResult result,
-      conn_->Exec("DELETE FROM identity_erasures WHERE erased_at < $1", {Param(cutoff)}));
+      runner_->conn().Exec("DELETE FROM identity_erasures WHERE erased_at < $1", {Param(cutoff)}));
   return result.Changed();
 }
 

@@ -16,7 +16,6 @@
 #include <utility>
 #include <vector>
 
-#include "common/mutex.h"
 #include "store/account_store.h"
 #include "store/campaign_counter_store.h"
 #include "store/identity_store.h"
@@ -29,12 +28,12 @@
 namespace adserver::store {
 
 namespace pg_detail {
-class PgConnection;
+class PgRunner;
 enum class CountersWrite : uint8_t;
 }
 
-class PostgresStore final : public InventoryStore,
-                            public AccountStore,
+class PostgresStore final : public sql::SqlInventory,
+                            public sql::SqlAccounts,
                             public CampaignCounterStore,
                             public NodeCountersStore,
                             public IdentityStore {
@@ -44,147 +43,8 @@ class PostgresStore final : public InventoryStore,
   static Result<std::unique_ptr<PostgresStore>> Open(const std::string& url);
   ~PostgresStore() override;
 
-  // InventoryStore (store/sql/sql_inventory.h).
-  Result<PublisherRecord> CreatePublisher(const PublisherRecord& p, int64_t now) override {
-    return inventory_.CreatePublisher(p, now);
-  }
-  Result<PublisherRecord> GetPublisher(Id id) override { return inventory_.GetPublisher(id); }
-  Result<std::vector<PublisherRecord>> ListPublishers() override {
-    return inventory_.ListPublishers();
-  }
-  Result<PublisherRecord> UpdatePublisher(const PublisherRecord& p, int64_t now) override {
-    return inventory_.UpdatePublisher(p, now);
-  }
-  Status DeletePublisher(Id id) override { return inventory_.DeletePublisher(id); }
-  Result<ApiKeyRecord> CreateApiKey(const ApiKeyRecord& k, int64_t now) override {
-    return inventory_.CreateApiKey(k, now);
-  }
-  Result<std::vector<ApiKeyRecord>> ListApiKeys(Id publisher_id) override {
-    return inventory_.ListApiKeys(publisher_id);
-  }
-  Result<ApiKeyRecord> RevokeApiKey(Id publisher_id, Id key_id, int64_t now) override {
-    return inventory_.RevokeApiKey(publisher_id, key_id, now);
-  }
-  Result<AdvertiserKeyRecord> CreateAdvertiserKey(const AdvertiserKeyRecord& k,
-                                                  int64_t now) override {
-    return inventory_.CreateAdvertiserKey(k, now);
-  }
-  Result<std::vector<AdvertiserKeyRecord>> ListAdvertiserKeys(Id community_id) override {
-    return inventory_.ListAdvertiserKeys(community_id);
-  }
-  Result<AdvertiserKeyRecord> RevokeAdvertiserKey(Id community_id, Id key_id,
-                                                  int64_t now) override {
-    return inventory_.RevokeAdvertiserKey(community_id, key_id, now);
-  }
-  Result<CommunityRecord> CreateCommunity(const CommunityRecord& c, int64_t now) override {
-    return inventory_.CreateCommunity(c, now);
-  }
-  Result<CommunityRecord> GetCommunity(Id id) override { return inventory_.GetCommunity(id); }
-  Result<std::vector<CommunityRecord>> ListCommunities() override {
-    return inventory_.ListCommunities();
-  }
-  Result<CommunityRecord> UpdateCommunity(const CommunityRecord& c, int64_t now) override {
-    return inventory_.UpdateCommunity(c, now);
-  }
-  Status DeleteCommunity(Id id) override { return inventory_.DeleteCommunity(id); }
-  Result<ProjectRecord> CreateProject(const ProjectRecord& p, int64_t now) override {
-    return inventory_.CreateProject(p, now);
-  }
-  Result<ProjectRecord> GetProject(Id id) override { return inventory_.GetProject(id); }
-  Result<ProjectRecord> GetProjectBySlug(const std::string& slug) override {
-    return inventory_.GetProjectBySlug(slug);
-  }
-  Result<std::vector<ProjectRecord>> ListProjects() override { return inventory_.ListProjects(); }
-  Result<ProjectRecord> UpdateProject(const ProjectRecord& p, int64_t now) override {
-    return inventory_.UpdateProject(p, now);
-  }
-  Status DeleteProject(Id id) override { return inventory_.DeleteProject(id); }
-  Result<OwnershipRequestRecord> RequestOwnership(const OwnershipRequestRecord& r,
-                                                  int64_t now) override {
-    return inventory_.RequestOwnership(r, now);
-  }
-  Result<std::vector<OwnershipRequestRecord>> ListOwnershipRequests(
-      std::optional<Id> community_id) override {
-    return inventory_.ListOwnershipRequests(community_id);
-  }
-  Status DeleteOwnershipRequest(Id project_id, Id community_id) override {
-    return inventory_.DeleteOwnershipRequest(project_id, community_id);
-  }
-  Result<CampaignRecord> CreateCampaign(const CampaignRecord& c, int64_t now) override {
-    return inventory_.CreateCampaign(c, now);
-  }
-  Result<CampaignRecord> GetCampaign(Id id) override { return inventory_.GetCampaign(id); }
-  Result<std::vector<CampaignRecord>> ListCampaigns() override {
-    return inventory_.ListCampaigns();
-  }
-  Result<CampaignRecord> UpdateCampaign(const CampaignRecord& c, int64_t now) override {
-    return inventory_.UpdateCampaign(c, now);
-  }
-  Status DeleteCampaign(Id id) override { return inventory_.DeleteCampaign(id); }
-  Result<AdRecord> CreateAd(const AdRecord& a, int64_t now) override {
-    return inventory_.CreateAd(a, now);
-  }
-  Result<AdRecord> GetAd(Id id) override { return inventory_.GetAd(id); }
-  Result<std::vector<AdRecord>> ListAds(std::optional<Id> campaign_id) override {
-    return inventory_.ListAds(campaign_id);
-  }
-  Result<AdRecord> UpdateAd(const AdRecord& a, int64_t now) override {
-    return inventory_.UpdateAd(a, now);
-  }
-  Status DeleteAd(Id id) override { return inventory_.DeleteAd(id); }
-  Result<CatalogData> LoadCatalogData() override { return inventory_.LoadCatalogData(); }
-  // The "inventory" change version: moved by every committed inventory write of any node.
-  Result<uint64_t> ChangeCounter() override;
-
-  // AccountStore (store/sql/sql_accounts.h).
-  Result<UserRecord> CreateUser(const UserRecord& user, int64_t now) override {
-    return accounts_.CreateUser(user, now);
-  }
-  Result<UserRecord> GetUser(Id id) override { return accounts_.GetUser(id); }
-  Result<UserRecord> GetUserByEmail(std::string_view email) override {
-    return accounts_.GetUserByEmail(email);
-  }
-  Result<std::vector<UserRecord>> ListUsers() override { return accounts_.ListUsers(); }
-  Result<UserRecord> UpdateUser(const UserRecord& user, int64_t now) override {
-    return accounts_.UpdateUser(user, now);
-  }
-  Status DeleteUser(Id id) override { return accounts_.DeleteUser(id); }
-  Result<bool> HasUsers() override { return accounts_.HasUsers(); }
-  Result<UserTokenRecord> CreateToken(const UserTokenRecord& token, int64_t now,
-                                      int max_active) override {
-    return accounts_.CreateToken(token, now, max_active);
-  }
-  Result<std::vector<UserTokenRecord>> FindTokensByPrefix(std::string_view prefix) override {
-    return accounts_.FindTokensByPrefix(prefix);
-  }
-  Result<std::vector<UserTokenRecord>> ListTokens(std::optional<Id> user_id) override {
-    return accounts_.ListTokens(user_id);
-  }
-  Result<UserTokenRecord> GetToken(Id id) override { return accounts_.GetToken(id); }
-  Result<UserTokenRecord> RevokeToken(Id id, int64_t now) override {
-    return accounts_.RevokeToken(id, now);
-  }
-  Result<int64_t> RevokeUserTokens(Id user_id, int64_t now) override {
-    return accounts_.RevokeUserTokens(user_id, now);
-  }
-  Status CreateSession(const SessionRecord& session, int max_per_user) override {
-    return accounts_.CreateSession(session, max_per_user);
-  }
-  Result<SessionRecord> GetSession(const Sha256Digest& id_hash) override {
-    return accounts_.GetSession(id_hash);
-  }
-  Status TouchSession(const Sha256Digest& id_hash, int64_t now) override {
-    return accounts_.TouchSession(id_hash, now);
-  }
-  Status DeleteSession(const Sha256Digest& id_hash) override {
-    return accounts_.DeleteSession(id_hash);
-  }
-  Result<int64_t> DeleteUserSessions(Id user_id, std::optional<Sha256Digest> keep) override {
-    return accounts_.DeleteUserSessions(user_id, std::move(keep));
-  }
-  Result<int64_t> DeleteExpiredSessions(int64_t now, int64_t idle_before) override {
-    return accounts_.DeleteExpiredSessions(now, idle_before);
-  }
+  // InventoryStore (sql::SqlInventory: every write bumps the "inventory" change version, which
+  // ChangeCounter answers) and AccountStore (sql::SqlAccounts).
 
   // CampaignCounterStore: rows upserted in one transaction. After SetNodeId, this node's rows of
   // node_campaign_counters (each node of a cluster counts what it served and billed; the
@@ -236,26 +96,12 @@ class PostgresStore final : public InventoryStore,
   Result<int64_t> DeleteErasuresBefore(int64_t cutoff) override;
 
  private:
-  class SqlRunner final : public sql::Runner {
-   public:
-    explicit SqlRunner(PostgresStore& store) : store_(store) {}
-    Status Write(unsigned bump, const std::function<Status(sql::Connection&)>& fn) override;
-    Status Read(const std::function<Status(sql::Connection&)>& fn) override;
-
-   private:
-    PostgresStore& store_;
-  };
-
-  explicit PostgresStore(std::unique_ptr<pg_detail::PgConnection> conn);
+  explicit PostgresStore(std::unique_ptr<pg_detail::PgRunner> runner);
   // This node's rows of node_campaign_counters upserted in one transaction.
   Status UpsertNodeCounters(const std::vector<CampaignCountersRecord>& rows,
                             pg_detail::CountersWrite how);
 
-  Mutex mu_;
-  std::unique_ptr<pg_detail::PgConnection> conn_ ADS_GUARDED_BY(mu_);
-  SqlRunner runner_;
-  sql::SqlInventory inventory_;
-  sql::SqlAccounts accounts_;
+  std::unique_ptr<pg_detail::PgRunner> runner_;  // the transactions of the SQL above and below
   std::string node_id_;  // "" = the single campaign_counters table
 };
 

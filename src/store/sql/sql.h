@@ -1,11 +1,12 @@
 #pragma once
 
 // A dialect-neutral SQL connection for the code that SQLite and PostgreSQL adapters share (the
-// inventory, sql_inventory.h): prepared statements with 1-based `?N` parameters, stepping
-// through rows and reading columns, as the SQLite adapter always did. Each adapter implements
-// Connection (store/sqlite/detail/sqlite_sql.h, store/postgres/detail/pg_sql.h). Statements
-// that must differ between dialects ask dialect(); otherwise the shared SQL keeps to what both
-// engines run: INSERT ... RETURNING, ON CONFLICT upserts, no engine-specific functions.
+// stores of store/sql: inventory, accounts, events, reports, advertiser events): prepared
+// statements with 1-based `?N` parameters, stepping through rows and reading columns, as the SQLite
+// adapter always did. Each adapter implements Connection (store/sqlite/detail/sqlite_sql.h,
+// store/postgres/detail/pg_sql.h). Statements that must differ between dialects ask dialect();
+// otherwise the shared SQL keeps to what both engines run: INSERT ... RETURNING, ON CONFLICT
+// upserts, no engine-specific functions.
 //
 // A failed statement inside a write transaction leaves the transaction usable in both dialects
 // (PostgreSQL runs each statement under a savepoint), so callers may ask follow-up questions to
@@ -104,6 +105,12 @@ class Runner {
   enum Bump : unsigned { kCatalog = 1, kActivity = 2 };
   virtual Status Write(unsigned bump, const std::function<Status(Connection&)>& fn) = 0;
   virtual Status Read(const std::function<Status(Connection&)>& fn) = 0;
+  // The change version `which` (one Bump) as last committed by any connection: what
+  // InventoryStore::ChangeCounter answers. Runners of stores without versions answer Internal.
+  virtual Result<uint64_t> ChangeVersion(Bump which) {
+    (void)which;
+    return InternalError("this store keeps no change versions");
+  }
 };
 
 }  // namespace adserver::store::sql

@@ -2,8 +2,8 @@
 
 // Events (EventsStore: clicks, their rollup mark, serving rollups, conversions, totals, the
 // installation's event secrets) in SQL, shared by the SQLite and PostgreSQL adapters
-// (store/sql/sql.h); the adapter supplies transactions (sql::Runner, writes durable at commit)
-// and forwards its EventsStore methods here. The error contract is EventsStore's.
+// (store/sql/sql.h): the EventsStore itself, over the adapter's transactions (sql::Runner,
+// writes durable at commit; an adapter derives from it). The error contract is EventsStore's.
 //
 // What holds with several writers (processes on one SQLite file, nodes on one PostgreSQL):
 // - Click inserts are serialised (WriterLock), so ids commit in increasing order and every
@@ -39,7 +39,7 @@ namespace adserver::store::sql {
 const char* ClickRollupMarkTable(Dialect dialect);
 inline constexpr const char* kClickRollupMark = "clicks_rolled_up_to";
 
-class SqlEvents {
+class SqlEvents : public EventsStore {
  public:
   // Runs in the transaction that records conversions (sign 1: InsertConversions, the ones it
   // inserted) or marks them reorged (sign -1: the Revert calls, the ones it marked), after their
@@ -57,33 +57,36 @@ class SqlEvents {
   // (recorded on their rows). Call before use; "" (the default) = none.
   void SetNodeId(std::string node_id) { node_id_ = std::move(node_id); }
   Result<NodeBacklog> NodeBacklogAfter(std::string_view node_id, Id click_id, Id conversion_id,
-                                       int64_t revert_seq);
+                                       int64_t revert_seq) override;
 
-  Result<std::vector<uint8_t>> Secret(std::string_view name, std::span<const uint8_t> candidate);
-  Status InsertClicks(std::span<ClickRecord> rows);
-  Result<int64_t> RollUpClicks(int64_t max_rows);
-  Status AddRollups(std::span<const RollupRow> rows);
-  Result<std::vector<ClickRecord>> ListClicks(const EventQuery& query);
-  Result<std::optional<int64_t>> BilledClickAt(const DecisionIdBytes& decision_id);
+  Result<std::vector<uint8_t>> Secret(std::string_view name,
+                                      std::span<const uint8_t> candidate) override;
+  Status InsertClicks(std::span<ClickRecord> rows) override;
+  Result<int64_t> RollUpClicks(int64_t max_rows) override;
+  Status AddRollups(std::span<const RollupRow> rows) override;
+  Result<std::vector<ClickRecord>> ListClicks(const EventQuery& query) override;
+  Result<std::optional<int64_t>> BilledClickAt(const DecisionIdBytes& decision_id) override;
   Result<std::optional<ClickRecord>> LastBilledClick(Id campaign_id, uint64_t person,
-                                                     int64_t served_from, int64_t clicked_by);
+                                                     int64_t served_from,
+                                                     int64_t clicked_by) override;
   Result<std::vector<ConversionRecord>> InsertConversions(
-      std::span<const ConversionCandidate> candidates, int64_t now);
+      std::span<const ConversionCandidate> candidates, int64_t now) override;
   Result<std::vector<ConversionRecord>> RevertConversions(int64_t chain_id, int64_t block_number,
                                                           const std::array<uint8_t, 32>& block_hash,
-                                                          int64_t now);
+                                                          int64_t now) override;
   Result<std::vector<ConversionRecord>> RevertReplacedConversions(
-      int64_t chain_id, std::span<const BlockAtHeight> blocks, int64_t now);
-  Result<std::vector<ConversionRecord>> ListConversions(const EventQuery& query);
-  Result<std::vector<ConversionRecord>> ConversionsAfter(Id after_id, int limit);
+      int64_t chain_id, std::span<const BlockAtHeight> blocks, int64_t now) override;
+  Result<std::vector<ConversionRecord>> ListConversions(const EventQuery& query) override;
+  Result<std::vector<ConversionRecord>> ConversionsAfter(Id after_id, int limit) override;
   Result<std::vector<ConversionRecord>> ReorgedConversionsSince(int64_t since, Id after_id,
-                                                                Id up_to_id, int limit);
-  Result<Id> LastConversionId();
-  Result<std::vector<ConversionRecord>> ReorgedConversionsAfterSeq(int64_t after_seq, int limit);
-  Result<int64_t> LastRevertSeq();
-  Result<CampaignEventTotals> CampaignTotals(Id campaign_id);
-  Result<std::vector<CampaignCountersRecord>> CountersFromEvents(int64_t now);
-  Result<int64_t> Prune(const EventRetention& retention, int64_t now);
+                                                                Id up_to_id, int limit) override;
+  Result<Id> LastConversionId() override;
+  Result<std::vector<ConversionRecord>> ReorgedConversionsAfterSeq(int64_t after_seq,
+                                                                   int limit) override;
+  Result<int64_t> LastRevertSeq() override;
+  Result<CampaignEventTotals> CampaignTotals(Id campaign_id) override;
+  Result<std::vector<CampaignCountersRecord>> CountersFromEvents(int64_t now) override;
+  Result<int64_t> Prune(const EventRetention& retention, int64_t now) override;
 
  private:
   Runner& runner_;

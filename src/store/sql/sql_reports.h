@@ -11,12 +11,12 @@
 
 namespace adserver::store::sql {
 
-class SqlReports {
+class SqlReports : public ReportStore {
  public:
   explicit SqlReports(Runner& runner) : runner_(runner) {}
 
   // Crashes unless query.group_seconds is a non-negative multiple of the table's bucket.
-  Result<std::vector<RollupGroup>> QueryRollups(const RollupQuery& query);
+  Result<std::vector<RollupGroup>> QueryRollups(const RollupQuery& query) override;
 
  private:
   Runner& runner_;

@@ -4,16 +4,15 @@
 
 #include "common/mutex.h"
 #include "store/sqlite/detail/migrations.h"
-#include "store/sqlite/detail/sqlite_sql.h"
+#include "store/sqlite/detail/sqlite_runner.h"
 #include "store/sqlite/detail/sqlite_util.h"
 
 namespace adserver::store {
 
 using sqlite_detail::Connection;
-using sqlite_detail::Transaction;
 
-SqliteAccountStore::SqliteAccountStore(std::unique_ptr<Connection> conn)
-    : conn_(std::move(conn)), runner_(*this), accounts_(runner_) {}
+SqliteAccountStore::SqliteAccountStore(std::unique_ptr<sqlite_detail::SqliteRunner> runner)
+    : SqlAccounts(*runner), runner_(std::move(runner)) {}
 
 SqliteAccountStore::~SqliteAccountStore() = default;
 
@@ -23,26 +22,8 @@ Result<std::unique_ptr<SqliteAccountStore>> SqliteAccountStore::Open(const std::
                        Connection::Open(path, options.create_if_missing, options.busy_timeout,
                                         options.cache_size_kib));
   ADS_RETURN_IF_ERROR(sqlite_detail::ApplyMigrations(*conn));
-  return std::unique_ptr<SqliteAccountStore>(new SqliteAccountStore(std::move(conn)));
-}
-
-Status SqliteAccountStore::SqlRunner::Write(unsigned /*bump*/,
-                                            const std::function<Status(sql::Connection&)>& fn) {
-  MutexLock lock(store_.mu_);
-  Connection& c = *store_.conn_;
-  ADS_ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(c, Transaction::Kind::kWrite));
-  sqlite_detail::SqlConnection conn(c);
-  ADS_RETURN_IF_ERROR(fn(conn));
-  return txn.Commit();
-}
-
-Status SqliteAccountStore::SqlRunner::Read(const std::function<Status(sql::Connection&)>& fn) {
-  MutexLock lock(store_.mu_);
-  Connection& c = *store_.conn_;
-  ADS_ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(c, Transaction::Kind::kRead));
-  sqlite_detail::SqlConnection conn(c);
-  ADS_RETURN_IF_ERROR(fn(conn));
-  return txn.Commit();
+  return std::unique_ptr<SqliteAccountStore>(
+      new SqliteAccountStore(std::make_unique<sqlite_detail::SqliteRunner>(std::move(conn))));
 }
 
 }  // namespace adserver::store

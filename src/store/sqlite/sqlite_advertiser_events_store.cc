@@ -10,10 +10,9 @@ namespace adserver::store {
 
 using sqlite_detail::Connection;
 
-SqliteAdvertiserEventsStore::SqliteAdvertiserEventsStore(std::unique_ptr<Connection> conn)
-    : conn_(std::move(conn)),
-      runner_(std::make_unique<sqlite_detail::SqliteRunner>(mu_, *conn_)),
-      events_(*runner_) {}
+SqliteAdvertiserEventsStore::SqliteAdvertiserEventsStore(
+    std::unique_ptr<sqlite_detail::SqliteRunner> runner)
+    : SqlAdvertiserEvents(*runner), runner_(std::move(runner)) {}
 
 SqliteAdvertiserEventsStore::~SqliteAdvertiserEventsStore() = default;
 
@@ -23,8 +22,8 @@ Result<std::unique_ptr<SqliteAdvertiserEventsStore>> SqliteAdvertiserEventsStore
                        Connection::Open(path, options.create_if_missing, options.busy_timeout,
                                         options.cache_size_kib));
   ADS_RETURN_IF_ERROR(sqlite_detail::ApplyMigrations(*conn));
-  return std::unique_ptr<SqliteAdvertiserEventsStore>(
-      new SqliteAdvertiserEventsStore(std::move(conn)));
+  return std::unique_ptr<SqliteAdvertiserEventsStore>(new SqliteAdvertiserEventsStore(
+      std::make_unique<sqlite_detail::SqliteRunner>(std::move(conn))));
 }
 
 }  // namespace adserver::store

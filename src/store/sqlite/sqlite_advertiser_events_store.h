@@ -14,6 +14,7 @@ namespace adserver::store {
 
 namespace sqlite_detail {
 class Connection;
+class SqliteRunner;
 }  // namespace sqlite_detail
 
 // AdvertiserEventsStore on the same SQLite file as SqliteStore (tables `advertiser_events`
@@ -23,7 +24,7 @@ class Connection;
 // reads share it, never an event loop. Each insert is one transaction committed in WAL mode
 // with synchronous=NORMAL: it survives the process being killed (kill -9); only an
 // operating-system crash or power loss can take the last commits.
-class SqliteAdvertiserEventsStore final : public AdvertiserEventsStore {
+class SqliteAdvertiserEventsStore final : public sql::SqlAdvertiserEvents {
  public:
   static Result<std::unique_ptr<SqliteAdvertiserEventsStore>> Open(
       const std::string& path, const SqliteOptions& options = {});
@@ -31,28 +32,10 @@ class SqliteAdvertiserEventsStore final : public AdvertiserEventsStore {
   SqliteAdvertiserEventsStore(const SqliteAdvertiserEventsStore&) = delete;
   SqliteAdvertiserEventsStore& operator=(const SqliteAdvertiserEventsStore&) = delete;
 
-  // AdvertiserEventsStore (store/sql/sql_advertiser_events.h).
-  Status Insert(AdvertiserEventRecord& event) override { return events_.Insert(event); }
-  Result<std::vector<AdvertiserEventRecord>> List(const AdvertiserEventQuery& query) override {
-    return events_.List(query);
-  }
-  Result<std::vector<AdvertiserEventCount>> Counts(std::optional<Id> campaign_id,
-                                                   std::optional<Id> community_id) override {
-    return events_.Counts(campaign_id, community_id);
-  }
-  Result<std::vector<AdvertiserEventCount>> InvalidCounts(std::optional<Id> campaign_id,
-                                                          std::optional<Id> community_id) override {
-    return events_.InvalidCounts(campaign_id, community_id);
-  }
-  Result<int64_t> Prune(int64_t before) override { return events_.Prune(before); }
-
  private:
-  explicit SqliteAdvertiserEventsStore(std::unique_ptr<sqlite_detail::Connection> conn);
+  explicit SqliteAdvertiserEventsStore(std::unique_ptr<sqlite_detail::SqliteRunner> runner);
 
-  Mutex mu_;
-  std::unique_ptr<sqlite_detail::Connection> conn_ ADS_GUARDED_BY(mu_);
-  std::unique_ptr<sql::Runner> runner_;              // transactions on conn_ under mu_
-  sql::SqlAdvertiserEvents events_;
+  std::unique_ptr<sqlite_detail::SqliteRunner> runner_;  // the transactions of the SQL above
 };
 
 }  // namespace adserver::store

@@ -15,11 +15,10 @@ using sqlite_detail::Statement;
 
 }  // namespace
 
-SqliteEventsStore::SqliteEventsStore(std::unique_ptr<Connection> conn,
+SqliteEventsStore::SqliteEventsStore(std::unique_ptr<sqlite_detail::SqliteRunner> runner,
                                      std::unique_ptr<Connection> checkpoint_conn)
-    : conn_(std::move(conn)),
-      runner_(std::make_unique<sqlite_detail::SqliteRunner>(mu_, *conn_)),
-      events_(*runner_),
+    : SqlEvents(*runner),
+      runner_(std::move(runner)),
       checkpoint_conn_(std::move(checkpoint_conn)) {}
 
 SqliteEventsStore::~SqliteEventsStore() = default;
@@ -48,8 +47,8 @@ Result<std::unique_ptr<SqliteEventsStore>> SqliteEventsStore::Open(const std::st
   // The checkpointer reads and writes whole pages; it needs no cache of its own.
   ADS_ASSIGN_OR_RETURN(std::unique_ptr<Connection> checkpoint_conn,
                        Connection::Open(path, false, options.busy_timeout, 64));
-  return std::unique_ptr<SqliteEventsStore>(
-      new SqliteEventsStore(std::move(conn), std::move(checkpoint_conn)));
+  return std::unique_ptr<SqliteEventsStore>(new SqliteEventsStore(
+      std::make_unique<sqlite_detail::SqliteRunner>(std::move(conn)), std::move(checkpoint_conn)));
 }
 
 Status SqliteEventsStore::Checkpoint() {

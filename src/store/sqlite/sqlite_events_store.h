@@ -14,6 +14,7 @@ namespace adserver::store {
 
 namespace sqlite_detail {
 class Connection;
+class SqliteRunner;
 }  // namespace sqlite_detail
 
 // EventsStore on the same SQLite file as SqliteStore (tables `clicks`, `rollups_minute`,
@@ -25,7 +26,7 @@ class Connection;
 // last commits (set `synchronous_full` for that). The writing connection never checkpoints the
 // write-ahead log itself (a checkpoint syncs the file: milliseconds that clicks would wait
 // behind); Checkpoint() does it from a second connection, concurrently with the writer.
-class SqliteEventsStore final : public EventsStore {
+class SqliteEventsStore final : public sql::SqlEvents {
  public:
   static Result<std::unique_ptr<SqliteEventsStore>> Open(const std::string& path,
                                                          const SqliteOptions& options = {},
@@ -34,73 +35,13 @@ class SqliteEventsStore final : public EventsStore {
   SqliteEventsStore(const SqliteEventsStore&) = delete;
   SqliteEventsStore& operator=(const SqliteEventsStore&) = delete;
 
-  // EventsStore (store/sql/sql_events.h).
-  Result<std::vector<uint8_t>> Secret(std::string_view name,
-                                      std::span<const uint8_t> candidate) override {
-    return events_.Secret(name, candidate);
-  }
-  Status InsertClicks(std::span<ClickRecord> rows) override { return events_.InsertClicks(rows); }
-  Result<int64_t> RollUpClicks(int64_t max_rows) override { return events_.RollUpClicks(max_rows); }
-  Status AddRollups(std::span<const RollupRow> rows) override { return events_.AddRollups(rows); }
-  Result<std::vector<ClickRecord>> ListClicks(const EventQuery& query) override {
-    return events_.ListClicks(query);
-  }
-  Result<std::optional<int64_t>> BilledClickAt(const DecisionIdBytes& decision_id) override {
-    return events_.BilledClickAt(decision_id);
-  }
-  Result<std::optional<ClickRecord>> LastBilledClick(Id campaign_id, uint64_t person,
-                                                     int64_t served_from,
-                                                     int64_t clicked_by) override {
-    return events_.LastBilledClick(campaign_id, person, served_from, clicked_by);
-  }
-  Result<std::vector<ConversionRecord>> InsertConversions(
-      std::span<const ConversionCandidate> candidates, int64_t now) override {
-    return events_.InsertConversions(candidates, now);
-  }
-  Result<std::vector<CampaignCountersRecord>> CountersFromEvents(int64_t now) override {
-    return events_.CountersFromEvents(now);
-  }
-  Result<std::vector<ConversionRecord>> ConversionsAfter(Id after_id, int limit) override {
-    return events_.ConversionsAfter(after_id, limit);
-  }
-  Result<std::vector<ConversionRecord>> ReorgedConversionsSince(int64_t since, Id after_id,
-                                                                Id up_to_id, int limit) override {
-    return events_.ReorgedConversionsSince(since, after_id, up_to_id, limit);
-  }
-  Result<Id> LastConversionId() override { return events_.LastConversionId(); }
-  Result<std::vector<ConversionRecord>> ReorgedConversionsAfterSeq(int64_t after_seq,
-                                                                   int limit) override {
-    return events_.ReorgedConversionsAfterSeq(after_seq, limit);
-  }
-  Result<int64_t> LastRevertSeq() override { return events_.LastRevertSeq(); }
-  Result<std::vector<ConversionRecord>> RevertReplacedConversions(
-      int64_t chain_id, std::span<const BlockAtHeight> blocks, int64_t now) override {
-    return events_.RevertReplacedConversions(chain_id, blocks, now);
-  }
-  Result<std::vector<ConversionRecord>> RevertConversions(int64_t chain_id, int64_t block_number,
-                                                          const std::array<uint8_t, 32>& block_hash,
-                                                          int64_t now) override {
-    return events_.RevertConversions(chain_id, block_number, block_hash, now);
-  }
-  Result<std::vector<ConversionRecord>> ListConversions(const EventQuery& query) override {
-    return events_.ListConversions(query);
-  }
-  Result<CampaignEventTotals> CampaignTotals(Id campaign_id) override {
-    return events_.CampaignTotals(campaign_id);
-  }
-  Result<int64_t> Prune(const EventRetention& retention, int64_t now) override {
-    return events_.Prune(retention, now);
-  }
   Status Checkpoint() override;
 
  private:
-  SqliteEventsStore(std::unique_ptr<sqlite_detail::Connection> conn,
+  SqliteEventsStore(std::unique_ptr<sqlite_detail::SqliteRunner> runner,
                     std::unique_ptr<sqlite_detail::Connection> checkpoint_conn);
 
-  Mutex mu_;
-  std::unique_ptr<sqlite_detail::Connection> conn_ ADS_GUARDED_BY(mu_);
-  std::unique_ptr<sql::Runner> runner_;              // transactions on conn_ under mu_
-  sql::SqlEvents events_;
+  std::unique_ptr<sqlite_detail::SqliteRunner> runner_;  // the transactions of the SQL above
   Mutex checkpoint_mu_;
   std::unique_ptr<sqlite_detail::Connection> checkpoint_conn_ ADS_GUARDED_BY(checkpoint_mu_);
 };

@@ -10,10 +10,8 @@ namespace adserver::store {
 
 using sqlite_detail::Connection;
 
-SqliteReportStore::SqliteReportStore(std::unique_ptr<Connection> conn)
-    : conn_(std::move(conn)),
-      runner_(std::make_unique<sqlite_detail::SqliteRunner>(mu_, *conn_)),
-      reports_(*runner_) {}
+SqliteReportStore::SqliteReportStore(std::unique_ptr<sqlite_detail::SqliteRunner> runner)
+    : SqlReports(*runner), runner_(std::move(runner)) {}
 
 SqliteReportStore::~SqliteReportStore() = default;
 
@@ -23,7 +21,8 @@ Result<std::unique_ptr<SqliteReportStore>> SqliteReportStore::Open(const std::st
                        Connection::Open(path, options.create_if_missing, options.busy_timeout,
                                         options.cache_size_kib));
   ADS_RETURN_IF_ERROR(sqlite_detail::ApplyMigrations(*conn));
-  return std::unique_ptr<SqliteReportStore>(new SqliteReportStore(std::move(conn)));
+  return std::unique_ptr<SqliteReportStore>(
+      new SqliteReportStore(std::make_unique<sqlite_detail::SqliteRunner>(std::move(conn))));
 }
 
 }  // namespace adserver::store

@@ -14,6 +14,7 @@ namespace adserver::store {
 
 namespace sqlite_detail {
 class Connection;
+class SqliteRunner;
 }  // namespace sqlite_detail
 
 // ReportStore on the same SQLite file as SqliteStore (tables `rollups_minute`, `rollups_hour`,
@@ -21,7 +22,7 @@ class Connection;
 // the PostgreSQL adapter (store/sql/sql_reports.h). One read connection of its own,
 // serialised by a mutex, so a long report never waits on (or holds up) the event writers'
 // connection; WAL lets it read while they write.
-class SqliteReportStore final : public ReportStore {
+class SqliteReportStore final : public sql::SqlReports {
  public:
   static Result<std::unique_ptr<SqliteReportStore>> Open(const std::string& path,
                                                          const SqliteOptions& options = {});
@@ -29,18 +30,10 @@ class SqliteReportStore final : public ReportStore {
   SqliteReportStore(const SqliteReportStore&) = delete;
   SqliteReportStore& operator=(const SqliteReportStore&) = delete;
 
-  // ReportStore (store/sql/sql_reports.h).
-  Result<std::vector<RollupGroup>> QueryRollups(const RollupQuery& query) override {
-    return reports_.QueryRollups(query);
-  }
-
  private:
-  explicit SqliteReportStore(std::unique_ptr<sqlite_detail::Connection> conn);
+  explicit SqliteReportStore(std::unique_ptr<sqlite_detail::SqliteRunner> runner);
 
-  Mutex mu_;
-  std::unique_ptr<sqlite_detail::Connection> conn_ ADS_GUARDED_BY(mu_);
-  std::unique_ptr<sql::Runner> runner_;              // transactions on conn_ under mu_
-  sql::SqlReports reports_;
+  std::unique_ptr<sqlite_detail::SqliteRunner> runner_;  // the transactions of the SQL above
 };
 
 }  // namespace adserver::store

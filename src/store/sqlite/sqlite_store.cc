@@ -8,8 +8,7 @@
 #include "common/mutex.h"
 #include "store/sql/detail/counters.h"
 #include "store/sql/detail/row_helpers.h"
-#include "store/sqlite/detail/migrations.h"
-#include "store/sqlite/detail/sqlite_sql.h"
+#include "store/sqlite/detail/pooled_runner.h"
 #include "store/sqlite/detail/sqlite_util.h"
 
 namespace adserver::store {
@@ -19,15 +18,9 @@ using sql_rows::ForEachRow;
 using sql_rows::MissingReference;
 using sqlite_detail::Connection;
 using sqlite_detail::Statement;
-using sqlite_detail::Transaction;
 
 Status Corrupt(std::string_view what, Id id) {
   return InternalError("corrupt " + std::string(what) + " in row " + std::to_string(id));
-}
-
-Status BumpCounter(Connection& c, const char* key) {
-  ADS_ASSIGN_OR_RETURN(Statement s, c.Prepare("UPDATE meta SET value = value + 1 WHERE key = ?1"));
-  return s.Bind(1, std::string_view(key)).Run();
 }
 
 // ---- Activity.
@@ -46,131 +39,35 @@ Status ReadActivity(const Statement& s, ActivityRecord& r) {
   return OkStatus();
 }
 
-Status EnableWal(Connection& c) {
-  ADS_ASSIGN_OR_RETURN(Statement s, c.Prepare("PRAGMA journal_mode=WAL"));
-  ADS_ASSIGN_OR_RETURN(bool row, s.Step());
-  std::string mode = row ? s.Text(0) : "";
-  if (mode != "wal") return InternalError("cannot enable WAL mode (journal_mode=" + mode + ")");
-  return OkStatus();
-}
-
 }  // namespace
 
-// ---- Lifecycle and transactions.
+// ---- Lifecycle.
 
-SqliteStore::SqliteStore(std::string path, const SqliteOptions& options,
-                         std::unique_ptr<Connection> writer)
-    : path_(std::move(path)),
-      options_(options),
-      shared_connection_(path_.empty() || path_ == ":memory:"),
-      writer_(std::move(writer)),
-      runner_(*this),
-      inventory_(runner_) {}
+SqliteStore::SqliteStore(std::unique_ptr<sqlite_detail::PooledRunner> runner)
+    : SqlInventory(*runner), runner_(std::move(runner)) {}
 
 SqliteStore::~SqliteStore() = default;
 
 Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path,
                                                        const SqliteOptions& options) {
-  ADS_ASSIGN_OR_RETURN(std::unique_ptr<Connection> writer,
-                       Connection::Open(path, options.create_if_missing, options.busy_timeout,
-                                        options.cache_size_kib));
-  if (!path.empty() && path != ":memory:") ADS_RETURN_IF_ERROR(EnableWal(*writer));
-  ADS_RETURN_IF_ERROR(sqlite_detail::ApplyMigrations(*writer));
-  return std::unique_ptr<SqliteStore>(new SqliteStore(path, options, std::move(writer)));
+  ADS_ASSIGN_OR_RETURN(std::unique_ptr<sqlite_detail::PooledRunner> runner,
+                       sqlite_detail::PooledRunner::Open(path, options));
+  return std::unique_ptr<SqliteStore>(new SqliteStore(std::move(runner)));
 }
 
-Status SqliteStore::Write(unsigned bump, const std::function<Status(Connection&)>& fn) {
-  MutexLock lock(mu_);
-  Connection& c = *writer_;
-  ADS_ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(c, Transaction::Kind::kWrite));
-  ADS_RETURN_IF_ERROR(fn(c));
-  if (bump & kCatalog) ADS_RETURN_IF_ERROR(BumpCounter(c, "catalog_version"));
-  if (bump & kActivity) ADS_RETURN_IF_ERROR(BumpCounter(c, "activity_version"));
-  return txn.Commit();
+Result<uint64_t> SqliteStore::ActivityChangeCounter() {
+  return runner_->ChangeVersion(sql::Runner::kActivity);
 }
-
-Status SqliteStore::SqlRunner::Write(unsigned bump,
-                                     const std::function<Status(sql::Connection&)>& fn) {
-  return store_.Write(bump, [&](Connection& c) {
-    sqlite_detail::SqlConnection conn(c);
-    return fn(conn);
-  });
-}
-
-Status SqliteStore::SqlRunner::Read(const std::function<Status(sql::Connection&)>& fn) {
-  return store_.Read([&](Connection& c) {
-    sqlite_detail::SqlConnection conn(c);
-    return fn(conn);
-  });
-}
-
-namespace {
-Status RunInReadTransaction(Connection& c, const std::function<Status(Connection&)>& fn) {
-  ADS_ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(c, Transaction::Kind::kRead));
-  ADS_RETURN_IF_ERROR(fn(c));
-  return txn.Commit();
-}
-}  // namespace
-
-Status SqliteStore::Read(const std::function<Status(Connection&)>& fn) {
-  if (shared_connection_) {
-    MutexLock lock(mu_);
-    return RunInReadTransaction(*writer_, fn);
-  }
-  ADS_ASSIGN_OR_RETURN(std::unique_ptr<Connection> reader, AcquireReader());
-  Status s = RunInReadTransaction(*reader, fn);
-  // A connection that failed at the I/O level is dropped rather than reused.
-  if (s.code() != Code::kUnavailable) ReleaseReader(std::move(reader));
-  return s;
-}
-
-Result<std::unique_ptr<Connection>> SqliteStore::AcquireReader() {
-  {
-    MutexLock lock(readers_mu_);
-    if (!idle_readers_.empty()) {
-      std::unique_ptr<Connection> conn = std::move(idle_readers_.back());
-      idle_readers_.pop_back();
-      return conn;
-    }
-  }
-  ADS_ASSIGN_OR_RETURN(
-      std::unique_ptr<Connection> conn,
-      Connection::Open(path_, /*create=*/false, options_.busy_timeout, options_.cache_size_kib));
-  ADS_RETURN_IF_ERROR(conn->Exec("PRAGMA query_only=ON"));
-  return conn;
-}
-
-void SqliteStore::ReleaseReader(std::unique_ptr<Connection> conn) {
-  MutexLock lock(readers_mu_);
-  if (static_cast<int>(idle_readers_.size()) < options_.max_idle_read_connections) {
-    idle_readers_.push_back(std::move(conn));
-  }
-}
-
-Result<uint64_t> SqliteStore::ReadCounter(const char* key) {
-  uint64_t value = 0;
-  ADS_RETURN_IF_ERROR(Read([&](Connection& c) -> Status {
-    ADS_ASSIGN_OR_RETURN(Statement s, c.Prepare("SELECT value FROM meta WHERE key = ?1"));
-    ADS_ASSIGN_OR_RETURN(bool row, s.Bind(1, std::string_view(key)).Step());
-    if (!row) return InternalError(std::string("meta counter '") + key + "' is missing");
-    value = static_cast<uint64_t>(s.Int(0));
-    return OkStatus();
-  }));
-  return value;
-}
-
-Result<uint64_t> SqliteStore::ChangeCounter() { return ReadCounter("catalog_version"); }
-Result<uint64_t> SqliteStore::ActivityChangeCounter() { return ReadCounter("activity_version"); }
 
 // ---- Decision counters (issue 4; no change counter is bumped).
 
 Status SqliteStore::SaveCampaignCounters(const std::vector<CampaignCountersRecord>& rows) {
-  return runner_.Write(0, [&](sql::Connection& c) { return sql::SaveCounters(c, rows); });
+  return runner_->Write(0, [&](sql::Connection& c) { return sql::SaveCounters(c, rows); });
 }
 
 Result<std::vector<CampaignCountersRecord>> SqliteStore::LoadCampaignCounters() {
   std::vector<CampaignCountersRecord> out;
-  ADS_RETURN_IF_ERROR(runner_.Read([&](sql::Connection& c) -> Status {
+  ADS_RETURN_IF_ERROR(runner_->Read([&](sql::Connection& c) -> Status {
     ADS_ASSIGN_OR_RETURN(out, sql::LoadCounters(c));
     return OkStatus();
   }));
@@ -179,7 +76,7 @@ Result<std::vector<CampaignCountersRecord>> SqliteStore::LoadCampaignCounters() 
 
 Status SqliteStore::SaveCampaignCountersAt(const std::vector<CampaignCountersRecord>& rows,
                                            const std::optional<CounterMarks>& marks) {
-  return runner_.Write(0, [&](sql::Connection& c) -> Status {
+  return runner_->Write(0, [&](sql::Connection& c) -> Status {
     ADS_RETURN_IF_ERROR(sql::SaveCounters(c, rows));
     if (!marks) {
       ADS_ASSIGN_OR_RETURN(sql::Statement clear, c.Prepare("DELETE FROM counter_marks"));
@@ -196,7 +93,7 @@ Status SqliteStore::SaveCampaignCountersAt(const std::vector<CampaignCountersRec
 
 Result<std::optional<CounterMarks>> SqliteStore::LoadCounterMarks() {
   std::optional<CounterMarks> out;
-  ADS_RETURN_IF_ERROR(runner_.Read([&](sql::Connection& c) -> Status {
+  ADS_RETURN_IF_ERROR(runner_->Read([&](sql::Connection& c) -> Status {
     ADS_ASSIGN_OR_RETURN(sql::Statement s,
                          c.Prepare("SELECT conversion_id, revert_seq FROM counter_marks"));
     ADS_ASSIGN_OR_RETURN(bool row, s.Step());
@@ -210,7 +107,7 @@ Result<std::optional<CounterMarks>> SqliteStore::LoadCounterMarks() {
 
 Status SqliteStore::RecordActivity(const std::vector<ActivityRecord>& rows) {
   if (rows.empty()) return OkStatus();
-  return Write(kActivity, [&](Connection& c) -> Status {
+  return runner_->WriteNative(sql::Runner::kActivity, [&](Connection& c) -> Status {
     ADS_ASSIGN_OR_RETURN(
         Statement s,
         c.Prepare("INSERT INTO activity (wallet, project_id, chain_id, last_seen, count) "
@@ -233,7 +130,7 @@ Status SqliteStore::RecordActivity(const std::vector<ActivityRecord>& rows) {
 
 Result<std::vector<ActivityRecord>> SqliteStore::ActivityForWallet(const Address& wallet) {
   std::vector<ActivityRecord> out;
-  ADS_RETURN_IF_ERROR(Read([&](Connection& c) -> Status {
+  ADS_RETURN_IF_ERROR(runner_->ReadNative([&](Connection& c) -> Status {
     ADS_ASSIGN_OR_RETURN(Statement s,
                          c.Prepare(std::string(kActivityColumns) +
                                    " WHERE wallet = ?1 ORDER BY wallet, project_id, chain_id"));
@@ -244,7 +141,7 @@ Result<std::vector<ActivityRecord>> SqliteStore::ActivityForWallet(const Address
 }
 
 Status SqliteStore::ScanActivity(const std::function<void(const ActivityRecord&)>& fn) {
-  return Read([&](Connection& c) -> Status {
+  return runner_->ReadNative([&](Connection& c) -> Status {
     ADS_ASSIGN_OR_RETURN(Statement s, c.Prepare(std::string(kActivityColumns) +
                                                 " ORDER BY wallet, project_id, chain_id"));
     ActivityRecord r;
@@ -255,7 +152,5 @@ Status SqliteStore::ScanActivity(const std::function<void(const ActivityRecord&)
     });
   });
 }
-
-// ---- Catalog.
 
 }  // namespace adserver::store

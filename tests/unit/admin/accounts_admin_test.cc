@@ -54,7 +54,8 @@ class AccountsAdminTest : public ::testing::Test {
     options.password_hash = MinimalPasswordHashOptionsForTest();
     options.public_origin = "https://ads.example";
     auth_ = std::make_unique<Authenticator>(options, accounts_.get(), clock_);
-    admin_ = std::make_unique<AdminApi>(*inventory_, *snapshots_, clock_, options, *auth_);
+    admin_ =
+        std::make_unique<AdminApi>(*inventory_, *inventory_, *snapshots_, clock_, options, *auth_);
     api_ = std::make_unique<AccountsAdminApi>(*accounts_, *inventory_, *auth_);
     admin_->RegisterRoutes(router_);
     api_->RegisterRoutes(router_);

@@ -43,8 +43,8 @@ class AdminApiTest : public ::testing::Test {
                                                              ingest::SnapshotOptions{});
     ASSERT_TRUE(snapshots_->LoadNow().ok());
     auth_ = std::make_unique<Authenticator>(AdminOptions{.token = kToken}, nullptr, clock_);
-    api_ = std::make_unique<AdminApi>(*store_, *snapshots_, clock_, AdminOptions{.token = kToken},
-                                      *auth_);
+    api_ = std::make_unique<AdminApi>(*store_, *store_, *snapshots_, clock_,
+                                      AdminOptions{.token = kToken}, *auth_);
     api_->RegisterRoutes(router_);
   }
 
@@ -151,7 +151,7 @@ TEST_F(AdminApiTest, RejectsMissingOrWrongToken) {
 TEST_F(AdminApiTest, ACallerBeyondItsRateGets429WithRetryAfter) {
   AdminOptions options{.token = kToken, .rate_limit_per_second = 1, .rate_limit_burst = 2};
   Authenticator limited(options, nullptr, clock_);
-  AdminApi api(*store_, *snapshots_, clock_, options, limited);
+  AdminApi api(*store_, *store_, *snapshots_, clock_, options, limited);
   http::Router router;
   api.RegisterRoutes(router);
   auto call = [&] {
@@ -200,7 +200,7 @@ TEST_F(AdminApiTest, AnAddressGuessingTokensBacksOffWhileOthersGoOn) {
 
 TEST_F(AdminApiTest, DisabledWhenTokenIsEmpty) {
   Authenticator no_token(AdminOptions{}, nullptr, clock_);
-  AdminApi disabled(*store_, *snapshots_, clock_, AdminOptions{}, no_token);
+  AdminApi disabled(*store_, *store_, *snapshots_, clock_, AdminOptions{}, no_token);
   http::Router router;
   disabled.RegisterRoutes(router);
   Reply r = CallRouter(router, Method::kGet, "/admin/v1/campaigns", "", "", "Bearer x");
@@ -701,7 +701,7 @@ class ActivityUploadTest : public AdminApiTest {
   void SetUp() override {
     AdminApiTest::SetUp();
     api_ =
-        std::make_unique<AdminApi>(*store_, *snapshots_, clock_,
+        std::make_unique<AdminApi>(*store_, *store_, *snapshots_, clock_,
                                    AdminOptions{.token = kToken,
                                                 .max_decompressed_bytes = 1 << 20,
                                                 .import_ledger_path = dir_.File("imports.ledger")},

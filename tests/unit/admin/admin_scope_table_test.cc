@@ -183,7 +183,8 @@ class World {
     AdminOptions options{.token = kToken};
     options.password_hash = MinimalPasswordHashOptionsForTest();
     auth_ = std::make_unique<Authenticator>(options, accounts_.get(), clock_);
-    admin_ = std::make_unique<AdminApi>(*inventory_, *snapshots_, clock_, options, *auth_);
+    admin_ =
+        std::make_unique<AdminApi>(*inventory_, *inventory_, *snapshots_, clock_, options, *auth_);
     accounts_api_ = std::make_unique<AccountsAdminApi>(*accounts_, *inventory_, *auth_);
     events_api_ = std::make_unique<EventsAdminApi>(*events_, *inventory_, *auth_);
     advertiser_events_api_ =

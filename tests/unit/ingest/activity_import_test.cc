@@ -32,7 +32,7 @@ class ActivityImportTest : public ::testing::Test {
   }
 
   Result<ImportSummary> Import(std::string_view ndjson) {
-    return ImportActivityNdjson(ndjson, *store_, clock_);
+    return ImportActivityNdjson(ndjson, *store_, *store_, clock_);
   }
 
   std::vector<store::ActivityRecord> Rows() {

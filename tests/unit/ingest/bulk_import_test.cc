@@ -54,7 +54,7 @@ class BulkImportTest : public ::testing::Test {
     return path;
   }
   BulkImportSummary Import(const std::string& path) {
-    auto s = BulkImportFile(path, *store_, options_, clock_);
+    auto s = BulkImportFile(path, *store_, *store_, options_, clock_);
     EXPECT_TRUE(s.ok()) << s.status().ToString();
     return s.ok() ? *s : BulkImportSummary{};
   }
@@ -196,17 +196,18 @@ TEST_F(BulkImportTest, ReimportingTheSameFileChangesNothing) {
 TEST_F(BulkImportTest, BufferImportReadsPlainAndGzipBodies) {
   std::string csv = "token_address,from_address,to_address,block_timestamp\n" + std::string(kUsdc) +
                     "," + kA + "," + kB + ",2025-12-20 10:00:00 UTC\n";
-  auto plain = BulkImportBuffer(csv, "body", *store_, options_, clock_);
+  auto plain = BulkImportBuffer(csv, "body", *store_, *store_, options_, clock_);
   ASSERT_TRUE(plain.ok()) << plain.status().ToString();
   EXPECT_EQ(plain->shape, "bigquery.token_transfers");
   EXPECT_EQ(plain->interactions, 2u);
   // The same content gzip-compressed is the same content for the ledger.
   std::string gz = ReadFile(Write("tt.csv.gz", csv, /*gzip=*/true));
-  auto again = BulkImportBuffer(gz, "body", *store_, options_, clock_);
+  auto again = BulkImportBuffer(gz, "body", *store_, *store_, options_, clock_);
   ASSERT_TRUE(again.ok()) << again.status().ToString();
   EXPECT_TRUE(again->already_imported);
   EXPECT_EQ(Rows(kA)[0].count, 1);
-  auto corrupt = BulkImportBuffer(gz.substr(0, gz.size() - 12), "body", *store_, options_, clock_);
+  auto corrupt =
+      BulkImportBuffer(gz.substr(0, gz.size() - 12), "body", *store_, *store_, options_, clock_);
   EXPECT_EQ(corrupt.status().code(), Code::kInvalidArgument);
 }
 
@@ -225,7 +226,7 @@ TEST_F(BulkImportTest, OwnNdjsonGzipBufferIsImportedWhileInflated) {
   EXPECT_EQ(*digest, ContentDigestHex(nd));
   EXPECT_EQ(*DecompressedDigestHex(nd, 0), ContentDigestHex(nd));
 
-  Result<ImportSummary> s = ImportActivityNdjsonBuffer(gz, 0, *store_, clock_, nullptr);
+  Result<ImportSummary> s = ImportActivityNdjsonBuffer(gz, 0, *store_, *store_, clock_, nullptr);
   ASSERT_TRUE(s.ok()) << s.status().ToString();
   EXPECT_EQ(s->imported, 2000u);
   EXPECT_EQ(s->rejected, 1u);
@@ -234,8 +235,9 @@ TEST_F(BulkImportTest, OwnNdjsonGzipBufferIsImportedWhileInflated) {
   EXPECT_EQ(Rows(kA)[0].count, 1000);
   EXPECT_EQ(Rows(kB)[0].count, 1000);
 
-  for (auto result : {DecompressedDigestHex(gz, 1000).status(),
-                      ImportActivityNdjsonBuffer(gz, 1000, *store_, clock_, nullptr).status()}) {
+  for (auto result :
+       {DecompressedDigestHex(gz, 1000).status(),
+        ImportActivityNdjsonBuffer(gz, 1000, *store_, *store_, clock_, nullptr).status()}) {
     EXPECT_EQ(result.code(), Code::kInvalidArgument);
     ASSERT_EQ(result.details().size(), 1u) << result.ToString();
     EXPECT_EQ(result.details()[0].field, "body");
@@ -243,7 +245,8 @@ TEST_F(BulkImportTest, OwnNdjsonGzipBufferIsImportedWhileInflated) {
   }
   std::string corrupt = gz.substr(0, gz.size() / 2);
   EXPECT_EQ(DecompressedDigestHex(corrupt, 0).status().code(), Code::kInvalidArgument);
-  Status broken = ImportActivityNdjsonBuffer(corrupt, 0, *store_, clock_, nullptr).status();
+  Status broken =
+      ImportActivityNdjsonBuffer(corrupt, 0, *store_, *store_, clock_, nullptr).status();
   EXPECT_EQ(broken.code(), Code::kInvalidArgument);
   ASSERT_EQ(broken.details().size(), 1u) << broken.ToString();
   EXPECT_EQ(broken.details()[0].field, "body");
@@ -251,7 +254,7 @@ TEST_F(BulkImportTest, OwnNdjsonGzipBufferIsImportedWhileInflated) {
 }
 
 TEST_F(BulkImportTest, UnmappableHeaderNamesTheMapField) {
-  auto s = BulkImportBuffer("a,b\n1,2\n", "body", *store_, options_, clock_);
+  auto s = BulkImportBuffer("a,b\n1,2\n", "body", *store_, *store_, options_, clock_);
   ASSERT_EQ(s.status().code(), Code::kInvalidArgument);
   ASSERT_EQ(s.status().details().size(), 1u);
   EXPECT_EQ(s.status().details()[0].field, "map");
@@ -283,7 +286,7 @@ TEST_F(BulkImportTest, AggregatesManyWalletsExactly) {
       last = std::max(last, d);
     }
   }
-  auto s = BulkImportBuffer(csv, "many", *store_, options_, clock_);
+  auto s = BulkImportBuffer(csv, "many", *store_, *store_, options_, clock_);
   ASSERT_TRUE(s.ok()) << s.status().ToString();
   EXPECT_EQ(s->interactions, 120000u);
   size_t checked = 0;
@@ -362,7 +365,7 @@ TEST_F(BulkImportTest, AnImportWhoseTransactionsTheSinkRefusesWritesNothing) {
       std::string(kUsdc) + "," + kA + "," + kB + ",1,0x" + std::string(64, 'a') +
       ",3,500,2025-12-31 12:00:00 UTC\n";
   std::string path = Write("tt.csv", csv);
-  EXPECT_FALSE(BulkImportFile(path, *store_, options_, clock_).ok());
+  EXPECT_FALSE(BulkImportFile(path, *store_, *store_, options_, clock_).ok());
   EXPECT_TRUE(Rows(kA).empty());
   // Not in the ledger: sending it again once the sink takes it imports it.
   sink.fail = false;
@@ -382,7 +385,7 @@ TEST_F(BulkImportTest, OwnNdjsonLinesWithATxHashGoToTheTransactionSink) {
       "{\"wallet\":\"" + kB +
       "\",\"project\":\"usdc\",\"chainId\":1,\"timestamp\":\"2025-12-31T00:00:00Z\","
       "\"txHash\":\"0x12\"}\n";
-  auto s = ImportActivityNdjson(ndjson, *store_, clock_, &sink);
+  auto s = ImportActivityNdjson(ndjson, *store_, *store_, clock_, &sink);
   ASSERT_TRUE(s.ok());
   EXPECT_EQ(s->imported, 1u);
   ASSERT_EQ(s->rejected, 1u);  // a txHash that is not one is the line's error

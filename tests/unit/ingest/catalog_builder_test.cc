@@ -435,7 +435,7 @@ TEST(BuildActivityIndexTest, ReadsEveryActivityRow) {
   testing::TempDir dir;
   auto opened = store::SqliteStore::Open(dir.File("ads.db"));
   ASSERT_TRUE(opened.ok()) << opened.status().ToString();
-  store::Store& store = **opened;
+  store::SqliteStore& store = **opened;
   store::ProjectRecord project;
   project.slug = "uniswap";
   project.name = "Uniswap";

@@ -33,11 +33,11 @@ Address Wallet(uint8_t b) {
 using adserver::testing::WaitUntil;
 
 // Forwards to another store; fails the catalog and activity reads while `fail` is set. With
-// `counter_counts_activity`, ChangeCounter also moves on activity writes (the Store contract
-// allows that; SqliteStore keeps the two apart).
-class FaultyStore final : public store::Store {
+// `counter_counts_activity`, ChangeCounter also moves on activity writes (the InventoryStore
+// contract allows that; SqliteStore keeps the two apart).
+class FaultyStore final : public store::InventoryStore, public store::ActivityStore {
  public:
-  explicit FaultyStore(store::Store& base) : base_(base) {}
+  explicit FaultyStore(store::SqliteStore& base) : base_(base) {}
   std::atomic<bool> fail{false};
   std::atomic<bool> counter_counts_activity{false};
   std::mutex loaders_mu;
@@ -142,7 +142,7 @@ class FaultyStore final : public store::Store {
   Result<uint64_t> ActivityChangeCounter() override { return base_.ActivityChangeCounter(); }
 
  private:
-  store::Store& base_;
+  store::SqliteStore& base_;
 };
 
 class SnapshotPublisherTest : public ::testing::Test {
@@ -155,7 +155,7 @@ class SnapshotPublisherTest : public ::testing::Test {
   }
 
   // A publisher, a community, a project and an active campaign 1 with one ad.
-  void Seed(store::Store& store) {
+  void Seed(store::InventoryStore& store) {
     auto publisher = store.CreatePublisher({.id = 0,
                                             .name = "News",
                                             .allowed_origins = {},
@@ -181,7 +181,7 @@ class SnapshotPublisherTest : public ::testing::Test {
     AddCampaign(store, "first");
   }
 
-  void AddCampaign(store::Store& store, const std::string& name) {
+  void AddCampaign(store::InventoryStore& store, const std::string& name) {
     store::CampaignRecord c;
     c.community_id = community_id_;
     c.name = name;
@@ -201,7 +201,7 @@ class SnapshotPublisherTest : public ::testing::Test {
     ASSERT_TRUE(ad.ok()) << ad.status().ToString();
   }
 
-  void AddActivity(store::Store& store, uint8_t wallet) {
+  void AddActivity(store::ActivityStore& store, uint8_t wallet) {
     ASSERT_TRUE(store
                     .RecordActivity({{.wallet = Wallet(wallet),
                                       .project_id = project_id_,

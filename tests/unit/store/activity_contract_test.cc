@@ -60,18 +60,20 @@ class LmdbBackend {
       auto sqlite = SqliteStore::Open(dir_.File("adserver.db"));
       auto index = LmdbActivityIndex::Open(dir_.File("activity"));
       if (!sqlite.ok() || !index.ok()) return nullptr;
-      store_ = std::make_shared<LmdbActivityStore>(std::move(*sqlite), *index);
+      sqlite_ = std::move(*sqlite);
+      store_ = std::make_shared<LmdbActivityStore>(sqlite_, *index);
     }
     return store_;
   }
   Result<Id> CreateProject(const std::string& slug) {
     if (Open() == nullptr) return InternalError("cannot open the LMDB store");
-    ADS_ASSIGN_OR_RETURN(ProjectRecord p, store_->CreateProject(NewProject(slug), kNow));
+    ADS_ASSIGN_OR_RETURN(ProjectRecord p, sqlite_->CreateProject(NewProject(slug), kNow));
     return p.id;
   }
 
  private:
   adserver::testing::TempDir dir_;
+  std::shared_ptr<SqliteStore> sqlite_;  // the projects
   std::shared_ptr<LmdbActivityStore> store_;
 };
 

@@ -35,12 +35,13 @@ class LmdbActivityStoreTest : public ::testing::Test {
     ASSERT_TRUE(sqlite.ok());
     auto index = LmdbActivityIndex::Open(dir_.File("activity.lmdb"));
     ASSERT_TRUE(index.ok());
-    store_ = std::make_unique<LmdbActivityStore>(std::move(sqlite).value(), *index);
+    sqlite_ = std::move(sqlite).value();
+    store_ = std::make_unique<LmdbActivityStore>(sqlite_, *index);
     for (const char* slug : {"a", "b"}) {
       ProjectRecord p;
       p.slug = slug;
       p.name = slug;
-      projects_.push_back(store_->CreateProject(p, kNow)->id);
+      projects_.push_back(sqlite_->CreateProject(p, kNow)->id);
     }
   }
   std::vector<ActivityRecord> Get(uint8_t wallet) {
@@ -48,6 +49,7 @@ class LmdbActivityStoreTest : public ::testing::Test {
   }
 
   testing::TempDir dir_;
+  std::shared_ptr<SqliteStore> sqlite_;  // the projects
   std::unique_ptr<LmdbActivityStore> store_;
   std::vector<Id> projects_;
 };

@@ -20,6 +20,7 @@ class PgSqlConnection final : public sql::Connection {
   sql::Dialect dialect() const override { return sql::Dialect::kPostgres; }
   Result<sql::Statement> Prepare(const std::string& text) override;
   int64_t Changes() const override { return changes_; }
+  PgConnection& native() { return conn_; }
 
   // Runs a translated statement (under a savepoint inside a transaction); records Changes().
   Result<PgResult> Run(const std::string& text, const std::vector<PgParam>& params);

@@ -103,7 +103,8 @@ class ChainIndexerTest : public ::testing::Test {
     ASSERT_TRUE(sqlite.ok());
     auto index = store::LmdbActivityIndex::Open(dir_.File("activity.lmdb"));
     ASSERT_TRUE(index.ok());
-    store_ = std::make_unique<store::LmdbActivityStore>(std::move(sqlite).value(), *index);
+    sqlite_ = std::move(sqlite).value();
+    store_ = std::make_unique<store::LmdbActivityStore>(sqlite_, *index);
     swap_ = AddProject("swap", kSwap);
     nft_ = AddProject("nft", kNft);
   }
@@ -113,13 +114,13 @@ class ChainIndexerTest : public ::testing::Test {
     p.slug = slug;
     p.name = slug;
     p.contracts = {{.chain_id = kChain, .address = contract}};
-    auto created = store_->CreateProject(p, kNow);
+    auto created = sqlite_->CreateProject(p, kNow);
     EXPECT_TRUE(created.ok());
     return created->id;
   }
 
   std::unique_ptr<ChainIndexer> MakeIndexer(IndexerOptions options, BlockSink* sink) {
-    auto indexer = std::make_unique<ChainIndexer>(chain_, *store_, store_->activity(),
+    auto indexer = std::make_unique<ChainIndexer>(chain_, *sqlite_, store_->activity(),
                                                   std::move(options), sink);
     EXPECT_TRUE(indexer->LoadRegistry().ok());
     return indexer;
@@ -152,6 +153,7 @@ class ChainIndexerTest : public ::testing::Test {
   }
 
   testing::TempDir dir_;
+  std::shared_ptr<store::SqliteStore> sqlite_;  // the registry
   std::unique_ptr<store::LmdbActivityStore> store_;
   FakeChainSource chain_;
   RecordingSink sink_;
@@ -322,7 +324,7 @@ TEST_F(ChainIndexerTest, RunRetriesNodeErrors) {
   IndexerOptions options = Options();
   options.min_backoff = std::chrono::milliseconds(1);
   options.max_backoff = std::chrono::milliseconds(2);
-  ChainIndexer indexer(chain_, *store_, store_->activity(), options, &sink_);
+  ChainIndexer indexer(chain_, *sqlite_, store_->activity(), options, &sink_);
   chain_.FailNextCalls(3);
 
   Status status = InternalError("not run");
@@ -340,7 +342,7 @@ TEST_F(ChainIndexerTest, RunRetriesNodeErrors) {
 // The poll interval is an hour: Run returns only because Stop wakes it.
 TEST_F(ChainIndexerTest, StopWakesThePollWait) {
   chain_.AppendBlock();
-  ChainIndexer indexer(chain_, *store_, store_->activity(), Options(), &sink_);
+  ChainIndexer indexer(chain_, *sqlite_, store_->activity(), Options(), &sink_);
 
   Status status = InternalError("not run");
   std::thread runner([&] { status = indexer.Run(); });
@@ -358,7 +360,7 @@ TEST_F(ChainIndexerTest, StopWakesTheBackoffWait) {
   IndexerOptions options = Options();
   options.min_backoff = std::chrono::hours(1);
   options.max_backoff = std::chrono::hours(1);
-  ChainIndexer indexer(chain_, *store_, store_->activity(), options, &sink_);
+  ChainIndexer indexer(chain_, *sqlite_, store_->activity(), options, &sink_);
   chain_.FailNextCalls(std::numeric_limits<int>::max());
 
   Status status = InternalError("not run");
@@ -373,7 +375,7 @@ TEST_F(ChainIndexerTest, StopWakesTheBackoffWait) {
 }
 
 TEST_F(ChainIndexerTest, RunReturnsAtOnceWhenStoppedFirst) {
-  ChainIndexer indexer(chain_, *store_, store_->activity(), Options(), &sink_);
+  ChainIndexer indexer(chain_, *sqlite_, store_->activity(), Options(), &sink_);
   indexer.Stop();
 
   EXPECT_TRUE(indexer.Run().ok());

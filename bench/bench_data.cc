@@ -1,5 +1,5 @@
 // adserver-bench-data: writes a benchmark data directory for `adserver serve --data DIR`
-// (issue 6): the dataset of bench/dataset.h opened as the server opens it (app::OpenActivityStore:
+// (issue 6): the dataset of bench/dataset.h opened as the server opens it (app::OpenEmbeddedStore:
 // inventory in SQLite, wallet activity bulk-loaded into the LMDB index DIR/activity.lmdb in
 // ascending wallet order), a live API key (DIR/bench-key.txt), wallet lists for the load script
 // (DIR/wallets-known.txt, wallets of the dataset; DIR/wallets-unknown.txt, wallets without

@@ -24,7 +24,7 @@ Result<std::unique_ptr<LiveIndexer>> LiveIndexer::Create(store::InventoryStore& 
                                                          ingest::chain::BlockSink* sink) {
   ADS_ASSIGN_OR_RETURN(auto source, ingest::chain::JsonRpcChainSource::Create(options.rpc_url));
   auto indexer = std::make_unique<LiveIndexer>(std::move(source), registry, index, options, sink);
-  indexer->indexer_.set_legacy_checkpoint_file(LegacyCheckpointPath(data_dir, options.chain_id));
+  indexer->set_legacy_checkpoint_file(LegacyCheckpointPath(data_dir, options.chain_id));
   return indexer;
 }
 
@@ -39,7 +39,9 @@ Result<std::unique_ptr<LiveIndexer>> LiveIndexer::Create(store::InventoryStore& 
 LiveIndexer::LiveIndexer(std::unique_ptr<ingest::chain::JsonRpcChainSource> source,
                          store::InventoryStore& registry, store::ChainLedger& ledger,
                          const IndexerOptions& options, ingest::chain::BlockSink* sink)
-    : source_(std::move(source)), indexer_(*source_, registry, ledger, options, sink) {}
+    : ChainIndexer(*source, registry, ledger, options, sink), source_(std::move(source)) {}
+
+LiveIndexer::~LiveIndexer() = default;
 
 IndexerThread::IndexerThread(store::InventoryStore& registry, store::LmdbActivityIndex& index,
                              std::string data_dir, IndexerOptions options,

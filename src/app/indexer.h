@@ -27,7 +27,7 @@ using IndexerOptions = ingest::chain::IndexerOptions;
 // A ChainIndexer reading the node at options.rpc_url into the data directory's activity index,
 // migrating the checkpoint file of earlier versions (DATA_DIR/indexer-<chainId>.json) once.
 // Run and Stop as ChainIndexer's: Run on one thread, Stop from any.
-class LiveIndexer final : public cluster::TermIndexer {
+class LiveIndexer final : public ingest::chain::ChainIndexer {
  public:
   // InvalidArgument if options.rpc_url is not http://host[:port][/path]. `registry`, `index`
   // (of an already open data directory: LMDB must not be opened twice in one process) and
@@ -47,14 +47,10 @@ class LiveIndexer final : public cluster::TermIndexer {
               store::InventoryStore& registry, store::ChainLedger& ledger,
               const IndexerOptions& options, ingest::chain::BlockSink* sink);
 
-  Status Run() override { return indexer_.Run(); }
-  void Stop() override { indexer_.Stop(); }
-  // Thread-safe.
-  ingest::chain::ChainIndexer::Progress progress() const override { return indexer_.progress(); }
+  ~LiveIndexer() override;
 
  private:
-  std::unique_ptr<ingest::chain::JsonRpcChainSource> source_;
-  ingest::chain::ChainIndexer indexer_;
+  std::unique_ptr<ingest::chain::JsonRpcChainSource> source_;  // the ChainIndexer's source
 };
 
 // A LiveIndexer on its own thread (inside `serve`; never on an event loop). An unrecoverable

@@ -188,23 +188,25 @@ Status Server::OpenEventsStores() {
     ADS_ASSIGN_OR_RETURN(std::unique_ptr<store::PostgresEventsStore> pg_events,
                          store::PostgresEventsStore::Open(config_.cluster.database_url));
     pg_events->SetNodeId(cluster_->node_id());
-    pg_events_store_ = std::move(pg_events);
+    events_store_ = std::move(pg_events);
     ADS_ASSIGN_OR_RETURN(event_outbox_, store::SqliteEventOutbox::Open(
                                             (std::filesystem::path(config_.data_dir) /
                                              "event-outbox.db")
                                                 .string()));
-    auto buffered = std::make_unique<events::BufferedEventsStore>(
-        *pg_events_store_, *event_outbox_, config_.cluster.max_buffered_clicks);
-    buffered_events_ = buffered.get();
-    events_store_ = std::move(buffered);
+    buffered_events_ = std::make_unique<events::BufferedClickSink>(
+        *events_store_, *event_outbox_, config_.cluster.max_buffered_clicks);
   } else {
     ADS_ASSIGN_OR_RETURN(events_store_,
                          store::SqliteEventsStore::Open(DatabasePath(config_.data_dir),
                                                         EventsConnectionOptions(),
                                                         config_.events.synchronous_full));
   }
-  ADS_ASSIGN_OR_RETURN(events_,
-                       events::EventsService::Create(*events_store_, clock_, config_.events));
+  ADS_ASSIGN_OR_RETURN(
+      events_,
+      events::EventsService::Create(
+          *events_store_,
+          buffered_events_ ? static_cast<store::ClickSink&>(*buffered_events_) : *events_store_,
+          clock_, config_.events));
   events_->SetOnBilled([this](const store::ClickRecord& click) { CountClick(click); });
   // Per-placement learning (issue 36 item 5): valid impressions per (campaign, publisher).
   events_->SetOnServed([this](std::span<const store::RollupRow> rows) {
@@ -591,12 +593,10 @@ Status Server::ReconcileNodeCounters() {
 // the identity service (the consented cookie).
 Status Server::InitAdvertiserEvents() {
   if (cluster_) {
-    ADS_ASSIGN_OR_RETURN(pg_advertiser_events_store_, store::PostgresAdvertiserEventsStore::Open(
-                                                          config_.cluster.database_url));
-    auto buffered = std::make_unique<events::BufferedAdvertiserEventsStore>(
-        *pg_advertiser_events_store_, *event_outbox_, config_.cluster.max_buffered_clicks);
-    buffered_advertiser_events_ = buffered.get();
-    advertiser_events_store_ = std::move(buffered);
+    ADS_ASSIGN_OR_RETURN(advertiser_events_store_,
+                         store::PostgresAdvertiserEventsStore::Open(config_.cluster.database_url));
+    buffered_advertiser_events_ = std::make_unique<events::BufferedAdvertiserEventSink>(
+        *advertiser_events_store_, *event_outbox_, config_.cluster.max_buffered_clicks);
     cluster_->DeliverBuffered([this] {
       if (buffered_advertiser_events_->buffered() == 0) return;
       Result<int64_t> delivered = buffered_advertiser_events_->Deliver(1000);
@@ -611,8 +611,12 @@ Status Server::InitAdvertiserEvents() {
                                                                   EventsConnectionOptions()));
   }
   events::EventsService* events = events_.get();
+  store::AdvertiserEventSink& sink =
+      buffered_advertiser_events_
+          ? static_cast<store::AdvertiserEventSink&>(*buffered_advertiser_events_)
+          : *advertiser_events_store_;
   advertiser_events_ = std::make_unique<serve::EventsHandler>(
-      catalogs_, *advertiser_events_store_,
+      catalogs_, *advertiser_events_store_, sink,
       [events](std::span<const Address> wallets) { return events->PersonDigest(wallets); }, clock_,
       identity_.get(), serve::AdvertiserEventsOptions{},
       serve::TrafficGuard{.checks = traffic_.get(), .proxies = &trusted_proxies_});

@@ -22,7 +22,7 @@
 #include "decision/activity_index.h"
 #include "decision/catalog.h"
 #include "decision/live_state.h"
-#include "events/buffered_events_store.h"
+#include "events/buffered_click_sink.h"
 #include "events/conversion_attributor.h"
 #include "events/events_service.h"
 #include "events/exposure_recorder.h"
@@ -202,9 +202,9 @@ class Server {
   // PostgreSQL's, with clicks and advertiser events buffered on local disk while it is
   // unreachable (event_outbox_, DATA_DIR/event-outbox.db).
   std::unique_ptr<store::SqliteEventOutbox> event_outbox_;
-  std::unique_ptr<store::EventsStore> pg_events_store_;
-  events::BufferedEventsStore* buffered_events_ = nullptr;  // events_store_ in cluster mode
   std::unique_ptr<store::EventsStore> events_store_;
+  // Cluster mode: the events service writes clicks through it (null embedded: to events_store_).
+  std::unique_ptr<events::BufferedClickSink> buffered_events_;
   std::unique_ptr<events::EventsService> events_;
   std::unique_ptr<serve::ClickHandler> clicks_;
   // Exposures (DATA_DIR/exposures.lmdb; PostgreSQL in cluster mode) and the conversion
@@ -220,9 +220,9 @@ class Server {
   std::unique_ptr<store::ReportStore> report_store_;
   std::unique_ptr<admin::ReportsAdminApi> reports_admin_;
   // Advertiser events (POST /v1/events, issue 15): their own SQLite connection.
-  std::unique_ptr<store::AdvertiserEventsStore> pg_advertiser_events_store_;
-  events::BufferedAdvertiserEventsStore* buffered_advertiser_events_ = nullptr;  // cluster mode
   std::unique_ptr<store::AdvertiserEventsStore> advertiser_events_store_;
+  // Cluster mode: the events API writes through it (null embedded: to advertiser_events_store_).
+  std::unique_ptr<events::BufferedAdvertiserEventSink> buffered_advertiser_events_;
   std::unique_ptr<serve::EventsHandler> advertiser_events_;
   std::unique_ptr<admin::AdvertiserEventsAdminApi> advertiser_events_admin_;
   http::Router router_;

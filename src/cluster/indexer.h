@@ -39,15 +39,8 @@ struct ClusterIndexerOptions {
 };
 
 // One term's indexer (app::LiveIndexer: a ChainIndexer over the chain's JSON-RPC). Run on one
-// thread, Stop and progress from any.
-class TermIndexer {
- public:
-  virtual ~TermIndexer() = default;
-  // Indexes until stopped or an error (Conflict: a reorg deeper than the journal, fatal).
-  virtual Status Run() = 0;
-  virtual void Stop() = 0;
-  virtual ingest::chain::ChainIndexer::Progress progress() const = 0;
-};
+// thread, Stop and progress from any; Run's Conflict (a reorg deeper than the journal) is fatal.
+using TermIndexer = ingest::chain::RunnableIndexer;
 
 struct IndexerPorts {
   // Opens the leadership lock of `key` (ClusterIndexer::LeaderKey) on a session of its own.

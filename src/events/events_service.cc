@@ -37,7 +37,8 @@ struct EventsService::PendingClick {
   ClickDone done;
 };
 
-Result<std::unique_ptr<EventsService>> EventsService::Create(store::EventsStore& store,
+Result<std::unique_ptr<EventsService>> EventsService::Create(store::EventWriter& store,
+                                                             store::ClickSink& clicks,
                                                              const Clock& clock,
                                                              EventsOptions options) {
   ADS_CHECK(InitCrypto()) << "libsodium cannot be initialised";
@@ -57,12 +58,14 @@ Result<std::unique_ptr<EventsService>> EventsService::Create(store::EventsStore&
   std::array<uint8_t, 16> person_key;
   std::copy(person.begin(), person.end(), person_key.begin());
   return std::unique_ptr<EventsService>(
-      new EventsService(store, clock, std::move(options), std::move(ring), person_key));
+      new EventsService(store, clicks, clock, std::move(options), std::move(ring), person_key));
 }
 
-EventsService::EventsService(store::EventsStore& store, const Clock& clock, EventsOptions options,
+EventsService::EventsService(store::EventWriter& store, store::ClickSink& clicks,
+                             const Clock& clock, EventsOptions options,
                              identity::KeyRing click_keys, std::array<uint8_t, 16> person_key)
     : store_(store),
+      clicks_(clicks),
       clock_(clock),
       options_(std::move(options)),
       person_key_(person_key),
@@ -161,7 +164,7 @@ void EventsService::RunWriter() {
     }
     rows.clear();
     for (PendingClick& p : batch) rows.push_back(std::move(p.row));
-    Status status = store_.InsertClicks(rows);
+    Status status = clicks_.InsertClicks(rows);
     if (!status.ok()) {
       ADS_LOG(error, "click batch not written", "clicks", batch.size(), "error", status.message());
     }
@@ -236,7 +239,7 @@ void EventsService::RunFlusher() {
     Status flushed = FlushNow();
     if (!flushed.ok())
       ADS_LOG(warn, "serving counters not written; retrying", "error", flushed.message());
-    Status checkpointed = store_.Checkpoint();
+    Status checkpointed = clicks_.Checkpoint();
     if (!checkpointed.ok()) {
       ADS_LOG(warn, "event log checkpoint failed", "error", checkpointed.message());
     }

@@ -40,10 +40,12 @@ namespace adserver::events {
 
 class EventsService {
  public:
-  // Loads (or creates, first run) the installation's secrets from `store`. `store` and `clock`
-  // must outlive the service.
-  static Result<std::unique_ptr<EventsService>> Create(store::EventsStore& store,
-                                                       const Clock& clock, EventsOptions options);
+  // Loads (or creates, first run) the installation's secrets from `store`. Click batches and
+  // checkpoints go to `clicks` (the store itself, or a store::ClickSink over it); the rest to
+  // `store`. `store`, `clicks` and `clock` must outlive the service.
+  static Result<std::unique_ptr<EventsService>> Create(store::EventWriter& store,
+                                                       store::ClickSink& clicks, const Clock& clock,
+                                                       EventsOptions options);
   ~EventsService();
   EventsService(const EventsService&) = delete;
   EventsService& operator=(const EventsService&) = delete;
@@ -61,7 +63,6 @@ class EventsService {
   // order does not matter) of a person's wallet set. Thread-safe, allocation-free.
   uint64_t PersonDigest(std::span<const Address> wallets) const;
   ServedCounters& served() { return served_; }
-  store::EventsStore& store() { return store_; }
 
   // Clicks recorded so far by status, invalid ones also by reason, and batches the store
   // refused (Prometheus text, for /metrics).
@@ -103,13 +104,15 @@ class EventsService {
   void Stop();
 
  private:
-  EventsService(store::EventsStore& store, const Clock& clock, EventsOptions options,
-                identity::KeyRing click_keys, std::array<uint8_t, 16> person_key);
+  EventsService(store::EventWriter& store, store::ClickSink& clicks, const Clock& clock,
+                EventsOptions options, identity::KeyRing click_keys,
+                std::array<uint8_t, 16> person_key);
   struct PendingClick;
   void RunWriter();
   void RunFlusher();
 
-  store::EventsStore& store_;
+  store::EventWriter& store_;
+  store::ClickSink& clicks_;
   const Clock& clock_;
   const EventsOptions options_;
   std::atomic<const identity::KeyRing*> click_keys_;

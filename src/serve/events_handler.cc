@@ -228,11 +228,13 @@ std::optional<std::array<uint8_t, 16>> SpclidOf(std::string_view url) {
 }
 
 EventsHandler::EventsHandler(const Published<decision::Catalog>& catalogs,
-                             store::AdvertiserEventsStore& store, PersonDigestFn person_digest,
-                             const Clock& clock, const identity::IdentityService* identity,
+                             store::AdvertiserEventsStore& store, store::AdvertiserEventSink& sink,
+                             PersonDigestFn person_digest, const Clock& clock,
+                             const identity::IdentityService* identity,
                              AdvertiserEventsOptions options, TrafficGuard traffic)
     : catalogs_(catalogs),
       store_(store),
+      sink_(sink),
       person_digest_(std::move(person_digest)),
       clock_(clock),
       identity_(identity),
@@ -318,7 +320,7 @@ http::Response EventsHandler::Record(const http::Request& request,
                                            .now_seconds = now});
     row.invalid_reason = events::InvalidReasonName(invalid);
   }
-  Status stored = store_.Insert(row);
+  Status stored = sink_.Insert(row);
   counts_.Add(stored.ok() ? static_cast<size_t>(invalid) : events::kInvalidReasons);
   if (!stored.ok()) {
     ADS_LOG(warn, "advertiser event not stored", "status", stored);

@@ -72,7 +72,7 @@ class EventsHandler {
   // catalogs, store, clock and identity must outlive the handler; `identity` null disables
   // the identity cookie (wallets are then the only identity).
   EventsHandler(const Published<decision::Catalog>& catalogs, store::AdvertiserEventsStore& store,
-                PersonDigestFn person_digest, const Clock& clock,
+                store::AdvertiserEventSink& sink, PersonDigestFn person_digest, const Clock& clock,
                 const identity::IdentityService* identity, AdvertiserEventsOptions options = {},
                 TrafficGuard traffic = {});
 
@@ -94,7 +94,8 @@ class EventsHandler {
   void MaybePrune(int64_t now) const;
 
   const Published<decision::Catalog>& catalogs_;
-  store::AdvertiserEventsStore& store_;
+  store::AdvertiserEventsStore& store_;  // pruning
+  store::AdvertiserEventSink& sink_;     // inserts
   PersonDigestFn person_digest_;
   const Clock& clock_;
   const identity::IdentityService* identity_;

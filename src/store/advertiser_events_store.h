@@ -5,7 +5,8 @@
 // carries `spclid`. Events never bill. The embedded adapter is SQLite
 // (store/sqlite/sqlite_advertiser_events_store.h); a PostgreSQL adapter implements the same
 // interface. Thread-safe; every call may block on I/O (never call it on an event loop).
-// Error contract as store::Store (Unavailable when the backend is busy or gone, Internal else).
+// Error contract as in store/stores.h (Unavailable when the backend is busy or gone, Internal
+// else).
 
 #include <array>
 #include <cstdint>
@@ -53,9 +54,12 @@ struct AdvertiserEventCount {
   bool operator==(const AdvertiserEventCount&) const = default;
 };
 
-class AdvertiserEventsStore {
+// Where the events API (serve/events_handler.h) stores events: every AdvertiserEventsStore, or
+// events::BufferedAdvertiserEventSink over one, which keeps events on the node's disk while the
+// store is away (cluster mode).
+class AdvertiserEventSink {
  public:
-  virtual ~AdvertiserEventsStore() = default;
+  virtual ~AdvertiserEventSink() = default;
 
   // Stores `event` durably (a process crash cannot lose it once this returns) and counts it
   // under its community, campaign and name, in one transaction. When `decision_id` is set,
@@ -63,6 +67,12 @@ class AdvertiserEventsStore {
   // nullopt; fills in `id`. An invalid event (`invalid_reason` set) is counted under its reason
   // instead of its name.
   virtual Status Insert(AdvertiserEventRecord& event) = 0;
+};
+
+class AdvertiserEventsStore : public AdvertiserEventSink {
+ public:
+  // Deletes raw events created before `before` (counts are kept). Returns rows deleted.
+  virtual Result<int64_t> Prune(int64_t before) = 0;
   virtual Result<std::vector<AdvertiserEventRecord>> List(const AdvertiserEventQuery& query) = 0;
   // Counts per name (sorted by name) of the events matching both filters (nullopt: any);
   // `campaign_id` 0 means events linked to no campaign.
@@ -71,8 +81,6 @@ class AdvertiserEventsStore {
   // Invalid events per reason (sorted by reason), with the same filters as Counts.
   virtual Result<std::vector<AdvertiserEventCount>> InvalidCounts(
       std::optional<Id> campaign_id, std::optional<Id> community_id) = 0;
-  // Deletes raw events created before `before` (counts are kept). Returns rows deleted.
-  virtual Result<int64_t> Prune(int64_t before) = 0;
 };
 
 }  // namespace adserver::store

@@ -1,7 +1,7 @@
 #pragma once
 
 // Events a node could not hand to its stores (cluster mode: PostgreSQL unreachable), kept on the
-// node's own disk until they are delivered (events/buffered_events_store.h): clicks
+// node's own disk until they are delivered (events/buffered_click_sink.h): clicks
 // (ClickOutbox) and advertiser events (AdvertiserEventOutbox). Bounded by their users.
 // Thread-safe; every call may block on I/O.
 

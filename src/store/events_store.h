@@ -4,7 +4,8 @@
 // the installation's event secrets. The embedded adapter is SQLite
 // (store/sqlite/sqlite_events_store.h); a PostgreSQL adapter implements the same interface.
 // Thread-safe; every call may block on I/O (never call it on an event loop).
-// Error contract as store::Store (Unavailable when the backend is busy or gone, Internal else).
+// Error contract as in store/stores.h (Unavailable when the backend is busy or gone, Internal
+// else).
 
 #include <array>
 #include <cstdint>
@@ -206,14 +207,12 @@ struct EventRetention {
   int64_t hour_rollup_seconds = 400 * 86400;
 };
 
-class EventsStore {
+// Where the events service's click writer commits its batches (events/events_service.h): every
+// EventsStore, or events::BufferedEventWriter over one, which keeps clicks on the node's disk
+// while the store is away (cluster mode).
+class ClickSink {
  public:
-  virtual ~EventsStore() = default;
-
-  // The stored secret `name`, or `candidate` stored under it when there is none yet (first use
-  // by any process wins; every later call returns that one).
-  virtual Result<std::vector<uint8_t>> Secret(std::string_view name,
-                                              std::span<const uint8_t> candidate) = 0;
+  virtual ~ClickSink() = default;
 
   // Stores clicks in one transaction (durable when this returns: a process crash cannot lose
   // them). A row passed as kBilled or kInvalid is stored as kDuplicate when its decision
@@ -221,6 +220,20 @@ class EventsStore {
   // The rows reach the rollups later, through RollUpClicks: the click's commit writes the
   // click alone.
   virtual Status InsertClicks(std::span<ClickRecord> rows) = 0;
+  // Moves committed writes from a write-ahead log into the database, off the writer's path
+  // (the events service calls it every flush interval). Stores without one need not.
+  virtual Status Checkpoint() { return OkStatus(); }
+};
+
+// What else the events service writes: the installation's secrets, the serving rollups, the
+// click rollup and pruning.
+class EventWriter : public ClickSink {
+ public:
+  // The stored secret `name`, or `candidate` stored under it when there is none yet (first use
+  // by any process wins; every later call returns that one).
+  virtual Result<std::vector<uint8_t>> Secret(std::string_view name,
+                                              std::span<const uint8_t> candidate) = 0;
+
   // Adds the clicks stored since the last call to the minute, hour and day rollups of their
   // click time (invalid ones also to the daily per-reason counts), each exactly once: a mark
   // of the last click rolled up moves in the same transaction as the rollups, so a crash at any
@@ -231,6 +244,14 @@ class EventsStore {
   // rollups, in one transaction.
   virtual Status AddRollups(std::span<const RollupRow> rows) = 0;
 
+  // Deletes raw rows and rollups older than the retention allows (never a click not yet rolled
+  // up). Returns rows deleted.
+  virtual Result<int64_t> Prune(const EventRetention& retention, int64_t now) = 0;
+};
+
+// The events of an installation: clicks, conversions, their rollups and what reads them.
+class EventsStore : public EventWriter {
+ public:
   virtual Result<std::vector<ClickRecord>> ListClicks(const EventQuery& query) = 0;
   // When the decision's click was billed (Unix seconds), or nullopt.
   virtual Result<std::optional<int64_t>> BilledClickAt(const DecisionIdBytes& decision_id) = 0;
@@ -288,12 +309,6 @@ class EventsStore {
   // What start-up recovery checks the flushed counters against (a kill -9 loses up to one
   // flush interval of those, never a committed click or conversion).
   virtual Result<std::vector<CampaignCountersRecord>> CountersFromEvents(int64_t now) = 0;
-  // Deletes raw rows and rollups older than the retention allows (never a click not yet rolled
-  // up). Returns rows deleted.
-  virtual Result<int64_t> Prune(const EventRetention& retention, int64_t now) = 0;
-  // Moves committed writes from a write-ahead log into the database, off the writer's path
-  // (the events service calls it every flush interval). Stores without one need not.
-  virtual Status Checkpoint() { return OkStatus(); }
 };
 
 }  // namespace adserver::store

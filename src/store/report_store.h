@@ -2,7 +2,7 @@
 
 // Reads of the serving/click/conversion rollups for reports (issue 16), grouped in the backend.
 // The embedded adapter is SQLite (store/sqlite/sqlite_report_store.h). Thread-safe; every call
-// may block on I/O (never call it on an event loop). Error contract as store::Store
+// may block on I/O (never call it on an event loop). Error contract as in store/stores.h
 // (Unavailable when the backend is busy or gone, Internal else).
 
 #include <cstdint>

@@ -28,6 +28,25 @@ struct ChainCheckpoint;
 
 namespace adserver::ingest::chain {
 
+// Where an indexer stands, for the health page: the source's head seen by the last step and the
+// next block to apply (both 0 before the first step).
+struct IndexerProgress {
+  uint64_t head = 0;
+  uint64_t next_block = 0;
+};
+
+// An indexer that runs on a thread of its own: Run on that thread, Stop and progress from any.
+// ChainIndexer is one; cluster mode runs one per term of the chain's leadership
+// (cluster::TermIndexer).
+class RunnableIndexer {
+ public:
+  virtual ~RunnableIndexer() = default;
+  // Indexes until stopped (OK) or an unrecoverable error.
+  virtual Status Run() = 0;
+  virtual void Stop() = 0;
+  virtual IndexerProgress progress() const = 0;
+};
+
 // Interactions: a transaction to a registry contract (wallet = from) and a log emitted by one
 // (wallet = the transaction's from), counted once per transaction and project. Blocks are
 // applied `confirmations` behind the head, each batch in one write transaction together
@@ -37,13 +56,13 @@ namespace adserver::ingest::chain {
 // and undoes the abandoned blocks newest first (UndoBlocksAfter) before following the new
 // branch. Source errors are retried with exponential backoff (options.min_backoff to
 // max_backoff). Run on one thread; Stop from any.
-class ChainIndexer {
+class ChainIndexer : public RunnableIndexer {
  public:
   // `source`, `registry` (the projects and their contracts, reloaded every 5 s), `ledger` and
   // `sink` must outlive this object. A null `sink` notifies nobody.
   ChainIndexer(ChainSource& source, store::InventoryStore& registry, store::ChainLedger& ledger,
                IndexerOptions options, BlockSink* sink = nullptr);
-  ~ChainIndexer();
+  ~ChainIndexer() override;
   ChainIndexer(const ChainIndexer&) = delete;
   ChainIndexer& operator=(const ChainIndexer&) = delete;
 
@@ -54,10 +73,10 @@ class ChainIndexer {
   // Follows the source until Stop(). Returns OK once stopped, or the Status of an
   // unrecoverable error: the registry cannot be read at start, or a reorg deeper than the undo
   // journal (Conflict; the index is left unchanged).
-  Status Run();
+  Status Run() override;
   // Makes Run return after its current step (at most one source call), waking it at once from
   // a poll or backoff wait. Run returns at once if Stop came first. Idempotent, thread-safe.
-  void Stop();
+  void Stop() override;
 
   // Run's parts, for tests that drive the indexer step by step.
 
@@ -71,14 +90,9 @@ class ChainIndexer {
   // Set when the index cannot follow the source any more (a reorg deeper than the journal).
   const Status& fatal() const { return fatal_; }
 
-  // Where the indexer stands, for the health page: the source's head seen by the last step and
-  // the next block to apply (both 0 before the first step).
-  struct Progress {
-    uint64_t head = 0;
-    uint64_t next_block = 0;
-  };
+  using Progress = IndexerProgress;
   // Thread-safe (read while Run steps on its thread).
-  Progress progress() const {
+  Progress progress() const override {
     return {.head = head_.load(std::memory_order_relaxed),
             .next_block = next_block_.load(std::memory_order_relaxed)};
   }

@@ -29,12 +29,13 @@ enum class Dialect : uint8_t { kSqlite, kPostgres };
 class StatementImpl {
  public:
   virtual ~StatementImpl() = default;
-  // Bind errors are remembered and reported by the next Step().
-  virtual void BindInt(int i, int64_t v) = 0;
-  virtual void BindText(int i, std::string_view v) = 0;
-  virtual void BindBlob(int i, const void* data, size_t size) = 0;
-  virtual void BindNull(int i) = 0;
-  virtual void BindDouble(int i, double v) = 0;
+  // Parameters (1-based) as Statement binds them; bind errors are remembered and reported by
+  // the next Step().
+  virtual void SetInt(int i, int64_t v) = 0;
+  virtual void SetText(int i, std::string_view v) = 0;
+  virtual void SetBlob(int i, const void* data, size_t size) = 0;
+  virtual void SetNull(int i) = 0;
+  virtual void SetDouble(int i, double v) = 0;
   virtual Result<bool> Step() = 0;
   virtual void Reset() = 0;
   virtual bool IsNull(int col) const = 0;
@@ -50,13 +51,13 @@ class Statement {
   explicit Statement(std::unique_ptr<StatementImpl> impl) : impl_(std::move(impl)) {}
 
   // Parameters are 1-based.
-  Statement& Bind(int i, int64_t v) { return impl_->BindInt(i, v), *this; }
-  Statement& Bind(int i, std::string_view v) { return impl_->BindText(i, v), *this; }
+  Statement& Bind(int i, int64_t v) { return impl_->SetInt(i, v), *this; }
+  Statement& Bind(int i, std::string_view v) { return impl_->SetText(i, v), *this; }
   Statement& BindBlob(int i, const void* data, size_t size) {
-    return impl_->BindBlob(i, data, size), *this;
+    return impl_->SetBlob(i, data, size), *this;
   }
-  Statement& BindNull(int i) { return impl_->BindNull(i), *this; }
-  Statement& BindDouble(int i, double v) { return impl_->BindDouble(i, v), *this; }
+  Statement& BindNull(int i) { return impl_->SetNull(i), *this; }
+  Statement& BindDouble(int i, double v) { return impl_->SetDouble(i, v), *this; }
   template <typename T>
   Statement& Bind(int i, const std::optional<T>& v) {
     return v.has_value() ? Bind(i, static_cast<int64_t>(*v)) : BindNull(i);

@@ -26,7 +26,7 @@ class EventsServiceTest : public ::testing::Test {
   }
 
   std::unique_ptr<EventsService> Service(EventsOptions options = {}) {
-    auto service = EventsService::Create(*store_, clock_, std::move(options));
+    auto service = EventsService::Create(*store_, *store_, clock_, std::move(options));
     EXPECT_TRUE(service.ok()) << service.status().message();
     return service.ok() ? std::move(service).value() : nullptr;
   }

@@ -18,13 +18,13 @@ class PgSqlStatement final : public sql::StatementImpl {
     values_.resize(static_cast<size_t>(max) + 1);
   }
 
-  void BindInt(int i, int64_t v) override { Set(i, std::to_string(v)); }
-  void BindText(int i, std::string_view v) override { Set(i, std::string(v)); }
-  void BindBlob(int i, const void* data, size_t size) override {
+  void SetInt(int i, int64_t v) override { Set(i, std::to_string(v)); }
+  void SetText(int i, std::string_view v) override { Set(i, std::string(v)); }
+  void SetBlob(int i, const void* data, size_t size) override {
     Set(i, BytesParam(static_cast<const uint8_t*>(data), size));
   }
-  void BindNull(int i) override { Set(i, std::nullopt); }
-  void BindDouble(int i, double v) override {
+  void SetNull(int i) override { Set(i, std::nullopt); }
+  void SetDouble(int i, double v) override {
     char buf[32];
     auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);  // shortest exact form
     Set(i, ec == std::errc() ? std::string(buf, end) : std::to_string(v));

@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "common/status.h"
+#include "store/sql/sql.h"
 
 namespace adserver::store::sqlite_detail {
 
@@ -58,8 +59,9 @@ inline Status SqliteStatus(sqlite3* db, int rc, std::string_view context) {
 
 // A prepared statement borrowed from a Connection's cache (or owned, when the cached one is
 // already in use). Resets and clears bindings on destruction so the cache can hand it out
-// again. Bind errors are remembered and reported by the next Step()/Run().
-class Statement {
+// again. Bind errors are remembered and reported by the next Step()/Run(). It is also the
+// statement of the shared SQL (sql::StatementImpl, store/sql/sql.h): SQLite's side of it.
+class Statement final : public sql::StatementImpl {
  public:
   Statement(sqlite3_stmt* stmt, bool* in_use, bool owned)
       : stmt_(stmt), in_use_(in_use), owned_(owned) {}
@@ -71,7 +73,7 @@ class Statement {
   Statement& operator=(Statement&&) = delete;
   Statement(const Statement&) = delete;
   Statement& operator=(const Statement&) = delete;
-  ~Statement() {
+  ~Statement() override {
     if (stmt_ == nullptr) return;
     if (owned_) {
       sqlite3_finalize(stmt_);
@@ -92,13 +94,18 @@ class Statement {
   }
   Statement& BindNull(int i) { return Check(sqlite3_bind_null(stmt_, i)); }
   Statement& BindDouble(int i, double v) { return Check(sqlite3_bind_double(stmt_, i, v)); }
+  void SetInt(int i, int64_t v) override { Bind(i, v); }
+  void SetText(int i, std::string_view v) override { Bind(i, v); }
+  void SetBlob(int i, const void* data, size_t size) override { BindBlob(i, data, size); }
+  void SetNull(int i) override { BindNull(i); }
+  void SetDouble(int i, double v) override { BindDouble(i, v); }
   template <typename T>
   Statement& Bind(int i, const std::optional<T>& v) {
     return v.has_value() ? Bind(i, static_cast<int64_t>(*v)) : BindNull(i);
   }
 
   // True when a row is available, false when done.
-  Result<bool> Step() {
+  Result<bool> Step() override {
     if (bind_rc_ != SQLITE_OK) return SqliteStatus(nullptr, bind_rc_, "bind");
     int rc = sqlite3_step(stmt_);
     if (rc == SQLITE_ROW) return true;
@@ -106,27 +113,27 @@ class Statement {
     return SqliteStatus(sqlite3_db_handle(stmt_), rc, "sqlite");
   }
   // Rewinds a fully stepped or failed statement so it can run again with new bindings.
-  void Reset() { sqlite3_reset(stmt_); }
+  void Reset() override { sqlite3_reset(stmt_); }
   // Steps once, for statements without result rows.
   Status Run() {
     Result<bool> r = Step();
     return r.ok() ? OkStatus() : r.status();
   }
 
-  bool IsNull(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
-  int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
-  double Double(int col) const { return sqlite3_column_double(stmt_, col); }
+  bool IsNull(int col) const override { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
+  int64_t Int(int col) const override { return sqlite3_column_int64(stmt_, col); }
+  double Double(int col) const override { return sqlite3_column_double(stmt_, col); }
   std::optional<int64_t> OptInt(int col) const {
     if (IsNull(col)) return std::nullopt;
     return Int(col);
   }
-  std::string Text(int col) const {
+  std::string Text(int col) const override {
     const unsigned char* p = sqlite3_column_text(stmt_, col);
     int n = sqlite3_column_bytes(stmt_, col);
     return p == nullptr ? std::string() : std::string(reinterpret_cast<const char*>(p), n);
   }
   // Copies the blob into `out` if it has exactly `size` bytes; false otherwise.
-  bool Blob(int col, void* out, size_t size) const {
+  bool Blob(int col, void* out, size_t size) const override {
     const void* p = sqlite3_column_blob(stmt_, col);
     int n = sqlite3_column_bytes(stmt_, col);
     if (p == nullptr || static_cast<size_t>(n) != size) return false;

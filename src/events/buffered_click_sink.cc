@@ -1,4 +1,4 @@
-#include "events/buffered_events_store.h"
+#include "events/buffered_click_sink.h"
 
 #include <algorithm>
 #include <vector>
@@ -12,8 +12,8 @@ namespace {
 constexpr size_t kDeliverBatch = 1000;
 }  // namespace
 
-BufferedEventsStore::BufferedEventsStore(store::EventsStore& primary, store::ClickOutbox& outbox,
-                                         int64_t max_buffered)
+BufferedClickSink::BufferedClickSink(store::ClickSink& primary, store::ClickOutbox& outbox,
+                                     int64_t max_buffered)
     : primary_(primary), outbox_(outbox), max_buffered_(max_buffered) {
   Result<int64_t> count = outbox_.Count();
   buffered_.store(count.ok() ? *count : 0, std::memory_order_relaxed);
@@ -23,7 +23,7 @@ BufferedEventsStore::BufferedEventsStore(store::EventsStore& primary, store::Cli
   }
 }
 
-Status BufferedEventsStore::InsertClicks(std::span<store::ClickRecord> rows) {
+Status BufferedClickSink::InsertClicks(std::span<store::ClickRecord> rows) {
   // Clicks buffered earlier go first, so the primary sees each decision's clicks in order.
   if (buffered() == 0) {
     Status inserted = primary_.InsertClicks(rows);
@@ -43,7 +43,7 @@ Status BufferedEventsStore::InsertClicks(std::span<store::ClickRecord> rows) {
   return OkStatus();
 }
 
-Result<int64_t> BufferedEventsStore::Deliver(size_t max_rows) {
+Result<int64_t> BufferedClickSink::Deliver(size_t max_rows) {
   MutexLock lock(deliver_mu_);
   int64_t delivered = 0;
   while (buffered() > 0 && static_cast<size_t>(delivered) < max_rows) {
@@ -66,7 +66,7 @@ Result<int64_t> BufferedEventsStore::Deliver(size_t max_rows) {
   return delivered;
 }
 
-Status BufferedEventsStore::Checkpoint() {
+Status BufferedClickSink::Checkpoint() {
   if (buffered() > 0) {
     Result<int64_t> delivered = Deliver(100'000);
     if (!delivered.ok() && delivered.status().code() != Code::kUnavailable) {
@@ -76,15 +76,15 @@ Status BufferedEventsStore::Checkpoint() {
   return primary_.Checkpoint();
 }
 
-BufferedAdvertiserEventsStore::BufferedAdvertiserEventsStore(
-    store::AdvertiserEventsStore& primary, store::AdvertiserEventOutbox& outbox,
-    int64_t max_buffered)
+BufferedAdvertiserEventSink::BufferedAdvertiserEventSink(store::AdvertiserEventSink& primary,
+                                                         store::AdvertiserEventOutbox& outbox,
+                                                         int64_t max_buffered)
     : primary_(primary), outbox_(outbox), max_buffered_(max_buffered) {
   Result<int64_t> count = outbox_.EventCount();
   buffered_.store(count.ok() ? *count : 0, std::memory_order_relaxed);
 }
 
-Status BufferedAdvertiserEventsStore::Insert(store::AdvertiserEventRecord& event) {
+Status BufferedAdvertiserEventSink::Insert(store::AdvertiserEventRecord& event) {
   if (buffered() == 0) {
     Status inserted = primary_.Insert(event);
     if (inserted.ok() || inserted.code() != Code::kUnavailable) return inserted;
@@ -95,13 +95,13 @@ Status BufferedAdvertiserEventsStore::Insert(store::AdvertiserEventRecord& event
   event.campaign_id.reset();  // found on delivery
   ADS_RETURN_IF_ERROR(outbox_.AppendEvent(event));
   if (buffered_.fetch_add(1) == 0) {
-    ADS_LOG(warn, "events store unreachable: advertiser events are buffered on local disk",
-            "max", max_buffered_);
+    ADS_LOG(warn, "events store unreachable: advertiser events are buffered on local disk", "max",
+            max_buffered_);
   }
   return OkStatus();
 }
 
-Result<int64_t> BufferedAdvertiserEventsStore::Deliver(size_t max_events) {
+Result<int64_t> BufferedAdvertiserEventSink::Deliver(size_t max_events) {
   MutexLock lock(deliver_mu_);
   int64_t delivered = 0;
   while (buffered() > 0 && static_cast<size_t>(delivered) < max_events) {

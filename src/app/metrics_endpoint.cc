@@ -9,9 +9,9 @@
 #include <sstream>
 
 #include "app/indexer.h"
-#include "app/read_cache.h"
 #include "cluster/placements.h"
 #include "common/metrics_text.h"
+#include "store/lmdb/read_cache_thread.h"
 
 namespace adserver::app {
 

@@ -24,11 +24,13 @@
 namespace adserver::cluster {
 class ClusterPlacements;
 }
+namespace adserver::store {
+class ReadCacheThread;
+}
 
 namespace adserver::app {
 
 class IndexerThread;
-class ReadCacheThread;
 
 // What a scrape reads; null members are left out (a component that is not running).
 struct MetricsSources {
@@ -40,7 +42,7 @@ struct MetricsSources {
   const Published<decision::ActivityIndex>* activity = nullptr;
   const ingest::SnapshotPublisher* snapshots = nullptr;
   const store::LmdbActivityIndex* table_index = nullptr;  // with the wallet table
-  const ReadCacheThread* read_cache = nullptr;
+  const store::ReadCacheThread* read_cache = nullptr;
   const IndexerThread* indexer = nullptr;
   int64_t chain_id = 0;
   const identity::IdentityService* identity = nullptr;

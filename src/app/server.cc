@@ -124,13 +124,6 @@ std::string ActivityIndexPath(const std::string& data_dir) {
   return (std::filesystem::path(data_dir) / "activity.lmdb").string();
 }
 
-namespace {
-Result<std::unique_ptr<store::IdentityStore>> OpenIdentityStore(const std::string& data_dir) {
-  ADS_ASSIGN_OR_RETURN(auto sqlite, store::SqliteIdentityStore::Open(DatabasePath(data_dir)));
-  return std::unique_ptr<store::IdentityStore>(std::move(sqlite));
-}
-}  // namespace
-
 Result<std::unique_ptr<Server>> Server::Create(const config::Config& config) {
   std::unique_ptr<Server> server(new Server(config));
   ADS_RETURN_IF_ERROR(server->Init());
@@ -141,7 +134,7 @@ Result<std::unique_ptr<Server>> Server::Create(const config::Config& config) {
 Status Server::InitDecisionState() {
   decision_hooks_.options = config_.decision;
   live_ = std::make_unique<decision::LiveState>(config_.live, decision_hooks_.options);
-  flusher_ = std::make_unique<ingest::CounterFlusher>(*stores_.counters, live_->ledger);
+  flusher_ = std::make_unique<ingest::CounterFlusher>(*backend_->stores().counters, live_->ledger);
   ADS_RETURN_IF_ERROR(flusher_->Recover());
   // Impressions without clicks or conversions lower learned rates; only a recompute lowers the
   // per-campaign lift ceilings the auction prunes with (clicks raise them at once).
@@ -164,49 +157,20 @@ Status Server::InitDecisionState() {
   return OkStatus();
 }
 
-// The event stores' own connections only append and aggregate: a small page cache each, so
-// that their memory does not grow with the tables (the default is 8 MiB per connection).
-namespace {
-store::SqliteOptions EventsConnectionOptions() {
-  store::SqliteOptions options;
-  options.cache_size_kib = 1024;
-  return options;
-}
-}  // namespace
-
 // Clicks, serving counters and the click redirect (issue 15). After InitDecisionState: billed
 // clicks feed the live counters.
 Status Server::InitEvents() {
-  ADS_RETURN_IF_ERROR(OpenEventsStores());
+  ADS_RETURN_IF_ERROR(InitClickLog());
   ADS_RETURN_IF_ERROR(InitConversions());
   ADS_RETURN_IF_ERROR(InitClicks());
   return InitReports();
 }
 
-Status Server::OpenEventsStores() {
-  if (cluster_) {
-    ADS_ASSIGN_OR_RETURN(std::unique_ptr<store::PostgresEventsStore> pg_events,
-                         store::PostgresEventsStore::Open(config_.cluster.database_url));
-    pg_events->SetNodeId(cluster_->node_id());
-    events_store_ = std::move(pg_events);
-    ADS_ASSIGN_OR_RETURN(event_outbox_, store::SqliteEventOutbox::Open(
-                                            (std::filesystem::path(config_.data_dir) /
-                                             "event-outbox.db")
-                                                .string()));
-    buffered_events_ = std::make_unique<events::BufferedClickSink>(
-        *events_store_, *event_outbox_, config_.cluster.max_buffered_clicks);
-  } else {
-    ADS_ASSIGN_OR_RETURN(events_store_,
-                         store::SqliteEventsStore::Open(DatabasePath(config_.data_dir),
-                                                        EventsConnectionOptions(),
-                                                        config_.events.synchronous_full));
-  }
+// The click log and its service: batches go to the backend's click sink.
+Status Server::InitClickLog() {
   ADS_ASSIGN_OR_RETURN(
-      events_,
-      events::EventsService::Create(
-          *events_store_,
-          buffered_events_ ? static_cast<store::ClickSink&>(*buffered_events_) : *events_store_,
-          clock_, config_.events));
+      events_, events::EventsService::Create(backend_->events(), backend_->click_sink(), clock_,
+                                             config_.events));
   events_->SetOnBilled([this](const store::ClickRecord& click) { CountClick(click); });
   // Per-placement learning (issue 36 item 5): valid impressions per (campaign, publisher).
   events_->SetOnServed([this](std::span<const store::RollupRow> rows) {
@@ -219,21 +183,10 @@ Status Server::OpenEventsStores() {
 }
 
 Status Server::InitConversions() {
-  // Exposures: every node's in PostgreSQL in cluster mode, so that a conversion is attributed
-  // to an ad whichever node served it; the data directory's LMDB file embedded.
-  if (cluster_) {
-    ADS_ASSIGN_OR_RETURN(exposure_store_,
-                         store::PostgresExposureStore::Open(config_.cluster.database_url));
-  } else {
-    ADS_ASSIGN_OR_RETURN(exposure_store_,
-                         store::LmdbExposureStore::Open(
-                             ExposureIndexPath(config_.data_dir),
-                             {.map_size_bytes = config_.events.exposure_map_bytes}));
-  }
-  exposures_ =
-      std::make_unique<events::ExposureRecorder>(*exposure_store_, catalogs_, activity_, clock_);
+  exposures_ = std::make_unique<events::ExposureRecorder>(backend_->exposures(), catalogs_,
+                                                          activity_, clock_);
   conversions_ = std::make_unique<events::ConversionAttributor>(
-      *exposure_store_, *events_store_, catalogs_, clock_,
+      backend_->exposures(), backend_->events(), catalogs_, clock_,
       [this](const store::ConversionRecord& c) {
         conversions_billed_.fetch_add(1, std::memory_order_relaxed);
         CountConversion(c);
@@ -264,7 +217,7 @@ Status Server::InitConversions() {
   // and reverted while no server ran (and what a kill -9 lost) reaches the counters exactly.
   if (!cluster_) {
     ADS_ASSIGN_OR_RETURN(std::optional<store::CounterMarks> marks,
-                         stores_.counters->LoadCounterMarks());
+                         backend_->stores().counters->LoadCounterMarks());
     ADS_RETURN_IF_ERROR(conversions_->StartFollowing(marks));
     flusher_->SetMarks([this](const std::function<void(const store::CounterMarks&)>& take) {
       return conversions_->Snapshot(take);
@@ -276,7 +229,7 @@ Status Server::InitConversions() {
   // each node's counters reconcile with what it billed (above).
   if (!cluster_) {
     ADS_ASSIGN_OR_RETURN(std::vector<store::CampaignCountersRecord> from_events,
-                         events_store_->CountersFromEvents(clock_.NowSeconds()));
+                         backend_->events().CountersFromEvents(clock_.NowSeconds()));
     ADS_RETURN_IF_ERROR(flusher_->Reconcile(from_events).status());
   }
   return OkStatus();
@@ -289,7 +242,7 @@ Status Server::InitClicks() {
       catalogs_, *events_, clock_,
       [this](int64_t ad_id) -> std::optional<std::string> {
         // Only a destination an operator approved (issue 39), never an edit under review.
-        Result<store::AdRecord> ad = stores_.inventory->GetAd(ad_id);
+        Result<store::AdRecord> ad = backend_->stores().inventory->GetAd(ad_id);
         if (!ad.ok() || !ad->approved) return std::nullopt;
         return ad->approved->cta_url;
       },
@@ -305,8 +258,8 @@ Status Server::InitClicks() {
   }
   // A port chosen at start (":0") is known only after Start(), which sets the URL then.
   if (!public_url.ends_with(":0")) ads_->SetEvents(events_.get(), public_url, exposures_.get());
-  events_admin_ =
-      std::make_unique<admin::EventsAdminApi>(*events_store_, *stores_.inventory, *authenticator_);
+  events_admin_ = std::make_unique<admin::EventsAdminApi>(
+      backend_->events(), *backend_->stores().inventory, *authenticator_);
   events_admin_->SetRateEstimator([this](int64_t id) { return RateEstimateOf(id); });
   events_admin_->RegisterRoutes(router_);
   return OkStatus();
@@ -336,14 +289,6 @@ std::optional<admin::RateEstimate> Server::RateEstimateOf(int64_t id) const {
 }
 
 Status Server::InitReports() {
-  // Reports (issue 16) read the rollups on a connection of their own.
-  if (cluster_) {
-    ADS_ASSIGN_OR_RETURN(report_store_,
-                         store::PostgresReportStore::Open(config_.cluster.database_url));
-  } else {
-    ADS_ASSIGN_OR_RETURN(report_store_,
-                         store::SqliteReportStore::Open(DatabasePath(config_.data_dir)));
-  }
   SeedPlacements();
   // Cluster mode: the other nodes' per-placement counts from now on (issue 36 item 6).
   if (cluster_ && live_->options.explore && live_->options.placement_prior_events > 0) {
@@ -351,7 +296,7 @@ Status Server::InitReports() {
   }
   SeedConversionDelays();
   reports_admin_ = std::make_unique<admin::ReportsAdminApi>(
-      *report_store_, *stores_.inventory, clock_, *authenticator_,
+      backend_->reports(), *backend_->stores().inventory, clock_, *authenticator_,
       admin::ReportsAdminOptions{
           .minute_retention_seconds = config_.events.minute_rollup_retention_hours * 3600,
           .hour_retention_seconds = config_.events.hour_rollup_retention_days * 86400});
@@ -435,7 +380,7 @@ void Server::SeedPlacements() {
                            .by_ad_unit = live_->options.placement_ad_units,
                            .by_campaign = true,
                            .limit = 1'000'000};
-  Result<std::vector<store::RollupGroup>> rows = report_store_->QueryRollups(query);
+  Result<std::vector<store::RollupGroup>> rows = backend_->reports().QueryRollups(query);
   if (!rows.ok()) {
     ADS_LOG(warn, "per-placement counts not restored; learned again from new traffic", "error",
             rows.status().message());
@@ -460,7 +405,7 @@ void Server::SeedConversionDelays() {
   if (!live_->options.explore || live_->options.conversion_delay_days > 0) return;
   std::shared_ptr<const decision::Catalog> catalog = catalogs_.Current();
   if (!catalog) return;
-  Result<std::vector<store::ConversionRecord>> rows = events_store_->ListConversions(
+  Result<std::vector<store::ConversionRecord>> rows = backend_->events().ListConversions(
       {.from = delays_from_ - kDelaySeedDays * 86400, .limit = kDelaySeedConversions});
   if (!rows.ok()) {
     ADS_LOG(warn, "conversion delays not restored; fitted again from new conversions", "error",
@@ -551,8 +496,8 @@ Status Server::ReconcileNodeCounters() {
   ADS_ASSIGN_OR_RETURN(std::optional<store::CounterMarks> marks, counters.LoadCounterMarks());
   const store::CounterMarks from = marks.value_or(store::CounterMarks{});
   ADS_ASSIGN_OR_RETURN(store::NodeBacklog backlog,
-                       events_store_->NodeBacklogAfter(cluster_->node_id(), from.click_id,
-                                                       from.conversion_id, from.revert_seq));
+                       backend_->events().NodeBacklogAfter(cluster_->node_id(), from.click_id,
+                                                           from.conversion_id, from.revert_seq));
   Micros added = 0;
   for (const store::ClickRecord& click : backlog.clicks) {
     CountClick(click);
@@ -592,37 +537,15 @@ Status Server::ReconcileNodeCounters() {
 // POST /v1/events and its read-back (issue 15). After InitEvents (the person digest) and
 // the identity service (the consented cookie).
 Status Server::InitAdvertiserEvents() {
-  if (cluster_) {
-    ADS_ASSIGN_OR_RETURN(advertiser_events_store_,
-                         store::PostgresAdvertiserEventsStore::Open(config_.cluster.database_url));
-    buffered_advertiser_events_ = std::make_unique<events::BufferedAdvertiserEventSink>(
-        *advertiser_events_store_, *event_outbox_, config_.cluster.max_buffered_clicks);
-    cluster_->DeliverBuffered([this] {
-      if (buffered_advertiser_events_->buffered() == 0) return;
-      Result<int64_t> delivered = buffered_advertiser_events_->Deliver(1000);
-      if (!delivered.ok() && delivered.status().code() != Code::kUnavailable) {
-        ADS_LOG(warn, "buffered advertiser events not delivered; retrying", "status",
-                delivered.status());
-      }
-    });
-  } else {
-    ADS_ASSIGN_OR_RETURN(advertiser_events_store_,
-                         store::SqliteAdvertiserEventsStore::Open(DatabasePath(config_.data_dir),
-                                                                  EventsConnectionOptions()));
-  }
   events::EventsService* events = events_.get();
-  store::AdvertiserEventSink& sink =
-      buffered_advertiser_events_
-          ? static_cast<store::AdvertiserEventSink&>(*buffered_advertiser_events_)
-          : *advertiser_events_store_;
   advertiser_events_ = std::make_unique<serve::EventsHandler>(
-      catalogs_, *advertiser_events_store_, sink,
+      catalogs_, backend_->advertiser_events(), backend_->advertiser_event_sink(),
       [events](std::span<const Address> wallets) { return events->PersonDigest(wallets); }, clock_,
       identity_.get(), serve::AdvertiserEventsOptions{},
       serve::TrafficGuard{.checks = traffic_.get(), .proxies = &trusted_proxies_});
   advertiser_events_->RegisterRoutes(router_);
   advertiser_events_admin_ = std::make_unique<admin::AdvertiserEventsAdminApi>(
-      *advertiser_events_store_, *stores_.inventory, *authenticator_);
+      backend_->advertiser_events(), *backend_->stores().inventory, *authenticator_);
   advertiser_events_admin_->RegisterRoutes(router_);
   return OkStatus();
 }
@@ -630,95 +553,21 @@ Status Server::InitAdvertiserEvents() {
 // Users, tokens and console sessions (issue 16): the authenticator every admin route uses.
 // Before InitEvents (its admin routes).
 Status Server::InitAccounts() {
-  if (cluster_) {
-    ADS_ASSIGN_OR_RETURN(account_store_,
-                         store::PostgresStore::Open(config_.cluster.database_url));
-  } else {
-    ADS_ASSIGN_OR_RETURN(account_store_, store::SqliteAccountStore::Open(
-                                             DatabasePath(config_.data_dir),
-                                             EventsConnectionOptions()));
-  }
   admin::AdminOptions options = config_.admin;
   options.public_origin = PublicOrigin(config_.serve.public_url);
-  authenticator_ = std::make_unique<admin::Authenticator>(options, account_store_.get(), clock_);
-  accounts_admin_ = std::make_unique<admin::AccountsAdminApi>(*account_store_, *stores_.inventory,
-                                                              *authenticator_);
+  authenticator_ = std::make_unique<admin::Authenticator>(options, &backend_->accounts(), clock_);
+  accounts_admin_ = std::make_unique<admin::AccountsAdminApi>(
+      backend_->accounts(), *backend_->stores().inventory, *authenticator_);
   accounts_admin_->RegisterRoutes(router_);
   return OkStatus();
 }
 
-Status Server::InitEmbeddedStore() {
-  ADS_ASSIGN_OR_RETURN(EmbeddedStore embedded, OpenEmbeddedStore(config_.data_dir));
-  activity_index_ = embedded.activity->activity_index();
-  stores_ = embedded.stores();
-  ADS_ASSIGN_OR_RETURN(identity_store_, OpenIdentityStore(config_.data_dir));
-  return OkStatus();
-}
-
-Status Server::InitClusterStore() {
-  const store::ClusterOptions& cluster = config_.cluster;
-  std::string node_id =
-      cluster.node_id.empty() ? cluster::DefaultNodeId(config_.http.listen) : cluster.node_id;
-  ADS_ASSIGN_OR_RETURN(pg_inventory_, store::PostgresStore::Open(cluster.database_url));
-  ADS_ASSIGN_OR_RETURN(pg_activity_, store::PostgresActivityStore::Open(cluster.database_url));
-  ADS_ASSIGN_OR_RETURN(cluster_, cluster::ClusterNode::Open(cluster, node_id, clock_));
-  // The node's counters belong to cluster_ (the aliasing constructor: no ownership).
-  stores_ = {
-      pg_inventory_, pg_activity_,
-      std::shared_ptr<store::CampaignCounterStore>(std::shared_ptr<void>(), &cluster_->counters())};
-  // The node's replica of wallet activity: serving reads it, never PostgreSQL.
-  std::error_code ec;
-  std::filesystem::create_directories(config_.data_dir, ec);
-  if (ec) {
-    return UnavailableError("cannot create data directory " + config_.data_dir + ": " +
-                            ec.message());
-  }
-  ADS_ASSIGN_OR_RETURN(activity_index_,
-                       store::LmdbActivityIndex::Open(ActivityIndexPath(config_.data_dir)));
-  cluster_->PruneActivityLog(
-      [this](int64_t cutoff) { return pg_activity_->PruneChangesBefore(cutoff); });
-  // Bootstrapped (or caught up) before serving: a new node answers from the cluster's data.
-  replica_ = std::make_unique<cluster::ActivityReplica>(*pg_activity_, *activity_index_);
-  ADS_RETURN_IF_ERROR(StepReplica());
-  cluster_->FollowActivity([this] { return StepReplica(); }, std::chrono::milliseconds(250));
-  ADS_ASSIGN_OR_RETURN(auto identity, store::PostgresStore::Open(cluster.database_url));
-  identity_store_ = std::move(identity);
-  ADS_LOG(info, "cluster mode", "node", node_id, "data", config_.data_dir);
-  return OkStatus();
-}
-
-Status Server::StepReplica() {
-  MutexLock lock(replica_mu_);
-  return replica_->Step();
-}
-
 Status Server::Init() {
-  ADS_RETURN_IF_ERROR(config_.cluster.enabled() ? InitClusterStore() : InitEmbeddedStore());
-  // Serving reads the LMDB index live: published once, never rebuilt. The indexer shares the
-  // open environment (LMDB must not be opened twice in one process).
-  activity_.Publish(activity_index_);
-  if (config_.snapshots.wallet_table) {
-    ADS_RETURN_IF_ERROR(
-        activity_index_->EnableReadCache({.in_memory = config_.snapshots.wallet_table_in_memory}));
-    // A poll with nothing new is one read of LMDB's last transaction id: poll often, so another
-    // process's writes (the indexer's blocks) reach lookups answered from the table quickly.
-    read_cache_ = std::make_unique<ReadCacheThread>(
-        *activity_index_, std::min(config_.snapshots.poll_interval, kReadCachePoll));
-  }
-  ingest::SnapshotOptions snapshot_options = config_.snapshots;
-  snapshot_options.rebuild_activity = false;
-  snapshots_ = std::make_unique<ingest::SnapshotPublisher>(*stores_.inventory, *stores_.activity,
-                                                           catalogs_, activity_, snapshot_options);
-  // An admin write is visible when its call returns: the read cache (and in cluster mode the
-  // replica first) catch up in the refresh.
-  if (read_cache_ || replica_) {
-    snapshots_->SetActivityRefresh([this]() -> Status {
-      if (replica_) ADS_RETURN_IF_ERROR(StepReplica());
-      return read_cache_ ? activity_index_->RefreshReadCache() : OkStatus();
-    });
-  }
-  ADS_RETURN_IF_ERROR(snapshots_->LoadNow());
-  ADS_ASSIGN_OR_RETURN(identity_, identity::IdentityService::Create(identity_store_.get(), clock_,
+  ADS_ASSIGN_OR_RETURN(backend_, Backend::Open(config_, clock_));
+  cluster_ = backend_->node();
+  ADS_RETURN_IF_ERROR(InitActivity());
+  ADS_RETURN_IF_ERROR(InitSnapshots());
+  ADS_ASSIGN_OR_RETURN(identity_, identity::IdentityService::Create(&backend_->identity(), clock_,
                                                                     config_.identity));
   ADS_RETURN_IF_ERROR(identity_->Load());
   ads_ = std::make_unique<serve::AdHandler>(catalogs_, activity_, clock_, config_.serve,
@@ -728,26 +577,14 @@ Status Server::Init() {
   ADS_RETURN_IF_ERROR(InitAccounts());
   ADS_RETURN_IF_ERROR(InitEvents());
   // The live indexer attributes onchain conversions as it applies blocks (issue 15).
-  if (config_.indexer && cluster_) {
-    // Cluster mode: the node leading the chain indexes into PostgreSQL (cluster/indexer.h).
-    Result<std::unique_ptr<cluster::ClusterIndexer>> leader =
-        OpenClusterIndexer(*pg_inventory_, *pg_activity_, config_.cluster.database_url,
-                           *config_.indexer, conversions_.get());
-    if (!leader.ok()) {
-      ADS_LOG(error, "indexer not started; serving goes on", "status", leader.status());
-    }
-    indexer_ = std::make_unique<IndexerThread>(leader.ok() ? std::move(*leader) : nullptr);
-  } else if (config_.indexer) {
-    indexer_ =
-        std::make_unique<IndexerThread>(*stores_.inventory, *activity_index_, config_.data_dir,
-                                        *config_.indexer, conversions_.get());
-  }
+  if (config_.indexer) indexer_ = backend_->MakeIndexer(*config_.indexer, conversions_.get());
   ads_->RegisterRoutes(router_);
   admin::AdminOptions admin_options = config_.admin;
   admin_options.import_ledger_path = ImportLedgerPath(config_.data_dir);
   admin_options.transactions = conversions_.get();  // uploads with tx hashes can convert
-  admin_ = std::make_unique<admin::AdminApi>(*stores_.inventory, *stores_.activity, *snapshots_,
-                                             clock_, admin_options, *authenticator_);
+  admin_ =
+      std::make_unique<admin::AdminApi>(*backend_->stores().inventory, *backend_->stores().activity,
+                                        *snapshots_, clock_, admin_options, *authenticator_);
   admin_->RegisterRoutes(router_);
   identity_admin_ = std::make_unique<admin::IdentityAdminApi>(*identity_, *authenticator_);
   identity_admin_->RegisterRoutes(router_);
@@ -755,6 +592,38 @@ Status Server::Init() {
   console::RegisterRoutes(router_);  // the web console's built-in assets (issue 16)
   RegisterServiceRoutes();
   return OkStatus();
+}
+
+// Serving reads the LMDB index live: published once, never rebuilt. The indexer shares the
+// open environment (LMDB must not be opened twice in one process).
+Status Server::InitActivity() {
+  store::LmdbActivityIndex& index = *backend_->activity_index();
+  activity_.Publish(backend_->activity_index());
+  if (config_.snapshots.wallet_table) {
+    ADS_RETURN_IF_ERROR(
+        index.EnableReadCache({.in_memory = config_.snapshots.wallet_table_in_memory}));
+    // A poll with nothing new is one read of LMDB's last transaction id: poll often, so another
+    // process's writes (the indexer's blocks) reach lookups answered from the table quickly.
+    read_cache_ = std::make_unique<store::ReadCacheThread>(
+        index, std::min(config_.snapshots.poll_interval, kReadCachePoll));
+  }
+  return OkStatus();
+}
+
+// Catalogs from the inventory, rebuilt when it changes.
+Status Server::InitSnapshots() {
+  ingest::SnapshotOptions snapshot_options = config_.snapshots;
+  snapshot_options.rebuild_activity = false;
+  snapshots_ = std::make_unique<ingest::SnapshotPublisher>(*backend_->stores().inventory,
+                                                           *backend_->stores().activity, catalogs_,
+                                                           activity_, snapshot_options);
+  // An admin write is visible when its call returns: the read cache (and in cluster mode the
+  // replica first) catch up in the refresh.
+  snapshots_->SetActivityRefresh([this]() -> Status {
+    ADS_RETURN_IF_ERROR(backend_->CatchUpActivity());
+    return read_cache_ ? backend_->activity_index()->RefreshReadCache() : OkStatus();
+  });
+  return snapshots_->LoadNow();
 }
 
 // /healthz, /metrics (also on metrics.listen) and /readyz.
@@ -799,7 +668,7 @@ http::Response Server::Readyz() const {
   r.SetHeader("Content-Type", "application/json");
   r.SetHeader("Cache-Control", "no-store");
   // Start has returned (ready_), so indexer_ is set.
-  r.body = ReadyBody(read_cache_ ? activity_index_.get() : nullptr, indexer_.get(),
+  r.body = ReadyBody(read_cache_ ? backend_->activity_index().get() : nullptr, indexer_.get(),
                      config_.indexer ? config_.indexer->chain_id : 0);
   // Cluster mode: the engines as this node last found them; a degraded node keeps serving
   // (docs/deploy.md, "Failure behaviour").
@@ -810,8 +679,8 @@ http::Response Server::Readyz() const {
     AppendJsonString(r.body, cluster_->node_id());
     r.body += std::string(R"(,"postgres":")") + (health.postgres ? "ok" : "unavailable") +
               R"(","redis":")" + (health.redis ? "ok" : "unavailable") + R"(","clicksBuffered":)" +
-              std::to_string(buffered_events_->buffered()) + R"(,"advertiserEventsBuffered":)" +
-              std::to_string(buffered_advertiser_events_->buffered()) + "}}";
+              std::to_string(backend_->clicks_buffered()) + R"(,"advertiserEventsBuffered":)" +
+              std::to_string(backend_->advertiser_events_buffered()) + "}}";
   }
   return r;
 }
@@ -868,7 +737,7 @@ std::string Server::RenderMetricsNow() const {
   sources.catalogs = &catalogs_;
   sources.activity = &activity_;
   sources.snapshots = snapshots_.get();
-  sources.table_index = read_cache_ ? activity_index_.get() : nullptr;
+  sources.table_index = read_cache_ ? backend_->activity_index().get() : nullptr;
   sources.read_cache = read_cache_.get();
   sources.indexer = indexer_.get();
   sources.chain_id = config_.indexer ? config_.indexer->chain_id : 0;
@@ -927,7 +796,7 @@ Result<AdminCallResult> RunAdminCall(const std::string& data_dir,
   } else {
     ADS_ASSIGN_OR_RETURN(stores, OpenStore(data_dir));
     ADS_ASSIGN_OR_RETURN(accounts, store::SqliteAccountStore::Open(DatabasePath(data_dir)));
-    ADS_ASSIGN_OR_RETURN(identity_store, OpenIdentityStore(data_dir));
+    ADS_ASSIGN_OR_RETURN(identity_store, store::SqliteIdentityStore::Open(DatabasePath(data_dir)));
     ADS_ASSIGN_OR_RETURN(report_store, store::SqliteReportStore::Open(DatabasePath(data_dir)));
   }
   Published<decision::Catalog> catalogs;

@@ -10,19 +10,16 @@
 #include "admin/events_admin.h"
 #include "admin/identity_admin.h"
 #include "admin/reports_admin.h"
+#include "app/backend.h"
 #include "app/indexer.h"
-#include "app/read_cache.h"
-#include "cluster/activity_replica.h"
 #include "cluster/node.h"
 #include "common/clock.h"
-#include "common/mutex.h"
 #include "common/published.h"
 #include "common/status.h"
 #include "config/config.h"
 #include "decision/activity_index.h"
 #include "decision/catalog.h"
 #include "decision/live_state.h"
-#include "events/buffered_click_sink.h"
 #include "events/conversion_attributor.h"
 #include "events/events_service.h"
 #include "events/exposure_recorder.h"
@@ -38,14 +35,11 @@
 #include "serve/click_handler.h"
 #include "serve/events_handler.h"
 #include "store/account_store.h"
-#include "store/advertiser_events_store.h"
 #include "store/events_store.h"
-#include "store/exposure_store.h"
-#include "store/identity_store.h"
 #include "store/lmdb/lmdb_activity_store.h"
+#include "store/lmdb/read_cache_thread.h"
 #include "store/postgres/postgres_activity_store.h"
 #include "store/postgres/postgres_store.h"
-#include "store/sqlite/sqlite_event_outbox.h"
 #include "store/sqlite/sqlite_store.h"
 #include "store/stores.h"
 
@@ -101,11 +95,11 @@ class Server {
   void Stop();
 
   // The system of record's parts (store/stores.h).
-  store::InventoryStore& inventory() { return *stores_.inventory; }
-  store::ActivityStore& activity_store() { return *stores_.activity; }
-  store::AccountStore& accounts() { return *account_store_; }
+  store::InventoryStore& inventory() { return *backend_->stores().inventory; }
+  store::ActivityStore& activity_store() { return *backend_->stores().activity; }
+  store::AccountStore& accounts() { return backend_->accounts(); }
   // Clicks, conversions and rollups (the demo writes its generated history here).
-  store::EventsStore& events() { return *events_store_; }
+  store::EventsStore& events() { return backend_->events(); }
   // SIGHUP: applies what can change without a restart from `config` (the configuration loaded
   // again): the log level, the identity key ring (when keys are configured), and the IP
   // blocklist files (read again). Logs what it reloaded; a part that fails keeps its previous
@@ -129,7 +123,7 @@ class Server {
   // and conversion attribution (with the counters reconciled); invalid-traffic checks, clicks
   // and the events admin API; reports, with the learned state seeded from them.
   Status InitEvents();
-  Status OpenEventsStores();
+  Status InitClickLog();
   Status InitConversions();
   Status InitClicks();
   Status InitReports();
@@ -153,44 +147,31 @@ class Server {
   void UncountConversion(const store::ConversionRecord& c);
   Status InitAdvertiserEvents();
   Status InitAccounts();
-  // The system of record: the data directory's SQLite and LMDB, or in cluster mode PostgreSQL
-  // (inventory, activity, counters) with the node's LMDB replica of activity.
-  Status InitEmbeddedStore();
-  Status InitClusterStore();
+  // Publishes the activity index to serving, with its read cache.
+  Status InitActivity();
+  Status InitSnapshots();
 
   config::Config config_;
   const Clock& clock_ = SystemClock::Get();
-  // Cluster mode (issue 17; null embedded): the inventory and the activity in PostgreSQL, and
-  // the node's leases, shared caps, counters and change follower (cluster_node.h). Before
-  // stores_, which refers to them.
-  std::shared_ptr<store::PostgresStore> pg_inventory_;
-  std::shared_ptr<store::PostgresActivityStore> pg_activity_;
-  std::unique_ptr<cluster::ClusterNode> cluster_;
-  store::Stores stores_;
-  // Cluster mode: the node's LMDB replica of PostgreSQL's activity (activity_index_), stepped by
-  // the cluster node's replica thread and by admin writes (read-your-writes), one at a time.
-  std::unique_ptr<cluster::ActivityReplica> replica_ ADS_PT_GUARDED_BY(replica_mu_);
-  Mutex replica_mu_;
-  Status StepReplica();
+  // Every store, embedded or a cluster node's (app/backend.h); before everything that uses them.
+  std::unique_ptr<Backend> backend_;
+  // Cluster mode's node (null embedded): backend_->node().
+  cluster::ClusterNode* cluster_ = nullptr;
   Published<decision::Catalog> catalogs_;
   Published<decision::ActivityIndex> activity_;
   std::unique_ptr<ingest::SnapshotPublisher> snapshots_;
-  // The live EVM indexer when configured ([indexer]); writes activity to activity_index_.
+  // The live EVM indexer when configured ([indexer]); writes activity to the backend's index.
   std::unique_ptr<IndexerThread> indexer_;
-  // The serving read cache of the wallet index (store/lmdb/wallet_table.h), kept current by
-  // read_cache_.
-  std::shared_ptr<store::LmdbActivityIndex> activity_index_;
-  std::unique_ptr<ReadCacheThread> read_cache_;
+  // The serving read cache of the wallet index (store/lmdb/wallet_table.h).
+  std::unique_ptr<store::ReadCacheThread> read_cache_;
   // Decision engine live state (issue 4): budgets, counters, caps; persisted by flusher_.
   std::unique_ptr<decision::LiveState> live_;
   std::unique_ptr<ingest::CounterFlusher> flusher_;
   serve::DecisionHooks decision_hooks_;
-  // Identity tokens (cookies, localIds) and the erasure list: its own SQLite connection.
-  std::unique_ptr<store::IdentityStore> identity_store_;
+  // Identity tokens (cookies, localIds) and the erasure list.
   std::unique_ptr<identity::IdentityService> identity_;
-  // Users, tokens and console sessions (issue 16; own SQLite connection) and the gate of every
-  // admin route, which the admin APIs below use.
-  std::unique_ptr<store::AccountStore> account_store_;
+  // The gate of every admin route (users, tokens and console sessions: issue 16), which the
+  // admin APIs below use.
   std::unique_ptr<admin::Authenticator> authenticator_;
   std::unique_ptr<admin::AccountsAdminApi> accounts_admin_;
   // Invalid-traffic checks of clicks and advertiser events (issue 18): trusted proxies, the
@@ -198,31 +179,19 @@ class Server {
   http::TrustedProxies trusted_proxies_;
   std::unique_ptr<events::IpBlocklist> blocklist_;
   std::unique_ptr<events::TrafficChecks> traffic_;
-  // Clicks and serving counters (issue 15): their own SQLite connection. In cluster mode
-  // PostgreSQL's, with clicks and advertiser events buffered on local disk while it is
-  // unreachable (event_outbox_, DATA_DIR/event-outbox.db).
-  std::unique_ptr<store::SqliteEventOutbox> event_outbox_;
-  std::unique_ptr<store::EventsStore> events_store_;
-  // Cluster mode: the events service writes clicks through it (null embedded: to events_store_).
-  std::unique_ptr<events::BufferedClickSink> buffered_events_;
+  // Clicks and serving counters (issue 15).
   std::unique_ptr<events::EventsService> events_;
   std::unique_ptr<serve::ClickHandler> clicks_;
-  // Exposures (DATA_DIR/exposures.lmdb; PostgreSQL in cluster mode) and the conversion
-  // attribution the indexer feeds.
-  std::unique_ptr<store::ExposureStore> exposure_store_;
+  // Exposures and the conversion attribution the indexer feeds.
   std::unique_ptr<events::ExposureRecorder> exposures_;
   std::unique_ptr<events::ConversionAttributor> conversions_;
   std::unique_ptr<serve::AdHandler> ads_;
   std::unique_ptr<admin::AdminApi> admin_;
   std::unique_ptr<admin::IdentityAdminApi> identity_admin_;
   std::unique_ptr<admin::EventsAdminApi> events_admin_;
-  // Reports (issue 16): rollup reads on their own SQLite connection.
-  std::unique_ptr<store::ReportStore> report_store_;
+  // Reports (issue 16).
   std::unique_ptr<admin::ReportsAdminApi> reports_admin_;
-  // Advertiser events (POST /v1/events, issue 15): their own SQLite connection.
-  std::unique_ptr<store::AdvertiserEventsStore> advertiser_events_store_;
-  // Cluster mode: the events API writes through it (null embedded: to advertiser_events_store_).
-  std::unique_ptr<events::BufferedAdvertiserEventSink> buffered_advertiser_events_;
+  // Advertiser events (POST /v1/events, issue 15).
   std::unique_ptr<serve::EventsHandler> advertiser_events_;
   std::unique_ptr<admin::AdvertiserEventsAdminApi> advertiser_events_admin_;
   http::Router router_;

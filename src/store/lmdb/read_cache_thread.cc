@@ -1,23 +1,23 @@
-#include "app/read_cache.h"
+#include "store/lmdb/read_cache_thread.h"
 
 #include "common/log.h"
 #include "common/mutex.h"
 #include "common/thread_setup.h"
 
-namespace adserver::app {
+namespace adserver::store {
 
-ReadCacheThread::ReadCacheThread(store::LmdbActivityIndex& index,
-                                 std::chrono::milliseconds poll_interval)
+ReadCacheThread::ReadCacheThread(LmdbActivityIndex& index, std::chrono::milliseconds poll_interval)
     : index_(index), poll_interval_(poll_interval) {}
 
 ReadCacheThread::~ReadCacheThread() { Stop(); }
 
 void ReadCacheThread::Start() {
-  if (!thread_.joinable()) thread_ = std::thread([this] {
-    NameThisThread("wallet-table");
-    LowerThisThreadPriority();
-    Run();
-  });
+  if (!thread_.joinable())
+    thread_ = std::thread([this] {
+      NameThisThread("wallet-table");
+      LowerThisThreadPriority();
+      Run();
+    });
 }
 
 void ReadCacheThread::Stop() {
@@ -37,9 +37,9 @@ void ReadCacheThread::Run() {
       if (status.ok()) rebuilds_.fetch_add(1, std::memory_order_relaxed);
     }
     // The table's age: since this thread first saw its transaction.
-    store::LmdbActivityIndex::ReadCacheStatus table = index_.GetReadCacheStatus();
-    if (table.table && (table_since_.load(std::memory_order_relaxed) == 0 ||
-                        table.table_txn != table_txn_)) {
+    LmdbActivityIndex::ReadCacheStatus table = index_.GetReadCacheStatus();
+    if (table.table &&
+        (table_since_.load(std::memory_order_relaxed) == 0 || table.table_txn != table_txn_)) {
       table_txn_ = table.table_txn;
       table_since_.store(std::chrono::duration_cast<std::chrono::seconds>(
                              std::chrono::system_clock::now().time_since_epoch())
@@ -58,4 +58,4 @@ void ReadCacheThread::Run() {
   }
 }
 
-}  // namespace adserver::app
+}  // namespace adserver::store

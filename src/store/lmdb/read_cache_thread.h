@@ -11,12 +11,12 @@
 #include "common/mutex.h"
 #include "store/lmdb/lmdb_activity_index.h"
 
-namespace adserver::app {
+namespace adserver::store {
 
 class ReadCacheThread {
  public:
   // `index` must outlive this object.
-  ReadCacheThread(store::LmdbActivityIndex& index, std::chrono::milliseconds poll_interval);
+  ReadCacheThread(LmdbActivityIndex& index, std::chrono::milliseconds poll_interval);
   ~ReadCacheThread();
   ReadCacheThread(const ReadCacheThread&) = delete;
   ReadCacheThread& operator=(const ReadCacheThread&) = delete;
@@ -32,7 +32,7 @@ class ReadCacheThread {
  private:
   void Run();
 
-  store::LmdbActivityIndex& index_;
+  LmdbActivityIndex& index_;
   const std::chrono::milliseconds poll_interval_;
   Mutex mu_;
   CondVar cv_;
@@ -43,4 +43,4 @@ class ReadCacheThread {
   std::thread thread_;
 };
 
-}  // namespace adserver::app
+}  // namespace adserver::store

@@ -584,6 +584,9 @@ sample_checks() {
              thr[n] = $7 }
     function most(a, from, to,    i, m) { for (i = from; i <= to; i++) if (a[i] > m) m = a[i]
                                          return m + 0 }
+    function least(a, from, to,    i, m) { m = a[from]
+                                          for (i = from; i <= to; i++) if (a[i] < m) m = a[i]
+                                          return m + 0 }
     END {
       for (b = 1; b <= n && t[b] < warm; b++) {}
       if (b > n) {
@@ -596,15 +599,17 @@ sample_checks() {
       for (i = b; i <= n; i++) { if (rss[i] < lo) lo = rss[i]; if (rss[i] > hi) hi = rss[i] }
       for (e0 = b; e0 < n && t[e0 + 1] < t[b] + win; e0++) {}
       for (s1 = n; s1 > b && t[s1 - 1] > t[n] - win; s1--) {}
-      f0 = most(files, b, e0); f1 = most(files, s1, n); q0 = most(sql, b, e0); q1 = most(sql, s1, n)
+      # A leaked file stays open in every later sample; one open for a moment (the wallet table
+      # file while a rebuild writes it) is in some: the fewest files of the last window count.
+      f0 = most(files, b, e0); f1 = least(files, s1, n); q0 = most(sql, b, e0); q1 = most(sql, s1, n)
       k0 = most(sock, b, e0); k1 = most(sock, s1, n); h0 = most(thr, b, e0); h1 = most(thr, s1, n)
       dl = (lo - rss[b]) * 100 / rss[b]; dh = (hi - rss[b]) * 100 / rss[b]
       printf "%s rss: %.1f MiB after the warm-up, then %.1f to %.1f MiB (%+.1f %% / %+.1f %%)" \
         " over %d samples\n", (dl >= -5 && dh <= 5) ? "PASS" : "FAIL", rss[b] / 1024, lo / 1024,
         hi / 1024, dl, dh, n - b + 1
-      printf "%s fds: files and pipes %d -> %d, SQLite %d -> %d (slack 8), sockets %d -> %d" \
-        " (slack 5)\n", (f1 <= f0 && q1 <= q0 + 8 && k1 <= k0 + 5) ? "PASS" : "FAIL", f0, f1,
-        q0, q1, k0, k1
+      printf "%s fds: files and pipes %d -> %d (fewest at the end), SQLite %d -> %d (slack 8)," \
+        " sockets %d -> %d (slack 5)\n", (f1 <= f0 && q1 <= q0 + 8 && k1 <= k0 + 5) ? "PASS" : "FAIL",
+        f0, f1, q0, q1, k0, k1
       printf "%s threads: %d -> %d\n", (h1 <= h0) ? "PASS" : "FAIL", h0, h1
     }' "$samples"
 }

@@ -63,8 +63,7 @@ Status RunActivityImport(const std::string& data_dir, const store::ClusterOption
   store::Stores stores;
   std::unique_ptr<CliAttribution> attribution;
   if (cluster.enabled()) {
-    std::error_code ec;
-    std::filesystem::create_directories(data_dir, ec);  // the import ledger's directory
+    ADS_RETURN_IF_ERROR(CreateDataDirectory(data_dir));  // the import ledger's directory
     ADS_ASSIGN_OR_RETURN(ClusterStore opened, OpenClusterStore(cluster.database_url));
     stores = opened.stores();
     // Attributed against the cluster's exposures and billed by this process (cli_attribution.h).

@@ -3,7 +3,6 @@
 #include <chrono>
 #include <filesystem>
 #include <string>
-#include <system_error>
 #include <utility>
 
 #include "app/server.h"
@@ -32,13 +31,6 @@ store::SqliteOptions EventsConnectionOptions() {
   store::SqliteOptions options;
   options.cache_size_kib = 1024;
   return options;
-}
-
-Status CreateDataDirectory(const std::string& data_dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(data_dir, ec);
-  if (ec) return UnavailableError("cannot create data directory " + data_dir + ": " + ec.message());
-  return OkStatus();
 }
 
 // The data directory's SQLite and LMDB files.

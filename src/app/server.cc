@@ -70,10 +70,15 @@ std::string DatabasePath(const std::string& data_dir) {
   return (std::filesystem::path(data_dir) / "adserver.db").string();
 }
 
-Result<EmbeddedStore> OpenEmbeddedStore(const std::string& data_dir) {
+Status CreateDataDirectory(const std::string& data_dir) {
   std::error_code ec;
   std::filesystem::create_directories(data_dir, ec);
   if (ec) return UnavailableError("cannot create data directory " + data_dir + ": " + ec.message());
+  return OkStatus();
+}
+
+Result<EmbeddedStore> OpenEmbeddedStore(const std::string& data_dir) {
+  ADS_RETURN_IF_ERROR(CreateDataDirectory(data_dir));
   EmbeddedStore out;
   ADS_ASSIGN_OR_RETURN(out.sqlite, store::SqliteStore::Open(DatabasePath(data_dir)));
   // Wallet activity lives in the LMDB index (system of record; see docs/architecture.md).
@@ -786,8 +791,7 @@ Result<AdminCallResult> RunAdminCall(const std::string& data_dir,
   std::unique_ptr<store::IdentityStore> identity_store;
   std::unique_ptr<store::ReportStore> report_store;
   if (cluster.enabled()) {
-    std::error_code ec;
-    std::filesystem::create_directories(data_dir, ec);  // the import ledger's directory
+    ADS_RETURN_IF_ERROR(CreateDataDirectory(data_dir));  // the import ledger's directory
     ADS_ASSIGN_OR_RETURN(ClusterStore opened, OpenClusterStore(cluster.database_url));
     stores = opened.stores();
     ADS_ASSIGN_OR_RETURN(accounts, store::PostgresStore::Open(cluster.database_url));

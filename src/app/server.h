@@ -45,6 +45,8 @@
 
 namespace adserver::app {
 
+// Creates the data directory (and its parents) if missing; Unavailable if it cannot.
+Status CreateDataDirectory(const std::string& data_dir);
 // Path of the embedded SQLite database inside a data directory.
 std::string DatabasePath(const std::string& data_dir);
 

@@ -11,6 +11,7 @@
 #include "store/postgres/postgres_store.h"
 #include "store/sqlite/sqlite_account_store.h"
 #include "store/sqlite/sqlite_store.h"
+#include "support/faulty_stores.h"
 #include "support/postgres/test_database.h"
 #include "support/temp_dir.h"
 
@@ -56,6 +57,31 @@ class PostgresAccounts {
   adserver::testing::TestDatabase db_;
 };
 
+// SQLite behind the fault-injecting wrappers (tests/support/faulty_stores.h), no fault planned
+// unless a case plans one.
+class WrappedSqliteAccounts {
+ public:
+  static constexpr const char* kName = "sqlite_behind_the_fault_wrappers";
+  std::string Unavailable() const { return ""; }
+  std::string Broken() const { return ""; }
+  Result<std::unique_ptr<InventoryStore>> Inventory() {
+    ADS_ASSIGN_OR_RETURN(std::unique_ptr<InventoryStore> inner, inner_.Inventory());
+    std::shared_ptr<InventoryStore> owned = std::move(inner);
+    return std::unique_ptr<InventoryStore>(
+        std::make_unique<adserver::testing::FaultyInventoryStore>(*owned, plan, owned));
+  }
+  Result<std::unique_ptr<AccountStore>> Accounts() {
+    ADS_ASSIGN_OR_RETURN(std::unique_ptr<AccountStore> inner, inner_.Accounts());
+    std::shared_ptr<AccountStore> owned = std::move(inner);
+    return std::unique_ptr<AccountStore>(
+        std::make_unique<adserver::testing::FaultyAccountStore>(*owned, plan, owned));
+  }
+  adserver::testing::FaultPlan plan;
+
+ private:
+  SqliteAccounts inner_;
+};
+
 template <class Backend>
 class AccountContractTest : public ::testing::Test {
  protected:
@@ -90,7 +116,7 @@ class AccountContractTest : public ::testing::Test {
   Id publisher_id_ = 0;
 };
 
-using Backends = ::testing::Types<SqliteAccounts, PostgresAccounts>;
+using Backends = ::testing::Types<SqliteAccounts, PostgresAccounts, WrappedSqliteAccounts>;
 class BackendNames {
  public:
   template <class T>

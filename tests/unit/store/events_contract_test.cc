@@ -23,6 +23,7 @@
 #include "store/postgres/postgres_report_store.h"
 #include "store/sqlite/sqlite_events_store.h"
 #include "store/sqlite/sqlite_report_store.h"
+#include "support/faulty_stores.h"
 #include "support/postgres/test_database.h"
 #include "support/temp_dir.h"
 
@@ -69,6 +70,26 @@ class PostgresEvents {
 
  private:
   adserver::testing::TestDatabase db_;
+};
+
+// SQLite behind the fault-injecting wrapper (tests/support/faulty_stores.h), no fault planned
+// unless a case plans one.
+class WrappedSqliteEvents {
+ public:
+  static constexpr const char* kName = "sqlite_behind_the_fault_wrapper";
+  std::string Unavailable() const { return ""; }
+  std::string Broken() const { return ""; }
+  Result<std::unique_ptr<EventsStore>> Events() {
+    ADS_ASSIGN_OR_RETURN(std::unique_ptr<EventsStore> inner, inner_.Events());
+    std::shared_ptr<EventsStore> owned = std::move(inner);
+    return std::unique_ptr<EventsStore>(
+        std::make_unique<adserver::testing::FaultyEventsStore>(*owned, plan, owned));
+  }
+  Result<std::unique_ptr<ReportStore>> Reports() { return inner_.Reports(); }
+  adserver::testing::FaultPlan plan;
+
+ private:
+  SqliteEvents inner_;
 };
 
 ConversionCandidate Candidate(uint8_t tx, uint64_t person, int64_t block_time, Id campaign = 10,
@@ -148,7 +169,7 @@ class EventsContractTest : public ::testing::Test {
   std::unique_ptr<EventsStore> store_;
 };
 
-using Backends = ::testing::Types<SqliteEvents, PostgresEvents>;
+using Backends = ::testing::Types<SqliteEvents, PostgresEvents, WrappedSqliteEvents>;
 class BackendNames {
  public:
   template <class T>
@@ -834,6 +855,29 @@ TEST(SqliteEventsStoreTest, ClickCommitsLeaveTheLogToCheckpoint) {
   ASSERT_TRUE(store.Checkpoint().ok());
   EXPECT_GT(db_bytes(), before + 1'000'000);
   EXPECT_EQ(store.ListClicks(EventQuery{.limit = 1000})->size(), 1000u);
+}
+
+}  // namespace
+}  // namespace adserver::store
+
+namespace adserver::store {
+namespace {
+
+// A failed write reaches nothing: the click batch that failed is not stored, and the next one is.
+TEST(FaultyEventsStoreTest, AFailedClickBatchStoresNothingAndTheNextOneIsStored) {
+  WrappedSqliteEvents backend;
+  auto store = backend.Events();
+  ASSERT_TRUE(store.ok());
+  std::vector<ClickRecord> first = Clicks(1, 2);
+  backend.plan.FailNext(1);
+  EXPECT_EQ((*store)->InsertClicks(first).code(), Code::kUnavailable);
+  auto none = (*store)->ListClicks(EventQuery{});
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
+  std::vector<ClickRecord> again = Clicks(1, 2);
+  ASSERT_TRUE((*store)->InsertClicks(again).ok());
+  EXPECT_EQ((*store)->ListClicks(EventQuery{})->size(), 2u);
+  EXPECT_EQ(backend.plan.failed(), 1);
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "common/address.h"
 #include "store/postgres/postgres_store.h"
 #include "store/sqlite/sqlite_store.h"
+#include "support/faulty_stores.h"
 #include "support/postgres/test_database.h"
 #include "support/temp_dir.h"
 
@@ -57,6 +58,24 @@ class PostgresInventory {
   adserver::testing::TestDatabase db_;
 };
 
+// SQLite behind the fault-injecting wrapper (tests/support/faulty_stores.h), no fault planned.
+class WrappedSqliteInventory {
+ public:
+  static constexpr const char* kName = "sqlite_behind_the_fault_wrapper";
+  std::string Unavailable() const { return ""; }
+  std::string Broken() const { return ""; }
+  std::shared_ptr<InventoryStore> Open() {
+    std::shared_ptr<InventoryStore> inner = inner_.Open();
+    if (inner == nullptr) return nullptr;
+    return std::make_shared<adserver::testing::FaultyInventoryStore>(*inner, plan_, inner);
+  }
+  std::shared_ptr<CampaignCounterStore> OpenCounters() { return inner_.OpenCounters(); }
+
+ private:
+  SqliteInventory inner_;
+  adserver::testing::FaultPlan plan_;
+};
+
 template <class Backend>
 class InventoryContractTest : public ::testing::Test {
  protected:
@@ -82,7 +101,7 @@ class InventoryContractTest : public ::testing::Test {
   std::shared_ptr<InventoryStore> store_;
 };
 
-using Backends = ::testing::Types<SqliteInventory, PostgresInventory>;
+using Backends = ::testing::Types<SqliteInventory, PostgresInventory, WrappedSqliteInventory>;
 class BackendNames {
  public:
   template <class T>
@@ -471,6 +490,35 @@ TYPED_TEST(InventoryContractTest, TheCatalogHasEverythingAndTheCounterMovesForEv
   ASSERT_TRUE(
       counters->SaveCampaignCounters({CampaignCountersRecord{.campaign_id = campaign}}).ok());
   EXPECT_EQ(*other->ChangeCounter(), after);
+}
+
+}  // namespace
+}  // namespace adserver::store
+
+namespace adserver::store {
+namespace {
+
+// A failed write reaches nothing: the campaign is not created and the change counter does not
+// move; the retry creates it.
+TEST(FaultyInventoryStoreTest, AFailedWriteChangesNothingAndTheRetryWrites) {
+  SqliteInventory backend;
+  std::shared_ptr<InventoryStore> inner = backend.Open();
+  ASSERT_TRUE(inner);
+  adserver::testing::FaultPlan plan;
+  adserver::testing::FaultyInventoryStore store(*inner, plan);
+  auto community = store.CreateCommunity(CommunityRecord{.name = "C"}, kNow);
+  ASSERT_TRUE(community.ok());
+  uint64_t before = *store.ChangeCounter();
+  CampaignRecord c;
+  c.community_id = community->id;
+  c.name = "x";
+  plan.FailNext(1);
+  EXPECT_EQ(store.CreateCampaign(c, kNow).status().code(), Code::kUnavailable);
+  EXPECT_TRUE(inner->ListCampaigns()->empty());
+  EXPECT_EQ(*store.ChangeCounter(), before);
+  ASSERT_TRUE(store.CreateCampaign(c, kNow).ok());
+  EXPECT_EQ(inner->ListCampaigns()->size(), 1u);
+  EXPECT_GT(*store.ChangeCounter(), before);
 }
 
 }  // namespace

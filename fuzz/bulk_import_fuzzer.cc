@@ -110,7 +110,7 @@ void Import(std::string_view content, const ingest::ColumnMapping& mapping) {
   options.rows_per_batch = 200;
   options.max_input_bytes = kMaxInputBytes;
   Result<ingest::BulkImportSummary> summary =
-      ingest::BulkImportBuffer(content, "fuzz", *f.store, options, f.clock);
+      ingest::BulkImportBuffer(content, "fuzz", *f.store, *f.store, options, f.clock);
   if (!summary.ok()) return;
   Expect(summary->errors.size() <= summary->rejected, "reported errors are rejected rows");
   Expect(summary->rejected + summary->skipped_failed <= summary->rows, "rows add up");

@@ -1,5 +1,6 @@
 #include "store/lmdb/lmdb_activity_index.h"
 
+#include <lmdb.h>
 #include <sys/stat.h>
 
 #include <algorithm>

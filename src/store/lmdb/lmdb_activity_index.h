@@ -4,8 +4,6 @@
 // index serving reads. Key = the 20-byte wallet, value = its interactions
 // (detail/activity_codec.h).
 
-#include <lmdb.h>
-
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -25,6 +23,7 @@
 #include "decision/activity_index.h"
 #include "store/activity_store.h"
 #include "store/chain_ledger.h"
+#include "store/lmdb/detail/lmdb_handles.h"
 #include "store/lmdb/wallet_table.h"
 #include "store/records.h"
 

@@ -1,5 +1,7 @@
 #include "store/lmdb/lmdb_exposure_store.h"
 
+#include <lmdb.h>
+
 #include <algorithm>
 #include <array>
 #include <cstring>

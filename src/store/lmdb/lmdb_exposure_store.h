@@ -1,12 +1,11 @@
 #pragma once
 
-#include <lmdb.h>
-
 #include <cstdint>
 #include <memory>
 #include <string>
 
 #include "store/exposure_store.h"
+#include "store/lmdb/detail/lmdb_handles.h"
 
 namespace adserver::store {
 

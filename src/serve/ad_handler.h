@@ -19,7 +19,10 @@
 #include "http/router.h"
 #include "identity/identity_service.h"
 #include "serve/ad_metrics.h"
+#include "serve/ad_pipeline.h"
+#include "serve/ad_ports.h"
 #include "serve/ad_request.h"
+#include "serve/ad_response.h"
 #include "serve/decision_hooks.h"
 #include "serve/options.h"
 #include "serve/traffic_guard.h"
@@ -27,18 +30,11 @@
 
 namespace adserver::serve {
 
-// Events on the serving path (issue 15): click URLs in live keys' ads and serving counters.
-struct EventHooks {
-  events::EventsService* service = nullptr;
-  // Invalid-traffic checks of served impressions (issue 18); null checks: every fill is valid.
-  TrafficGuard traffic;
-  events::ExposureRecorder* exposures = nullptr;  // null: no exposures recorded
-  std::string click_prefix;                       // "{public_url}/v1/click/"
-};
-
 // Serves POST /v1/ads (current) and POST /api/ads (earlier), and their CORS preflights.
-// Handling is a pure function of (request, catalog, activity, time, rng); Handle() only picks
-// up the current snapshots. Never blocks, never touches a store. Thread-safe.
+// The HTTP around serve::AdPipeline: the key, Origin and rate-limit checks, Content-Type and
+// parsing, CORS and the route metrics. Handling is a pure function of (request, catalog,
+// activity, time, rng) and the pipeline's ports; Handle() only picks up the current snapshots.
+// Never blocks, never touches a store. Thread-safe.
 class AdHandler {
  public:
   // catalogs, activity, clock and identity must outlive the handler. `identity` null disables
@@ -49,7 +45,7 @@ class AdHandler {
 
   // Budgets, caps, billing and explain (issue 4). `hooks` must outlive the handler; call before
   // serving. Without it decisions use no live state and nothing is billed.
-  void SetDecisionHooks(const DecisionHooks* hooks) { hooks_ = hooks; }
+  void SetDecisionHooks(const DecisionHooks* hooks);
   // Click redirect and serving counters (issue 15): a live key's ctaUrl becomes
   // {public_url}/v1/click/{token} and every live request is counted. `events` must outlive the
   // handler (null turns events off); call before serving.
@@ -59,6 +55,11 @@ class AdHandler {
   // Invalid-traffic checks of live keys' served impressions (issue 18), taken by the next
   // SetEvents; `traffic.checks` must outlive the handler.
   void SetTraffic(TrafficGuard traffic) { traffic_ = traffic; }
+
+  // Serves with `ports` from now on (what the setters above install one at a time). Ports
+  // must outlive the handler. Thread-safe against Handle: requests already running finish with
+  // the pipeline they started with.
+  void SetPorts(AdPorts ports);
 
   // Answers, no-fills and impressions so far (Prometheus text, for /metrics).
   void AppendMetrics(MetricsText& m) const { metrics_.Append(m); }
@@ -87,20 +88,16 @@ class AdHandler {
   ServeOptions options_;
   mutable std::atomic<uint64_t> sample_counter_{0};
   mutable RateLimiter rate_limiter_;
-  const identity::IdentityService* identity_ = nullptr;
-  const DecisionHooks* hooks_ = nullptr;
-  // Set before serving, or (a port chosen at start) right after listening: published with
-  // release/acquire; every hooks object set stays alive with the handler.
-  std::atomic<const EventHooks*> events_{nullptr};
-  std::vector<std::unique_ptr<EventHooks>> event_hooks_;
   TrafficGuard traffic_;
+  // The ports the setters made, and every pipeline published: a request may still run on a
+  // pipeline replaced after start-up (SetEvents once the port is known), so none is freed
+  // before the handler.
+  std::unique_ptr<ServiceIdentity> identity_port_;
+  std::vector<std::unique_ptr<LiveBudgets>> budget_ports_;
+  std::vector<std::unique_ptr<EventsImpressions>> impression_ports_;
+  std::vector<std::unique_ptr<AdPipeline>> pipelines_;
+  std::atomic<const AdPipeline*> pipeline_{nullptr};  // release/acquire
   mutable AdMetrics metrics_;
 };
-
-// The 200 body of an ad answer (spec 2.4: the current variant's fields, or the earlier one's
-// with walletAddress and localId). `decision` must hold an ad. Public for the micro-benchmark.
-// `click_url`, when not empty, replaces the ad's ctaUrl (a live key's click redirect).
-std::string AdResponseBody(const AdRequest& request, const decision::Decision& decision,
-                           std::string_view click_url = {});
 
 }  // namespace adserver::serve

@@ -58,6 +58,12 @@ struct AdRequest {
   // Earlier variant: the localId bound to this request's wallets, echoed as `localId` in the
   // 200/404 body (set by identity resolution, serve/identity_binding.h).
   std::optional<std::string> bound_local_id;
+
+  // ad_unit_id as a view (nullopt: none sent).
+  std::optional<std::string_view> ad_unit() const {
+    if (!ad_unit_id) return std::nullopt;
+    return std::string_view(*ad_unit_id);
+  }
 };
 
 // Parses a JSON body. Returns InvalidArgument with one FieldError per offending field

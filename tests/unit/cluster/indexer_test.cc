@@ -74,9 +74,11 @@ class FakeTerm final : public TermIndexer {
  public:
   FakeTerm(World& w, store::ChainLedger& ledger) : w_(w), ledger_(ledger) {}
   Status Run() override {
-    w_.running.fetch_add(1);
     w_.Log("run");
     EXPECT_TRUE(ledger_.ApplyBlocks(kChain, {}).ok()) << "a leading term writes";
+    // Counted after the first write: a test that waits for a running term and then stops the
+    // indexer must not stop it before that write (the ledger would refuse it, rightly).
+    w_.running.fetch_add(1);
     const int end = w_.end_with.exchange(0);
     if (end == 0) WaitUntil([&] { return stopped_.load(); }, std::chrono::seconds(30));
     w_.running.fetch_sub(1);

@@ -154,14 +154,19 @@ class ClusterBackend final : public Backend {
 }  // namespace
 
 Result<std::unique_ptr<Backend>> Backend::Open(const config::Config& config, const Clock& clock) {
+  std::unique_ptr<Backend> backend;
   if (config.cluster.enabled()) {
-    auto backend = std::unique_ptr<ClusterBackend>(new ClusterBackend());
-    ADS_RETURN_IF_ERROR(backend->Open(config, clock));
-    return std::unique_ptr<Backend>(std::move(backend));
+    auto cluster = std::unique_ptr<ClusterBackend>(new ClusterBackend());
+    ADS_RETURN_IF_ERROR(cluster->Open(config, clock));
+    backend = std::move(cluster);
+  } else {
+    auto embedded = std::unique_ptr<EmbeddedBackend>(new EmbeddedBackend());
+    ADS_RETURN_IF_ERROR(embedded->Open(config));
+    backend = std::move(embedded);
   }
-  auto backend = std::unique_ptr<EmbeddedBackend>(new EmbeddedBackend());
-  ADS_RETURN_IF_ERROR(backend->Open(config));
-  return std::unique_ptr<Backend>(std::move(backend));
+  backend->advertiser_event_log_ = std::make_unique<events::AdvertiserEventLog>(
+      *backend->advertiser_events_, backend->advertiser_event_sink());
+  return backend;
 }
 
 Backend::~Backend() = default;

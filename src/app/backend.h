@@ -14,6 +14,7 @@
 #include "common/clock.h"
 #include "common/status.h"
 #include "config/config.h"
+#include "events/advertiser_event_log.h"
 #include "events/buffered_click_sink.h"
 #include "ingest/chain/block_sink.h"
 #include "store/account_store.h"
@@ -52,7 +53,8 @@ class Backend {
   store::EventsStore& events() { return *events_; }
   store::ClickSink& click_sink();
   store::AdvertiserEventsStore& advertiser_events() { return *advertiser_events_; }
-  store::AdvertiserEventSink& advertiser_event_sink();
+  // Where POST /v1/events stores: through the outbox's sink in cluster mode.
+  const events::AdvertiserEventLog& advertiser_event_log() const { return *advertiser_event_log_; }
   store::ExposureStore& exposures() { return *exposures_; }
   store::ReportStore& reports() { return *reports_; }
   store::AccountStore& accounts() { return *accounts_; }
@@ -73,6 +75,7 @@ class Backend {
 
  protected:
   Backend() = default;
+  store::AdvertiserEventSink& advertiser_event_sink();
 
   // Destroyed in reverse order: the node after every store (its threads are stopped first, by
   // Server::Stop or ~ClusterBackend).
@@ -89,6 +92,7 @@ class Backend {
   std::unique_ptr<store::ReportStore> reports_;
   std::unique_ptr<store::AdvertiserEventsStore> advertiser_events_;
   std::unique_ptr<events::BufferedAdvertiserEventSink> buffered_advertiser_events_;
+  std::unique_ptr<events::AdvertiserEventLog> advertiser_event_log_;
 };
 
 }  // namespace adserver::app

@@ -538,7 +538,7 @@ Status Server::ReconcileNodeCounters() {
 Status Server::InitAdvertiserEvents() {
   events::EventsService* events = events_.get();
   advertiser_events_ = std::make_unique<serve::EventsHandler>(
-      catalogs_, backend_->advertiser_events(), backend_->advertiser_event_sink(),
+      catalogs_, backend_->advertiser_event_log(),
       [events](std::span<const Address> wallets) { return events->PersonDigest(wallets); }, clock_,
       identity_.get(), serve::AdvertiserEventsOptions{},
       serve::TrafficGuard{.checks = traffic_.get(), .proxies = &trusted_proxies_});

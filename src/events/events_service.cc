@@ -135,6 +135,13 @@ void EventsService::RecordClickAsync(store::ClickRecord click, ClickDone done) {
   done(std::move(refused));
 }
 
+void EventsService::RecordClickAsync(Click click, std::function<void(Status)> done) {
+  RecordClickAsync(ClickRecordOf(std::move(click)),
+                   [done = std::move(done)](Result<store::ClickRecord> recorded) {
+                     done(recorded.status());
+                   });
+}
+
 Result<store::ClickRecord> EventsService::RecordClick(store::ClickRecord click) {
   Mutex mu;
   CondVar cv;

@@ -30,6 +30,7 @@
 #include "common/metrics_text.h"
 #include "common/mutex.h"
 #include "common/status.h"
+#include "events/click.h"
 #include "events/options.h"
 #include "events/served_counters.h"
 #include "events/traffic_checks.h"
@@ -85,6 +86,9 @@ class EventsService {
   // was billed then). Never blocks.
   using ClickDone = std::function<void(Result<store::ClickRecord>)>;
   void RecordClickAsync(store::ClickRecord click, ClickDone done);
+  // Stores the click redirect's `click` as ClickRecordOf makes it; `done` gets OkStatus once
+  // it is committed, or the error as above.
+  void RecordClickAsync(Click click, std::function<void(Status)> done);
   // The same, waiting for the commit (for callers that may block).
   Result<store::ClickRecord> RecordClick(store::ClickRecord click);
 

@@ -133,31 +133,17 @@ void ClickHandler::HandleDeferred(const http::Request& request, http::Responder 
   events::InvalidReason reason =
       expired ? events::InvalidReason::kNone
               : CheckTraffic(traffic_, request, *claims, ip, now_ms, catalog.get());
-  store::ClickStatus status = expired ? store::ClickStatus::kExpired : store::ClickStatus::kBilled;
-  if (reason != events::InvalidReason::kNone) status = store::ClickStatus::kInvalid;
-  store::ClickRecord click{
-      .decision_id = claims->decision.bytes,
-      .publisher_id = claims->publisher_id,
-      .ad_unit_id = std::move(claims->ad_unit_id),
-      .campaign_id = claims->campaign_id,
-      .ad_id = claims->ad_id,
-      .arm = std::move(claims->arm),
-      .served_at = claims->served_at,
-      .clicked_at = now,
-      .price = claims->price,
-      .person = claims->person,
-      .earlier_variant = claims->earlier_variant,
-      .status = status,
-      .reason = std::string(events::InvalidReasonName(reason)),
-      // Only the truncated address is kept (/24, /48).
-      .ip = ip ? FormatIp(TruncateIp(*ip)) : std::string(),
-  };
+  events::Click click{.claims = std::move(*claims),
+                      .clicked_at = now,
+                      .expired = expired,
+                      .invalid = reason,
+                      .ip = ip};
   // Answered once the click is durable (on the writer's thread).
   events_.RecordClickAsync(std::move(click), [respond, finish, cta_url = std::move(cta_url)](
-                                                 Result<store::ClickRecord> recorded) mutable {
+                                                 Status recorded) mutable {
     if (!recorded.ok()) {
       http::Response response = http::ErrorResponse(503, "Click not recorded, try again",
-                                                    {{"token", recorded.status().message()}});
+                                                    {{"token", recorded.message()}});
       response.SetHeader("Retry-After", "1");
       return respond(std::move(response));
     }

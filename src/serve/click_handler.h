@@ -13,7 +13,6 @@
 #include "http/message.h"
 #include "http/router.h"
 #include "serve/traffic_guard.h"
-#include "store/events_store.h"
 
 namespace adserver::serve {
 

@@ -228,13 +228,11 @@ std::optional<std::array<uint8_t, 16>> SpclidOf(std::string_view url) {
 }
 
 EventsHandler::EventsHandler(const Published<decision::Catalog>& catalogs,
-                             store::AdvertiserEventsStore& store, store::AdvertiserEventSink& sink,
-                             PersonDigestFn person_digest, const Clock& clock,
+                             const events::AdvertiserEventLog& log, PersonDigestFn person_digest, const Clock& clock,
                              const identity::IdentityService* identity,
                              AdvertiserEventsOptions options, TrafficGuard traffic)
     : catalogs_(catalogs),
-      store_(store),
-      sink_(sink),
+      log_(log),
       person_digest_(std::move(person_digest)),
       clock_(clock),
       identity_(identity),
@@ -303,25 +301,23 @@ http::Response EventsHandler::HandleWith(const http::Request& request,
 http::Response EventsHandler::Record(const http::Request& request,
                                      const decision::AdvertiserKey& key, const EventRequest& event,
                                      std::span<const Address> wallets, int64_t now) const {
-  store::AdvertiserEventRecord row{.community_id = key.community_id,
-                                   .key_id = key.id,
-                                   .name = event.name,
-                                   .url = event.url,
-                                   .person = person_digest_(wallets),
-                                   .created_at = now};
+  events::AdvertiserEvent row{.community_id = key.community_id,
+                              .key_id = key.id,
+                              .name = event.name,
+                              .url = event.url,
+                              .person = person_digest_(wallets),
+                              .created_at = now};
   if (event.url) row.decision_id = SpclidOf(*event.url);
-  events::InvalidReason invalid = events::InvalidReason::kNone;
   if (traffic_.checks != nullptr) {
     std::optional<IpAddress> ip = ParseIp(request.remote_ip);
     if (traffic_.proxies != nullptr) ip = http::ClientIp(request, *traffic_.proxies);
-    invalid = traffic_.checks->CheckEvent({.user_agent = request.Header("User-Agent"),
-                                           .ip = ip,
-                                           .person = row.person,
-                                           .now_seconds = now});
-    row.invalid_reason = events::InvalidReasonName(invalid);
+    row.invalid = traffic_.checks->CheckEvent({.user_agent = request.Header("User-Agent"),
+                                               .ip = ip,
+                                               .person = row.person,
+                                               .now_seconds = now});
   }
-  Status stored = sink_.Insert(row);
-  counts_.Add(stored.ok() ? static_cast<size_t>(invalid) : events::kInvalidReasons);
+  Status stored = log_.Record(row);
+  counts_.Add(stored.ok() ? static_cast<size_t>(row.invalid) : events::kInvalidReasons);
   if (!stored.ok()) {
     ADS_LOG(warn, "advertiser event not stored", "status", stored);
     http::Response response =
@@ -329,7 +325,6 @@ http::Response EventsHandler::Record(const http::Request& request,
     response.SetHeader("Retry-After", "1");
     return response;
   }
-  MaybePrune(now);
   return Answer(200);
 }
 
@@ -351,15 +346,6 @@ void EventsHandler::AppendMetrics(MetricsText& m) const {
   }
   m.Sample("adserver_advertiser_events_total", {{"validity", "not_stored"}, {"reason", ""}},
            counts_.Sum(events::kInvalidReasons));
-}
-
-void EventsHandler::MaybePrune(int64_t now) const {
-  int64_t due = next_prune_.load(std::memory_order_relaxed);
-  if (now < due) return;
-  // One thread wins the interval; the others go on.
-  if (!next_prune_.compare_exchange_strong(due, now + options_.prune_interval_seconds)) return;
-  Result<int64_t> pruned = store_.Prune(now - options_.retention_seconds);
-  if (!pruned.ok()) ADS_LOG(warn, "advertiser events not pruned", "status", pruned.status());
 }
 
 http::Response EventsHandler::Preflight(const http::Request& request) const {

@@ -17,23 +17,18 @@
 #include "common/status.h"
 #include "common/thread_counters.h"
 #include "decision/catalog.h"
+#include "events/advertiser_event_log.h"
 #include "events/traffic_checks.h"
 #include "http/message.h"
 #include "http/router.h"
 #include "identity/identity_service.h"
 #include "serve/click_handler.h"
-#include "store/advertiser_events_store.h"
 
 namespace adserver::serve {
 
 struct AdvertiserEventsOptions {
-  // Longest `event.url` accepted, in bytes.
+  // Longest `event.url` accepted, in bytes. (Retention: events::AdvertiserEventLogOptions.)
   size_t max_url_bytes = 2048;
-  // Raw event rows older than this are deleted (counts per name are kept).
-  int64_t retention_seconds = 90 * 86400;
-  // How often the insert path prunes (the first insert after this long runs Prune on its
-  // worker thread): rows only arrive through inserts, so this bounds the table.
-  int64_t prune_interval_seconds = 3600;
   // Access-Control-Max-Age of preflight answers, seconds.
   int cors_max_age_seconds = 600;
 };
@@ -69,10 +64,10 @@ class EventsHandler {
   // Keyed digest of a person's wallet set (events::EventsService::PersonDigest).
   using PersonDigestFn = std::function<uint64_t(std::span<const Address>)>;
 
-  // catalogs, store, clock and identity must outlive the handler; `identity` null disables
-  // the identity cookie (wallets are then the only identity).
-  EventsHandler(const Published<decision::Catalog>& catalogs, store::AdvertiserEventsStore& store,
-                store::AdvertiserEventSink& sink, PersonDigestFn person_digest, const Clock& clock,
+  // catalogs, log, clock and identity must outlive the handler; `identity` null disables
+  // the identity cookie (wallets are then the only identity). Events are stored in `log`.
+  EventsHandler(const Published<decision::Catalog>& catalogs, const events::AdvertiserEventLog& log,
+                PersonDigestFn person_digest, const Clock& clock,
                 const identity::IdentityService* identity, AdvertiserEventsOptions options = {},
                 TrafficGuard traffic = {});
 
@@ -91,18 +86,14 @@ class EventsHandler {
   http::Response Record(const http::Request& request, const decision::AdvertiserKey& key,
                         const EventRequest& event, std::span<const Address> wallets,
                         int64_t now) const;
-  void MaybePrune(int64_t now) const;
 
   const Published<decision::Catalog>& catalogs_;
-  store::AdvertiserEventsStore& store_;  // pruning
-  store::AdvertiserEventSink& sink_;     // inserts
+  const events::AdvertiserEventLog& log_;
   PersonDigestFn person_digest_;
   const Clock& clock_;
   const identity::IdentityService* identity_;
   AdvertiserEventsOptions options_;
   TrafficGuard traffic_;
-  // Unix seconds after which the next insert prunes.
-  mutable std::atomic<int64_t> next_prune_{0};
   // By InvalidReason (kNone = valid), then not stored.
   mutable ThreadCounters<events::kInvalidReasons + 1> counts_;
 };

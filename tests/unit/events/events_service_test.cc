@@ -8,6 +8,8 @@
 
 #include "events/click_token.h"
 #include "events/decision_id.h"
+#include "common/ip_address.h"
+#include "common/mutex.h"
 #include "store/sqlite/sqlite_events_store.h"
 #include "support/temp_dir.h"
 
@@ -213,6 +215,83 @@ TEST_F(EventsServiceTest, ListingFiltersAndPagesNewestFirst) {
   auto window = store_->ListClicks({.from = 1001, .to = 1003});
   ASSERT_TRUE(window.ok());
   EXPECT_EQ(window->size(), 2u);
+}
+
+// The click redirect hands an events::Click (issue 41 item 4): what it is stored as.
+TEST(ClickRecordOfTest, StatusReasonAndAddressFollowTheClick) {
+  ClickClaims claims{.decision = NewDecisionId(1'700'000'000'000),
+                     .publisher_id = 1,
+                     .campaign_id = 10,
+                     .ad_id = 20,
+                     .served_at = 1'700'000'000,
+                     .price = 1'500'000,
+                     .person = 99,
+                     .earlier_variant = true,
+                     .arm = "b",
+                     .ad_unit_id = "top"};
+  store::ClickRecord valid = ClickRecordOf(
+      {.claims = claims, .clicked_at = 1'700'000'010, .ip = ParseIp("192.0.2.17")});
+  EXPECT_EQ(valid.status, store::ClickStatus::kBilled);
+  EXPECT_EQ(valid.reason, "");
+  EXPECT_EQ(valid.ip, "192.0.2.0");  // only the /24 is kept
+  EXPECT_EQ(valid.decision_id, claims.decision.bytes);
+  EXPECT_EQ(valid.price, 1'500'000);
+  EXPECT_EQ(valid.served_at, 1'700'000'000);
+  EXPECT_EQ(valid.clicked_at, 1'700'000'010);
+  EXPECT_TRUE(valid.earlier_variant);
+  EXPECT_EQ(valid.arm, "b");
+  EXPECT_EQ(valid.ad_unit_id, "top");
+  EXPECT_EQ(valid.person, 99u);
+
+  store::ClickRecord invalid =
+      ClickRecordOf({.claims = claims, .clicked_at = 1, .invalid = InvalidReason::kCrawler});
+  EXPECT_EQ(invalid.status, store::ClickStatus::kInvalid);
+  EXPECT_EQ(invalid.reason, "crawler");
+  EXPECT_EQ(invalid.ip, "");  // unknown
+
+  // An expired click is recorded as expired whatever a check said.
+  store::ClickRecord expired = ClickRecordOf(
+      {.claims = claims, .clicked_at = 1, .expired = true, .invalid = InvalidReason::kCrawler});
+  EXPECT_EQ(expired.status, store::ClickStatus::kExpired);
+  EXPECT_EQ(expired.reason, "");
+}
+
+class ClickServiceTest : public EventsServiceTest {};
+
+TEST_F(ClickServiceTest, AClickFromTheRedirectIsStoredBeforeDoneRuns) {
+  auto service = Service();
+  std::vector<ClickRecord> billed;
+  service->SetOnBilled([&](const ClickRecord& c) { billed.push_back(c); });
+  service->Start();
+  Mutex mu;
+  CondVar cv;
+  std::vector<Status> done;
+  ClickClaims claims{.decision = NewDecisionId(clock_.NowMicros() / 1000),
+                     .publisher_id = 1,
+                     .campaign_id = 10,
+                     .ad_id = 20,
+                     .served_at = clock_.NowSeconds(),
+                     .price = 700};
+  for (int i = 0; i < 2; ++i) {
+    service->RecordClickAsync(events::Click{.claims = claims, .clicked_at = clock_.NowSeconds()},
+                              [&](Status s) {
+                                MutexLock lock(mu);
+                                done.push_back(std::move(s));
+                                cv.NotifyOne();
+                              });
+    MutexLock lock(mu);
+    cv.Wait(mu, [&]() ADS_REQUIRES(mu) { return done.size() == static_cast<size_t>(i + 1); });
+  }
+  EXPECT_TRUE(done[0].ok()) << done[0].message();
+  EXPECT_TRUE(done[1].ok()) << done[1].message();
+  ASSERT_EQ(billed.size(), 1u);  // the second click on the decision is a duplicate
+  EXPECT_EQ(billed[0].price, 700);
+  service->Stop();
+
+  // A stopped service refuses at once, with the reason.
+  Status refused;
+  service->RecordClickAsync(events::Click{.claims = claims}, [&](Status s) { refused = std::move(s); });
+  EXPECT_EQ(refused.code(), Code::kUnavailable);
 }
 
 }  // namespace

@@ -66,7 +66,7 @@ class EventsHandlerTest : public ::testing::Test {
     clock_.SetMicros(kNow * 1'000'000);
     identity_ = std::move(*identity::IdentityService::Create(nullptr, clock_, options));
     handler_ = std::make_unique<EventsHandler>(
-        catalogs_, store_, store_,
+        catalogs_, log_,
         [](std::span<const Address> wallets) { return uint64_t{1000} + wallets.size(); }, clock_,
         identity_.get());
   }
@@ -92,6 +92,7 @@ class EventsHandlerTest : public ::testing::Test {
   FakeClock clock_;
   Published<decision::Catalog> catalogs_;
   RecordingStore store_;
+  events::AdvertiserEventLog log_{store_, store_};
   std::unique_ptr<identity::IdentityService> identity_;
   std::unique_ptr<EventsHandler> handler_;
   std::string body_, key_;
@@ -309,7 +310,7 @@ TEST_F(EventsHandlerTest, InvalidEventsAreAnsweredAsUsualAndStoredWithTheirReaso
   Result<http::TrustedProxies> proxies = http::TrustedProxies::Parse({"10.0.0.0/8"});
   ASSERT_TRUE(proxies.ok());
   EventsHandler handler(
-      catalogs_, store_, store_, [](std::span<const Address>) { return uint64_t{1000}; }, clock_,
+      catalogs_, log_, [](std::span<const Address>) { return uint64_t{1000}; }, clock_,
       nullptr, AdvertiserEventsOptions{}, TrafficGuard{.checks = &checks, .proxies = &*proxies});
   auto post = [&](std::string_view user_agent, std::string_view forwarded_for) {
     body_ = Body("sign_up");

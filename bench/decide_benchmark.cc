@@ -119,7 +119,6 @@ void BM_DecideLive(benchmark::State& state) {
     size_t r = i++ % sets.size();
     decision::DecisionRequest request{.wallets = sets[r],
                                       .format = ImageFormat::kLandscape,
-                                      .variant = decision::Variant::kCurrent,
                                       .publisher = &w.catalog->publishers[0],
                                       .now_seconds = w.options.now + 12 * 3600,
                                       .ad_unit_id = kAdUnit,

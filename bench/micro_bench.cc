@@ -107,7 +107,7 @@ void BM_ParseAdRequest(benchmark::State& state) {
   size_t i = 0;
   int64_t allocations = g_allocations;
   for (auto _ : state) {
-    auto parsed = serve::ParseAdRequest(bodies[i++ % bodies.size()], decision::Variant::kCurrent,
+    auto parsed = serve::ParseAdRequest(bodies[i++ % bodies.size()], serve::Variant::kCurrent,
                                         options);
     benchmark::DoNotOptimize(parsed);
   }
@@ -178,7 +178,6 @@ void BM_Decide(benchmark::State& state) {
     size_t r = i++ % sets.size();
     decision::DecisionRequest request{.wallets = sets[r],
                                       .format = FormatOf(static_cast<int>(r), false),
-                                      .variant = decision::Variant::kCurrent,
                                       .publisher = &w.catalog->publishers[0],
                                       .now_seconds = w.options.now + 3600};
     auto decision = decision::Decide(request, *w.catalog, *w.activity, rng);
@@ -197,7 +196,7 @@ BENCHMARK(BM_Decide)
 void BM_SerializeAd(benchmark::State& state) {
   const World& w = GetWorld();
   bool earlier = state.range(0) != 0;
-  auto variant = earlier ? decision::Variant::kEarlier : decision::Variant::kCurrent;
+  auto variant = earlier ? serve::Variant::kEarlier : serve::Variant::kCurrent;
   serve::ServeOptions options;
   decision::Rng rng(7);
   std::vector<std::pair<serve::AdRequest, decision::Decision>> answers;
@@ -208,7 +207,7 @@ void BM_SerializeAd(benchmark::State& state) {
     if (!parsed.ok()) continue;
     decision::DecisionRequest request{.wallets = set,
                                       .format = format,
-                                      .variant = variant,
+                                      .earlier_variant = earlier,
                                       .publisher = &w.catalog->publishers[0],
                                       .now_seconds = w.options.now + 3600};
     auto decision = decision::Decide(request, *w.catalog, *w.activity, rng);
@@ -249,7 +248,7 @@ void BM_HandleWith(benchmark::State& state) {
                      {"x-api-key", kLiveKey},
                      {"Origin", "https://pub.example"}};
   decision::Rng rng(7);
-  auto variant = earlier ? decision::Variant::kEarlier : decision::Variant::kCurrent;
+  auto variant = earlier ? serve::Variant::kEarlier : serve::Variant::kCurrent;
   size_t i = 0, bytes = 0;
   int64_t ok = 0;
   int64_t allocations = g_allocations;
@@ -331,7 +330,7 @@ void BM_ResolveConsentedIdentity(benchmark::State& state) {
     http_request.headers = {{"Cookie", "adserver_id=" + value + "; adserver_id_p=" + value}};
   }
   serve::AdRequest request;
-  request.variant = decision::Variant::kCurrent;
+  request.variant = serve::Variant::kCurrent;
   request.cookie_consent = true;
   int64_t allocations = g_allocations;
   size_t set_cookies = 0;

@@ -22,7 +22,7 @@ bool SameRequest(const serve::AdRequest& a, const serve::AdRequest& b) {
          a.local_id_present == b.local_id_present && a.local_id == b.local_id;
 }
 
-void Parse(std::string_view body, decision::Variant variant) {
+void Parse(std::string_view body, serve::Variant variant) {
   static const serve::ServeOptions options;
   static serve::AdRequest reused;
   Result<serve::AdRequest> fresh = serve::ParseAdRequest(body, variant, options);
@@ -51,7 +51,7 @@ void Parse(std::string_view body, decision::Variant variant) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view body(reinterpret_cast<const char*>(data), size);
-  adserver::fuzz::Parse(body, adserver::decision::Variant::kCurrent);
-  adserver::fuzz::Parse(body, adserver::decision::Variant::kEarlier);
+  adserver::fuzz::Parse(body, adserver::serve::Variant::kCurrent);
+  adserver::fuzz::Parse(body, adserver::serve::Variant::kEarlier);
   return 0;
 }

@@ -394,7 +394,6 @@ RunResult Run(const Scenario& s, const Policy& policy, uint64_t seed) {
     const Address wallet = WalletAt(static_cast<int>(k % kWallets));
     decision::DecisionRequest request{.wallets = std::span<const Address>(&wallet, 1),
                                       .format = format,
-                                      .variant = decision::Variant::kCurrent,
                                       .publisher = &catalog.publishers[pub],
                                       .now_seconds = now,
                                       .live = &live};

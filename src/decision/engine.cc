@@ -668,7 +668,7 @@ std::optional<Decision> Decide(const DecisionRequest& request, const Catalog& ca
                                                       : DefaultOptions(),
               .today = DayOf(request.now_seconds),
               .format = static_cast<size_t>(request.format),
-              .earlier = request.variant == Variant::kEarlier,
+              .earlier = request.earlier_variant,
               .arm = ArmFor(*request.publisher, request.ad_unit_id)};
   // The interactions of each request wallet, in request order. Not a Context member: GCC
   // zero-fills the whole aggregate (over 1 KB) when it holds this uninitialized buffer.
@@ -740,7 +740,7 @@ std::optional<Decision> Decide(const DecisionRequest& request, const Catalog& ca
 std::optional<Decision> SampleDecision(const DecisionRequest& request, const Catalog& catalog,
                                        uint64_t counter) {
   const std::vector<Index>& samples =
-      catalog.SampleAds(request.format, request.variant == Variant::kEarlier);
+      catalog.SampleAds(request.format, request.earlier_variant);
   size_t n = samples.size();
   for (size_t k = 0; k < n; ++k) {
     const Ad& ad = catalog.ads[samples[(counter % n + k) % n]];

@@ -21,7 +21,6 @@
 
 namespace adserver::decision {
 
-enum class Variant : uint8_t { kCurrent, kEarlier };
 
 // The rules a candidate campaign must pass, in evaluation order; the first one that fails is
 // the reason it was dropped.
@@ -76,7 +75,8 @@ struct DecisionRequest {
   // Distinct wallets of one person, in request order (already deduplicated).
   std::span<const Address> wallets;
   ImageFormat format = ImageFormat::kLandscape;
-  Variant variant = Variant::kCurrent;
+  // The earlier API (/api/ads): only ads with an image and content under 400 code points.
+  bool earlier_variant = false;
   const Publisher* publisher = nullptr;  // required
   int64_t now_seconds = 0;
   // The placement id (A/B arm assignment); nullopt = none sent.

@@ -21,8 +21,6 @@
 namespace adserver::serve {
 namespace {
 
-using decision::Variant;
-
 constexpr size_t kMaxBodyBytes = 64 * 1024;
 // Bodies parsed before the key is checked (see Serve); larger ones are parsed after it.
 constexpr size_t kEarlyParseBytes = 8 * 1024;

@@ -67,17 +67,17 @@ class AdHandler {
   // Registers POST and OPTIONS for /v1/ads and /api/ads.
   void RegisterRoutes(http::Router& router) const;
 
-  http::Response Handle(const http::Request& request, decision::Variant variant) const;
-  http::Response Preflight(const http::Request& request, decision::Variant variant) const;
+  http::Response Handle(const http::Request& request, Variant variant) const;
+  http::Response Preflight(const http::Request& request, Variant variant) const;
 
   // The pure core. `catalog`/`activity` null means serving is not ready: 503 (current) /
   // 500 (earlier).
-  http::Response HandleWith(const http::Request& request, decision::Variant variant,
+  http::Response HandleWith(const http::Request& request, Variant variant,
                             const decision::Catalog* catalog,
                             const decision::ActivityIndex* activity, int64_t now_seconds,
                             decision::Rng& rng) const;
   // The same at a time in microseconds (decision ids carry milliseconds).
-  http::Response HandleAt(const http::Request& request, decision::Variant variant,
+  http::Response HandleAt(const http::Request& request, Variant variant,
                           const decision::Catalog* catalog, const decision::ActivityIndex* activity,
                           int64_t now_micros, decision::Rng& rng) const;
 

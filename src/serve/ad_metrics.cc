@@ -10,8 +10,8 @@ constexpr std::string_view kOutcomeNames[] = {"fill", "no_fill", "client_error",
 constexpr std::string_view kReasonNames[] = {"other", "no_identity", "no_eligible_ad"};
 }  // namespace
 
-void AdMetrics::CountAnswer(decision::Variant variant, int status, NoFillReason reason) {
-  const bool earlier = variant == decision::Variant::kEarlier;
+void AdMetrics::CountAnswer(Variant variant, int status, NoFillReason reason) {
+  const bool earlier = variant == Variant::kEarlier;
   size_t outcome = status == 200                                  ? 0
                    : status == 204 || (earlier && status == 404)  ? 1
                    : status < 500                                 ? 2

@@ -9,7 +9,7 @@
 
 #include "common/metrics_text.h"
 #include "common/thread_counters.h"
-#include "decision/engine.h"
+#include "serve/ad_request.h"
 #include "events/traffic_checks.h"
 
 namespace adserver::serve {
@@ -24,7 +24,7 @@ class AdMetrics {
  public:
   // One answer of /v1/ads (kCurrent) or /api/ads: 200 fill; 204 (or the earlier variant's 404)
   // no fill with `reason`; other 4xx client error; 5xx server error.
-  void CountAnswer(decision::Variant variant, int status, NoFillReason reason);
+  void CountAnswer(Variant variant, int status, NoFillReason reason);
   // A live key's served impression (a fill) and its validity (kNone = valid).
   void CountImpression(events::InvalidReason invalid) {
     counters_.Add(kImpressionBase + static_cast<size_t>(invalid));

@@ -31,13 +31,12 @@ http::Response NoAd(const AdRequest& request) {
 
 }  // namespace
 
-std::optional<decision::Decision> AdPipeline::Choose(const AdInput& input,
-                                                     const AdRequest& request,
+std::optional<decision::Decision> AdPipeline::Choose(const AdInput& input, const AdRequest& request,
                                                      decision::Explanation* explain) const {
   decision::DecisionRequest decision_request{
       .wallets = request.wallets,
       .format = request.format,
-      .variant = request.variant,
+      .earlier_variant = IsEarlier(request.variant),
       .publisher = &input.publisher,
       .now_seconds = input.now_seconds,
   };
@@ -70,8 +69,8 @@ AdAnswer AdPipeline::ServeAd(const AdInput& input, const AdRequest& request,
   }
   // An invalid impression is answered like any other but bills nothing, counts toward no cap
   // or learned rate, and exposes no one (so no conversion is attributed to it).
-  const events::InvalidReason invalid = ports_.impressions->Check(
-      input.http, request.wallets, input.publisher.id, input.now_seconds);
+  const events::InvalidReason invalid =
+      ports_.impressions->Check(input.http, request.wallets, input.publisher.id, input.now_seconds);
   const bool valid = invalid == events::InvalidReason::kNone;
   // Cluster mode: a billable impression is paid from this node's budget lease first; when
   // another request took the last of it, no ad (never an impression past the budget).
@@ -134,7 +133,7 @@ AdAnswer AdPipeline::Run(const AdInput& input, AdRequest& request) const {
   return answer;
 }
 
-void AdPipeline::Count(const AdInput& input, decision::Variant variant,
+void AdPipeline::Count(const AdInput& input, Variant variant,
                        std::optional<std::string_view> ad_unit_id, int status,
                        const ServedInfo& served) const {
   events::ServeOutcome outcome = status == 200 ? events::ServeOutcome::kFill

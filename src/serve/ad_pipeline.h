@@ -48,7 +48,7 @@ struct AdInput {
 struct AdAnswer {
   http::Response response;
   NoFillReason no_fill = NoFillReason::kNone;  // set when answered without an ad
-  ServedInfo served;                            // a live key's served ad (campaign 0: none)
+  ServedInfo served;                           // a live key's served ad (campaign 0: none)
 };
 
 class AdPipeline {
@@ -63,9 +63,8 @@ class AdPipeline {
 
   // Counts one request of a live key in the serving counters: `status` is its answer's,
   // `ad_unit_id` the parsed request's (nullopt when the body was refused or sent none).
-  void Count(const AdInput& input, decision::Variant variant,
-             std::optional<std::string_view> ad_unit_id, int status,
-             const ServedInfo& served) const;
+  void Count(const AdInput& input, Variant variant, std::optional<std::string_view> ad_unit_id,
+             int status, const ServedInfo& served) const;
 
   const AdPorts& ports() const { return ports_; }
 

@@ -11,8 +11,6 @@
 namespace adserver::serve {
 namespace {
 
-using decision::Variant;
-
 // Spec 2.4 / 8: at most this many distinct addresses per request.
 constexpr size_t kMaxWallets = 50;
 // Per-element errors reported for walletAddresses; scanning stops at this many so that a
@@ -192,14 +190,14 @@ void Reset(AdRequest& out, Variant variant) {
 
 }  // namespace
 
-Result<AdRequest> ParseAdRequest(std::string_view body, decision::Variant variant,
+Result<AdRequest> ParseAdRequest(std::string_view body, Variant variant,
                                  const ServeOptions& options) {
   AdRequest out;
   ADS_RETURN_IF_ERROR(ParseAdRequest(body, variant, options, out));
   return out;
 }
 
-Status ParseAdRequest(std::string_view body, decision::Variant variant, const ServeOptions& options,
+Status ParseAdRequest(std::string_view body, Variant variant, const ServeOptions& options,
                       AdRequest& out) {
   Reset(out, variant);
   if (body.empty()) return MalformedBody("body is empty; expected a JSON object");

@@ -18,6 +18,9 @@
 
 namespace adserver::serve {
 
+// The two API variants (spec 2): POST /v1/ads (current) and POST /api/ads (earlier).
+enum class Variant : uint8_t { kCurrent, kEarlier };
+
 // A wallet address as the client spelled it ("0x" and 40 hex digits, case kept), stored inline
 // so that parsing 50 wallets allocates nothing per wallet.
 class WalletText {
@@ -41,7 +44,7 @@ class WalletText {
 };
 
 struct AdRequest {
-  decision::Variant variant = decision::Variant::kCurrent;
+  Variant variant = Variant::kCurrent;
   // Distinct wallets (case-insensitive dedupe, first occurrence kept), in request order.
   std::vector<Address> wallets;
   // The wallets as the client spelled them (same order as `wallets`), echoed as
@@ -70,12 +73,12 @@ struct AdRequest {
 // ("walletAddresses[3]", "imageFormat", ...) for every problem found, or with field "body"
 // when the body is not a JSON object. Unknown fields are ignored. Does not apply rules that
 // depend on identity (whether an empty wallet list is acceptable): see the handler.
-Result<AdRequest> ParseAdRequest(std::string_view body, decision::Variant variant,
+Result<AdRequest> ParseAdRequest(std::string_view body, Variant variant,
                                  const ServeOptions& options);
 // The same into `out`, which is reset first but keeps its vectors' capacity, so that a caller
 // reusing one AdRequest (the handler keeps one per thread) parses without allocating. On error
 // `out` holds a partial request.
-Status ParseAdRequest(std::string_view body, decision::Variant variant, const ServeOptions& options,
+Status ParseAdRequest(std::string_view body, Variant variant, const ServeOptions& options,
                       AdRequest& out);
 
 }  // namespace adserver::serve

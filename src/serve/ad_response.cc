@@ -45,7 +45,7 @@ http::Response NoAdEarlier(std::optional<std::string_view> local_id) {
   return JsonResponse(404, std::move(body));
 }
 
-http::Response NoFill(decision::Variant variant) {
+http::Response NoFill(Variant variant) {
   if (IsEarlier(variant)) return NoAdEarlier(std::nullopt);
   http::Response response;
   response.status = 204;
@@ -53,7 +53,7 @@ http::Response NoFill(decision::Variant variant) {
   return response;
 }
 
-void AddCors(http::Response& response, const http::Request& request, decision::Variant variant,
+void AddCors(http::Response& response, const http::Request& request, Variant variant,
              bool expose_to_origin) {
   if (IsEarlier(variant)) {
     response.SetHeader("Access-Control-Allow-Origin", "*");

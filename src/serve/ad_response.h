@@ -15,7 +15,7 @@
 
 namespace adserver::serve {
 
-inline bool IsEarlier(decision::Variant variant) { return variant == decision::Variant::kEarlier; }
+inline bool IsEarlier(Variant variant) { return variant == Variant::kEarlier; }
 
 // A JSON answer, never cached.
 http::Response JsonResponse(int status, std::string body);
@@ -23,7 +23,7 @@ http::Response JsonResponse(int status, std::string body);
 http::Response ErrorAnswer(int status, std::string_view message,
                            const std::vector<FieldError>& details = {});
 // No ad: 204 (current) or the earlier variant's 404 {"error":"No ad available",...}.
-http::Response NoFill(decision::Variant variant);
+http::Response NoFill(Variant variant);
 // The earlier variant's no-fill 404, with `localId` when the SDK should replace (or, with
 // "WALLET_CACHE_VOID", forget) its localId.
 http::Response NoAdEarlier(std::optional<std::string_view> local_id);
@@ -39,7 +39,7 @@ std::string AdResponseBody(const AdRequest& request, const decision::Decision& d
 // CORS (not in the spec; required by the clients, compatibility.md): /v1/ads is credentialed
 // and echoes the Origin (unless `expose_to_origin` is false: an origin the key's publisher did
 // not list); /api/ads is public and answers "*".
-void AddCors(http::Response& response, const http::Request& request, decision::Variant variant,
+void AddCors(http::Response& response, const http::Request& request, Variant variant,
              bool expose_to_origin);
 
 }  // namespace adserver::serve

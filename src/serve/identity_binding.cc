@@ -67,7 +67,7 @@ void UseIdentityWallets(AdRequest& request, const identity::WalletLinks& links) 
   request.wallet_texts.clear();
   request.wallets.reserve(links.size());
   for (const identity::WalletLink& link : links.view()) request.wallets.push_back(link.wallet);
-  if (request.variant != decision::Variant::kEarlier) return;
+  if (request.variant != Variant::kEarlier) return;
   request.wallet_texts.reserve(links.size());
   for (const identity::WalletLink& link : links.view()) {
     request.wallet_texts.emplace_back(FormatAddress(link.wallet));
@@ -189,7 +189,7 @@ IdentityOutcome ResolveIdentity(const identity::IdentityService* identity,
                                 const http::Request& http_request, AdRequest& request,
                                 bool test_key, int64_t now_seconds) {
   if (identity == nullptr) return {};
-  if (request.variant == decision::Variant::kCurrent) {
+  if (request.variant == Variant::kCurrent) {
     if (!request.cookie_consent) return {};  // nothing is read or set without consent
     return ResolveCookie(*identity, http_request, request, test_key, now_seconds);
   }

@@ -55,7 +55,6 @@ class AuctionTest : public ::testing::Test {
     wallets_ = std::move(wallets);
     DecisionRequest request{.wallets = wallets_,
                             .format = ImageFormat::kLandscape,
-                            .variant = Variant::kCurrent,
                             .publisher = &t_.catalog.publishers[publisher_],
                             .now_seconds = now,
                             .ad_unit_id = ad_unit,

@@ -13,6 +13,10 @@
 namespace adserver::decision {
 namespace {
 
+// Which API the decision is for (serve::Variant's two values): the earlier one takes only ads
+// with an image and short content (DecisionRequest::earlier_variant).
+enum class Variant { kCurrent, kEarlier };
+
 using testing::kCommunityA;
 using testing::kCommunityB;
 using testing::TestCatalog;
@@ -47,7 +51,7 @@ class EngineTest : public ::testing::Test {
     wallets_ = std::move(wallets);
     DecisionRequest request{.wallets = wallets_,
                             .format = format,
-                            .variant = variant,
+                            .earlier_variant = variant == Variant::kEarlier,
                             .publisher = &t_.catalog.publishers[0],
                             .now_seconds = now};
     return Decide(request, t_.catalog, activity_, rng_);
@@ -420,7 +424,7 @@ class SampleDecisionTest : public ::testing::Test {
                 Variant variant = Variant::kCurrent) {
     DecisionRequest request{.wallets = {},
                             .format = format,
-                            .variant = variant,
+                            .earlier_variant = variant == Variant::kEarlier,
                             .publisher = &t_.catalog.publishers[0],
                             .now_seconds = kNow};
     auto d = SampleDecision(request, t_.catalog, counter);
@@ -459,7 +463,6 @@ TEST_F(SampleDecisionTest, ReturnsTheCampaignAndCommunityOfTheAd) {
   t_.Finish();
   DecisionRequest request{.wallets = {},
                           .format = ImageFormat::kLandscape,
-                          .variant = Variant::kCurrent,
                           .publisher = &t_.catalog.publishers[0],
                           .now_seconds = kNow};
   auto d = SampleDecision(request, t_.catalog, 1);

@@ -253,7 +253,6 @@ TEST_F(CatalogBuilderTest, CpcCampaignOutbidsCheaperCpmCampaign) {
   std::vector<Address> wallets = {Wallet(1)};
   decision::DecisionRequest request{.wallets = wallets,
                                     .format = ImageFormat::kLandscape,
-                                    .variant = decision::Variant::kCurrent,
                                     .publisher = &catalog->publishers[0],
                                     .now_seconds = kNow};
   decision::Rng rng(1);

@@ -15,8 +15,6 @@
 namespace adserver::serve {
 namespace {
 
-using decision::Variant;
-
 // Well-formed keys: "spk_" + 30 alphanumerics.
 const std::string kLiveKey = "spk_" + std::string(30, 'a');
 const std::string kTestKey = "spk_" + std::string(30, 'b');

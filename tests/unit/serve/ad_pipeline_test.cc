@@ -18,8 +18,6 @@
 namespace adserver::serve {
 namespace {
 
-using decision::Variant;
-
 constexpr char kA[] = "0x00000000000000000000000000000000000000aa";
 constexpr int64_t kNow = 1'700'000'000;
 
@@ -82,8 +80,8 @@ class RecordingIdentity final : public IdentityPort {
   explicit RecordingIdentity(Calls& calls) : calls_(calls) {}
   IdentityOutcome Resolve(const http::Request&, AdRequest& request, bool test_key,
                           int64_t) const override {
-    calls_.log.push_back(std::string("identity consent=") +
-                         (request.cookie_consent ? "1" : "0") + " test=" + (test_key ? "1" : "0"));
+    calls_.log.push_back(std::string("identity consent=") + (request.cookie_consent ? "1" : "0") +
+                         " test=" + (test_key ? "1" : "0"));
     return outcome;
   }
   IdentityOutcome outcome;
@@ -125,8 +123,8 @@ class RecordingImpressions final : public ImpressionRecorder {
     return invalid;
   }
   std::string Seal(const ServedAd& ad) const override {
-    calls_.log.push_back("seal " + std::to_string(ad.decision.ad->id) + " invalid=" +
-                         std::string(events::InvalidReasonName(ad.invalid)) +
+    calls_.log.push_back("seal " + std::to_string(ad.decision.ad->id) +
+                         " invalid=" + std::string(events::InvalidReasonName(ad.invalid)) +
                          " at=" + std::to_string(ad.now_seconds));
     return "https://ads.example/v1/click/token";
   }
@@ -279,8 +277,8 @@ TEST_F(AdPipelineTest, TestKeyExplanationReplaysTheLiveDecision) {
   AdRequest request = Request();
   AdAnswer answer = pipeline.Run(Input(true), request);
   ASSERT_EQ(answer.response.status, 200);
-  EXPECT_EQ(calls_.log, (std::vector<std::string>{"identity consent=0 test=1",
-                                                  "prepare unit=top"}));
+  EXPECT_EQ(calls_.log,
+            (std::vector<std::string>{"identity consent=0 test=1", "prepare unit=top"}));
   bool explained = false;
   for (const auto& [name, value] : answer.response.Headers()) {
     if (name == kExplainHeader) explained = value.find("\"winner\"") != std::string_view::npos;

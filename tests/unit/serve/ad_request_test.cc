@@ -11,7 +11,6 @@
 namespace adserver::serve {
 namespace {
 
-using decision::Variant;
 using ::testing::ElementsAre;
 
 constexpr char kA[] = "0x00000000000000000000000000000000000000aa";

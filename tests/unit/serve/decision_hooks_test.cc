@@ -18,8 +18,6 @@
 namespace adserver::serve {
 namespace {
 
-using decision::Variant;
-
 const std::string kLiveKey = "spk_" + std::string(30, 'a');
 const std::string kTestKey = "spk_" + std::string(30, 'b');
 constexpr char kA[] = "0x00000000000000000000000000000000000000aa";

@@ -208,7 +208,7 @@ TEST_F(EventsHandlerTest, NoWalletsAndNoCookieIsNoIdentity) {
 TEST_F(EventsHandlerTest, TheIdentityCookieIsThePersonOnlyWithConsent) {
   // A cookie as /v1/ads sets it for a consented visitor with one wallet.
   AdRequest ad;
-  ad.variant = decision::Variant::kCurrent;
+  ad.variant = Variant::kCurrent;
   ad.wallets = {*ParseAddress(kWallet)};
   ad.cookie_consent = true;
   IdentityOutcome set = ResolveIdentity(identity_.get(), http::Request{}, ad, false, kNow);

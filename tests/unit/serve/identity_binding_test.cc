@@ -10,7 +10,6 @@
 namespace adserver::serve {
 namespace {
 
-using decision::Variant;
 using ::testing::ElementsAre;
 
 constexpr int64_t kNow = 1'767'225'600;

@@ -60,19 +60,19 @@ Status RunActivityImport(const std::string& data_dir, const store::ClusterOption
                          const std::vector<std::string>& files, ingest::BulkImportOptions options,
                          std::ostream& out) {
   store::Stores stores;
-  std::unique_ptr<CliAttribution> attribution;
+  std::unique_ptr<cluster::CliAttribution> attribution;
   if (cluster.enabled()) {
     ADS_RETURN_IF_ERROR(CreateDataDirectory(data_dir));  // the import ledger's directory
     ADS_ASSIGN_OR_RETURN(ClusterStore opened, OpenClusterStore(cluster.database_url));
     stores = opened.stores();
     // Attributed against the cluster's exposures and billed by this process (cli_attribution.h).
-    ADS_ASSIGN_OR_RETURN(attribution, CliAttribution::OpenCluster(cluster, stores));
+    ADS_ASSIGN_OR_RETURN(attribution, OpenCliAttribution(cluster, stores));
     options.transactions = attribution.get();
   } else {
     ADS_ASSIGN_OR_RETURN(stores, OpenStore(data_dir));
     // Rows naming a transaction are attributed as onchain conversions, as the admin API's
     // imports are (issue 15).
-    ADS_ASSIGN_OR_RETURN(attribution, CliAttribution::Open(data_dir, stores));
+    ADS_ASSIGN_OR_RETURN(attribution, OpenCliAttribution(data_dir, stores));
     options.transactions = attribution.get();
   }
   if (options.ledger_path.empty()) {

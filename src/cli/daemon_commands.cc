@@ -137,7 +137,7 @@ Status RunIndex(const std::string& data_dir, const app::IndexerOptions& options)
   sigset_t signals = BlockShutdownSignals();
   ADS_ASSIGN_OR_RETURN(app::EmbeddedStore store, app::OpenEmbeddedStore(data_dir));
   // Blocks' transactions are attributed as onchain conversions, as `serve`'s indexer does.
-  ADS_ASSIGN_OR_RETURN(auto attribution, app::CliAttribution::Open(data_dir, store.stores()));
+  ADS_ASSIGN_OR_RETURN(auto attribution, app::OpenCliAttribution(data_dir, store.stores()));
   ADS_ASSIGN_OR_RETURN(
       auto indexer,
       app::LiveIndexer::Create(*store.sqlite, store.index(), data_dir, options, attribution.get()));
@@ -155,11 +155,11 @@ Status RunIndex(const std::string& data_dir, const app::IndexerOptions& options)
 // `adserver index` in cluster mode: one more contender for the chain's leadership, indexing
 // into PostgreSQL while it leads (cluster/indexer.h). Blocks' transactions are attributed
 // against the cluster's exposures and billed by this process, as a `serve` leader's are
-// (app/cli_attribution.h).
+// (cluster/cli_attribution.h).
 Status RunClusterIndex(const store::ClusterOptions& cluster, const app::IndexerOptions& options) {
   sigset_t signals = BlockShutdownSignals();
   ADS_ASSIGN_OR_RETURN(app::ClusterStore store, app::OpenClusterStore(cluster.database_url));
-  ADS_ASSIGN_OR_RETURN(auto attribution, app::CliAttribution::OpenCluster(cluster, store.stores()));
+  ADS_ASSIGN_OR_RETURN(auto attribution, app::OpenCliAttribution(cluster, store.stores()));
   ADS_ASSIGN_OR_RETURN(std::unique_ptr<cluster::ClusterIndexer> indexer,
                        app::OpenClusterIndexer(*store.postgres, *store.activity,
                                                cluster.database_url, options, attribution.get()));

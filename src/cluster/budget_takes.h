@@ -2,7 +2,7 @@
 
 // Delivery of the budget takes the cluster CLI queues with the conversions it bills (PostgreSQL
 // `budget_takes`, store::PostgresEventsStore::BillConversionsTo) to the campaigns' remaining
-// budgets in Redis. Run by the CLI (app::CliAttribution: at start, after each batch, at exit)
+// budgets in Redis. Run by the CLI (cluster::CliAttribution: at start, after each batch, at exit)
 // and by every node's sync thread (app::ClusterNode, every few seconds), so that a take a CLI
 // could not deliver (Redis away, the process killed) reaches Redis without another CLI run.
 // Concurrent deliverers take distinct rows (store::PostgresStore::DrainBudgetTakes).

@@ -35,7 +35,7 @@ class PostgresEventsStore final : public sql::SqlEvents {
   PostgresEventsStore(const PostgresEventsStore&) = delete;
   PostgresEventsStore& operator=(const PostgresEventsStore&) = delete;
 
-  // Cluster mode's CLI (app::CliAttribution): from now on the conversions this store records
+  // Cluster mode's CLI (cluster::CliAttribution): from now on the conversions this store records
   // (InsertConversions) are billed in the transaction that records them, and the ones it marks
   // reorged unbilled in theirs: added to (taken from) the counters row `node_id` of
   // node_campaign_counters, and, for the campaigns `budgeted` accepts, queued in budget_takes

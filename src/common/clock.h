@@ -14,6 +14,13 @@ class Clock {
   virtual int64_t NowSeconds() const = 0;
   // Microseconds since the Unix epoch.
   virtual int64_t NowMicros() const = 0;
+  // Microseconds on a clock that never steps, for intervals (since an unspecified start):
+  // std::chrono::steady_clock unless a clock says otherwise (a fake clock: its own time).
+  virtual int64_t SteadyMicros() const {
+    return std::chrono::duration_cast<std::chrono::microseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
 };
 
 // The real clock.
@@ -31,6 +38,8 @@ class FakeClock final : public Clock {
   explicit FakeClock(int64_t now_micros = 1'767'225'600'000'000) : now_(now_micros) {}
   int64_t NowSeconds() const override { return now_.load() / 1'000'000; }
   int64_t NowMicros() const override { return now_.load(); }
+  // Intervals move with Advance and SetMicros too.
+  int64_t SteadyMicros() const override { return now_.load(); }
   void Advance(std::chrono::microseconds d) { now_ += d.count(); }
   void SetMicros(int64_t micros) { now_ = micros; }
 

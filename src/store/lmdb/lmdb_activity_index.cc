@@ -1006,12 +1006,6 @@ uint64_t ChangeTxn(const MDB_val& key) {
   return v;
 }
 
-int64_t SteadyMillis() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 }  // namespace
 
 Status LmdbActivityIndex::OpenChangeLog() {
@@ -1133,17 +1127,18 @@ Result<LmdbActivityIndex::CatchUpResult> LmdbActivityIndex::CatchUp(ReadView& vi
 }
 
 void LmdbActivityIndex::NoteBulkChange(uint64_t counter) {
-  const int64_t now = SteadyMillis();
+  const int64_t now = CacheNowMillis();
   if (!bulk_pending_.exchange(true)) stale_since_ms_ = now;
   table_stale_ = true;
   last_counter_ = counter;
   last_change_ms_ = now;
 }
 
-Status LmdbActivityIndex::EnableReadCache(const ReadCacheOptions& options) {
+Status LmdbActivityIndex::EnableReadCache(const ReadCacheOptions& options, const Clock& clock) {
   {
     MutexLock lock(cache_mu_);
     cache_options_ = options;
+    cache_clock_ = &clock;
     cache_enabled_ = true;
     Result<std::shared_ptr<const WalletTable>> table = WalletTable::Open(TablePath());
     if (!table.ok()) {
@@ -1184,12 +1179,12 @@ Status LmdbActivityIndex::RefreshReadCache() {
   const uint64_t counter = ChangeCounter();
   if (current == nullptr || current->table == nullptr) {
     // No table: only watch for the index to go quiet (ReadCacheNeedsRebuild).
-    if (counter != last_counter_) last_counter_ = counter, last_change_ms_ = SteadyMillis();
+    if (counter != last_counter_) last_counter_ = counter, last_change_ms_ = CacheNowMillis();
     return OkStatus();
   }
   if (counter == current->covered_txn) return OkStatus();
   // Writes go on while a bulk change waits for its rebuild: the quiet period restarts.
-  if (bulk_pending_.load()) last_counter_ = counter, last_change_ms_ = SteadyMillis();
+  if (bulk_pending_.load()) last_counter_ = counter, last_change_ms_ = CacheNowMillis();
   auto next = std::make_shared<ReadView>(*current);
   ADS_ASSIGN_OR_RETURN(CatchUpResult caught_up, CatchUp(*next));
   if (caught_up == CatchUpResult::kBulk &&
@@ -1202,7 +1197,7 @@ Status LmdbActivityIndex::RefreshReadCache() {
     table_in_view_ = false;
     table_stale_ = true;
     last_counter_ = counter;
-    stale_since_ms_ = last_change_ms_ = SteadyMillis();
+    stale_since_ms_ = last_change_ms_ = CacheNowMillis();
     ADS_LOG(info, "wallet table behind the change log; reading LMDB until rebuilt");
     return OkStatus();
   }
@@ -1248,7 +1243,7 @@ Status LmdbActivityIndex::LoadReadCacheIntoMemory() {
 
 bool LmdbActivityIndex::ReadCacheNeedsRebuild() const {
   if (!cache_enabled_ || !table_stale_.load()) return false;
-  const int64_t now = SteadyMillis();
+  const int64_t now = CacheNowMillis();
   if (now - last_rebuild_ms_.load() < cache_options_.min_rebuild_interval.count()) return false;
   // After a bulk change (with the table answering meanwhile, or without a table), wait for the
   // writes to pause (or for max_stale); a table that has only too many recent wallets is
@@ -1264,7 +1259,7 @@ Status LmdbActivityIndex::RebuildReadCache(const std::atomic<bool>* cancel) {
   const auto start = std::chrono::steady_clock::now();
   // Counted from the attempt: a build that keeps failing (a full disk, a read-only directory)
   // is retried every min_rebuild_interval, not at every poll.
-  last_rebuild_ms_ = SteadyMillis();
+  last_rebuild_ms_ = CacheNowMillis();
   uint64_t txn_id = 0;
   {
     ReadTxn txn(env_);
@@ -1292,7 +1287,7 @@ Status LmdbActivityIndex::RebuildReadCache(const std::atomic<bool>* cancel) {
     ADS_RETURN_IF_ERROR(status);
     ADS_RETURN_IF_ERROR(builder->Finish(txn_id, Identity()));
   }
-  last_rebuild_ms_ = SteadyMillis();  // the interval starts when the table is there
+  last_rebuild_ms_ = CacheNowMillis();  // the interval starts when the table is there
   ADS_ASSIGN_OR_RETURN(std::shared_ptr<const WalletTable> table, WalletTable::Open(TablePath()));
   MutexLock lock(cache_mu_);
   auto view = std::make_shared<ReadView>();
@@ -1317,7 +1312,7 @@ Status LmdbActivityIndex::RebuildReadCache(const std::atomic<bool>* cancel) {
     PublishView(std::make_shared<ReadView>());
     table_in_view_ = false;
     last_counter_ = ChangeCounter();
-    stale_since_ms_ = last_change_ms_ = SteadyMillis();
+    stale_since_ms_ = last_change_ms_ = CacheNowMillis();
   }
   ADS_LOG(info, "wallet table built", "wallets", table->wallet_count(), "bytes",
           table->file_bytes(), "ms",

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "common/address.h"
+#include "common/clock.h"
 #include "common/mutex.h"
 #include "common/published.h"
 #include "common/status.h"
@@ -167,7 +168,10 @@ class LmdbActivityIndex final : public decision::ActivityIndex, public ChainLedg
   // Turns the read cache on, with the table file `wallets.table` in the index directory; opens
   // the file if one is there and still current. Never builds: the caller runs
   // RebuildReadCache when ReadCacheNeedsRebuild says so.
-  Status EnableReadCache(const ReadCacheOptions& options = {});
+  // The rebuild intervals (ReadCacheOptions' periods) are measured on `clock`'s
+  // SteadyMicros, which must outlive the index.
+  Status EnableReadCache(const ReadCacheOptions& options = {},
+                         const Clock& clock = SystemClock::Get());
   // Catches the published view up with the change log (cheap when nothing changed). Called
   // every poll interval by one maintenance thread.
   Status RefreshReadCache();
@@ -287,6 +291,8 @@ class LmdbActivityIndex final : public decision::ActivityIndex, public ChainLedg
   Published<ReadView> view_;
   bool cache_enabled_ = false;  // set by EnableReadCache before lookups start
   ReadCacheOptions cache_options_;
+  const Clock* cache_clock_ = &SystemClock::Get();  // set with cache_options_
+  int64_t CacheNowMillis() const { return cache_clock_->SteadyMicros() / 1000; }
   // The mapped table whose in-memory copy failed (used by the maintenance thread only).
   std::weak_ptr<const WalletTable> load_failed_;
   mutable Mutex cache_mu_;  // serialises RefreshReadCache and publishing

@@ -321,6 +321,42 @@ TEST_F(LmdbActivityIndexTest, ReadCacheRetriesAFailedBuildOnlyAfterTheInterval) 
   EXPECT_EQ(Get(Wallet(1)).size(), 1u);  // LMDB answers
 }
 
+// The rebuild intervals run on the clock the cache is given (issue 41 item 1), so no test waits
+// for them: a bulk change is rebuilt once the index has been quiet for quiet_period and the last
+// rebuild is min_rebuild_interval old, or once it is max_stale old whatever the writes.
+TEST_F(LmdbActivityIndexTest, ReadCacheIntervalsRunOnTheInjectedClock) {
+  FakeClock clock;
+  ReadCacheOptions timed = kEagerCache;
+  timed.min_rebuild_interval = std::chrono::seconds(4);
+  timed.quiet_period = std::chrono::seconds(2);
+  timed.max_stale = std::chrono::seconds(6);
+  ASSERT_TRUE(index_->Record({Row(Wallet(1), 5, 100)}).ok());
+  ASSERT_TRUE(index_->EnableReadCache(timed, clock).ok());
+  ASSERT_TRUE(index_->RebuildReadCache().ok());
+  ASSERT_TRUE(index_->Record(BulkRows()).ok());  // an import begins
+  ASSERT_TRUE(index_->RefreshReadCache().ok());
+  EXPECT_TRUE(index_->GetReadCacheStatus().bulk_pending);
+  clock.Advance(std::chrono::seconds(3));  // quiet for 3 s, but rebuilt 3 s ago
+  EXPECT_FALSE(index_->ReadCacheNeedsRebuild());
+  clock.Advance(std::chrono::seconds(1));  // 4 s since the rebuild, quiet for 4 s
+  EXPECT_TRUE(index_->ReadCacheNeedsRebuild());
+  ASSERT_TRUE(index_->RebuildReadCache().ok());
+  EXPECT_FALSE(index_->GetReadCacheStatus().bulk_pending);
+
+  // An import that never pauses: every second a bulk change, so never quiet for 2 s...
+  for (int second = 0; second < 5; ++second) {
+    ASSERT_TRUE(index_->Record(BulkRows()).ok());
+    ASSERT_TRUE(index_->RefreshReadCache().ok());
+    clock.Advance(std::chrono::seconds(1));
+    ASSERT_FALSE(index_->ReadCacheNeedsRebuild()) << "second " << second;
+  }
+  // ...is rebuilt once the table has lacked its first bulk change for max_stale.
+  ASSERT_TRUE(index_->Record(BulkRows()).ok());
+  ASSERT_TRUE(index_->RefreshReadCache().ok());
+  clock.Advance(std::chrono::seconds(1));
+  EXPECT_TRUE(index_->ReadCacheNeedsRebuild());
+}
+
 TEST_F(LmdbActivityIndexTest, ReadCacheSeesUndoneBlocks) {
   ASSERT_TRUE(index_->ResetCheckpoint(1, {.next_block = 10, .recent = {}}).ok());
   ASSERT_TRUE(index_->EnableReadCache(kEagerCache).ok());

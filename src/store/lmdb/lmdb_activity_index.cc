@@ -1126,19 +1126,10 @@ Result<LmdbActivityIndex::CatchUpResult> LmdbActivityIndex::CatchUp(ReadView& vi
   return result;
 }
 
-void LmdbActivityIndex::NoteBulkChange(uint64_t counter) {
-  const int64_t now = CacheNowMillis();
-  if (!bulk_pending_.exchange(true)) stale_since_ms_ = now;
-  table_stale_ = true;
-  last_counter_ = counter;
-  last_change_ms_ = now;
-}
-
 Status LmdbActivityIndex::EnableReadCache(const ReadCacheOptions& options, const Clock& clock) {
   {
     MutexLock lock(cache_mu_);
-    cache_options_ = options;
-    cache_clock_ = &clock;
+    policy_.Configure(options, clock);
     cache_enabled_ = true;
     Result<std::shared_ptr<const WalletTable>> table = WalletTable::Open(TablePath());
     if (!table.ok()) {
@@ -1158,11 +1149,10 @@ Status LmdbActivityIndex::EnableReadCache(const ReadCacheOptions& options, const
     // rebuild (which starts at once), so an import made while the server was down is served.
     ADS_ASSIGN_OR_RETURN(CatchUpResult caught_up, CatchUp(*view));
     if (caught_up != CatchUpResult::kCurrent) return OkStatus();
-    table_stale_ = view->recent.size() > cache_options_.max_recent_wallets;
+    policy_.OnOpened(view->recent.size());
     ADS_LOG(info, "wallet table opened", "wallets", (*table)->wallet_count(), "recent",
             view->recent.size());
     PublishView(std::move(view));
-    table_in_view_ = true;
   }
   return OkStatus();
 }
@@ -1179,41 +1169,38 @@ Status LmdbActivityIndex::RefreshReadCache() {
   const uint64_t counter = ChangeCounter();
   if (current == nullptr || current->table == nullptr) {
     // No table: only watch for the index to go quiet (ReadCacheNeedsRebuild).
-    if (counter != last_counter_) last_counter_ = counter, last_change_ms_ = CacheNowMillis();
+    policy_.OnChangeWithoutTable(counter);
     return OkStatus();
   }
   if (counter == current->covered_txn) return OkStatus();
   // Writes go on while a bulk change waits for its rebuild: the quiet period restarts.
-  if (bulk_pending_.load()) last_counter_ = counter, last_change_ms_ = CacheNowMillis();
+  policy_.OnChangeWithTable(counter);
   auto next = std::make_shared<ReadView>(*current);
   ADS_ASSIGN_OR_RETURN(CatchUpResult caught_up, CatchUp(*next));
   if (caught_up == CatchUpResult::kBulk &&
-      current->table->wallet_count() < cache_options_.min_wallets_kept_through_bulk) {
+      current->table->wallet_count() < policy_.options().min_wallets_kept_through_bulk) {
     caught_up = CatchUpResult::kLost;  // small: LMDB answers until the rebuild
   }
   if (caught_up == CatchUpResult::kLost) {
     // Lookups read LMDB until the next table: correct, only slower.
     PublishView(std::make_shared<ReadView>());
-    table_in_view_ = false;
-    table_stale_ = true;
-    last_counter_ = counter;
-    stale_since_ms_ = last_change_ms_ = CacheNowMillis();
+    policy_.OnDropped(counter);
     ADS_LOG(info, "wallet table behind the change log; reading LMDB until rebuilt");
     return OkStatus();
   }
   if (caught_up == CatchUpResult::kBulk) {
-    if (!bulk_pending_.load()) {
+    if (!policy_.bulk_pending()) {
       ADS_LOG(info, "bulk change: the wallet table keeps answering until it is rebuilt");
     }
-    NoteBulkChange(counter);
+    policy_.OnBulkChange(counter);
   }
-  if (next->recent.size() > cache_options_.max_recent_wallets) table_stale_ = true;
+  policy_.OnRecent(next->recent.size());
   PublishView(std::move(next));
   return OkStatus();
 }
 
 Status LmdbActivityIndex::LoadReadCacheIntoMemory() {
-  if (!cache_enabled_ || !cache_options_.in_memory) return OkStatus();
+  if (!cache_enabled_ || !policy_.options().in_memory) return OkStatus();
   std::shared_ptr<const ReadView> current = view_.Current();
   if (current == nullptr || current->table == nullptr || current->table->in_memory() ||
       load_failed_.lock() == current->table) {
@@ -1242,16 +1229,7 @@ Status LmdbActivityIndex::LoadReadCacheIntoMemory() {
 }
 
 bool LmdbActivityIndex::ReadCacheNeedsRebuild() const {
-  if (!cache_enabled_ || !table_stale_.load()) return false;
-  const int64_t now = CacheNowMillis();
-  if (now - last_rebuild_ms_.load() < cache_options_.min_rebuild_interval.count()) return false;
-  // After a bulk change (with the table answering meanwhile, or without a table), wait for the
-  // writes to pause (or for max_stale); a table that has only too many recent wallets is
-  // replaced at once.
-  const bool quiet = now - last_change_ms_.load() >= cache_options_.quiet_period.count() ||
-                     now - stale_since_ms_.load() >= cache_options_.max_stale.count();
-  if (bulk_pending_.load()) return quiet;
-  return table_in_view_.load() || quiet;
+  return cache_enabled_ && policy_.NeedsRebuild();
 }
 
 Status LmdbActivityIndex::RebuildReadCache(const std::atomic<bool>* cancel) {
@@ -1259,7 +1237,7 @@ Status LmdbActivityIndex::RebuildReadCache(const std::atomic<bool>* cancel) {
   const auto start = std::chrono::steady_clock::now();
   // Counted from the attempt: a build that keeps failing (a full disk, a read-only directory)
   // is retried every min_rebuild_interval, not at every poll.
-  last_rebuild_ms_ = CacheNowMillis();
+  policy_.OnRebuildAttempt();
   uint64_t txn_id = 0;
   {
     ReadTxn txn(env_);
@@ -1287,7 +1265,7 @@ Status LmdbActivityIndex::RebuildReadCache(const std::atomic<bool>* cancel) {
     ADS_RETURN_IF_ERROR(status);
     ADS_RETURN_IF_ERROR(builder->Finish(txn_id, Identity()));
   }
-  last_rebuild_ms_ = CacheNowMillis();  // the interval starts when the table is there
+  policy_.OnRebuildAttempt();  // the interval starts when the table is there
   ADS_ASSIGN_OR_RETURN(std::shared_ptr<const WalletTable> table, WalletTable::Open(TablePath()));
   MutexLock lock(cache_mu_);
   auto view = std::make_shared<ReadView>();
@@ -1295,24 +1273,21 @@ Status LmdbActivityIndex::RebuildReadCache(const std::atomic<bool>* cancel) {
   view->covered_txn = txn_id;
   ADS_ASSIGN_OR_RETURN(CatchUpResult caught_up, CatchUp(*view));
   if (caught_up == CatchUpResult::kBulk &&
-      table->wallet_count() < cache_options_.min_wallets_kept_through_bulk) {
+      table->wallet_count() < policy_.options().min_wallets_kept_through_bulk) {
     caught_up = CatchUpResult::kLost;
   }
   const bool current = caught_up == CatchUpResult::kCurrent;
-  bulk_pending_ = false;
-  table_stale_ = !current || view->recent.size() > cache_options_.max_recent_wallets;
+  policy_.OnRebuilt(current, view->recent.size());
   if (caught_up != CatchUpResult::kLost) {
     // A bulk change that landed while building: this table is still the freshest; it answers
     // until the next one, built when the writes pause again.
-    if (!current) NoteBulkChange(ChangeCounter());
+    if (!current) policy_.OnBulkChange(ChangeCounter());
     PublishView(std::move(view));
-    table_in_view_ = true;
+    policy_.OnPublished();
   } else {
     // Whatever the view holds may lack that change too: LMDB answers until the next build.
     PublishView(std::make_shared<ReadView>());
-    table_in_view_ = false;
-    last_counter_ = ChangeCounter();
-    stale_since_ms_ = last_change_ms_ = CacheNowMillis();
+    policy_.OnDropped(ChangeCounter());
   }
   ADS_LOG(info, "wallet table built", "wallets", table->wallet_count(), "bytes",
           table->file_bytes(), "ms",
@@ -1329,7 +1304,7 @@ LmdbActivityIndex::ReadCacheStatus LmdbActivityIndex::GetReadCacheStatus() const
   if (view == nullptr) return out;
   out.covered_txn = view->covered_txn;
   out.recent_wallets = view->recent.size();
-  out.bulk_pending = bulk_pending_.load();
+  out.bulk_pending = policy_.bulk_pending();
   if (view->table != nullptr) {
     out.table = true;
     out.table_txn = view->table->txn_id();

@@ -26,6 +26,7 @@
 #include "store/chain_ledger.h"
 #include "store/lmdb/detail/lmdb_handles.h"
 #include "store/lmdb/wallet_table.h"
+#include "store/lmdb/wallet_table_policy.h"
 #include "store/records.h"
 
 namespace adserver::store {
@@ -37,34 +38,6 @@ struct LmdbOptions {
   size_t wallets_per_commit = 50'000;
   // Skip fsync at commit (bulk loads, benchmarks); a crash may lose the last commits.
   bool no_sync = false;
-};
-
-// The serving read cache (EnableReadCache).
-struct ReadCacheOptions {
-  // Wallets changed since the table was built that are read from LMDB instead; past this many
-  // the table is rebuilt.
-  size_t max_recent_wallets = 100'000;
-  // A stale table is rebuilt at most this often (a bulk import in progress changes the index
-  // faster than a table can follow it).
-  std::chrono::milliseconds min_rebuild_interval{10'000};
-  // After a bulk change, the rebuild waits until the index has not changed for this long (an
-  // import commits every few seconds: a table built in between would be stale at once)...
-  // Meanwhile the table keeps answering: wallets a bulk change wrote keep their values of
-  // before it until the rebuilt table is published, and wallets changed one by one (blocks,
-  // small imports) are read from LMDB as always. Reading every lookup from LMDB instead made
-  // an import's end saturate a busy event loop (issue 18 item 9).
-  std::chrono::milliseconds quiet_period{2'000};
-  // ...or until this long after the bulk change, whichever comes first (a live indexer may
-  // never leave the index quiet).
-  std::chrono::milliseconds max_stale{60'000};
-  // A table of at least this many wallets keeps answering through a bulk change (see
-  // quiet_period); a smaller one is dropped instead and LMDB answers every lookup until the
-  // rebuild, fresh at once and still cheap at that size (a first import into a new server, a
-  // demo, the tests).
-  size_t min_wallets_kept_through_bulk = 100'000;
-  // Serve from a copy of the table in anonymous memory (WalletTable::LoadIntoMemory) once it
-  // is published; false = serve from the file's mapping (less RSS, slower random lookups).
-  bool in_memory = true;
 };
 
 // `row` as the index stores it: last_seen as its day, ids and count clamped to 32 bits.
@@ -262,8 +235,6 @@ class LmdbActivityIndex final : public decision::ActivityIndex, public ChainLedg
   // Reads the change log after `view.covered_txn` into `view` (a copy of the current one);
   // unless kLost, `view.covered_txn` is then the newest transaction.
   Result<CatchUpResult> CatchUp(ReadView& view);
-  // Notes a bulk change the published view does not reflect.
-  void NoteBulkChange(uint64_t counter) ADS_REQUIRES(cache_mu_);
   // Publishes `view`; the one it replaces is freed on this thread (ReleaseWhenUnused).
   void PublishView(std::shared_ptr<const ReadView> view);
   IndexIdentity Identity() const;
@@ -290,23 +261,11 @@ class LmdbActivityIndex final : public decision::ActivityIndex, public ChainLedg
 
   Published<ReadView> view_;
   bool cache_enabled_ = false;  // set by EnableReadCache before lookups start
-  ReadCacheOptions cache_options_;
-  const Clock* cache_clock_ = &SystemClock::Get();  // set with cache_options_
-  int64_t CacheNowMillis() const { return cache_clock_->SteadyMicros() / 1000; }
+  WalletTablePolicy policy_;  // when the table is rebuilt (configured by EnableReadCache)
   // The mapped table whose in-memory copy failed (used by the maintenance thread only).
   std::weak_ptr<const WalletTable> load_failed_;
   mutable Mutex cache_mu_;  // serialises RefreshReadCache and publishing
   Mutex rebuild_mu_;        // one RebuildReadCache at a time
-  // Rebuild policy (ReadCacheNeedsRebuild); times are steady-clock milliseconds.
-  std::atomic<bool> table_stale_{true};
-  std::atomic<bool> table_in_view_{false};   // lookups are answered from a table
-  // "Long ago" (whatever the machine's uptime) until set.
-  static constexpr int64_t kLongAgo = std::numeric_limits<int64_t>::min() / 2;
-  std::atomic<int64_t> last_rebuild_ms_{kLongAgo};  // when the last rebuild began or ended
-  std::atomic<int64_t> stale_since_ms_{kLongAgo};   // first bulk change the view lacks
-  std::atomic<bool> bulk_pending_{false};  // the view lacks a bulk change (rebuild when quiet)
-  std::atomic<int64_t> last_change_ms_{kLongAgo};   // when the change counter last moved
-  uint64_t last_counter_ ADS_GUARDED_BY(cache_mu_) = 0;
 };
 
 }  // namespace adserver::store

@@ -48,8 +48,9 @@ class AdHandler {
   void SetDecisionHooks(const DecisionHooks* hooks);
   // Click redirect and serving counters (issue 15): a live key's ctaUrl becomes
   // {public_url}/v1/click/{token} and every live request is counted. `events` must outlive the
-  // handler (null turns events off); call before serving.
-  // `exposures` (may be null) records whom campaigns with a conversion rule were shown to.
+  // handler (null turns events off); call before serving, or once right after listening when
+  // the port was chosen at start (SetPorts). `exposures` (may be null) records whom campaigns
+  // with a conversion rule were shown to.
   void SetEvents(events::EventsService* events, std::string_view public_url,
                  events::ExposureRecorder* exposures = nullptr);
   // Invalid-traffic checks of live keys' served impressions (issue 18), taken by the next

@@ -99,9 +99,10 @@ class Server {
   // The system of record's parts (store/stores.h).
   store::InventoryStore& inventory() { return *backend_->stores().inventory; }
   store::ActivityStore& activity_store() { return *backend_->stores().activity; }
-  store::AccountStore& accounts() { return backend_->accounts(); }
   // Clicks, conversions and rollups (the demo writes its generated history here).
   store::EventsStore& events() { return backend_->events(); }
+  // Every store the server opened, accounts and reports included (app/backend.h).
+  Backend& backend() { return *backend_; }
   // SIGHUP: applies what can change without a restart from `config` (the configuration loaded
   // again): the log level, the identity key ring (when keys are configured), and the IP
   // blocklist files (read again). Logs what it reloaded; a part that fails keeps its previous

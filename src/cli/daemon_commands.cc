@@ -98,7 +98,7 @@ Status StartDemo(app::Server& server, const config::Config& config, int wallets)
                                       SystemClock::Get(), base, wallets));
   ADS_RETURN_IF_ERROR(server.RefreshSnapshots());
   ADS_ASSIGN_OR_RETURN(std::string operator_password,
-                       demo::SeedDemoOperator(server.accounts(), SystemClock::Get()));
+                       demo::SeedDemoOperator(server.backend().accounts(), SystemClock::Get()));
   demo::PrintDemoBanner(std::cout, keys, base, operator_password);
   // The registry's 20,000 projects after the banner: the ads above do not need them.
   if (keys.registry_pending) {

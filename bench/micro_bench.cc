@@ -21,6 +21,7 @@
 #include "decision/engine.h"
 #include "ingest/catalog_builder.h"
 #include "serve/ad_handler.h"
+#include "serve/ad_render.h"
 #include "serve/ad_request.h"
 #include "serve/identity_binding.h"
 
@@ -53,7 +54,9 @@ const World& GetWorld() {
     ADS_CHECK(InitCrypto());
     World w;
     if (const char* n = std::getenv("ADSERVER_BENCH_WALLETS")) w.options.wallets = std::atoll(n);
-    auto catalog = ingest::BuildCatalog(MakeCatalogData(w.options, kLiveKey), {});
+    // Rendered as the server renders its catalogs (serve/ad_render.h).
+    auto catalog = ingest::BuildCatalog(MakeCatalogData(w.options, kLiveKey),
+                                        {.render_ad = serve::RenderAd});
     ADS_CHECK(catalog.ok()) << catalog.status().message();
     w.catalog = *catalog;
     w.activity = std::make_shared<const decision::ActivityIndex>(MakeActivityIndex(w.options));

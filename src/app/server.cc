@@ -14,6 +14,7 @@
 #include "common/mutex.h"
 #include "console/console.h"
 #include "events/served_counters.h"
+#include "serve/ad_render.h"
 #include "store/lmdb/lmdb_activity_store.h"
 #include "store/postgres/postgres_report_store.h"
 #include "store/sqlite/sqlite_account_store.h"
@@ -613,6 +614,8 @@ Status Server::InitActivity() {
 Status Server::InitSnapshots() {
   ingest::SnapshotOptions snapshot_options = config_.snapshots;
   snapshot_options.rebuild_activity = false;
+  // Each catalog renders what responses copy of its ads, once, on the publisher's thread.
+  snapshot_options.catalog.render_ad = serve::RenderAd;
   snapshots_ = std::make_unique<ingest::SnapshotPublisher>(*backend_->stores().inventory,
                                                            *backend_->stores().activity, catalogs_,
                                                            activity_, snapshot_options);

@@ -4,7 +4,6 @@
 #include <atomic>
 
 #include "common/check.h"
-#include "common/json_writer.h"
 
 namespace adserver::decision {
 
@@ -176,23 +175,6 @@ void Catalog::BuildIndexes() {
 
   BuildProjectIndex();
 
-  const auto literal = [](std::string_view text) {
-    std::string out;
-    AppendJsonString(out, text);
-    return out;
-  };
-  for (Community& c : communities) {
-    c.json_name = literal(c.name);
-    c.json_logo_url = literal(c.logo_url);
-  }
-  for (Ad& ad : ads) {
-    ad.json.headline = literal(ad.headline);
-    ad.json.content = literal(ad.content);
-    ad.json.cta_url = literal(ad.cta_url);
-    ad.json.cta_label = literal(ad.cta_label);
-    for (size_t f = 0; f < ad.images.size(); ++f) ad.json.images[f] = literal(ad.images[f]);
-  }
-
   for (int f = 0; f < kImageFormatCount; ++f) {
     sample_current_[f].clear();
     sample_earlier_[f].clear();
@@ -201,6 +183,16 @@ void Catalog::BuildIndexes() {
       if (AdServes(ads[i], format, /*earlier_variant=*/false)) sample_current_[f].push_back(i);
       if (AdServes(ads[i], format, /*earlier_variant=*/true)) sample_earlier_[f].push_back(i);
     }
+  }
+}
+
+void Catalog::RenderAds(const AdRenderer& render) {
+  for (Ad& ad : ads) {
+    const Campaign* campaign = ad.campaign < campaigns.size() ? &campaigns[ad.campaign] : nullptr;
+    const Community* community = campaign != nullptr && campaign->community < communities.size()
+                                     ? &communities[campaign->community]
+                                     : nullptr;
+    ad.rendered = render(ad, community);
   }
 }
 

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <span>
@@ -62,10 +63,6 @@ struct Community {
   int64_t id = 0;
   std::string name;
   std::string logo_url;
-  // `name` and `logo_url` as JSON string literals (quoted, escaped), made by
-  // Catalog::BuildIndexes so a response copies them instead of escaping them; empty before.
-  std::string json_name;
-  std::string json_logo_url;
 };
 
 struct Ad {
@@ -84,17 +81,15 @@ struct Ad {
   uint32_t content_chars = 0;
   // Experiment arm this ad belongs to; empty = served in every arm.
   std::string ab_arm;
-  // The served text fields as JSON string literals (quoted, escaped), made by
-  // Catalog::BuildIndexes so a response copies them instead of escaping them; empty before.
-  struct JsonText {
-    std::string headline;
-    std::string content;
-    std::string cta_url;
-    std::string cta_label;
-    std::array<std::string, kImageFormatsWithImage> images;
-  };
-  JsonText json;
+  // What a response copies of this ad, prepared once per catalog by the serving layer
+  // (CatalogOptions::render_ad, Catalog::RenderAds; serve/ad_render.h). Opaque here: the engine
+  // never reads it. Empty when the catalog was not rendered (a response then renders the ad).
+  std::vector<std::string> rendered;
 };
+
+// Renders what a response copies of `ad` (its campaign's community, or null), in the serving
+// layer's own encoding.
+using AdRenderer = std::function<std::vector<std::string>(const Ad& ad, const Community*)>;
 
 // Which onchain transactions count as a campaign's conversions (issue 15; see
 // store::ConversionRule). Project ids are store ids.
@@ -196,6 +191,8 @@ struct CatalogOptions {
   double default_ctr = 0.01;
   // Predicted conversion rate used to value CPA bids.
   double default_cvr = 0.001;
+  // Run on every ad of each catalog built (Catalog::RenderAds); empty: nothing prepared.
+  AdRenderer render_ad;
 };
 
 // A project's campaigns for the auction walk, in two runs each sorted by a value, highest first:
@@ -257,6 +254,9 @@ class Catalog {
   void BuildAdLists();
   // Computes the derived indexes below from the vectors above. Call once, before publishing.
   void BuildIndexes();
+  // Sets every ad's `rendered` from `render` (catalog_builder calls it with
+  // CatalogOptions::render_ad, on the publisher's thread). Call before publishing.
+  void RenderAds(const AdRenderer& render);
   // Unique per BuildIndexes call in this process (0 before): identifies what derived state
   // (a WalkOrder) was computed from.
   uint64_t generation() const { return generation_; }

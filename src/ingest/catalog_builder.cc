@@ -313,6 +313,7 @@ Result<std::shared_ptr<const decision::Catalog>> BuildCatalog(
   ADS_RETURN_IF_ERROR(AddAds(b));
   catalog->BuildAdLists();
   catalog->BuildIndexes();
+  if (options.render_ad) catalog->RenderAds(options.render_ad);
   return std::shared_ptr<const decision::Catalog>(std::move(catalog));
 }
 

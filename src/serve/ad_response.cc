@@ -3,21 +3,12 @@
 #include <utility>
 
 #include "common/json_writer.h"
+#include "serve/ad_render.h"
 
 namespace adserver::serve {
 namespace {
 
 constexpr std::string_view kJsonContentType = "application/json; charset=utf-8";
-
-// `literal` (pre-escaped by Catalog::BuildIndexes) or, for a catalog built without it, `text`
-// escaped now.
-void AppendLiteral(std::string& out, const std::string& literal, std::string_view text) {
-  if (!literal.empty()) {
-    out += literal;
-  } else {
-    AppendJsonString(out, text);
-  }
-}
 
 }  // namespace
 
@@ -72,15 +63,22 @@ std::string AdResponseBody(const AdRequest& request, const decision::Decision& d
   // string_view literals: appending a `const char*` makes std::string::append call strlen.
   using namespace std::string_view_literals;
   const decision::Ad& ad = *decision.ad;
-  const decision::Community* community = decision.community;
+  // A catalog the server built carries the pieces; one built by hand (tests) is rendered now.
+  std::vector<std::string> rendered_now;
+  if (ad.rendered.size() != kAdPieceCount) rendered_now = RenderAd(ad, decision.community);
+  const std::vector<std::string>& pieces = rendered_now.empty() ? ad.rendered : rendered_now;
   bool earlier = IsEarlier(request.variant);
   const auto f = static_cast<size_t>(request.format);
-  const bool has_image = request.format != ImageFormat::kNoImage && !ad.images[f].empty();
+  const std::string* image =
+      request.format != ImageFormat::kNoImage && !pieces[kAdImages + f].empty()
+          ? &pieces[kAdImages + f]
+          : nullptr;
   std::string body;
-  body.reserve(256 + ad.json.headline.size() + ad.json.content.size() + ad.json.cta_url.size() +
-               ad.json.cta_label.size() + (has_image ? ad.json.images[f].size() : 0) +
-               (community ? community->json_name.size() + community->json_logo_url.size() : 0) +
-               (request.ad_unit_id ? request.ad_unit_id->size() : 0) + click_url.size());
+  body.reserve(96 + decision.campaign->id_str.size() + pieces[kAdText].size() +
+               pieces[kAdCtaUrl].size() + pieces[kAdLabel].size() +
+               (image != nullptr ? image->size() : 0) + pieces[kAdCommunity].size() +
+               (request.ad_unit_id ? request.ad_unit_id->size() : 0) + click_url.size() +
+               (request.bound_local_id ? request.bound_local_id->size() : 0));
   body += '{';
   if (earlier) {
     size_t matched =
@@ -92,39 +90,20 @@ std::string AdResponseBody(const AdRequest& request, const decision::Decision& d
   // Ids are decimal digits: nothing to escape.
   body += "\"campaignId\":\""sv;
   body += decision.campaign->id_str;
-  body += "\",\"adId\":\""sv;
-  body += ad.id_str;
-  body += "\",\"headline\":"sv;
-  AppendLiteral(body, ad.json.headline, ad.headline);
-  body += ",\"content\":"sv;
-  AppendLiteral(body, ad.json.content, ad.content);
-  body += ",\"ctaUrl\":"sv;
+  body += "\","sv;
+  body += pieces[kAdText];
   if (!click_url.empty()) {
     AppendJsonString(body, click_url);
   } else {
-    AppendLiteral(body, ad.json.cta_url, ad.cta_url);
+    body += pieces[kAdCtaUrl];
   }
-  body += ",\"ctaLabel\":"sv;
-  AppendLiteral(body, ad.json.cta_label, ad.cta_label);
-  body += ",\"imageUrl\":"sv;
-  if (has_image) {
-    AppendLiteral(body, ad.json.images[f], ad.images[f]);
+  body += pieces[kAdLabel];
+  if (image != nullptr) {
+    body += *image;
   } else {
     body += earlier ? "\"\""sv : "null"sv;
   }
-  body += ",\"communityName\":"sv;
-  if (community != nullptr) {
-    AppendLiteral(body, community->json_name, community->name);
-  } else {
-    body += "\"\""sv;
-  }
-  body += ",\"communityLogo\":"sv;
-  if (community != nullptr) {
-    AppendLiteral(body, community->json_logo_url, community->logo_url);
-  } else {
-    body += "\"\""sv;
-  }
-  body += ",\"imageFormat\":\""sv;
+  body += pieces[kAdCommunity];
   body += ImageFormatName(request.format);
   body += '"';
   if (!earlier && request.ad_unit_id) {

@@ -31,8 +31,8 @@ http::Response NoAdEarlier(std::optional<std::string_view> local_id);
 // The 200 body of an ad answer (spec 2.4: the current variant's fields, or the earlier one's
 // with walletAddress and localId). `decision` must hold an ad. Public for the micro-benchmark.
 // `click_url`, when not empty, replaces the ad's ctaUrl (a live key's click redirect).
-// Written field by field from the catalog's pre-escaped literals: only the wallet, adUnitId and
-// localId (request data) are escaped per request.
+// Appends the ad's pieces rendered once per catalog (serve/ad_render.h): only the wallet, the
+// click URL, adUnitId and localId (request data) are escaped per request.
 std::string AdResponseBody(const AdRequest& request, const decision::Decision& decision,
                            std::string_view click_url = {});
 

@@ -423,6 +423,29 @@ TEST_F(CatalogBuilderTest, CommunitiesServeTheirApprovedBrand) {
   EXPECT_EQ(catalog->communities[catalog->campaigns[0].community].name, "Twenty (renamed)");
 }
 
+// CatalogOptions::render_ad runs once per ad of the catalog, with the community its campaign
+// serves (the approved brand); without it the ads carry nothing rendered.
+TEST_F(CatalogBuilderTest, RendersEveryAdWithItsCampaignsCommunity) {
+  store::CatalogData d = BaseData();
+  d.ads.push_back(Ad(1001, 100));
+  d.communities[0].review_status = store::ReviewStatus::kPending;
+  d.communities[0].name = "Twenty (renamed)";
+  d.communities[0].approved = store::CommunityBrand{.name = "Twenty", .logo_url = "https://l/a"};
+  int calls = 0;
+  decision::CatalogOptions options;
+  options.render_ad = [&calls](const decision::Ad& ad, const decision::Community* community) {
+    ++calls;
+    return std::vector<std::string>{ad.id_str, community != nullptr ? community->name : "none"};
+  };
+  auto catalog = Build(d, options);
+  ASSERT_EQ(catalog->ads.size(), 2u);
+  EXPECT_EQ(calls, 2);
+  for (const decision::Ad& ad : catalog->ads) {
+    EXPECT_THAT(ad.rendered, ElementsAre(ad.id_str, "Twenty"));
+  }
+  EXPECT_TRUE(Build(d)->ads[0].rendered.empty());
+}
+
 TEST_F(CatalogBuilderTest, EmptyDataGivesAnEmptyCatalog) {
   auto catalog = Build({});
   EXPECT_TRUE(catalog->campaigns.empty());

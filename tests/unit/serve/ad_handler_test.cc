@@ -1,4 +1,5 @@
 #include "serve/ad_handler.h"
+#include "serve/ad_render.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -82,6 +83,7 @@ std::shared_ptr<decision::Catalog> MakeCatalog() {
   catalog->projects[7] = project;
   catalog->BuildAdLists();
   catalog->BuildIndexes();
+  catalog->RenderAds(serve::RenderAd);  // as the server's catalogs are
   return catalog;
 }
 
@@ -178,12 +180,14 @@ TEST_F(AdHandlerTest, CurrentVariantServesTheTargetedAd) {
   EXPECT_EQ(HeaderOf(r, "Access-Control-Allow-Origin"), std::nullopt);
 }
 
-// Responses copy the literals BuildIndexes escaped; a catalog without them (built by hand) is
-// escaped per request, to the same bytes.
-TEST_F(AdHandlerTest, BodiesAreTheSameWithOrWithoutPreEscapedLiterals) {
+// Responses copy the pieces RenderAds rendered once per catalog; a catalog without them (built
+// by hand) is rendered per request, to the same bytes.
+TEST_F(AdHandlerTest, BodiesAreTheSameWithOrWithoutPreRenderedAds) {
   decision::Catalog plain = *catalog_;
-  for (decision::Ad& ad : plain.ads) ad.json = {};
-  for (decision::Community& c : plain.communities) c.json_name = c.json_logo_url = "";
+  for (decision::Ad& ad : plain.ads) {
+    ASSERT_EQ(ad.rendered.size(), serve::kAdPieceCount);
+    ad.rendered.clear();
+  }
   for (const char* format : {"LANDSCAPE", "LONG_BANNER", "NO_IMAGE"}) {
     std::string body = Json(R"({"walletAddresses":[")") + kA + R"("],"imageFormat":")" + format +
                        R"(","adUnitId":"u\"1"})";

@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "app/server.h"
+#include "app/data_dir.h"
 #include "common/check.h"
 #include "common/clock.h"
 #include "common/crypto.h"

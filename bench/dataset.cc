@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <memory>
 
-#include "app/server.h"
+#include "app/data_dir.h"
 #include "common/check.h"
 #include "common/clock.h"
 #include "common/crypto.h"

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "app/server.h"
+#include "app/data_dir.h"
 #include "common/address.h"
 #include "common/status.h"
 

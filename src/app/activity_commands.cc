@@ -5,7 +5,7 @@
 #include <cstdio>
 
 #include "app/cli_attribution.h"
-#include "app/server.h"
+#include "app/data_dir.h"
 #include "common/clock.h"
 #include "common/json_writer.h"
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <utility>
 
-#include "app/server.h"
+#include "app/data_dir.h"
 #include "cluster/activity_replica.h"
 #include "common/log.h"
 #include "common/mutex.h"

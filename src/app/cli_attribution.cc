@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "app/server.h"
+#include "app/data_dir.h"
 #include "store/lmdb/lmdb_exposure_store.h"
 #include "store/postgres/postgres_events_store.h"
 #include "store/postgres/postgres_exposure_store.h"

@@ -61,39 +61,6 @@ std::string ReadyBody(const store::LmdbActivityIndex* table_index, const Indexer
 
 }  // namespace
 
-std::string DatabasePath(const std::string& data_dir) {
-  return (std::filesystem::path(data_dir) / "adserver.db").string();
-}
-
-Status CreateDataDirectory(const std::string& data_dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(data_dir, ec);
-  if (ec) return UnavailableError("cannot create data directory " + data_dir + ": " + ec.message());
-  return OkStatus();
-}
-
-Result<EmbeddedStore> OpenEmbeddedStore(const std::string& data_dir) {
-  ADS_RETURN_IF_ERROR(CreateDataDirectory(data_dir));
-  EmbeddedStore out;
-  ADS_ASSIGN_OR_RETURN(out.sqlite, store::SqliteStore::Open(DatabasePath(data_dir)));
-  // Wallet activity lives in the LMDB index (system of record; see docs/architecture.md).
-  ADS_ASSIGN_OR_RETURN(auto index, store::LmdbActivityIndex::Open(ActivityIndexPath(data_dir)));
-  ADS_RETURN_IF_ERROR(store::MigrateActivity(*out.sqlite, *index));
-  out.activity = std::make_shared<store::LmdbActivityStore>(out.sqlite, std::move(index));
-  return out;
-}
-
-Result<store::Stores> OpenStore(const std::string& data_dir) {
-  ADS_ASSIGN_OR_RETURN(EmbeddedStore embedded, OpenEmbeddedStore(data_dir));
-  return embedded.stores();
-}
-
-Result<ClusterStore> OpenClusterStore(const std::string& database_url) {
-  ClusterStore out;
-  ADS_ASSIGN_OR_RETURN(out.postgres, store::PostgresStore::Open(database_url));
-  ADS_ASSIGN_OR_RETURN(out.activity, store::PostgresActivityStore::Open(database_url));
-  return out;
-}
 
 namespace {
 // The per-placement learning key of a served impression, click or conversion: rows counted
@@ -112,17 +79,6 @@ std::string PublicOrigin(const std::string& public_url) {
 }
 }  // namespace
 
-std::string ImportLedgerPath(const std::string& data_dir) {
-  return (std::filesystem::path(data_dir) / "imports.ledger").string();
-}
-
-std::string ExposureIndexPath(const std::string& data_dir) {
-  return (std::filesystem::path(data_dir) / "exposures.lmdb").string();
-}
-
-std::string ActivityIndexPath(const std::string& data_dir) {
-  return (std::filesystem::path(data_dir) / "activity.lmdb").string();
-}
 
 Result<std::unique_ptr<Server>> Server::Create(const config::Config& config) {
   std::unique_ptr<Server> server(new Server(config));
@@ -771,83 +727,5 @@ void Server::Stop() {
 }
 
 Server::~Server() { Stop(); }
-
-Result<AdminCallResult> RunAdminCall(const std::string& data_dir, http::Method method,
-                                     const std::string& target, const std::string& body,
-                                     const std::string& content_type) {
-  return RunAdminCall(data_dir, store::ClusterOptions{}, method, target, body, content_type);
-}
-
-Result<AdminCallResult> RunAdminCall(const std::string& data_dir,
-                                     const store::ClusterOptions& cluster, http::Method method,
-                                     const std::string& target, const std::string& body,
-                                     const std::string& content_type) {
-  // The stores of the data directory, or of the cluster.
-  store::Stores stores;
-  std::unique_ptr<store::AccountStore> accounts;
-  std::unique_ptr<store::IdentityStore> identity_store;
-  std::unique_ptr<store::ReportStore> report_store;
-  if (cluster.enabled()) {
-    ADS_RETURN_IF_ERROR(CreateDataDirectory(data_dir));  // the import ledger's directory
-    ADS_ASSIGN_OR_RETURN(ClusterStore opened, OpenClusterStore(cluster.database_url));
-    stores = opened.stores();
-    ADS_ASSIGN_OR_RETURN(accounts, store::PostgresStore::Open(cluster.database_url));
-    ADS_ASSIGN_OR_RETURN(identity_store, store::PostgresStore::Open(cluster.database_url));
-    ADS_ASSIGN_OR_RETURN(report_store, store::PostgresReportStore::Open(cluster.database_url));
-  } else {
-    ADS_ASSIGN_OR_RETURN(stores, OpenStore(data_dir));
-    ADS_ASSIGN_OR_RETURN(accounts, store::SqliteAccountStore::Open(DatabasePath(data_dir)));
-    ADS_ASSIGN_OR_RETURN(identity_store, store::SqliteIdentityStore::Open(DatabasePath(data_dir)));
-    ADS_ASSIGN_OR_RETURN(report_store, store::SqliteReportStore::Open(DatabasePath(data_dir)));
-  }
-  Published<decision::Catalog> catalogs;
-  Published<decision::ActivityIndex> activity;
-  // Snapshots are rebuilt by the running server (it polls the store); here we only need the
-  // publisher for the admin API's refresh calls, which are cheap on a small catalog.
-  ingest::SnapshotPublisher snapshots(*stores.inventory, *stores.activity, catalogs, activity,
-                                      ingest::SnapshotOptions{.rebuild_activity = false});
-  // The CLI is trusted (it has the data directory); it authenticates with a one-off token.
-  admin::AdminOptions options;
-  options.token = "cli-" + RandomHex(16);
-  options.import_ledger_path = ImportLedgerPath(data_dir);
-  admin::Authenticator auth(options, accounts.get(), SystemClock::Get());
-  admin::AdminApi api(*stores.inventory, *stores.activity, snapshots, SystemClock::Get(), options,
-                      auth);
-  http::Router router;
-  api.RegisterRoutes(router);
-  admin::AccountsAdminApi accounts_api(*accounts, *stores.inventory, auth);
-  accounts_api.RegisterRoutes(router);
-  // Identity erasures go to the store's erasure list (under its digest key); a running server
-  // picks them up within identity.flush_interval_ms.
-  identity::IdentityOptions identity_options;
-  identity_options.keys = "1:" + RandomHex(32);  // never seals anything here
-  ADS_ASSIGN_OR_RETURN(auto identities,
-                       identity::IdentityService::Create(identity_store.get(), SystemClock::Get(),
-                                                         identity_options));
-  ADS_RETURN_IF_ERROR(identities->Load());
-  admin::IdentityAdminApi identity_api(*identities, auth);
-  identity_api.RegisterRoutes(router);
-  admin::ReportsAdminApi reports_api(*report_store, *stores.inventory, SystemClock::Get(), auth);
-  reports_api.RegisterRoutes(router);
-
-  std::string authorization = "Bearer " + options.token;
-  http::Request request;
-  request.method = method;
-  request.target = target;
-  size_t q = target.find('?');
-  request.path = std::string_view(target).substr(0, q);
-  request.query = q == std::string::npos ? std::string_view() : std::string_view(target).substr(q + 1);
-  request.headers = {{"Authorization", authorization}, {"Content-Type", content_type}};
-  request.body = body;
-  http::Router::Match match = router.Find(request);
-  http::Response response;
-  if (!match.handler) {
-    response = http::ErrorResponse(match.status, match.status == 405 ? "method not allowed"
-                                                                     : "no such admin path");
-  } else {
-    response = (*match.handler)(request);
-  }
-  return AdminCallResult{response.status, std::move(response.body)};
-}
 
 }  // namespace adserver::app

@@ -11,6 +11,7 @@
 #include "admin/identity_admin.h"
 #include "admin/reports_admin.h"
 #include "app/backend.h"
+#include "app/data_dir.h"
 #include "app/indexer.h"
 #include "cluster/node.h"
 #include "common/clock.h"
@@ -44,41 +45,6 @@
 #include "store/stores.h"
 
 namespace adserver::app {
-
-// Creates the data directory (and its parents) if missing; Unavailable if it cannot.
-Status CreateDataDirectory(const std::string& data_dir);
-// Path of the embedded SQLite database inside a data directory.
-std::string DatabasePath(const std::string& data_dir);
-
-// The embedded system of record of a data directory: SQLite (DATA_DIR/adserver.db) for inventory
-// and counters, the LMDB index (DATA_DIR/activity.lmdb) for wallet activity.
-struct EmbeddedStore {
-  std::shared_ptr<store::SqliteStore> sqlite;
-  std::shared_ptr<store::LmdbActivityStore> activity;
-
-  store::Stores stores() const { return {sqlite, activity, sqlite}; }
-  store::LmdbActivityIndex& index() const { return activity->activity(); }
-};
-// Opens (creating if missing) the embedded store of a data directory; activity that an earlier
-// version kept in SQLite is copied into the LMDB index once.
-Result<EmbeddedStore> OpenEmbeddedStore(const std::string& data_dir);
-// The same as its three parts.
-Result<store::Stores> OpenStore(const std::string& data_dir);
-
-// Cluster mode's system of record as a tool opens it (the CLI: no node, so the counters are
-// PostgresStore's unscoped table; never written without serving).
-struct ClusterStore {
-  std::shared_ptr<store::PostgresStore> postgres;
-  std::shared_ptr<store::PostgresActivityStore> activity;
-
-  store::Stores stores() const { return {postgres, activity, postgres}; }
-};
-Result<ClusterStore> OpenClusterStore(const std::string& database_url);
-std::string ActivityIndexPath(const std::string& data_dir);
-// Exposures for conversion attribution (DATA_DIR/exposures.lmdb).
-std::string ExposureIndexPath(const std::string& data_dir);
-// The bulk import ledger shared by `adserver activity import` and POST /admin/v1/activity.
-std::string ImportLedgerPath(const std::string& data_dir);
 
 // The composition root of `adserver serve`: owns every long-lived object, declared in
 // dependency order so destruction runs in reverse. Start/Stop from one thread.
@@ -209,21 +175,5 @@ class Server {
   std::atomic<bool> ready_{false};
   bool stopped_ = false;
 };
-
-// Runs one admin API call in-process against a data directory (the CLI's admin commands use
-// the exact code the HTTP admin API runs). Returns the HTTP status and body.
-struct AdminCallResult {
-  int status = 0;
-  std::string body;
-};
-Result<AdminCallResult> RunAdminCall(const std::string& data_dir, http::Method method,
-                                     const std::string& target, const std::string& body,
-                                     const std::string& content_type = "application/json");
-// The same against a cluster's PostgreSQL when `cluster` is enabled (a write reaches every
-// node's snapshot through the change feed); the data directory only keeps the import ledger.
-Result<AdminCallResult> RunAdminCall(const std::string& data_dir,
-                                     const store::ClusterOptions& cluster, http::Method method,
-                                     const std::string& target, const std::string& body,
-                                     const std::string& content_type = "application/json");
 
 }  // namespace adserver::app

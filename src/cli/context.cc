@@ -4,7 +4,7 @@
 #include <iostream>
 #include <iterator>
 
-#include "app/server.h"
+#include "app/admin_call.h"
 #include "common/json_writer.h"
 
 namespace adserver::cli {

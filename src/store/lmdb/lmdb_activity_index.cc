@@ -26,23 +26,9 @@ constexpr int64_t kSecondsPerDay = 86400;
 // must differ from a wallet key's 20 bytes.
 constexpr const char* kJournalDbName = "indexer_journal";
 constexpr const char* kCheckpointDbName = "indexer_checkpoints";
-// The change log of the serving read cache: key = 8-byte big-endian transaction id, value = the
-// 20-byte wallets that transaction changed, or empty for "any wallet may have changed". Key 0
-// holds the newest pruned transaction id (8 bytes, little-endian).
-constexpr const char* kChangesDbName = "activity_changes";
-// A transaction changing more wallets logs a bulk marker instead of the list.
-constexpr size_t kMaxLoggedWallets = 4096;
-// Log entries kept: a reader more than this many transactions behind rebuilds its table.
-constexpr uint64_t kChangeLogKeepTxns = 4096;
 constexpr const char* kTableFileName = "wallets.table";
-// The replica's position in PostgreSQL's change log (key kReplicaPositionKey, 8 bytes
-// little-endian).
-constexpr const char* kReplicaDbName = "activity_replica";
-constexpr std::string_view kReplicaPositionKey = "position";
 
-Status LmdbError(const char* what, int rc) {
-  return UnavailableError(std::string("lmdb ") + what + ": " + mdb_strerror(rc));
-}
+using detail::LmdbError;
 
 MDB_val KeyOf(const Address& wallet) {
   return MDB_val{wallet.bytes.size(), const_cast<uint8_t*>(wallet.bytes.data())};
@@ -78,45 +64,15 @@ decision::Interaction StoredInteraction(const ActivityRecord& row) { return ToIn
 
 namespace {
 
-// Aborts a write transaction unless committed.
-class WriteTxn {
+// The transactions of store/lmdb/detail/lmdb_env.h, by kind.
+class WriteTxn : public detail::LmdbTxn {
  public:
-  explicit WriteTxn(MDB_env* env) { rc_ = mdb_txn_begin(env, nullptr, 0, &txn_); }
-  ~WriteTxn() {
-    if (txn_ != nullptr) mdb_txn_abort(txn_);
-  }
-  int rc() const { return rc_; }
-  MDB_txn* get() { return txn_; }
-  int Commit() {
-    int rc = mdb_txn_commit(txn_);
-    txn_ = nullptr;
-    return rc;
-  }
-
- private:
-  MDB_txn* txn_ = nullptr;
-  int rc_ = 0;
+  explicit WriteTxn(const detail::LmdbEnv& env) : LmdbTxn(env, Mode::kWrite) {}
 };
-
 // A short read transaction for the slow paths (admin reads, scans).
-class ReadTxn {
+class ReadTxn : public detail::LmdbTxn {
  public:
-  explicit ReadTxn(MDB_env* env) { rc_ = mdb_txn_begin(env, nullptr, MDB_RDONLY, &txn_); }
-  ~ReadTxn() {
-    if (txn_ != nullptr) mdb_txn_abort(txn_);
-  }
-  int rc() const { return rc_; }
-  MDB_txn* get() { return txn_; }
-  // Keeps the databases this transaction opened (mdb_dbi_open) for the environment.
-  int Commit() {
-    int rc = mdb_txn_commit(txn_);
-    txn_ = nullptr;
-    return rc;
-  }
-
- private:
-  MDB_txn* txn_ = nullptr;
-  int rc_ = 0;
+  explicit ReadTxn(const detail::LmdbEnv& env) : LmdbTxn(env, Mode::kRead) {}
 };
 
 }  // namespace
@@ -141,40 +97,25 @@ thread_local std::vector<CachedReader> tl_readers;
 
 Result<std::shared_ptr<LmdbActivityIndex>> LmdbActivityIndex::Open(const std::string& dir,
                                                                    const LmdbOptions& options) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) return UnavailableError("cannot create " + dir + ": " + ec.message());
-  MDB_env* env = nullptr;
-  int rc = mdb_env_create(&env);
-  if (rc != 0) return LmdbError("env_create", rc);
-  mdb_env_set_mapsize(env, options.map_size_bytes);
-  mdb_env_set_maxreaders(env, 1024);
-  // The live indexer's journal and checkpoints, the change log, the replica position.
-  mdb_env_set_maxdbs(env, 6);
-  // NOTLS: read transactions belong to our per-thread readers, not to LMDB's thread slots.
-  // NORDAHEAD: random point lookups; read-ahead would only evict useful pages.
-  unsigned flags = MDB_NOTLS | MDB_NORDAHEAD | (options.no_sync ? MDB_NOSYNC : 0u);
-  rc = mdb_env_open(env, dir.c_str(), flags, 0644);
-  MDB_txn* txn = nullptr;
-  MDB_dbi dbi = 0;
-  if (rc == 0) rc = mdb_txn_begin(env, nullptr, 0, &txn);
-  if (rc == 0) rc = mdb_dbi_open(txn, nullptr, 0, &dbi);
-  if (rc == 0) {
-    rc = mdb_txn_commit(txn);
-  } else if (txn != nullptr) {
-    mdb_txn_abort(txn);
-  }
-  if (rc != 0) {
-    mdb_env_close(env);
-    return LmdbError(("open " + dir).c_str(), rc);
-  }
-  std::shared_ptr<LmdbActivityIndex> index(new LmdbActivityIndex(env, dbi, options));
-  index->path_ = dir;
-  return index;
+  // Named databases: the live indexer's journal and checkpoints, the change log, the replica
+  // position.
+  ADS_ASSIGN_OR_RETURN(std::unique_ptr<detail::LmdbEnv> env,
+                       detail::LmdbEnv::Open(dir, {.map_size_bytes = options.map_size_bytes,
+                                                   .max_named_databases = 6,
+                                                   .no_sync = options.no_sync}));
+  return std::shared_ptr<LmdbActivityIndex>(new LmdbActivityIndex(std::move(env), options));
 }
 
-LmdbActivityIndex::LmdbActivityIndex(MDB_env* env, MDB_dbi dbi, const LmdbOptions& options)
-    : env_(env), dbi_(dbi), options_(options), id_(next_instance_id.fetch_add(1)) {}
+LmdbActivityIndex::LmdbActivityIndex(std::unique_ptr<detail::LmdbEnv> env,
+                                     const LmdbOptions& options)
+    : env_(std::move(env)),
+      dbi_(env_->main()),
+      options_(options),
+      id_(next_instance_id.fetch_add(1)),
+      journal_(*env_, kJournalDbName),
+      checkpoints_(*env_, kCheckpointDbName),
+      changes_(*env_),
+      replica_(*env_) {}
 
 LmdbActivityIndex::~LmdbActivityIndex() {
   {
@@ -182,7 +123,6 @@ LmdbActivityIndex::~LmdbActivityIndex() {
     for (auto& r : readers_) mdb_txn_abort(r->txn);
     readers_.clear();
   }
-  mdb_env_close(env_);
 }
 
 LmdbActivityIndex::ThreadReader& LmdbActivityIndex::Reader() const {
@@ -190,7 +130,7 @@ LmdbActivityIndex::ThreadReader& LmdbActivityIndex::Reader() const {
     if (c.owner == id_) return *static_cast<ThreadReader*>(c.reader);
   }
   auto reader = std::make_unique<ThreadReader>();
-  int rc = mdb_txn_begin(env_, nullptr, MDB_RDONLY, &reader->txn);
+  int rc = mdb_txn_begin(env_->env(), nullptr, MDB_RDONLY, &reader->txn);
   ADS_CHECK(rc == 0) << "lmdb read transaction: " << mdb_strerror(rc);
   mdb_txn_reset(reader->txn);
   ThreadReader* raw = reader.get();
@@ -271,7 +211,7 @@ Status LmdbActivityIndex::Record(const std::vector<ActivityRecord>& rows) {
     }
   }
   if (rows.empty()) return OkStatus();
-  ADS_RETURN_IF_ERROR(OpenChangeLog());
+  ADS_RETURN_IF_ERROR(changes_.Open());
   std::vector<ActivityRecord> sorted = rows;
   std::sort(sorted.begin(), sorted.end(),
             [](const ActivityRecord& a, const ActivityRecord& b) { return a.wallet < b.wallet; });
@@ -284,11 +224,11 @@ Status LmdbActivityIndex::Record(const std::vector<ActivityRecord>& rows) {
       while (end < sorted.size() && sorted[end].wallet == w) ++end;
       ++wallets;
     }
-    WriteTxn txn(env_);
+    WriteTxn txn(*env_);
     if (txn.rc() != 0) return LmdbError("begin write", txn.rc());
-    pending_changes_.clear();
+    changes_.Clear();
     ADS_RETURN_IF_ERROR(WriteWallets(txn.get(), sorted, begin, end));
-    ADS_RETURN_IF_ERROR(LogChanges(txn.get(), /*bulk=*/false));
+    ADS_RETURN_IF_ERROR(changes_.Write(txn.get(), /*bulk=*/false));
     if (int rc = txn.Commit(); rc != 0) return LmdbError("commit", rc);
     begin = end;
   }
@@ -322,7 +262,7 @@ Status LmdbActivityIndex::ReadWallet(MDB_txn* txn, const Address& wallet,
 Status LmdbActivityIndex::WriteWallet(MDB_txn* txn, const Address& wallet,
                                       std::span<const decision::Interaction> items) {
   MDB_val key = KeyOf(wallet);
-  NoteChanged(wallet);
+  changes_.Note(wallet);
   if (items.empty()) {
     int rc = mdb_del(txn, dbi_, &key, nullptr);
     return rc == 0 || rc == MDB_NOTFOUND ? OkStatus() : LmdbError("del", rc);
@@ -357,7 +297,7 @@ Status LmdbActivityIndex::LoadSortedImpl(const FallibleSortedSource& next,
   bool more = true;
   while (more) {
     // Commits every 20x wallets_per_commit wallets: appends dirty few pages per wallet.
-    WriteTxn txn(env_);
+    WriteTxn txn(*env_);
     if (txn.rc() != 0) return LmdbError("begin write", txn.rc());
     // The journal's database names are keys of the main database too: MDB_APPEND would reject
     // wallets sorting before them, so an index that has them gets ordinary puts.
@@ -395,25 +335,25 @@ Status LmdbActivityIndex::LoadSortedImpl(const FallibleSortedSource& next,
     mdb_cursor_close(cursor);
     // The change log is created only at the end (its name, a key of the main database, would
     // end MDB_APPEND); a log that exists already gets a bulk marker with every transaction.
-    if (status.ok() && changes_open_.load()) status = LogChanges(txn.get(), /*bulk=*/true);
+    if (status.ok() && changes_.opened()) status = changes_.Write(txn.get(), /*bulk=*/true);
     if (!status.ok()) return status;
     if (int rc = txn.Commit(); rc != 0) return LmdbError("commit", rc);
   }
-  const bool logged = changes_open_.load();
+  const bool logged = changes_.opened();
   if (logged && !replica_position) return OkStatus();
   // Named databases are created only now, after the appends (see above).
-  if (!logged) ADS_RETURN_IF_ERROR(OpenChangeLog());
-  if (replica_position) ADS_RETURN_IF_ERROR(OpenReplica(/*create=*/true).status());
-  WriteTxn txn(env_);
+  if (!logged) ADS_RETURN_IF_ERROR(changes_.Open());
+  if (replica_position) ADS_RETURN_IF_ERROR(replica_.Open());
+  WriteTxn txn(*env_);
   if (txn.rc() != 0) return LmdbError("begin write", txn.rc());
-  if (!logged) ADS_RETURN_IF_ERROR(LogChanges(txn.get(), /*bulk=*/true));
-  if (replica_position) ADS_RETURN_IF_ERROR(PutReplicaPosition(txn.get(), replica_position));
+  if (!logged) ADS_RETURN_IF_ERROR(changes_.Write(txn.get(), /*bulk=*/true));
+  if (replica_position) ADS_RETURN_IF_ERROR(replica_.Put(txn.get(), replica_position));
   if (int rc = txn.Commit(); rc != 0) return LmdbError("commit", rc);
   return OkStatus();
 }
 
 Result<std::vector<ActivityRecord>> LmdbActivityIndex::ForWallet(const Address& wallet) const {
-  ReadTxn txn(env_);
+  ReadTxn txn(*env_);
   if (txn.rc() != 0) return LmdbError("begin read", txn.rc());
   MDB_val key = KeyOf(wallet), value;
   std::vector<ActivityRecord> out;
@@ -427,7 +367,7 @@ Result<std::vector<ActivityRecord>> LmdbActivityIndex::ForWallet(const Address& 
 }
 
 Status LmdbActivityIndex::Scan(const std::function<void(const ActivityRecord&)>& fn) const {
-  ReadTxn txn(env_);
+  ReadTxn txn(*env_);
   if (txn.rc() != 0) return LmdbError("begin read", txn.rc());
   MDB_cursor* cursor = nullptr;
   if (int rc = mdb_cursor_open(txn.get(), dbi_, &cursor); rc != 0) return LmdbError("cursor", rc);
@@ -466,61 +406,9 @@ void SetEntry(const ActivityValue& value, std::vector<decision::Interaction>& it
   }
 }
 
-MDB_val ReplicaPositionKey() {
-  return MDB_val{kReplicaPositionKey.size(), const_cast<char*>(kReplicaPositionKey.data())};
-}
-
 }  // namespace
 
-Result<bool> LmdbActivityIndex::OpenReplica(bool create) {
-  if (replica_open_.load(std::memory_order_acquire)) return true;
-  MutexLock lock(journal_mu_);  // one mdb_dbi_open at a time in this process
-  if (replica_open_.load()) return true;
-  // Either kind of transaction keeps the handle for the environment once committed.
-  MDB_txn* txn = nullptr;
-  int rc = mdb_txn_begin(env_, nullptr, create ? 0 : MDB_RDONLY, &txn);
-  if (rc != 0) return LmdbError("begin", rc);
-  MDB_dbi dbi = 0;
-  rc = mdb_dbi_open(txn, kReplicaDbName, create ? MDB_CREATE : 0, &dbi);
-  if (rc != 0) {
-    mdb_txn_abort(txn);
-    if (rc == MDB_NOTFOUND) return false;
-    return LmdbError("open replica position", rc);
-  }
-  if (rc = mdb_txn_commit(txn); rc != 0) return LmdbError("commit replica position", rc);
-  replica_dbi_ = dbi;
-  replica_open_.store(true, std::memory_order_release);
-  return true;
-}
-
-Status LmdbActivityIndex::PutReplicaPosition(MDB_txn* txn, std::optional<uint64_t> position) {
-  MDB_val key = ReplicaPositionKey();
-  if (!position) {
-    int rc = mdb_del(txn, replica_dbi_, &key, nullptr);
-    return rc == 0 || rc == MDB_NOTFOUND ? OkStatus() : LmdbError("del replica position", rc);
-  }
-  uint64_t v = *position;
-  MDB_val value{sizeof v, &v};
-  if (int rc = mdb_put(txn, replica_dbi_, &key, &value, 0); rc != 0) {
-    return LmdbError("put replica position", rc);
-  }
-  return OkStatus();
-}
-
-Result<std::optional<uint64_t>> LmdbActivityIndex::ReplicaPosition() {
-  ADS_ASSIGN_OR_RETURN(bool open, OpenReplica(/*create=*/false));
-  if (!open) return std::optional<uint64_t>();
-  ReadTxn txn(env_);
-  if (txn.rc() != 0) return LmdbError("begin read", txn.rc());
-  MDB_val key = ReplicaPositionKey(), value;
-  int rc = mdb_get(txn.get(), replica_dbi_, &key, &value);
-  if (rc == MDB_NOTFOUND) return std::optional<uint64_t>();
-  if (rc != 0) return LmdbError("get replica position", rc);
-  uint64_t position = 0;
-  if (value.mv_size != sizeof position) return InternalError("corrupt replica position");
-  std::memcpy(&position, value.mv_data, sizeof position);
-  return std::optional<uint64_t>(position);
-}
+Result<std::optional<uint64_t>> LmdbActivityIndex::ReplicaPosition() { return replica_.Get(); }
 
 Status LmdbActivityIndex::PutReplicaValues(std::span<const ActivityValue> values,
                                            uint64_t position) {
@@ -529,8 +417,8 @@ Status LmdbActivityIndex::PutReplicaValues(std::span<const ActivityValue> values
       return InvalidArgumentError("activity rows need positive project and chain ids");
     }
   }
-  ADS_RETURN_IF_ERROR(OpenChangeLog());
-  ADS_RETURN_IF_ERROR(OpenReplica(/*create=*/true).status());
+  ADS_RETURN_IF_ERROR(changes_.Open());
+  ADS_RETURN_IF_ERROR(replica_.Open());
   // By wallet; a wallet's values keep their order, so the last one of a key wins.
   std::vector<const ActivityValue*> sorted;
   sorted.reserve(values.size());
@@ -538,9 +426,9 @@ Status LmdbActivityIndex::PutReplicaValues(std::span<const ActivityValue> values
   std::stable_sort(sorted.begin(), sorted.end(), [](const ActivityValue* a, const ActivityValue* b) {
     return a->row.wallet < b->row.wallet;
   });
-  WriteTxn txn(env_);
+  WriteTxn txn(*env_);
   if (txn.rc() != 0) return LmdbError("begin write", txn.rc());
-  pending_changes_.clear();
+  changes_.Clear();
   std::vector<decision::Interaction> items;
   for (size_t begin = 0, end = 0; begin < sorted.size(); begin = end) {
     const Address wallet = sorted[begin]->row.wallet;
@@ -549,19 +437,19 @@ Status LmdbActivityIndex::PutReplicaValues(std::span<const ActivityValue> values
     for (size_t i = begin; i < end; ++i) SetEntry(*sorted[i], items);
     ADS_RETURN_IF_ERROR(WriteWallet(txn.get(), wallet, items));
   }
-  ADS_RETURN_IF_ERROR(PutReplicaPosition(txn.get(), position));
-  ADS_RETURN_IF_ERROR(LogChanges(txn.get(), /*bulk=*/false));
+  ADS_RETURN_IF_ERROR(replica_.Put(txn.get(), position));
+  ADS_RETURN_IF_ERROR(changes_.Write(txn.get(), /*bulk=*/false));
   if (int rc = txn.Commit(); rc != 0) return LmdbError("commit", rc);
   return OkStatus();
 }
 
 Status LmdbActivityIndex::ReplaceSorted(const FallibleSortedSource& next, uint64_t position) {
-  ADS_RETURN_IF_ERROR(OpenChangeLog());
-  ADS_RETURN_IF_ERROR(OpenReplica(/*create=*/true).status());
+  ADS_RETURN_IF_ERROR(changes_.Open());
+  ADS_RETURN_IF_ERROR(replica_.Open());
   {
-    WriteTxn txn(env_);
+    WriteTxn txn(*env_);
     if (txn.rc() != 0) return LmdbError("begin write", txn.rc());
-    ADS_RETURN_IF_ERROR(PutReplicaPosition(txn.get(), std::nullopt));
+    ADS_RETURN_IF_ERROR(replica_.Put(txn.get(), std::nullopt));
     if (int rc = txn.Commit(); rc != 0) return LmdbError("commit", rc);
   }
   std::optional<Address> low;  // the stored wallets up to here are done
@@ -588,12 +476,12 @@ Status LmdbActivityIndex::ReplaceSorted(const FallibleSortedSource& next, uint64
       detail::EncodeInteractions(items, encoded);
       chunk.emplace_back(wallet, std::move(encoded));
     }
-    WriteTxn txn(env_);
+    WriteTxn txn(*env_);
     if (txn.rc() != 0) return LmdbError("begin write", txn.rc());
-    pending_changes_.clear();
+    changes_.Clear();
     ADS_RETURN_IF_ERROR(ReplaceRange(txn.get(), low, more ? &chunk.back().first : nullptr, chunk));
-    if (!more) ADS_RETURN_IF_ERROR(PutReplicaPosition(txn.get(), position));
-    ADS_RETURN_IF_ERROR(LogChanges(txn.get(), /*bulk=*/false));
+    if (!more) ADS_RETURN_IF_ERROR(replica_.Put(txn.get(), position));
+    ADS_RETURN_IF_ERROR(changes_.Write(txn.get(), /*bulk=*/false));
     if (int rc = txn.Commit(); rc != 0) return LmdbError("commit", rc);
     if (more) low = chunk.back().first;
   }
@@ -628,13 +516,13 @@ Status LmdbActivityIndex::ReplaceRange(MDB_txn* txn, const std::optional<Address
   mdb_cursor_close(cursor);
   if (rc != 0 && rc != MDB_NOTFOUND) return LmdbError("cursor", rc);
   for (const Address& w : stale) {
-    NoteChanged(w);
+    changes_.Note(w);
     MDB_val k = KeyOf(w);
     if (rc = mdb_del(txn, dbi_, &k, nullptr); rc != 0) return LmdbError("del", rc);
   }
   for (size_t i = 0; i < chunk.size(); ++i) {
     if (same[i]) continue;
-    NoteChanged(chunk[i].first);
+    changes_.Note(chunk[i].first);
     MDB_val k = KeyOf(chunk[i].first);
     MDB_val data{chunk[i].second.size(), const_cast<char*>(chunk[i].second.data())};
     if (rc = mdb_put(txn, dbi_, &k, &data, 0); rc != 0) return LmdbError("put", rc);
@@ -644,12 +532,12 @@ Status LmdbActivityIndex::ReplaceRange(MDB_txn* txn, const std::optional<Address
 
 uint64_t LmdbActivityIndex::ChangeCounter() const {
   MDB_envinfo info;
-  mdb_env_info(env_, &info);
+  mdb_env_info(env_->env(), &info);
   return info.me_last_txnid;
 }
 
 Result<LmdbActivityIndex::Stats> LmdbActivityIndex::GetStats() const {
-  ReadTxn txn(env_);
+  ReadTxn txn(*env_);
   if (txn.rc() != 0) return LmdbError("begin read", txn.rc());
   MDB_stat stat;
   if (int rc = mdb_stat(txn.get(), dbi_, &stat); rc != 0) return LmdbError("stat", rc);
@@ -658,7 +546,7 @@ Result<LmdbActivityIndex::Stats> LmdbActivityIndex::GetStats() const {
   s.pages = stat.ms_branch_pages + stat.ms_leaf_pages + stat.ms_overflow_pages;
   s.page_size = stat.ms_psize;
   std::error_code ec;
-  auto size = std::filesystem::file_size(std::filesystem::path(path_) / "data.mdb", ec);
+  auto size = std::filesystem::file_size(std::filesystem::path(env_->dir()) / "data.mdb", ec);
   s.file_bytes = ec ? 0 : size;
   return s;
 }
@@ -739,7 +627,8 @@ std::string BlockName(int64_t chain_id, uint64_t block) {
 
 uint64_t LmdbActivityIndex::NamedDatabaseCount(MDB_txn* txn) const {
   uint64_t n = 0;
-  for (const char* name : {kJournalDbName, kCheckpointDbName, kChangesDbName, kReplicaDbName}) {
+  for (const char* name : {kJournalDbName, kCheckpointDbName, detail::ChangeLog::kDbName,
+                           detail::ReplicaPosition::kDbName}) {
     MDB_val key{std::strlen(name), const_cast<char*>(name)}, value;
     if (mdb_get(txn, dbi_, &key, &value) == 0) ++n;
   }
@@ -747,28 +636,15 @@ uint64_t LmdbActivityIndex::NamedDatabaseCount(MDB_txn* txn) const {
 }
 
 Status LmdbActivityIndex::OpenJournal() {
-  MutexLock lock(journal_mu_);
-  if (journal_open_) return OkStatus();
-  // Opened in a write transaction of their own: LMDB wants a transaction opening databases
-  // to finish before any other transaction opens one.
-  WriteTxn txn(env_);
-  if (txn.rc() != 0) return LmdbError("begin write", txn.rc());
-  MDB_dbi journal = 0, checkpoints = 0;
-  int rc = mdb_dbi_open(txn.get(), kJournalDbName, MDB_CREATE, &journal);
-  if (rc == 0) rc = mdb_dbi_open(txn.get(), kCheckpointDbName, MDB_CREATE, &checkpoints);
-  if (rc != 0) return LmdbError("open journal", rc);
-  if (rc = txn.Commit(); rc != 0) return LmdbError("commit journal", rc);
-  journal_dbi_ = journal;
-  checkpoint_dbi_ = checkpoints;
-  journal_open_ = true;
-  return OkStatus();
+  ADS_RETURN_IF_ERROR(journal_.Open(/*create=*/true).status());
+  return checkpoints_.Open(/*create=*/true).status();
 }
 
 Result<std::optional<uint64_t>> LmdbActivityIndex::GetCheckpoint(MDB_txn* txn,
                                                                  int64_t chain_id) const {
   detail::CheckpointKey key_bytes = detail::MakeCheckpointKey(static_cast<uint64_t>(chain_id));
   MDB_val key = ValOf(key_bytes), value;
-  int rc = mdb_get(txn, checkpoint_dbi_, &key, &value);
+  int rc = mdb_get(txn, CheckpointDbi(), &key, &value);
   if (rc == MDB_NOTFOUND) return std::optional<uint64_t>();
   if (rc != 0) return LmdbError("get checkpoint", rc);
   uint64_t next = 0;
@@ -780,7 +656,7 @@ Status LmdbActivityIndex::PutCheckpoint(MDB_txn* txn, int64_t chain_id, uint64_t
   detail::CheckpointKey key_bytes = detail::MakeCheckpointKey(static_cast<uint64_t>(chain_id));
   std::array<uint8_t, 8> value_bytes = detail::EncodeBlockNumber(next_block);
   MDB_val key = ValOf(key_bytes), value = ValOf(value_bytes);
-  if (int rc = mdb_put(txn, checkpoint_dbi_, &key, &value, 0); rc != 0) {
+  if (int rc = mdb_put(txn, CheckpointDbi(), &key, &value, 0); rc != 0) {
     return LmdbError("put checkpoint", rc);
   }
   return OkStatus();
@@ -788,13 +664,13 @@ Status LmdbActivityIndex::PutCheckpoint(MDB_txn* txn, int64_t chain_id, uint64_t
 
 Result<ChainCheckpoint> LmdbActivityIndex::LoadCheckpoint(int64_t chain_id) {
   ADS_RETURN_IF_ERROR(OpenJournal());
-  ReadTxn txn(env_);
+  ReadTxn txn(*env_);
   if (txn.rc() != 0) return LmdbError("begin read", txn.rc());
   ADS_ASSIGN_OR_RETURN(std::optional<uint64_t> next, GetCheckpoint(txn.get(), chain_id));
   if (!next) return NotFoundError("no checkpoint for chain " + std::to_string(chain_id));
   ChainCheckpoint checkpoint{.next_block = *next, .recent = {}};
   MDB_cursor* cursor = nullptr;
-  if (int rc = mdb_cursor_open(txn.get(), journal_dbi_, &cursor); rc != 0) {
+  if (int rc = mdb_cursor_open(txn.get(), JournalDbi(), &cursor); rc != 0) {
     return LmdbError("cursor", rc);
   }
   detail::JournalKey first = detail::MakeJournalKey(static_cast<uint64_t>(chain_id), 0);
@@ -824,7 +700,7 @@ Status LmdbActivityIndex::DeleteJournal(MDB_txn* txn, int64_t chain_id) {
   while (true) {
     MDB_val key = ValOf(first), value;
     MDB_cursor* cursor = nullptr;
-    if (int rc = mdb_cursor_open(txn, journal_dbi_, &cursor); rc != 0) {
+    if (int rc = mdb_cursor_open(txn, JournalDbi(), &cursor); rc != 0) {
       return LmdbError("cursor", rc);
     }
     int rc = mdb_cursor_get(cursor, &key, &value, MDB_SET_RANGE);
@@ -848,7 +724,7 @@ Status LmdbActivityIndex::ResetCheckpoint(int64_t chain_id, const ChainCheckpoin
     }
   }
   ADS_RETURN_IF_ERROR(OpenJournal());
-  WriteTxn txn(env_);
+  WriteTxn txn(*env_);
   if (txn.rc() != 0) return LmdbError("begin write", txn.rc());
   ADS_RETURN_IF_ERROR(DeleteJournal(txn.get(), chain_id));
   size_t skip = recent.size() > kJournalDepth ? recent.size() - kJournalDepth : 0;
@@ -860,7 +736,7 @@ Status LmdbActivityIndex::ResetCheckpoint(int64_t chain_id, const ChainCheckpoin
     detail::JournalKey key_bytes =
         detail::MakeJournalKey(static_cast<uint64_t>(chain_id), recent[i].number);
     MDB_val key = ValOf(key_bytes), value{encoded.size(), encoded.data()};
-    if (int rc = mdb_put(txn.get(), journal_dbi_, &key, &value, 0); rc != 0) {
+    if (int rc = mdb_put(txn.get(), JournalDbi(), &key, &value, 0); rc != 0) {
       return LmdbError("put journal", rc);
     }
   }
@@ -873,10 +749,10 @@ Status LmdbActivityIndex::ApplyBlocks(int64_t chain_id, std::span<const IndexedB
   ADS_RETURN_IF_ERROR(ValidateBlocks(chain_id, blocks));
   if (blocks.empty()) return OkStatus();
   ADS_RETURN_IF_ERROR(OpenJournal());
-  ADS_RETURN_IF_ERROR(OpenChangeLog());
-  WriteTxn txn(env_);
+  ADS_RETURN_IF_ERROR(changes_.Open());
+  WriteTxn txn(*env_);
   if (txn.rc() != 0) return LmdbError("begin write", txn.rc());
-  pending_changes_.clear();
+  changes_.Clear();
   ADS_ASSIGN_OR_RETURN(std::optional<uint64_t> next, GetCheckpoint(txn.get(), chain_id));
   if (next && *next != blocks.front().number) {
     return ConflictError(BlockName(chain_id, blocks.front().number) +
@@ -887,7 +763,7 @@ Status LmdbActivityIndex::ApplyBlocks(int64_t chain_id, std::span<const IndexedB
     ADS_RETURN_IF_ERROR(ApplyBlock(txn.get(), chain_id, block));
   ADS_RETURN_IF_ERROR(PruneJournal(txn.get(), chain_id, blocks.back().number));
   ADS_RETURN_IF_ERROR(PutCheckpoint(txn.get(), chain_id, blocks.back().number + 1));
-  ADS_RETURN_IF_ERROR(LogChanges(txn.get(), /*bulk=*/false));
+  ADS_RETURN_IF_ERROR(changes_.Write(txn.get(), /*bulk=*/false));
   if (int rc = txn.Commit(); rc != 0) return LmdbError("commit", rc);
   return OkStatus();
 }
@@ -915,7 +791,7 @@ Status LmdbActivityIndex::ApplyBlock(MDB_txn* txn, int64_t chain_id, const Index
   detail::JournalKey key_bytes =
       detail::MakeJournalKey(static_cast<uint64_t>(chain_id), block.number);
   MDB_val key = ValOf(key_bytes), value{encoded.size(), encoded.data()};
-  if (int rc = mdb_put(txn, journal_dbi_, &key, &value, 0); rc != 0) {
+  if (int rc = mdb_put(txn, JournalDbi(), &key, &value, 0); rc != 0) {
     return LmdbError("put journal", rc);
   }
   return OkStatus();
@@ -928,7 +804,7 @@ Status LmdbActivityIndex::PruneJournal(MDB_txn* txn, int64_t chain_id, uint64_t 
   while (true) {
     MDB_val key = ValOf(first), value;
     MDB_cursor* cursor = nullptr;
-    if (int rc = mdb_cursor_open(txn, journal_dbi_, &cursor); rc != 0) {
+    if (int rc = mdb_cursor_open(txn, JournalDbi(), &cursor); rc != 0) {
       return LmdbError("cursor", rc);
     }
     int rc = mdb_cursor_get(cursor, &key, &value, MDB_SET_RANGE);
@@ -944,10 +820,10 @@ Status LmdbActivityIndex::PruneJournal(MDB_txn* txn, int64_t chain_id, uint64_t 
 
 Status LmdbActivityIndex::UndoBlocksAfter(int64_t chain_id, uint64_t ancestor) {
   ADS_RETURN_IF_ERROR(OpenJournal());
-  ADS_RETURN_IF_ERROR(OpenChangeLog());
-  WriteTxn txn(env_);
+  ADS_RETURN_IF_ERROR(changes_.Open());
+  WriteTxn txn(*env_);
   if (txn.rc() != 0) return LmdbError("begin write", txn.rc());
-  pending_changes_.clear();
+  changes_.Clear();
   ADS_ASSIGN_OR_RETURN(std::optional<uint64_t> next, GetCheckpoint(txn.get(), chain_id));
   if (!next || *next == 0 || ancestor >= *next - 1) return OkStatus();  // nothing to undo
   // Newest first: each block's previous values are those its successor found. An error aborts
@@ -956,7 +832,7 @@ Status LmdbActivityIndex::UndoBlocksAfter(int64_t chain_id, uint64_t ancestor) {
     ADS_RETURN_IF_ERROR(UndoBlock(txn.get(), chain_id, block));
   }
   ADS_RETURN_IF_ERROR(PutCheckpoint(txn.get(), chain_id, ancestor + 1));
-  ADS_RETURN_IF_ERROR(LogChanges(txn.get(), /*bulk=*/false));
+  ADS_RETURN_IF_ERROR(changes_.Write(txn.get(), /*bulk=*/false));
   if (int rc = txn.Commit(); rc != 0) return LmdbError("commit", rc);
   return OkStatus();
 }
@@ -964,7 +840,7 @@ Status LmdbActivityIndex::UndoBlocksAfter(int64_t chain_id, uint64_t ancestor) {
 Status LmdbActivityIndex::UndoBlock(MDB_txn* txn, int64_t chain_id, uint64_t number) {
   detail::JournalKey key_bytes = detail::MakeJournalKey(static_cast<uint64_t>(chain_id), number);
   MDB_val key = ValOf(key_bytes), value;
-  int rc = mdb_get(txn, journal_dbi_, &key, &value);
+  int rc = mdb_get(txn, JournalDbi(), &key, &value);
   if (rc == MDB_NOTFOUND) {
     return ConflictError("reorg deeper than the undo journal: " + BlockName(chain_id, number) +
                          " cannot be undone (the journal keeps " + std::to_string(kJournalDepth) +
@@ -986,144 +862,22 @@ Status LmdbActivityIndex::UndoBlock(MDB_txn* txn, int64_t chain_id, uint64_t num
     }
     ADS_RETURN_IF_ERROR(WriteWallet(txn, wallet, items));
   }
-  if (rc = mdb_del(txn, journal_dbi_, &key, nullptr); rc != 0) return LmdbError("del journal", rc);
+  if (rc = mdb_del(txn, JournalDbi(), &key, nullptr); rc != 0) return LmdbError("del journal", rc);
   return OkStatus();
 }
 
 // --- serving read cache (change log and wallet table) ------------------------------------------
 
-namespace {
-
-std::array<uint8_t, 8> ChangeKey(uint64_t txn_id) {
-  std::array<uint8_t, 8> key;
-  for (int i = 0; i < 8; ++i) key[i] = static_cast<uint8_t>(txn_id >> (56 - 8 * i));
-  return key;
-}
-
-uint64_t ChangeTxn(const MDB_val& key) {
-  uint64_t v = 0;
-  for (size_t i = 0; i < 8; ++i) v = (v << 8) | static_cast<const uint8_t*>(key.mv_data)[i];
-  return v;
-}
-
-}  // namespace
-
-Status LmdbActivityIndex::OpenChangeLog() {
-  if (changes_open_.load(std::memory_order_acquire)) return OkStatus();
-  MutexLock lock(journal_mu_);  // one mdb_dbi_open at a time in this process
-  if (changes_open_.load()) return OkStatus();
-  WriteTxn txn(env_);
-  if (txn.rc() != 0) return LmdbError("begin write", txn.rc());
-  MDB_dbi dbi = 0;
-  if (int rc = mdb_dbi_open(txn.get(), kChangesDbName, MDB_CREATE, &dbi); rc != 0) {
-    return LmdbError("open change log", rc);
-  }
-  if (int rc = txn.Commit(); rc != 0) return LmdbError("commit change log", rc);
-  changes_dbi_ = dbi;
-  changes_open_.store(true, std::memory_order_release);
-  return OkStatus();
-}
-
-Status LmdbActivityIndex::LogChanges(MDB_txn* txn, bool bulk) {
-  if (!bulk && pending_changes_.empty()) return OkStatus();
-  const uint64_t txn_id = mdb_txn_id(txn);
-  std::array<uint8_t, 8> key_bytes = ChangeKey(txn_id);
-  MDB_val key{key_bytes.size(), key_bytes.data()};
-  bulk = bulk || pending_changes_.size() > kMaxLoggedWallets;
-  MDB_val value{bulk ? 0 : pending_changes_.size() * sizeof(Address),
-                bulk ? nullptr : pending_changes_.data()};
-  static_assert(sizeof(Address) == 20);
-  if (int rc = mdb_put(txn, changes_dbi_, &key, &value, 0); rc != 0) {
-    return LmdbError("put change log", rc);
-  }
-  pending_changes_.clear();
-  if (txn_id <= kChangeLogKeepTxns) return OkStatus();
-  // Prune entries older than the kept window; remember the newest pruned one (key 0).
-  const uint64_t keep_from = txn_id - kChangeLogKeepTxns;
-  MDB_cursor* cursor = nullptr;
-  if (int rc = mdb_cursor_open(txn, changes_dbi_, &cursor); rc != 0) return LmdbError("cursor", rc);
-  std::array<uint8_t, 8> first = ChangeKey(1);
-  MDB_val k{first.size(), first.data()}, v;
-  uint64_t pruned = 0;
-  int rc = mdb_cursor_get(cursor, &k, &v, MDB_SET_RANGE);
-  for (; rc == 0 && k.mv_size == 8 && ChangeTxn(k) < keep_from;
-       rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT)) {
-    pruned = ChangeTxn(k);
-    if (int del = mdb_cursor_del(cursor, 0); del != 0) {
-      mdb_cursor_close(cursor);
-      return LmdbError("prune change log", del);
-    }
-  }
-  mdb_cursor_close(cursor);
-  if (pruned == 0) return OkStatus();
-  std::array<uint8_t, 8> meta = ChangeKey(0);
-  MDB_val meta_key{meta.size(), meta.data()}, meta_value{sizeof pruned, &pruned};
-  if (int put = mdb_put(txn, changes_dbi_, &meta_key, &meta_value, 0); put != 0) {
-    return LmdbError("put change log", put);
-  }
-  return OkStatus();
-}
-
 IndexIdentity LmdbActivityIndex::Identity() const {
   struct stat st {};
-  if (stat((path_ + "/data.mdb").c_str(), &st) != 0) return {};
+  if (stat((env_->dir() + "/data.mdb").c_str(), &st) != 0) return {};
   return {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)};
 }
 
-std::string LmdbActivityIndex::TablePath() const { return path_ + "/" + kTableFileName; }
+std::string LmdbActivityIndex::TablePath() const { return env_->dir() + "/" + kTableFileName; }
 
 Result<LmdbActivityIndex::CatchUpResult> LmdbActivityIndex::CatchUp(ReadView& view) {
-  if (!changes_open_.load(std::memory_order_acquire)) {
-    // Another process may have created the log: open it read-only (the handle then stays).
-    MutexLock lock(journal_mu_);
-    if (!changes_open_.load()) {
-      ReadTxn txn(env_);
-      if (txn.rc() != 0) return LmdbError("begin read", txn.rc());
-      MDB_dbi dbi = 0;
-      if (mdb_dbi_open(txn.get(), kChangesDbName, 0, &dbi) == 0 && txn.Commit() == 0) {
-        changes_dbi_ = dbi;
-        changes_open_.store(true, std::memory_order_release);
-      }
-    }
-  }
-  ReadTxn txn(env_);
-  if (txn.rc() != 0) return LmdbError("begin read", txn.rc());
-  const uint64_t now = mdb_txn_id(txn.get());
-  if (now == view.covered_txn) return CatchUpResult::kCurrent;
-  // Written without a log (a first bulk load).
-  if (!changes_open_.load()) return CatchUpResult::kLost;
-  std::array<uint8_t, 8> meta = ChangeKey(0);
-  MDB_val key{meta.size(), meta.data()}, value;
-  int rc = mdb_get(txn.get(), changes_dbi_, &key, &value);
-  if (rc == 0 && value.mv_size == 8) {
-    uint64_t pruned;
-    std::memcpy(&pruned, value.mv_data, 8);
-    if (pruned > view.covered_txn) return CatchUpResult::kLost;
-  }
-  MDB_cursor* cursor = nullptr;
-  if (rc = mdb_cursor_open(txn.get(), changes_dbi_, &cursor); rc != 0) {
-    return LmdbError("cursor", rc);
-  }
-  std::array<uint8_t, 8> from = ChangeKey(view.covered_txn + 1);
-  key = {from.size(), from.data()};
-  CatchUpResult result = CatchUpResult::kCurrent;
-  for (rc = mdb_cursor_get(cursor, &key, &value, MDB_SET_RANGE); rc == 0;
-       rc = mdb_cursor_get(cursor, &key, &value, MDB_NEXT)) {
-    if (value.mv_size == 0 || value.mv_size % sizeof(Address) != 0) {
-      // A bulk change: its wallets are not listed. Later entries still are.
-      result = CatchUpResult::kBulk;
-      continue;
-    }
-    const auto* wallets = static_cast<const uint8_t*>(value.mv_data);
-    for (size_t off = 0; off < value.mv_size; off += sizeof(Address)) {
-      Address w;
-      std::memcpy(w.bytes.data(), wallets + off, sizeof(Address));
-      view.recent.insert(w);
-    }
-  }
-  mdb_cursor_close(cursor);
-  view.covered_txn = now;
-  return result;
+  return changes_.ReadSince(view.covered_txn, view.recent);
 }
 
 Status LmdbActivityIndex::EnableReadCache(const ReadCacheOptions& options, const Clock& clock) {
@@ -1240,7 +994,7 @@ Status LmdbActivityIndex::RebuildReadCache(const std::atomic<bool>* cancel) {
   policy_.OnRebuildAttempt();
   uint64_t txn_id = 0;
   {
-    ReadTxn txn(env_);
+    ReadTxn txn(*env_);
     if (txn.rc() != 0) return LmdbError("begin read", txn.rc());
     txn_id = mdb_txn_id(txn.get());
     MDB_stat stat;

@@ -24,7 +24,9 @@
 #include "decision/activity_index.h"
 #include "store/activity_store.h"
 #include "store/chain_ledger.h"
-#include "store/lmdb/detail/lmdb_handles.h"
+#include "store/lmdb/detail/change_log.h"
+#include "store/lmdb/detail/lmdb_env.h"
+#include "store/lmdb/detail/replica_position.h"
 #include "store/lmdb/wallet_table.h"
 #include "store/lmdb/wallet_table_policy.h"
 #include "store/records.h"
@@ -180,7 +182,7 @@ class LmdbActivityIndex final : public decision::ActivityIndex, public ChainLedg
 
  private:
   struct ThreadReader;
-  LmdbActivityIndex(MDB_env* env, MDB_dbi dbi, const LmdbOptions& options);
+  LmdbActivityIndex(std::unique_ptr<detail::LmdbEnv> env, const LmdbOptions& options);
   // This thread's reader for this index, created on first use.
   ThreadReader& Reader() const;
   Status WriteWallets(MDB_txn* txn, const std::vector<ActivityRecord>& sorted, size_t begin,
@@ -193,6 +195,9 @@ class LmdbActivityIndex final : public decision::ActivityIndex, public ChainLedg
                      std::span<const decision::Interaction> items);
   // Opens (creating) the journal's named databases, once.
   Status OpenJournal();
+  // REQUIRES: OpenJournal succeeded.
+  MDB_dbi JournalDbi() const { return *journal_.handle(); }
+  MDB_dbi CheckpointDbi() const { return *checkpoints_.handle(); }
   // Journal steps inside a write transaction; REQUIRES: the journal databases are open.
   Status ApplyBlock(MDB_txn* txn, int64_t chain_id, const IndexedBlock& block);
   // Conflict if `number` is not journaled.
@@ -202,10 +207,6 @@ class LmdbActivityIndex final : public decision::ActivityIndex, public ChainLedg
   Result<std::optional<uint64_t>> GetCheckpoint(MDB_txn* txn, int64_t chain_id) const;
   Status DeleteJournal(MDB_txn* txn, int64_t chain_id);
   Status LoadSortedImpl(const FallibleSortedSource& next, std::optional<uint64_t> position);
-  // Opens the replica's named database (creating it if `create`); false if it does not exist.
-  Result<bool> OpenReplica(bool create);
-  // REQUIRES: the replica database is open; inside a write transaction.
-  Status PutReplicaPosition(MDB_txn* txn, std::optional<uint64_t> position);
   // ReplaceSorted's step: makes the stored wallets after `low` up to `high` (to the end if
   // null) those of `chunk` (sorted, encoded values).
   Status ReplaceRange(MDB_txn* txn, const std::optional<Address>& low, const Address* high,
@@ -219,19 +220,8 @@ class LmdbActivityIndex final : public decision::ActivityIndex, public ChainLedg
     uint64_t covered_txn = 0;
     std::unordered_set<Address, AddressHash> recent;
   };
-  // Change log (write side). REQUIRES: inside a write transaction (LMDB's writer lock
-  // serialises them, across processes too, so the pending_* members need no mutex of ours).
-  void NoteChanged(const Address& wallet) { pending_changes_.push_back(wallet); }
-  // Writes the log entry of this transaction's changed wallets (or a bulk marker) and prunes
-  // old entries. Call right before committing a transaction that changed wallets.
-  Status LogChanges(MDB_txn* txn, bool bulk);
-  Status OpenChangeLog();
-  // How far CatchUp brought a view.
-  enum class CatchUpResult {
-    kCurrent,  // every change is in the table or the recent set
-    kBulk,     // likewise, except bulk changes (no wallet list): their wallets are stale
-    kLost,     // the log cannot tell (pruned past the view, or none): the table is unusable
-  };
+  // How far CatchUp brought a view (kLost: the table is unusable).
+  using CatchUpResult = detail::ChangeLog::CatchUp;
   // Reads the change log after `view.covered_txn` into `view` (a copy of the current one);
   // unless kLost, `view.covered_txn` is then the newest transaction.
   Result<CatchUpResult> CatchUp(ReadView& view);
@@ -242,22 +232,20 @@ class LmdbActivityIndex final : public decision::ActivityIndex, public ChainLedg
   void LookupLmdb(MDB_txn* txn, const Address& wallet, std::vector<decision::Interaction>& out,
                   bool renewed) const;
 
-  MDB_env* env_;
+  // The environment and its main database (the wallets); closed after everything below.
+  std::unique_ptr<detail::LmdbEnv> env_;
   MDB_dbi dbi_;
   LmdbOptions options_;
   uint64_t id_;  // distinguishes instances in the per-thread reader cache
-  std::string path_;
   mutable Mutex readers_mu_;
   mutable std::vector<std::unique_ptr<ThreadReader>> readers_ ADS_GUARDED_BY(readers_mu_);
-  Mutex journal_mu_;
-  bool journal_open_ ADS_GUARDED_BY(journal_mu_) = false;
-  MDB_dbi journal_dbi_ = 0;     // set once journal_open_
-  MDB_dbi checkpoint_dbi_ = 0;  // set once journal_open_
-  std::atomic<bool> changes_open_{false};  // set once, under journal_mu_
-  MDB_dbi changes_dbi_ = 0;                // set once changes_open_
-  std::atomic<bool> replica_open_{false};  // set once, under journal_mu_
-  MDB_dbi replica_dbi_ = 0;                // set once replica_open_
-  std::vector<Address> pending_changes_;   // see NoteChanged
+  // The live indexer's undo journal and per-chain checkpoints (OpenJournal).
+  detail::NamedDb journal_;
+  detail::NamedDb checkpoints_;
+  // Wallets changed by each write transaction, written with it (the read cache's source).
+  detail::ChangeLog changes_;
+  // Cluster mode's replica position, written with the changes it covers.
+  detail::ReplicaPosition replica_;
 
   Published<ReadView> view_;
   bool cache_enabled_ = false;  // set by EnableReadCache before lookups start

@@ -5,8 +5,6 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
-#include <filesystem>
-#include <system_error>
 
 namespace adserver::store {
 namespace {
@@ -93,64 +91,29 @@ bool Decode(const MDB_val& v, ExposureRecord& r) {
 }
 
 // Read-only or write transaction, aborted unless committed.
-class Txn {
+class Txn : public detail::LmdbTxn {
  public:
-  Txn(MDB_env* env, bool write) {
-    rc_ = mdb_txn_begin(env, nullptr, write ? 0 : MDB_RDONLY, &txn_);
-  }
-  ~Txn() {
-    if (txn_ != nullptr) mdb_txn_abort(txn_);
-  }
-  int rc() const { return rc_; }
-  MDB_txn* get() const { return txn_; }
-  int Commit() {
-    int rc = mdb_txn_commit(txn_);
-    txn_ = nullptr;
-    return rc;
-  }
-
- private:
-  MDB_txn* txn_ = nullptr;
-  int rc_ = 0;
+  Txn(const detail::LmdbEnv& env, bool write) : LmdbTxn(env, write ? Mode::kWrite : Mode::kRead) {}
 };
 
 }  // namespace
 
 Result<std::unique_ptr<LmdbExposureStore>> LmdbExposureStore::Open(
     const std::string& dir, const LmdbExposureOptions& options) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) return UnavailableError("cannot create " + dir + ": " + ec.message());
-  MDB_env* env = nullptr;
-  int rc = mdb_env_create(&env);
-  if (rc != 0) return LmdbError(rc, "mdb_env_create");
-  mdb_env_set_mapsize(env, options.map_size_bytes);
-  mdb_env_set_maxdbs(env, 1);
-  // MDB_WRITEMAP: a commit changes the mapped pages in place instead of copying each dirty
-  // page into the file with writev (exposure writes hit random pages: one per new pair).
-  unsigned flags =
-      MDB_NOTLS | MDB_NORDAHEAD | MDB_WRITEMAP | (options.no_sync ? MDB_NOSYNC | MDB_MAPASYNC : 0u);
-  rc = mdb_env_open(env, dir.c_str(), flags, 0644);
-  if (rc != 0) {
-    mdb_env_close(env);
-    return LmdbError(rc, "open exposures " + dir);
-  }
-  MDB_dbi dbi = 0;
-  {
-    Txn txn(env, true);
-    if (txn.rc() != 0 || (rc = mdb_dbi_open(txn.get(), "exposures", MDB_CREATE, &dbi)) != 0 ||
-        (rc = txn.Commit()) != 0) {
-      mdb_env_close(env);
-      return LmdbError(txn.rc() != 0 ? txn.rc() : rc, "open exposures database");
-    }
-  }
-  return std::unique_ptr<LmdbExposureStore>(new LmdbExposureStore(env, dbi));
+  // Exposure writes hit random pages (one per new pair): written in place (write_map).
+  ADS_ASSIGN_OR_RETURN(std::unique_ptr<detail::LmdbEnv> env,
+                       detail::LmdbEnv::Open(dir, {.map_size_bytes = options.map_size_bytes,
+                                                   .max_named_databases = 1,
+                                                   .no_sync = options.no_sync,
+                                                   .write_map = true}));
+  ADS_ASSIGN_OR_RETURN(std::optional<MDB_dbi> dbi, env->Named("exposures", /*create=*/true));
+  return std::unique_ptr<LmdbExposureStore>(new LmdbExposureStore(std::move(env), *dbi));
 }
 
-LmdbExposureStore::~LmdbExposureStore() { mdb_env_close(env_); }
+LmdbExposureStore::~LmdbExposureStore() = default;
 
 Status LmdbExposureStore::AddExposures(std::span<const ExposureWrite> writes) {
-  Txn txn(env_, true);
+  Txn txn(*env_, true);
   if (txn.rc() != 0) return LmdbError(txn.rc(), "begin exposures write");
   ExposureRecord record;
   for (const ExposureWrite& w : writes) {
@@ -188,7 +151,7 @@ Status LmdbExposureStore::AddExposures(std::span<const ExposureWrite> writes) {
 
 Result<std::optional<ExposureRecord>> LmdbExposureStore::Get(const Address& wallet,
                                                              Id campaign_id) {
-  Txn txn(env_, false);
+  Txn txn(*env_, false);
   if (txn.rc() != 0) return LmdbError(txn.rc(), "begin exposures read");
   Key key = MakeKey(wallet, campaign_id);
   MDB_val k{key.size(), key.data()};
@@ -203,7 +166,7 @@ Result<std::optional<ExposureRecord>> LmdbExposureStore::Get(const Address& wall
 
 Result<ExpiryStep> LmdbExposureStore::ExpireStep(int64_t cutoff, std::string_view after,
                                                 size_t max_records) {
-  Txn txn(env_, true);
+  Txn txn(*env_, true);
   if (txn.rc() != 0) return LmdbError(txn.rc(), "begin exposures expiry");
   MDB_cursor* cursor = nullptr;
   int rc = mdb_cursor_open(txn.get(), dbi_, &cursor);
@@ -253,7 +216,7 @@ Result<ExpiryStep> LmdbExposureStore::ExpireStep(int64_t cutoff, std::string_vie
 }
 
 Result<ExposureStats> LmdbExposureStore::Stats() {
-  Txn txn(env_, false);
+  Txn txn(*env_, false);
   if (txn.rc() != 0) return LmdbError(txn.rc(), "begin exposures read");
   MDB_stat stat;
   int rc = mdb_stat(txn.get(), dbi_, &stat);

@@ -3,9 +3,10 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "store/exposure_store.h"
-#include "store/lmdb/detail/lmdb_handles.h"
+#include "store/lmdb/detail/lmdb_env.h"
 
 namespace adserver::store {
 
@@ -36,8 +37,9 @@ class LmdbExposureStore final : public ExposureStore {
   Result<ExposureStats> Stats() override;
 
  private:
-  LmdbExposureStore(MDB_env* env, MDB_dbi dbi) : env_(env), dbi_(dbi) {}
-  MDB_env* env_;
+  LmdbExposureStore(std::unique_ptr<detail::LmdbEnv> env, MDB_dbi dbi)
+      : env_(std::move(env)), dbi_(dbi) {}
+  std::unique_ptr<detail::LmdbEnv> env_;
   MDB_dbi dbi_;
 };
 

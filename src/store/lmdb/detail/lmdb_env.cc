@@ -24,7 +24,9 @@ Result<std::unique_ptr<LmdbEnv>> LmdbEnv::Open(const std::string& dir,
   mdb_env_set_maxdbs(env, options.max_named_databases);
   // NOTLS: read transactions belong to their owners (per-thread readers), not to LMDB's thread
   // slots. NORDAHEAD: random point lookups; read-ahead would only evict useful pages.
-  unsigned flags = MDB_NOTLS | MDB_NORDAHEAD | (options.no_sync ? MDB_NOSYNC : 0u);
+  unsigned flags = MDB_NOTLS | MDB_NORDAHEAD | (options.no_sync ? MDB_NOSYNC : 0u) |
+                   (options.write_map ? MDB_WRITEMAP : 0u) |
+                   (options.write_map && options.no_sync ? MDB_MAPASYNC : 0u);
   rc = mdb_env_open(env, dir.c_str(), flags, 0644);
   MDB_txn* txn = nullptr;
   MDB_dbi main = 0;

@@ -25,6 +25,9 @@ struct LmdbEnvOptions {
   unsigned max_named_databases = 6;
   // Skip fsync at commit; a crash may lose the last commits.
   bool no_sync = false;
+  // MDB_WRITEMAP: a commit changes the mapped pages in place instead of writing each dirty
+  // page with writev (for writes that hit random pages).
+  bool write_map = false;
 };
 
 // Unavailable: "lmdb <what>: <LMDB's message for rc>".

@@ -23,7 +23,7 @@ Result<std::unique_ptr<LiveIndexer>> LiveIndexer::Create(store::InventoryStore& 
                                                          const IndexerOptions& options,
                                                          ingest::chain::BlockSink* sink) {
   ADS_ASSIGN_OR_RETURN(auto source, ingest::chain::JsonRpcChainSource::Create(options.rpc_url));
-  auto indexer = std::make_unique<LiveIndexer>(std::move(source), registry, index, options, sink);
+  auto indexer = std::make_unique<LiveIndexer>(std::move(source), registry, index.chain_ledger(), options, sink);
   indexer->set_legacy_checkpoint_file(LegacyCheckpointPath(data_dir, options.chain_id));
   return indexer;
 }

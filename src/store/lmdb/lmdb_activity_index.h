@@ -24,9 +24,11 @@
 #include "decision/activity_index.h"
 #include "store/activity_store.h"
 #include "store/chain_ledger.h"
+#include "store/lmdb/detail/chain_journal.h"
 #include "store/lmdb/detail/change_log.h"
 #include "store/lmdb/detail/lmdb_env.h"
 #include "store/lmdb/detail/replica_position.h"
+#include "store/lmdb/detail/wallet_values.h"
 #include "store/lmdb/wallet_table.h"
 #include "store/lmdb/wallet_table_policy.h"
 #include "store/records.h"
@@ -50,7 +52,7 @@ decision::Interaction StoredInteraction(const ActivityRecord& row);
 // it, so every batch sees the latest commit of any process and never pins old pages for long.
 // Values are decoded straight from the mapped pages into a per-thread buffer (no read(), no
 // allocation once warm). Writers are serialised by LMDB's own lock (also across processes).
-class LmdbActivityIndex final : public decision::ActivityIndex, public ChainLedger {
+class LmdbActivityIndex final : public decision::ActivityIndex {
  public:
   // Opens (creating) the environment in directory `dir`. Unavailable if it cannot.
   static Result<std::shared_ptr<LmdbActivityIndex>> Open(const std::string& dir,
@@ -107,30 +109,9 @@ class LmdbActivityIndex final : public decision::ActivityIndex, public ChainLedg
   // blocks are applied or undone. Cheap.
   uint64_t ChangeCounter() const;
 
-  // Live indexer (undo journal). Per chain: a checkpoint and, for each of the last
-  // kJournalDepth applied blocks, the value before the block of every (wallet, project, chain)
-  // entry it changed ("absent" included). Both are written in the same write transaction as
-  // the activity, so a crash can never leave them out of step.
-
-  // NotFound if the chain has no checkpoint yet.
-  Result<ChainCheckpoint> LoadCheckpoint(int64_t chain_id) override;
-  // Sets the chain's checkpoint (a first start, or one migrated from a checkpoint file) and
-  // replaces its journal with `checkpoint.recent`, whose blocks have nothing to undo. Activity
-  // is not touched. InvalidArgument if `recent` is not consecutive up to next_block - 1.
-  Status ResetCheckpoint(int64_t chain_id, const ChainCheckpoint& checkpoint) override;
-  // Applies consecutive `blocks` in one write transaction: upserts their rows as Record does,
-  // journals the previous values, moves the checkpoint past the last block and drops journal
-  // blocks older than kJournalDepth. InvalidArgument (nothing written) for rows of another chain
-  // or non-positive ids; Conflict if the first block is not the checkpoint's next block (e.g.
-  // another indexer of the same chain moved it).
-  Status ApplyBlocks(int64_t chain_id, std::span<const IndexedBlock> blocks) override;
-  // Undoes every journaled block of the chain after `ancestor`, newest first, in one write
-  // transaction: restores the previous values (removing entries that were absent, and wallets
-  // left empty) and sets next_block to ancestor + 1. Conflict (nothing changed) if the journal
-  // does not reach back to block ancestor + 1. A no-op if nothing after `ancestor` is applied.
-  // The restored values are absolute: another writer's change to the same entries since the
-  // block (an import) is undone with it.
-  Status UndoBlocksAfter(int64_t chain_id, uint64_t ancestor) override;
+  // The live indexer's ledger (detail/chain_journal.h): checkpoints and the undo journal of the
+  // last kJournalDepth blocks, written in the same transactions as the activity.
+  ChainLedger& chain_ledger() { return journal_; }
 
   // Serving read cache. A WalletTable (wallet_table.h) built from this index at LMDB transaction
   // T answers lookups, except for the wallets written after T, which are read from LMDB. Every
@@ -187,25 +168,6 @@ class LmdbActivityIndex final : public decision::ActivityIndex, public ChainLedg
   ThreadReader& Reader() const;
   Status WriteWallets(MDB_txn* txn, const std::vector<ActivityRecord>& sorted, size_t begin,
                       size_t end);
-  // The wallet's stored interactions (empty if none) into `items`.
-  Status ReadWallet(MDB_txn* txn, const Address& wallet,
-                    std::vector<decision::Interaction>& items) const;
-  // Stores `items` (sorted) as the wallet's value, or deletes the wallet if empty.
-  Status WriteWallet(MDB_txn* txn, const Address& wallet,
-                     std::span<const decision::Interaction> items);
-  // Opens (creating) the journal's named databases, once.
-  Status OpenJournal();
-  // REQUIRES: OpenJournal succeeded.
-  MDB_dbi JournalDbi() const { return *journal_.handle(); }
-  MDB_dbi CheckpointDbi() const { return *checkpoints_.handle(); }
-  // Journal steps inside a write transaction; REQUIRES: the journal databases are open.
-  Status ApplyBlock(MDB_txn* txn, int64_t chain_id, const IndexedBlock& block);
-  // Conflict if `number` is not journaled.
-  Status UndoBlock(MDB_txn* txn, int64_t chain_id, uint64_t number);
-  Status PruneJournal(MDB_txn* txn, int64_t chain_id, uint64_t newest);
-  Status PutCheckpoint(MDB_txn* txn, int64_t chain_id, uint64_t next_block);
-  Result<std::optional<uint64_t>> GetCheckpoint(MDB_txn* txn, int64_t chain_id) const;
-  Status DeleteJournal(MDB_txn* txn, int64_t chain_id);
   Status LoadSortedImpl(const FallibleSortedSource& next, std::optional<uint64_t> position);
   // ReplaceSorted's step: makes the stored wallets after `low` up to `high` (to the end if
   // null) those of `chunk` (sorted, encoded values).
@@ -239,11 +201,12 @@ class LmdbActivityIndex final : public decision::ActivityIndex, public ChainLedg
   uint64_t id_;  // distinguishes instances in the per-thread reader cache
   mutable Mutex readers_mu_;
   mutable std::vector<std::unique_ptr<ThreadReader>> readers_ ADS_GUARDED_BY(readers_mu_);
-  // The live indexer's undo journal and per-chain checkpoints (OpenJournal).
-  detail::NamedDb journal_;
-  detail::NamedDb checkpoints_;
   // Wallets changed by each write transaction, written with it (the read cache's source).
   detail::ChangeLog changes_;
+  // The wallets inside write transactions (each write noted in changes_).
+  detail::WalletValues wallets_;
+  // The live indexer's checkpoints and undo journal.
+  detail::ChainJournal journal_;
   // Cluster mode's replica position, written with the changes it covers.
   detail::ReplicaPosition replica_;
 

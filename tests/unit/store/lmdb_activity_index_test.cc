@@ -358,18 +358,18 @@ TEST_F(LmdbActivityIndexTest, ReadCacheIntervalsRunOnTheInjectedClock) {
 }
 
 TEST_F(LmdbActivityIndexTest, ReadCacheSeesUndoneBlocks) {
-  ASSERT_TRUE(index_->ResetCheckpoint(1, {.next_block = 10, .recent = {}}).ok());
+  ASSERT_TRUE(index_->chain_ledger().ResetCheckpoint(1, {.next_block = 10, .recent = {}}).ok());
   ASSERT_TRUE(index_->EnableReadCache(kEagerCache).ok());
   ASSERT_TRUE(index_->RebuildReadCache().ok());
   IndexedBlock block{
       .number = 10, .hash = "0xa", .parent_hash = "", .rows = {Row(Wallet(7), 3, 50)}};
-  ASSERT_TRUE(index_->ApplyBlocks(1, std::span<const IndexedBlock>(&block, 1)).ok());
+  ASSERT_TRUE(index_->chain_ledger().ApplyBlocks(1, std::span<const IndexedBlock>(&block, 1)).ok());
   ASSERT_TRUE(index_->RefreshReadCache().ok());
   EXPECT_EQ(Get(Wallet(7)).size(), 1u);
   ASSERT_TRUE(index_->RebuildReadCache().ok());  // the table now has the block's wallet
   EXPECT_EQ(index_->GetReadCacheStatus().recent_wallets, 0u);
   EXPECT_EQ(Get(Wallet(7)).size(), 1u);
-  ASSERT_TRUE(index_->UndoBlocksAfter(1, 9).ok());
+  ASSERT_TRUE(index_->chain_ledger().UndoBlocksAfter(1, 9).ok());
   ASSERT_TRUE(index_->RefreshReadCache().ok());
   EXPECT_TRUE(Get(Wallet(7)).empty());
   EXPECT_TRUE(index_->GetReadCacheStatus().table);

@@ -60,11 +60,11 @@ class LmdbBlockJournalTest : public ::testing::Test {
     return rows;
   }
   void Apply(std::vector<IndexedBlock> blocks) {
-    Status st = index_->ApplyBlocks(kChain, blocks);
+    Status st = index_->chain_ledger().ApplyBlocks(kChain, blocks);
     ASSERT_TRUE(st.ok()) << st.ToString();
   }
   std::vector<uint64_t> JournaledBlocks() {
-    Result<ChainCheckpoint> cp = index_->LoadCheckpoint(kChain);
+    Result<ChainCheckpoint> cp = index_->chain_ledger().LoadCheckpoint(kChain);
     EXPECT_TRUE(cp.ok());
     std::vector<uint64_t> numbers;
     if (cp.ok()) {
@@ -93,14 +93,14 @@ TEST_F(LmdbBlockJournalTest, UndoingTwoOfThreeBlocksLeavesExactlyTheStateAfterTh
          Block(103, {Row(2, 7, 22), Row(5, 8, 22), Row(1, 5, 22)})});
   ASSERT_NE(All(), after_first);
 
-  Status undo = index_->UndoBlocksAfter(kChain, 101);
+  Status undo = index_->chain_ledger().UndoBlocksAfter(kChain, 101);
   ASSERT_TRUE(undo.ok()) << undo.ToString();
 
   EXPECT_EQ(All(), after_first);
   EXPECT_TRUE(index_->Lookup(Wallet(4)).empty());
   EXPECT_TRUE(index_->Lookup(Wallet(5)).empty());
   EXPECT_EQ(index_->wallet_count(), 3u);
-  Result<ChainCheckpoint> cp = index_->LoadCheckpoint(kChain);
+  Result<ChainCheckpoint> cp = index_->chain_ledger().LoadCheckpoint(kChain);
   ASSERT_TRUE(cp.ok());
   EXPECT_EQ(cp->next_block, 102u);
   EXPECT_EQ(cp->recent, (std::vector<BlockRef>{{101, "0xh101", "0xh100"}}));
@@ -110,10 +110,10 @@ TEST_F(LmdbBlockJournalTest, UndoingEveryBlockRestoresPreviousValuesAndRemovesNe
   ASSERT_TRUE(index_->Record({{Wallet(1), 5, kChain, 10 * kDay, 3}}).ok());
   std::vector<ActivityRecord> before = All();
   Apply({Block(7, {Row(1, 5, 30), Row(2, 5, 30)}), Block(8, {Row(1, 6, 31)})});
-  ASSERT_TRUE(index_->UndoBlocksAfter(kChain, 6).ok());
+  ASSERT_TRUE(index_->chain_ledger().UndoBlocksAfter(kChain, 6).ok());
   EXPECT_EQ(All(), before);
   EXPECT_EQ(index_->wallet_count(), 1u);
-  EXPECT_EQ(index_->LoadCheckpoint(kChain)->next_block, 7u);
+  EXPECT_EQ(index_->chain_ledger().LoadCheckpoint(kChain)->next_block, 7u);
   EXPECT_TRUE(JournaledBlocks().empty());
   // The chain goes on from the ancestor.
   Apply({Block(7, {Row(9, 5, 30)})});
@@ -133,12 +133,12 @@ TEST_F(LmdbBlockJournalTest, JournalKeepsOnlyTheLast64Blocks) {
 
   // Block 6 left the journal: undoing it is refused and changes nothing.
   std::vector<ActivityRecord> now = All();
-  EXPECT_EQ(index_->UndoBlocksAfter(kChain, 5).code(), Code::kConflict);
+  EXPECT_EQ(index_->chain_ledger().UndoBlocksAfter(kChain, 5).code(), Code::kConflict);
   EXPECT_EQ(All(), now);
-  EXPECT_EQ(index_->LoadCheckpoint(kChain)->next_block, 71u);
+  EXPECT_EQ(index_->chain_ledger().LoadCheckpoint(kChain)->next_block, 71u);
 
   // All 64 journaled blocks can be undone.
-  ASSERT_TRUE(index_->UndoBlocksAfter(kChain, 6).ok());
+  ASSERT_TRUE(index_->chain_ledger().UndoBlocksAfter(kChain, 6).ok());
   EXPECT_EQ(All(), after_block_6);
 }
 
@@ -153,39 +153,39 @@ TEST_F(LmdbBlockJournalTest, BatchesArePrunedToo) {
 
 TEST_F(LmdbBlockJournalTest, RefusesBlocksThatDoNotFollowTheCheckpoint) {
   Apply({Block(10, {Row(1, 5, 1)})});
-  EXPECT_EQ(index_->ApplyBlocks(kChain, std::vector{Block(12, {Row(2, 5, 1)})}).code(),
+  EXPECT_EQ(index_->chain_ledger().ApplyBlocks(kChain, std::vector{Block(12, {Row(2, 5, 1)})}).code(),
             Code::kConflict);
-  EXPECT_EQ(index_->ApplyBlocks(kChain, std::vector{Block(10, {Row(2, 5, 1)})}).code(),
+  EXPECT_EQ(index_->chain_ledger().ApplyBlocks(kChain, std::vector{Block(10, {Row(2, 5, 1)})}).code(),
             Code::kConflict);
   EXPECT_TRUE(index_->Lookup(Wallet(2)).empty());
 }
 
 TEST_F(LmdbBlockJournalTest, RefusesRowsOfAnotherChainAndWritesNothing) {
   EXPECT_EQ(
-      index_->ApplyBlocks(kChain, std::vector{Block(1, {Row(1, 5, 1), Row(2, 5, 1, 10)})}).code(),
+      index_->chain_ledger().ApplyBlocks(kChain, std::vector{Block(1, {Row(1, 5, 1), Row(2, 5, 1, 10)})}).code(),
       Code::kInvalidArgument);
   EXPECT_EQ(index_->wallet_count(), 0u);
-  EXPECT_EQ(index_->LoadCheckpoint(kChain).status().code(), Code::kNotFound);
+  EXPECT_EQ(index_->chain_ledger().LoadCheckpoint(kChain).status().code(), Code::kNotFound);
 }
 
 TEST_F(LmdbBlockJournalTest, UndoLeavesOtherChainsAlone) {
-  ASSERT_TRUE(index_->ApplyBlocks(10, std::vector{Block(500, {Row(1, 5, 3, 10)})}).ok());
+  ASSERT_TRUE(index_->chain_ledger().ApplyBlocks(10, std::vector{Block(500, {Row(1, 5, 3, 10)})}).ok());
   Apply({Block(1, {Row(1, 5, 2)})});
-  ASSERT_TRUE(index_->UndoBlocksAfter(kChain, 0).ok());
+  ASSERT_TRUE(index_->chain_ledger().UndoBlocksAfter(kChain, 0).ok());
   std::vector<ActivityRecord> all = All();
   ASSERT_EQ(all.size(), 1u);
   EXPECT_EQ(all[0].chain_id, 10);
-  EXPECT_EQ(index_->LoadCheckpoint(10)->next_block, 501u);
+  EXPECT_EQ(index_->chain_ledger().LoadCheckpoint(10)->next_block, 501u);
 }
 
 TEST_F(LmdbBlockJournalTest, CheckpointAndJournalSurviveReopen) {
   Apply({Block(41, {Row(1, 5, 2)}), Block(42, {Row(2, 5, 2)})});
   Reopen();
-  Result<ChainCheckpoint> cp = index_->LoadCheckpoint(kChain);
+  Result<ChainCheckpoint> cp = index_->chain_ledger().LoadCheckpoint(kChain);
   ASSERT_TRUE(cp.ok());
   EXPECT_EQ(cp->next_block, 43u);
   EXPECT_EQ(cp->recent.size(), 2u);
-  ASSERT_TRUE(index_->UndoBlocksAfter(kChain, 41).ok());
+  ASSERT_TRUE(index_->chain_ledger().UndoBlocksAfter(kChain, 41).ok());
   EXPECT_TRUE(index_->Lookup(Wallet(2)).empty());
   EXPECT_EQ(index_->Lookup(Wallet(1)).size(), 1u);
 }
@@ -193,27 +193,27 @@ TEST_F(LmdbBlockJournalTest, CheckpointAndJournalSurviveReopen) {
 TEST_F(LmdbBlockJournalTest, ResetCheckpointJournalsBlocksWithNothingToUndo) {
   ASSERT_TRUE(index_->Record({{Wallet(1), 5, kChain, kDay, 1}}).ok());
   ChainCheckpoint legacy{.next_block = 10, .recent = {{8, "0xa", ""}, {9, "0xb", ""}}};
-  ASSERT_TRUE(index_->ResetCheckpoint(kChain, legacy).ok());
-  Result<ChainCheckpoint> cp = index_->LoadCheckpoint(kChain);
+  ASSERT_TRUE(index_->chain_ledger().ResetCheckpoint(kChain, legacy).ok());
+  Result<ChainCheckpoint> cp = index_->chain_ledger().LoadCheckpoint(kChain);
   ASSERT_TRUE(cp.ok());
   EXPECT_EQ(cp->next_block, 10u);
   EXPECT_EQ(cp->recent, legacy.recent);
-  ASSERT_TRUE(index_->UndoBlocksAfter(kChain, 7).ok());
+  ASSERT_TRUE(index_->chain_ledger().UndoBlocksAfter(kChain, 7).ok());
   EXPECT_EQ(index_->Lookup(Wallet(1)).size(), 1u);
-  EXPECT_EQ(index_->LoadCheckpoint(kChain)->next_block, 8u);
-  EXPECT_EQ(index_->ResetCheckpoint(kChain, {.next_block = 10, .recent = {{7, "0xa", ""}}}).code(),
+  EXPECT_EQ(index_->chain_ledger().LoadCheckpoint(kChain)->next_block, 8u);
+  EXPECT_EQ(index_->chain_ledger().ResetCheckpoint(kChain, {.next_block = 10, .recent = {{7, "0xa", ""}}}).code(),
             Code::kInvalidArgument);
 }
 
 TEST_F(LmdbBlockJournalTest, ChangeCounterMovesOnUndo) {
   Apply({Block(1, {Row(1, 5, 2)})});
   uint64_t before = index_->ChangeCounter();
-  ASSERT_TRUE(index_->UndoBlocksAfter(kChain, 0).ok());
+  ASSERT_TRUE(index_->chain_ledger().UndoBlocksAfter(kChain, 0).ok());
   EXPECT_GT(index_->ChangeCounter(), before);
 }
 
 TEST_F(LmdbBlockJournalTest, JournalDatabasesAreNotWalletsAndLoadSortedStillWorks) {
-  ASSERT_TRUE(index_->ResetCheckpoint(kChain, {.next_block = 1, .recent = {}}).ok());
+  ASSERT_TRUE(index_->chain_ledger().ResetCheckpoint(kChain, {.next_block = 1, .recent = {}}).ok());
   EXPECT_EQ(index_->wallet_count(), 0u);
   // Wallets sorting before and after the journal's database names (keys of the main database).
   std::vector<Address> wallets;

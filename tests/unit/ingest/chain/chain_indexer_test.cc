@@ -120,7 +120,7 @@ class ChainIndexerTest : public ::testing::Test {
   }
 
   std::unique_ptr<ChainIndexer> MakeIndexer(IndexerOptions options, BlockSink* sink) {
-    auto indexer = std::make_unique<ChainIndexer>(chain_, *sqlite_, store_->activity(),
+    auto indexer = std::make_unique<ChainIndexer>(chain_, *sqlite_, store_->activity().chain_ledger(),
                                                   std::move(options), sink);
     EXPECT_TRUE(indexer->LoadRegistry().ok());
     return indexer;
@@ -243,7 +243,7 @@ TEST_F(ChainIndexerTest, AppliesConfirmedBlocksBehindTheHead) {
   ASSERT_EQ(applied.size(), 3u);
   EXPECT_EQ(applied.back().number, 3u);
   for (const AppliedBlock& b : applied) EXPECT_TRUE(b.confirmed);
-  EXPECT_EQ(store_->activity().LoadCheckpoint(kChain)->next_block, 4u);
+  EXPECT_EQ(store_->activity().chain_ledger().LoadCheckpoint(kChain)->next_block, 4u);
 }
 
 TEST_F(ChainIndexerTest, WorksWithoutASink) {
@@ -283,7 +283,7 @@ TEST_F(ChainIndexerTest, ReorgUndoesAbandonedBlocksAndFollowsTheNewBranch) {
   EXPECT_EQ(applied[3].hash, new2.hash);
   EXPECT_EQ(applied[3].interactions.at(0).tx_hash, Tx(4));
   EXPECT_EQ(applied[5].hash, new4.hash);
-  store::ChainCheckpoint cp = *store_->activity().LoadCheckpoint(kChain);
+  store::ChainCheckpoint cp = *store_->activity().chain_ledger().LoadCheckpoint(kChain);
   EXPECT_EQ(cp.next_block, 5u);
   EXPECT_EQ(cp.recent.back().hash, FormatHash32(new4.hash));
 }
@@ -324,7 +324,7 @@ TEST_F(ChainIndexerTest, RunRetriesNodeErrors) {
   IndexerOptions options = Options();
   options.min_backoff = std::chrono::milliseconds(1);
   options.max_backoff = std::chrono::milliseconds(2);
-  ChainIndexer indexer(chain_, *sqlite_, store_->activity(), options, &sink_);
+  ChainIndexer indexer(chain_, *sqlite_, store_->activity().chain_ledger(), options, &sink_);
   chain_.FailNextCalls(3);
 
   Status status = InternalError("not run");
@@ -342,7 +342,7 @@ TEST_F(ChainIndexerTest, RunRetriesNodeErrors) {
 // The poll interval is an hour: Run returns only because Stop wakes it.
 TEST_F(ChainIndexerTest, StopWakesThePollWait) {
   chain_.AppendBlock();
-  ChainIndexer indexer(chain_, *sqlite_, store_->activity(), Options(), &sink_);
+  ChainIndexer indexer(chain_, *sqlite_, store_->activity().chain_ledger(), Options(), &sink_);
 
   Status status = InternalError("not run");
   std::thread runner([&] { status = indexer.Run(); });
@@ -360,7 +360,7 @@ TEST_F(ChainIndexerTest, StopWakesTheBackoffWait) {
   IndexerOptions options = Options();
   options.min_backoff = std::chrono::hours(1);
   options.max_backoff = std::chrono::hours(1);
-  ChainIndexer indexer(chain_, *sqlite_, store_->activity(), options, &sink_);
+  ChainIndexer indexer(chain_, *sqlite_, store_->activity().chain_ledger(), options, &sink_);
   chain_.FailNextCalls(std::numeric_limits<int>::max());
 
   Status status = InternalError("not run");
@@ -375,7 +375,7 @@ TEST_F(ChainIndexerTest, StopWakesTheBackoffWait) {
 }
 
 TEST_F(ChainIndexerTest, RunReturnsAtOnceWhenStoppedFirst) {
-  ChainIndexer indexer(chain_, *sqlite_, store_->activity(), Options(), &sink_);
+  ChainIndexer indexer(chain_, *sqlite_, store_->activity().chain_ledger(), Options(), &sink_);
   indexer.Stop();
 
   EXPECT_TRUE(indexer.Run().ok());

@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "store/sql/migrations.h"
 #include "store/sqlite/detail/migrations.h"
 #include "support/temp_dir.h"
 
@@ -177,6 +178,31 @@ TEST_F(SqliteStoreTest, MigrationsAreAppliedOnceAndDataSurvivesReopen) {
   EXPECT_EQ(RawQuery(path_, "SELECT MAX(version) FROM schema_migrations"), latest);
   EXPECT_GT(RawQuery(path_, "SELECT applied_at FROM schema_migrations"), 0);
   EXPECT_TRUE(store_->GetProjectBySlug("uniswap").ok());
+}
+
+// The one migration list (store/sql/migrations.h) as each engine's runner reads it: SQLite's
+// versions are 1..N (its runner indexes by version), PostgreSQL's increase, and every text is
+// a NUL-terminated literal (sqlite3_exec reads up to the NUL).
+TEST(MigrationListTest, EachEngineReadsItsStepsInVersionOrder) {
+  std::span<const sql::MigrationStep> sqlite = sql::MigrationsFor(sql::Engine::kSqlite);
+  ASSERT_EQ(static_cast<int>(sqlite.size()), sqlite_detail::LatestSchemaVersion());
+  for (size_t i = 0; i < sqlite.size(); ++i) {
+    EXPECT_EQ(sqlite[i].version, static_cast<int64_t>(i) + 1);
+    EXPECT_FALSE(sqlite[i].sql.empty()) << sqlite[i].version;
+    EXPECT_EQ(sqlite[i].sql.data()[sqlite[i].sql.size()], '\0') << sqlite[i].version;
+  }
+  std::span<const sql::MigrationStep> postgres = sql::MigrationsFor(sql::Engine::kPostgres);
+  ASSERT_FALSE(postgres.empty());
+  for (size_t i = 0; i < postgres.size(); ++i) {
+    EXPECT_FALSE(postgres[i].sql.empty()) << postgres[i].version;
+    if (i > 0) {
+      EXPECT_GT(postgres[i].version, postgres[i - 1].version);
+    }
+  }
+  // A change written once for both engines reaches both: the index of reorged conversions
+  // (SQLite 14, PostgreSQL 10) is the same text.
+  EXPECT_EQ(sqlite[13].sql, postgres[9].sql);
+  EXPECT_NE(sqlite[13].sql.find("conversions_reorged"), std::string_view::npos);
 }
 
 TEST_F(SqliteStoreTest, UsesWalMode) {

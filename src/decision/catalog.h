@@ -82,14 +82,15 @@ struct Ad {
   // Experiment arm this ad belongs to; empty = served in every arm.
   std::string ab_arm;
   // What a response copies of this ad, prepared once per catalog by the serving layer
-  // (CatalogOptions::render_ad, Catalog::RenderAds; serve/ad_render.h). Opaque here: the engine
-  // never reads it. Empty when the catalog was not rendered (a response then renders the ad).
-  std::vector<std::string> rendered;
+  // (CatalogOptions::render_ad, Catalog::RenderAds; serve/ad_render.h). Opaque bytes here: the
+  // engine never reads them. Empty when the catalog was not rendered (a response then renders
+  // the ad).
+  std::string rendered;
 };
 
 // Renders what a response copies of `ad` (its campaign's community, or null), in the serving
 // layer's own encoding.
-using AdRenderer = std::function<std::vector<std::string>(const Ad& ad, const Community*)>;
+using AdRenderer = std::function<std::string(const Ad& ad, const Community*)>;
 
 // Which onchain transactions count as a campaign's conversions (issue 15; see
 // store::ConversionRule). Project ids are store ids.

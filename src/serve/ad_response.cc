@@ -64,19 +64,18 @@ std::string AdResponseBody(const AdRequest& request, const decision::Decision& d
   using namespace std::string_view_literals;
   const decision::Ad& ad = *decision.ad;
   // A catalog the server built carries the pieces; one built by hand (tests) is rendered now.
-  std::vector<std::string> rendered_now;
-  if (ad.rendered.size() != kAdPieceCount) rendered_now = RenderAd(ad, decision.community);
-  const std::vector<std::string>& pieces = rendered_now.empty() ? ad.rendered : rendered_now;
+  std::string rendered_now;
+  if (!RenderedAd::Valid(ad.rendered)) rendered_now = RenderAd(ad, decision.community);
+  const RenderedAd pieces(rendered_now.empty() ? ad.rendered : rendered_now);
   bool earlier = IsEarlier(request.variant);
   const auto f = static_cast<size_t>(request.format);
-  const std::string* image =
-      request.format != ImageFormat::kNoImage && !pieces[kAdImages + f].empty()
-          ? &pieces[kAdImages + f]
-          : nullptr;
+  const std::string_view image = request.format != ImageFormat::kNoImage
+                                     ? pieces.piece(kAdImages + f)
+                                     : std::string_view();
   std::string body;
-  body.reserve(96 + decision.campaign->id_str.size() + pieces[kAdText].size() +
-               pieces[kAdCtaUrl].size() + pieces[kAdLabel].size() +
-               (image != nullptr ? image->size() : 0) + pieces[kAdCommunity].size() +
+  body.reserve(96 + decision.campaign->id_str.size() + pieces.piece(kAdText).size() +
+               pieces.piece(kAdCtaUrl).size() + pieces.piece(kAdLabel).size() + image.size() +
+               pieces.piece(kAdCommunity).size() +
                (request.ad_unit_id ? request.ad_unit_id->size() : 0) + click_url.size() +
                (request.bound_local_id ? request.bound_local_id->size() : 0));
   body += '{';
@@ -91,19 +90,19 @@ std::string AdResponseBody(const AdRequest& request, const decision::Decision& d
   body += "\"campaignId\":\""sv;
   body += decision.campaign->id_str;
   body += "\","sv;
-  body += pieces[kAdText];
+  body += pieces.piece(kAdText);
   if (!click_url.empty()) {
     AppendJsonString(body, click_url);
   } else {
-    body += pieces[kAdCtaUrl];
+    body += pieces.piece(kAdCtaUrl);
   }
-  body += pieces[kAdLabel];
-  if (image != nullptr) {
-    body += *image;
+  body += pieces.piece(kAdLabel);
+  if (!image.empty()) {
+    body += image;
   } else {
     body += earlier ? "\"\""sv : "null"sv;
   }
-  body += pieces[kAdCommunity];
+  body += pieces.piece(kAdCommunity);
   body += ImageFormatName(request.format);
   body += '"';
   if (!earlier && request.ad_unit_id) {

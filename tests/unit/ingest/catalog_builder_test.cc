@@ -435,13 +435,13 @@ TEST_F(CatalogBuilderTest, RendersEveryAdWithItsCampaignsCommunity) {
   decision::CatalogOptions options;
   options.render_ad = [&calls](const decision::Ad& ad, const decision::Community* community) {
     ++calls;
-    return std::vector<std::string>{ad.id_str, community != nullptr ? community->name : "none"};
+    return ad.id_str + "/" + (community != nullptr ? community->name : "none");
   };
   auto catalog = Build(d, options);
   ASSERT_EQ(catalog->ads.size(), 2u);
   EXPECT_EQ(calls, 2);
   for (const decision::Ad& ad : catalog->ads) {
-    EXPECT_THAT(ad.rendered, ElementsAre(ad.id_str, "Twenty"));
+    EXPECT_EQ(ad.rendered, ad.id_str + "/Twenty");
   }
   EXPECT_TRUE(Build(d)->ads[0].rendered.empty());
 }

@@ -173,11 +173,11 @@ BENCHMARK(BM_OpenToFirstLookup)->Unit(benchmark::kMicrosecond)->Iterations(20);
 // Turns the read cache on for Index() and builds the table once (kept next to the index).
 void EnsureTable() {
   auto& idx = Index();
-  if (idx->GetReadCacheStatus().table) return;
-  (void)idx->EnableReadCache();
-  if (!idx->GetReadCacheStatus().table) {
+  if (idx->read_cache().GetStatus().table) return;
+  (void)idx->read_cache().Enable();
+  if (!idx->read_cache().GetStatus().table) {
     auto start = std::chrono::steady_clock::now();
-    adserver::Status st = idx->RebuildReadCache();
+    adserver::Status st = idx->read_cache().Rebuild();
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::cerr << "built the wallet table in " << s << " s: " << st.message() << "\n";
   }
@@ -213,7 +213,7 @@ void BM_TableLookupWallets(benchmark::State& state) {
   }
   state.counters["interactions_per_lookup"] = benchmark::Counter(
       double(found) / double(state.iterations()) / double(batch), benchmark::Counter::kAvgThreads);
-  auto status = idx->GetReadCacheStatus();
+  auto status = idx->read_cache().GetStatus();
   state.counters["table_bytes_per_pair"] =
       benchmark::Counter(double(std::filesystem::file_size(Dir() + "/wallets.table")) /
                          (double(status.table_wallets) * kProjectsPerWallet));
@@ -237,11 +237,11 @@ void BM_OpenWithTableToFirstLookup(benchmark::State& state) {
     Index().reset();
     state.ResumeTiming();
     auto opened = LmdbActivityIndex::Open(Dir(), {.no_sync = true});
-    (void)(*opened)->EnableReadCache();
+    (void)(*opened)->read_cache().Enable();
     size_t got = (*opened)->Lookup(w).size();
     benchmark::DoNotOptimize(got);
     state.PauseTiming();
-    if (!(*opened)->GetReadCacheStatus().table) state.SkipWithError("table not opened");
+    if (!(*opened)->read_cache().GetStatus().table) state.SkipWithError("table not opened");
     Index() = *opened;
     state.ResumeTiming();
   }

@@ -177,15 +177,15 @@ void AppendWalletTable(const MetricsSources& s, MetricsText& m) {
            "Wallet lookups: 1 for the current state (off, building: from LMDB, ready: from the "
            "table), 0 for the others.");
   std::string_view state = "off";
-  store::LmdbActivityIndex::ReadCacheStatus table;
-  if (s.table_index != nullptr) {
-    table = s.table_index->GetReadCacheStatus();
+  store::ReadCacheStatus table;
+  if (s.wallet_table != nullptr) {
+    table = s.wallet_table->GetStatus();
     state = table.table ? "ready" : "building";
   }
   for (std::string_view st : {"off", "building", "ready"}) {
     m.Sample("adserver_wallet_table_state", {{"state", st}}, int64_t{st == state ? 1 : 0});
   }
-  if (s.table_index != nullptr) {
+  if (s.wallet_table != nullptr) {
     m.Family("adserver_wallet_table_in_memory", "gauge",
              "1 when the table is served from its copy in memory.");
     m.Sample("adserver_wallet_table_in_memory", {}, int64_t{table.table_in_memory ? 1 : 0});

@@ -41,7 +41,7 @@ struct MetricsSources {
   const Published<decision::Catalog>* catalogs = nullptr;
   const Published<decision::ActivityIndex>* activity = nullptr;
   const ingest::SnapshotPublisher* snapshots = nullptr;
-  const store::LmdbActivityIndex* table_index = nullptr;  // with the wallet table
+  const store::WalletReadCache* wallet_table = nullptr;  // with the wallet table
   const store::ReadCacheThread* read_cache = nullptr;
   const IndexerThread* indexer = nullptr;
   int64_t chain_id = 0;

@@ -33,15 +33,15 @@ constexpr std::chrono::milliseconds kReadCachePoll{50};
 // walletTableBulkPending (only when true): a bulk change (an import) is in LMDB but not yet in the
 // table, which answers with those wallets' earlier values until it is rebuilt. indexer (with
 // [indexer]): the chain, the node's head at the last step, the next block to apply and the lag
-// (blocks behind the head, confirmations included), for the console's health page. `table_index` is
+// (blocks behind the head, confirmations included), for the console's health page. `table` is
 // null without the wallet table, `indexer` without [indexer].
-std::string ReadyBody(const store::LmdbActivityIndex* table_index, const IndexerThread* indexer,
+std::string ReadyBody(const store::WalletReadCache* table_cache, const IndexerThread* indexer,
                       int64_t chain_id) {
   std::string body = R"({"status":"ready","walletTable":)";
-  if (table_index == nullptr) {
+  if (table_cache == nullptr) {
     body += R"("off")";
   } else {
-    store::LmdbActivityIndex::ReadCacheStatus table = table_index->GetReadCacheStatus();
+    store::ReadCacheStatus table = table_cache->GetStatus();
     body +=
         table.table ? R"("ready","walletTableInMemory":)" : R"("building","walletTableInMemory":)";
     body += table.table_in_memory ? "true" : "false";
@@ -557,11 +557,11 @@ Status Server::InitActivity() {
   activity_.Publish(backend_->activity_index());
   if (config_.snapshots.wallet_table) {
     ADS_RETURN_IF_ERROR(
-        index.EnableReadCache({.in_memory = config_.snapshots.wallet_table_in_memory}));
+        index.read_cache().Enable({.in_memory = config_.snapshots.wallet_table_in_memory}));
     // A poll with nothing new is one read of LMDB's last transaction id: poll often, so another
     // process's writes (the indexer's blocks) reach lookups answered from the table quickly.
     read_cache_ = std::make_unique<store::ReadCacheThread>(
-        index, std::min(config_.snapshots.poll_interval, kReadCachePoll));
+        index.read_cache(), std::min(config_.snapshots.poll_interval, kReadCachePoll));
   }
   return OkStatus();
 }
@@ -579,7 +579,7 @@ Status Server::InitSnapshots() {
   // replica first) catch up in the refresh.
   snapshots_->SetActivityRefresh([this]() -> Status {
     ADS_RETURN_IF_ERROR(backend_->CatchUpActivity());
-    return read_cache_ ? backend_->activity_index()->RefreshReadCache() : OkStatus();
+    return read_cache_ ? backend_->activity_index()->read_cache().Refresh() : OkStatus();
   });
   return snapshots_->LoadNow();
 }
@@ -626,7 +626,7 @@ http::Response Server::Readyz() const {
   r.SetHeader("Content-Type", "application/json");
   r.SetHeader("Cache-Control", "no-store");
   // Start has returned (ready_), so indexer_ is set.
-  r.body = ReadyBody(read_cache_ ? backend_->activity_index().get() : nullptr, indexer_.get(),
+  r.body = ReadyBody(read_cache_ ? &backend_->activity_index()->read_cache() : nullptr, indexer_.get(),
                      config_.indexer ? config_.indexer->chain_id : 0);
   // Cluster mode: the engines as this node last found them; a degraded node keeps serving
   // (docs/deploy.md, "Failure behaviour").
@@ -695,7 +695,7 @@ std::string Server::RenderMetricsNow() const {
   sources.catalogs = &catalogs_;
   sources.activity = &activity_;
   sources.snapshots = snapshots_.get();
-  sources.table_index = read_cache_ ? backend_->activity_index().get() : nullptr;
+  sources.wallet_table = read_cache_ ? &backend_->activity_index()->read_cache() : nullptr;
   sources.read_cache = read_cache_.get();
   sources.indexer = indexer_.get();
   sources.chain_id = config_.indexer ? config_.indexer->chain_id : 0;

@@ -22,7 +22,6 @@ namespace adserver::store {
 namespace {
 
 constexpr int64_t kSecondsPerDay = 86400;
-constexpr const char* kTableFileName = "wallets.table";
 
 using detail::LmdbError;
 
@@ -106,7 +105,8 @@ LmdbActivityIndex::LmdbActivityIndex(std::unique_ptr<detail::LmdbEnv> env,
       changes_(*env_),
       wallets_(dbi_, changes_),
       journal_(*env_, wallets_, changes_),
-      replica_(*env_) {}
+      replica_(*env_),
+      cache_(*env_, dbi_, changes_) {}
 
 LmdbActivityIndex::~LmdbActivityIndex() {
   {
@@ -147,7 +147,7 @@ void LmdbActivityIndex::LookupAll(std::span<const Address> wallets, const Sink& 
   ThreadReader& r = Reader();
   r.arena.clear();
   r.ranges.clear();
-  std::shared_ptr<const ReadView> view = cache_enabled_ ? view_.Current() : nullptr;
+  std::shared_ptr<const WalletReadCache::View> view = cache_.Current();
   const WalletTable* table = view != nullptr ? view->table.get() : nullptr;
   bool need_lmdb = table == nullptr;
   if (table != nullptr) {
@@ -178,8 +178,7 @@ void LmdbActivityIndex::LookupAll(std::span<const Address> wallets, const Sink& 
 }
 
 void LmdbActivityIndex::Prefetch(std::span<const Address> wallets) const {
-  if (!cache_enabled_) return;
-  std::shared_ptr<const ReadView> view = view_.Current();
+  std::shared_ptr<const WalletReadCache::View> view = cache_.Current();
   if (view != nullptr && view->table != nullptr) view->table->Prefetch(wallets);
 }
 
@@ -494,11 +493,7 @@ Status LmdbActivityIndex::ReplaceRange(MDB_txn* txn, const std::optional<Address
   return OkStatus();
 }
 
-uint64_t LmdbActivityIndex::ChangeCounter() const {
-  MDB_envinfo info;
-  mdb_env_info(env_->env(), &info);
-  return info.me_last_txnid;
-}
+uint64_t LmdbActivityIndex::ChangeCounter() const { return env_->LastTxnId(); }
 
 Result<LmdbActivityIndex::Stats> LmdbActivityIndex::GetStats() const {
   ReadTxn txn(*env_);
@@ -524,208 +519,6 @@ uint64_t LmdbActivityIndex::NamedDatabaseCount(MDB_txn* txn) const {
     if (mdb_get(txn, dbi_, &key, &value) == 0) ++n;
   }
   return n;
-}
-
-// --- serving read cache (change log and wallet table) ------------------------------------------
-
-IndexIdentity LmdbActivityIndex::Identity() const {
-  struct stat st {};
-  if (stat((env_->dir() + "/data.mdb").c_str(), &st) != 0) return {};
-  return {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)};
-}
-
-std::string LmdbActivityIndex::TablePath() const { return env_->dir() + "/" + kTableFileName; }
-
-Result<LmdbActivityIndex::CatchUpResult> LmdbActivityIndex::CatchUp(ReadView& view) {
-  return changes_.ReadSince(view.covered_txn, view.recent);
-}
-
-Status LmdbActivityIndex::EnableReadCache(const ReadCacheOptions& options, const Clock& clock) {
-  {
-    MutexLock lock(cache_mu_);
-    policy_.Configure(options, clock);
-    cache_enabled_ = true;
-    Result<std::shared_ptr<const WalletTable>> table = WalletTable::Open(TablePath());
-    if (!table.ok()) {
-      if (table.status().code() != Code::kNotFound) {
-        ADS_LOG(warn, "wallet table unusable; rebuilding", "status", table.status());
-      }
-      return OkStatus();
-    }
-    if ((*table)->identity() != Identity() || (*table)->txn_id() > ChangeCounter()) {
-      ADS_LOG(info, "wallet table is of another index; rebuilding");
-      return OkStatus();
-    }
-    auto view = std::make_shared<ReadView>();
-    view->table = *table;
-    view->covered_txn = (*table)->txn_id();
-    // A table that lacks a bulk change is not taken at start-up: LMDB answers until the
-    // rebuild (which starts at once), so an import made while the server was down is served.
-    ADS_ASSIGN_OR_RETURN(CatchUpResult caught_up, CatchUp(*view));
-    if (caught_up != CatchUpResult::kCurrent) return OkStatus();
-    policy_.OnOpened(view->recent.size());
-    ADS_LOG(info, "wallet table opened", "wallets", (*table)->wallet_count(), "recent",
-            view->recent.size());
-    PublishView(std::move(view));
-  }
-  return OkStatus();
-}
-
-void LmdbActivityIndex::PublishView(std::shared_ptr<const ReadView> view) {
-  // The replaced view may hold the last reference to a wallet table (hundreds of MB): freed
-  // here, on the maintenance thread, rather than by the lookup that held it last.
-  ReleaseWhenUnused(view_.Exchange(std::move(view)), std::chrono::milliseconds(50));
-}
-
-Status LmdbActivityIndex::RefreshReadCache() {
-  MutexLock lock(cache_mu_);
-  std::shared_ptr<const ReadView> current = view_.Current();
-  const uint64_t counter = ChangeCounter();
-  if (current == nullptr || current->table == nullptr) {
-    // No table: only watch for the index to go quiet (ReadCacheNeedsRebuild).
-    policy_.OnChangeWithoutTable(counter);
-    return OkStatus();
-  }
-  if (counter == current->covered_txn) return OkStatus();
-  // Writes go on while a bulk change waits for its rebuild: the quiet period restarts.
-  policy_.OnChangeWithTable(counter);
-  auto next = std::make_shared<ReadView>(*current);
-  ADS_ASSIGN_OR_RETURN(CatchUpResult caught_up, CatchUp(*next));
-  if (caught_up == CatchUpResult::kBulk &&
-      current->table->wallet_count() < policy_.options().min_wallets_kept_through_bulk) {
-    caught_up = CatchUpResult::kLost;  // small: LMDB answers until the rebuild
-  }
-  if (caught_up == CatchUpResult::kLost) {
-    // Lookups read LMDB until the next table: correct, only slower.
-    PublishView(std::make_shared<ReadView>());
-    policy_.OnDropped(counter);
-    ADS_LOG(info, "wallet table behind the change log; reading LMDB until rebuilt");
-    return OkStatus();
-  }
-  if (caught_up == CatchUpResult::kBulk) {
-    if (!policy_.bulk_pending()) {
-      ADS_LOG(info, "bulk change: the wallet table keeps answering until it is rebuilt");
-    }
-    policy_.OnBulkChange(counter);
-  }
-  policy_.OnRecent(next->recent.size());
-  PublishView(std::move(next));
-  return OkStatus();
-}
-
-Status LmdbActivityIndex::LoadReadCacheIntoMemory() {
-  if (!cache_enabled_ || !policy_.options().in_memory) return OkStatus();
-  std::shared_ptr<const ReadView> current = view_.Current();
-  if (current == nullptr || current->table == nullptr || current->table->in_memory() ||
-      load_failed_.lock() == current->table) {
-    return OkStatus();
-  }
-  const auto start = std::chrono::steady_clock::now();
-  Result<std::shared_ptr<const WalletTable>> copy = current->table->LoadIntoMemory();
-  if (!copy.ok()) {
-    load_failed_ = current->table;  // not retried for this table: it stays mapped
-    return copy.status();
-  }
-  std::shared_ptr<const WalletTable> loaded = *std::move(copy);
-  MutexLock lock(cache_mu_);
-  std::shared_ptr<const ReadView> now = view_.Current();
-  // Refreshed meanwhile: the same table with more recent wallets, taken over as it is.
-  // Replaced or dropped meanwhile: the copy is of no use.
-  if (now == nullptr || now->table != current->table) return OkStatus();
-  auto next = std::make_shared<ReadView>(*now);
-  next->table = std::move(loaded);
-  PublishView(std::move(next));
-  ADS_LOG(info, "wallet table loaded into memory", "bytes", current->table->file_bytes(), "ms",
-          std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
-                                                                start)
-              .count());
-  return OkStatus();
-}
-
-bool LmdbActivityIndex::ReadCacheNeedsRebuild() const {
-  return cache_enabled_ && policy_.NeedsRebuild();
-}
-
-Status LmdbActivityIndex::RebuildReadCache(const std::atomic<bool>* cancel) {
-  MutexLock rebuild(rebuild_mu_);
-  const auto start = std::chrono::steady_clock::now();
-  // Counted from the attempt: a build that keeps failing (a full disk, a read-only directory)
-  // is retried every min_rebuild_interval, not at every poll.
-  policy_.OnRebuildAttempt();
-  uint64_t txn_id = 0;
-  {
-    ReadTxn txn(*env_);
-    if (txn.rc() != 0) return LmdbError("begin read", txn.rc());
-    txn_id = mdb_txn_id(txn.get());
-    MDB_stat stat;
-    if (int rc = mdb_stat(txn.get(), dbi_, &stat); rc != 0) return LmdbError("stat", rc);
-    ADS_ASSIGN_OR_RETURN(auto builder, WalletTableBuilder::Create(TablePath(), stat.ms_entries));
-    MDB_cursor* cursor = nullptr;
-    if (int rc = mdb_cursor_open(txn.get(), dbi_, &cursor); rc != 0) return LmdbError("cursor", rc);
-    MDB_val key, value;
-    Status status;
-    for (int rc = mdb_cursor_get(cursor, &key, &value, MDB_FIRST); rc == 0 && status.ok();
-         rc = mdb_cursor_get(cursor, &key, &value, MDB_NEXT)) {
-      if (key.mv_size != sizeof(Address)) continue;  // a named database
-      if (cancel != nullptr && (builder->wallet_count() & 0xffff) == 0 && cancel->load()) {
-        status = UnavailableError("wallet table build cancelled");
-        break;
-      }
-      Address wallet;
-      std::memcpy(wallet.bytes.data(), key.mv_data, sizeof(Address));
-      status = builder->Add(wallet, Bytes(value));
-    }
-    mdb_cursor_close(cursor);
-    ADS_RETURN_IF_ERROR(status);
-    ADS_RETURN_IF_ERROR(builder->Finish(txn_id, Identity()));
-  }
-  policy_.OnRebuildAttempt();  // the interval starts when the table is there
-  ADS_ASSIGN_OR_RETURN(std::shared_ptr<const WalletTable> table, WalletTable::Open(TablePath()));
-  MutexLock lock(cache_mu_);
-  auto view = std::make_shared<ReadView>();
-  view->table = table;
-  view->covered_txn = txn_id;
-  ADS_ASSIGN_OR_RETURN(CatchUpResult caught_up, CatchUp(*view));
-  if (caught_up == CatchUpResult::kBulk &&
-      table->wallet_count() < policy_.options().min_wallets_kept_through_bulk) {
-    caught_up = CatchUpResult::kLost;
-  }
-  const bool current = caught_up == CatchUpResult::kCurrent;
-  policy_.OnRebuilt(current, view->recent.size());
-  if (caught_up != CatchUpResult::kLost) {
-    // A bulk change that landed while building: this table is still the freshest; it answers
-    // until the next one, built when the writes pause again.
-    if (!current) policy_.OnBulkChange(ChangeCounter());
-    PublishView(std::move(view));
-    policy_.OnPublished();
-  } else {
-    // Whatever the view holds may lack that change too: LMDB answers until the next build.
-    PublishView(std::make_shared<ReadView>());
-    policy_.OnDropped(ChangeCounter());
-  }
-  ADS_LOG(info, "wallet table built", "wallets", table->wallet_count(), "bytes",
-          table->file_bytes(), "ms",
-          std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
-                                                                start)
-              .count(),
-          "current", current);
-  return OkStatus();
-}
-
-LmdbActivityIndex::ReadCacheStatus LmdbActivityIndex::GetReadCacheStatus() const {
-  ReadCacheStatus out;
-  std::shared_ptr<const ReadView> view = view_.Current();
-  if (view == nullptr) return out;
-  out.covered_txn = view->covered_txn;
-  out.recent_wallets = view->recent.size();
-  out.bulk_pending = policy_.bulk_pending();
-  if (view->table != nullptr) {
-    out.table = true;
-    out.table_txn = view->table->txn_id();
-    out.table_wallets = view->table->wallet_count();
-    out.table_in_memory = view->table->in_memory();
-  }
-  return out;
 }
 
 }  // namespace adserver::store

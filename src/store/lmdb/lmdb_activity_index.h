@@ -29,8 +29,7 @@
 #include "store/lmdb/detail/lmdb_env.h"
 #include "store/lmdb/detail/replica_position.h"
 #include "store/lmdb/detail/wallet_values.h"
-#include "store/lmdb/wallet_table.h"
-#include "store/lmdb/wallet_table_policy.h"
+#include "store/lmdb/wallet_read_cache.h"
 #include "store/records.h"
 
 namespace adserver::store {
@@ -113,45 +112,9 @@ class LmdbActivityIndex final : public decision::ActivityIndex {
   // last kJournalDepth blocks, written in the same transactions as the activity.
   ChainLedger& chain_ledger() { return journal_; }
 
-  // Serving read cache. A WalletTable (wallet_table.h) built from this index at LMDB transaction
-  // T answers lookups, except for the wallets written after T, which are read from LMDB. Every
-  // write transaction that changes wallets logs them (or, for bulk writes, "anything may have
-  // changed") in a change log kept in the same environment, so any process's writes are seen:
-  // RefreshReadCache reads the log past the table and publishes the set of changed wallets.
-  // Lookups take the published view with no lock. Without a current table (none yet, a bulk
-  // write, the log pruned past it) every lookup reads LMDB until RebuildReadCache has run.
-
-  // Turns the read cache on, with the table file `wallets.table` in the index directory; opens
-  // the file if one is there and still current. Never builds: the caller runs
-  // RebuildReadCache when ReadCacheNeedsRebuild says so.
-  // The rebuild intervals (ReadCacheOptions' periods) are measured on `clock`'s
-  // SteadyMicros, which must outlive the index.
-  Status EnableReadCache(const ReadCacheOptions& options = {},
-                         const Clock& clock = SystemClock::Get());
-  // Catches the published view up with the change log (cheap when nothing changed). Called
-  // every poll interval by one maintenance thread.
-  Status RefreshReadCache();
-  // With ReadCacheOptions::in_memory, replaces a published mapped table by its in-memory copy
-  // (nothing to do otherwise). Called by the maintenance thread after RefreshReadCache; the
-  // copy is made without holding up lookups or refreshes.
-  Status LoadReadCacheIntoMemory();
-  // True if the table is missing, stale or has too many changed wallets, and the minimum
-  // interval since the last rebuild has passed.
-  bool ReadCacheNeedsRebuild() const;
-  // Writes a new table from one read transaction (seconds for millions of wallets; lookups go
-  // on meanwhile), publishes it and catches up with the log. Stops early with Unavailable
-  // (nothing published, no file left) once `*cancel` is set.
-  Status RebuildReadCache(const std::atomic<bool>* cancel = nullptr);
-  struct ReadCacheStatus {
-    bool table = false;      // lookups are answered from a table
-    uint64_t table_txn = 0;  // the LMDB transaction the table reflects
-    uint64_t table_wallets = 0;
-    bool table_in_memory = false;  // the table is a copy in memory, not the file's mapping
-    uint64_t covered_txn = 0;     // the change log is read up to here
-    uint64_t recent_wallets = 0;  // changed since the table: read from LMDB
-    bool bulk_pending = false;    // a bulk change is not in the table yet (rebuild pending)
-  };
-  ReadCacheStatus GetReadCacheStatus() const;
+  // The serving read cache (wallet_read_cache.h): lookups read its published view.
+  WalletReadCache& read_cache() { return cache_; }
+  const WalletReadCache& read_cache() const { return cache_; }
 
   struct Stats {
     uint64_t wallets = 0;
@@ -176,21 +139,6 @@ class LmdbActivityIndex final : public decision::ActivityIndex {
   // Number of named databases (journal) recorded in the main database (not wallets).
   uint64_t NamedDatabaseCount(MDB_txn* txn) const;
 
-  // The serving view: a table and the wallets changed after it (read from LMDB).
-  struct ReadView {
-    std::shared_ptr<const WalletTable> table;  // null: every lookup reads LMDB
-    uint64_t covered_txn = 0;
-    std::unordered_set<Address, AddressHash> recent;
-  };
-  // How far CatchUp brought a view (kLost: the table is unusable).
-  using CatchUpResult = detail::ChangeLog::CatchUp;
-  // Reads the change log after `view.covered_txn` into `view` (a copy of the current one);
-  // unless kLost, `view.covered_txn` is then the newest transaction.
-  Result<CatchUpResult> CatchUp(ReadView& view);
-  // Publishes `view`; the one it replaces is freed on this thread (ReleaseWhenUnused).
-  void PublishView(std::shared_ptr<const ReadView> view);
-  IndexIdentity Identity() const;
-  std::string TablePath() const;
   void LookupLmdb(MDB_txn* txn, const Address& wallet, std::vector<decision::Interaction>& out,
                   bool renewed) const;
 
@@ -210,13 +158,8 @@ class LmdbActivityIndex final : public decision::ActivityIndex {
   // Cluster mode's replica position, written with the changes it covers.
   detail::ReplicaPosition replica_;
 
-  Published<ReadView> view_;
-  bool cache_enabled_ = false;  // set by EnableReadCache before lookups start
-  WalletTablePolicy policy_;  // when the table is rebuilt (configured by EnableReadCache)
-  // The mapped table whose in-memory copy failed (used by the maintenance thread only).
-  std::weak_ptr<const WalletTable> load_failed_;
-  mutable Mutex cache_mu_;  // serialises RefreshReadCache and publishing
-  Mutex rebuild_mu_;        // one RebuildReadCache at a time
+  // The serving read cache over the wallets and the change log.
+  WalletReadCache cache_;
 };
 
 }  // namespace adserver::store

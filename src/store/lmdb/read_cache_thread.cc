@@ -6,8 +6,8 @@
 
 namespace adserver::store {
 
-ReadCacheThread::ReadCacheThread(LmdbActivityIndex& index, std::chrono::milliseconds poll_interval)
-    : index_(index), poll_interval_(poll_interval) {}
+ReadCacheThread::ReadCacheThread(WalletReadCache& cache, std::chrono::milliseconds poll_interval)
+    : cache_(cache), poll_interval_(poll_interval) {}
 
 ReadCacheThread::~ReadCacheThread() { Stop(); }
 
@@ -31,13 +31,13 @@ void ReadCacheThread::Stop() {
 
 void ReadCacheThread::Run() {
   while (!stop_.load()) {
-    Status status = index_.RefreshReadCache();
-    if (status.ok() && index_.ReadCacheNeedsRebuild()) {
-      status = index_.RebuildReadCache(&stop_);
+    Status status = cache_.Refresh();
+    if (status.ok() && cache_.NeedsRebuild()) {
+      status = cache_.Rebuild(&stop_);
       if (status.ok()) rebuilds_.fetch_add(1, std::memory_order_relaxed);
     }
     // The table's age: since this thread first saw its transaction.
-    LmdbActivityIndex::ReadCacheStatus table = index_.GetReadCacheStatus();
+    ReadCacheStatus table = cache_.GetStatus();
     if (table.table &&
         (table_since_.load(std::memory_order_relaxed) == 0 || table.table_txn != table_txn_)) {
       table_txn_ = table.table_txn;
@@ -49,7 +49,7 @@ void ReadCacheThread::Run() {
     if (!status.ok() && !stop_.load()) {
       ADS_LOG(warn, "wallet table not updated; lookups read LMDB", "status", status);
     }
-    if (Status loaded = index_.LoadReadCacheIntoMemory(); !loaded.ok()) {
+    if (Status loaded = cache_.LoadIntoMemory(); !loaded.ok()) {
       ADS_LOG(warn, "wallet table not copied into memory; lookups use its file mapping", "status",
               loaded);
     }

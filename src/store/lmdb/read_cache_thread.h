@@ -1,22 +1,22 @@
 #pragma once
 
-// Keeps the serving read cache of the LMDB wallet index current (LmdbActivityIndex's
-// EnableReadCache): every poll interval it reads the change log, and rebuilds the wallet table
-// when it is missing or stale. One background thread; lookups never wait for it.
+// Keeps the serving read cache of the LMDB wallet index current (wallet_read_cache.h): every
+// poll interval it reads the change log, and rebuilds the wallet table when it is missing or
+// stale. One background thread; lookups never wait for it.
 
 #include <atomic>
 #include <chrono>
 #include <thread>
 
 #include "common/mutex.h"
-#include "store/lmdb/lmdb_activity_index.h"
+#include "store/lmdb/wallet_read_cache.h"
 
 namespace adserver::store {
 
 class ReadCacheThread {
  public:
-  // `index` must outlive this object.
-  ReadCacheThread(LmdbActivityIndex& index, std::chrono::milliseconds poll_interval);
+  // `cache` (enabled) must outlive this object.
+  ReadCacheThread(WalletReadCache& cache, std::chrono::milliseconds poll_interval);
   ~ReadCacheThread();
   ReadCacheThread(const ReadCacheThread&) = delete;
   ReadCacheThread& operator=(const ReadCacheThread&) = delete;
@@ -32,7 +32,7 @@ class ReadCacheThread {
  private:
   void Run();
 
-  LmdbActivityIndex& index_;
+  WalletReadCache& cache_;
   const std::chrono::milliseconds poll_interval_;
   Mutex mu_;
   CondVar cv_;

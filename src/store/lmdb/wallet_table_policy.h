@@ -1,6 +1,6 @@
 #pragma once
 
-// When the serving wallet table (store/lmdb/wallet_table.h) of LmdbActivityIndex is rebuilt:
+// When the serving wallet table (store/lmdb/wallet_table.h) of WalletReadCache is rebuilt:
 // the changes the published table lacks, and the times of the rules of ReadCacheOptions on an
 // injected clock. No LMDB, no file: the index tells it what happened, it answers
 // NeedsRebuild. Split out of LmdbActivityIndex by role (issue 41 item 1).
@@ -19,7 +19,7 @@
 
 namespace adserver::store {
 
-// The serving read cache (EnableReadCache).
+// The serving read cache (WalletReadCache::Enable).
 struct ReadCacheOptions {
   // Wallets changed since the table was built that are read from LMDB instead; past this many
   // the table is rebuilt.

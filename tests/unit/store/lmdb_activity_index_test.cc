@@ -196,24 +196,24 @@ constexpr ReadCacheOptions kEagerCache{.max_recent_wallets = 3,
 
 TEST_F(LmdbActivityIndexTest, ReadCacheAnswersFromTableAndSeesLaterWrites) {
   ASSERT_TRUE(index_->Record({Row(Wallet(1), 5, 100), Row(Wallet(2), 6, 100)}).ok());
-  ASSERT_TRUE(index_->EnableReadCache(kEagerCache).ok());
-  EXPECT_FALSE(index_->GetReadCacheStatus().table);  // none on disk yet
-  EXPECT_TRUE(index_->ReadCacheNeedsRebuild());
+  ASSERT_TRUE(index_->read_cache().Enable(kEagerCache).ok());
+  EXPECT_FALSE(index_->read_cache().GetStatus().table);  // none on disk yet
+  EXPECT_TRUE(index_->read_cache().NeedsRebuild());
   EXPECT_EQ(Get(Wallet(1)).size(), 1u);  // read from LMDB meanwhile
-  ASSERT_TRUE(index_->RebuildReadCache().ok());
-  LmdbActivityIndex::ReadCacheStatus status = index_->GetReadCacheStatus();
+  ASSERT_TRUE(index_->read_cache().Rebuild().ok());
+  ReadCacheStatus status = index_->read_cache().GetStatus();
   EXPECT_TRUE(status.table);
   EXPECT_EQ(status.table_wallets, 2u);
   EXPECT_EQ(status.recent_wallets, 0u);
-  EXPECT_FALSE(index_->ReadCacheNeedsRebuild());
+  EXPECT_FALSE(index_->read_cache().NeedsRebuild());
   EXPECT_EQ(Get(Wallet(2)),
             (std::vector<Interaction>{
                 {.project_id = 6, .chain_id = 1, .last_seen_day = 100, .count = 1}}));
 
   // A change to a wallet of the table, and a new wallet: seen after the next refresh.
   ASSERT_TRUE(index_->Record({Row(Wallet(1), 5, 120, 2), Row(Wallet(3), 7, 120)}).ok());
-  ASSERT_TRUE(index_->RefreshReadCache().ok());
-  status = index_->GetReadCacheStatus();
+  ASSERT_TRUE(index_->read_cache().Refresh().ok());
+  status = index_->read_cache().GetStatus();
   EXPECT_TRUE(status.table);
   EXPECT_EQ(status.recent_wallets, 2u);
   EXPECT_EQ(Get(Wallet(1)),
@@ -225,10 +225,10 @@ TEST_F(LmdbActivityIndexTest, ReadCacheAnswersFromTableAndSeesLaterWrites) {
 
   // Past max_recent_wallets the table asks to be rebuilt; the rebuilt one has no recent set.
   ASSERT_TRUE(index_->Record({Row(Wallet(4), 8, 120), Row(Wallet(5), 8, 120)}).ok());
-  ASSERT_TRUE(index_->RefreshReadCache().ok());
-  EXPECT_TRUE(index_->ReadCacheNeedsRebuild());
-  ASSERT_TRUE(index_->RebuildReadCache().ok());
-  status = index_->GetReadCacheStatus();
+  ASSERT_TRUE(index_->read_cache().Refresh().ok());
+  EXPECT_TRUE(index_->read_cache().NeedsRebuild());
+  ASSERT_TRUE(index_->read_cache().Rebuild().ok());
+  status = index_->read_cache().GetStatus();
   EXPECT_EQ(status.table_wallets, 5u);
   EXPECT_EQ(status.recent_wallets, 0u);
   EXPECT_EQ(Get(Wallet(5)).size(), 1u);
@@ -236,26 +236,26 @@ TEST_F(LmdbActivityIndexTest, ReadCacheAnswersFromTableAndSeesLaterWrites) {
 
 TEST_F(LmdbActivityIndexTest, ReadCacheKeepsTheTableThroughABulkWriteUntilRebuilt) {
   ASSERT_TRUE(index_->Record({Row(Wallet(1), 5, 100)}).ok());
-  ASSERT_TRUE(index_->EnableReadCache(kEagerCache).ok());
-  ASSERT_TRUE(index_->RebuildReadCache().ok());
+  ASSERT_TRUE(index_->read_cache().Enable(kEagerCache).ok());
+  ASSERT_TRUE(index_->read_cache().Rebuild().ok());
   ASSERT_TRUE(index_->Record(BulkRows()).ok());  // a bulk marker in the change log
   // A later change of one wallet (a block) is logged wallet by wallet as usual.
   ASSERT_TRUE(index_->Record({Row(Wallet(2), 6, 100)}).ok());
-  ASSERT_TRUE(index_->RefreshReadCache().ok());
-  LmdbActivityIndex::ReadCacheStatus status = index_->GetReadCacheStatus();
+  ASSERT_TRUE(index_->read_cache().Refresh().ok());
+  ReadCacheStatus status = index_->read_cache().GetStatus();
   EXPECT_TRUE(status.table);  // still answering
   EXPECT_TRUE(status.bulk_pending);
   EXPECT_EQ(status.recent_wallets, 1u);
-  EXPECT_TRUE(index_->ReadCacheNeedsRebuild());  // quiet_period 0
+  EXPECT_TRUE(index_->read_cache().NeedsRebuild());  // quiet_period 0
   EXPECT_TRUE(Get(NumberedWallet(4999)).empty());  // the bulk change: not served yet
   EXPECT_EQ(Get(Wallet(2)).size(), 1u);             // the later change: at once, from LMDB
   EXPECT_EQ(Get(Wallet(1)).size(), 1u);             // unchanged: from the table
-  ASSERT_TRUE(index_->RebuildReadCache().ok());
-  status = index_->GetReadCacheStatus();
+  ASSERT_TRUE(index_->read_cache().Rebuild().ok());
+  status = index_->read_cache().GetStatus();
   EXPECT_EQ(status.table_wallets, 5002u);
   EXPECT_FALSE(status.bulk_pending);
   EXPECT_EQ(status.recent_wallets, 0u);
-  EXPECT_FALSE(index_->ReadCacheNeedsRebuild());
+  EXPECT_FALSE(index_->read_cache().NeedsRebuild());
   EXPECT_EQ(Get(NumberedWallet(4999)).size(), 1u);
   EXPECT_EQ(Get(Wallet(1)).size(), 1u);
 }
@@ -264,18 +264,18 @@ TEST_F(LmdbActivityIndexTest, ReadCacheDropsASmallTableOnABulkWrite) {
   ReadCacheOptions small = kEagerCache;
   small.min_wallets_kept_through_bulk = 1000;
   ASSERT_TRUE(index_->Record({Row(Wallet(1), 5, 100)}).ok());
-  ASSERT_TRUE(index_->EnableReadCache(small).ok());
-  ASSERT_TRUE(index_->RebuildReadCache().ok());  // one wallet: under the 1000
+  ASSERT_TRUE(index_->read_cache().Enable(small).ok());
+  ASSERT_TRUE(index_->read_cache().Rebuild().ok());  // one wallet: under the 1000
   ASSERT_TRUE(index_->Record(BulkRows()).ok());
-  ASSERT_TRUE(index_->RefreshReadCache().ok());
-  EXPECT_FALSE(index_->GetReadCacheStatus().table);
+  ASSERT_TRUE(index_->read_cache().Refresh().ok());
+  EXPECT_FALSE(index_->read_cache().GetStatus().table);
   EXPECT_EQ(Get(NumberedWallet(4999)).size(), 1u);  // LMDB answers at once
-  EXPECT_TRUE(index_->ReadCacheNeedsRebuild());
-  ASSERT_TRUE(index_->RebuildReadCache().ok());  // 5001 wallets: kept through the next one
+  EXPECT_TRUE(index_->read_cache().NeedsRebuild());
+  ASSERT_TRUE(index_->read_cache().Rebuild().ok());  // 5001 wallets: kept through the next one
   ASSERT_TRUE(index_->Record(BulkRows()).ok());
-  ASSERT_TRUE(index_->RefreshReadCache().ok());
-  EXPECT_TRUE(index_->GetReadCacheStatus().table);
-  EXPECT_TRUE(index_->GetReadCacheStatus().bulk_pending);
+  ASSERT_TRUE(index_->read_cache().Refresh().ok());
+  EXPECT_TRUE(index_->read_cache().GetStatus().table);
+  EXPECT_TRUE(index_->read_cache().GetStatus().bulk_pending);
 }
 
 TEST_F(LmdbActivityIndexTest, ReadCacheWaitsForBulkWritesToPauseBeforeRebuilding) {
@@ -283,41 +283,41 @@ TEST_F(LmdbActivityIndexTest, ReadCacheWaitsForBulkWritesToPauseBeforeRebuilding
   patient.quiet_period = std::chrono::hours(1);
   patient.max_stale = std::chrono::hours(1);
   ASSERT_TRUE(index_->Record({Row(Wallet(1), 5, 100)}).ok());
-  ASSERT_TRUE(index_->EnableReadCache(patient).ok());
-  EXPECT_TRUE(index_->ReadCacheNeedsRebuild());  // no table at all yet: at once
-  ASSERT_TRUE(index_->RebuildReadCache().ok());
-  EXPECT_FALSE(index_->ReadCacheNeedsRebuild());
+  ASSERT_TRUE(index_->read_cache().Enable(patient).ok());
+  EXPECT_TRUE(index_->read_cache().NeedsRebuild());  // no table at all yet: at once
+  ASSERT_TRUE(index_->read_cache().Rebuild().ok());
+  EXPECT_FALSE(index_->read_cache().NeedsRebuild());
   ASSERT_TRUE(index_->Record(BulkRows()).ok());  // a bulk marker in the change log
-  ASSERT_TRUE(index_->RefreshReadCache().ok());
-  EXPECT_TRUE(index_->GetReadCacheStatus().table);  // the table answers meanwhile
-  EXPECT_TRUE(index_->GetReadCacheStatus().bulk_pending);
+  ASSERT_TRUE(index_->read_cache().Refresh().ok());
+  EXPECT_TRUE(index_->read_cache().GetStatus().table);  // the table answers meanwhile
+  EXPECT_TRUE(index_->read_cache().GetStatus().bulk_pending);
   // The import may still be writing; even too many recent wallets do not hurry the rebuild.
-  EXPECT_FALSE(index_->ReadCacheNeedsRebuild());
+  EXPECT_FALSE(index_->read_cache().NeedsRebuild());
   for (uint8_t w = 20; w < 25; ++w) ASSERT_TRUE(index_->Record({Row(Wallet(w), 5, 100)}).ok());
-  ASSERT_TRUE(index_->RefreshReadCache().ok());
-  EXPECT_EQ(index_->GetReadCacheStatus().recent_wallets, 5u);
-  EXPECT_FALSE(index_->ReadCacheNeedsRebuild());
+  ASSERT_TRUE(index_->read_cache().Refresh().ok());
+  EXPECT_EQ(index_->read_cache().GetStatus().recent_wallets, 5u);
+  EXPECT_FALSE(index_->read_cache().NeedsRebuild());
   EXPECT_EQ(Get(Wallet(22)).size(), 1u);
   // Too many recent wallets on a table without a pending bulk change: replaced without waiting.
-  ASSERT_TRUE(index_->RebuildReadCache().ok());
-  EXPECT_FALSE(index_->GetReadCacheStatus().bulk_pending);
+  ASSERT_TRUE(index_->read_cache().Rebuild().ok());
+  EXPECT_FALSE(index_->read_cache().GetStatus().bulk_pending);
   for (uint8_t w = 30; w < 35; ++w) ASSERT_TRUE(index_->Record({Row(Wallet(w), 5, 100)}).ok());
-  ASSERT_TRUE(index_->RefreshReadCache().ok());
-  EXPECT_TRUE(index_->GetReadCacheStatus().table);
-  EXPECT_TRUE(index_->ReadCacheNeedsRebuild());
+  ASSERT_TRUE(index_->read_cache().Refresh().ok());
+  EXPECT_TRUE(index_->read_cache().GetStatus().table);
+  EXPECT_TRUE(index_->read_cache().NeedsRebuild());
 }
 
 TEST_F(LmdbActivityIndexTest, ReadCacheRetriesAFailedBuildOnlyAfterTheInterval) {
   ReadCacheOptions slow = kEagerCache;
   slow.min_rebuild_interval = std::chrono::hours(1);
   ASSERT_TRUE(index_->Record({Row(Wallet(1), 5, 100)}).ok());
-  ASSERT_TRUE(index_->EnableReadCache(slow).ok());
-  EXPECT_TRUE(index_->ReadCacheNeedsRebuild());  // never built: at once, whatever the uptime
+  ASSERT_TRUE(index_->read_cache().Enable(slow).ok());
+  EXPECT_TRUE(index_->read_cache().NeedsRebuild());  // never built: at once, whatever the uptime
   // The build cannot create its temporary file (a directory is in the way).
   std::filesystem::create_directories(dir_ / ("wallets.table.tmp." + std::to_string(getpid())));
-  EXPECT_EQ(index_->RebuildReadCache().code(), Code::kUnavailable);
-  EXPECT_FALSE(index_->ReadCacheNeedsRebuild());  // not retried at every poll
-  EXPECT_FALSE(index_->GetReadCacheStatus().table);
+  EXPECT_EQ(index_->read_cache().Rebuild().code(), Code::kUnavailable);
+  EXPECT_FALSE(index_->read_cache().NeedsRebuild());  // not retried at every poll
+  EXPECT_FALSE(index_->read_cache().GetStatus().table);
   EXPECT_EQ(Get(Wallet(1)).size(), 1u);  // LMDB answers
 }
 
@@ -331,60 +331,60 @@ TEST_F(LmdbActivityIndexTest, ReadCacheIntervalsRunOnTheInjectedClock) {
   timed.quiet_period = std::chrono::seconds(2);
   timed.max_stale = std::chrono::seconds(6);
   ASSERT_TRUE(index_->Record({Row(Wallet(1), 5, 100)}).ok());
-  ASSERT_TRUE(index_->EnableReadCache(timed, clock).ok());
-  ASSERT_TRUE(index_->RebuildReadCache().ok());
+  ASSERT_TRUE(index_->read_cache().Enable(timed, clock).ok());
+  ASSERT_TRUE(index_->read_cache().Rebuild().ok());
   ASSERT_TRUE(index_->Record(BulkRows()).ok());  // an import begins
-  ASSERT_TRUE(index_->RefreshReadCache().ok());
-  EXPECT_TRUE(index_->GetReadCacheStatus().bulk_pending);
+  ASSERT_TRUE(index_->read_cache().Refresh().ok());
+  EXPECT_TRUE(index_->read_cache().GetStatus().bulk_pending);
   clock.Advance(std::chrono::seconds(3));  // quiet for 3 s, but rebuilt 3 s ago
-  EXPECT_FALSE(index_->ReadCacheNeedsRebuild());
+  EXPECT_FALSE(index_->read_cache().NeedsRebuild());
   clock.Advance(std::chrono::seconds(1));  // 4 s since the rebuild, quiet for 4 s
-  EXPECT_TRUE(index_->ReadCacheNeedsRebuild());
-  ASSERT_TRUE(index_->RebuildReadCache().ok());
-  EXPECT_FALSE(index_->GetReadCacheStatus().bulk_pending);
+  EXPECT_TRUE(index_->read_cache().NeedsRebuild());
+  ASSERT_TRUE(index_->read_cache().Rebuild().ok());
+  EXPECT_FALSE(index_->read_cache().GetStatus().bulk_pending);
 
   // An import that never pauses: every second a bulk change, so never quiet for 2 s...
   for (int second = 0; second < 5; ++second) {
     ASSERT_TRUE(index_->Record(BulkRows()).ok());
-    ASSERT_TRUE(index_->RefreshReadCache().ok());
+    ASSERT_TRUE(index_->read_cache().Refresh().ok());
     clock.Advance(std::chrono::seconds(1));
-    ASSERT_FALSE(index_->ReadCacheNeedsRebuild()) << "second " << second;
+    ASSERT_FALSE(index_->read_cache().NeedsRebuild()) << "second " << second;
   }
   // ...is rebuilt once the table has lacked its first bulk change for max_stale.
   ASSERT_TRUE(index_->Record(BulkRows()).ok());
-  ASSERT_TRUE(index_->RefreshReadCache().ok());
+  ASSERT_TRUE(index_->read_cache().Refresh().ok());
   clock.Advance(std::chrono::seconds(1));
-  EXPECT_TRUE(index_->ReadCacheNeedsRebuild());
+  EXPECT_TRUE(index_->read_cache().NeedsRebuild());
 }
 
 TEST_F(LmdbActivityIndexTest, ReadCacheSeesUndoneBlocks) {
   ASSERT_TRUE(index_->chain_ledger().ResetCheckpoint(1, {.next_block = 10, .recent = {}}).ok());
-  ASSERT_TRUE(index_->EnableReadCache(kEagerCache).ok());
-  ASSERT_TRUE(index_->RebuildReadCache().ok());
+  ASSERT_TRUE(index_->read_cache().Enable(kEagerCache).ok());
+  ASSERT_TRUE(index_->read_cache().Rebuild().ok());
   IndexedBlock block{
       .number = 10, .hash = "0xa", .parent_hash = "", .rows = {Row(Wallet(7), 3, 50)}};
   ASSERT_TRUE(index_->chain_ledger().ApplyBlocks(1, std::span<const IndexedBlock>(&block, 1)).ok());
-  ASSERT_TRUE(index_->RefreshReadCache().ok());
+  ASSERT_TRUE(index_->read_cache().Refresh().ok());
   EXPECT_EQ(Get(Wallet(7)).size(), 1u);
-  ASSERT_TRUE(index_->RebuildReadCache().ok());  // the table now has the block's wallet
-  EXPECT_EQ(index_->GetReadCacheStatus().recent_wallets, 0u);
+  ASSERT_TRUE(index_->read_cache().Rebuild().ok());  // the table now has the block's wallet
+  EXPECT_EQ(index_->read_cache().GetStatus().recent_wallets, 0u);
   EXPECT_EQ(Get(Wallet(7)).size(), 1u);
   ASSERT_TRUE(index_->chain_ledger().UndoBlocksAfter(1, 9).ok());
-  ASSERT_TRUE(index_->RefreshReadCache().ok());
+  ASSERT_TRUE(index_->read_cache().Refresh().ok());
   EXPECT_TRUE(Get(Wallet(7)).empty());
-  EXPECT_TRUE(index_->GetReadCacheStatus().table);
+  EXPECT_TRUE(index_->read_cache().GetStatus().table);
 }
 
 TEST_F(LmdbActivityIndexTest, ReadCacheServesAnInMemoryCopyAndKeepsCatchingUp) {
   ASSERT_TRUE(index_->Record({Row(Wallet(1), 5, 100), Row(Wallet(2), 6, 100)}).ok());
-  ASSERT_TRUE(index_->EnableReadCache(kEagerCache).ok());
-  ASSERT_TRUE(index_->LoadReadCacheIntoMemory().ok());  // no table yet: nothing to do
-  ASSERT_TRUE(index_->RebuildReadCache().ok());
-  EXPECT_FALSE(index_->GetReadCacheStatus().table_in_memory);  // mapped first
+  ASSERT_TRUE(index_->read_cache().Enable(kEagerCache).ok());
+  ASSERT_TRUE(index_->read_cache().LoadIntoMemory().ok());  // no table yet: nothing to do
+  ASSERT_TRUE(index_->read_cache().Rebuild().ok());
+  EXPECT_FALSE(index_->read_cache().GetStatus().table_in_memory);  // mapped first
   ASSERT_TRUE(index_->Record({Row(Wallet(3), 7, 120)}).ok());  // after the table
-  ASSERT_TRUE(index_->RefreshReadCache().ok());
-  ASSERT_TRUE(index_->LoadReadCacheIntoMemory().ok());
-  LmdbActivityIndex::ReadCacheStatus status = index_->GetReadCacheStatus();
+  ASSERT_TRUE(index_->read_cache().Refresh().ok());
+  ASSERT_TRUE(index_->read_cache().LoadIntoMemory().ok());
+  ReadCacheStatus status = index_->read_cache().GetStatus();
   EXPECT_TRUE(status.table);
   EXPECT_TRUE(status.table_in_memory);
   EXPECT_EQ(status.recent_wallets, 1u);  // the refreshed view was taken over
@@ -392,18 +392,18 @@ TEST_F(LmdbActivityIndexTest, ReadCacheServesAnInMemoryCopyAndKeepsCatchingUp) {
   EXPECT_EQ(Get(Wallet(3)).size(), 1u);
   // Later writes are seen through the copy as through the mapping.
   ASSERT_TRUE(index_->Record({Row(Wallet(2), 6, 130, 4)}).ok());
-  ASSERT_TRUE(index_->RefreshReadCache().ok());
-  EXPECT_TRUE(index_->GetReadCacheStatus().table_in_memory);
+  ASSERT_TRUE(index_->read_cache().Refresh().ok());
+  EXPECT_TRUE(index_->read_cache().GetStatus().table_in_memory);
   EXPECT_EQ(Get(Wallet(2)),
             (std::vector<Interaction>{
                 {.project_id = 6, .chain_id = 1, .last_seen_day = 130, .count = 5}}));
   // A rebuild publishes the new file mapped, then copies it again.
   ASSERT_TRUE(index_->Record({Row(Wallet(4), 8, 130), Row(Wallet(5), 8, 130)}).ok());
-  ASSERT_TRUE(index_->RefreshReadCache().ok());
-  ASSERT_TRUE(index_->RebuildReadCache().ok());
-  EXPECT_FALSE(index_->GetReadCacheStatus().table_in_memory);
-  ASSERT_TRUE(index_->LoadReadCacheIntoMemory().ok());
-  status = index_->GetReadCacheStatus();
+  ASSERT_TRUE(index_->read_cache().Refresh().ok());
+  ASSERT_TRUE(index_->read_cache().Rebuild().ok());
+  EXPECT_FALSE(index_->read_cache().GetStatus().table_in_memory);
+  ASSERT_TRUE(index_->read_cache().LoadIntoMemory().ok());
+  status = index_->read_cache().GetStatus();
   EXPECT_TRUE(status.table_in_memory);
   EXPECT_EQ(status.table_wallets, 5u);
   EXPECT_EQ(Get(Wallet(5)).size(), 1u);
@@ -413,28 +413,28 @@ TEST_F(LmdbActivityIndexTest, ReadCacheStaysMappedWhenInMemoryIsOff) {
   ASSERT_TRUE(index_->Record({Row(Wallet(1), 5, 100)}).ok());
   ReadCacheOptions options = kEagerCache;
   options.in_memory = false;
-  ASSERT_TRUE(index_->EnableReadCache(options).ok());
-  ASSERT_TRUE(index_->RebuildReadCache().ok());
-  ASSERT_TRUE(index_->LoadReadCacheIntoMemory().ok());
-  EXPECT_TRUE(index_->GetReadCacheStatus().table);
-  EXPECT_FALSE(index_->GetReadCacheStatus().table_in_memory);
+  ASSERT_TRUE(index_->read_cache().Enable(options).ok());
+  ASSERT_TRUE(index_->read_cache().Rebuild().ok());
+  ASSERT_TRUE(index_->read_cache().LoadIntoMemory().ok());
+  EXPECT_TRUE(index_->read_cache().GetStatus().table);
+  EXPECT_FALSE(index_->read_cache().GetStatus().table_in_memory);
   EXPECT_EQ(Get(Wallet(1)).size(), 1u);
 }
 
 TEST_F(LmdbActivityIndexTest, ReadCacheReopensTheTableOnDiskAndCatchesUp) {
   ASSERT_TRUE(index_->Record({Row(Wallet(1), 5, 100)}).ok());
-  ASSERT_TRUE(index_->EnableReadCache(kEagerCache).ok());
-  ASSERT_TRUE(index_->RebuildReadCache().ok());
+  ASSERT_TRUE(index_->read_cache().Enable(kEagerCache).ok());
+  ASSERT_TRUE(index_->read_cache().Rebuild().ok());
   ASSERT_TRUE(index_->Record({Row(Wallet(2), 6, 100)}).ok());  // after the table
   index_.reset();
   auto reopened = LmdbActivityIndex::Open(dir_.string());
   ASSERT_TRUE(reopened.ok());
   index_ = *reopened;
-  ASSERT_TRUE(index_->EnableReadCache(kEagerCache).ok());
-  LmdbActivityIndex::ReadCacheStatus status = index_->GetReadCacheStatus();
+  ASSERT_TRUE(index_->read_cache().Enable(kEagerCache).ok());
+  ReadCacheStatus status = index_->read_cache().GetStatus();
   EXPECT_TRUE(status.table);
   EXPECT_EQ(status.recent_wallets, 1u);
-  EXPECT_FALSE(index_->ReadCacheNeedsRebuild());
+  EXPECT_FALSE(index_->read_cache().NeedsRebuild());
   EXPECT_EQ(Get(Wallet(1)).size(), 1u);
   EXPECT_EQ(Get(Wallet(2)).size(), 1u);
 }
@@ -445,22 +445,22 @@ TEST_F(LmdbActivityIndexTest, ReadCacheRebuildsWhenTheChangeLogWasPrunedPastIt) 
   ASSERT_TRUE(fast.ok());
   index_ = *fast;
   ASSERT_TRUE(index_->Record({Row(Wallet(1), 5, 100)}).ok());
-  ASSERT_TRUE(index_->EnableReadCache(kEagerCache).ok());
-  ASSERT_TRUE(index_->RebuildReadCache().ok());
+  ASSERT_TRUE(index_->read_cache().Enable(kEagerCache).ok());
+  ASSERT_TRUE(index_->read_cache().Rebuild().ok());
   // A bulk change (which alone would keep the table, kEagerCache) and then more transactions
   // than the log keeps, with no refresh in between (a stopped server): the table is dropped.
   ASSERT_TRUE(index_->Record(BulkRows()).ok());
   for (int i = 0; i < 4200; ++i) ASSERT_TRUE(index_->Record({Row(Wallet(2), 6, 100 + i)}).ok());
-  ASSERT_TRUE(index_->RefreshReadCache().ok());
-  EXPECT_FALSE(index_->GetReadCacheStatus().table);
-  EXPECT_TRUE(index_->ReadCacheNeedsRebuild());
+  ASSERT_TRUE(index_->read_cache().Refresh().ok());
+  EXPECT_FALSE(index_->read_cache().GetStatus().table);
+  EXPECT_TRUE(index_->read_cache().NeedsRebuild());
   EXPECT_EQ(Get(Wallet(2))[0].last_seen_day, 4299u);
   EXPECT_EQ(Get(NumberedWallet(4999)).size(), 1u);  // LMDB answers everything meanwhile
 }
 
 TEST_F(LmdbActivityIndexTest, ReadCacheAfterAFirstBulkLoadBuildsATable) {
-  ASSERT_TRUE(index_->EnableReadCache(kEagerCache).ok());
-  ASSERT_TRUE(index_->RebuildReadCache().ok());  // of the empty index
+  ASSERT_TRUE(index_->read_cache().Enable(kEagerCache).ok());
+  ASSERT_TRUE(index_->read_cache().Rebuild().ok());  // of the empty index
   uint32_t n = 0;
   ASSERT_TRUE(index_
                   ->LoadSorted([&](Address& w, std::vector<Interaction>& items) {
@@ -473,14 +473,14 @@ TEST_F(LmdbActivityIndexTest, ReadCacheAfterAFirstBulkLoadBuildsATable) {
                     return true;
                   })
                   .ok());
-  ASSERT_TRUE(index_->RefreshReadCache().ok());
+  ASSERT_TRUE(index_->read_cache().Refresh().ok());
   // The empty index's table answers until the rebuild: the load is not served yet.
-  EXPECT_TRUE(index_->GetReadCacheStatus().table);
-  EXPECT_TRUE(index_->GetReadCacheStatus().bulk_pending);
+  EXPECT_TRUE(index_->read_cache().GetStatus().table);
+  EXPECT_TRUE(index_->read_cache().GetStatus().bulk_pending);
   EXPECT_TRUE(Get(NumberedWallet(5)).empty());
-  ASSERT_TRUE(index_->RebuildReadCache().ok());
-  EXPECT_EQ(index_->GetReadCacheStatus().table_wallets, 100u);
-  EXPECT_FALSE(index_->GetReadCacheStatus().bulk_pending);
+  ASSERT_TRUE(index_->read_cache().Rebuild().ok());
+  EXPECT_EQ(index_->read_cache().GetStatus().table_wallets, 100u);
+  EXPECT_FALSE(index_->read_cache().GetStatus().bulk_pending);
 }
 
 }  // namespace

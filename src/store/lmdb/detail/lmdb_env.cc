@@ -46,6 +46,12 @@ Result<std::unique_ptr<LmdbEnv>> LmdbEnv::Open(const std::string& dir,
 
 LmdbEnv::~LmdbEnv() { mdb_env_close(env_); }
 
+uint64_t LmdbEnv::LastTxnId() const {
+  MDB_envinfo info;
+  mdb_env_info(env_, &info);
+  return info.me_last_txnid;
+}
+
 Result<std::optional<MDB_dbi>> LmdbEnv::Named(std::string_view name, bool create) {
   MutexLock lock(mu_);
   for (const auto& [n, dbi] : named_) {

@@ -46,6 +46,8 @@ class LmdbEnv {
   MDB_env* env() const { return env_; }
   MDB_dbi main() const { return main_; }
   const std::string& dir() const { return dir_; }
+  // The id of the last committed write transaction (any process). Cheap.
+  uint64_t LastTxnId() const;
 
   // The handle of the named database `name`, opened in a transaction of its own the first
   // time (LMDB wants a transaction that opens a database to end before another opens one),

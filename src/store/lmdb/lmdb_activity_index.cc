@@ -201,7 +201,7 @@ Status LmdbActivityIndex::Record(const std::vector<ActivityRecord>& rows) {
     }
   }
   if (rows.empty()) return OkStatus();
-  ADS_RETURN_IF_ERROR(changes_.Open());
+  ADS_RETURN_IF_ERROR(changes_.Create());
   std::vector<ActivityRecord> sorted = rows;
   std::sort(sorted.begin(), sorted.end(),
             [](const ActivityRecord& a, const ActivityRecord& b) { return a.wallet < b.wallet; });
@@ -305,8 +305,8 @@ Status LmdbActivityIndex::LoadSortedImpl(const FallibleSortedSource& next,
   const bool logged = changes_.opened();
   if (logged && !replica_position) return OkStatus();
   // Named databases are created only now, after the appends (see above).
-  if (!logged) ADS_RETURN_IF_ERROR(changes_.Open());
-  if (replica_position) ADS_RETURN_IF_ERROR(replica_.Open());
+  if (!logged) ADS_RETURN_IF_ERROR(changes_.Create());
+  if (replica_position) ADS_RETURN_IF_ERROR(replica_.Create());
   WriteTxn txn(*env_);
   if (txn.rc() != 0) return LmdbError("begin write", txn.rc());
   if (!logged) ADS_RETURN_IF_ERROR(changes_.Write(txn.get(), /*bulk=*/true));
@@ -380,8 +380,8 @@ Status LmdbActivityIndex::PutReplicaValues(std::span<const ActivityValue> values
       return InvalidArgumentError("activity rows need positive project and chain ids");
     }
   }
-  ADS_RETURN_IF_ERROR(changes_.Open());
-  ADS_RETURN_IF_ERROR(replica_.Open());
+  ADS_RETURN_IF_ERROR(changes_.Create());
+  ADS_RETURN_IF_ERROR(replica_.Create());
   // By wallet; a wallet's values keep their order, so the last one of a key wins.
   std::vector<const ActivityValue*> sorted;
   sorted.reserve(values.size());
@@ -407,8 +407,8 @@ Status LmdbActivityIndex::PutReplicaValues(std::span<const ActivityValue> values
 }
 
 Status LmdbActivityIndex::ReplaceSorted(const FallibleSortedSource& next, uint64_t position) {
-  ADS_RETURN_IF_ERROR(changes_.Open());
-  ADS_RETURN_IF_ERROR(replica_.Open());
+  ADS_RETURN_IF_ERROR(changes_.Create());
+  ADS_RETURN_IF_ERROR(replica_.Create());
   {
     WriteTxn txn(*env_);
     if (txn.rc() != 0) return LmdbError("begin write", txn.rc());

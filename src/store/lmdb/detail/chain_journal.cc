@@ -88,8 +88,8 @@ std::string BlockName(int64_t chain_id, uint64_t block) {
 }  // namespace
 
 Status ChainJournal::Open() {
-  ADS_RETURN_IF_ERROR(journal_.Open(/*create=*/true).status());
-  return checkpoints_.Open(/*create=*/true).status();
+  ADS_RETURN_IF_ERROR(journal_.Create());
+  return checkpoints_.Create();
 }
 
 Result<std::optional<uint64_t>> ChainJournal::GetCheckpoint(MDB_txn* txn, int64_t chain_id) const {
@@ -197,7 +197,7 @@ Status ChainJournal::ApplyBlocks(int64_t chain_id, std::span<const IndexedBlock>
   ADS_RETURN_IF_ERROR(ValidateBlocks(chain_id, blocks));
   if (blocks.empty()) return OkStatus();
   ADS_RETURN_IF_ERROR(Open());
-  ADS_RETURN_IF_ERROR(changes_.Open());
+  ADS_RETURN_IF_ERROR(changes_.Create());
   LmdbTxn txn(env_, LmdbTxn::Mode::kWrite);
   ADS_RETURN_IF_ERROR(txn.status());
   changes_.Clear();
@@ -267,7 +267,7 @@ Status ChainJournal::PruneJournal(MDB_txn* txn, int64_t chain_id, uint64_t newes
 
 Status ChainJournal::UndoBlocksAfter(int64_t chain_id, uint64_t ancestor) {
   ADS_RETURN_IF_ERROR(Open());
-  ADS_RETURN_IF_ERROR(changes_.Open());
+  ADS_RETURN_IF_ERROR(changes_.Create());
   LmdbTxn txn(env_, LmdbTxn::Mode::kWrite);
   ADS_RETURN_IF_ERROR(txn.status());
   changes_.Clear();

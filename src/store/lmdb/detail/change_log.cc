@@ -53,11 +53,9 @@ Status PruneChangeLog(MDB_txn* txn, MDB_dbi dbi, uint64_t keep_from) {
 
 }  // namespace
 
-Status ChangeLog::Open() { return db_.Open(/*create=*/true).status(); }
-
 Status ChangeLog::Write(MDB_txn* txn, bool bulk) {
   if (!bulk && pending_.empty()) return OkStatus();
-  std::optional<MDB_dbi> dbi = db_.handle();
+  std::optional<MDB_dbi> dbi = handle();
   if (!dbi) return InternalError("change log written before it was opened");
   const uint64_t txn_id = mdb_txn_id(txn);
   std::array<uint8_t, 8> key_bytes = ChangeKey(txn_id);
@@ -75,7 +73,7 @@ Status ChangeLog::Write(MDB_txn* txn, bool bulk) {
 Result<ChangeLog::CatchUp> ChangeLog::ReadSince(uint64_t& covered_txn,
                                                 std::unordered_set<Address, AddressHash>& recent) {
   // Another process may have created the log: opened read-only (the handle then stays).
-  ADS_ASSIGN_OR_RETURN(std::optional<MDB_dbi> dbi, db_.Open(/*create=*/false));
+  ADS_ASSIGN_OR_RETURN(std::optional<MDB_dbi> dbi, Open(/*create=*/false));
   LmdbTxn txn(env_, LmdbTxn::Mode::kRead);
   ADS_RETURN_IF_ERROR(txn.status());
   const uint64_t now = txn.id();

@@ -16,7 +16,8 @@
 
 namespace adserver::store::detail {
 
-class ChangeLog {
+// The log is its named database (NamedDb: Create before the first write transaction that logs).
+class ChangeLog : public NamedDb {
  public:
   // Its named database (a key of the main database too: not 20 bytes long).
   static constexpr const char* kDbName = "activity_changes";
@@ -25,14 +26,13 @@ class ChangeLog {
   // Log entries kept: a reader more than this many transactions behind rebuilds its table.
   static constexpr uint64_t kKeepTxns = 4096;
 
-  explicit ChangeLog(LmdbEnv& env) : env_(env), db_(env, kDbName) {}
+  explicit ChangeLog(LmdbEnv& env) : NamedDb(env, kDbName), env_(env) {}
+
+  // True once this process opened the log (Create, or ReadSince found it).
+  bool opened() const { return handle().has_value(); }
 
   // Write side. REQUIRES: inside a write transaction (LMDB's writer lock serialises them,
   // across processes too, so the pending wallets need no mutex of ours).
-  // Creates the log's database (once); before the first write transaction that logs.
-  Status Open();
-  // True once this process opened the log (Open, or ReadSince found it).
-  bool opened() const { return db_.handle().has_value(); }
   void Clear() { pending_.clear(); }
   void Note(const Address& wallet) { pending_.push_back(wallet); }
   // Writes the entry of this transaction's noted wallets (or a bulk marker; nothing if neither)
@@ -52,7 +52,6 @@ class ChangeLog {
 
  private:
   LmdbEnv& env_;
-  NamedDb db_;                    // opened by a writer (Open) or a reader (ReadSince)
   std::vector<Address> pending_;  // the write transaction's noted wallets
 };
 

@@ -75,6 +75,9 @@ class NamedDb {
   // it does not exist and `create` is false. With `create`, call it outside any write
   // transaction of this thread.
   Result<std::optional<MDB_dbi>> Open(bool create);
+  // Opens it, creating it if missing; outside any write transaction of this thread (a role's
+  // writer calls it before its first write transaction).
+  Status Create() { return Open(/*create=*/true).status(); }
   // The handle once opened by any thread; nullopt before.
   std::optional<MDB_dbi> handle() const {
     if (!open_.load(std::memory_order_acquire)) return std::nullopt;

@@ -17,10 +17,8 @@ MDB_val PositionKey() {
 
 }  // namespace
 
-Status ReplicaPosition::Open() { return db_.Open(/*create=*/true).status(); }
-
 Status ReplicaPosition::Put(MDB_txn* txn, std::optional<uint64_t> position) {
-  std::optional<MDB_dbi> dbi = db_.handle();
+  std::optional<MDB_dbi> dbi = handle();
   if (!dbi) return InternalError("replica position written before it was opened");
   MDB_val key = PositionKey();
   if (!position) {
@@ -36,7 +34,7 @@ Status ReplicaPosition::Put(MDB_txn* txn, std::optional<uint64_t> position) {
 }
 
 Result<std::optional<uint64_t>> ReplicaPosition::Get() {
-  ADS_ASSIGN_OR_RETURN(std::optional<MDB_dbi> dbi, db_.Open(/*create=*/false));
+  ADS_ASSIGN_OR_RETURN(std::optional<MDB_dbi> dbi, Open(/*create=*/false));
   if (!dbi) return std::optional<uint64_t>();
   LmdbTxn txn(env_, LmdbTxn::Mode::kRead);
   ADS_RETURN_IF_ERROR(txn.status());

@@ -12,24 +12,23 @@
 
 namespace adserver::store::detail {
 
-class ReplicaPosition {
+// The position is in its named database (NamedDb: Create before the first write transaction
+// that puts).
+class ReplicaPosition : public NamedDb {
  public:
   // Its named database (a key of the main database too: not 20 bytes long).
   static constexpr const char* kDbName = "activity_replica";
 
-  explicit ReplicaPosition(LmdbEnv& env) : env_(env), db_(env, kDbName) {}
+  explicit ReplicaPosition(LmdbEnv& env) : NamedDb(env, kDbName), env_(env) {}
 
-  // Creates the database (once); before the first write transaction that puts.
-  Status Open();
   // Sets (or, with nullopt, clears) the position inside the write transaction `txn`.
-  // REQUIRES: Open succeeded.
+  // REQUIRES: Create succeeded.
   Status Put(MDB_txn* txn, std::optional<uint64_t> position);
   // The recorded position; nullopt if none (never a replica, or a load cut short).
   Result<std::optional<uint64_t>> Get();
 
  private:
   LmdbEnv& env_;
-  NamedDb db_;
 };
 
 }  // namespace adserver::store::detail

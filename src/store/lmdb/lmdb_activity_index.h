@@ -2,24 +2,22 @@
 
 // Memory-mapped wallet activity index (LMDB): the system of record for wallet activity and the
 // index serving reads. Key = the 20-byte wallet, value = its interactions
-// (detail/activity_codec.h).
+// (detail/activity_codec.h). One role per class: the environment (detail/lmdb_env.h), the
+// wallets inside a write transaction (detail/wallet_values.h), the change log
+// (detail/change_log.h), the live indexer's ledger (detail/chain_journal.h), the replica
+// position (detail/replica_position.h) and the serving read cache (wallet_read_cache.h); this
+// class owns them, reads wallets (per-thread readers, the cache's view) and writes them.
 
-#include <atomic>
-#include <chrono>
 #include <cstdint>
 #include <functional>
-#include <limits>
 #include <memory>
 #include <optional>
 #include <span>
 #include <string>
-#include <unordered_set>
 #include <vector>
 
 #include "common/address.h"
-#include "common/clock.h"
 #include "common/mutex.h"
-#include "common/published.h"
 #include "common/status.h"
 #include "decision/activity_index.h"
 #include "store/activity_store.h"

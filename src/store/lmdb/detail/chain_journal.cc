@@ -145,7 +145,7 @@ Result<ChainCheckpoint> ChainJournal::LoadCheckpoint(int64_t chain_id) {
   return checkpoint;
 }
 
-Status ChainJournal::DeleteJournal(MDB_txn* txn, int64_t chain_id) {
+Status ChainJournal::DeleteJournalBefore(MDB_txn* txn, int64_t chain_id, uint64_t before) {
   JournalKey first = MakeJournalKey(static_cast<uint64_t>(chain_id), 0);
   while (true) {
     MDB_val key = ValOf(first), value;
@@ -153,13 +153,14 @@ Status ChainJournal::DeleteJournal(MDB_txn* txn, int64_t chain_id) {
     if (int rc = mdb_cursor_open(txn, JournalDbi(), &cursor); rc != 0) {
       return LmdbError("cursor", rc);
     }
+    // The chain's oldest journaled block, deleted while it is before `before`.
     int rc = mdb_cursor_get(cursor, &key, &value, MDB_SET_RANGE);
     uint64_t chain = 0, block = 0;
-    bool ours = rc == 0 && ParseJournalKey(Bytes(key), chain, block) &&
-                chain == static_cast<uint64_t>(chain_id);
-    if (ours) rc = mdb_cursor_del(cursor, 0);
+    bool del = rc == 0 && ParseJournalKey(Bytes(key), chain, block) &&
+               chain == static_cast<uint64_t>(chain_id) && block < before;
+    if (del) rc = mdb_cursor_del(cursor, 0);
     mdb_cursor_close(cursor);
-    if (!ours) return OkStatus();
+    if (!del) return OkStatus();
     if (rc != 0) return LmdbError("delete journal", rc);
   }
 }
@@ -176,7 +177,8 @@ Status ChainJournal::ResetCheckpoint(int64_t chain_id, const ChainCheckpoint& ch
   ADS_RETURN_IF_ERROR(Open());
   LmdbTxn txn(env_, LmdbTxn::Mode::kWrite);
   ADS_RETURN_IF_ERROR(txn.status());
-  ADS_RETURN_IF_ERROR(DeleteJournal(txn.get(), chain_id));
+  ADS_RETURN_IF_ERROR(
+      DeleteJournalBefore(txn.get(), chain_id, std::numeric_limits<uint64_t>::max()));
   size_t skip = recent.size() > kJournalDepth ? recent.size() - kJournalDepth : 0;
   std::string encoded;
   for (size_t i = skip; i < recent.size(); ++i) {
@@ -246,23 +248,7 @@ Status ChainJournal::ApplyBlock(MDB_txn* txn, int64_t chain_id, const IndexedBlo
 
 Status ChainJournal::PruneJournal(MDB_txn* txn, int64_t chain_id, uint64_t newest) {
   if (newest < kJournalDepth) return OkStatus();
-  const uint64_t oldest_kept = newest - kJournalDepth + 1;
-  JournalKey first = MakeJournalKey(static_cast<uint64_t>(chain_id), 0);
-  while (true) {
-    MDB_val key = ValOf(first), value;
-    MDB_cursor* cursor = nullptr;
-    if (int rc = mdb_cursor_open(txn, JournalDbi(), &cursor); rc != 0) {
-      return LmdbError("cursor", rc);
-    }
-    int rc = mdb_cursor_get(cursor, &key, &value, MDB_SET_RANGE);
-    uint64_t chain = 0, block = 0;
-    bool prune = rc == 0 && ParseJournalKey(Bytes(key), chain, block) &&
-                 chain == static_cast<uint64_t>(chain_id) && block < oldest_kept;
-    if (prune) rc = mdb_cursor_del(cursor, 0);
-    mdb_cursor_close(cursor);
-    if (!prune) return OkStatus();
-    if (rc != 0) return LmdbError("prune journal", rc);
-  }
+  return DeleteJournalBefore(txn, chain_id, newest - kJournalDepth + 1);
 }
 
 Status ChainJournal::UndoBlocksAfter(int64_t chain_id, uint64_t ancestor) {

@@ -62,7 +62,8 @@ class ChainJournal final : public ChainLedger {
   Status PruneJournal(MDB_txn* txn, int64_t chain_id, uint64_t newest);
   Status PutCheckpoint(MDB_txn* txn, int64_t chain_id, uint64_t next_block);
   Result<std::optional<uint64_t>> GetCheckpoint(MDB_txn* txn, int64_t chain_id) const;
-  Status DeleteJournal(MDB_txn* txn, int64_t chain_id);
+  // Deletes the chain's journaled blocks numbered before `before` (all: the largest number).
+  Status DeleteJournalBefore(MDB_txn* txn, int64_t chain_id, uint64_t before);
   MDB_dbi JournalDbi() const { return *journal_.handle(); }
   MDB_dbi CheckpointDbi() const { return *checkpoints_.handle(); }
 

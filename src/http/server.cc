@@ -37,6 +37,7 @@
 #include "http/detail/ascii.h"
 #include "http/detail/body_spool.h"
 #include "http/detail/listen_address.h"
+#include "http/detail/loop_bound.h"
 #include "http/detail/request_id.h"
 #include "http/detail/stamped_recv.h"
 
@@ -778,12 +779,16 @@ void Session::Dispatch() {
   if (match_.options->dispatch == Dispatch::kInline) return Respond(Invoke());
   if (match_.deferred != nullptr) {
     // The session stays alive in the responder; no I/O runs on the connection until the
-    // response is posted back to this loop.
-    Responder respond = [self = shared_from_this(),
-                         executor = socket_.get_executor()](Response response) mutable {
-      asio::post(executor, [self = std::move(self), response = std::move(response)]() mutable {
-        self->Respond(std::move(response));
-      });
+    // response is posted back to this loop. A handler may keep copies of the responder and drop
+    // them on its own thread: the session still ends on this loop (detail/loop_bound.h).
+    Responder respond = [hold = detail::LoopBound<Session, Executor>(
+                             shared_from_this(), socket_.get_executor())](Response response) mutable {
+      std::shared_ptr<Session> self = hold.Take();
+      if (self == nullptr) return;  // this copy answered already
+      asio::post(hold.executor(),
+                 [self = std::move(self), response = std::move(response)]() mutable {
+                   self->Respond(std::move(response));
+                 });
     };
     try {
       (*match_.deferred)(request_, std::move(respond));
